@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what Klassik's local cluster and test suite need on a Debian machine,
+# skipping whatever is already present:
+#   - Apache ZooKeeper and a Java runtime (Debian's zookeeper package),
+#   - the client tools the tests drive: kcat, python3-kafka, python3-confluent-kafka,
+#   - netcat for ZooKeeper's four-letter words,
+#   - the npm packages of testdata/clients (kafkajs),
+#   - the Go modules of go.mod.
+# Usage: bin/klassik-install-deps.sh [--no-npm]
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+want_npm=1
+[ "${1:-}" = "--no-npm" ] && want_npm=0
+
+missing=()
+[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
+/usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
+/usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || missing+=(python3-confluent-kafka)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "klassik: installing Debian packages: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  if [ -x /usr/local/go/bin/go ]; then
+    export PATH="/usr/local/go/bin:$PATH"
+  else
+    echo "klassik: Go 1.26 is required (go not found on PATH)" >&2
+    exit 1
+  fi
+fi
+(cd "$repo" && go mod download)
+
+if [ "$want_npm" = 1 ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "klassik: npm is required for the kafkajs client tests (apt-get install -y nodejs npm)" >&2
+    exit 1
+  fi
+  if [ ! -d "$repo/testdata/clients/node_modules/kafkajs" ]; then
+    echo "klassik: installing npm packages in testdata/clients"
+    (cd "$repo/testdata/clients" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+fi
