@@ -1,0 +1,168 @@
+package network
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// writeTimeout bounds writing one response, so a peer that stops reading
+// cannot pin a connection goroutine forever.
+const writeTimeout = 2 * time.Minute
+
+// conn is one client connection (Kafka's KafkaChannel plus its Processor
+// duty). Its goroutine reads a request, runs the handler and writes the
+// response before reading the next request: Kafka mutes a channel while a
+// request is in flight, which is what keeps pipelined responses in order.
+type conn struct {
+	s  *Server
+	nc net.Conn
+	lc ListenerConfig
+	id string
+
+	// Owned by the serve goroutine.
+	swName, swVersion string
+}
+
+// errFrameSize is returned for a size prefix ≤ 0 or above the maximum.
+var errFrameSize = errors.New("network: invalid request size")
+
+// readFrame reads one size-prefixed frame. An invalid size closes the
+// connection without reading the body (protocol.md §1).
+func readFrame(r io.Reader, max int32) ([]byte, error) {
+	var sz [4]byte
+	if _, err := io.ReadFull(r, sz[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(sz[:]))
+	if n <= 0 || n > max {
+		return nil, fmt.Errorf("%w: %d (socket.request.max.bytes %d)", errFrameSize, n, max)
+	}
+	// A fresh buffer per frame: kmsg's decoded slices alias it and a
+	// handler (or the log append) may keep them.
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (c *conn) serve() {
+	defer c.s.wg.Done()
+	defer c.s.removeConn(c)
+	defer c.nc.Close()
+	log := c.s.log.With("listener", c.lc.Name, "conn", c.id)
+
+	ctx, cancel := context.WithCancel(c.s.ctx)
+	defer cancel()
+
+	// Reads are buffered (pipelined small requests arrive together);
+	// writes go straight to the socket so file pieces can use sendfile.
+	br := bufio.NewReaderSize(c.nc, 16<<10)
+	for {
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
+		frame, err := readFrame(br, c.s.cfg.MaxRequestBytes)
+		if err != nil {
+			switch {
+			case errors.Is(err, errFrameSize):
+				log.Warn("closing connection", "err", err)
+			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+			case isTimeout(err):
+				log.Debug("closing idle connection")
+			default:
+				log.Debug("read failed", "err", err)
+			}
+			return
+		}
+		received := time.Now()
+		d, err := decodeRequest(frame, c.s.h.Versions)
+		if err != nil {
+			log.Warn("closing connection on unparseable request", "err", err)
+			return
+		}
+		c.s.mReq.Mark(1)
+		req := d.req
+		req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
+		req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
+
+		var resp kmsg.Response
+		switch {
+		case d.fallback:
+			log.Debug("ApiVersions version above our maximum, answering v0", "version", req.Version)
+			resp = apiVersionsFallback(c.s.h)
+		case req.Key == int16(kmsg.ApiVersions):
+			// Answered here rather than by the Handler: it is part
+			// of the connection handshake, needs only the version
+			// table, and records the client software on the
+			// connection.
+			av := req.Body.(*kmsg.ApiVersionsRequest)
+			r := ApiVersionsResponse(c.s.h, av)
+			if r.ErrorCode == 0 && av.Version >= 3 {
+				c.swName, c.swVersion = av.ClientSoftwareName, av.ClientSoftwareVersion
+			}
+			resp = r
+		default:
+			req.ClientSoftwareName, req.ClientSoftwareVersion = c.swName, c.swVersion
+			resp, err = c.handle(ctx, req)
+			if err != nil {
+				log.Warn("closing connection on handler error", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID, "err", err)
+				return
+			}
+		}
+		if resp == nil {
+			continue // e.g. acks=0 produce
+		}
+		if resp.Key() != req.Key {
+			log.Error("handler returned a response for another api; closing", "api", kmsg.NameForKey(req.Key), "response_key", resp.Key())
+			return
+		}
+		if !d.fallback && resp.GetVersion() != req.Version {
+			log.Warn("handler response version differs from request; fixing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
+			resp.SetVersion(req.Version)
+		}
+		if err := c.write(req, resp); err != nil {
+			log.Debug("write failed", "err", err)
+			return
+		}
+	}
+}
+
+// handle calls the Handler, turning a panic into an error so a bad request
+// costs its connection, not the broker.
+func (c *conn) handle(ctx context.Context, req *Request) (resp kmsg.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.log.Error("handler panic", "api", kmsg.NameForKey(req.Key), "version", req.Version, "conn", c.id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			resp, err = nil, fmt.Errorf("handler panic: %v", p)
+		}
+	}()
+	return c.s.h.Handle(ctx, req)
+}
+
+// write frames and sends one response.
+func (c *conn) write(req *Request, resp kmsg.Response) error {
+	_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	head := make([]byte, 4, 64)
+	head = appendResponseHeader(head, req.Key, req.CorrelationID, resp.IsFlexible())
+	if sp, ok := resp.(*SplicedResponse); ok {
+		binary.BigEndian.PutUint32(head, uint32(len(head)-4+sp.BodyLen()))
+		return writeSpliced(c.nc, head, sp)
+	}
+	buf := resp.AppendTo(head)
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	_, err := c.nc.Write(buf)
+	return err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

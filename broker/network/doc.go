@@ -1,0 +1,57 @@
+// Package network is Klassik's socket layer: the request server (Kafka's
+// SocketServer) and the blocking inter-broker client.
+//
+// Kafka classes → files:
+//
+//	kafka.network.SocketServer (Acceptor, Processor)  server.go, conn.go
+//	kafka.network.RequestChannel.Request              request.go (Request)
+//	kafka.server.KafkaApis (as seen from here)        request.go (Handler)
+//	RequestHeader / ResponseHeader                    request.go (decodeRequest, appendResponseHeader)
+//	ApiVersionsResponse / ApiVersionManager           apiversions.go
+//	FetchResponse over FileRecords (zero copy)        splice.go (Splicer, SplicedResponse)
+//	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
+//
+// Framing (protocol.md §1–3): a request is an int32 size and that many
+// bytes. A size ≤ 0 or above socket.request.max.bytes closes the connection
+// without reading the body. Header v0 is used only by ControlledShutdown
+// v0; other requests use v2 when their version is flexible (kmsg's
+// IsFlexible), else v1. Unknown keys, keys the Handler does not serve,
+// versions outside the Handler's range and bodies that do not parse close
+// the connection; nothing is answered. Responses use header v1 when
+// flexible, except ApiVersions, which always uses v0.
+//
+// ApiVersions is answered by this package, not by the Handler: it is the
+// connection handshake, needs only Handler.Versions, and must also answer a
+// version above our maximum with the KIP-511 v0 fallback (UNSUPPORTED_VERSION
+// and our ApiVersions range) without parsing the body. The api layer may
+// reuse ApiVersionsResponse / ApiKeys; Handle is never called for key 18.
+//
+// Zero-copy Fetch: a handler that has records in files stores
+// Splicer.Placeholder(file) in the records fields and returns
+// Splicer.Finish(resp). The server writes the byte pieces and hands the
+// connection itself to FileRecords.WriteTo for each file piece, so a
+// *net.TCPConn gets sendfile.
+//
+// Goroutines:
+//
+//   - one acceptor per listener (acceptLoop); stops when Shutdown closes the
+//     listener.
+//   - one per connection (conn.serve): reads a frame, decodes, calls the
+//     Handler, writes the response, then reads the next frame. Stops on
+//     EOF, any framing/decoding/handler error, idle timeout
+//     (connections.max.idle.ms) or Shutdown, which closes the socket and
+//     cancels the handler's context. Shutdown waits for all of them.
+//
+// The Client starts no goroutines.
+//
+// Invariants:
+//
+//   - At most one request per connection is being handled; responses leave
+//     in request order (Kafka mutes the channel while a request is in
+//     flight). A handler may therefore block (purgatory) without reordering.
+//   - A panic while decoding or in the Handler closes only that connection;
+//     it is logged with its stack.
+//   - Each frame gets a fresh buffer: kmsg's decoded slices alias it.
+//   - The Client has at most one request in flight and is unusable after
+//     any I/O error (the owner redials).
+package network

@@ -1,0 +1,197 @@
+package network
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one decoded request as handed to the Handler (Kafka's
+// RequestChannel.Request). Body has its version set and is fully parsed.
+type Request struct {
+	Key           int16
+	Version       int16
+	CorrelationID int32
+	// ClientID is nil for header v0 (ControlledShutdown v0) and for a null
+	// client id on the wire; treat nil as "".
+	ClientID *string
+	Body     kmsg.Request
+
+	// Listener is the listener name the connection arrived on
+	// (e.g. "PLAINTEXT"), SecurityProtocol its protocol.
+	Listener         string
+	SecurityProtocol string
+	RemoteAddr       net.Addr
+	// ConnID identifies the connection like Kafka's connection id:
+	// "localAddr-remoteAddr-index".
+	ConnID   string
+	Received time.Time
+
+	// ClientSoftwareName and ClientSoftwareVersion are what the client
+	// reported in an ApiVersions v3+ request on this connection ("" until
+	// then).
+	ClientSoftwareName    string
+	ClientSoftwareVersion string
+}
+
+// ClientIDOrEmpty returns the client id, mapping null to "" as Kafka does.
+func (r *Request) ClientIDOrEmpty() string {
+	if r.ClientID == nil {
+		return ""
+	}
+	return *r.ClientID
+}
+
+// Handler serves decoded requests (Kafka's KafkaApis). One connection calls
+// Handle for one request at a time; different connections call it
+// concurrently.
+type Handler interface {
+	// Handle returns the response body; nil means send no response (acks=0
+	// produce); an error closes the connection. The response must have the
+	// request's version (build it with req.Body.ResponseKind()). ctx is
+	// cancelled when the connection closes or the server shuts down, so a
+	// handler parked in purgatory must select on ctx.Done().
+	Handle(ctx context.Context, req *Request) (kmsg.Response, error)
+	// Versions reports the supported version range of an API key; ok=false
+	// for keys the broker does not serve.
+	Versions(key int16) (min, max int16, ok bool)
+}
+
+var (
+	// ErrUnknownKey: the API key is not known to kmsg or not served.
+	ErrUnknownKey = errors.New("network: unknown or unserved api key")
+	// ErrUnsupportedVersion: the version is outside the advertised range.
+	ErrUnsupportedVersion = errors.New("network: unsupported api version")
+	// ErrMalformed: the header or body does not parse.
+	ErrMalformed = errors.New("network: malformed request")
+)
+
+// decoded is the outcome of decoding one request frame.
+type decoded struct {
+	req *Request
+	// fallback is set for an ApiVersions request whose version is above
+	// our maximum: only Key, Version and CorrelationID are valid and the
+	// body was not parsed (KIP-511, protocol.md §4.3).
+	fallback bool
+}
+
+// tagReader is the minimal kmsg.TagReader over a byte slice; once it runs
+// out of bytes it stays failed, so SkipTags stops.
+type tagReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *tagReader) Ok() bool { return !r.bad }
+
+func (r *tagReader) Uvarint() uint32 {
+	var v uint32
+	for i := 0; i < 5; i++ {
+		if len(r.b) == 0 {
+			r.bad = true
+			return 0
+		}
+		c := r.b[0]
+		r.b = r.b[1:]
+		v |= uint32(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+	r.bad = true // more than 5 bytes: overflow
+	return 0
+}
+
+func (r *tagReader) Span(n int) []byte {
+	if n < 0 || n > len(r.b) {
+		r.bad = true
+		r.b = nil
+		return nil
+	}
+	s := r.b[:n]
+	r.b = r.b[n:]
+	return s
+}
+
+// decodeRequest parses a request frame (without its size prefix). It never
+// panics: a panic inside kmsg decoding is turned into ErrMalformed. The
+// frame must not be reused afterwards: kmsg slices alias it.
+func decodeRequest(frame []byte, versions func(int16) (int16, int16, bool)) (d decoded, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			d, err = decoded{}, fmt.Errorf("%w: decoder panic: %v", ErrMalformed, p)
+		}
+	}()
+	if len(frame) < 8 {
+		return decoded{}, fmt.Errorf("%w: frame of %d bytes is shorter than a header", ErrMalformed, len(frame))
+	}
+	key := int16(binary.BigEndian.Uint16(frame[0:]))
+	ver := int16(binary.BigEndian.Uint16(frame[2:]))
+	corr := int32(binary.BigEndian.Uint32(frame[4:]))
+	rest := frame[8:]
+
+	body := kmsg.RequestForKey(key)
+	if body == nil {
+		return decoded{}, fmt.Errorf("%w: key %d", ErrUnknownKey, key)
+	}
+	min, max, ok := versions(key)
+	if !ok {
+		return decoded{}, fmt.Errorf("%w: key %d (%s)", ErrUnknownKey, key, kmsg.NameForKey(key))
+	}
+	r := &Request{Key: key, Version: ver, CorrelationID: corr}
+
+	// Header v0 (no client id) is used only by ControlledShutdown v0.
+	if !(key == int16(kmsg.ControlledShutdown) && ver == 0) {
+		if len(rest) < 2 {
+			return decoded{}, fmt.Errorf("%w: truncated client id", ErrMalformed)
+		}
+		n := int16(binary.BigEndian.Uint16(rest))
+		rest = rest[2:]
+		switch {
+		case n == -1:
+		case n < -1 || int(n) > len(rest):
+			return decoded{}, fmt.Errorf("%w: client id length %d", ErrMalformed, n)
+		default:
+			s := string(rest[:n])
+			r.ClientID = &s
+			rest = rest[n:]
+		}
+	}
+
+	if key == int16(kmsg.ApiVersions) && ver > max {
+		return decoded{req: r, fallback: true}, nil
+	}
+	if ver < min || ver > max {
+		return decoded{}, fmt.Errorf("%w: %s v%d outside %d-%d", ErrUnsupportedVersion, kmsg.NameForKey(key), ver, min, max)
+	}
+	body.SetVersion(ver)
+	if body.IsFlexible() {
+		tr := &tagReader{b: rest}
+		kmsg.SkipTags(tr)
+		if tr.bad {
+			return decoded{}, fmt.Errorf("%w: bad header tagged fields", ErrMalformed)
+		}
+		rest = tr.b
+	}
+	if err := body.ReadFrom(rest); err != nil {
+		return decoded{}, fmt.Errorf("%w: %s v%d body: %v", ErrMalformed, kmsg.NameForKey(key), ver, err)
+	}
+	r.Body = body
+	return decoded{req: r}, nil
+}
+
+// appendResponseHeader appends the response header for a response to key:
+// the correlation id, plus an empty tagged-field section when the response
+// is flexible, except for ApiVersions which always uses header v0 (KIP-511).
+func appendResponseHeader(dst []byte, key int16, corr int32, flexible bool) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(corr))
+	if flexible && key != int16(kmsg.ApiVersions) {
+		dst = append(dst, 0)
+	}
+	return dst
+}

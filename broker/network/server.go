@@ -1,0 +1,236 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gometrics "github.com/rcrowley/go-metrics"
+)
+
+// ListenerConfig is one entry of Kafka's listeners /
+// listener.security.protocol.map: name, bind host, port (0 = ephemeral) and
+// security protocol (PLAINTEXT only is implemented by this layer).
+type ListenerConfig struct {
+	Name             string
+	Host             string
+	Port             int
+	SecurityProtocol string
+}
+
+// Config is the narrow socket-server configuration.
+type Config struct {
+	Listeners []ListenerConfig
+	// MaxRequestBytes is socket.request.max.bytes (0 → 104857600).
+	MaxRequestBytes int32
+	// SendBufferBytes / RecvBufferBytes are socket.send.buffer.bytes and
+	// socket.receive.buffer.bytes; ≤ 0 keeps the OS default (Kafka's -1).
+	SendBufferBytes, RecvBufferBytes int
+	// ConnectionsMaxIdle is connections.max.idle.ms (0 → 10 minutes).
+	ConnectionsMaxIdle time.Duration
+	Logger             *slog.Logger
+	// Metrics receives the server's metrics; nil disables them.
+	Metrics gometrics.Registry
+}
+
+// DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
+const DefaultMaxRequestBytes = 104857600
+
+// DefaultConnectionsMaxIdle is Kafka's connections.max.idle.ms default.
+const DefaultConnectionsMaxIdle = 10 * time.Minute
+
+// Server is Kafka's SocketServer: it accepts connections on every listener
+// and runs one goroutine per connection that reads a request, hands it to
+// the Handler and writes the response before reading the next one.
+type Server struct {
+	cfg     Config
+	h       Handler
+	log     *slog.Logger
+	ctx     context.Context // cancelled by Shutdown
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // acceptors and connections
+	connSeq atomic.Int64
+
+	mReq   gometrics.Meter
+	mConns gometrics.Counter
+
+	// mu guards the following.
+	mu        sync.Mutex
+	listeners map[string]net.Listener
+	conns     map[*conn]struct{}
+	started   bool
+	closed    bool
+}
+
+// NewServer validates cfg and returns an unstarted server.
+func NewServer(cfg Config, h Handler) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("network: nil handler")
+	}
+	if len(cfg.Listeners) == 0 {
+		return nil, errors.New("network: no listeners")
+	}
+	seen := map[string]bool{}
+	for _, l := range cfg.Listeners {
+		if l.Name == "" {
+			return nil, errors.New("network: listener without a name")
+		}
+		if seen[l.Name] {
+			return nil, fmt.Errorf("network: listener %q defined twice", l.Name)
+		}
+		if l.Port < 0 || l.Port > 65535 {
+			return nil, fmt.Errorf("network: listener %q: port %d out of range", l.Name, l.Port)
+		}
+		seen[l.Name] = true
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.ConnectionsMaxIdle <= 0 {
+		cfg.ConnectionsMaxIdle = DefaultConnectionsMaxIdle
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg: cfg, h: h, log: log.With("component", "socket-server"),
+		ctx: ctx, cancel: cancel,
+		listeners: map[string]net.Listener{},
+		conns:     map[*conn]struct{}{},
+		mReq:      gometrics.NilMeter{},
+		mConns:    gometrics.NilCounter{},
+	}
+	if r := cfg.Metrics; r != nil {
+		s.mReq = gometrics.GetOrRegisterMeter("kafka.network.RequestMetrics.RequestsPerSec", r)
+		s.mConns = gometrics.GetOrRegisterCounter("kafka.server.socket-server-metrics.connection-count", r)
+	}
+	return s, nil
+}
+
+// Start binds every listener (all or nothing) and starts accepting.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		return errors.New("network: server already started or shut down")
+	}
+	bound := map[string]net.Listener{}
+	for _, lc := range s.cfg.Listeners {
+		ln, err := net.Listen("tcp", net.JoinHostPort(lc.Host, strconv.Itoa(lc.Port)))
+		if err != nil {
+			for _, l := range bound {
+				l.Close()
+			}
+			return fmt.Errorf("network: binding listener %s: %w", lc.Name, err)
+		}
+		bound[lc.Name] = ln
+	}
+	s.listeners = bound
+	s.started = true
+	for _, lc := range s.cfg.Listeners {
+		ln := bound[lc.Name]
+		s.log.Info("listening", "listener", lc.Name, "addr", ln.Addr().String(), "security_protocol", lc.SecurityProtocol)
+		s.wg.Add(1)
+		go s.acceptLoop(ln, lc)
+	}
+	return nil
+}
+
+// BoundAddr returns the bound address of a listener (useful with port 0),
+// or nil if the listener is unknown or not started.
+func (s *Server) BoundAddr(listener string) net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ln, ok := s.listeners[listener]; ok {
+		return ln.Addr()
+	}
+	return nil
+}
+
+// Shutdown closes the listeners and every connection, cancels the context
+// handed to in-flight handlers, and waits for all goroutines to end.
+// Safe to call more than once.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.cancel()
+		for _, ln := range s.listeners {
+			ln.Close()
+		}
+		for c := range s.conns {
+			c.nc.Close()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// acceptLoop is the Acceptor of one listener; it ends when the listener is
+// closed by Shutdown.
+func (s *Server) acceptLoop(ln net.Listener, lc ListenerConfig) {
+	defer s.wg.Done()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Temporary failures such as EMFILE: back off briefly
+			// instead of spinning, like net/http.
+			if backoff == 0 {
+				backoff = 5 * time.Millisecond
+			} else if backoff < time.Second {
+				backoff *= 2
+			}
+			s.log.Warn("accept failed", "listener", lc.Name, "err", err)
+			select {
+			case <-time.After(backoff):
+			case <-s.ctx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+			if s.cfg.SendBufferBytes > 0 {
+				_ = tc.SetWriteBuffer(s.cfg.SendBufferBytes)
+			}
+			if s.cfg.RecvBufferBytes > 0 {
+				_ = tc.SetReadBuffer(s.cfg.RecvBufferBytes)
+			}
+		}
+		c := &conn{
+			s: s, nc: nc, lc: lc,
+			id: fmt.Sprintf("%s-%s-%d", nc.LocalAddr(), nc.RemoteAddr(), s.connSeq.Add(1)),
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.mConns.Inc(1)
+		go c.serve()
+	}
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.mConns.Dec(1)
+}

@@ -1,0 +1,199 @@
+package network
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// FileRecords is record data held in a file (storage.FileRecords satisfies
+// it). WriteTo must write exactly Len bytes; given a *net.TCPConn it should
+// use sendfile so the bytes never pass through user space.
+type FileRecords interface {
+	Len() int
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// Piece is one part of an encoded response body: either Bytes or, when File
+// is non-nil, the file's records.
+type Piece struct {
+	Bytes []byte
+	File  FileRecords
+}
+
+// SplicedResponse is a response whose encoded body is a list of pieces, some
+// of them file ranges. The server writes it piece by piece, handing the
+// connection itself to FileRecords.WriteTo (zero copy for Fetch). Build one
+// with a Splicer. AppendTo still works (it reads the files into memory), so
+// a SplicedResponse can go anywhere a kmsg.Response can.
+type SplicedResponse struct {
+	kmsg.Response
+	pieces []Piece
+	size   int
+}
+
+// Pieces returns the encoded body in order.
+func (s *SplicedResponse) Pieces() []Piece { return s.pieces }
+
+// BodyLen is the total length of the encoded body.
+func (s *SplicedResponse) BodyLen() int { return s.size }
+
+// AppendTo appends the body, copying file data through memory. The server
+// does not use it; it exists for tests and for wrappers that need bytes.
+func (s *SplicedResponse) AppendTo(dst []byte) []byte {
+	for _, p := range s.pieces {
+		if p.File == nil {
+			dst = append(dst, p.Bytes...)
+			continue
+		}
+		var b bytes.Buffer
+		if _, err := p.File.WriteTo(&b); err != nil {
+			// AppendTo cannot fail; a short read shows up as a
+			// body the peer cannot parse. The server path reports
+			// the error instead.
+			return append(dst, b.Bytes()...)
+		}
+		dst = append(dst, b.Bytes()...)
+	}
+	return dst
+}
+
+// Splicer builds a SplicedResponse. How it works: for each file-backed
+// records field the api layer stores Placeholder(file) (a random 16-byte
+// token) in the kmsg struct (e.g. FetchResponseTopicPartition.RecordBatches)
+// and then calls Finish with the whole response. Finish encodes the
+// response with kmsg as usual, finds each token together with the length
+// prefix kmsg wrote before it (int32 16 for classic versions, uvarint 17
+// for flexible ones), and replaces prefix+token with the prefix for the
+// file's length followed by a file piece. kmsg does all the encoding, so
+// every version and tagged field stays right; only the records bytes are
+// swapped. A token colliding with other response bytes has probability
+// 2^-128 per byte position and is additionally detected (Finish fails).
+//
+// A Splicer is used by one goroutine for one response.
+type Splicer struct {
+	marks []mark
+}
+
+type mark struct {
+	token []byte
+	file  FileRecords
+	at    int
+}
+
+const tokenLen = 16
+
+// Placeholder returns the bytes to store in a records field that should be
+// sent from f.
+func (s *Splicer) Placeholder(f FileRecords) []byte {
+	t := make([]byte, tokenLen)
+	_, _ = rand.Read(t) // crypto/rand.Read never fails (Go 1.24+)
+	s.marks = append(s.marks, mark{token: t, file: f})
+	return t
+}
+
+// ErrSplice reports a response that could not be spliced.
+var ErrSplice = errors.New("network: cannot splice response")
+
+// Finish encodes resp and returns it as a *SplicedResponse (or resp itself
+// when no placeholder was handed out). Every placeholder must have been
+// stored in exactly one records field of resp.
+func (s *Splicer) Finish(resp kmsg.Response) (kmsg.Response, error) {
+	if len(s.marks) == 0 {
+		return resp, nil
+	}
+	enc := resp.AppendTo(nil)
+	flexible := resp.IsFlexible()
+	var prefix []byte
+	if flexible {
+		prefix = binary.AppendUvarint(nil, tokenLen+1)
+	} else {
+		prefix = binary.BigEndian.AppendUint32(nil, tokenLen)
+	}
+	for i := range s.marks {
+		m := &s.marks[i]
+		at := bytes.Index(enc, m.token)
+		if at < 0 {
+			return nil, fmt.Errorf("%w: placeholder %d not in the encoded response", ErrSplice, i)
+		}
+		if bytes.Contains(enc[at+1:], m.token) {
+			return nil, fmt.Errorf("%w: placeholder %d appears twice", ErrSplice, i)
+		}
+		if at < len(prefix) || !bytes.Equal(enc[at-len(prefix):at], prefix) {
+			return nil, fmt.Errorf("%w: placeholder %d is not a whole records field", ErrSplice, i)
+		}
+		m.at = at - len(prefix)
+	}
+	marks := append([]mark(nil), s.marks...)
+	sort.Slice(marks, func(i, j int) bool { return marks[i].at < marks[j].at })
+
+	out := &SplicedResponse{Response: resp}
+	pos := 0
+	for _, m := range marks {
+		n := m.file.Len()
+		b := enc[pos:m.at:m.at]
+		if flexible {
+			b = binary.AppendUvarint(b, uint64(n)+1)
+		} else {
+			b = binary.BigEndian.AppendUint32(b, uint32(n))
+		}
+		out.add(Piece{Bytes: b})
+		if n > 0 {
+			out.add(Piece{File: m.file})
+		}
+		pos = m.at + len(prefix) + tokenLen
+	}
+	out.add(Piece{Bytes: enc[pos:]})
+	s.marks = nil
+	return out, nil
+}
+
+func (s *SplicedResponse) add(p Piece) {
+	if p.File != nil {
+		s.size += p.File.Len()
+	} else if len(p.Bytes) == 0 {
+		return
+	} else {
+		s.size += len(p.Bytes)
+	}
+	s.pieces = append(s.pieces, p)
+}
+
+// writeSpliced writes frame header bytes then the pieces to conn; file
+// pieces get conn itself so sendfile can be used.
+func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse) error {
+	bufs := net.Buffers{head}
+	flush := func() error {
+		if len(bufs) == 0 {
+			return nil
+		}
+		_, err := bufs.WriteTo(conn)
+		bufs = nil
+		return err
+	}
+	for _, p := range s.pieces {
+		if p.File == nil {
+			bufs = append(bufs, p.Bytes)
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		want := int64(p.File.Len())
+		n, err := p.File.WriteTo(conn)
+		if err != nil {
+			return fmt.Errorf("sending file records: %w", err)
+		}
+		if n != want {
+			return fmt.Errorf("sending file records: wrote %d of %d bytes", n, want)
+		}
+	}
+	return flush()
+}
