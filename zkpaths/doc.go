@@ -1,0 +1,39 @@
+// Package zkpaths names every znode Klassik shares with Apache Kafka's
+// ZooKeeper mode and encodes/decodes its data byte-for-byte as Kafka 3.x
+// (Scala 2.13 builds) writes it. It performs no I/O; zkclient does the
+// ZooKeeper calls. The normative description is
+// shared/spec/zookeeper-layout.md.
+//
+// Kafka class (apache/kafka:core/src/main/scala/kafka/zk/ZkData.scala) to Go file:
+//
+//	ZkData object paths, PersistentZkPaths,      paths.go
+//	  SecureRootPaths, sensitivePath
+//	ClusterZNode, ClusterIdZNode, Uuid           cluster.go (EncodeClusterID, RandomUUID)
+//	ControllerZNode, ControllerEpochZNode        cluster.go (ControllerInfo)
+//	BrokerIdZNode, BrokerInfo, EndPoint          broker.go
+//	TopicZNode, TopicPartitionStateZNode,        topic.go (TopicAssignment, LeaderAndIsr)
+//	  kafka.api.LeaderAndIsr
+//	ReassignPartitionsZNode,                     admin.go
+//	  PreferredReplicaElectionZNode,
+//	  IsrChangeNotificationSequenceZNode,
+//	  LogDirEventNotificationSequenceZNode
+//	ConfigEntityZNode,                           config.go (EncodeEntityConfig, Sanitize)
+//	  ConfigEntityChangeNotificationSequenceZNode,
+//	  kafka.utils.Sanitizer
+//	ProducerIdBlockZNode, FeatureZNode,          misc.go
+//	  ResourceZNode (ACLs), MigrationZNode,
+//	  legacy consumer nodes (ZkUtils 1.1)
+//	Scala/Java map iteration orders              order.go
+//
+// Goroutines: none.
+//
+// Invariants:
+//   - Encoders write compact JSON with Kafka's key order, no HTML escaping,
+//     no trailing newline; numbers that Kafka writes as strings (timestamps,
+//     cluster id version, producer id bounds, config values) are strings.
+//   - Decoders are tolerant (unknown fields ignored, every historical
+//     version accepted), except DecodeReassignment, which is strict like
+//     Kafka's bean mapping.
+//   - Decoders never panic on any input (fuzzed with the golden corpus).
+//   - Structural nodes hold null data; zkclient passes nil, never []byte{}.
+package zkpaths

@@ -1,0 +1,99 @@
+package zkpaths
+
+import (
+	"sort"
+	"strconv"
+)
+
+// javaStringHash is java.lang.String.hashCode over UTF-16 code units.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3ff))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// scalaMutableMapOrder orders keys as a Scala 2.13 mutable.HashMap filled
+// with them iterates: 16 buckets to start, doubled before an insertion when
+// count+1 >= 3/4 of the size; bucket = improved hash & (size-1); buckets in
+// ascending index, keys within a bucket by ascending improved hash. Kafka's
+// topic assignment writes its per-partition maps this way, so topics with
+// more than 11 partitions list "11","0","1",... in zkCli.
+func scalaMutableMapOrder(keys []string) []string {
+	size := 16
+	for i := range keys {
+		if float64(i+1) >= 0.75*float64(size) {
+			size *= 2
+		}
+	}
+	type kh struct {
+		k string
+		g int32
+	}
+	ks := make([]kh, len(keys))
+	for i, k := range keys {
+		h := javaStringHash(k)
+		ks[i] = kh{k, h ^ int32(uint32(h)>>16)}
+	}
+	sort.SliceStable(ks, func(i, j int) bool {
+		bi, bj := int(ks[i].g)&(size-1), int(ks[j].g)&(size-1)
+		if bi != bj {
+			return bi < bj
+		}
+		if ks[i].g != ks[j].g {
+			return ks[i].g < ks[j].g
+		}
+		return ks[i].k < ks[j].k
+	})
+	out := make([]string, len(ks))
+	for i, x := range ks {
+		out[i] = x.k
+	}
+	return out
+}
+
+// javaPropertiesOrder approximates the iteration order of a
+// java.util.Properties (a ConcurrentHashMap on JDK 9+) holding keys: 16
+// buckets, doubled after an insertion brings the count to >= 3/4 of the size;
+// bucket = spread(hash) & (size-1); ascending bucket index. Insertion order
+// within a bucket is unknown to us, so ties are broken by key. Kafka writes
+// /config/<type>/<name> maps in this order; no reader depends on it.
+func javaPropertiesOrder(keys []string) []string {
+	size := 16
+	for count := 1; count <= len(keys); count++ {
+		if float64(count) >= 0.75*float64(size) {
+			size *= 2
+		}
+	}
+	sorted := append([]string(nil), keys...)
+	sort.Strings(sorted)
+	bucket := func(k string) int {
+		h := javaStringHash(k)
+		g := (h ^ int32(uint32(h)>>16)) & 0x7fffffff
+		return int(g) & (size - 1)
+	}
+	sort.SliceStable(sorted, func(i, j int) bool { return bucket(sorted[i]) < bucket(sorted[j]) })
+	return sorted
+}
+
+// appendPartitionMap writes {"0":[1,2],...} in Scala mutable map order.
+func appendPartitionMap(b []byte, m map[int32][]int32) []byte {
+	keys := make([]string, 0, len(m))
+	for p := range m {
+		keys = append(keys, strconv.Itoa(int(p)))
+	}
+	sort.Strings(keys) // deterministic input; the order function decides
+	o := newObj()
+	for _, k := range scalaMutableMapOrder(keys) {
+		p, _ := strconv.Atoi(k)
+		o.ints(k, m[int32(p)])
+	}
+	return append(b, o.bytes()...)
+}
