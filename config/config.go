@@ -1,0 +1,461 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Config is the broker configuration: one field per server.properties key
+// Klassik implements, named after the key. Nullable Kafka keys (no default)
+// are pointers; read them through the accessor methods, which apply Kafka's
+// precedence rules (log.roll.ms over log.roll.hours, log.retention.ms over
+// minutes over hours, log.dirs over log.dir, ...).
+//
+// A Config is built by Defaults, Load or FromMap and is not modified
+// afterwards; it is safe to share between goroutines once built.
+type Config struct {
+	// ZooKeeper
+	ZookeeperConnect             string // zookeeper.connect
+	ZookeeperSessionTimeoutMs    int32  // zookeeper.session.timeout.ms
+	ZookeeperConnectionTimeoutMs *int32 // zookeeper.connection.timeout.ms (nil: session timeout)
+	ZookeeperMaxInFlightRequests int32  // zookeeper.max.in.flight.requests
+
+	// General
+	BrokerID                 int32  // broker.id
+	BrokerIDGenerationEnable bool   // broker.id.generation.enable
+	ReservedBrokerMaxID      int32  // reserved.broker.max.id
+	BrokerRack               string // broker.rack ("" = none)
+	MessageMaxBytes          int32  // message.max.bytes
+	NumNetworkThreads        int32  // num.network.threads
+	NumIOThreads             int32  // num.io.threads
+	BackgroundThreads        int32  // background.threads
+	QueuedMaxRequests        int32  // queued.max.requests
+	RequestTimeoutMs         int32  // request.timeout.ms
+
+	// Socket server
+	Listeners                   string // listeners
+	AdvertisedListeners         string // advertised.listeners ("" = listeners)
+	ListenerSecurityProtocolMap string // listener.security.protocol.map
+	InterBrokerListenerName     string // inter.broker.listener.name ("" = from security.inter.broker.protocol)
+	SecurityInterBrokerProtocol string // security.inter.broker.protocol
+	SocketSendBufferBytes       int32  // socket.send.buffer.bytes (-1 = OS default)
+	SocketReceiveBufferBytes    int32  // socket.receive.buffer.bytes (-1 = OS default)
+	SocketRequestMaxBytes       int32  // socket.request.max.bytes
+	MaxConnectionsPerIP         int32  // max.connections.per.ip
+	MaxConnections              int32  // max.connections
+	ConnectionsMaxIdleMs        int64  // connections.max.idle.ms
+
+	// Log
+	NumPartitions                           int32    // num.partitions
+	LogDir                                  string   // log.dir
+	LogDirs                                 string   // log.dirs ("" = log.dir)
+	LogSegmentBytes                         int32    // log.segment.bytes
+	LogRollMs                               *int64   // log.roll.ms
+	LogRollHours                            int32    // log.roll.hours
+	LogRollJitterMs                         *int64   // log.roll.jitter.ms
+	LogRollJitterHours                      int32    // log.roll.jitter.hours
+	LogRetentionMs                          *int64   // log.retention.ms
+	LogRetentionMinutes                     *int32   // log.retention.minutes
+	LogRetentionHours                       int32    // log.retention.hours
+	LogRetentionBytes                       int64    // log.retention.bytes
+	LogRetentionCheckIntervalMs             int64    // log.retention.check.interval.ms
+	LogCleanupPolicy                        []string // log.cleanup.policy
+	LogCleanerThreads                       int32    // log.cleaner.threads
+	LogCleanerIOMaxBytesPerSecond           float64  // log.cleaner.io.max.bytes.per.second
+	LogCleanerDedupeBufferSize              int64    // log.cleaner.dedupe.buffer.size
+	LogCleanerIOBufferSize                  int32    // log.cleaner.io.buffer.size
+	LogCleanerIOBufferLoadFactor            float64  // log.cleaner.io.buffer.load.factor
+	LogCleanerBackoffMs                     int64    // log.cleaner.backoff.ms
+	LogCleanerMinCleanableRatio             float64  // log.cleaner.min.cleanable.ratio
+	LogCleanerEnable                        bool     // log.cleaner.enable
+	LogCleanerDeleteRetentionMs             int64    // log.cleaner.delete.retention.ms
+	LogCleanerMinCompactionLagMs            int64    // log.cleaner.min.compaction.lag.ms
+	LogCleanerMaxCompactionLagMs            int64    // log.cleaner.max.compaction.lag.ms
+	LogIndexSizeMaxBytes                    int32    // log.index.size.max.bytes
+	LogIndexIntervalBytes                   int32    // log.index.interval.bytes
+	LogFlushIntervalMessages                int64    // log.flush.interval.messages
+	LogSegmentDeleteDelayMs                 int64    // log.segment.delete.delay.ms
+	LogFlushSchedulerIntervalMs             int64    // log.flush.scheduler.interval.ms
+	LogFlushIntervalMs                      *int64   // log.flush.interval.ms (nil: scheduler interval)
+	LogFlushOffsetCheckpointIntervalMs      int32    // log.flush.offset.checkpoint.interval.ms
+	LogFlushStartOffsetCheckpointIntervalMs int32    // log.flush.start.offset.checkpoint.interval.ms
+	LogPreallocate                          bool     // log.preallocate
+	NumRecoveryThreadsPerDataDir            int32    // num.recovery.threads.per.data.dir
+	AutoCreateTopicsEnable                  bool     // auto.create.topics.enable
+	MinInsyncReplicas                       int32    // min.insync.replicas
+	LogMessageFormatVersion                 string   // log.message.format.version
+	LogMessageTimestampType                 string   // log.message.timestamp.type
+	LogMessageTimestampDifferenceMaxMs      int64    // log.message.timestamp.difference.max.ms
+	LogMessageDownconversionEnable          bool     // log.message.downconversion.enable
+	CompressionType                         string   // compression.type
+	DeleteTopicEnable                       bool     // delete.topic.enable
+
+	// Replication and controller
+	ControllerSocketTimeoutMs                   int32  // controller.socket.timeout.ms
+	DefaultReplicationFactor                    int32  // default.replication.factor
+	ReplicaLagTimeMaxMs                         int64  // replica.lag.time.max.ms
+	ReplicaSocketTimeoutMs                      int32  // replica.socket.timeout.ms
+	ReplicaSocketReceiveBufferBytes             int32  // replica.socket.receive.buffer.bytes
+	ReplicaFetchMaxBytes                        int32  // replica.fetch.max.bytes
+	ReplicaFetchWaitMaxMs                       int32  // replica.fetch.wait.max.ms
+	ReplicaFetchBackoffMs                       int32  // replica.fetch.backoff.ms
+	ReplicaFetchMinBytes                        int32  // replica.fetch.min.bytes
+	ReplicaFetchResponseMaxBytes                int32  // replica.fetch.response.max.bytes
+	NumReplicaFetchers                          int32  // num.replica.fetchers
+	ReplicaHighWatermarkCheckpointIntervalMs    int64  // replica.high.watermark.checkpoint.interval.ms
+	FetchPurgatoryPurgeIntervalRequests         int32  // fetch.purgatory.purge.interval.requests
+	ProducerPurgatoryPurgeIntervalRequests      int32  // producer.purgatory.purge.interval.requests
+	DeleteRecordsPurgatoryPurgeIntervalRequests int32  // delete.records.purgatory.purge.interval.requests
+	AutoLeaderRebalanceEnable                   bool   // auto.leader.rebalance.enable
+	LeaderImbalancePerBrokerPercentage          int32  // leader.imbalance.per.broker.percentage
+	LeaderImbalanceCheckIntervalSeconds         int64  // leader.imbalance.check.interval.seconds
+	UncleanLeaderElectionEnable                 bool   // unclean.leader.election.enable
+	InterBrokerProtocolVersion                  string // inter.broker.protocol.version
+	ControlledShutdownEnable                    bool   // controlled.shutdown.enable
+	ControlledShutdownMaxRetries                int32  // controlled.shutdown.max.retries
+	ControlledShutdownRetryBackoffMs            int64  // controlled.shutdown.retry.backoff.ms
+	MaxIncrementalFetchSessionCacheSlots        int32  // max.incremental.fetch.session.cache.slots
+	FetchMaxBytes                               int32  // fetch.max.bytes
+
+	// Group coordinator and offsets
+	GroupMinSessionTimeoutMs        int32 // group.min.session.timeout.ms
+	GroupMaxSessionTimeoutMs        int32 // group.max.session.timeout.ms
+	GroupInitialRebalanceDelayMs    int32 // group.initial.rebalance.delay.ms
+	GroupMaxSize                    int32 // group.max.size
+	OffsetMetadataMaxBytes          int32 // offset.metadata.max.bytes
+	OffsetsLoadBufferSize           int32 // offsets.load.buffer.size
+	OffsetsTopicReplicationFactor   int16 // offsets.topic.replication.factor
+	OffsetsTopicNumPartitions       int32 // offsets.topic.num.partitions
+	OffsetsTopicSegmentBytes        int32 // offsets.topic.segment.bytes
+	OffsetsTopicCompressionCodec    int32 // offsets.topic.compression.codec
+	OffsetsRetentionMinutes         int32 // offsets.retention.minutes
+	OffsetsRetentionCheckIntervalMs int64 // offsets.retention.check.interval.ms
+	OffsetsCommitTimeoutMs          int32 // offsets.commit.timeout.ms
+	OffsetsCommitRequiredAcks       int16 // offsets.commit.required.acks
+
+	// Transactions
+	TransactionalIDExpirationMs                          int32 // transactional.id.expiration.ms
+	TransactionMaxTimeoutMs                              int32 // transaction.max.timeout.ms
+	TransactionStateLogMinISR                            int32 // transaction.state.log.min.isr
+	TransactionStateLogLoadBufferSize                    int32 // transaction.state.log.load.buffer.size
+	TransactionStateLogReplicationFactor                 int16 // transaction.state.log.replication.factor
+	TransactionStateLogNumPartitions                     int32 // transaction.state.log.num.partitions
+	TransactionStateLogSegmentBytes                      int32 // transaction.state.log.segment.bytes
+	TransactionAbortTimedOutTransactionCleanupIntervalMs int32 // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
+	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
+
+	// Metrics
+	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
+
+	// explicit records which keys the file or the overrides set; it drives
+	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).
+	explicit map[string]bool
+	// ignored lists the Kafka keys that were set but that Klassik does not
+	// implement; they are accepted with a warning.
+	ignored []string
+}
+
+// Defaults returns Kafka 2.8's broker defaults. zookeeper.connect has no
+// default, so the result does not pass Validate until it is set.
+func Defaults() *Config {
+	c := &Config{explicit: map[string]bool{}}
+	for i := range brokerKeys {
+		k := &brokerKeys[i]
+		if k.Nullable && k.Default == "" {
+			continue
+		}
+		if err := k.set(c, k.Default); err != nil {
+			// The table is static; a bad default is a programming error
+			// caught by TestDefaultsParse.
+			panic(fmt.Sprintf("config: default of %s: %v", k.Name, err))
+		}
+	}
+	return c
+}
+
+// Load reads a broker configuration file and applies overrides on top (the
+// --override key=value arguments of kafka-server-start.sh). Files ending in
+// .yaml or .yml are read as YAML with the same keys; any other file uses the
+// Java properties syntax. Unknown keys, unparsable values and every Validate
+// problem are reported together in one *ValidationError. Kafka keys that
+// Klassik accepts but does not implement are logged once as a warning with
+// slog.Default and listed by IgnoredKeys.
+func Load(path string, overrides map[string]string) (*Config, error) {
+	props, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range overrides {
+		props[k] = v
+	}
+	c, err := FromMap(props)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", path, err)
+	}
+	if len(c.ignored) > 0 {
+		slog.Warn("these Kafka configs are accepted but not implemented by Klassik and have no effect",
+			"file", path, "keys", strings.Join(c.ignored, ","))
+	}
+	return c, nil
+}
+
+func readFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml":
+		props, err := ParseYAML(f)
+		if err != nil {
+			return nil, fmt.Errorf("config: %s: %w", path, err)
+		}
+		return props, nil
+	default:
+		props, err := ParseProperties(f)
+		if err != nil {
+			return nil, fmt.Errorf("config: %s: %w", path, err)
+		}
+		return props, nil
+	}
+}
+
+// FromMap builds a Config from key/value strings over Defaults, then
+// validates it. All problems are returned at once as a *ValidationError.
+func FromMap(props map[string]string) (*Config, error) {
+	c := Defaults()
+	var problems []Problem
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, name := range keys {
+		value := props[name]
+		k := lookupBrokerKey(name)
+		if k == nil {
+			if isKnownUnimplemented(name) {
+				c.ignored = append(c.ignored, name)
+				continue
+			}
+			problems = append(problems, Problem{Key: name, Msg: "unknown configuration (not a Kafka broker config; check the spelling)"})
+			continue
+		}
+		if err := k.set(c, value); err != nil {
+			problems = append(problems, Problem{Key: name, Msg: err.Error()})
+			continue
+		}
+		c.explicit[name] = true
+	}
+	if err := c.Validate(); err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			problems = append(problems, ve.Problems...)
+		} else {
+			return nil, err
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &ValidationError{Problems: dedupProblems(problems)}
+	}
+	return c, nil
+}
+
+// dedupProblems drops a Validate problem for a key whose value already failed
+// to parse (the parse error says more).
+func dedupProblems(ps []Problem) []Problem {
+	var out []Problem
+	seen := map[Problem]bool{}
+	for _, p := range ps {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// IsSet reports whether key was given explicitly (file or override) rather
+// than taken from the defaults.
+func (c *Config) IsSet(key string) bool { return c.explicit[key] }
+
+// IgnoredKeys lists the Kafka keys that were set but have no effect in
+// Klassik (sorted).
+func (c *Config) IgnoredKeys() []string { return slices.Clone(c.ignored) }
+
+// Value returns the current value of a broker key in Kafka's text form, and
+// false for a key Klassik does not implement. Nullable keys that are unset
+// return "" and true.
+func (c *Config) Value(key string) (string, bool) {
+	k := lookupBrokerKey(key)
+	if k == nil {
+		return "", false
+	}
+	return k.get(c), true
+}
+
+// Problem is one configuration error: the key and what is wrong with it.
+type Problem struct {
+	Key string
+	Msg string
+}
+
+// ValidationError lists every problem found in a configuration.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid configuration (%d problem", len(e.Problems))
+	if len(e.Problems) != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString("):")
+	for _, p := range e.Problems {
+		fmt.Fprintf(&b, "\n  %s: %s", p.Key, p.Msg)
+	}
+	return b.String()
+}
+
+// Keys returns the keys that have problems, in order.
+func (e *ValidationError) Keys() []string {
+	var out []string
+	for _, p := range e.Problems {
+		out = append(out, p.Key)
+	}
+	return out
+}
+
+// ---- derived values (Kafka's KafkaConfig accessors) ----
+
+// LogDirList returns log.dirs, or log.dir when log.dirs is unset, split on
+// commas.
+func (c *Config) LogDirList() []string {
+	if c.LogDirs != "" {
+		return splitList(c.LogDirs)
+	}
+	return splitList(c.LogDir)
+}
+
+// EffectiveLogRollMs is log.roll.ms when set, else log.roll.hours in ms.
+func (c *Config) EffectiveLogRollMs() int64 {
+	if c.LogRollMs != nil {
+		return *c.LogRollMs
+	}
+	return int64(c.LogRollHours) * 3600 * 1000
+}
+
+// EffectiveLogRollJitterMs is log.roll.jitter.ms when set, else
+// log.roll.jitter.hours in ms.
+func (c *Config) EffectiveLogRollJitterMs() int64 {
+	if c.LogRollJitterMs != nil {
+		return *c.LogRollJitterMs
+	}
+	return int64(c.LogRollJitterHours) * 3600 * 1000
+}
+
+// EffectiveLogRetentionMs applies Kafka's precedence: log.retention.ms, then
+// log.retention.minutes, then log.retention.hours. Any negative value means
+// unlimited and is returned as -1.
+func (c *Config) EffectiveLogRetentionMs() int64 {
+	var ms int64
+	switch {
+	case c.LogRetentionMs != nil:
+		ms = *c.LogRetentionMs
+	case c.LogRetentionMinutes != nil:
+		ms = int64(*c.LogRetentionMinutes) * 60 * 1000
+	default:
+		ms = int64(c.LogRetentionHours) * 3600 * 1000
+	}
+	if ms < 0 {
+		return -1
+	}
+	return ms
+}
+
+// EffectiveLogFlushIntervalMs is log.flush.interval.ms when set, else
+// log.flush.scheduler.interval.ms (Kafka's fallback).
+func (c *Config) EffectiveLogFlushIntervalMs() int64 {
+	if c.LogFlushIntervalMs != nil {
+		return *c.LogFlushIntervalMs
+	}
+	return c.LogFlushSchedulerIntervalMs
+}
+
+// EffectiveZookeeperConnectionTimeoutMs is zookeeper.connection.timeout.ms,
+// defaulting to the session timeout as in Kafka.
+func (c *Config) EffectiveZookeeperConnectionTimeoutMs() int32 {
+	if c.ZookeeperConnectionTimeoutMs != nil {
+		return *c.ZookeeperConnectionTimeoutMs
+	}
+	return c.ZookeeperSessionTimeoutMs
+}
+
+// SecurityProtocolMap parses listener.security.protocol.map. It cannot fail
+// on a validated Config.
+func (c *Config) SecurityProtocolMap() map[string]string {
+	m, err := ParseSecurityProtocolMap(c.ListenerSecurityProtocolMap)
+	if err != nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// ListenerEndpoints parses listeners (valid on a validated Config).
+func (c *Config) ListenerEndpoints() []Endpoint {
+	eps, _ := ParseEndpoints(c.Listeners, c.SecurityProtocolMap(), true)
+	return eps
+}
+
+// AdvertisedEndpoints parses advertised.listeners, falling back to
+// listeners as Kafka does.
+func (c *Config) AdvertisedEndpoints() []Endpoint {
+	if c.AdvertisedListeners == "" {
+		return c.ListenerEndpoints()
+	}
+	eps, _ := ParseEndpoints(c.AdvertisedListeners, c.SecurityProtocolMap(), false)
+	return eps
+}
+
+// EffectiveInterBrokerListenerName is inter.broker.listener.name, or the
+// listener named after security.inter.broker.protocol when unset.
+func (c *Config) EffectiveInterBrokerListenerName() string {
+	if c.InterBrokerListenerName != "" {
+		return strings.ToUpper(c.InterBrokerListenerName)
+	}
+	return strings.ToUpper(c.SecurityInterBrokerProtocol)
+}
+
+// InterBrokerEndpoint returns the advertised endpoint other brokers and the
+// controller use to reach this broker.
+func (c *Config) InterBrokerEndpoint() (Endpoint, bool) {
+	name := c.EffectiveInterBrokerListenerName()
+	for _, e := range c.AdvertisedEndpoints() {
+		if e.ListenerName == name {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// Rack returns broker.rack as a pointer (nil when unset), the form the
+// assignment and the /brokers/ids JSON use.
+func (c *Config) Rack() *string {
+	if c.BrokerRack == "" {
+		return nil
+	}
+	r := c.BrokerRack
+	return &r
+}
+
+// unlimitedInt64 is Kafka's Long.MaxValue default ("never").
+const unlimitedInt64 = math.MaxInt64

@@ -1,0 +1,161 @@
+package config
+
+import (
+	"slices"
+	"strings"
+)
+
+// kafkaOnlyKeys lists the broker configs Kafka 2.8's KafkaConfig defines that
+// Klassik does not implement (security, quotas, KRaft, JMX-era metrics,
+// deprecated host/port keys). A server.properties taken from a Kafka
+// installation may contain them, so they are accepted and reported as
+// ignored instead of failing start-up. The list was built by comparing the
+// names defined in KafkaConfig (apache/kafka branch 2.8) with BrokerKeys.
+var kafkaOnlyKeys = map[string]bool{
+	"advertised.host.name":                                 true,
+	"advertised.port":                                      true,
+	"alter.config.policy.class.name":                       true,
+	"alter.log.dirs.replication.quota.window.num":          true,
+	"alter.log.dirs.replication.quota.window.size.seconds": true,
+	"authorizer.class.name":                                true,
+	"broker.heartbeat.interval.ms":                         true,
+	"broker.session.timeout.ms":                            true,
+	"client.quota.callback.class":                          true,
+	"connection.failed.authentication.delay.ms":            true,
+	"connections.max.reauth.ms":                            true,
+	"control.plane.listener.name":                          true,
+	"controller.listener.names":                            true,
+	"controller.quorum.append.linger.ms":                   true,
+	"controller.quorum.election.backoff.max.ms":            true,
+	"controller.quorum.election.timeout.ms":                true,
+	"controller.quorum.fetch.timeout.ms":                   true,
+	"controller.quorum.request.timeout.ms":                 true,
+	"controller.quorum.retry.backoff.ms":                   true,
+	"controller.quorum.voters":                             true,
+	"controller.quota.window.num":                          true,
+	"controller.quota.window.size.seconds":                 true,
+	"create.topic.policy.class.name":                       true,
+	"delegation.token.expiry.check.interval.ms":            true,
+	"delegation.token.expiry.time.ms":                      true,
+	"delegation.token.master.key":                          true,
+	"delegation.token.max.lifetime.ms":                     true,
+	"delegation.token.secret.key":                          true,
+	"host.name":                                            true,
+	"initial.broker.registration.timeout.ms":               true,
+	"kafka.metrics.polling.interval.secs":                  true,
+	"kafka.metrics.reporters":                              true,
+	"log.max.id.map.snapshots":                             true,
+	"max.connection.creation.rate":                         true,
+	"max.connections.per.ip.overrides":                     true,
+	"metadata.log.dir":                                     true,
+	"metrics.num.samples":                                  true,
+	"metrics.recording.level":                              true,
+	"metrics.sample.window.ms":                             true,
+	"node.id":                                              true,
+	"num.replica.alter.log.dirs.threads":                   true,
+	"password.encoder.cipher.algorithm":                    true,
+	"password.encoder.iterations":                          true,
+	"password.encoder.key.length":                          true,
+	"password.encoder.keyfactory.algorithm":                true,
+	"password.encoder.old.secret":                          true,
+	"password.encoder.secret":                              true,
+	"port":                                                 true,
+	"principal.builder.class":                              true,
+	"process.roles":                                        true,
+	"queued.max.request.bytes":                             true,
+	"quota.consumer.default":                               true,
+	"quota.producer.default":                               true,
+	"quota.window.num":                                     true,
+	"quota.window.size.seconds":                            true,
+	"replica.selector.class":                               true,
+	"replication.quota.window.num":                         true,
+	"replication.quota.window.size.seconds":                true,
+	"sasl.client.callback.handler.class":                   true,
+	"sasl.enabled.mechanisms":                              true,
+	"sasl.jaas.config":                                     true,
+	"sasl.kerberos.kinit.cmd":                              true,
+	"sasl.kerberos.min.time.before.relogin":                true,
+	"sasl.kerberos.principal.to.local.rules":               true,
+	"sasl.kerberos.service.name":                           true,
+	"sasl.kerberos.ticket.renew.jitter":                    true,
+	"sasl.kerberos.ticket.renew.window.factor":             true,
+	"sasl.login.callback.handler.class":                    true,
+	"sasl.login.class":                                     true,
+	"sasl.login.refresh.buffer.seconds":                    true,
+	"sasl.login.refresh.min.period.seconds":                true,
+	"sasl.login.refresh.window.factor":                     true,
+	"sasl.login.refresh.window.jitter":                     true,
+	"sasl.mechanism.controller.protocol":                   true,
+	"sasl.mechanism.inter.broker.protocol":                 true,
+	"sasl.server.callback.handler.class":                   true,
+	"sasl.server.max.receive.size":                         true,
+	"security.providers":                                   true,
+	"socket.connection.setup.timeout.max.ms":               true,
+	"socket.connection.setup.timeout.ms":                   true,
+	"ssl.cipher.suites":                                    true,
+	"ssl.client.auth":                                      true,
+	"ssl.enabled.protocols":                                true,
+	"ssl.endpoint.identification.algorithm":                true,
+	"ssl.engine.factory.class":                             true,
+	"ssl.key.password":                                     true,
+	"ssl.keymanager.algorithm":                             true,
+	"ssl.keystore.certificate.chain":                       true,
+	"ssl.keystore.key":                                     true,
+	"ssl.keystore.location":                                true,
+	"ssl.keystore.password":                                true,
+	"ssl.keystore.type":                                    true,
+	"ssl.principal.mapping.rules":                          true,
+	"ssl.protocol":                                         true,
+	"ssl.provider":                                         true,
+	"ssl.secure.random.implementation":                     true,
+	"ssl.trustmanager.algorithm":                           true,
+	"ssl.truststore.certificates":                          true,
+	"ssl.truststore.location":                              true,
+	"ssl.truststore.password":                              true,
+	"ssl.truststore.type":                                  true,
+	"zookeeper.clientCnxnSocket":                           true,
+	"zookeeper.set.acl":                                    true,
+	"zookeeper.ssl.cipher.suites":                          true,
+	"zookeeper.ssl.client.enable":                          true,
+	"zookeeper.ssl.crl.enable":                             true,
+	"zookeeper.ssl.enabled.protocols":                      true,
+	"zookeeper.ssl.endpoint.identification.algorithm":      true,
+	"zookeeper.ssl.keystore.location":                      true,
+	"zookeeper.ssl.keystore.password":                      true,
+	"zookeeper.ssl.keystore.type":                          true,
+	"zookeeper.ssl.ocsp.enable":                            true,
+	"zookeeper.ssl.protocol":                               true,
+	"zookeeper.ssl.truststore.location":                    true,
+	"zookeeper.ssl.truststore.password":                    true,
+	"zookeeper.ssl.truststore.type":                        true,
+	"zookeeper.sync.time.ms":                               true,
+}
+
+// kafkaOnlyPrefixes are families of per-listener or per-mechanism keys
+// Kafka accepts (listener.name.<name>.<config>, ...).
+var kafkaOnlyPrefixes = []string{"listener.name."}
+
+// isKnownUnimplemented reports whether name is a Kafka broker config that
+// Klassik accepts without acting on it.
+func isKnownUnimplemented(name string) bool {
+	if kafkaOnlyKeys[name] {
+		return true
+	}
+	for _, p := range kafkaOnlyPrefixes {
+		if strings.HasPrefix(name, p) && len(name) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// KafkaOnlyKeys returns the Kafka broker keys that Klassik accepts but
+// ignores, sorted.
+func KafkaOnlyKeys() []string {
+	out := make([]string, 0, len(kafkaOnlyKeys))
+	for k := range kafkaOnlyKeys {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,662 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Type is a config's value type; the numbers are DescribeConfigs'
+// config_type values (Kafka's ConfigDef.Type).
+type Type int8
+
+const (
+	TypeBoolean  Type = 1
+	TypeString   Type = 2
+	TypeInt      Type = 3
+	TypeShort    Type = 4
+	TypeLong     Type = 5
+	TypeDouble   Type = 6
+	TypeList     Type = 7
+	TypeClass    Type = 8
+	TypePassword Type = 9
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeBoolean:
+		return "boolean"
+	case TypeString:
+		return "string"
+	case TypeInt:
+		return "int"
+	case TypeShort:
+		return "short"
+	case TypeLong:
+		return "long"
+	case TypeDouble:
+		return "double"
+	case TypeList:
+		return "list"
+	case TypeClass:
+		return "class"
+	case TypePassword:
+		return "password"
+	}
+	return "unknown"
+}
+
+// Key describes one broker config Klassik implements.
+type Key struct {
+	Name     string
+	Type     Type
+	Default  string // Kafka's default in text form; "" with Nullable means none
+	Nullable bool   // Kafka defines no default; see the Config accessor for the fallback
+	Group    string // section in server.properties.example
+	Doc      string // one line
+
+	field func(c *Config) any // pointer to the Config field
+	check func(v any) string  // extra range/enum check on the parsed value; "" when fine
+}
+
+// BrokerKeys returns the table of implemented broker keys, in the order of
+// server.properties.example. Callers must not modify it.
+func BrokerKeys() []Key { return brokerKeys }
+
+var brokerKeyIndex = func() map[string]int {
+	m := make(map[string]int, len(brokerKeys))
+	for i, k := range brokerKeys {
+		if _, dup := m[k.Name]; dup {
+			panic("config: duplicate key " + k.Name)
+		}
+		m[k.Name] = i
+	}
+	return m
+}()
+
+func lookupBrokerKey(name string) *Key {
+	if i, ok := brokerKeyIndex[name]; ok {
+		return &brokerKeys[i]
+	}
+	return nil
+}
+
+// set parses s with the key's type and stores it in c, then applies the
+// key's check.
+func (k *Key) set(c *Config, s string) error {
+	s = strings.TrimSpace(s)
+	var parsed any
+	switch p := k.field(c).(type) {
+	case *bool:
+		b, err := parseBool(s)
+		if err != nil {
+			return err
+		}
+		*p, parsed = b, b
+	case *int16:
+		n, err := parseInt(s, 16)
+		if err != nil {
+			return err
+		}
+		*p, parsed = int16(n), n
+	case *int32:
+		n, err := parseInt(s, 32)
+		if err != nil {
+			return err
+		}
+		*p, parsed = int32(n), n
+	case *int64:
+		n, err := parseInt(s, 64)
+		if err != nil {
+			return err
+		}
+		*p, parsed = n, n
+	case **int32:
+		if s == "" && k.Nullable {
+			*p = nil
+			return nil
+		}
+		n, err := parseInt(s, 32)
+		if err != nil {
+			return err
+		}
+		v := int32(n)
+		*p, parsed = &v, n
+	case **int64:
+		if s == "" && k.Nullable {
+			*p = nil
+			return nil
+		}
+		n, err := parseInt(s, 64)
+		if err != nil {
+			return err
+		}
+		*p, parsed = &n, n
+	case *float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) {
+			return fmt.Errorf("value %q is not a number", s)
+		}
+		*p, parsed = f, f
+	case *string:
+		*p, parsed = s, s
+	case *[]string:
+		l := splitList(s)
+		*p, parsed = l, l
+	default:
+		panic("config: unsupported field type for " + k.Name)
+	}
+	if k.check != nil {
+		if msg := k.check(parsed); msg != "" {
+			return fmt.Errorf("value %q %s", s, msg)
+		}
+	}
+	return nil
+}
+
+// get renders the current value in Kafka's text form.
+func (k *Key) get(c *Config) string {
+	switch p := k.field(c).(type) {
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *int16:
+		return strconv.FormatInt(int64(*p), 10)
+	case *int32:
+		return strconv.FormatInt(int64(*p), 10)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case **int32:
+		if *p == nil {
+			return ""
+		}
+		return strconv.FormatInt(int64(**p), 10)
+	case **int64:
+		if *p == nil {
+			return ""
+		}
+		return strconv.FormatInt(**p, 10)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	case *string:
+		return *p
+	case *[]string:
+		return strings.Join(*p, ",")
+	}
+	return ""
+}
+
+// parseBool accepts Kafka's spellings: true/false in any case.
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("value %q is not a boolean (expected true or false)", s)
+}
+
+func parseInt(s string, bits int) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, bits)
+	if err != nil {
+		kind := map[int]string{16: "short", 32: "int", 64: "long"}[bits]
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("value %q is out of range for a %s", s, kind)
+		}
+		return 0, fmt.Errorf("value %q is not a valid %s", s, kind)
+	}
+	return n, nil
+}
+
+// atLeast is Kafka's ConfigDef.Range.atLeast.
+func atLeast(min float64) func(any) string {
+	return func(v any) string {
+		var f float64
+		switch n := v.(type) {
+		case int64:
+			f = float64(n)
+		case float64:
+			f = n
+		default:
+			return ""
+		}
+		if f < min {
+			return fmt.Sprintf("must be at least %s", strconv.FormatFloat(min, 'g', -1, 64))
+		}
+		return ""
+	}
+}
+
+// between is Kafka's ConfigDef.Range.between (inclusive).
+func between(min, max float64) func(any) string {
+	return func(v any) string {
+		var f float64
+		switch n := v.(type) {
+		case int64:
+			f = float64(n)
+		case float64:
+			f = n
+		default:
+			return ""
+		}
+		if f < min || f > max {
+			return fmt.Sprintf("must be between %s and %s", strconv.FormatFloat(min, 'g', -1, 64), strconv.FormatFloat(max, 'g', -1, 64))
+		}
+		return ""
+	}
+}
+
+// oneOf is Kafka's ValidString.in / ValidList.in (case-sensitive, as Kafka).
+func oneOf(valid ...string) func(any) string {
+	return func(v any) string {
+		var items []string
+		switch s := v.(type) {
+		case string:
+			items = []string{s}
+		case []string:
+			items = s
+		}
+		for _, it := range items {
+			if !slices.Contains(valid, it) {
+				return fmt.Sprintf("is not one of [%s]", strings.Join(valid, ", "))
+			}
+		}
+		return ""
+	}
+}
+
+var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
+
+// Group names used by server.properties.example.
+const (
+	groupZooKeeper   = "ZooKeeper"
+	groupGeneral     = "Broker identity and general"
+	groupSocket      = "Socket server and listeners"
+	groupLog         = "Log basics"
+	groupRetention   = "Log retention, roll and flush"
+	groupCleaner     = "Log cleaner (compaction)"
+	groupReplication = "Replication and controller"
+	groupGroup       = "Group coordinator and offsets"
+	groupTxn         = "Transactions"
+	groupMetrics     = "Metrics"
+)
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+var brokerKeys = []Key{
+	// ZooKeeper
+	{Name: "zookeeper.connect", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "ZooKeeper connection string host:port[,host:port...][/chroot]; required",
+		field: func(c *Config) any { return &c.ZookeeperConnect }},
+	{Name: "zookeeper.session.timeout.ms", Type: TypeInt, Default: "18000", Group: groupZooKeeper,
+		Doc:   "ZooKeeper session timeout; a broker silent this long loses its registration",
+		field: func(c *Config) any { return &c.ZookeeperSessionTimeoutMs }, check: atLeast(1)},
+	{Name: "zookeeper.connection.timeout.ms", Type: TypeInt, Nullable: true, Group: groupZooKeeper,
+		Doc:   "how long to wait for the first ZooKeeper connection; defaults to the session timeout",
+		field: func(c *Config) any { return &c.ZookeeperConnectionTimeoutMs }, check: atLeast(1)},
+	{Name: "zookeeper.max.in.flight.requests", Type: TypeInt, Default: "10", Group: groupZooKeeper,
+		Doc:   "maximum unacknowledged ZooKeeper requests before the client blocks",
+		field: func(c *Config) any { return &c.ZookeeperMaxInFlightRequests }, check: atLeast(1)},
+
+	// General
+	{Name: "broker.id", Type: TypeInt, Default: "-1", Group: groupGeneral,
+		Doc:   "this broker's id; -1 lets ZooKeeper generate one above reserved.broker.max.id",
+		field: func(c *Config) any { return &c.BrokerID }},
+	{Name: "broker.id.generation.enable", Type: TypeBoolean, Default: "true", Group: groupGeneral,
+		Doc:   "allow an id to be generated when broker.id is -1",
+		field: func(c *Config) any { return &c.BrokerIDGenerationEnable }},
+	{Name: "reserved.broker.max.id", Type: TypeInt, Default: "1000", Group: groupGeneral,
+		Doc:   "highest id that may be configured by hand; generated ids start above it",
+		field: func(c *Config) any { return &c.ReservedBrokerMaxID }, check: atLeast(0)},
+	{Name: "broker.rack", Type: TypeString, Nullable: true, Group: groupGeneral,
+		Doc:   "rack (or zone) of this broker; replica assignment spreads replicas over racks",
+		field: func(c *Config) any { return &c.BrokerRack }},
+	{Name: "message.max.bytes", Type: TypeInt, Default: "1048588", Group: groupGeneral,
+		Doc:   "largest record batch the broker accepts (topic override: max.message.bytes)",
+		field: func(c *Config) any { return &c.MessageMaxBytes }, check: atLeast(0)},
+	{Name: "num.network.threads", Type: TypeInt, Default: "3", Group: groupGeneral,
+		Doc:   "accepted for compatibility; Klassik serves each connection on its own goroutine",
+		field: func(c *Config) any { return &c.NumNetworkThreads }, check: atLeast(1)},
+	{Name: "num.io.threads", Type: TypeInt, Default: "8", Group: groupGeneral,
+		Doc:   "accepted for compatibility; request handling runs on the connection goroutines",
+		field: func(c *Config) any { return &c.NumIOThreads }, check: atLeast(1)},
+	{Name: "background.threads", Type: TypeInt, Default: "10", Group: groupGeneral,
+		Doc:   "accepted for compatibility; background tasks each have their own goroutine",
+		field: func(c *Config) any { return &c.BackgroundThreads }, check: atLeast(1)},
+	{Name: "queued.max.requests", Type: TypeInt, Default: "500", Group: groupGeneral,
+		Doc:   "requests queued before the network layer stops reading",
+		field: func(c *Config) any { return &c.QueuedMaxRequests }, check: atLeast(1)},
+	{Name: "request.timeout.ms", Type: TypeInt, Default: "30000", Group: groupGeneral,
+		Doc:   "timeout of requests this broker sends to other brokers",
+		field: func(c *Config) any { return &c.RequestTimeoutMs }, check: atLeast(0)},
+	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", Group: groupGeneral,
+		Doc:   "create a topic when a client asks for metadata of an unknown one",
+		field: func(c *Config) any { return &c.AutoCreateTopicsEnable }},
+	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", Group: groupGeneral,
+		Doc:   "allow topics to be deleted; when false deletion requests are refused",
+		field: func(c *Config) any { return &c.DeleteTopicEnable }},
+
+	// Socket server
+	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://:9092", Group: groupSocket,
+		Doc:   "comma-separated NAME://host:port to bind; empty host = all interfaces, port 0 = any free port",
+		field: func(c *Config) any { return &c.Listeners }},
+	{Name: "advertised.listeners", Type: TypeString, Nullable: true, Group: groupSocket,
+		Doc:   "addresses published in ZooKeeper for clients and brokers; defaults to listeners",
+		field: func(c *Config) any { return &c.AdvertisedListeners }},
+	{Name: "listener.security.protocol.map", Type: TypeString, Default: "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", Group: groupSocket,
+		Doc:   "security protocol of each listener name",
+		field: func(c *Config) any { return &c.ListenerSecurityProtocolMap }},
+	{Name: "inter.broker.listener.name", Type: TypeString, Nullable: true, Group: groupSocket,
+		Doc:   "listener used between brokers and by the controller; exclusive with security.inter.broker.protocol",
+		field: func(c *Config) any { return &c.InterBrokerListenerName }},
+	{Name: "security.inter.broker.protocol", Type: TypeString, Default: "PLAINTEXT", Group: groupSocket,
+		Doc:   "security protocol between brokers, naming the listener of the same name",
+		field: func(c *Config) any { return &c.SecurityInterBrokerProtocol }, check: oneOf(securityProtocols...)},
+	{Name: "socket.send.buffer.bytes", Type: TypeInt, Default: "102400", Group: groupSocket,
+		Doc:   "SO_SNDBUF of client connections; -1 keeps the OS default",
+		field: func(c *Config) any { return &c.SocketSendBufferBytes }, check: atLeast(-1)},
+	{Name: "socket.receive.buffer.bytes", Type: TypeInt, Default: "102400", Group: groupSocket,
+		Doc:   "SO_RCVBUF of client connections; -1 keeps the OS default",
+		field: func(c *Config) any { return &c.SocketReceiveBufferBytes }, check: atLeast(-1)},
+	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", Group: groupSocket,
+		Doc:   "largest request frame accepted; larger ones close the connection",
+		field: func(c *Config) any { return &c.SocketRequestMaxBytes }, check: atLeast(1)},
+	{Name: "max.connections.per.ip", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
+		Doc:   "connections allowed from one IP address",
+		field: func(c *Config) any { return &c.MaxConnectionsPerIP }, check: atLeast(0)},
+	{Name: "max.connections", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
+		Doc:   "connections allowed in total",
+		field: func(c *Config) any { return &c.MaxConnections }, check: atLeast(0)},
+	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", Group: groupSocket,
+		Doc:   "idle connections are closed after this long",
+		field: func(c *Config) any { return &c.ConnectionsMaxIdleMs }},
+
+	// Log basics
+	{Name: "log.dirs", Type: TypeString, Nullable: true, Group: groupLog,
+		Doc:   "comma-separated data directories; falls back to log.dir",
+		field: func(c *Config) any { return &c.LogDirs }},
+	{Name: "log.dir", Type: TypeString, Default: "/tmp/kafka-logs", Group: groupLog,
+		Doc:   "single data directory, used when log.dirs is unset",
+		field: func(c *Config) any { return &c.LogDir }},
+	{Name: "num.partitions", Type: TypeInt, Default: "1", Group: groupLog,
+		Doc:   "partitions of an auto-created topic or of a create request that gives none",
+		field: func(c *Config) any { return &c.NumPartitions }, check: atLeast(1)},
+	{Name: "default.replication.factor", Type: TypeInt, Default: "1", Group: groupLog,
+		Doc:   "replication factor of an auto-created topic or of a create request that gives none",
+		field: func(c *Config) any { return &c.DefaultReplicationFactor }, check: atLeast(1)},
+	{Name: "min.insync.replicas", Type: TypeInt, Default: "1", Group: groupLog,
+		Doc:   "replicas that must be in sync for an acks=all write to succeed (topic override of the same name)",
+		field: func(c *Config) any { return &c.MinInsyncReplicas }, check: atLeast(1)},
+	{Name: "num.recovery.threads.per.data.dir", Type: TypeInt, Default: "1", Group: groupLog,
+		Doc:   "parallel log recovery/flush workers per data directory at start-up and shutdown",
+		field: func(c *Config) any { return &c.NumRecoveryThreadsPerDataDir }, check: atLeast(1)},
+	{Name: "log.segment.bytes", Type: TypeInt, Default: "1073741824", Group: groupLog,
+		Doc:   "segment file size that triggers a roll (topic override: segment.bytes)",
+		field: func(c *Config) any { return &c.LogSegmentBytes }, check: atLeast(14)},
+	{Name: "log.index.size.max.bytes", Type: TypeInt, Default: "10485760", Group: groupLog,
+		Doc:   "maximum size of an offset or time index file (topic override: segment.index.bytes)",
+		field: func(c *Config) any { return &c.LogIndexSizeMaxBytes }, check: atLeast(4)},
+	{Name: "log.index.interval.bytes", Type: TypeInt, Default: "4096", Group: groupLog,
+		Doc:   "bytes appended between two index entries (topic override: index.interval.bytes)",
+		field: func(c *Config) any { return &c.LogIndexIntervalBytes }, check: atLeast(0)},
+	{Name: "log.preallocate", Type: TypeBoolean, Default: "false", Group: groupLog,
+		Doc:   "preallocate segment files at roll (topic override: preallocate)",
+		field: func(c *Config) any { return &c.LogPreallocate }},
+	{Name: "log.message.format.version", Type: TypeString, Default: "2.8-IV1", Group: groupLog,
+		Doc:   "record format written to disk; Klassik always writes v2 batches and accepts the value for compatibility",
+		field: func(c *Config) any { return &c.LogMessageFormatVersion }},
+	{Name: "log.message.timestamp.type", Type: TypeString, Default: "CreateTime", Group: groupLog,
+		Doc:   "CreateTime keeps the producer's timestamp, LogAppendTime stamps the broker's clock",
+		field: func(c *Config) any { return &c.LogMessageTimestampType }, check: oneOf("CreateTime", "LogAppendTime")},
+	{Name: "log.message.timestamp.difference.max.ms", Type: TypeLong, Default: i64(unlimitedInt64), Group: groupLog,
+		Doc:   "reject CreateTime records whose timestamp is further than this from the broker's clock",
+		field: func(c *Config) any { return &c.LogMessageTimestampDifferenceMaxMs }, check: atLeast(0)},
+	{Name: "log.message.downconversion.enable", Type: TypeBoolean, Default: "true", Group: groupLog,
+		Doc:   "allow converting records for old fetch versions",
+		field: func(c *Config) any { return &c.LogMessageDownconversionEnable }},
+	{Name: "compression.type", Type: TypeString, Default: "producer", Group: groupLog,
+		Doc:   "codec of stored batches: producer keeps the producer's, or uncompressed/gzip/snappy/lz4/zstd",
+		field: func(c *Config) any { return &c.CompressionType }, check: oneOf(compressionTypes...)},
+
+	// Retention, roll, flush
+	{Name: "log.roll.ms", Type: TypeLong, Nullable: true, Group: groupRetention,
+		Doc:   "roll a segment after this long even if not full; wins over log.roll.hours (topic override: segment.ms)",
+		field: func(c *Config) any { return &c.LogRollMs }, check: atLeast(1)},
+	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Group: groupRetention,
+		Doc:   "segment roll time in hours, used when log.roll.ms is unset",
+		field: func(c *Config) any { return &c.LogRollHours }, check: atLeast(1)},
+	{Name: "log.roll.jitter.ms", Type: TypeLong, Nullable: true, Group: groupRetention,
+		Doc:   "random jitter subtracted from the roll time; wins over log.roll.jitter.hours (topic override: segment.jitter.ms)",
+		field: func(c *Config) any { return &c.LogRollJitterMs }, check: atLeast(0)},
+	{Name: "log.roll.jitter.hours", Type: TypeInt, Default: "0", Group: groupRetention,
+		Doc:   "roll jitter in hours, used when log.roll.jitter.ms is unset",
+		field: func(c *Config) any { return &c.LogRollJitterHours }, check: atLeast(0)},
+	{Name: "log.retention.ms", Type: TypeLong, Nullable: true, Group: groupRetention,
+		Doc:   "delete segments older than this; -1 keeps forever; wins over minutes and hours (topic override: retention.ms)",
+		field: func(c *Config) any { return &c.LogRetentionMs }},
+	{Name: "log.retention.minutes", Type: TypeInt, Nullable: true, Group: groupRetention,
+		Doc:   "retention in minutes, used when log.retention.ms is unset",
+		field: func(c *Config) any { return &c.LogRetentionMinutes }},
+	{Name: "log.retention.hours", Type: TypeInt, Default: "168", Group: groupRetention,
+		Doc:   "retention in hours, used when neither log.retention.ms nor minutes is set",
+		field: func(c *Config) any { return &c.LogRetentionHours }},
+	{Name: "log.retention.bytes", Type: TypeLong, Default: "-1", Group: groupRetention,
+		Doc:   "delete old segments once a partition exceeds this size; -1 = no limit (topic override: retention.bytes)",
+		field: func(c *Config) any { return &c.LogRetentionBytes }},
+	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", Group: groupRetention,
+		Doc:   "how often the retention task looks for deletable segments",
+		field: func(c *Config) any { return &c.LogRetentionCheckIntervalMs }, check: atLeast(1)},
+	{Name: "log.segment.delete.delay.ms", Type: TypeLong, Default: "60000", Group: groupRetention,
+		Doc:   "wait between marking a segment .deleted and removing its files (topic override: file.delete.delay.ms)",
+		field: func(c *Config) any { return &c.LogSegmentDeleteDelayMs }, check: atLeast(0)},
+	{Name: "log.flush.interval.messages", Type: TypeLong, Default: i64(unlimitedInt64), Group: groupRetention,
+		Doc:   "fsync a partition after this many messages; durability normally comes from replication (topic override: flush.messages)",
+		field: func(c *Config) any { return &c.LogFlushIntervalMessages }, check: atLeast(1)},
+	{Name: "log.flush.interval.ms", Type: TypeLong, Nullable: true, Group: groupRetention,
+		Doc:   "fsync a partition when its oldest unflushed data is this old; defaults to log.flush.scheduler.interval.ms (topic override: flush.ms)",
+		field: func(c *Config) any { return &c.LogFlushIntervalMs }, check: atLeast(0)},
+	{Name: "log.flush.scheduler.interval.ms", Type: TypeLong, Default: i64(unlimitedInt64), Group: groupRetention,
+		Doc:   "how often the flusher checks log.flush.interval.ms",
+		field: func(c *Config) any { return &c.LogFlushSchedulerIntervalMs }},
+	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", Group: groupRetention,
+		Doc:   "how often recovery-point-offset-checkpoint is written",
+		field: func(c *Config) any { return &c.LogFlushOffsetCheckpointIntervalMs }, check: atLeast(0)},
+	{Name: "log.flush.start.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", Group: groupRetention,
+		Doc:   "how often log-start-offset-checkpoint is written",
+		field: func(c *Config) any { return &c.LogFlushStartOffsetCheckpointIntervalMs }, check: atLeast(0)},
+
+	// Cleaner
+	{Name: "log.cleanup.policy", Type: TypeList, Default: "delete", Group: groupCleaner,
+		Doc:   "delete (time/size retention), compact (keep the latest value per key), or both (topic override: cleanup.policy)",
+		field: func(c *Config) any { return &c.LogCleanupPolicy }, check: oneOf("compact", "delete")},
+	{Name: "log.cleaner.enable", Type: TypeBoolean, Default: "true", Group: groupCleaner,
+		Doc:   "run the log cleaner; needed by compacted topics such as __consumer_offsets",
+		field: func(c *Config) any { return &c.LogCleanerEnable }},
+	{Name: "log.cleaner.threads", Type: TypeInt, Default: "1", Group: groupCleaner,
+		Doc:   "cleaner workers",
+		field: func(c *Config) any { return &c.LogCleanerThreads }, check: atLeast(0)},
+	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", Group: groupCleaner,
+		Doc:   "memory for the key-to-offset map, shared by all cleaner workers",
+		field: func(c *Config) any { return &c.LogCleanerDedupeBufferSize }},
+	{Name: "log.cleaner.io.buffer.size", Type: TypeInt, Default: "524288", Group: groupCleaner,
+		Doc:   "read/write buffer of the cleaner, shared by all workers",
+		field: func(c *Config) any { return &c.LogCleanerIOBufferSize }, check: atLeast(0)},
+	{Name: "log.cleaner.io.buffer.load.factor", Type: TypeDouble, Default: "0.9", Group: groupCleaner,
+		Doc:   "fill ratio of the dedupe map",
+		field: func(c *Config) any { return &c.LogCleanerIOBufferLoadFactor }},
+	{Name: "log.cleaner.io.max.bytes.per.second", Type: TypeDouble, Default: strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64), Group: groupCleaner,
+		Doc:   "throttle on cleaner I/O",
+		field: func(c *Config) any { return &c.LogCleanerIOMaxBytesPerSecond }},
+	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", Group: groupCleaner,
+		Doc:   "sleep when no log needs cleaning",
+		field: func(c *Config) any { return &c.LogCleanerBackoffMs }, check: atLeast(0)},
+	{Name: "log.cleaner.min.cleanable.ratio", Type: TypeDouble, Default: "0.5", Group: groupCleaner,
+		Doc:   "dirty/total ratio above which a log is cleaned (topic override: min.cleanable.dirty.ratio)",
+		field: func(c *Config) any { return &c.LogCleanerMinCleanableRatio }, check: between(0, 1)},
+	{Name: "log.cleaner.delete.retention.ms", Type: TypeLong, Default: "86400000", Group: groupCleaner,
+		Doc:   "how long tombstones survive cleaning (topic override: delete.retention.ms)",
+		field: func(c *Config) any { return &c.LogCleanerDeleteRetentionMs }, check: atLeast(0)},
+	{Name: "log.cleaner.min.compaction.lag.ms", Type: TypeLong, Default: "0", Group: groupCleaner,
+		Doc:   "records younger than this are never compacted (topic override: min.compaction.lag.ms)",
+		field: func(c *Config) any { return &c.LogCleanerMinCompactionLagMs }, check: atLeast(0)},
+	{Name: "log.cleaner.max.compaction.lag.ms", Type: TypeLong, Default: i64(unlimitedInt64), Group: groupCleaner,
+		Doc:   "records older than this are compacted even below the dirty ratio (topic override: max.compaction.lag.ms)",
+		field: func(c *Config) any { return &c.LogCleanerMaxCompactionLagMs }, check: atLeast(1)},
+
+	// Replication and controller
+	{Name: "controller.socket.timeout.ms", Type: TypeInt, Default: "30000", Group: groupReplication,
+		Doc:   "timeout of the controller's connections to brokers",
+		field: func(c *Config) any { return &c.ControllerSocketTimeoutMs }},
+	{Name: "replica.lag.time.max.ms", Type: TypeLong, Default: "30000", Group: groupReplication,
+		Doc:   "a follower that has not caught up for this long is removed from the ISR",
+		field: func(c *Config) any { return &c.ReplicaLagTimeMaxMs }},
+	{Name: "replica.socket.timeout.ms", Type: TypeInt, Default: "30000", Group: groupReplication,
+		Doc:   "timeout of follower fetch connections; at least replica.fetch.wait.max.ms",
+		field: func(c *Config) any { return &c.ReplicaSocketTimeoutMs }},
+	{Name: "replica.socket.receive.buffer.bytes", Type: TypeInt, Default: "65536", Group: groupReplication,
+		Doc:   "SO_RCVBUF of follower fetch connections",
+		field: func(c *Config) any { return &c.ReplicaSocketReceiveBufferBytes }},
+	{Name: "replica.fetch.max.bytes", Type: TypeInt, Default: "1048576", Group: groupReplication,
+		Doc:   "bytes a follower asks for per partition (soft: one batch is always returned)",
+		field: func(c *Config) any { return &c.ReplicaFetchMaxBytes }, check: atLeast(0)},
+	{Name: "replica.fetch.wait.max.ms", Type: TypeInt, Default: "500", Group: groupReplication,
+		Doc:   "longest a follower fetch waits on the leader for data",
+		field: func(c *Config) any { return &c.ReplicaFetchWaitMaxMs }},
+	{Name: "replica.fetch.min.bytes", Type: TypeInt, Default: "1", Group: groupReplication,
+		Doc:   "bytes a follower fetch waits for before the leader answers",
+		field: func(c *Config) any { return &c.ReplicaFetchMinBytes }},
+	{Name: "replica.fetch.response.max.bytes", Type: TypeInt, Default: "10485760", Group: groupReplication,
+		Doc:   "bytes per follower fetch response (soft)",
+		field: func(c *Config) any { return &c.ReplicaFetchResponseMaxBytes }, check: atLeast(0)},
+	{Name: "replica.fetch.backoff.ms", Type: TypeInt, Default: "1000", Group: groupReplication,
+		Doc:   "pause after a failed follower fetch",
+		field: func(c *Config) any { return &c.ReplicaFetchBackoffMs }, check: atLeast(0)},
+	{Name: "num.replica.fetchers", Type: TypeInt, Default: "1", Group: groupReplication,
+		Doc:   "fetcher goroutines per source broker",
+		field: func(c *Config) any { return &c.NumReplicaFetchers }, check: atLeast(1)},
+	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", Group: groupReplication,
+		Doc:   "how often replication-offset-checkpoint is written",
+		field: func(c *Config) any { return &c.ReplicaHighWatermarkCheckpointIntervalMs }},
+	{Name: "fetch.purgatory.purge.interval.requests", Type: TypeInt, Default: "1000", Group: groupReplication,
+		Doc:   "purge completed delayed fetches after this many new ones",
+		field: func(c *Config) any { return &c.FetchPurgatoryPurgeIntervalRequests }},
+	{Name: "producer.purgatory.purge.interval.requests", Type: TypeInt, Default: "1000", Group: groupReplication,
+		Doc:   "purge completed delayed produces after this many new ones",
+		field: func(c *Config) any { return &c.ProducerPurgatoryPurgeIntervalRequests }},
+	{Name: "delete.records.purgatory.purge.interval.requests", Type: TypeInt, Default: "1", Group: groupReplication,
+		Doc:   "purge completed delayed DeleteRecords after this many new ones",
+		field: func(c *Config) any { return &c.DeleteRecordsPurgatoryPurgeIntervalRequests }},
+	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", Group: groupReplication,
+		Doc:   "allow an out-of-sync replica to become leader when no ISR member is alive (may lose data)",
+		field: func(c *Config) any { return &c.UncleanLeaderElectionEnable }},
+	{Name: "auto.leader.rebalance.enable", Type: TypeBoolean, Default: "true", Group: groupReplication,
+		Doc:   "the controller moves leadership back to preferred replicas",
+		field: func(c *Config) any { return &c.AutoLeaderRebalanceEnable }},
+	{Name: "leader.imbalance.per.broker.percentage", Type: TypeInt, Default: "10", Group: groupReplication,
+		Doc:   "share of non-preferred leaders on a broker that triggers a rebalance",
+		field: func(c *Config) any { return &c.LeaderImbalancePerBrokerPercentage }},
+	{Name: "leader.imbalance.check.interval.seconds", Type: TypeLong, Default: "300", Group: groupReplication,
+		Doc:   "how often the controller checks leader imbalance",
+		field: func(c *Config) any { return &c.LeaderImbalanceCheckIntervalSeconds }},
+	{Name: "controlled.shutdown.enable", Type: TypeBoolean, Default: "true", Group: groupReplication,
+		Doc:   "on SIGTERM, ask the controller to move leadership away before stopping",
+		field: func(c *Config) any { return &c.ControlledShutdownEnable }},
+	{Name: "controlled.shutdown.max.retries", Type: TypeInt, Default: "3", Group: groupReplication,
+		Doc:   "controlled shutdown attempts before stopping anyway",
+		field: func(c *Config) any { return &c.ControlledShutdownMaxRetries }},
+	{Name: "controlled.shutdown.retry.backoff.ms", Type: TypeLong, Default: "5000", Group: groupReplication,
+		Doc:   "pause between controlled shutdown attempts",
+		field: func(c *Config) any { return &c.ControlledShutdownRetryBackoffMs }},
+	{Name: "inter.broker.protocol.version", Type: TypeString, Default: "2.8-IV1", Group: groupReplication,
+		Doc:   "protocol level between brokers; accepted for compatibility (request versions follow the spec)",
+		field: func(c *Config) any { return &c.InterBrokerProtocolVersion }},
+	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", Group: groupReplication,
+		Doc:   "incremental fetch sessions kept by the broker",
+		field: func(c *Config) any { return &c.MaxIncrementalFetchSessionCacheSlots }, check: atLeast(0)},
+	{Name: "fetch.max.bytes", Type: TypeInt, Default: "57671680", Group: groupReplication,
+		Doc:   "upper bound of a fetch response to consumers",
+		field: func(c *Config) any { return &c.FetchMaxBytes }, check: atLeast(1024)},
+
+	// Groups and offsets
+	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", Group: groupGroup,
+		Doc:   "smallest session timeout a consumer may ask for",
+		field: func(c *Config) any { return &c.GroupMinSessionTimeoutMs }},
+	{Name: "group.max.session.timeout.ms", Type: TypeInt, Default: "1800000", Group: groupGroup,
+		Doc:   "largest session timeout a consumer may ask for",
+		field: func(c *Config) any { return &c.GroupMaxSessionTimeoutMs }},
+	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "3000", Group: groupGroup,
+		Doc:   "wait for more members before the first rebalance of an empty group",
+		field: func(c *Config) any { return &c.GroupInitialRebalanceDelayMs }},
+	{Name: "group.max.size", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupGroup,
+		Doc:   "members allowed in one group",
+		field: func(c *Config) any { return &c.GroupMaxSize }, check: atLeast(1)},
+	{Name: "offset.metadata.max.bytes", Type: TypeInt, Default: "4096", Group: groupGroup,
+		Doc:   "largest metadata string stored with a committed offset",
+		field: func(c *Config) any { return &c.OffsetMetadataMaxBytes }},
+	{Name: "offsets.load.buffer.size", Type: TypeInt, Default: "5242880", Group: groupGroup,
+		Doc:   "read size when loading __consumer_offsets",
+		field: func(c *Config) any { return &c.OffsetsLoadBufferSize }, check: atLeast(1)},
+	{Name: "offsets.topic.replication.factor", Type: TypeShort, Default: "3", Group: groupGroup,
+		Doc:   "replication factor of __consumer_offsets; creation waits until this many brokers are up",
+		field: func(c *Config) any { return &c.OffsetsTopicReplicationFactor }, check: atLeast(1)},
+	{Name: "offsets.topic.num.partitions", Type: TypeInt, Default: "50", Group: groupGroup,
+		Doc:   "partitions of __consumer_offsets (do not change after creation)",
+		field: func(c *Config) any { return &c.OffsetsTopicNumPartitions }, check: atLeast(1)},
+	{Name: "offsets.topic.segment.bytes", Type: TypeInt, Default: "104857600", Group: groupGroup,
+		Doc:   "segment size of __consumer_offsets",
+		field: func(c *Config) any { return &c.OffsetsTopicSegmentBytes }, check: atLeast(1)},
+	{Name: "offsets.topic.compression.codec", Type: TypeInt, Default: "0", Group: groupGroup,
+		Doc:   "codec id for offset commits: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd",
+		field: func(c *Config) any { return &c.OffsetsTopicCompressionCodec }, check: between(0, 4)},
+	{Name: "offsets.retention.minutes", Type: TypeInt, Default: "10080", Group: groupGroup,
+		Doc:   "committed offsets of an empty group expire after this long",
+		field: func(c *Config) any { return &c.OffsetsRetentionMinutes }, check: atLeast(1)},
+	{Name: "offsets.retention.check.interval.ms", Type: TypeLong, Default: "600000", Group: groupGroup,
+		Doc:   "how often expired offsets are removed",
+		field: func(c *Config) any { return &c.OffsetsRetentionCheckIntervalMs }, check: atLeast(1)},
+	{Name: "offsets.commit.timeout.ms", Type: TypeInt, Default: "5000", Group: groupGroup,
+		Doc:   "how long an offset commit waits for replication of __consumer_offsets",
+		field: func(c *Config) any { return &c.OffsetsCommitTimeoutMs }, check: atLeast(1)},
+	{Name: "offsets.commit.required.acks", Type: TypeShort, Default: "-1", Group: groupGroup,
+		Doc:   "acks for offset commit writes; keep -1",
+		field: func(c *Config) any { return &c.OffsetsCommitRequiredAcks }},
+
+	// Transactions
+	{Name: "transactional.id.expiration.ms", Type: TypeInt, Default: "604800000", Group: groupTxn,
+		Doc:   "a transactional id unused for this long is forgotten",
+		field: func(c *Config) any { return &c.TransactionalIDExpirationMs }, check: atLeast(1)},
+	{Name: "transaction.max.timeout.ms", Type: TypeInt, Default: "900000", Group: groupTxn,
+		Doc:   "largest transaction timeout a producer may ask for",
+		field: func(c *Config) any { return &c.TransactionMaxTimeoutMs }, check: atLeast(1)},
+	{Name: "transaction.state.log.min.isr", Type: TypeInt, Default: "2", Group: groupTxn,
+		Doc:   "min.insync.replicas of __transaction_state",
+		field: func(c *Config) any { return &c.TransactionStateLogMinISR }, check: atLeast(1)},
+	{Name: "transaction.state.log.load.buffer.size", Type: TypeInt, Default: "5242880", Group: groupTxn,
+		Doc:   "read size when loading __transaction_state",
+		field: func(c *Config) any { return &c.TransactionStateLogLoadBufferSize }, check: atLeast(1)},
+	{Name: "transaction.state.log.replication.factor", Type: TypeShort, Default: "3", Group: groupTxn,
+		Doc:   "replication factor of __transaction_state",
+		field: func(c *Config) any { return &c.TransactionStateLogReplicationFactor }, check: atLeast(1)},
+	{Name: "transaction.state.log.num.partitions", Type: TypeInt, Default: "50", Group: groupTxn,
+		Doc:   "partitions of __transaction_state",
+		field: func(c *Config) any { return &c.TransactionStateLogNumPartitions }, check: atLeast(1)},
+	{Name: "transaction.state.log.segment.bytes", Type: TypeInt, Default: "104857600", Group: groupTxn,
+		Doc:   "segment size of __transaction_state",
+		field: func(c *Config) any { return &c.TransactionStateLogSegmentBytes }, check: atLeast(1)},
+	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: TypeInt, Default: "10000", Group: groupTxn,
+		Doc:   "how often timed-out transactions are aborted",
+		field: func(c *Config) any { return &c.TransactionAbortTimedOutTransactionCleanupIntervalMs }, check: atLeast(1)},
+	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Type: TypeInt, Default: "3600000", Group: groupTxn,
+		Doc:   "how often expired transactional ids are removed",
+		field: func(c *Config) any { return &c.TransactionRemoveExpiredTransactionCleanupIntervalMs }, check: atLeast(1)},
+	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Group: groupTxn,
+		Doc:   "idempotent producer state is dropped after this long without writes",
+		field: func(c *Config) any { return &c.ProducerIDExpirationMs }, check: atLeast(1)},
+
+	// Metrics
+	{Name: "metric.reporters", Type: TypeList, Default: "", Group: groupMetrics,
+		Doc:   "Java reporter classes; recorded for compatibility, Klassik exposes go-metrics instead",
+		field: func(c *Config) any { return &c.MetricReporters }},
+}
