@@ -1,0 +1,316 @@
+package controller
+
+// PartitionStateMachine (Kafka's ZkPartitionStateMachine), controller.md §8.
+// Transitions update the context, write state znodes through the store and
+// add requests to the batch; the caller flushes the batch.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+)
+
+// PartitionState is a partition's state in the partition state machine.
+type PartitionState int8
+
+const (
+	NonExistentPartition PartitionState = iota
+	NewPartition
+	OnlinePartition
+	OfflinePartition
+)
+
+func (s PartitionState) String() string {
+	switch s {
+	case NewPartition:
+		return "NewPartition"
+	case OnlinePartition:
+		return "OnlinePartition"
+	case OfflinePartition:
+		return "OfflinePartition"
+	}
+	return "NonExistentPartition"
+}
+
+// validPreviousPartitionStates is the table of §8.1.
+var validPreviousPartitionStates = map[PartitionState][]PartitionState{
+	NewPartition:         {NonExistentPartition},
+	OnlinePartition:      {NewPartition, OnlinePartition, OfflinePartition},
+	OfflinePartition:     {NewPartition, OnlinePartition, OfflinePartition},
+	NonExistentPartition: {OfflinePartition},
+}
+
+// ErrIllegalStateTransition is returned for a transition outside the tables.
+var ErrIllegalStateTransition = errors.New("controller: illegal state transition")
+
+// ErrStateChangeFailed is returned when a partition could not be moved (no
+// eligible leader, no live replica, a newer controller wrote the znode...).
+var ErrStateChangeFailed = errors.New("controller: state change failed")
+
+// electionSpec is the strategy argument of an OnlinePartition transition.
+type electionSpec struct {
+	strategy     ElectionStrategy
+	allowUnclean bool // offline strategy only: forced by ElectLeaders(UNCLEAN)
+}
+
+type partitionStateMachine struct {
+	ctx          *Context
+	batch        *requestBatch
+	store        partitionStateStore
+	stateLog     *slog.Logger
+	uncleanDflt  func() bool
+	onUnclean    func(TopicPartition)
+	controllerID int32
+}
+
+func (m *partitionStateMachine) state(tp TopicPartition) PartitionState {
+	return m.ctx.partitionStates[tp]
+}
+
+func (m *partitionStateMachine) setState(tp TopicPartition, to PartitionState, reason string, detail string) {
+	from := m.state(tp)
+	m.ctx.partitionStates[tp] = to
+	attrs := []any{"topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch}
+	if detail != "" {
+		attrs = append(attrs, "state", detail)
+	}
+	m.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s", tp, from, to), attrs...)
+}
+
+// startup classifies every known partition (§8.2) and triggers the online
+// transition (§8.3).
+func (m *partitionStateMachine) startup() error {
+	for _, tp := range m.ctx.AllPartitions() {
+		l, ok := m.ctx.Leadership(tp)
+		switch {
+		case !ok:
+			m.setState(tp, NewPartition, "controller startup: no leadership in ZooKeeper", "")
+		case m.ctx.IsReplicaOnline(l.Leader, tp, false):
+			m.setState(tp, OnlinePartition, "controller startup: leader is online", "")
+		default:
+			m.setState(tp, OfflinePartition, "controller startup: leader is offline", "")
+		}
+	}
+	_, err := m.triggerOnlinePartitionStateChange("", "controller startup")
+	return err
+}
+
+// triggerOnlinePartitionStateChange moves New and Offline partitions (of one
+// topic, or all when topic is empty) Online with the offline strategy (§8.3).
+func (m *partitionStateMachine) triggerOnlinePartitionStateChange(topic, reason string) (map[TopicPartition]error, error) {
+	var tps []TopicPartition
+	for tp, s := range m.ctx.partitionStates {
+		if topic != "" && tp.Topic != topic {
+			continue
+		}
+		if (s == NewPartition || s == OfflinePartition) && !m.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			tps = append(tps, tp)
+		}
+	}
+	sortTPs(tps)
+	if len(tps) == 0 {
+		return nil, nil
+	}
+	return m.handleStateChanges(tps, OnlinePartition, &electionSpec{strategy: OfflineElection}, reason)
+}
+
+// handleStateChanges moves partitions to target. The returned map has an
+// entry for every partition that failed; the error is non-nil only for
+// ErrControllerMoved (or another store failure that aborts the whole call).
+func (m *partitionStateMachine) handleStateChanges(tps []TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[TopicPartition]error, error) {
+	failed := map[TopicPartition]error{}
+	var valid []TopicPartition
+	for _, tp := range tps {
+		from := m.state(tp)
+		if !slices.Contains(validPreviousPartitionStates[target], from) {
+			err := fmt.Errorf("%w: partition %s from %s to %s", ErrIllegalStateTransition, tp, from, target)
+			m.stateLog.Error("Illegal partition state transition", "topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", target.String(), "reason", reason)
+			failed[tp] = err
+			continue
+		}
+		valid = append(valid, tp)
+	}
+	switch target {
+	case NewPartition, OfflinePartition, NonExistentPartition:
+		for _, tp := range valid {
+			m.setState(tp, target, reason, "")
+		}
+	case OnlinePartition:
+		var uninit, toElect []TopicPartition
+		for _, tp := range valid {
+			if m.state(tp) == NewPartition {
+				uninit = append(uninit, tp)
+			} else {
+				toElect = append(toElect, tp)
+			}
+		}
+		if len(uninit) > 0 {
+			if err := m.initializeLeaderAndIsr(uninit, failed, reason); err != nil {
+				return failed, err
+			}
+		}
+		if len(toElect) > 0 {
+			if spec == nil {
+				return failed, fmt.Errorf("controller: online transition of %v without an election strategy", toElect)
+			}
+			if err := m.electLeaders(toElect, *spec, failed, reason); err != nil {
+				return failed, err
+			}
+		}
+	}
+	return failed, nil
+}
+
+// initializeLeaderAndIsr implements §8.4.
+func (m *partitionStateMachine) initializeLeaderAndIsr(tps []TopicPartition, failed map[TopicPartition]error, reason string) error {
+	toCreate := map[TopicPartition]LeaderIsrAndControllerEpoch{}
+	for _, tp := range tps {
+		live := filter(m.ctx.Replicas(tp), func(r int32) bool { return m.ctx.IsReplicaOnline(r, tp, false) })
+		if len(live) == 0 {
+			err := fmt.Errorf("%w: encountered error during state change of partition %s from New to Online, assigned replicas are %v, live brokers are %v; no assigned replica is alive",
+				ErrStateChangeFailed, tp, m.ctx.Replicas(tp), m.ctx.LiveOrShuttingDownBrokerIDs())
+			m.stateLog.Error(err.Error(), "topic", tp.Topic, "partition", tp.Partition)
+			failed[tp] = err
+			continue
+		}
+		toCreate[tp] = LeaderIsrAndControllerEpoch{
+			LeaderAndIsr:    LeaderAndIsr{Leader: live[0], LeaderEpoch: initialLeaderEpoch, ISR: live, PartitionEpoch: initialPartitionEpc},
+			ControllerEpoch: m.ctx.Epoch,
+		}
+	}
+	if len(toCreate) == 0 {
+		return nil
+	}
+	errs, err := m.store.CreateStates(toCreate)
+	if err != nil {
+		return err
+	}
+	for _, tp := range sortedKeys(toCreate) {
+		l := toCreate[tp]
+		if e := errs[tp]; e != nil {
+			failed[tp] = fmt.Errorf("%w: creating the state znode of %s: %v", ErrStateChangeFailed, tp, e)
+			m.stateLog.Error("Failed to initialize partition leadership", "topic", tp.Topic, "partition", tp.Partition, "err", e)
+			continue
+		}
+		m.ctx.PutLeadership(tp, l)
+		a, _ := m.ctx.Assignment(tp)
+		m.batch.addLeaderAndIsr(l.ISR, tp, l, a, true)
+		m.setState(tp, OnlinePartition, reason, l.String())
+	}
+	return nil
+}
+
+// electLeaders implements §8.5, retrying partitions whose conditional write
+// lost a race with a leader's ISR update.
+func (m *partitionStateMachine) electLeaders(tps []TopicPartition, spec electionSpec, failed map[TopicPartition]error, reason string) error {
+	remaining := tps
+	for len(remaining) > 0 {
+		retry, err := m.electLeadersOnce(remaining, spec, failed, reason)
+		if err != nil {
+			return err
+		}
+		remaining = retry
+	}
+	return nil
+}
+
+func (m *partitionStateMachine) electLeadersOnce(tps []TopicPartition, spec electionSpec, failed map[TopicPartition]error, reason string) ([]TopicPartition, error) {
+	states, err := m.store.ReadStates(tps)
+	if err != nil {
+		return nil, err
+	}
+	live := func(tp TopicPartition) func(int32) bool {
+		return func(r int32) bool { return m.ctx.IsReplicaOnline(r, tp, false) }
+	}
+	results := map[TopicPartition]ElectionResult{}
+	updates := map[TopicPartition]LeaderAndIsr{}
+	for _, tp := range tps {
+		cur, ok := states[tp]
+		if !ok {
+			failed[tp] = fmt.Errorf("%w: partition state znode of %s does not exist", ErrStateChangeFailed, tp)
+			continue
+		}
+		if cur.ControllerEpoch > m.ctx.Epoch {
+			failed[tp] = fmt.Errorf("%w: aborted leader election for partition %s since the state znode was written by controller epoch %d, newer than ours (%d)", ErrStateChangeFailed, tp, cur.ControllerEpoch, m.ctx.Epoch)
+			m.stateLog.Error(failed[tp].Error(), "topic", tp.Topic, "partition", tp.Partition)
+			continue
+		}
+		a, _ := m.ctx.Assignment(tp)
+		var res ElectionResult
+		switch spec.strategy {
+		case OfflineElection:
+			unclean := spec.allowUnclean
+			if !unclean && len(filter(cur.ISR, live(tp))) == 0 {
+				u, err := m.store.UncleanElectionEnabled(tp.Topic, m.uncleanDflt())
+				if err != nil {
+					failed[tp] = fmt.Errorf("%w: reading the unclean election config of %s: %v", ErrStateChangeFailed, tp.Topic, err)
+					continue
+				}
+				unclean = u
+			}
+			res = electOffline(tp, cur.LeaderAndIsr, a.Replicas, live(tp), unclean)
+		case ReassignmentElection:
+			res = electReassign(tp, cur.LeaderAndIsr, a, live(tp))
+		case PreferredElection:
+			res = electPreferred(tp, cur.LeaderAndIsr, a.Replicas, live(tp))
+		case ControlledShutdownElection:
+			res = electControlledShutdown(tp, cur.LeaderAndIsr, a.Replicas, m.ctx.IsLiveOrShuttingDown, m.ctx.IsShuttingDown)
+		}
+		if !res.OK {
+			failed[tp] = fmt.Errorf("%w: failed to elect leader for partition %s under strategy %s (assigned replicas %v, isr %v, live brokers %v)",
+				ErrStateChangeFailed, tp, spec.strategy, a.Replicas, cur.ISR, m.ctx.LiveOrShuttingDownBrokerIDs())
+			m.stateLog.Error(failed[tp].Error(), "topic", tp.Topic, "partition", tp.Partition)
+			continue
+		}
+		results[tp] = res
+		updates[tp] = res.New
+	}
+	if len(updates) == 0 {
+		return nil, nil
+	}
+	versions, errs, err := m.store.UpdateStates(updates, m.ctx.Epoch)
+	if err != nil {
+		return nil, err
+	}
+	var retry []TopicPartition
+	for _, tp := range sortedKeys(updates) {
+		if e := errs[tp]; e != nil {
+			if errors.Is(e, errBadVersion) {
+				retry = append(retry, tp)
+				continue
+			}
+			failed[tp] = fmt.Errorf("%w: writing the state of %s: %v", ErrStateChangeFailed, tp, e)
+			continue
+		}
+		res := results[tp]
+		l := LeaderIsrAndControllerEpoch{LeaderAndIsr: res.New, ControllerEpoch: m.ctx.Epoch}
+		l.PartitionEpoch = versions[tp]
+		m.ctx.PutLeadership(tp, l)
+		if res.Unclean {
+			m.stateLog.Warn(fmt.Sprintf("Unclean leader election: partition %s now led by %d which was not in the ISR %v; possible data loss", tp, res.New.Leader, states[tp].ISR),
+				"topic", tp.Topic, "partition", tp.Partition, "leader", res.New.Leader)
+			if m.onUnclean != nil {
+				m.onUnclean(tp)
+			}
+		}
+		a, _ := m.ctx.Assignment(tp)
+		m.batch.addLeaderAndIsr(res.Recipients, tp, l, a, false)
+		m.setState(tp, OnlinePartition, reason, l.String())
+	}
+	return retry, nil
+}
+
+func (l LeaderIsrAndControllerEpoch) String() string {
+	return fmt.Sprintf("LeaderAndIsr(leader=%d, leaderEpoch=%d, isr=%v, leaderRecoveryState=%d, partitionEpoch=%d) controllerEpoch=%d",
+		l.Leader, l.LeaderEpoch, l.ISR, l.LeaderRecoveryState, l.PartitionEpoch, l.ControllerEpoch)
+}
+
+func sortedKeys[V any](m map[TopicPartition]V) []TopicPartition {
+	out := make([]TopicPartition, 0, len(m))
+	for tp := range m {
+		out = append(out, tp)
+	}
+	sortTPs(out)
+	return out
+}

@@ -1,0 +1,283 @@
+package controller
+
+// ReplicaStateMachine (Kafka's ZkReplicaStateMachine), controller.md §9.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+)
+
+// ReplicaState is a replica's state in the replica state machine.
+type ReplicaState int8
+
+const (
+	NonExistentReplica ReplicaState = iota
+	NewReplica
+	OnlineReplica
+	OfflineReplica
+	ReplicaDeletionStarted
+	ReplicaDeletionSuccessful
+	ReplicaDeletionIneligible
+)
+
+func (s ReplicaState) String() string {
+	switch s {
+	case NewReplica:
+		return "NewReplica"
+	case OnlineReplica:
+		return "OnlineReplica"
+	case OfflineReplica:
+		return "OfflineReplica"
+	case ReplicaDeletionStarted:
+		return "ReplicaDeletionStarted"
+	case ReplicaDeletionSuccessful:
+		return "ReplicaDeletionSuccessful"
+	case ReplicaDeletionIneligible:
+		return "ReplicaDeletionIneligible"
+	}
+	return "NonExistentReplica"
+}
+
+// validPreviousReplicaStates is the table of §9.1.
+var validPreviousReplicaStates = map[ReplicaState][]ReplicaState{
+	NewReplica:                {NonExistentReplica},
+	OnlineReplica:             {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
+	OfflineReplica:            {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
+	ReplicaDeletionStarted:    {OfflineReplica},
+	ReplicaDeletionSuccessful: {ReplicaDeletionStarted},
+	ReplicaDeletionIneligible: {OfflineReplica, ReplicaDeletionStarted},
+	NonExistentReplica:        {ReplicaDeletionSuccessful},
+}
+
+type replicaStateMachine struct {
+	ctx      *Context
+	batch    *requestBatch
+	store    partitionStateStore
+	stateLog *slog.Logger
+}
+
+func (m *replicaStateMachine) state(r PartitionReplica) ReplicaState { return m.ctx.replicaStates[r] }
+
+func (m *replicaStateMachine) setState(r PartitionReplica, to ReplicaState, reason string) {
+	from := m.state(r)
+	if to == NonExistentReplica {
+		delete(m.ctx.replicaStates, r)
+	} else {
+		m.ctx.replicaStates[r] = to
+	}
+	m.stateLog.Info(fmt.Sprintf("Changed state of replica %d for partition %s from %s to %s", r.Replica, r.TopicPartition, from, to),
+		"topic", r.Topic, "partition", r.Partition, "replica", r.Replica, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch)
+}
+
+// startup classifies every assigned replica (§9.2) and moves online ones to
+// OnlineReplica, which sends each the current leadership (the full state
+// push of a new controller), and the rest to OfflineReplica.
+func (m *replicaStateMachine) startup() error {
+	var online, offline []PartitionReplica
+	for _, tp := range m.ctx.AllPartitions() {
+		for _, r := range m.ctx.Replicas(tp) {
+			pr := PartitionReplica{tp, r}
+			if m.ctx.IsReplicaOnline(r, tp, false) {
+				m.ctx.replicaStates[pr] = OnlineReplica
+				online = append(online, pr)
+			} else {
+				m.ctx.replicaStates[pr] = ReplicaDeletionIneligible
+				offline = append(offline, pr)
+			}
+		}
+	}
+	if _, err := m.handleStateChanges(online, OnlineReplica, "controller startup"); err != nil {
+		return err
+	}
+	_, err := m.handleStateChanges(offline, OfflineReplica, "controller startup")
+	return err
+}
+
+// handleStateChanges moves replicas to target; per-replica failures are
+// returned in the map, the error is for store failures that abort the call
+// (ErrControllerMoved).
+func (m *replicaStateMachine) handleStateChanges(replicas []PartitionReplica, target ReplicaState, reason string) (map[PartitionReplica]error, error) {
+	failed := map[PartitionReplica]error{}
+	// Group by broker as Kafka does, in broker order for determinism.
+	byBroker := map[int32][]PartitionReplica{}
+	for _, r := range replicas {
+		byBroker[r.Replica] = append(byBroker[r.Replica], r)
+	}
+	brokers := make([]int32, 0, len(byBroker))
+	for b := range byBroker {
+		brokers = append(brokers, b)
+	}
+	slices.Sort(brokers)
+	for _, b := range brokers {
+		var valid []PartitionReplica
+		for _, r := range byBroker[b] {
+			from := m.state(r)
+			if !slices.Contains(validPreviousReplicaStates[target], from) {
+				failed[r] = fmt.Errorf("%w: replica %s from %s to %s", ErrIllegalStateTransition, r, from, target)
+				m.stateLog.Error("Illegal replica state transition", "topic", r.Topic, "partition", r.Partition, "replica", r.Replica, "from", from.String(), "to", target.String(), "reason", reason)
+				continue
+			}
+			valid = append(valid, r)
+		}
+		if err := m.doHandleStateChanges(b, valid, target, failed, reason); err != nil {
+			return failed, err
+		}
+	}
+	return failed, nil
+}
+
+func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []PartitionReplica, target ReplicaState, failed map[PartitionReplica]error, reason string) error {
+	switch target {
+	case NewReplica:
+		for _, r := range replicas {
+			if l, ok := m.ctx.Leadership(r.TopicPartition); ok {
+				if l.Leader == r.Replica {
+					failed[r] = fmt.Errorf("%w: replica %d for partition %s cannot be moved to NewReplica state as it is being requested to become leader", ErrStateChangeFailed, r.Replica, r.TopicPartition)
+					m.stateLog.Error(failed[r].Error(), "topic", r.Topic, "partition", r.Partition)
+					continue
+				}
+				a, _ := m.ctx.Assignment(r.TopicPartition)
+				m.batch.addLeaderAndIsr([]int32{r.Replica}, r.TopicPartition, l, a, true)
+			}
+			m.setState(r, NewReplica, reason)
+		}
+	case OnlineReplica:
+		for _, r := range replicas {
+			if m.state(r) == NewReplica {
+				a, _ := m.ctx.Assignment(r.TopicPartition)
+				if !slices.Contains(a.Replicas, r.Replica) {
+					a.Replicas = append(slices.Clone(a.Replicas), r.Replica)
+					m.ctx.UpdateAssignment(r.TopicPartition, a)
+				}
+			} else if l, ok := m.ctx.Leadership(r.TopicPartition); ok {
+				a, _ := m.ctx.Assignment(r.TopicPartition)
+				m.batch.addLeaderAndIsr([]int32{r.Replica}, r.TopicPartition, l, a, false)
+			}
+			m.setState(r, OnlineReplica, reason)
+		}
+	case OfflineReplica:
+		var withLeadership, withoutLeadership []TopicPartition
+		for _, r := range replicas {
+			m.batch.addStopReplica([]int32{r.Replica}, r.TopicPartition, false)
+			if _, ok := m.ctx.Leadership(r.TopicPartition); ok {
+				withLeadership = append(withLeadership, r.TopicPartition)
+			} else {
+				withoutLeadership = append(withoutLeadership, r.TopicPartition)
+			}
+		}
+		updated, errs, err := m.removeReplicaFromIsr(broker, withLeadership)
+		if err != nil {
+			return err
+		}
+		for _, tp := range sortedKeys(updated) {
+			l := updated[tp]
+			if !m.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+				a, _ := m.ctx.Assignment(tp)
+				others := filter(a.Replicas, func(x int32) bool { return x != broker })
+				m.batch.addLeaderAndIsr(others, tp, l, a, false)
+			}
+			r := PartitionReplica{tp, broker}
+			m.setState(r, OfflineReplica, reason)
+		}
+		for tp, e := range errs {
+			failed[PartitionReplica{tp, broker}] = e
+		}
+		if len(withoutLeadership) > 0 {
+			m.batch.addUpdateMetadata(m.ctx.LiveOrShuttingDownBrokerIDs(), withoutLeadership)
+		}
+		for _, tp := range withoutLeadership {
+			m.setState(PartitionReplica{tp, broker}, OfflineReplica, reason)
+		}
+	case ReplicaDeletionStarted:
+		for _, r := range replicas {
+			m.batch.addStopReplica([]int32{r.Replica}, r.TopicPartition, true)
+			m.setState(r, ReplicaDeletionStarted, reason)
+		}
+	case ReplicaDeletionSuccessful, ReplicaDeletionIneligible:
+		for _, r := range replicas {
+			m.setState(r, target, reason)
+		}
+	case NonExistentReplica:
+		for _, r := range replicas {
+			if a, ok := m.ctx.Assignment(r.TopicPartition); ok {
+				keep := func(x int32) bool { return x != r.Replica }
+				m.ctx.assignments[r.Topic][r.Partition] = ReplicaAssignment{
+					Replicas:         filter(a.Replicas, keep),
+					AddingReplicas:   filter(a.AddingReplicas, keep),
+					RemovingReplicas: filter(a.RemovingReplicas, keep),
+				}
+			}
+			m.setState(r, NonExistentReplica, reason)
+		}
+	}
+	return nil
+}
+
+// removeReplicaFromIsr implements §9.3 step 2: shrink the ISR of every
+// partition that still lists the replica (never emptying it), dropping the
+// replica as leader if it led, bumping the leader epoch. Partitions where the
+// replica was not in the ISR are returned unchanged so their state is re-sent.
+func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []TopicPartition) (map[TopicPartition]LeaderIsrAndControllerEpoch, map[TopicPartition]error, error) {
+	done := map[TopicPartition]LeaderIsrAndControllerEpoch{}
+	errs := map[TopicPartition]error{}
+	remaining := tps
+	for len(remaining) > 0 {
+		states, err := m.store.ReadStates(remaining)
+		if err != nil {
+			return nil, nil, err
+		}
+		updates := map[TopicPartition]LeaderAndIsr{}
+		for _, tp := range remaining {
+			cur, ok := states[tp]
+			if !ok {
+				if !m.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+					errs[tp] = fmt.Errorf("%w: failed to update the ISR of %s: no state znode", ErrStateChangeFailed, tp)
+				}
+				continue
+			}
+			if cur.ControllerEpoch > m.ctx.Epoch {
+				errs[tp] = fmt.Errorf("%w: leader and ISR path of %s written by controller epoch %d, newer than ours (%d)", ErrStateChangeFailed, tp, cur.ControllerEpoch, m.ctx.Epoch)
+				continue
+			}
+			if !slices.Contains(cur.ISR, replica) {
+				m.ctx.PutLeadership(tp, cur)
+				done[tp] = cur
+				continue
+			}
+			leader := cur.Leader
+			if leader == replica {
+				leader = NoLeader
+			}
+			isr := cur.ISR
+			if len(isr) > 1 { // the last ISR member is never removed
+				isr = filter(cur.ISR, func(x int32) bool { return x != replica })
+			}
+			updates[tp] = cur.newEpoch(leader, isr)
+		}
+		remaining = nil
+		if len(updates) == 0 {
+			break
+		}
+		versions, werrs, err := m.store.UpdateStates(updates, m.ctx.Epoch)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, tp := range sortedKeys(updates) {
+			if e := werrs[tp]; e != nil {
+				if errors.Is(e, errBadVersion) {
+					remaining = append(remaining, tp)
+				} else {
+					errs[tp] = e
+				}
+				continue
+			}
+			l := LeaderIsrAndControllerEpoch{LeaderAndIsr: updates[tp], ControllerEpoch: m.ctx.Epoch}
+			l.PartitionEpoch = versions[tp]
+			m.ctx.PutLeadership(tp, l)
+			done[tp] = l
+		}
+	}
+	return done, errs, nil
+}

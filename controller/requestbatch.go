@@ -1,0 +1,405 @@
+package controller
+
+// ControllerBrokerRequestBatch (Kafka's AbstractControllerBrokerRequestBatch),
+// controller.md §17.1–17.2. The batch collects LeaderAndIsr, UpdateMetadata
+// and StopReplica entries during one state-machine call and builds kmsg
+// requests from them; sending them is the channel manager's job.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request versions sent at IBP 3.4 (protocol.md §9.38); capped per broker by
+// what it advertises.
+const (
+	leaderAndIsrVersion   int16 = 7
+	updateMetadataVersion int16 = 8
+	stopReplicaVersion    int16 = 4
+)
+
+type lisrEntry struct {
+	leadership LeaderIsrAndControllerEpoch
+	assignment ReplicaAssignment
+	isNew      bool
+}
+
+type stopEntry struct {
+	leaderEpoch int32
+	delete      bool
+}
+
+// requestKind says how the caller should treat the response.
+type requestKind int8
+
+const (
+	kindLeaderAndIsr requestKind = iota
+	kindUpdateMetadata
+	kindStopReplica
+)
+
+// outgoingRequest is one request for one broker, ready for its queue.
+type outgoingRequest struct {
+	broker int32
+	kind   requestKind
+	req    kmsg.Request
+	// deletePartitions lists the partitions of a StopReplica with delete=true
+	// (their responses drive topic deletion).
+	deletePartitions []TopicPartition
+}
+
+type requestBatch struct {
+	ctx          *Context
+	controllerID int32
+	// maxVersion returns the highest version of key the broker supports, or
+	// -1 when unknown (then the default version is used).
+	maxVersion func(broker int32, key int16) int16
+
+	leaderAndIsr map[int32]map[TopicPartition]lisrEntry
+	stopReplica  map[int32]map[TopicPartition]stopEntry
+	umBrokers    map[int32]bool
+	umPartitions map[TopicPartition]kmsg.UpdateMetadataRequestTopicPartition
+}
+
+func newRequestBatch(ctx *Context, controllerID int32) *requestBatch {
+	b := &requestBatch{ctx: ctx, controllerID: controllerID}
+	b.clear()
+	return b
+}
+
+func (b *requestBatch) clear() {
+	b.leaderAndIsr = map[int32]map[TopicPartition]lisrEntry{}
+	b.stopReplica = map[int32]map[TopicPartition]stopEntry{}
+	b.umBrokers = map[int32]bool{}
+	b.umPartitions = map[TopicPartition]kmsg.UpdateMetadataRequestTopicPartition{}
+}
+
+func (b *requestBatch) empty() bool {
+	return len(b.leaderAndIsr) == 0 && len(b.stopReplica) == 0 && len(b.umBrokers) == 0 && len(b.umPartitions) == 0
+}
+
+// newBatch checks that the previous batch was flushed; a leftover means a
+// bug or an interrupted handler, which the controller treats as an illegal
+// state (it resigns).
+func (b *requestBatch) newBatch() error {
+	if !b.empty() {
+		return fmt.Errorf("controller: a new request batch was started while the previous one still has %d LeaderAndIsr, %d StopReplica and %d UpdateMetadata brokers", len(b.leaderAndIsr), len(b.stopReplica), len(b.umBrokers))
+	}
+	return nil
+}
+
+// addLeaderAndIsr adds the partition's leadership for each broker; isNew is
+// sticky within the batch. Every addition also adds UpdateMetadata for the
+// partition to all registered brokers.
+func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp TopicPartition, l LeaderIsrAndControllerEpoch, a ReplicaAssignment, isNew bool) {
+	for _, id := range brokers {
+		if id < 0 {
+			continue
+		}
+		m := b.leaderAndIsr[id]
+		if m == nil {
+			m = map[TopicPartition]lisrEntry{}
+			b.leaderAndIsr[id] = m
+		}
+		prevNew := m[tp].isNew
+		m[tp] = lisrEntry{leadership: l, assignment: a, isNew: isNew || prevNew}
+	}
+	b.addUpdateMetadata(b.ctx.LiveOrShuttingDownBrokerIDs(), []TopicPartition{tp})
+}
+
+// addStopReplica adds a StopReplica entry; delete is sticky.
+func (b *requestBatch) addStopReplica(brokers []int32, tp TopicPartition, deletePartition bool) {
+	for _, id := range brokers {
+		if id < 0 {
+			continue
+		}
+		m := b.stopReplica[id]
+		if m == nil {
+			m = map[TopicPartition]stopEntry{}
+			b.stopReplica[id] = m
+		}
+		prev := m[tp].delete
+		m[tp] = stopEntry{leaderEpoch: b.ctx.LeaderEpochForStopReplica(tp), delete: deletePartition || prev}
+	}
+}
+
+// addUpdateMetadata addresses UpdateMetadata to brokers with the given
+// partitions' current cached state (partitions without leadership are
+// skipped; topics queued for deletion carry leader -2). An empty partition
+// list still sends the live-broker list.
+func (b *requestBatch) addUpdateMetadata(brokers []int32, tps []TopicPartition) {
+	for _, id := range brokers {
+		if id >= 0 {
+			b.umBrokers[id] = true
+		}
+	}
+	for _, tp := range tps {
+		l, ok := b.ctx.Leadership(tp)
+		if !ok {
+			continue
+		}
+		leader := l.Leader
+		if b.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			leader = LeaderDuringDelete
+		}
+		replicas := b.ctx.Replicas(tp)
+		offline := filter(replicas, func(r int32) bool { return !b.ctx.IsReplicaOnline(r, tp, true) })
+		b.umPartitions[tp] = kmsg.UpdateMetadataRequestTopicPartition{
+			Topic:           tp.Topic,
+			Partition:       tp.Partition,
+			ControllerEpoch: l.ControllerEpoch,
+			Leader:          leader,
+			LeaderEpoch:     l.LeaderEpoch,
+			ISR:             slices.Clone(l.ISR),
+			ZKVersion:       l.PartitionEpoch,
+			Replicas:        slices.Clone(replicas),
+			OfflineReplicas: offline,
+		}
+	}
+}
+
+func (b *requestBatch) version(broker int32, key, dflt int16) int16 {
+	if b.maxVersion == nil {
+		return dflt
+	}
+	if v := b.maxVersion(broker, key); v >= 0 && v < dflt {
+		return v
+	}
+	return dflt
+}
+
+// flush builds the requests in Kafka's order (all LeaderAndIsr, then all
+// UpdateMetadata, then all StopReplica) and clears the batch. Requests for
+// brokers that are not registered are dropped.
+func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
+	var out []outgoingRequest
+	for _, id := range sortedBrokerKeys(b.leaderAndIsr) {
+		broker, ok := b.ctx.LiveOrShuttingDownBroker(id)
+		if !ok {
+			continue
+		}
+		out = append(out, outgoingRequest{broker: id, kind: kindLeaderAndIsr, req: b.buildLeaderAndIsr(broker, b.leaderAndIsr[id], controllerEpoch)})
+	}
+	if len(b.umBrokers) > 0 {
+		for _, id := range sortedBrokerKeys(b.umBrokers) {
+			broker, ok := b.ctx.LiveOrShuttingDownBroker(id)
+			if !ok {
+				continue
+			}
+			out = append(out, outgoingRequest{broker: id, kind: kindUpdateMetadata, req: b.buildUpdateMetadata(broker, controllerEpoch)})
+		}
+	}
+	for _, id := range sortedBrokerKeys(b.stopReplica) {
+		broker, ok := b.ctx.LiveOrShuttingDownBroker(id)
+		if !ok {
+			continue
+		}
+		out = append(out, b.buildStopReplica(broker, b.stopReplica[id], controllerEpoch)...)
+	}
+	b.clear()
+	return out
+}
+
+func sortedBrokerKeys[V any](m map[int32]V) []int32 {
+	out := make([]int32, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// liveLeaderEndpoint picks the endpoint a follower uses to reach a leader:
+// the controller's inter-broker listener.
+func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[TopicPartition]lisrEntry, controllerEpoch int32) *kmsg.LeaderAndISRRequest {
+	req := kmsg.NewPtrLeaderAndISRRequest()
+	req.Version = b.version(to.ID, req.Key(), leaderAndIsrVersion)
+	req.ControllerID = b.controllerID
+	req.ControllerEpoch = controllerEpoch
+	req.BrokerEpoch = to.Epoch
+	leaders := map[int32]bool{}
+	byTopic := map[string][]kmsg.LeaderAndISRRequestTopicPartition{}
+	for _, tp := range sortedKeys(entries) {
+		e := entries[tp]
+		p := kmsg.NewLeaderAndISRRequestTopicPartition()
+		p.Topic = tp.Topic
+		p.Partition = tp.Partition
+		p.ControllerEpoch = e.leadership.ControllerEpoch
+		p.Leader = e.leadership.Leader
+		p.LeaderEpoch = e.leadership.LeaderEpoch
+		p.ISR = slices.Clone(e.leadership.ISR)
+		p.ZKVersion = e.leadership.PartitionEpoch
+		p.Replicas = slices.Clone(e.assignment.Replicas)
+		p.AddingReplicas = slices.Clone(e.assignment.AddingReplicas)
+		p.RemovingReplicas = slices.Clone(e.assignment.RemovingReplicas)
+		p.IsNew = e.isNew
+		p.LeaderRecoveryState = e.leadership.LeaderRecoveryState
+		if p.Leader >= 0 {
+			leaders[p.Leader] = true
+		}
+		if req.Version <= 1 {
+			req.PartitionStates = append(req.PartitionStates, p)
+		} else {
+			byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
+		}
+	}
+	for _, t := range sortedStringKeys(byTopic) {
+		ts := kmsg.NewLeaderAndISRRequestTopicState()
+		ts.Topic = t
+		ts.TopicID = b.ctx.TopicID(t)
+		ts.PartitionStates = byTopic[t]
+		req.TopicStates = append(req.TopicStates, ts)
+	}
+	for _, id := range sortedBrokerKeys(leaders) {
+		lb, ok := b.ctx.LiveOrShuttingDownBroker(id)
+		if !ok {
+			continue
+		}
+		ep, ok := interBrokerEndpoint(lb, b.listener())
+		if !ok {
+			continue
+		}
+		ll := kmsg.NewLeaderAndISRRequestLiveLeader()
+		ll.BrokerID, ll.Host, ll.Port = id, ep.Host, ep.Port
+		req.LiveLeaders = append(req.LiveLeaders, ll)
+	}
+	return req
+}
+
+// listener is the inter-broker listener name, set by the controller.
+func (b *requestBatch) listener() string { return b.ctx.interBrokerListener }
+
+func interBrokerEndpoint(b Broker, listener string) (Endpoint, bool) {
+	if ep, ok := b.Endpoint(listener); ok {
+		return ep, true
+	}
+	if listener == "" && len(b.Endpoints) > 0 {
+		return b.Endpoints[0], true
+	}
+	return Endpoint{}, false
+}
+
+func (b *requestBatch) buildUpdateMetadata(to Broker, controllerEpoch int32) *kmsg.UpdateMetadataRequest {
+	req := kmsg.NewPtrUpdateMetadataRequest()
+	req.Version = b.version(to.ID, req.Key(), updateMetadataVersion)
+	req.ControllerID = b.controllerID
+	req.ControllerEpoch = controllerEpoch
+	req.BrokerEpoch = to.Epoch
+	byTopic := map[string][]kmsg.UpdateMetadataRequestTopicPartition{}
+	for _, tp := range sortedKeys(b.umPartitions) {
+		p := b.umPartitions[tp]
+		p.ISR = slices.Clone(p.ISR)
+		p.Replicas = slices.Clone(p.Replicas)
+		p.OfflineReplicas = slices.Clone(p.OfflineReplicas)
+		if req.Version <= 4 {
+			req.PartitionStates = append(req.PartitionStates, p)
+		} else {
+			byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
+		}
+	}
+	for _, t := range sortedStringKeys(byTopic) {
+		ts := kmsg.NewUpdateMetadataRequestTopicState()
+		ts.Topic = t
+		ts.TopicID = b.ctx.TopicID(t)
+		ts.PartitionStates = byTopic[t]
+		req.TopicStates = append(req.TopicStates, ts)
+	}
+	for _, lb := range b.ctx.LiveOrShuttingDownBrokers() {
+		live := kmsg.NewUpdateMetadataRequestLiveBroker()
+		live.ID = lb.ID
+		live.Rack = lb.Rack
+		for _, ep := range lb.Endpoints {
+			e := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
+			e.Host, e.Port, e.ListenerName, e.SecurityProtocol = ep.Host, ep.Port, ep.Listener, ep.SecurityProtocol
+			live.Endpoints = append(live.Endpoints, e)
+			if ep.SecurityProtocol == 0 && live.Host == "" { // v0 carries the PLAINTEXT endpoint only
+				live.Host, live.Port = ep.Host, ep.Port
+			}
+		}
+		req.LiveBrokers = append(req.LiveBrokers, live)
+	}
+	return req
+}
+
+func (b *requestBatch) buildStopReplica(to Broker, entries map[TopicPartition]stopEntry, controllerEpoch int32) []outgoingRequest {
+	version := b.version(to.ID, kmsg.NewPtrStopReplicaRequest().Key(), stopReplicaVersion)
+	var deleted []TopicPartition
+	for _, tp := range sortedKeys(entries) {
+		if entries[tp].delete {
+			deleted = append(deleted, tp)
+		}
+	}
+	mk := func() *kmsg.StopReplicaRequest {
+		req := kmsg.NewPtrStopReplicaRequest()
+		req.Version = version
+		req.ControllerID = b.controllerID
+		req.ControllerEpoch = controllerEpoch
+		req.BrokerEpoch = to.Epoch
+		return req
+	}
+	if version >= 3 {
+		req := mk()
+		byTopic := map[string][]kmsg.StopReplicaRequestTopicPartitionState{}
+		for _, tp := range sortedKeys(entries) {
+			ps := kmsg.NewStopReplicaRequestTopicPartitionState()
+			ps.Partition = tp.Partition
+			ps.LeaderEpoch = entries[tp].leaderEpoch
+			ps.Delete = entries[tp].delete
+			byTopic[tp.Topic] = append(byTopic[tp.Topic], ps)
+		}
+		for _, t := range sortedStringKeys(byTopic) {
+			rt := kmsg.NewStopReplicaRequestTopic()
+			rt.Topic = t
+			rt.PartitionStates = byTopic[t]
+			req.Topics = append(req.Topics, rt)
+		}
+		return []outgoingRequest{{broker: to.ID, kind: kindStopReplica, req: req, deletePartitions: deleted}}
+	}
+	// Before v3 the delete flag is request-level: one request per flag value.
+	var out []outgoingRequest
+	for _, del := range []bool{false, true} {
+		req := mk()
+		req.DeletePartitions = del
+		byTopic := map[string][]int32{}
+		var tps []TopicPartition
+		for _, tp := range sortedKeys(entries) {
+			if entries[tp].delete == del {
+				byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
+				tps = append(tps, tp)
+			}
+		}
+		if len(tps) == 0 {
+			continue
+		}
+		if version == 0 {
+			for _, tp := range tps {
+				rt := kmsg.NewStopReplicaRequestTopic()
+				rt.Topic, rt.Partition = tp.Topic, tp.Partition
+				req.Topics = append(req.Topics, rt)
+			}
+		} else {
+			for _, t := range sortedStringKeys(byTopic) {
+				rt := kmsg.NewStopReplicaRequestTopic()
+				rt.Topic, rt.Partitions = t, byTopic[t]
+				req.Topics = append(req.Topics, rt)
+			}
+		}
+		o := outgoingRequest{broker: to.ID, kind: kindStopReplica, req: req}
+		if del {
+			o.deletePartitions = tps
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func sortedStringKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

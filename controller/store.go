@@ -1,0 +1,38 @@
+package controller
+
+// The ZooKeeper operations the state machines need, behind one small
+// interface so transitions run against an in-memory store in unit tests and
+// against the fenced ZooKeeper client in production (zkstore.go).
+
+import "errors"
+
+// ErrControllerMoved is raised when a fenced write fails its
+// /controller_epoch check, or when this node finds it is no longer the
+// controller. Handlers that see it resign; it is never retried.
+var ErrControllerMoved = errors.New("controller: controller moved to another broker")
+
+// errBadVersion marks a conditional partition-state write that lost a race;
+// the caller re-reads and retries. Store implementations wrap their own
+// bad-version error with it.
+var errBadVersion = errors.New("controller: partition state version conflict")
+
+// errNoNode marks a missing znode.
+var errNoNode = errors.New("controller: znode does not exist")
+
+// partitionStateStore reads and writes partition state znodes. Every write is
+// fenced by the controller epoch version; a fencing failure is returned as the
+// overall error wrapping ErrControllerMoved.
+type partitionStateStore interface {
+	// ReadStates returns the state znodes that exist (with their version as
+	// PartitionEpoch).
+	ReadStates(tps []TopicPartition) (map[TopicPartition]LeaderIsrAndControllerEpoch, error)
+	// CreateStates creates the state znodes (and their parents).
+	CreateStates(states map[TopicPartition]LeaderIsrAndControllerEpoch) (map[TopicPartition]error, error)
+	// UpdateStates writes new leaderships conditionally on PartitionEpoch and
+	// returns the new versions; a lost race is reported per partition as an
+	// error wrapping errBadVersion.
+	UpdateStates(states map[TopicPartition]LeaderAndIsr, controllerEpoch int32) (map[TopicPartition]int32, map[TopicPartition]error, error)
+	// UncleanElectionEnabled returns the topic's effective
+	// unclean.leader.election.enable (override over the broker default).
+	UncleanElectionEnabled(topic string, brokerDefault bool) (bool, error)
+}
