@@ -169,19 +169,19 @@ func NewContext() *Context {
 func (c *Context) Reset() {
 	*c = Context{
 		interBrokerListener: c.interBrokerListener,
-		liveBrokers:      map[int32]Broker{},
-		shuttingDown:     map[int32]bool{},
-		allTopics:        map[string]bool{},
-		topicIDs:         map[string][16]byte{},
-		assignments:      map[string]map[int32]ReplicaAssignment{},
-		leadership:       map[TopicPartition]LeaderIsrAndControllerEpoch{},
-		partitionStates:  map[TopicPartition]PartitionState{},
-		replicaStates:    map[PartitionReplica]ReplicaState{},
-		beingReassigned:  map[TopicPartition]bool{},
-		offlineDirs:      map[int32]map[TopicPartition]bool{},
-		topicsToDelete:   map[string]bool{},
-		deletionStarted:  map[string]bool{},
-		deleteIneligible: map[string]bool{},
+		liveBrokers:         map[int32]Broker{},
+		shuttingDown:        map[int32]bool{},
+		allTopics:           map[string]bool{},
+		topicIDs:            map[string][16]byte{},
+		assignments:         map[string]map[int32]ReplicaAssignment{},
+		leadership:          map[TopicPartition]LeaderIsrAndControllerEpoch{},
+		partitionStates:     map[TopicPartition]PartitionState{},
+		replicaStates:       map[PartitionReplica]ReplicaState{},
+		beingReassigned:     map[TopicPartition]bool{},
+		offlineDirs:         map[int32]map[TopicPartition]bool{},
+		topicsToDelete:      map[string]bool{},
+		deletionStarted:     map[string]bool{},
+		deleteIneligible:    map[string]bool{},
 	}
 }
 
@@ -292,7 +292,9 @@ func (c *Context) Assignment(tp TopicPartition) (ReplicaAssignment, bool) {
 }
 
 // Replicas returns RS of a partition (nil if unknown).
-func (c *Context) Replicas(tp TopicPartition) []int32 { return c.assignments[tp.Topic][tp.Partition].Replicas }
+func (c *Context) Replicas(tp TopicPartition) []int32 {
+	return c.assignments[tp.Topic][tp.Partition].Replicas
+}
 
 // PartitionsForTopic returns the topic's partitions sorted by id.
 func (c *Context) PartitionsForTopic(t string) []TopicPartition {
@@ -370,7 +372,9 @@ func (c *Context) RemoveTopic(t string) {
 // --- leadership ---
 
 // PutLeadership caches a partition's leadership.
-func (c *Context) PutLeadership(tp TopicPartition, l LeaderIsrAndControllerEpoch) { c.leadership[tp] = l }
+func (c *Context) PutLeadership(tp TopicPartition, l LeaderIsrAndControllerEpoch) {
+	c.leadership[tp] = l
+}
 
 // Leadership returns the cached leadership.
 func (c *Context) Leadership(tp TopicPartition) (LeaderIsrAndControllerEpoch, bool) {
