@@ -1,0 +1,399 @@
+package replica
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// checkControlEpochsLocked applies controller.md §17.4's request-level rules
+// shared by LeaderAndIsr, StopReplica and UpdateMetadata. Must hold
+// controlMu. A newer controller epoch is recorded.
+func (m *Manager) checkControlEpochsLocked(hasBrokerEpoch bool, brokerEpoch int64, controllerEpoch int32, api string) *kerr.Error {
+	if hasBrokerEpoch && brokerEpoch != -1 && m.cfg.BrokerEpoch != nil {
+		if cur := m.cfg.BrokerEpoch(); brokerEpoch < cur {
+			m.state.Warn("ignoring control request for an earlier broker incarnation",
+				"api", api, "request_broker_epoch", brokerEpoch, "broker_epoch", cur)
+			return kerr.StaleBrokerEpoch
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if controllerEpoch < m.controllerEpoch {
+		m.state.Warn("ignoring control request from a stale controller",
+			"api", api, "request_controller_epoch", controllerEpoch, "controller_epoch", m.controllerEpoch)
+		return kerr.StaleControllerEpoch
+	}
+	m.controllerEpoch = controllerEpoch
+	return nil
+}
+
+// lairPartition is one LeaderAndIsr partition state with its topic.
+type lairPartition struct {
+	topic   string
+	topicID [16]byte
+	st      *kmsg.LeaderAndISRRequestTopicPartition
+}
+
+// LeaderAndIsr makes this broker leader or follower of the listed
+// partitions (protocol.md §9.5, controller.md §17.4, replication.md §10).
+func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
+	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
+	resp.Version = req.Version
+
+	var parts []lairPartition
+	if req.Version < 2 {
+		for i := range req.PartitionStates {
+			ps := &req.PartitionStates[i]
+			parts = append(parts, lairPartition{topic: ps.Topic, st: ps})
+		}
+	} else {
+		for i := range req.TopicStates {
+			ts := &req.TopicStates[i]
+			for j := range ts.PartitionStates {
+				parts = append(parts, lairPartition{topic: ts.Topic, topicID: ts.TopicID, st: &ts.PartitionStates[j]})
+			}
+		}
+	}
+
+	m.controlMu.Lock()
+	defer m.controlMu.Unlock()
+	if e := m.checkControlEpochsLocked(req.Version >= 2, req.BrokerEpoch, req.ControllerEpoch, "LeaderAndIsr"); e != nil {
+		resp.ErrorCode = e.Code
+		// Kafka answers the top-level error with every partition carrying it.
+		m.fillLeaderAndIsrResponse(req, resp, parts, func(int) int16 { return e.Code })
+		return resp
+	}
+
+	codes := make([]int16, len(parts))
+	var toFetch map[TopicPartition]FollowerStart
+	var toStopFetching []TopicPartition
+	for i, lp := range parts {
+		tp := TopicPartition{lp.topic, lp.st.Partition}
+		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp)
+		codes[i] = code
+		if wasFollowing {
+			toStopFetching = append(toStopFetching, tp)
+		}
+		if follow != nil {
+			if toFetch == nil {
+				toFetch = make(map[TopicPartition]FollowerStart)
+			}
+			toFetch[tp] = *follow
+		}
+	}
+	// Fetcher changes happen after every partition switched, outside
+	// partition locks (they may do network I/O).
+	if m.cfg.Fetcher != nil {
+		if len(toStopFetching) > 0 {
+			m.cfg.Fetcher.RemovePartitions(toStopFetching)
+		}
+		if len(toFetch) > 0 {
+			m.cfg.Fetcher.AddPartitions(toFetch)
+		}
+	}
+	m.fillLeaderAndIsrResponse(req, resp, parts, func(i int) int16 { return codes[i] })
+	return resp
+}
+
+func (m *Manager) fillLeaderAndIsrResponse(req *kmsg.LeaderAndISRRequest, resp *kmsg.LeaderAndISRResponse, parts []lairPartition, code func(int) int16) {
+	if req.Version < 5 {
+		for i, lp := range parts {
+			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+			rp.Topic = lp.topic
+			rp.Partition = lp.st.Partition
+			rp.ErrorCode = code(i)
+			resp.Partitions = append(resp.Partitions, rp)
+		}
+		return
+	}
+	// v5+: grouped by topic id.
+	for i, lp := range parts {
+		if len(resp.Topics) == 0 || resp.Topics[len(resp.Topics)-1].TopicID != lp.topicID ||
+			(i > 0 && parts[i-1].topic != lp.topic) {
+			t := kmsg.NewLeaderAndISRResponseTopic()
+			t.TopicID = lp.topicID
+			resp.Topics = append(resp.Topics, t)
+		}
+		rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+		rp.Partition = lp.st.Partition
+		rp.ErrorCode = code(i)
+		last := &resp.Topics[len(resp.Topics)-1]
+		last.Partitions = append(last.Partitions, rp)
+	}
+}
+
+// applyPartitionState runs the per-partition acceptance rules and the
+// become-leader / become-follower transition. follow is non-nil when the
+// partition became a follower and should fetch; wasFollowing reports that
+// its fetcher (if any) must stop.
+func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp TopicPartition) (code int16, follow *FollowerStart, wasFollowing bool) {
+	st := lp.st
+	m.mu.Lock()
+	p, ok := m.partitions[tp]
+	if !ok {
+		p = newPartition(tp, m.cfg.BrokerID)
+		m.partitions[tp] = p
+	}
+	m.rememberTopicIDLocked(lp.topic, lp.topicID)
+	m.mu.Unlock()
+
+	p.mu.Lock()
+	defer func() {
+		p.mu.Unlock()
+		if code == 0 {
+			// Parked fetches re-check leadership; appends were fenced by
+			// the write lock.
+			m.waiters.notify(tp)
+		}
+	}()
+
+	if p.topicID != ([16]byte{}) && lp.topicID != ([16]byte{}) && p.topicID != lp.topicID {
+		return kerr.InconsistentTopicID.Code, nil, false
+	}
+	if st.LeaderEpoch <= p.leaderEpoch {
+		// Equal or older: ignored; a topic id may still be attached.
+		if p.topicID == ([16]byte{}) {
+			p.topicID = lp.topicID
+		}
+		m.state.Info("ignoring LeaderAndIsr partition state with a leader epoch not newer than the current one",
+			"topic", tp.Topic, "partition", tp.Partition, "leader_epoch", st.LeaderEpoch, "current_leader_epoch", p.leaderEpoch,
+			"controller_epoch", req.ControllerEpoch)
+		return kerr.StaleControllerEpoch.Code, nil, false
+	}
+	if !containsBroker(st.Replicas, m.cfg.BrokerID) {
+		m.state.Warn("ignoring LeaderAndIsr for a partition this broker is not a replica of",
+			"topic", tp.Topic, "partition", tp.Partition, "replicas", st.Replicas)
+		return kerr.UnknownTopicOrPartition.Code, nil, false
+	}
+
+	if p.log == nil {
+		log, err := m.logs.GetOrCreateLog(tp, st.IsNew)
+		if err != nil {
+			c := m.errorCode(err, tp, "create_log")
+			if c == kerr.UnknownServerError.Code {
+				c = kerr.KafkaStorageError.Code
+			}
+			return c, nil, false
+		}
+		p.log = log
+	}
+	if lp.topicID != ([16]byte{}) {
+		p.topicID = lp.topicID
+	}
+
+	wasLeader := p.isLeaderLocked()
+	wasFollowing = !wasLeader && p.leaderID != noLeader
+	from := roleName(wasLeader, p.leaderID)
+	p.controllerEpoch = st.ControllerEpoch
+	p.replicas = slices.Clone(st.Replicas)
+	p.partitionEpoch = st.ZKVersion
+	p.leaderEpoch = st.LeaderEpoch
+
+	if st.Leader == m.cfg.BrokerID {
+		m.becomeLeaderLocked(p, st)
+		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
+			"from", from, "to", "leader", "leader_epoch", st.LeaderEpoch, "isr", st.ISR,
+			"controller_epoch", req.ControllerEpoch, "reason", "LeaderAndIsr")
+		return 0, nil, wasFollowing
+	}
+	m.becomeFollowerLocked(p, st)
+	m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
+		"from", from, "to", "follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch,
+		"controller_epoch", req.ControllerEpoch, "reason", "LeaderAndIsr")
+	if st.Leader < 0 {
+		return 0, nil, wasFollowing
+	}
+	// Every epoch bump restarts the fetcher so the follower re-runs the
+	// divergence check (replication.md §10.2 step 4).
+	return 0, &FollowerStart{
+		LeaderID:    st.Leader,
+		LeaderEpoch: st.LeaderEpoch,
+		TopicID:     p.topicID,
+		FetchOffset: p.log.LogEndOffset(),
+	}, wasFollowing
+}
+
+func roleName(leader bool, leaderID int32) string {
+	switch {
+	case leader:
+		return "leader"
+	case leaderID == noLeader:
+		return "none"
+	default:
+		return "follower"
+	}
+}
+
+// becomeLeaderLocked is replication.md §10.1. Must hold p.mu (write).
+func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition) {
+	p.leaderID = m.cfg.BrokerID
+	p.isr = slices.Clone(st.ISR)
+	leo := p.log.LogEndOffset()
+	// The new epoch starts at the current log end even if nothing is ever
+	// written in it, so followers holding records of a failed later epoch
+	// can still find their truncation point.
+	p.epochStartOffset = leo
+	p.log.AssignEpoch(st.LeaderEpoch, leo)
+	// The HW loaded from replication-offset-checkpoint stays where it is
+	// (clamped by storage); with no followers replicating yet it then moves
+	// to the log end.
+	p.maybeIncrementHighWatermark(p.log)
+}
+
+// becomeFollowerLocked is replication.md §10.2. Must hold p.mu (write).
+// Followers stop accepting produce; fetching from the leader is the
+// Fetcher's job (the extension point for the replication issue).
+func (m *Manager) becomeFollowerLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition) {
+	p.leaderID = st.Leader
+	p.isr = nil
+	p.epochStartOffset = -1
+}
+
+// StopReplica stops (and optionally deletes) partition replicas
+// (protocol.md §9.6, controller.md §17.4).
+func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
+	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
+	resp.Version = req.Version
+
+	type stopPart struct {
+		tp          TopicPartition
+		leaderEpoch int32
+		delete      bool
+	}
+	var parts []stopPart
+	for _, t := range req.Topics {
+		switch {
+		case req.Version == 0:
+			parts = append(parts, stopPart{TopicPartition{t.Topic, t.Partition}, -1, req.DeletePartitions})
+		case req.Version <= 2:
+			for _, p := range t.Partitions {
+				parts = append(parts, stopPart{TopicPartition{t.Topic, p}, -1, req.DeletePartitions})
+			}
+		default:
+			for _, ps := range t.PartitionStates {
+				parts = append(parts, stopPart{TopicPartition{t.Topic, ps.Partition}, ps.LeaderEpoch, ps.Delete})
+			}
+		}
+	}
+
+	m.controlMu.Lock()
+	defer m.controlMu.Unlock()
+	if e := m.checkControlEpochsLocked(req.Version >= 1, req.BrokerEpoch, req.ControllerEpoch, "StopReplica"); e != nil {
+		resp.ErrorCode = e.Code
+		return resp
+	}
+
+	var stopped []TopicPartition
+	for _, sp := range parts {
+		code := m.stopPartition(sp.tp, sp.leaderEpoch, sp.delete)
+		if code == 0 {
+			stopped = append(stopped, sp.tp)
+		}
+		rp := kmsg.NewStopReplicaResponsePartition()
+		rp.Topic = sp.tp.Topic
+		rp.Partition = sp.tp.Partition
+		rp.ErrorCode = code
+		resp.Partitions = append(resp.Partitions, rp)
+	}
+	if m.cfg.Fetcher != nil && len(stopped) > 0 {
+		m.cfg.Fetcher.RemovePartitions(stopped)
+	}
+	return resp
+}
+
+func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) int16 {
+	p, hosted := m.Partition(tp)
+	if !hosted {
+		// Not hosted: NONE, but remove a stray log directory on delete.
+		if del {
+			if _, ok := m.logs.GetLog(tp); ok {
+				if err := m.logs.DeleteLog(tp); err != nil {
+					return m.storageErrorCode(err, tp, "delete_log")
+				}
+			}
+		}
+		return 0
+	}
+	p.mu.Lock()
+	current := p.leaderEpoch
+	// -2: the topic is being deleted; -1: no epoch (requests before v3).
+	if leaderEpoch != -2 && leaderEpoch != -1 && leaderEpoch < current {
+		p.mu.Unlock()
+		m.state.Warn("ignoring StopReplica with an older leader epoch", "topic", tp.Topic, "partition", tp.Partition,
+			"leader_epoch", leaderEpoch, "current_leader_epoch", current)
+		return kerr.FencedLeaderEpoch.Code
+	}
+	if del {
+		// Removing the partition first makes new requests see it unknown;
+		// the write lock waits for in-flight appends and reads.
+		p.log = nil
+		p.leaderID = noLeader
+		p.isr = nil
+		p.mu.Unlock()
+		m.mu.Lock()
+		if m.partitions[tp] == p {
+			delete(m.partitions, tp)
+		}
+		m.mu.Unlock()
+		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
+			"to", "deleted", "reason", "StopReplica")
+		// Parked fetches complete now (they will see the partition gone).
+		m.waiters.notify(tp)
+		if _, ok := m.logs.GetLog(tp); ok {
+			if err := m.logs.DeleteLog(tp); err != nil {
+				return m.storageErrorCode(err, tp, "delete_log")
+			}
+		}
+		return 0
+	}
+	p.mu.Unlock()
+	m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
+		"to", "stopped", "reason", "StopReplica")
+	m.waiters.notify(tp)
+	return 0
+}
+
+func (m *Manager) storageErrorCode(err error, tp TopicPartition, op string) int16 {
+	c := m.errorCode(err, tp, op)
+	if c == kerr.UnknownServerError.Code {
+		c = kerr.KafkaStorageError.Code
+	}
+	return c
+}
+
+// UpdateMetadata applies the controller's cluster view (protocol.md §9.7):
+// epoch checks first, then the metadata cache; partitions the cache reports
+// deleted and still hosted here are removed with their logs.
+func (m *Manager) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
+	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
+	resp.Version = req.Version
+
+	m.controlMu.Lock()
+	if e := m.checkControlEpochsLocked(req.Version >= 5, req.BrokerEpoch, req.ControllerEpoch, "UpdateMetadata"); e != nil {
+		m.controlMu.Unlock()
+		resp.ErrorCode = e.Code
+		return resp
+	}
+	m.mu.Lock()
+	for _, ts := range req.TopicStates {
+		m.rememberTopicIDLocked(ts.Topic, ts.TopicID)
+	}
+	m.mu.Unlock()
+	var deleted []TopicPartition
+	if m.meta != nil {
+		deleted = m.meta.UpdateMetadata(req)
+	}
+	for _, tp := range deleted {
+		if _, hosted := m.Partition(tp); hosted {
+			m.stopPartition(tp, -2, true)
+		}
+	}
+	m.controlMu.Unlock()
+	if len(deleted) > 0 && m.cfg.OnPartitionsDeleted != nil {
+		m.cfg.OnPartitionsDeleted(deleted)
+	}
+	return resp
+}

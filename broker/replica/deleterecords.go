@@ -1,0 +1,69 @@
+package replica
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DeleteRecords moves log start offsets forward (protocol.md §9.21,
+// log-format.md §10.5). Offset -1 means "up to the high watermark".
+//
+// Kafka answers once every replica's log start offset reached the new low
+// watermark; until replication lands the leader's own log start is the low
+// watermark and the answer is immediate.
+func (m *Manager) DeleteRecords(_ context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	resp.Version = req.Version
+	for _, t := range req.Topics {
+		st := kmsg.NewDeleteRecordsResponseTopic()
+		st.Topic = t.Topic
+		for _, rp := range t.Partitions {
+			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LowWatermark = -1
+			tp := TopicPartition{t.Topic, rp.Partition}
+			low, err := m.deleteRecords(tp, rp.Offset)
+			sp.ErrorCode = m.errorCode(err, tp, "delete_records")
+			if sp.ErrorCode == 0 {
+				sp.LowWatermark = low
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (m *Manager) deleteRecords(tp TopicPartition, offset int64) (int64, error) {
+	if isInternalTopic(tp.Topic) {
+		return -1, kerr.InvalidTopicException
+	}
+	p, ok := m.Partition(tp)
+	if !ok {
+		return -1, m.unknownPartitionError(tp)
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	st, kerrE := p.checkLeaderLocked(-1, true)
+	if kerrE != nil {
+		return -1, kerrE
+	}
+	log := st.log
+	if !log.DeleteRecordsAllowed() {
+		return -1, kerr.PolicyViolation
+	}
+	hw := log.HighWatermark()
+	if offset == -1 {
+		offset = hw
+	}
+	if offset < 0 || offset > hw {
+		return -1, kerr.OffsetOutOfRange
+	}
+	low, err := log.DeleteRecordsBefore(offset)
+	if err != nil {
+		return -1, err
+	}
+	return low, nil
+}

@@ -1,0 +1,433 @@
+package replica
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Replica ids in Fetch and ListOffsets requests.
+const (
+	consumerReplicaID  int32 = -1
+	debuggingReplicaID int32 = -2
+)
+
+// fetchPart is one partition of a fetch, as requested (or as remembered by
+// a fetch session).
+type fetchPart struct {
+	tp                 TopicPartition
+	topicID            [16]byte
+	fetchOffset        int64
+	currentLeaderEpoch int32
+	lastFetchedEpoch   int32
+	maxBytes           int32
+	resolveErr         int16 // e.g. UNKNOWN_TOPIC_ID for an unknown v13 topic id
+}
+
+// partRead is the outcome of reading one partition.
+type partRead struct {
+	code                  int16
+	hw, lso, logStart     int64
+	records               RecordData
+	leaderEpoch           int32 // to notice leadership changes while parked
+	divergingEpoch        int32
+	divergingEndOffset    int64
+	hasDivergingEpoch     bool
+	materialized          []byte
+	materializeFailedCode int16
+}
+
+func (r *partRead) size() int {
+	if r.records == nil {
+		return 0
+	}
+	return r.records.Len()
+}
+
+// fetchParams are the request-wide settings of a fetch.
+type fetchParams struct {
+	version   int16
+	replicaID int32
+	isolation int8
+	maxBytes  int32
+	minBytes  int32
+	maxWait   time.Duration
+}
+
+// Fetch serves consumer and follower fetches (protocol.md §9.2): reads up
+// to the high watermark (consumers) or the log end (followers, replica id
+// -2), honours max_bytes/partition_max_bytes with KIP-74's "at least one
+// batch", long-polls for min_bytes up to max_wait_ms, fences by current
+// leader epoch and runs fetch sessions (KIP-227).
+//
+// The response is a *kmsg.FetchResponse whose record data has been read
+// into memory. TODO(sendfile): hand the file ranges (RecordData.WriteTo) to
+// the network layer's spliced-response interface once it exists.
+//
+// An error means the connection is going away (ctx cancelled).
+func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.Version = req.Version
+
+	params := fetchParams{
+		version:   req.Version,
+		replicaID: req.ReplicaID,
+		isolation: req.IsolationLevel,
+		maxBytes:  req.MaxBytes,
+		minBytes:  req.MinBytes,
+		maxWait:   time.Duration(req.MaxWaitMillis) * time.Millisecond,
+	}
+	if req.Version < 3 || params.maxBytes <= 0 {
+		params.maxBytes = math.MaxInt32
+	}
+
+	reqParts := m.fetchPartsFromRequest(req)
+
+	// Session handling (v7+). Versions before 7 are always sessionless.
+	var session *fetchSession
+	incremental := false
+	if req.Version >= 7 {
+		switch {
+		case req.SessionID == 0 && req.SessionEpoch == -1:
+			// full fetch without a session
+		case req.SessionID == 0 && req.SessionEpoch == 0:
+			session = m.sessions.create(reqParts)
+		case req.SessionEpoch == -1:
+			m.sessions.remove(req.SessionID)
+		case req.SessionEpoch == 0:
+			m.sessions.remove(req.SessionID)
+			session = m.sessions.create(reqParts)
+		default:
+			s, ok := m.sessions.get(req.SessionID)
+			if !ok {
+				resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+				return resp, nil
+			}
+			s.mu.Lock()
+			if s.closed || s.epoch != req.SessionEpoch {
+				s.mu.Unlock()
+				resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+				return resp, nil
+			}
+			s.epoch++
+			if s.epoch < 1 { // wrap-around, as Kafka's nextEpoch
+				s.epoch = 1
+			}
+			for _, p := range reqParts {
+				s.upsertLocked(p)
+			}
+			for _, ft := range req.ForgottenTopics {
+				name := ft.Topic
+				if req.Version >= 13 {
+					name, _ = m.topicName(ft.TopicID)
+				}
+				for _, p := range ft.Partitions {
+					s.forgetLocked(TopicPartition{name, p})
+				}
+			}
+			s.lastUsed = m.cfg.Clock()
+			session, incremental = s, true
+			// Held until the response is built; see fetchSession.
+			defer s.mu.Unlock()
+		}
+	}
+	parts := reqParts
+	if incremental {
+		parts = session.requestsLocked()
+	} else if session != nil {
+		session.mu.Lock()
+		defer session.mu.Unlock()
+	}
+
+	reads, err := m.fetchWithWait(ctx, parts, params)
+	if err != nil {
+		return nil, err
+	}
+
+	if session != nil {
+		resp.SessionID = session.id
+	}
+	var cur *kmsg.FetchResponseTopic
+	for i := range parts {
+		p, r := &parts[i], &reads[i]
+		if session != nil {
+			sp := session.index[p.tp]
+			if sp != nil {
+				news := !incremental || r.code != 0 || r.size() > 0 || r.hasDivergingEpoch ||
+					r.hw != sp.hw || r.lso != sp.lso || (req.Version >= 5 && r.logStart != sp.logStart)
+				sp.hw, sp.lso, sp.logStart = r.hw, r.lso, r.logStart
+				if !news {
+					continue
+				}
+			}
+		}
+		if cur == nil || cur.Topic != p.tp.Topic || cur.TopicID != p.topicID {
+			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
+			cur = &resp.Topics[len(resp.Topics)-1]
+			cur.Topic = p.tp.Topic
+			cur.TopicID = p.topicID
+		}
+		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params))
+	}
+	return resp, nil
+}
+
+func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
+	var out []fetchPart
+	for _, t := range req.Topics {
+		name, id := t.Topic, t.TopicID
+		var resolveErr int16
+		if req.Version >= 13 {
+			n, ok := m.topicName(id)
+			if ok {
+				name = n
+			} else {
+				resolveErr = kerr.UnknownTopicID.Code
+			}
+		} else {
+			id = m.topicID(name)
+		}
+		for _, p := range t.Partitions {
+			fp := fetchPart{
+				tp:                 TopicPartition{name, p.Partition},
+				topicID:            id,
+				fetchOffset:        p.FetchOffset,
+				currentLeaderEpoch: -1,
+				lastFetchedEpoch:   -1,
+				maxBytes:           p.PartitionMaxBytes,
+				resolveErr:         resolveErr,
+			}
+			if req.Version >= 9 {
+				fp.currentLeaderEpoch = p.CurrentLeaderEpoch
+			}
+			if req.Version >= 12 {
+				fp.lastFetchedEpoch = p.LastFetchedEpoch
+			}
+			out = append(out, fp)
+		}
+	}
+	return out
+}
+
+// fetchWithWait reads every partition and, when the request allows it and
+// fewer than min_bytes are available, parks until an append, a leadership
+// change, max_wait_ms, or broker shutdown (DelayedFetch, replication.md
+// §6.1). Each wake-up re-reads the logs; reads return file ranges, so this
+// costs index lookups, not copies.
+func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
+	reads, total, hasErr := m.readParts(parts, params)
+	if params.maxWait <= 0 || params.minBytes <= 0 || total >= int(params.minBytes) || hasErr || len(parts) == 0 {
+		return m.materialize(reads), nil
+	}
+	select {
+	case <-m.done:
+		return m.materialize(reads), nil
+	default:
+	}
+	first := reads
+	tps := make([]TopicPartition, 0, len(parts))
+	for _, p := range parts {
+		tps = append(tps, p.tp)
+	}
+	w := m.waiters.add(tps)
+	defer m.waiters.remove(w, tps)
+	timer := time.NewTimer(params.maxWait)
+	defer timer.Stop()
+	for {
+		// Read again after registering: an append between the first read
+		// and the registration would otherwise be missed.
+		reads, total, hasErr = m.readParts(parts, params)
+		if total >= int(params.minBytes) || hasErr || leadershipChanged(first, reads) {
+			return m.materialize(reads), nil
+		}
+		select {
+		case <-w.ch:
+		case <-timer.C:
+			reads, _, _ = m.readParts(parts, params)
+			return m.materialize(reads), nil
+		case <-m.done:
+			return m.materialize(reads), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func leadershipChanged(a, b []partRead) bool {
+	for i := range a {
+		if a[i].leaderEpoch != b[i].leaderEpoch {
+			return true
+		}
+	}
+	return false
+}
+
+// readParts applies the response size limits: each partition at most its
+// partition_max_bytes, the response at most max_bytes, and the first
+// partition with data at least one whole batch (KIP-74).
+func (m *Manager) readParts(parts []fetchPart, params fetchParams) ([]partRead, int, bool) {
+	reads := make([]partRead, len(parts))
+	limit := params.maxBytes
+	minOne := true
+	total := 0
+	hasErr := false
+	for i := range parts {
+		max := min(parts[i].maxBytes, limit)
+		reads[i] = m.readPartition(&parts[i], params, max, minOne)
+		if reads[i].code != 0 {
+			hasErr = true
+		}
+		if n := reads[i].size(); n > 0 {
+			minOne = false
+			total += n
+			limit = max32(0, limit-int32(min(n, math.MaxInt32)))
+		}
+		if reads[i].hasDivergingEpoch {
+			hasErr = true // respond at once, as Kafka does for divergence
+		}
+	}
+	return reads, total, hasErr
+}
+
+func max32(a, b int32) int32 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool) partRead {
+	r := partRead{hw: -1, lso: -1, logStart: -1, leaderEpoch: -1}
+	if fp.resolveErr != 0 {
+		r.code = fp.resolveErr
+		return r
+	}
+	if params.version < 4 {
+		// Klassik stores only magic-2 batches and does not down-convert.
+		r.code = kerr.UnsupportedVersion.Code
+		return r
+	}
+	p, ok := m.Partition(fp.tp)
+	if !ok {
+		r.code = m.errorCode(m.unknownPartitionError(fp.tp), fp.tp, "fetch")
+		return r
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	st, kerrE := p.checkLeaderLocked(fp.currentLeaderEpoch, true)
+	if kerrE != nil {
+		r.code = kerrE.Code
+		return r
+	}
+	r.leaderEpoch = st.leaderEpoch
+	follower := params.replicaID >= 0
+	if follower && !containsBroker(p.replicas, params.replicaID) {
+		// The leader may not have seen the LeaderAndIsr adding this
+		// replica yet (replication.md §6 step 3).
+		if fp.currentLeaderEpoch >= 0 {
+			r.code = kerr.UnknownLeaderEpoch.Code
+		} else {
+			r.code = kerr.NotLeaderForPartition.Code
+		}
+		return r
+	}
+	log := st.log
+	hw, leo, logStart := log.HighWatermark(), log.LogEndOffset(), log.LogStartOffset()
+
+	// Divergence check for followers that send their last fetched epoch
+	// (v12+, replication.md §6 step 5).
+	if follower && fp.lastFetchedEpoch >= 0 {
+		e, end := log.EndOffsetForEpoch(fp.lastFetchedEpoch)
+		if e == -1 && end == -1 || fp.fetchOffset < logStart {
+			r.code = kerr.OffsetOutOfRange.Code
+			return r
+		}
+		if e < fp.lastFetchedEpoch || end < fp.fetchOffset {
+			r.hw, r.lso, r.logStart = hw, hw, logStart
+			r.hasDivergingEpoch, r.divergingEpoch, r.divergingEndOffset = true, e, end
+			return r
+		}
+	}
+
+	if fp.fetchOffset < logStart || fp.fetchOffset > leo {
+		r.code = kerr.OffsetOutOfRange.Code
+		return r
+	}
+	// The last stable offset equals the HW while there are no open
+	// transactions; transactions (a later issue) lower it.
+	lso := hw
+	maxOffset := hw
+	switch {
+	case follower || params.replicaID == debuggingReplicaID:
+		maxOffset = leo
+	case params.isolation == 1:
+		maxOffset = lso
+	}
+	r.hw, r.lso, r.logStart = hw, lso, logStart
+	// TODO(replication): a follower fetch updates the follower's state here
+	// (fetch offset = its LEO), may expand the ISR and advance the HW.
+	if fp.fetchOffset >= maxOffset || maxBytes <= 0 && !minOne {
+		return r
+	}
+	rr, err := log.Read(fp.fetchOffset, maxBytes, maxOffset, minOne)
+	if err != nil {
+		r.code = m.errorCode(err, fp.tp, "fetch")
+		r.hw, r.lso, r.logStart = -1, -1, -1
+		return r
+	}
+	r.records = rr.Records
+	return r
+}
+
+// materialize reads the record data of every partition into memory.
+func (m *Manager) materialize(reads []partRead) []partRead {
+	for i := range reads {
+		r := &reads[i]
+		if r.records == nil || r.records.Len() == 0 {
+			continue
+		}
+		b, err := r.records.ReadAll()
+		if err != nil {
+			m.log.Error("reading fetched records", "err", err)
+			r.materializeFailedCode = kerr.KafkaStorageError.Code
+			r.records = nil
+			continue
+		}
+		r.materialized = b
+	}
+	return reads
+}
+
+func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetchParams) kmsg.FetchResponseTopicPartition {
+	sp := kmsg.NewFetchResponseTopicPartition()
+	sp.Partition = p.tp.Partition
+	code := r.code
+	if code == 0 && r.materializeFailedCode != 0 {
+		code = r.materializeFailedCode
+	}
+	if code == kerr.KafkaStorageError.Code && params.version <= 5 {
+		// Old clients do not know KAFKA_STORAGE_ERROR.
+		code = kerr.NotLeaderForPartition.Code
+	}
+	sp.ErrorCode = code
+	sp.HighWatermark = r.hw
+	sp.LastStableOffset = r.lso
+	sp.LogStartOffset = r.logStart
+	sp.PreferredReadReplica = -1
+	if params.isolation == 1 {
+		sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	}
+	if r.hasDivergingEpoch {
+		sp.DivergingEpoch.Epoch = r.divergingEpoch
+		sp.DivergingEpoch.EndOffset = r.divergingEndOffset
+	}
+	// Records are never null on the wire (protocol.md §9.2).
+	sp.RecordBatches = []byte{}
+	if code == 0 && r.materialized != nil {
+		sp.RecordBatches = r.materialized
+	}
+	return sp
+}

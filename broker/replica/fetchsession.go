@@ -1,0 +1,139 @@
+package replica
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// sessionCache is Kafka's FetchSessionCache (KIP-227): incremental fetch
+// sessions keyed by a random positive id. A session remembers, per
+// partition, what the client asked for last (fetch offset, max bytes,
+// current leader epoch) and what the broker answered last (HW, LSO, log
+// start), so that an incremental request lists only changed partitions and
+// an incremental response only partitions with news.
+type sessionCache struct {
+	max   int // <= 0 disables sessions: every (0, 0) request is answered without one
+	clock func() time.Time
+
+	// mu guards the following.
+	mu       sync.Mutex
+	sessions map[int32]*fetchSession
+}
+
+// fetchSession is one session. Its own mutex is held for the whole fetch
+// that uses it (clients have at most one fetch in flight per session), so
+// the epoch check, the partition updates and the cached answers change
+// together.
+type fetchSession struct {
+	id int32
+
+	// mu guards the following.
+	mu       sync.Mutex
+	epoch    int32 // next expected session epoch
+	parts    []*sessionPart
+	index    map[TopicPartition]*sessionPart
+	lastUsed time.Time
+	closed   bool
+}
+
+type sessionPart struct {
+	req fetchPart
+	// Last values sent to the client; -2 = never sent (so the first answer
+	// always includes the partition).
+	hw, lso, logStart int64
+}
+
+func newSessionCache(max int, clock func() time.Time) *sessionCache {
+	return &sessionCache{max: max, clock: clock, sessions: make(map[int32]*fetchSession)}
+}
+
+// create registers a new session holding parts, evicting the least recently
+// used session when the cache is full. It returns nil when sessions are
+// disabled.
+func (c *sessionCache) create(parts []fetchPart) *fetchSession {
+	if c.max <= 0 {
+		return nil
+	}
+	now := c.clock()
+	s := &fetchSession{epoch: 1, index: make(map[TopicPartition]*sessionPart), lastUsed: now}
+	for _, p := range parts {
+		s.upsertLocked(p)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.sessions) >= c.max {
+		var oldest *fetchSession
+		for _, o := range c.sessions {
+			if oldest == nil || o.lastUsed.Before(oldest.lastUsed) {
+				oldest = o
+			}
+		}
+		if oldest != nil {
+			delete(c.sessions, oldest.id)
+		}
+	}
+	for {
+		id := rand.Int32()
+		if id == 0 {
+			continue
+		}
+		if _, taken := c.sessions[id]; !taken {
+			s.id = id
+			break
+		}
+	}
+	c.sessions[s.id] = s
+	return s
+}
+
+func (c *sessionCache) get(id int32) (*fetchSession, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.sessions[id]
+	return s, ok
+}
+
+func (c *sessionCache) remove(id int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.sessions, id)
+}
+
+func (c *sessionCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sessions)
+}
+
+func (s *fetchSession) upsertLocked(p fetchPart) {
+	if sp, ok := s.index[p.tp]; ok {
+		sp.req = p
+		return
+	}
+	sp := &sessionPart{req: p, hw: -2, lso: -2, logStart: -2}
+	s.parts = append(s.parts, sp)
+	s.index[p.tp] = sp
+}
+
+func (s *fetchSession) forgetLocked(tp TopicPartition) {
+	if _, ok := s.index[tp]; !ok {
+		return
+	}
+	delete(s.index, tp)
+	kept := s.parts[:0]
+	for _, sp := range s.parts {
+		if sp.req.tp != tp {
+			kept = append(kept, sp)
+		}
+	}
+	s.parts = kept
+}
+
+func (s *fetchSession) requestsLocked() []fetchPart {
+	out := make([]fetchPart, len(s.parts))
+	for i, sp := range s.parts {
+		out[i] = sp.req
+	}
+	return out
+}

@@ -1,0 +1,155 @@
+package replica
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Special ListOffsets timestamps.
+const (
+	latestTimestamp   int64 = -1
+	earliestTimestamp int64 = -2
+	maxTimestamp      int64 = -3
+)
+
+// ListOffsets answers offset lookups by timestamp (protocol.md §9.3).
+func (m *Manager) ListOffsets(_ context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	resp.Version = req.Version
+
+	// A partition listed twice (v1+) gets INVALID_REQUEST.
+	seen := make(map[TopicPartition]int)
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			seen[TopicPartition{t.Topic, p.Partition}]++
+		}
+	}
+	for _, t := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = t.Topic
+		for _, p := range t.Partitions {
+			tp := TopicPartition{t.Topic, p.Partition}
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			if req.Version >= 1 && seen[tp] > 1 {
+				sp.ErrorCode = kerr.InvalidRequest.Code
+			} else {
+				m.listOffset(req, tp, &p, &sp)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp TopicPartition, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+	p, ok := m.Partition(tp)
+	if !ok {
+		sp.ErrorCode = m.errorCode(m.unknownPartitionError(tp), tp, "list_offsets")
+		return
+	}
+	currentEpoch := int32(-1)
+	if req.Version >= 4 {
+		currentEpoch = rp.CurrentLeaderEpoch
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	st, kerrE := p.checkLeaderLocked(currentEpoch, true)
+	if kerrE != nil {
+		sp.ErrorCode = kerrE.Code
+		return
+	}
+	log := st.log
+	hw, leo := log.HighWatermark(), log.LogEndOffset()
+	fromBroker := req.ReplicaID >= 0 || req.ReplicaID == debuggingReplicaID
+	// Last fetchable offset: HW (read_uncommitted), LSO (= HW without open
+	// transactions) for read_committed, the log end for brokers.
+	lastFetchable := hw
+	if fromBroker {
+		lastFetchable = leo
+	}
+
+	if req.Version == 0 {
+		sp.OldStyleOffsets = m.oldStyleOffsets(log, rp.Timestamp, lastFetchable, rp.MaxNumOffsets)
+		return
+	}
+
+	// A new leader whose HW has not yet reached the start of its epoch must
+	// not answer "latest" with an old end (replication.md §4).
+	notAvailable := func() bool {
+		if fromBroker || st.esOffset < 0 || st.esOffset <= hw {
+			return false
+		}
+		if req.Version >= 5 {
+			sp.ErrorCode = kerr.OffsetNotAvailable.Code
+		} else {
+			sp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		return true
+	}
+
+	switch rp.Timestamp {
+	case latestTimestamp:
+		if notAvailable() {
+			return
+		}
+		sp.Offset = lastFetchable
+		sp.LeaderEpoch = st.leaderEpoch
+		return
+	case earliestTimestamp, maxTimestamp:
+	default:
+		if rp.Timestamp < 0 {
+			sp.ErrorCode = kerr.InvalidRequest.Code // unknown special timestamp
+			return
+		}
+	}
+	off, ts, epoch, found, err := log.FetchOffsetByTimestamp(rp.Timestamp)
+	if err != nil {
+		sp.ErrorCode = m.errorCode(err, tp, "list_offsets")
+		return
+	}
+	if rp.Timestamp >= 0 && found && off >= lastFetchable && notAvailable() {
+		return
+	}
+	// Offsets at or beyond the last fetchable offset are not visible to
+	// this caller: answer "none" (-1), not an error.
+	if !found || (rp.Timestamp != earliestTimestamp && off >= lastFetchable) {
+		return
+	}
+	sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, epoch
+	if rp.Timestamp == earliestTimestamp {
+		sp.Timestamp = -1
+	}
+}
+
+// oldStyleOffsets answers ListOffsets v0 (max_num_offsets). Kafka returns
+// segment base offsets older than the timestamp; without segment listing
+// here we answer the lookups a v0 client relies on: latest → [end,
+// log start] and earliest → [log start], limited to max_num_offsets.
+func (m *Manager) oldStyleOffsets(log Log, ts, lastFetchable int64, maxNum int32) []int64 {
+	var out []int64
+	switch ts {
+	case latestTimestamp:
+		out = append(out, lastFetchable)
+		if ls := log.LogStartOffset(); ls < lastFetchable {
+			out = append(out, ls)
+		}
+	case earliestTimestamp:
+		out = append(out, log.LogStartOffset())
+	default:
+		if off, _, _, found, err := log.FetchOffsetByTimestamp(ts); err == nil && found && off < lastFetchable {
+			out = append(out, off)
+		}
+	}
+	if maxNum >= 0 && len(out) > int(maxNum) {
+		out = out[:maxNum]
+	}
+	if out == nil {
+		out = []int64{}
+	}
+	return out
+}

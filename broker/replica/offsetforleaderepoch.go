@@ -1,0 +1,47 @@
+package replica
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetForLeaderEpoch answers, from the leader's epoch cache, where each
+// requested epoch ends (protocol.md §9.23, replication.md §8.3–8.4). Used by
+// followers to truncate and by KIP-320 consumers after a leader change.
+func (m *Manager) OffsetForLeaderEpoch(_ context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	resp.Version = req.Version
+	for _, t := range req.Topics {
+		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		st.Topic = t.Topic
+		for _, rp := range t.Partitions {
+			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			current := int32(-1)
+			if req.Version >= 2 {
+				current = rp.CurrentLeaderEpoch
+			}
+			sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = m.endOffsetForEpoch(TopicPartition{t.Topic, rp.Partition}, current, rp.LeaderEpoch)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (m *Manager) endOffsetForEpoch(tp TopicPartition, current, epoch int32) (int16, int32, int64) {
+	p, ok := m.Partition(tp)
+	if !ok {
+		return m.errorCode(m.unknownPartitionError(tp), tp, "offset_for_leader_epoch"), -1, -1
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	st, kerrE := p.checkLeaderLocked(current, true)
+	if kerrE != nil {
+		return kerrE.Code, -1, -1
+	}
+	e, end := st.log.EndOffsetForEpoch(epoch)
+	return 0, e, end
+}

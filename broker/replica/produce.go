@@ -1,0 +1,147 @@
+package replica
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrAcksZeroFailed is returned by ProduceOrClose when an acks=0 produce had
+// a failing partition: the client gets no response, so the broker closes the
+// connection to make it refresh metadata (replication.md §3.1).
+var ErrAcksZeroFailed = errors.New("replica: acks=0 produce failed; closing connection")
+
+// Produce appends the request's record batches to the partitions this broker
+// leads (protocol.md §9.1). It returns nil when acks=0.
+func (m *Manager) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
+	resp, _ := m.ProduceOrClose(ctx, req)
+	return resp
+}
+
+// ProduceOrClose is Produce for the network handler: with acks=0 it returns
+// a nil response, and ErrAcksZeroFailed if any partition failed so that the
+// connection is closed.
+func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	resp.Version = req.Version
+
+	// Request-wide errors first: every partition gets the same code and
+	// nothing is appended.
+	var global int16
+	switch {
+	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+		global = kerr.InvalidRequiredAcks.Code
+	case req.TransactionID == nil && anyTransactional(req):
+		global = kerr.TransactionalIDAuthorizationFailed.Code
+	}
+
+	clientID := clientIDFrom(ctx)
+	failed := false
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		st.TopicID = rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			code := global
+			if code == 0 {
+				tp := TopicPartition{rt.Topic, rp.Partition}
+				if isInternalTopic(tp.Topic) && clientID != "__admin_client" {
+					code = kerr.InvalidTopicException.Code
+				} else {
+					var info AppendResult
+					var err error
+					info, err = m.appendToLeader(tp, rp.Records, req.Acks)
+					code = m.errorCode(err, tp, "produce")
+					if code == 0 {
+						sp.BaseOffset = info.FirstOffset
+						sp.LogAppendTime = info.LogAppendTime
+						sp.LogStartOffset = info.LogStartOffset
+					} else if req.Version >= 8 && err != nil {
+						msg := err.Error()
+						sp.ErrorMessage = &msg
+					}
+				}
+			}
+			sp.ErrorCode = code
+			if code != 0 {
+				failed = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		if failed {
+			return nil, ErrAcksZeroFailed
+		}
+		return nil, nil
+	}
+	return resp, nil
+}
+
+func anyTransactional(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			// A malformed record set is not transactional here; storage
+			// rejects it per partition with CORRUPT_MESSAGE.
+			if tx, err := hasTransactionalBatch(p.Records); err == nil && tx {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// appendToLeader is Kafka's Partition.appendRecordsToLeader: under the
+// partition's read lock (so no role change interleaves), check leadership
+// and min.insync.replicas, append with the current leader epoch, then move
+// the high watermark and wake parked fetches.
+func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16) (AppendResult, error) {
+	p, ok := m.Partition(tp)
+	if !ok {
+		return AppendResult{}, m.unknownPartitionError(tp)
+	}
+	p.mu.RLock()
+	if !p.isLeaderLocked() {
+		p.mu.RUnlock()
+		return AppendResult{}, kerr.NotLeaderForPartition
+	}
+	log := p.log
+	// acks=all: refuse before writing when the ISR is already too small
+	// (NOT_ENOUGH_REPLICAS, nothing appended).
+	if acks == -1 && len(p.isr) < m.minISR(tp.Topic) {
+		p.mu.RUnlock()
+		return AppendResult{}, kerr.NotEnoughReplicas
+	}
+	info, err := log.AppendAsLeader(records, p.leaderEpoch)
+	p.mu.RUnlock()
+	if err != nil {
+		return AppendResult{}, err
+	}
+	// acks=all is acknowledged here, exactly like acks=1, until follower
+	// replication lands: the HW moves to the leader's log end right away
+	// (see maybeIncrementHighWatermark), so the completion rule "HW >= last
+	// appended offset + 1" (replication.md §3.2) already holds and no
+	// DelayedProduce is needed. The replication issue parks acks=all
+	// requests in the purgatory instead.
+	if p.maybeIncrementHighWatermark(log) || info.NumMessages > 0 {
+		m.waiters.notify(tp)
+	}
+	return info, nil
+}
+
+// unknownPartitionError distinguishes a partition the cluster knows but this
+// broker does not host (NOT_LEADER_OR_FOLLOWER) from an unknown one.
+func (m *Manager) unknownPartitionError(tp TopicPartition) error {
+	if hp, ok := m.meta.(interface {
+		HasPartition(topic string, partition int32) bool
+	}); ok && hp.HasPartition(tp.Topic, tp.Partition) {
+		return kerr.NotLeaderForPartition
+	}
+	return kerr.UnknownTopicOrPartition
+}

@@ -1,0 +1,109 @@
+package replica
+
+import (
+	"io"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TopicPartition names one partition. It mirrors storage.TopicPartition so
+// that the core of this package compiles and is testable on its own; the
+// storage adapter converts between the two.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// AppendResult is what a leader append reports (storage.AppendInfo).
+type AppendResult struct {
+	FirstOffset    int64
+	LastOffset     int64
+	LogAppendTime  int64 // -1 unless the topic uses LogAppendTime
+	LogStartOffset int64
+	NumMessages    int32
+	Duplicate      bool // an idempotent retry; FirstOffset is the original one
+}
+
+// RecordData is a range of record batches returned by a read. It is a file
+// range in the real log (storage.FileRecords) so that it can be sent with
+// sendfile; Len must be cheap because long-polling fetches call it on every
+// wake-up.
+type RecordData interface {
+	Len() int
+	ReadAll() ([]byte, error)
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// ReadResult is the result of Log.Read (storage.FetchData).
+type ReadResult struct {
+	Records     RecordData // may be nil when nothing was read
+	FirstOffset int64
+}
+
+// Log is what a Partition needs from its local replica log. *storage.Log
+// satisfies it through the adapter in storage_adapter.go. Errors that are
+// protocol outcomes are kerr values (kerr.OffsetOutOfRange,
+// kerr.CorruptMessage, kerr.OutOfOrderSequenceNumber ...); anything else is
+// mapped to UNKNOWN_SERVER_ERROR (or KAFKA_STORAGE_ERROR) by the caller.
+type Log interface {
+	AppendAsLeader(records []byte, leaderEpoch int32) (AppendResult, error)
+	Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (ReadResult, error)
+
+	LogStartOffset() int64
+	LogEndOffset() int64
+	HighWatermark() int64
+	SetHighWatermark(hw int64)
+
+	// FetchOffsetByTimestamp handles ts >= 0, -2 (earliest) and -3 (max
+	// timestamp). found=false means no such offset (offset -1 to the client).
+	FetchOffsetByTimestamp(ts int64) (offset, timestamp int64, leaderEpoch int32, found bool, err error)
+	DeleteRecordsBefore(offset int64) (newLogStart int64, err error)
+
+	// Leader epoch cache (leader-epoch-checkpoint).
+	AssignEpoch(epoch int32, startOffset int64)
+	LatestEpoch() (epoch int32, ok bool)
+	// EndOffsetForEpoch follows replication.md §8.3: (-1, -1) when undefined.
+	EndOffsetForEpoch(epoch int32) (int32, int64)
+
+	// DeleteRecordsAllowed is false for compact-only topics
+	// (cleanup.policy=compact), which reject DeleteRecords with
+	// POLICY_VIOLATION.
+	DeleteRecordsAllowed() bool
+}
+
+// LogStore owns every partition log of this broker (storage.LogManager).
+type LogStore interface {
+	// GetOrCreateLog opens or creates the log of tp. isNew comes from
+	// LeaderAndIsr's IsNew and only matters when log dirs are offline.
+	GetOrCreateLog(tp TopicPartition, isNew bool) (Log, error)
+	GetLog(tp TopicPartition) (Log, bool)
+	DeleteLog(tp TopicPartition) error
+}
+
+// MetadataCache is the part of broker/metadata's Cache the manager drives.
+type MetadataCache interface {
+	// UpdateMetadata applies an accepted UpdateMetadata request and returns
+	// the partitions the request marked as deleted (leader -2).
+	UpdateMetadata(req *kmsg.UpdateMetadataRequest) (deleted []TopicPartition)
+}
+
+// FollowerFetcher is the extension point for replication: the manager tells
+// it which partitions to fetch from which leader and which to stop. The
+// replica fetcher (one goroutine per source broker, replication.md §5)
+// implements it; until then Config.Fetcher is nil and followers only record
+// their leader.
+type FollowerFetcher interface {
+	// AddPartitions starts fetching each partition from its leader, beginning
+	// at the given offset (the follower's log end; the fetcher truncates by
+	// leader epoch first).
+	AddPartitions(parts map[TopicPartition]FollowerStart)
+	RemovePartitions(tps []TopicPartition)
+}
+
+// FollowerStart is where a follower begins fetching.
+type FollowerStart struct {
+	LeaderID    int32
+	LeaderEpoch int32
+	TopicID     [16]byte
+	FetchOffset int64
+}
