@@ -1,0 +1,35 @@
+// Package record encodes and decodes Kafka record batches: the bytes of a
+// .log segment, of a Produce request's records and of a Fetch response.
+//
+// Kafka classes and their Go counterparts:
+//
+//	DefaultRecordBatch (org.apache.kafka.common.record)  batch.go: BatchHeader, ParseBatchHeader,
+//	                                                     CheckCRC, SetBaseOffset, SetPartitionLeaderEpoch,
+//	                                                     SetLogAppendTime, ForEachBatch
+//	DefaultRecord                                        record.go: Record, Header, Records, ForEachRecord
+//	MemoryRecordsBuilder                                 builder.go: BuildOptions, Build
+//	CompressionType, KafkaLZ4Block*Stream, SnappyCodec   codec.go: Codec, Compress, Decompress
+//	LogValidator (batch/record checks of the leader)     validate.go: ValidateBatch, ValidateOptions
+//	LegacyRecord, AbstractLegacyRecordBatch (magic 0/1)  legacy.go: ConvertLegacy
+//	ControlRecordType, EndTransactionMarker              control.go
+//
+// Formats follow /work/shared/spec/log-format.md §3: the 61-byte v2 header,
+// CRC-32C over bytes 21..end (so base offset and partition leader epoch can
+// be stamped in place), zig-zag varint records, compression of the records
+// section only. The broker stores only magic 2; legacy message sets are
+// up-converted on produce.
+//
+// Invariants:
+//   - No decoder trusts a length before bounds-checking it against the
+//     buffer; malformed input yields an error, never a panic (fuzzed by
+//     FuzzParseBatch, FuzzRecords and FuzzConvertLegacy).
+//   - Decompression output is capped by MaxDecompressedBytes.
+//   - ParseBatchHeader, CheckCRC, SetBaseOffset and SetPartitionLeaderEpoch
+//     do not allocate; ValidateBatch does not allocate per record for an
+//     uncompressed batch.
+//   - Errors carry the kerr code the broker answers with (errors.Is), and a
+//     truncated tail is told apart from corruption by ErrTruncated.
+//
+// Goroutines: none. The package is stateless apart from a lazily created,
+// concurrency-safe zstd encoder/decoder pair.
+package record
