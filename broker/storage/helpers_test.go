@@ -1,0 +1,95 @@
+package storage
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klassik/klassik/broker/storage/record"
+)
+
+// fakeClock is an injectable clock tests advance by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.UnixMilli(1700000000000)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// makeBatch builds a producer-style batch (base offset 0) of n records
+// whose values are valueSize bytes tagged with tag, timestamps ts, ts+1, ...
+func makeBatch(n, valueSize int, ts int64, tag string) []byte {
+	opts := record.DefaultBuildOptions()
+	opts.BaseTimestamp = ts
+	recs := make([]record.Record, n)
+	for i := range recs {
+		v := make([]byte, valueSize)
+		copy(v, fmt.Sprintf("%s-%d", tag, i))
+		recs[i] = record.Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Key: []byte(fmt.Sprintf("k%d", i)), Value: v}
+	}
+	return record.Build(opts, recs)
+}
+
+// testConfig is a small-segment config for tests.
+func testConfig() LogConfig {
+	c := DefaultLogConfig()
+	c.SegmentBytes = 4096
+	c.SegmentIndexBytes = 1024
+	c.IndexIntervalBytes = 256
+	c.FileDeleteDelayMs = 0
+	return c
+}
+
+func openTestLog(t testing.TB, dir string, cfg LogConfig, clock *fakeClock) *Log {
+	t.Helper()
+	l, err := OpenLog(dir, TopicPartition{"t", 0}, cfg, clock.Now)
+	if err != nil {
+		t.Fatalf("OpenLog: %v", err)
+	}
+	return l
+}
+
+// readAllBatches reads every batch from offset from to the log end.
+func readAllBatches(t testing.TB, l *Log, from int64) [][]byte {
+	t.Helper()
+	var out [][]byte
+	off := from
+	for off < l.LogEndOffset() {
+		fd, err := l.Read(off, 1<<20, l.LogEndOffset(), true)
+		if err != nil {
+			t.Fatalf("Read(%d): %v", off, err)
+		}
+		b, err := fd.Records.ReadAll()
+		if err != nil {
+			t.Fatalf("ReadAll: %v", err)
+		}
+		if len(b) == 0 {
+			break
+		}
+		for len(b) > 0 {
+			batch, h, err := nextBatch(b)
+			if err != nil {
+				break
+			}
+			if h.LastOffset() >= off {
+				out = append(out, append([]byte(nil), batch...))
+				off = h.NextOffset()
+			}
+			b = b[len(batch):]
+		}
+	}
+	return out
+}

@@ -1,0 +1,195 @@
+package storage
+
+// Common machinery of the .index and .timeindex files (Kafka's
+// AbstractIndex): a flat array of fixed-size entries in a memory-mapped file
+// that is preallocated to segment.index.bytes while its segment is active and
+// trimmed to the exact entry count when the segment is rolled or closed.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+)
+
+var errIndexCorrupt = errors.New("storage: corrupt index")
+
+type mmapIndex struct {
+	path       string
+	baseOffset int64
+	entrySize  int
+
+	// mu guards the following. Lookups take it shared; appends, resizes and
+	// truncation take it exclusively, so a remap never pulls the mapping out
+	// from under a concurrent lookup.
+	mu       sync.RWMutex
+	file     *os.File
+	mmap     []byte // len == current file length
+	entries  int
+	maxBytes int // preallocation target while active
+}
+
+// openMmapIndex opens or creates an index file. The entry count is the file
+// length divided by the entry size (so a file that was not trimmed reads as
+// full of zero entries; the sanity check catches that, §4.3). If active, the
+// file is extended to maxBytes.
+func openMmapIndex(path string, baseOffset int64, entrySize, maxBytes int, active bool) (*mmapIndex, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open index: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("storage: stat index: %w", err)
+	}
+	idx := &mmapIndex{path: path, baseOffset: baseOffset, entrySize: entrySize, file: f, maxBytes: maxBytes}
+	size := fi.Size()
+	idx.entries = int(size) / entrySize
+	target := int(size)
+	if active && target < maxBytes {
+		target = maxBytes
+	}
+	if err := idx.remapLocked(target); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if idx.entries*entrySize > len(idx.mmap) {
+		idx.entries = len(idx.mmap) / entrySize
+	}
+	return idx, nil
+}
+
+// remapLocked resizes the file to size bytes and maps it again.
+func (x *mmapIndex) remapLocked(size int) error {
+	if x.mmap != nil {
+		if err := syscall.Munmap(x.mmap); err != nil {
+			return fmt.Errorf("storage: munmap %s: %w", x.path, err)
+		}
+		x.mmap = nil
+	}
+	if err := x.file.Truncate(int64(size)); err != nil {
+		return fmt.Errorf("storage: resize %s: %w", x.path, err)
+	}
+	if size == 0 {
+		return nil
+	}
+	m, err := syscall.Mmap(int(x.file.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("storage: mmap %s: %w", x.path, err)
+	}
+	x.mmap = m
+	return nil
+}
+
+func (x *mmapIndex) maxEntries() int { return x.maxBytes / x.entrySize }
+
+// isFull reports whether no more entries fit.
+func (x *mmapIndex) isFull() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.entries >= x.maxEntries()
+}
+
+func (x *mmapIndex) numEntries() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.entries
+}
+
+// sizeInBytes is the size of the valid entries.
+func (x *mmapIndex) sizeInBytes() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.entries * x.entrySize
+}
+
+// ensureCapacityLocked makes room for one more entry (used when a trimmed
+// index of a re-activated segment gets a new entry).
+func (x *mmapIndex) ensureCapacityLocked() error {
+	need := (x.entries + 1) * x.entrySize
+	if need <= len(x.mmap) {
+		return nil
+	}
+	size := x.maxBytes
+	if size < need {
+		return fmt.Errorf("storage: index %s is full (%d entries)", x.path, x.entries)
+	}
+	return x.remapLocked(size)
+}
+
+// trim truncates the file to the valid entries (on roll and clean close).
+func (x *mmapIndex) trim() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.remapLocked(x.entries * x.entrySize)
+}
+
+// resize extends (or shrinks) the file to n bytes rounded down to the entry
+// size, keeping the valid entries.
+func (x *mmapIndex) resize(n int) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n = n / x.entrySize * x.entrySize
+	x.maxBytes = n
+	if x.entries*x.entrySize > n {
+		x.entries = n / x.entrySize
+	}
+	return x.remapLocked(n)
+}
+
+// reset drops every entry and extends the file back to the maximum size.
+func (x *mmapIndex) reset() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.entries = 0
+	if err := x.remapLocked(0); err != nil {
+		return err
+	}
+	return x.remapLocked(x.maxBytes)
+}
+
+// flush fsyncs the file; on Linux that writes back dirty pages of the
+// shared mapping as well.
+func (x *mmapIndex) flush() error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.file == nil {
+		return nil
+	}
+	return x.file.Sync()
+}
+
+func (x *mmapIndex) close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.file == nil {
+		return nil
+	}
+	var err error
+	if x.mmap != nil {
+		err = syscall.Munmap(x.mmap)
+		x.mmap = nil
+	}
+	if cerr := x.file.Close(); err == nil {
+		err = cerr
+	}
+	x.file = nil
+	return err
+}
+
+func (x *mmapIndex) renameTo(path string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := os.Rename(x.path, path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	x.path = path
+	return nil
+}
+
+// entryLocked returns the bytes of entry i.
+func (x *mmapIndex) entryLocked(i int) []byte {
+	return x.mmap[i*x.entrySize : (i+1)*x.entrySize]
+}

@@ -1,0 +1,648 @@
+package storage
+
+// LogManager: every partition log of a broker across log.dirs (Kafka's
+// LogManager): directory locking, loading with recovery, placement of new
+// logs, the retention / checkpoint / deletion schedule, clean shutdown.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrLogDirLocked means another process holds a log directory's .lock.
+var ErrLogDirLocked = errors.New("storage: log directory is locked by another process")
+
+var deleteDirPattern = regexp.MustCompile(`^(\S+)-(\S+)\.(\S+)-(delete|future)$`)
+
+// logDir is one entry of log.dirs.
+type logDir struct {
+	path string
+	lock *os.File
+}
+
+// pendingDirDelete is a partition directory renamed to -delete.
+type pendingDirDelete struct {
+	path string
+	due  time.Time
+}
+
+// LogManager owns all logs of a broker.
+type LogManager struct {
+	cfg    ManagerConfig
+	clock  func() time.Time
+	logger *slog.Logger
+	dirs   []*logDir
+
+	// mu guards the following. Never held while calling into a Log's
+	// blocking operations other than Close during shutdown (see LOCKS.md).
+	mu          sync.Mutex
+	logs        map[TopicPartition]*Log
+	logDirOf    map[TopicPartition]*logDir
+	dirDeletes  []pendingDirDelete
+	started     bool
+	shutdown    bool
+	cleaner     LogCleaner
+	checkpoints sync.Mutex // serialises checkpoint file writes
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// NewLogManager locks every directory and loads the logs in it (recovering
+// after an unclean shutdown).
+func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
+	if len(cfg.Dirs) == 0 {
+		return nil, errors.New("storage: no log.dirs configured")
+	}
+	if err := cfg.Defaults.validate(); err != nil {
+		return nil, err
+	}
+	m := &LogManager{cfg: cfg, clock: cfg.Clock, logger: cfg.Logger,
+		logs: map[TopicPartition]*Log{}, logDirOf: map[TopicPartition]*logDir{}, stop: make(chan struct{})}
+	if m.clock == nil {
+		m.clock = time.Now
+	}
+	if m.logger == nil {
+		m.logger = slog.Default()
+	}
+	if m.cfg.RecoveryThreadsPerDataDir < 1 {
+		m.cfg.RecoveryThreadsPerDataDir = 1
+	}
+	for _, d := range cfg.Dirs {
+		ld, err := lockLogDir(d)
+		if err != nil {
+			m.unlockAll()
+			return nil, err
+		}
+		m.dirs = append(m.dirs, ld)
+	}
+	for _, d := range m.dirs {
+		if err := m.loadDir(d); err != nil {
+			for _, l := range m.logs {
+				l.closeNoFlush()
+			}
+			m.unlockAll()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func lockLogDir(path string) (*logDir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create log dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(path, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s: %v", ErrLogDirLocked, path, err)
+	}
+	return &logDir{path: path, lock: f}, nil
+}
+
+func (m *LogManager) unlockAll() {
+	for _, d := range m.dirs {
+		if d.lock != nil {
+			syscall.Flock(int(d.lock.Fd()), syscall.LOCK_UN)
+			d.lock.Close()
+			d.lock = nil
+		}
+	}
+}
+
+// ParseTopicPartitionName parses "<topic>-<partition>" (split at the last
+// '-'), also accepting the -delete / -future forms.
+func ParseTopicPartitionName(name string) (tp TopicPartition, suffix string, err error) {
+	base := name
+	if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, "-future") {
+		mm := deleteDirPattern.FindStringSubmatch(name)
+		if mm == nil {
+			return tp, "", fmt.Errorf("storage: directory %q is not in the form of topic-partition.uniqueId-delete|future", name)
+		}
+		base = mm[1] + "-" + mm[2]
+		suffix = mm[4]
+	}
+	i := strings.LastIndexByte(base, '-')
+	if i <= 0 || i == len(base)-1 {
+		return tp, "", fmt.Errorf("storage: directory %q is not in the form of topic-partition", name)
+	}
+	p, perr := strconv.ParseInt(base[i+1:], 10, 32)
+	if perr != nil || p < 0 {
+		return tp, "", fmt.Errorf("storage: directory %q is not in the form of topic-partition", name)
+	}
+	return TopicPartition{Topic: base[:i], Partition: int32(p)}, suffix, nil
+}
+
+// loadDir implements §9.1 for one directory.
+func (m *LogManager) loadDir(d *logDir) error {
+	cleanPath := filepath.Join(d.path, cleanShutdownFile)
+	_, err := os.Stat(cleanPath)
+	clean := err == nil
+	if clean {
+		if err := os.Remove(cleanPath); err != nil {
+			return fmt.Errorf("storage: remove %s: %w", cleanPath, err)
+		}
+		if err := syncDir(d.path); err != nil {
+			return err
+		}
+	}
+	os.Remove(filepath.Join(d.path, metaPropertiesFile+checkpointTmpSuffix))
+	rps, err := ReadOffsetCheckpoint(filepath.Join(d.path, recoveryPointCheckpointFile))
+	if err != nil {
+		return fmt.Errorf("storage: log dir %s offline: %w", d.path, err)
+	}
+	lss, err := ReadOffsetCheckpoint(filepath.Join(d.path, logStartOffsetCheckpointFile))
+	if err != nil {
+		return fmt.Errorf("storage: log dir %s offline: %w", d.path, err)
+	}
+	hws, err := ReadOffsetCheckpoint(filepath.Join(d.path, replicationOffsetCheckpoint))
+	if err != nil {
+		return fmt.Errorf("storage: log dir %s offline: %w", d.path, err)
+	}
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		return fmt.Errorf("storage: list %s: %w", d.path, err)
+	}
+	type job struct {
+		tp   TopicPartition
+		path string
+	}
+	var jobs []job
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		tp, suffix, err := ParseTopicPartitionName(e.Name())
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(d.path, e.Name())
+		switch suffix {
+		case "delete":
+			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
+			continue
+		case "future":
+			// AlterReplicaLogDirs is not supported: a leftover future copy
+			// is incomplete by definition, so drop it.
+			m.logger.Warn("removing unsupported future replica directory", "dir", path)
+			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
+			continue
+		}
+		if _, dup := m.logs[tp]; dup {
+			return fmt.Errorf("storage: duplicate log directories for %s", tp)
+		}
+		jobs = append(jobs, job{tp, path})
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		work     = make(chan job)
+	)
+	for i := 0; i < m.cfg.RecoveryThreadsPerDataDir; i++ {
+		wg.Add(1)
+		go func() { // recovery worker: owned by loadDir, ends when work closes
+			defer wg.Done()
+			for j := range work {
+				l, err := loadLog(loadParams{dir: j.path, tp: j.tp, cfg: m.cfg.Defaults,
+					recoveryPoint: rps[j.tp], logStartOffset: lss[j.tp], highWatermark: hws[j.tp],
+					cleanShutdown: clean, clock: m.clock, logger: m.logger})
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("storage: load %s: %w", j.path, err)
+					}
+				} else {
+					m.logs[j.tp] = l
+					m.logDirOf[j.tp] = d
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	m.logger.Info("loaded log directory", "dir", d.path, "logs", len(jobs), "clean_shutdown", clean)
+	return firstErr
+}
+
+// Startup starts the background schedule (retention, checkpoints, async
+// deletion, flush.ms) and the cleaner if enabled.
+func (m *LogManager) Startup() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.shutdown {
+		return
+	}
+	m.started = true
+	if m.cfg.CleanerEnable {
+		if NewLogCleaner != nil {
+			m.cleaner = NewLogCleaner(m)
+			m.cleaner.Startup()
+		} else {
+			m.logger.Info("log.cleaner.enable is set but no cleaner is linked in")
+		}
+	}
+	m.wg.Add(1)
+	go m.scheduler() // owned by the manager; stopped by Shutdown via m.stop
+}
+
+// scheduler runs the periodic tasks. Task intervals are wall-clock ticks;
+// decisions inside tasks use the injected clock.
+func (m *LogManager) scheduler() {
+	defer m.wg.Done()
+	initial := time.Duration(m.cfg.InitialTaskDelayMs) * time.Millisecond
+	type task struct {
+		every time.Duration
+		next  time.Time
+		run   func()
+	}
+	mk := func(ms int64, run func()) *task {
+		if ms <= 0 || ms > int64(1<<62)/int64(time.Millisecond) {
+			return nil
+		}
+		return &task{every: time.Duration(ms) * time.Millisecond, next: time.Now().Add(initial), run: run}
+	}
+	var tasks []*task
+	for _, t := range []*task{
+		mk(m.cfg.RetentionCheckIntervalMs, func() { m.RunRetention() }),
+		mk(m.cfg.FlushCheckpointIntervalMs, func() { m.logErr(m.CheckpointRecoveryPoints()) }),
+		mk(m.cfg.FlushStartOffsetCheckpointIntervalMs, func() { m.logErr(m.CheckpointLogStartOffsets()) }),
+		mk(m.cfg.HighWatermarkCheckpointIntervalMs, func() { m.logErr(m.CheckpointHighWatermarks()) }),
+		mk(1000, func() { m.logErr(m.DeletePending()) }),
+		mk(min(m.cfg.FlushSchedulerIntervalMs, 1000), func() { m.flushDue() }),
+	} {
+		if t != nil {
+			tasks = append(tasks, t)
+		}
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case now := <-tick.C:
+			for _, t := range tasks {
+				if !now.Before(t.next) {
+					t.run()
+					t.next = now.Add(t.every)
+				}
+			}
+		}
+	}
+}
+
+func (m *LogManager) logErr(err error) {
+	if err != nil {
+		m.logger.Error("log manager task failed", "err", err)
+	}
+}
+
+func (m *LogManager) flushDue() {
+	now := m.clock()
+	for _, l := range m.AllLogs() {
+		if err := l.flushIfDue(now); err != nil && !errors.Is(err, ErrLogClosed) {
+			m.logger.Error("flush failed", "topic", l.tp.Topic, "partition", l.tp.Partition, "err", err)
+		}
+	}
+}
+
+// RunRetention runs one retention pass over every log whose cleanup policy
+// is not compaction only... and the log-start-offset rule over all logs
+// (§10.1); it returns the number of segments deleted.
+func (m *LogManager) RunRetention() int {
+	total := 0
+	for tp, l := range m.AllLogs() {
+		n, err := l.DeleteOldSegments()
+		if err != nil && !errors.Is(err, ErrLogClosed) {
+			m.logger.Error("retention failed", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		}
+		total += n
+	}
+	return total
+}
+
+// DeletePending removes .deleted segments and -delete directories whose
+// file.delete.delay.ms has passed.
+func (m *LogManager) DeletePending() error {
+	now := m.clock()
+	var err error
+	for _, l := range m.AllLogs() {
+		if e := l.deletePending(now); e != nil && err == nil {
+			err = e
+		}
+	}
+	m.mu.Lock()
+	var due []string
+	keep := m.dirDeletes[:0]
+	for _, d := range m.dirDeletes {
+		if !now.Before(d.due) {
+			due = append(due, d.path)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	m.dirDeletes = keep
+	m.mu.Unlock()
+	for _, p := range due {
+		if e := os.RemoveAll(p); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// GetLog returns the log of tp.
+func (m *LogManager) GetLog(tp TopicPartition) (*Log, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[tp]
+	return l, ok
+}
+
+// AllLogs returns a snapshot of every log.
+func (m *LogManager) AllLogs() map[TopicPartition]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]*Log, len(m.logs))
+	for tp, l := range m.logs {
+		out[tp] = l
+	}
+	return out
+}
+
+// Dirs returns the configured log directories.
+func (m *LogManager) Dirs() []string {
+	out := make([]string, len(m.dirs))
+	for i, d := range m.dirs {
+		out[i] = d.path
+	}
+	return out
+}
+
+// GetOrCreateLog returns tp's log, creating it in the directory with the
+// fewest partitions. For an existing log, cfg replaces its configuration
+// (the caller passes the topic's effective config).
+func (m *LogManager) GetOrCreateLog(tp TopicPartition, cfg LogConfig) (*Log, error) {
+	if err := validateTopicName(tp.Topic); err != nil {
+		return nil, err
+	}
+	if tp.Partition < 0 {
+		return nil, fmt.Errorf("storage: negative partition %d", tp.Partition)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.shutdown {
+		return nil, errors.New("storage: log manager is shut down")
+	}
+	if l, ok := m.logs[tp]; ok {
+		l.UpdateConfig(cfg)
+		return l, nil
+	}
+	var best *logDir
+	bestN := -1
+	for _, d := range m.dirs {
+		n := 0
+		for _, ld := range m.logDirOf {
+			if ld == d {
+				n++
+			}
+		}
+		if bestN < 0 || n < bestN {
+			best, bestN = d, n
+		}
+	}
+	path := filepath.Join(best.path, tp.String())
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", path, err)
+	}
+	if err := syncDir(best.path); err != nil {
+		return nil, err
+	}
+	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger})
+	if err != nil {
+		return nil, err
+	}
+	m.logs[tp] = l
+	m.logDirOf[tp] = best
+	return l, nil
+}
+
+func validateTopicName(t string) error {
+	if t == "" || t == "." || t == ".." || len(t) > 249 {
+		return fmt.Errorf("storage: illegal topic name %q", t)
+	}
+	for _, c := range t {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("storage: illegal character %q in topic name %q", c, t)
+		}
+	}
+	return nil
+}
+
+// DeleteLog removes tp's log: the directory is renamed to
+// <topic>-<p>.<uuid>-delete and removed after file.delete.delay.ms.
+func (m *LogManager) DeleteLog(tp TopicPartition) error {
+	m.mu.Lock()
+	l, ok := m.logs[tp]
+	if !ok {
+		m.mu.Unlock()
+		return nil
+	}
+	delete(m.logs, tp)
+	delete(m.logDirOf, tp)
+	m.mu.Unlock()
+	delay := l.Config().FileDeleteDelayMs
+	if err := l.closeNoFlush(); err != nil {
+		m.logger.Warn("closing deleted log", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+	}
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return err
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	suffix := "." + hex.EncodeToString(u[:]) + "-delete"
+	name := tp.String()
+	if len(name)+len(suffix) > 255 {
+		// Truncate the topic part so the whole name fits (§1.5).
+		p := "-" + strconv.Itoa(int(tp.Partition))
+		name = tp.Topic[:255-len(suffix)-len(p)] + p
+	}
+	dst := filepath.Join(filepath.Dir(l.dir), name+suffix)
+	if err := os.Rename(l.dir, dst); err != nil {
+		return fmt.Errorf("storage: rename %s for deletion: %w", l.dir, err)
+	}
+	if err := syncDir(filepath.Dir(l.dir)); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: dst, due: m.clock().Add(time.Duration(delay) * time.Millisecond)})
+	m.mu.Unlock()
+	// Drop its checkpoint entries right away.
+	return errors.Join(m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets(), m.CheckpointHighWatermarks())
+}
+
+// checkpoint writes one per-directory offset checkpoint from f.
+func (m *LogManager) checkpoint(file string, f func(l *Log) (int64, bool)) error {
+	m.checkpoints.Lock()
+	defer m.checkpoints.Unlock()
+	m.mu.Lock()
+	per := map[*logDir]map[TopicPartition]int64{}
+	for _, d := range m.dirs {
+		per[d] = map[TopicPartition]int64{}
+	}
+	for tp, l := range m.logs {
+		if v, ok := f(l); ok {
+			per[m.logDirOf[tp]][tp] = v
+		}
+	}
+	m.mu.Unlock()
+	var err error
+	for d, entries := range per {
+		if e := WriteOffsetCheckpoint(filepath.Join(d.path, file), entries); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// CheckpointRecoveryPoints writes recovery-point-offset-checkpoint.
+func (m *LogManager) CheckpointRecoveryPoints() error {
+	return m.checkpoint(recoveryPointCheckpointFile, func(l *Log) (int64, bool) { return l.RecoveryPoint(), true })
+}
+
+// CheckpointLogStartOffsets writes log-start-offset-checkpoint, listing
+// only logs whose start offset is above their first segment's base.
+func (m *LogManager) CheckpointLogStartOffsets() error {
+	return m.checkpoint(logStartOffsetCheckpointFile, func(l *Log) (int64, bool) {
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+		ls := l.logStartOffset.Load()
+		return ls, len(l.segments) > 0 && ls > l.segments[0].baseOffset
+	})
+}
+
+// CheckpointHighWatermarks writes replication-offset-checkpoint.
+func (m *LogManager) CheckpointHighWatermarks() error {
+	return m.checkpoint(replicationOffsetCheckpoint, func(l *Log) (int64, bool) { return l.HighWatermark(), true })
+}
+
+// Shutdown stops the schedule and the cleaner, closes every log cleanly
+// (flush, final index entries, trim), writes the checkpoints, marks each
+// directory with .kafka_cleanshutdown and releases the locks.
+func (m *LogManager) Shutdown() error {
+	m.mu.Lock()
+	if m.shutdown {
+		m.mu.Unlock()
+		return nil
+	}
+	m.shutdown = true
+	started := m.started
+	cleaner := m.cleaner
+	m.mu.Unlock()
+	if started {
+		close(m.stop)
+		m.wg.Wait()
+	}
+	var errs []error
+	if cleaner != nil {
+		errs = append(errs, cleaner.Shutdown())
+	}
+	logs := m.AllLogs()
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	for _, l := range logs {
+		wg.Add(1)
+		go func() { // closes one log; joined below
+			defer wg.Done()
+			if err := l.Close(); err != nil {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	errs = append(errs, m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets(), m.CheckpointHighWatermarks())
+	if err := errors.Join(errs...); err != nil {
+		m.unlockAll()
+		return err
+	}
+	for _, d := range m.dirs {
+		p := filepath.Join(d.path, cleanShutdownFile)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, syncDir(d.path))
+	}
+	m.unlockAll()
+	return errors.Join(errs...)
+}
+
+// WriteMetaProperties (re)writes meta.properties (version 0) in every log
+// directory.
+func (m *LogManager) WriteMetaProperties(brokerID int32, clusterID string) error {
+	data := encodeMetaProperties(MetaProperties{Version: 0, BrokerID: brokerID, ClusterID: clusterID}, m.clock())
+	for _, d := range m.dirs {
+		if err := writeFileAtomic(filepath.Join(d.path, metaPropertiesFile), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadMetaProperties reads meta.properties from every directory. found is
+// false when no directory has one; differing contents are an error
+// ("inconsistent broker metadata").
+func (m *LogManager) ReadMetaProperties() (mp MetaProperties, found bool, err error) {
+	for _, d := range m.dirs {
+		data, err := os.ReadFile(filepath.Join(d.path, metaPropertiesFile))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return mp, false, fmt.Errorf("storage: read meta.properties in %s: %w", d.path, err)
+		}
+		got, err := decodeMetaProperties(data)
+		if err != nil {
+			return mp, false, fmt.Errorf("storage: %s: %w", d.path, err)
+		}
+		if found && got != mp {
+			return mp, false, fmt.Errorf("storage: inconsistent broker metadata across log.dirs: %+v in %s vs %+v", got, d.path, mp)
+		}
+		mp, found = got, true
+	}
+	return mp, found, nil
+}
+
+// ClusterID returns the cluster id stored in meta.properties ("" if none).
+func (m *LogManager) ClusterID() string {
+	mp, found, err := m.ReadMetaProperties()
+	if err != nil || !found {
+		return ""
+	}
+	return mp.ClusterID
+}

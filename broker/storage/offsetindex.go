@@ -1,0 +1,138 @@
+package storage
+
+// OffsetIndex: the sparse offset -> position index of one segment (Kafka's
+// OffsetIndex). Entries are 8 bytes: relative offset int32, position int32.
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+const offsetIndexEntrySize = 8
+
+// OffsetIndex maps offsets to byte positions in a segment's .log file.
+type OffsetIndex struct{ *mmapIndex }
+
+func openOffsetIndex(path string, baseOffset int64, maxBytes int, active bool) (*OffsetIndex, error) {
+	x, err := openMmapIndex(path, baseOffset, offsetIndexEntrySize, maxBytes/offsetIndexEntrySize*offsetIndexEntrySize, active)
+	if err != nil {
+		return nil, err
+	}
+	return &OffsetIndex{x}, nil
+}
+
+func (x *OffsetIndex) entryAtLocked(i int) (int64, int32) {
+	e := x.entryLocked(i)
+	return x.baseOffset + int64(int32(binary.BigEndian.Uint32(e))), int32(binary.BigEndian.Uint32(e[4:]))
+}
+
+// Entry returns the absolute offset and position of entry i.
+func (x *OffsetIndex) Entry(i int) (offset int64, position int32) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.entryAtLocked(i)
+}
+
+// LastOffset is the offset of the last entry, or the base offset if empty.
+func (x *OffsetIndex) LastOffset() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.entries == 0 {
+		return x.baseOffset
+	}
+	off, _ := x.entryAtLocked(x.entries - 1)
+	return off
+}
+
+// Append adds an entry. Offsets must strictly increase.
+func (x *OffsetIndex) Append(offset int64, position int32) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	rel := offset - x.baseOffset
+	if rel < 0 || rel > maxRelativeOffset {
+		return fmt.Errorf("storage: offset %d not relative to base %d", offset, x.baseOffset)
+	}
+	if x.entries > 0 {
+		last, lastPos := x.entryAtLocked(x.entries - 1)
+		if offset <= last || position < lastPos {
+			return fmt.Errorf("storage: index entry (%d,%d) not after (%d,%d) in %s", offset, position, last, lastPos, x.path)
+		}
+	}
+	if x.entries >= x.maxEntries() {
+		return fmt.Errorf("storage: index %s is full", x.path)
+	}
+	if err := x.ensureCapacityLocked(); err != nil {
+		return err
+	}
+	e := x.mmap[x.entries*offsetIndexEntrySize:]
+	binary.BigEndian.PutUint32(e, uint32(rel))
+	binary.BigEndian.PutUint32(e[4:], uint32(position))
+	x.entries++
+	return nil
+}
+
+// Lookup returns the last entry with offset <= target, or (base, 0).
+func (x *OffsetIndex) Lookup(target int64) (offset int64, position int32) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	// Binary search for the largest i with entry(i).offset <= target.
+	lo, hi := 0, x.entries-1
+	found := -1
+	for lo <= hi {
+		mid := int(uint(lo+hi) >> 1)
+		off, _ := x.entryAtLocked(mid)
+		if off <= target {
+			found = mid
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if found < 0 {
+		return x.baseOffset, 0
+	}
+	return x.entryAtLocked(found)
+}
+
+// TruncateTo removes every entry with offset >= offset.
+func (x *OffsetIndex) TruncateTo(offset int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := x.entries
+	for n > 0 {
+		off, _ := x.entryAtLocked(n - 1)
+		if off < offset {
+			break
+		}
+		n--
+	}
+	x.entries = n
+}
+
+// sanityCheck is the O(1) check of §4.3 plus "entries strictly increase"
+// between first and last entry, which also catches an untrimmed zero tail.
+func (x *OffsetIndex) sanityCheck(logSize int64) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	fi, err := x.file.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size()%offsetIndexEntrySize != 0 {
+		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), offsetIndexEntrySize)
+	}
+	if x.entries == 0 {
+		return nil
+	}
+	firstOff, firstPos := x.entryAtLocked(0)
+	lastOff, lastPos := x.entryAtLocked(x.entries - 1)
+	switch {
+	case firstOff < x.baseOffset || lastOff < x.baseOffset:
+		return fmt.Errorf("%w: %s entry below base offset", errIndexCorrupt, x.path)
+	case x.entries > 1 && (lastOff <= firstOff || lastPos <= firstPos):
+		return fmt.Errorf("%w: %s entries do not increase", errIndexCorrupt, x.path)
+	case firstPos < 0 || int64(lastPos) >= logSize:
+		return fmt.Errorf("%w: %s position %d beyond log size %d", errIndexCorrupt, x.path, lastPos, logSize)
+	}
+	return nil
+}

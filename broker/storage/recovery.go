@@ -1,0 +1,369 @@
+package storage
+
+// Loading a partition directory and crash recovery (Kafka's LogLoader and
+// LogSegment.recover, log-format.md §9).
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// recoverSegment rebuilds the indexes of s from its .log, validating every
+// batch (structure, CRC, offsets), and truncates the file at the first
+// invalid byte. It returns the number of bytes truncated. epochs, if not
+// nil, is updated from the batches' leader epochs.
+func recoverSegment(s *Segment, epochs *LeaderEpochCache, crcBuf []byte) (int64, error) {
+	if err := s.offsetIdx.reset(); err != nil {
+		return 0, err
+	}
+	if err := s.timeIdx.reset(); err != nil {
+		return 0, err
+	}
+	fi, err := s.log.Stat()
+	if err != nil {
+		return 0, err
+	}
+	fileSize := fi.Size()
+	s.size = fileSize
+	s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar = -1, s.baseOffset
+	s.bytesSinceLastIndexEntry = 0
+	s.firstBatchTimestamp = -1
+
+	var pos int64
+	prevNext := s.baseOffset
+	for pos < fileSize {
+		h, err := s.readHeader(pos)
+		if err != nil {
+			break // torn or garbage header
+		}
+		end := pos + int64(h.Size())
+		if end > fileSize || h.BaseOffset < prevNext || h.LastOffsetDelta < 0 ||
+			h.LastOffset()-s.baseOffset > maxRelativeOffset {
+			break
+		}
+		ok, err := checkCRCAt(s.log, pos, h, crcBuf)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		if h.MaxTimestamp > s.maxTimestampSoFar {
+			s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar = h.MaxTimestamp, h.LastOffset()
+		}
+		if pos == 0 {
+			s.firstBatchTimestamp = h.MaxTimestamp
+		}
+		if s.bytesSinceLastIndexEntry > int64(s.indexIntervalBytes) {
+			if err := s.offsetIdx.Append(h.LastOffset(), int32(pos)); err != nil {
+				return 0, err
+			}
+			if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, false); err != nil {
+				return 0, err
+			}
+			s.bytesSinceLastIndexEntry = 0
+		}
+		s.bytesSinceLastIndexEntry += int64(h.Size())
+		if epochs != nil && h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > epochs.LatestEpoch() {
+			if err := epochs.Assign(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
+				return 0, err
+			}
+		}
+		prevNext = h.NextOffset()
+		pos = end
+	}
+	truncated := fileSize - pos
+	if truncated > 0 {
+		if err := s.log.Truncate(pos); err != nil {
+			return 0, fmt.Errorf("storage: truncate torn tail of segment %d: %w", s.baseOffset, err)
+		}
+	}
+	s.size = pos
+	if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, true); err != nil {
+		return 0, err
+	}
+	if err := s.offsetIdx.trim(); err != nil {
+		return 0, err
+	}
+	if err := s.timeIdx.trim(); err != nil {
+		return 0, err
+	}
+	return truncated, nil
+}
+
+// checkCRCAt streams the batch at pos through CRC-32C with a bounded
+// buffer, so recovery memory does not grow with batch size.
+func checkCRCAt(f *os.File, pos int64, h batchHeader, buf []byte) (bool, error) {
+	r := io.NewSectionReader(f, pos+offAttributes, int64(h.Size())-offAttributes)
+	var crc uint32
+	for {
+		n, err := r.Read(buf)
+		crc = crc32.Update(crc, castagnoli, buf[:n])
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return false, fmt.Errorf("storage: read segment: %w", err)
+		}
+	}
+	return crc == h.CRC, nil
+}
+
+// loadParams is what a LogManager knows about a partition before loading.
+type loadParams struct {
+	dir            string
+	tp             TopicPartition
+	cfg            LogConfig
+	recoveryPoint  int64 // from recovery-point-offset-checkpoint (0 if absent)
+	logStartOffset int64 // from log-start-offset-checkpoint (0 if absent)
+	highWatermark  int64 // from replication-offset-checkpoint (0 if absent)
+	cleanShutdown  bool
+	clock          func() time.Time
+	logger         *slog.Logger
+}
+
+// OpenLog opens (creating if needed) a standalone log in dir without a
+// LogManager: treated as an unclean start with recovery point 0 unless the
+// caller knows better. Mostly for tools and tests.
+func OpenLog(dir string, tp TopicPartition, cfg LogConfig, clock func() time.Time) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return loadLog(loadParams{dir: dir, tp: tp, cfg: cfg, clock: clock})
+}
+
+// loadLog implements §9.2.
+func loadLog(p loadParams) (*Log, error) {
+	if p.clock == nil {
+		p.clock = time.Now
+	}
+	if p.logger == nil {
+		p.logger = slog.Default()
+	}
+	if err := p.cfg.validate(); err != nil {
+		return nil, err
+	}
+	now := p.clock()
+	l := &Log{dir: p.dir, tp: p.tp, clock: p.clock, cfg: p.cfg,
+		logger: p.logger.With("topic", p.tp.Topic, "partition", p.tp.Partition)}
+	var err error
+	l.epochs, err = loadLeaderEpochCache(filepath.Join(p.dir, leaderEpochCheckpointFile), l.logEndOffset.Load)
+	if err != nil {
+		return nil, err
+	}
+
+	entries, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, fmt.Errorf("storage: list %s: %w", p.dir, err)
+	}
+	// Step 1: temporary files.
+	logs := map[int64]bool{}
+	var swaps []string
+	minCleaned := int64(-1)
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(p.dir, name)
+		switch {
+		case strings.HasSuffix(name, deletedFileSuffix), strings.HasSuffix(name, checkpointTmpSuffix):
+			os.Remove(path)
+		case strings.HasSuffix(name, cleanedFileSuffix):
+			if off, err := offsetFromFileName(name); err == nil && (minCleaned < 0 || off < minCleaned) {
+				minCleaned = off
+			}
+			os.Remove(path)
+		case strings.HasSuffix(name, swapFileSuffix):
+			swaps = append(swaps, name)
+		}
+	}
+	// Step 2: complete interrupted swaps (only .log.swap decides; index swaps
+	// are rebuilt by recovery).
+	for _, name := range swaps {
+		off, err := offsetFromFileName(name)
+		path := filepath.Join(p.dir, name)
+		if err != nil || (minCleaned >= 0 && off >= minCleaned) {
+			os.Remove(path)
+			continue
+		}
+		final := strings.TrimSuffix(name, swapFileSuffix)
+		if strings.HasSuffix(final, logFileSuffix) {
+			if err := os.Rename(path, filepath.Join(p.dir, final)); err != nil {
+				return nil, fmt.Errorf("storage: complete swap %s: %w", name, err)
+			}
+			// The swapped-in log replaces its indexes; drop them so they are
+			// rebuilt.
+			os.Remove(segmentPath(p.dir, off, indexFileSuffix))
+			os.Remove(segmentPath(p.dir, off, timeIndexFileSuffix))
+		} else {
+			os.Remove(path)
+		}
+	}
+	entries, _ = os.ReadDir(p.dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), logFileSuffix) {
+			off, err := offsetFromFileName(e.Name())
+			if err != nil {
+				return nil, fmt.Errorf("storage: %s: bad segment file name %q", p.dir, e.Name())
+			}
+			logs[off] = true
+		}
+	}
+	// Orphan indexes.
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, indexFileSuffix) || strings.HasSuffix(name, timeIndexFileSuffix) || strings.HasSuffix(name, txnIndexFileSuffix) {
+			if off, err := offsetFromFileName(name); err != nil || !logs[off] {
+				os.Remove(filepath.Join(p.dir, name))
+			}
+		}
+	}
+	bases := make([]int64, 0, len(logs))
+	for b := range logs {
+		bases = append(bases, b)
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+
+	crcBuf := make([]byte, 64<<10)
+	closeAll := func() {
+		for _, s := range l.segments {
+			s.close()
+		}
+	}
+	// Step 3: open segments; recover those whose indexes are missing or
+	// fail the sanity checks.
+	for i, b := range bases {
+		_, statErr := os.Stat(segmentPath(p.dir, b, indexFileSuffix))
+		missingIndex := os.IsNotExist(statErr)
+		s, err := openSegment(p.dir, b, &l.cfg, now, 0, false)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		l.segments = append(l.segments, s)
+		bad := missingIndex && s.size > 0
+		if !bad {
+			if e1, e2 := s.offsetIdx.sanityCheck(s.size), s.timeIdx.sanityCheck(); e1 != nil || e2 != nil {
+				l.logger.Warn("rebuilding corrupt index", "segment", b, "offset_index_err", e1, "time_index_err", e2)
+				bad = true
+			}
+		}
+		if bad {
+			if _, err := recoverSegment(s, nil, crcBuf); err != nil {
+				closeAll()
+				return nil, err
+			}
+			s.loadTimestamps()
+		}
+		_ = i
+	}
+	// Step 4: recover the unflushed tail after an unclean shutdown.
+	if !p.cleanShutdown && len(l.segments) > 0 {
+		start := l.floorSegmentLocked(p.recoveryPoint)
+		if start < 0 {
+			start = 0
+		}
+		for i := start; i < len(l.segments); i++ {
+			s := l.segments[i]
+			truncated, err := recoverSegment(s, l.epochs, crcBuf)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			s.loadTimestamps()
+			if truncated > 0 {
+				l.logger.Warn("truncated torn log tail", "segment", s.baseOffset, "bytes", truncated)
+				for _, later := range l.segments[i+1:] {
+					later.close()
+					for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix} {
+						os.Remove(segmentPath(p.dir, later.baseOffset, suf))
+					}
+				}
+				l.segments = l.segments[:i+1]
+				break
+			}
+		}
+	}
+	// Step 5.
+	var leo int64
+	if len(l.segments) > 0 {
+		act := l.activeLocked()
+		leo, err = act.nextOffset()
+		if err != nil {
+			// A clean-shutdown segment that does not parse: recover it.
+			if _, rerr := recoverSegment(act, l.epochs, crcBuf); rerr != nil {
+				closeAll()
+				return nil, rerr
+			}
+			act.loadTimestamps()
+			if leo, err = act.nextOffset(); err != nil {
+				closeAll()
+				return nil, err
+			}
+		}
+		if leo < p.logStartOffset {
+			for _, s := range l.segments {
+				s.close()
+				for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix} {
+					os.Remove(segmentPath(p.dir, s.baseOffset, suf))
+				}
+			}
+			l.segments = nil
+			if err := l.epochs.Clear(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(l.segments) == 0 {
+		s, err := createSegment(p.dir, p.logStartOffset, &l.cfg, now, 0)
+		if err != nil {
+			return nil, err
+		}
+		l.segments = []*Segment{s}
+		leo = p.logStartOffset
+	}
+	// Step 6: the active segment's indexes go back to full size.
+	act := l.activeLocked()
+	act.rollJitterMs = l.jitter()
+	if err := l.reactivateLocked(act); err != nil {
+		closeAll()
+		return nil, err
+	}
+	l.logEndOffset.Store(leo)
+	// Step 8 (before 7 so truncateFromStart sees the final start).
+	ls := p.logStartOffset
+	if fb := l.segments[0].baseOffset; fb > ls {
+		ls = fb
+	}
+	if ls > leo {
+		ls = leo
+	}
+	l.logStartOffset.Store(ls)
+	if p.cleanShutdown {
+		l.recoveryPoint = leo
+	} else {
+		l.recoveryPoint = min(p.recoveryPoint, leo)
+	}
+	// Step 7.
+	if err := l.epochs.TruncateFromEnd(leo); err != nil {
+		return nil, err
+	}
+	if err := l.epochs.TruncateFromStart(ls); err != nil {
+		return nil, err
+	}
+	l.setHighWatermarkLocked(p.highWatermark)
+	l.lastFlushTime = now
+	if newProducerStateHook != nil {
+		if l.producers, err = newProducerStateHook(l); err != nil {
+			closeAll()
+			return nil, err
+		}
+	}
+	return l, nil
+}

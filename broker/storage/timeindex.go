@@ -1,0 +1,150 @@
+package storage
+
+// TimeIndex: the sparse timestamp -> offset index of one segment (Kafka's
+// TimeIndex). Entries are 12 bytes: timestamp int64, relative offset int32.
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+const timeIndexEntrySize = 12
+
+// TimeIndex maps timestamps to offsets.
+type TimeIndex struct{ *mmapIndex }
+
+func openTimeIndex(path string, baseOffset int64, maxBytes int, active bool) (*TimeIndex, error) {
+	x, err := openMmapIndex(path, baseOffset, timeIndexEntrySize, maxBytes/timeIndexEntrySize*timeIndexEntrySize, active)
+	if err != nil {
+		return nil, err
+	}
+	return &TimeIndex{x}, nil
+}
+
+func (x *TimeIndex) entryAtLocked(i int) (int64, int64) {
+	e := x.entryLocked(i)
+	return int64(binary.BigEndian.Uint64(e)), x.baseOffset + int64(int32(binary.BigEndian.Uint32(e[8:])))
+}
+
+// Entry returns the timestamp and absolute offset of entry i.
+func (x *TimeIndex) Entry(i int) (timestamp, offset int64) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.entryAtLocked(i)
+}
+
+// LastEntry returns the last entry or (-1, base) when empty.
+func (x *TimeIndex) LastEntry() (timestamp, offset int64) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.entries == 0 {
+		return -1, x.baseOffset
+	}
+	return x.entryAtLocked(x.entries - 1)
+}
+
+// isFull: the time index reserves its last slot for the roll entry (§5.3).
+func (x *TimeIndex) isFull() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.entries >= x.maxEntries()-1
+}
+
+// MaybeAppend adds (ts, offset) if ts is larger than the last entry's
+// timestamp. skipFullCheck is used by the final entry on roll/close.
+func (x *TimeIndex) MaybeAppend(ts, offset int64, skipFullCheck bool) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !skipFullCheck && x.entries >= x.maxEntries()-1 {
+		return fmt.Errorf("storage: time index %s is full", x.path)
+	}
+	if x.entries > 0 {
+		lastTs, lastOff := x.entryAtLocked(x.entries - 1)
+		if offset < lastOff {
+			return fmt.Errorf("storage: time index entry offset %d below last %d in %s", offset, lastOff, x.path)
+		}
+		if ts <= lastTs {
+			return nil
+		}
+	} else if ts < 0 {
+		return nil
+	}
+	rel := offset - x.baseOffset
+	if rel < 0 || rel > maxRelativeOffset {
+		return fmt.Errorf("storage: offset %d not relative to base %d", offset, x.baseOffset)
+	}
+	if x.entries >= x.maxEntries() {
+		return nil // no room even for the final entry; harmless, the segment is read-only now
+	}
+	if err := x.ensureCapacityLocked(); err != nil {
+		return err
+	}
+	e := x.mmap[x.entries*timeIndexEntrySize:]
+	binary.BigEndian.PutUint64(e, uint64(ts))
+	binary.BigEndian.PutUint32(e[8:], uint32(rel))
+	x.entries++
+	return nil
+}
+
+// Lookup returns the last entry with timestamp <= target, or (-1, base).
+func (x *TimeIndex) Lookup(target int64) (timestamp, offset int64) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	lo, hi := 0, x.entries-1
+	found := -1
+	for lo <= hi {
+		mid := int(uint(lo+hi) >> 1)
+		ts, _ := x.entryAtLocked(mid)
+		if ts <= target {
+			found = mid
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if found < 0 {
+		return -1, x.baseOffset
+	}
+	return x.entryAtLocked(found)
+}
+
+// TruncateTo removes every entry with offset >= offset.
+func (x *TimeIndex) TruncateTo(offset int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := x.entries
+	for n > 0 {
+		_, off := x.entryAtLocked(n - 1)
+		if off < offset {
+			break
+		}
+		n--
+	}
+	x.entries = n
+}
+
+func (x *TimeIndex) sanityCheck() error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	fi, err := x.file.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size()%timeIndexEntrySize != 0 {
+		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), timeIndexEntrySize)
+	}
+	if x.entries == 0 {
+		return nil
+	}
+	firstTs, firstOff := x.entryAtLocked(0)
+	lastTs, lastOff := x.entryAtLocked(x.entries - 1)
+	switch {
+	case firstOff < x.baseOffset || lastOff < x.baseOffset:
+		return fmt.Errorf("%w: %s entry below base offset", errIndexCorrupt, x.path)
+	case lastTs < firstTs || (x.entries > 1 && lastTs == firstTs):
+		return fmt.Errorf("%w: %s timestamps do not increase", errIndexCorrupt, x.path)
+	case lastOff < firstOff:
+		return fmt.Errorf("%w: %s offsets decrease", errIndexCorrupt, x.path)
+	}
+	return nil
+}
