@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
 )
 
 // Replica ids in Fetch and ListOffsets requests.
@@ -29,15 +31,13 @@ type fetchPart struct {
 
 // partRead is the outcome of reading one partition.
 type partRead struct {
-	code                  int16
-	hw, lso, logStart     int64
-	records               RecordData
-	leaderEpoch           int32 // to notice leadership changes while parked
-	divergingEpoch        int32
-	divergingEndOffset    int64
-	hasDivergingEpoch     bool
-	materialized          []byte
-	materializeFailedCode int16
+	code               int16
+	hw, lso, logStart  int64
+	records            RecordData
+	leaderEpoch        int32 // to notice leadership changes while parked
+	divergingEpoch     int32
+	divergingEndOffset int64
+	hasDivergingEpoch  bool
 }
 
 func (r *partRead) size() int {
@@ -63,9 +63,10 @@ type fetchParams struct {
 // batch", long-polls for min_bytes up to max_wait_ms, fences by current
 // leader epoch and runs fetch sessions (KIP-227).
 //
-// The response is a *kmsg.FetchResponse whose record data has been read
-// into memory. TODO(sendfile): hand the file ranges (RecordData.WriteTo) to
-// the network layer's spliced-response interface once it exists.
+// The response is a *network.SplicedResponse whose record data are file
+// ranges the network layer sends with sendfile (a plain *kmsg.FetchResponse
+// with the data read into memory when Config.DisableSendfile is set or no
+// partition returned data).
 //
 // An error means the connection is going away (ctx cancelled).
 func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error) {
@@ -146,6 +147,8 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if err != nil {
 		return nil, err
 	}
+	var splicer network.Splicer
+	splice := !m.cfg.DisableSendfile
 
 	if session != nil {
 		resp.SessionID = session.id
@@ -170,9 +173,23 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			cur.Topic = p.tp.Topic
 			cur.TopicID = p.topicID
 		}
-		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params))
+		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params, &splicer, splice))
 	}
-	return resp, nil
+	if !splice {
+		return resp, nil
+	}
+	out, err := splicer.Finish(resp)
+	if err != nil {
+		// Cannot happen unless a placeholder collides; answer from memory.
+		m.log.Error("splicing fetch response", "err", err)
+		for ti := range resp.Topics {
+			for pi := range resp.Topics[ti].Partitions {
+				resp.Topics[ti].Partitions[pi].RecordBatches = []byte{}
+			}
+		}
+		return resp, nil
+	}
+	return out, nil
 }
 
 func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
@@ -220,11 +237,11 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
 	reads, total, hasErr := m.readParts(parts, params)
 	if params.maxWait <= 0 || params.minBytes <= 0 || total >= int(params.minBytes) || hasErr || len(parts) == 0 {
-		return m.materialize(reads), nil
+		return reads, nil
 	}
 	select {
 	case <-m.done:
-		return m.materialize(reads), nil
+		return reads, nil
 	default:
 	}
 	first := reads
@@ -241,15 +258,15 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 		// and the registration would otherwise be missed.
 		reads, total, hasErr = m.readParts(parts, params)
 		if total >= int(params.minBytes) || hasErr || leadershipChanged(first, reads) {
-			return m.materialize(reads), nil
+			return reads, nil
 		}
 		select {
 		case <-w.ch:
 		case <-timer.C:
 			reads, _, _ = m.readParts(parts, params)
-			return m.materialize(reads), nil
+			return reads, nil
 		case <-m.done:
-			return m.materialize(reads), nil
+			return reads, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -382,32 +399,10 @@ func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int3
 	return r
 }
 
-// materialize reads the record data of every partition into memory.
-func (m *Manager) materialize(reads []partRead) []partRead {
-	for i := range reads {
-		r := &reads[i]
-		if r.records == nil || r.records.Len() == 0 {
-			continue
-		}
-		b, err := r.records.ReadAll()
-		if err != nil {
-			m.log.Error("reading fetched records", "err", err)
-			r.materializeFailedCode = kerr.KafkaStorageError.Code
-			r.records = nil
-			continue
-		}
-		r.materialized = b
-	}
-	return reads
-}
-
-func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetchParams) kmsg.FetchResponseTopicPartition {
+func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetchParams, splicer *network.Splicer, splice bool) kmsg.FetchResponseTopicPartition {
 	sp := kmsg.NewFetchResponseTopicPartition()
 	sp.Partition = p.tp.Partition
 	code := r.code
-	if code == 0 && r.materializeFailedCode != 0 {
-		code = r.materializeFailedCode
-	}
 	if code == kerr.KafkaStorageError.Code && params.version <= 5 {
 		// Old clients do not know KAFKA_STORAGE_ERROR.
 		code = kerr.NotLeaderForPartition.Code
@@ -426,8 +421,24 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 	}
 	// Records are never null on the wire (protocol.md §9.2).
 	sp.RecordBatches = []byte{}
-	if code == 0 && r.materialized != nil {
-		sp.RecordBatches = r.materialized
+	if code != 0 || r.size() == 0 {
+		return sp
 	}
+	if splice {
+		// The network layer sends the file range with sendfile.
+		sp.RecordBatches = splicer.Placeholder(r.records)
+		return sp
+	}
+	b, err := r.records.ReadAll()
+	if err != nil {
+		m.log.Error("reading fetched records", "topic", p.tp.Topic, "partition", p.tp.Partition, "err", err)
+		sp.ErrorCode = kerr.KafkaStorageError.Code
+		if params.version <= 5 {
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		}
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		return sp
+	}
+	sp.RecordBatches = b
 	return sp
 }

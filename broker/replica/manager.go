@@ -31,6 +31,9 @@ type Config struct {
 	// OnPartitionsDeleted is called (outside locks) with the partitions that
 	// UpdateMetadata reported as deleted, e.g. for the group coordinator.
 	OnPartitionsDeleted func([]TopicPartition)
+	// DisableSendfile makes Fetch read record data into memory and return a
+	// plain *kmsg.FetchResponse instead of a *network.SplicedResponse.
+	DisableSendfile bool
 	// Clock is injectable for tests; nil means time.Now.
 	Clock func() time.Time
 	// Logger and StateChangeLogger (Kafka's state.change.logger); nil means

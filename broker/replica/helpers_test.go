@@ -1,0 +1,160 @@
+package replica
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newTestManager(t *testing.T, mutate func(*Config)) (*Manager, *memStore) {
+	t.Helper()
+	store := newMemStore()
+	cfg := Config{BrokerID: 1, Logger: quietLogger()}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	m := New(cfg, store, nil)
+	t.Cleanup(m.Shutdown)
+	return m, store
+}
+
+// lairReq builds a LeaderAndIsr v6 request for one partition.
+func lairReq(controllerEpoch int32, topic string, id [16]byte, partition, leader, leaderEpoch int32, isr, replicas []int32) *kmsg.LeaderAndISRRequest {
+	req := kmsg.NewPtrLeaderAndISRRequest()
+	req.Version = 6
+	req.ControllerID = 0
+	req.ControllerEpoch = controllerEpoch
+	req.BrokerEpoch = -1
+	ts := kmsg.NewLeaderAndISRRequestTopicState()
+	ts.Topic = topic
+	ts.TopicID = id
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Partition = partition
+	ps.ControllerEpoch = controllerEpoch
+	ps.Leader = leader
+	ps.LeaderEpoch = leaderEpoch
+	ps.ISR = isr
+	ps.Replicas = replicas
+	ps.IsNew = true
+	ts.PartitionStates = append(ts.PartitionStates, ps)
+	req.TopicStates = append(req.TopicStates, ts)
+	return req
+}
+
+func lairCode(t *testing.T, resp *kmsg.LeaderAndISRResponse) int16 {
+	t.Helper()
+	if resp.ErrorCode != 0 {
+		return resp.ErrorCode
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("unexpected LeaderAndIsr response shape: %+v", resp)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+func makeLeader(t *testing.T, m *Manager, topic string, partition, epoch int32, isr ...int32) {
+	t.Helper()
+	if len(isr) == 0 {
+		isr = []int32{m.cfg.BrokerID}
+	}
+	replicas := append([]int32(nil), isr...)
+	if !containsBroker(replicas, m.cfg.BrokerID) {
+		replicas = append(replicas, m.cfg.BrokerID)
+	}
+	resp := m.LeaderAndIsr(context.Background(), lairReq(1, topic, topicIDFor(topic), partition, m.cfg.BrokerID, epoch, isr, replicas))
+	if c := lairCode(t, resp); c != 0 {
+		t.Fatalf("LeaderAndIsr for %s-%d: error code %d", topic, partition, c)
+	}
+}
+
+func topicIDFor(topic string) [16]byte {
+	var id [16]byte
+	copy(id[:], "id:"+topic)
+	return id
+}
+
+func produceReq(acks int16, topic string, partition int32, records []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 9
+	req.Acks = acks
+	req.TimeoutMillis = 1000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = partition
+	rp.Records = records
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+func produceOne(t *testing.T, m *Manager, acks int16, topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	resp := m.Produce(context.Background(), produceReq(acks, topic, partition, records))
+	if resp == nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("unexpected produce response: %+v", resp)
+	}
+	return resp.Topics[0].Partitions[0]
+}
+
+type fetchOpt func(*kmsg.FetchRequest)
+
+func fetchReq(topic string, partition int32, offset int64, opts ...fetchOpt) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = -1
+	req.MaxBytes = 1 << 20
+	req.SessionID = 0
+	req.SessionEpoch = -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition = partition
+	rp.FetchOffset = offset
+	rp.CurrentLeaderEpoch = -1
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	for _, o := range opts {
+		o(req)
+	}
+	return req
+}
+
+// doFetch runs a fetch and decodes the (possibly spliced) response the way
+// a client would see it on the wire.
+func doFetch(t *testing.T, m *Manager, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	t.Helper()
+	raw, err := m.Fetch(context.Background(), req)
+	if err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	return decodeFetch(t, raw, req.Version)
+}
+
+func decodeFetch(t *testing.T, raw kmsg.Response, version int16) *kmsg.FetchResponse {
+	t.Helper()
+	enc := raw.AppendTo(nil)
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = version
+	if err := resp.ReadFrom(enc); err != nil {
+		t.Fatalf("decoding fetch response: %v", err)
+	}
+	return resp
+}
+
+func onlyFetchPartition(t *testing.T, resp *kmsg.FetchResponse) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	if resp.ErrorCode != 0 {
+		t.Fatalf("fetch top-level error %d", resp.ErrorCode)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("unexpected fetch response shape: %+v", resp)
+	}
+	return resp.Topics[0].Partitions[0]
+}

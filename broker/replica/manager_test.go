@@ -1,0 +1,573 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestProduceFetchRoundTrip(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+
+	r := produceOne(t, m, 1, "t", 0, makeBatch(1000, "a", "b"))
+	if r.ErrorCode != 0 || r.BaseOffset != 0 || r.LogStartOffset != 0 || r.LogAppendTime != -1 {
+		t.Fatalf("first produce: %+v", r)
+	}
+	r = produceOne(t, m, -1, "t", 0, makeBatch(2000, "c"))
+	if r.ErrorCode != 0 || r.BaseOffset != 2 {
+		t.Fatalf("second produce (acks=all): %+v", r)
+	}
+
+	fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0)))
+	if fp.ErrorCode != 0 || fp.HighWatermark != 3 || fp.LastStableOffset != 3 || fp.LogStartOffset != 0 || fp.PreferredReadReplica != -1 {
+		t.Fatalf("fetch partition: %+v", fp)
+	}
+	offs, vals, err := batchValues(fp.RecordBatches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(vals, []string{"a", "b", "c"}) || !slices.Equal(offs, []int64{0, 1, 2}) {
+		t.Fatalf("fetched %v at %v", vals, offs)
+	}
+	if fp.AbortedTransactions != nil {
+		t.Fatalf("read_uncommitted must answer null aborted transactions, got %v", fp.AbortedTransactions)
+	}
+
+	// The leader epoch is stamped into every batch.
+	p, _ := m.Partition(TopicPartition{"t", 0})
+	if e, _ := p.Log().LatestEpoch(); e != 0 {
+		t.Fatalf("latest epoch %d", e)
+	}
+
+	// read_committed: same data (no transactions), empty aborted list.
+	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 2, func(r *kmsg.FetchRequest) { r.IsolationLevel = 1 })))
+	_, vals, _ = batchValues(fp.RecordBatches)
+	if !slices.Equal(vals, []string{"c"}) || fp.AbortedTransactions == nil || len(fp.AbortedTransactions) != 0 {
+		t.Fatalf("read_committed fetch: vals %v aborted %v", vals, fp.AbortedTransactions)
+	}
+
+	// Fetch at the log end: no data, no error, records not null.
+	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 3)))
+	if fp.ErrorCode != 0 || fp.RecordBatches == nil || len(fp.RecordBatches) != 0 {
+		t.Fatalf("fetch at end: %+v", fp)
+	}
+}
+
+func TestProduceErrorsPerPartition(t *testing.T) {
+	m, store := newTestManager(t, nil)
+	store.maxMsg = 200
+	makeLeader(t, m, "t", 0, 0)
+	// Partition 1 is led by broker 2: this broker is a follower.
+	resp := m.LeaderAndIsr(context.Background(), lairReq(1, "t", topicIDFor("t"), 1, 2, 0, []int32{2, 1}, []int32{2, 1}))
+	if c := lairCode(t, resp); c != 0 {
+		t.Fatalf("follower LeaderAndIsr: %d", c)
+	}
+
+	corrupt := makeBatch(1, "x")
+	corrupt[len(corrupt)-1] ^= 0xff
+	big := makeBatch(1, strings.Repeat("z", 500))
+
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 9
+	req.Acks = 1
+	add := func(topic string, partition int32, recs []byte) {
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition = partition
+		rp.Records = recs
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+	}
+	add("t", 0, makeBatch(1, "ok"))
+	add("t", 1, makeBatch(1, "follower"))
+	add("unknown", 0, makeBatch(1, "u"))
+	add("t", 0, corrupt)
+	add("t", 0, big)
+	add("__consumer_offsets", 0, makeBatch(1, "internal"))
+	out := m.Produce(context.Background(), req)
+	want := []int16{0, kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code,
+		kerr.CorruptMessage.Code, kerr.MessageTooLarge.Code, kerr.InvalidTopicException.Code}
+	for i, w := range want {
+		got := out.Topics[i].Partitions[0]
+		if got.ErrorCode != w {
+			t.Errorf("partition %d: error %d, want %d", i, got.ErrorCode, w)
+		}
+		if w != 0 && (got.BaseOffset != -1 || got.LogStartOffset != -1) {
+			t.Errorf("partition %d: failed partition must report offsets -1: %+v", i, got)
+		}
+		if w != 0 && got.ErrorMessage == nil && w != kerr.InvalidTopicException.Code {
+			t.Errorf("partition %d: v8+ failed partition should carry an error message", i)
+		}
+	}
+	// Only the good batch was written.
+	if leo := store.logs[TopicPartition{"t", 0}].LogEndOffset(); leo != 1 {
+		t.Fatalf("log end %d after one good batch", leo)
+	}
+
+	// acks outside {-1,0,1}: every partition INVALID_REQUIRED_ACKS.
+	r := produceOne(t, m, 2, "t", 0, makeBatch(1, "x"))
+	if r.ErrorCode != kerr.InvalidRequiredAcks.Code {
+		t.Fatalf("acks=2: %+v", r)
+	}
+
+	// A transactional batch without a transactional id.
+	tx := makeBatch(1, "tx")
+	tx[21+1] |= attrTransactional // attributes low byte; CRC not rechecked before this rule
+	r = produceOne(t, m, 1, "t", 0, tx)
+	if r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("transactional without id: %+v", r)
+	}
+	// The admin client may write to internal topics (it exists here? no: unknown).
+	ctx := ContextWithClientID(context.Background(), "__admin_client")
+	out = m.Produce(ctx, produceReq(1, "__consumer_offsets", 0, makeBatch(1, "x")))
+	if c := out.Topics[0].Partitions[0].ErrorCode; c != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("admin client to unhosted internal topic: %d", c)
+	}
+	if leo := store.logs[TopicPartition{"t", 0}].LogEndOffset(); leo != 1 {
+		t.Fatalf("log end %d: rejected requests must not append", leo)
+	}
+}
+
+func TestProduceAcksZero(t *testing.T) {
+	m, store := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	if resp := m.Produce(context.Background(), produceReq(0, "t", 0, makeBatch(1, "a"))); resp != nil {
+		t.Fatalf("acks=0 must not answer, got %+v", resp)
+	}
+	if leo := store.logs[TopicPartition{"t", 0}].LogEndOffset(); leo != 1 {
+		t.Fatalf("acks=0 produce not appended: leo %d", leo)
+	}
+	resp, err := m.ProduceOrClose(context.Background(), produceReq(0, "t", 0, makeBatch(1, "b")))
+	if resp != nil || err != nil {
+		t.Fatalf("acks=0 success: %v %v", resp, err)
+	}
+	resp, err = m.ProduceOrClose(context.Background(), produceReq(0, "nope", 0, makeBatch(1, "b")))
+	if resp != nil || !errors.Is(err, ErrAcksZeroFailed) {
+		t.Fatalf("acks=0 failure must close the connection: %v %v", resp, err)
+	}
+}
+
+func TestProduceMinInsyncReplicas(t *testing.T) {
+	m, store := newTestManager(t, func(c *Config) {
+		c.MinInsyncReplicas = func(topic string) int {
+			if topic == "strict" {
+				return 2
+			}
+			return 1
+		}
+	})
+	makeLeader(t, m, "strict", 0, 0) // ISR = {1}
+	r := produceOne(t, m, -1, "strict", 0, makeBatch(1, "a"))
+	if r.ErrorCode != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("acks=all with ISR 1 < min.insync.replicas 2: %+v", r)
+	}
+	if leo := store.logs[TopicPartition{"strict", 0}].LogEndOffset(); leo != 0 {
+		t.Fatalf("NOT_ENOUGH_REPLICAS must not append; leo %d", leo)
+	}
+	// acks=1 ignores min.insync.replicas.
+	if r := produceOne(t, m, 1, "strict", 0, makeBatch(1, "a")); r.ErrorCode != 0 {
+		t.Fatalf("acks=1: %+v", r)
+	}
+	// With two replicas in the ISR acks=all succeeds.
+	resp := m.LeaderAndIsr(context.Background(), lairReq(1, "strict", topicIDFor("strict"), 0, 1, 1, []int32{1, 2}, []int32{1, 2}))
+	if c := lairCode(t, resp); c != 0 {
+		t.Fatal(c)
+	}
+	if r := produceOne(t, m, -1, "strict", 0, makeBatch(1, "b")); r.ErrorCode != 0 || r.BaseOffset != 1 {
+		t.Fatalf("acks=all with ISR 2: %+v", r)
+	}
+}
+
+func TestFetchLongPollWakesOnAppend(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	req := fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 10000 })
+
+	type result struct {
+		resp kmsg.Response
+		err  error
+		took time.Duration
+	}
+	done := make(chan result, 1)
+	go func() {
+		start := time.Now()
+		resp, err := m.Fetch(context.Background(), req)
+		done <- result{resp, err, time.Since(start)}
+	}()
+	// Wait until the fetch is parked, then append.
+	tp := TopicPartition{"t", 0}
+	deadline := time.Now().Add(5 * time.Second)
+	for m.waiters.count(tp) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("fetch never parked")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-done:
+		t.Fatal("fetch completed without data")
+	default:
+	}
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "wake"))
+	select {
+	case res := <-done:
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		fp := onlyFetchPartition(t, decodeFetch(t, res.resp, req.Version))
+		_, vals, _ := batchValues(fp.RecordBatches)
+		if !slices.Equal(vals, []string{"wake"}) {
+			t.Fatalf("woken fetch returned %v", vals)
+		}
+		if res.took >= 5*time.Second {
+			t.Fatalf("fetch took %v, it should wake on the append", res.took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("parked fetch not woken by the append")
+	}
+	if n := m.waiters.count(tp); n != 0 {
+		t.Fatalf("%d waiters left behind", n)
+	}
+}
+
+func TestFetchLongPollTimeout(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	start := time.Now()
+	resp := doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 150 }))
+	took := time.Since(start)
+	fp := onlyFetchPartition(t, resp)
+	if fp.ErrorCode != 0 || len(fp.RecordBatches) != 0 {
+		t.Fatalf("timed-out fetch: %+v", fp)
+	}
+	if took < 150*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("fetch returned after %v, want about max_wait_ms (150ms)", took)
+	}
+
+	// min_bytes larger than what arrives: still waits for the timeout.
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "small"))
+	start = time.Now()
+	resp = doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1 << 20; r.MaxWaitMillis = 100 }))
+	if time.Since(start) < 100*time.Millisecond {
+		t.Fatal("fetch with unmet min_bytes returned before max_wait_ms")
+	}
+	if _, vals, _ := batchValues(onlyFetchPartition(t, resp).RecordBatches); !slices.Equal(vals, []string{"small"}) {
+		t.Fatalf("timed-out fetch must return what is available, got %v", vals)
+	}
+
+	// Shutdown releases parked fetches.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = m.Fetch(context.Background(), fetchReq("t", 0, 1, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
+	}()
+	for m.waiters.count(TopicPartition{"t", 0}) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	m.Shutdown()
+	waitDone(t, &wg, 5*time.Second)
+}
+
+func waitDone(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
+	t.Helper()
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	select {
+	case <-ch:
+	case <-time.After(d):
+		t.Fatal("timed out waiting")
+	}
+}
+
+func TestFetchContextCancelled(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Fetch(ctx, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
+		errc <- err
+	}()
+	for m.waiters.count(TopicPartition{"t", 0}) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelled fetch did not return")
+	}
+}
+
+func TestFetchErrors(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 3)
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "a", "b"))
+
+	cases := []struct {
+		name string
+		req  *kmsg.FetchRequest
+		want int16
+	}{
+		{"offset beyond log end", fetchReq("t", 0, 3), kerr.OffsetOutOfRange.Code},
+		{"negative offset", fetchReq("t", 0, -1), kerr.OffsetOutOfRange.Code},
+		{"unknown topic", fetchReq("nope", 0, 0), kerr.UnknownTopicOrPartition.Code},
+		{"fenced epoch", fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.Topics[0].Partitions[0].CurrentLeaderEpoch = 2 }), kerr.FencedLeaderEpoch.Code},
+		{"unknown epoch", fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.Topics[0].Partitions[0].CurrentLeaderEpoch = 4 }), kerr.UnknownLeaderEpoch.Code},
+		{"old version", fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.Version = 3 }), kerr.UnsupportedVersion.Code},
+		{"unknown topic id", fetchReq("", 0, 0, func(r *kmsg.FetchRequest) { r.Version = 13; r.Topics[0].TopicID = [16]byte{9} }), kerr.UnknownTopicID.Code},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Errors answer immediately even with a long max wait.
+			c.req.MinBytes, c.req.MaxWaitMillis = 1, 30000
+			start := time.Now()
+			fp := onlyFetchPartition(t, doFetch(t, m, c.req))
+			if fp.ErrorCode != c.want {
+				t.Fatalf("error %d, want %d", fp.ErrorCode, c.want)
+			}
+			if fp.HighWatermark != -1 || fp.RecordBatches == nil {
+				t.Fatalf("error partition: %+v", fp)
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatal("error fetch was parked")
+			}
+		})
+	}
+
+	// Correct epoch and v13 topic ids work.
+	fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("", 0, 0, func(r *kmsg.FetchRequest) {
+		r.Version = 13
+		r.Topics[0].TopicID = topicIDFor("t")
+		r.Topics[0].Partitions[0].CurrentLeaderEpoch = 3
+	})))
+	if _, vals, _ := batchValues(fp.RecordBatches); fp.ErrorCode != 0 || !slices.Equal(vals, []string{"a", "b"}) {
+		t.Fatalf("v13 fetch: code %d vals %v", fp.ErrorCode, vals)
+	}
+}
+
+func TestFetchSizeLimits(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	makeLeader(t, m, "t", 1, 0)
+	big := strings.Repeat("x", 300)
+	produceOne(t, m, 1, "t", 0, makeBatch(1, big))
+	produceOne(t, m, 1, "t", 0, makeBatch(1, big))
+	produceOne(t, m, 1, "t", 1, makeBatch(1, big))
+
+	req := fetchReq("t", 0, 0)
+	p1 := kmsg.NewFetchRequestTopicPartition()
+	p1.Partition = 1
+	p1.CurrentLeaderEpoch = -1
+	p1.PartitionMaxBytes = 1 << 20
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+
+	// partition_max_bytes smaller than one batch: still one whole batch
+	// for the first partition (KIP-74); max_bytes used up → nothing for
+	// the second.
+	req.Topics[0].Partitions[0].PartitionMaxBytes = 10
+	req.MaxBytes = 10
+	resp := doFetch(t, m, req)
+	parts := resp.Topics[0].Partitions
+	if _, vals, _ := batchValues(parts[0].RecordBatches); len(vals) != 1 {
+		t.Fatalf("first partition should get exactly one oversized batch, got %d records", len(vals))
+	}
+	if len(parts[1].RecordBatches) != 0 {
+		t.Fatalf("second partition should get nothing once max_bytes is used, got %d bytes", len(parts[1].RecordBatches))
+	}
+	// Plenty of room: everything.
+	req.Topics[0].Partitions[0].PartitionMaxBytes = 1 << 20
+	req.MaxBytes = 1 << 20
+	resp = doFetch(t, m, req)
+	parts = resp.Topics[0].Partitions
+	_, v0, _ := batchValues(parts[0].RecordBatches)
+	_, v1, _ := batchValues(parts[1].RecordBatches)
+	if len(v0) != 2 || len(v1) != 1 {
+		t.Fatalf("got %d and %d records", len(v0), len(v1))
+	}
+}
+
+func TestFetchSessions(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	makeLeader(t, m, "t", 1, 0)
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
+	produceOne(t, m, 1, "t", 1, makeBatch(1, "b"))
+
+	req := fetchReq("t", 0, 0)
+	p1 := kmsg.NewFetchRequestTopicPartition()
+	p1.Partition = 1
+	p1.CurrentLeaderEpoch = -1
+	p1.PartitionMaxBytes = 1 << 20
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.SessionID, req.SessionEpoch = 0, 0 // create a session
+
+	resp := doFetch(t, m, req)
+	if resp.SessionID == 0 {
+		t.Fatal("no session created")
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+		t.Fatalf("full session fetch must answer every partition: %+v", resp.Topics)
+	}
+	sid := resp.SessionID
+
+	// Incremental fetch with no partitions listed, both consumers caught up
+	// at the new offsets: send the updated offsets only.
+	inc := kmsg.NewPtrFetchRequest()
+	inc.Version = 12
+	inc.ReplicaID = -1
+	inc.MaxBytes = 1 << 20
+	inc.SessionID, inc.SessionEpoch = sid, 1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "t"
+	for _, p := range []int32{0, 1} {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = p
+		rp.FetchOffset = 1
+		rp.CurrentLeaderEpoch = -1
+		rp.PartitionMaxBytes = 1 << 20
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	inc.Topics = append(inc.Topics, rt)
+	resp = doFetch(t, m, inc)
+	if resp.ErrorCode != 0 || resp.SessionID != sid {
+		t.Fatalf("incremental: code %d session %d", resp.ErrorCode, resp.SessionID)
+	}
+	if len(resp.Topics) != 0 {
+		t.Fatalf("nothing changed, incremental response should be empty: %+v", resp.Topics)
+	}
+
+	// New data on partition 1 only: the next incremental (no partitions
+	// listed) returns only partition 1.
+	produceOne(t, m, 1, "t", 1, makeBatch(1, "c"))
+	inc2 := kmsg.NewPtrFetchRequest()
+	inc2.Version = 12
+	inc2.ReplicaID = -1
+	inc2.MaxBytes = 1 << 20
+	inc2.SessionID, inc2.SessionEpoch = sid, 2
+	resp = doFetch(t, m, inc2)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != 1 {
+		t.Fatalf("expected only partition 1: %+v", resp.Topics)
+	}
+	if _, vals, _ := batchValues(resp.Topics[0].Partitions[0].RecordBatches); !slices.Equal(vals, []string{"c"}) {
+		t.Fatalf("incremental data %v", vals)
+	}
+
+	// Forget partition 1, then produce to it: nothing comes back.
+	inc3 := kmsg.NewPtrFetchRequest()
+	inc3.Version = 12
+	inc3.ReplicaID = -1
+	inc3.MaxBytes = 1 << 20
+	inc3.SessionID, inc3.SessionEpoch = sid, 3
+	ft := kmsg.NewFetchRequestForgottenTopic()
+	ft.Topic = "t"
+	ft.Partitions = []int32{1}
+	inc3.ForgottenTopics = append(inc3.ForgottenTopics, ft)
+	produceOne(t, m, 1, "t", 1, makeBatch(1, "d"))
+	resp = doFetch(t, m, inc3)
+	if len(resp.Topics) != 0 {
+		t.Fatalf("forgotten partition answered: %+v", resp.Topics)
+	}
+
+	// Wrong epoch and unknown session.
+	bad := kmsg.NewPtrFetchRequest()
+	bad.Version = 12
+	bad.SessionID, bad.SessionEpoch = sid, 9
+	if resp := doFetch(t, m, bad); resp.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || len(resp.Topics) != 0 {
+		t.Fatalf("wrong epoch: %+v", resp)
+	}
+	bad.SessionID = sid + 1
+	if resp := doFetch(t, m, bad); resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+		t.Fatalf("unknown session: %+v", resp)
+	}
+	// Close the session with epoch -1: sessionless full answer.
+	closeReq := fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.SessionID, r.SessionEpoch = sid, -1 })
+	if resp := doFetch(t, m, closeReq); resp.SessionID != 0 || len(resp.Topics) != 1 {
+		t.Fatalf("closing fetch: %+v", resp)
+	}
+	if _, ok := m.sessions.get(sid); ok {
+		t.Fatal("session still cached after close")
+	}
+}
+
+func TestFetchSessionCacheEviction(t *testing.T) {
+	m, _ := newTestManager(t, func(c *Config) { c.MaxSessions = 2 })
+	makeLeader(t, m, "t", 0, 0)
+	for i := 0; i < 3; i++ {
+		resp := doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.SessionEpoch = 0 }))
+		if resp.SessionID == 0 {
+			t.Fatal("no session")
+		}
+	}
+	if n := m.sessions.len(); n != 2 {
+		t.Fatalf("%d sessions cached, cap is 2", n)
+	}
+	m2, _ := newTestManager(t, func(c *Config) { c.MaxSessions = -1 })
+	makeLeader(t, m2, "t", 0, 0)
+	if resp := doFetch(t, m2, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.SessionEpoch = 0 })); resp.SessionID != 0 {
+		t.Fatal("sessions disabled but one was created")
+	}
+}
+
+func TestFollowerFetchReadsToLogEnd(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	// ISR {1,2}: broker 2 is a replica and may fetch.
+	makeLeader(t, m, "t", 0, 0, 1, 2)
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
+	p, _ := m.Partition(TopicPartition{"t", 0})
+	// Pretend the HW lags so the difference between consumer and follower
+	// reads is visible.
+	p.Log().(*memLog).mu.Lock()
+	p.Log().(*memLog).hw = 0
+	p.Log().(*memLog).mu.Unlock()
+
+	if fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0))); len(fp.RecordBatches) != 0 {
+		t.Fatal("consumer read beyond the high watermark")
+	}
+	fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.ReplicaID = 2 })))
+	if _, vals, _ := batchValues(fp.RecordBatches); !slices.Equal(vals, []string{"a"}) {
+		t.Fatalf("follower fetch got %v", vals)
+	}
+	// A broker outside the replica set.
+	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.ReplicaID = 7 })))
+	if fp.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("non-replica follower fetch: %d", fp.ErrorCode)
+	}
+	// The follower claims an epoch above every cached one: undefined end
+	// offset → OFFSET_OUT_OF_RANGE (replication.md §6 step 5.1).
+	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 1, func(r *kmsg.FetchRequest) {
+		r.ReplicaID = 2
+		r.Topics[0].Partitions[0].LastFetchedEpoch = 5
+	})))
+	if fp.ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("undefined epoch: %+v", fp)
+	}
+	// New leader epoch 2 starting at offset 1; a follower that fetched
+	// epoch 1 (never cached: the leader went 0 → 2) up to offset 3 diverges
+	// at the end of epoch 0, which is offset 1.
+	resp := m.LeaderAndIsr(context.Background(), lairReq(1, "t", topicIDFor("t"), 0, 1, 2, []int32{1, 2}, []int32{1, 2}))
+	if c := lairCode(t, resp); c != 0 {
+		t.Fatal(c)
+	}
+	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 1, func(r *kmsg.FetchRequest) {
+		r.ReplicaID = 2
+		r.Topics[0].Partitions[0].FetchOffset = 1
+		r.Topics[0].Partitions[0].LastFetchedEpoch = 1
+	})))
+	if fp.ErrorCode != 0 || fp.DivergingEpoch.Epoch != 0 || fp.DivergingEpoch.EndOffset != 1 || len(fp.RecordBatches) != 0 {
+		t.Fatalf("diverging epoch: %+v", fp)
+	}
+}
