@@ -1,0 +1,95 @@
+// Package storage is Klassik's storage engine: Kafka's kafka.log package in
+// Go. A partition replica is a directory "<topic>-<partition>" under one of
+// log.dirs, cut into segments named by their 20-digit base offset, each a
+// .log of magic-v2 record batches with a sparse .index and a .timeindex.
+// The byte layouts and algorithms are those of
+// /work/shared/spec/log-format.md (Kafka 3.4, ZooKeeper mode).
+//
+// # Kafka classes and Go files
+//
+//	kafka.log.UnifiedLog + LocalLog        log.go         Log: append, read, roll, truncate, retention, flush
+//	kafka.log.LogLoader, LogSegment.recover recovery.go   loadLog, recoverSegment, OpenLog
+//	kafka.log.LogSegment                    segment.go     Segment
+//	kafka.log.AbstractIndex                 index.go       mmapIndex (preallocate, trim, resize, mmap)
+//	kafka.log.OffsetIndex                   offsetindex.go OffsetIndex
+//	kafka.log.TimeIndex                     timeindex.go   TimeIndex
+//	kafka.log.LogManager                    manager.go     LogManager, ParseTopicPartitionName
+//	kafka.log.LogConfig, KafkaConfig log.*  config.go      LogConfig, DefaultLogConfig, ManagerConfig
+//	org.apache.kafka.common.record.FileRecords filerecords.go FileRecords (pread / sendfile)
+//	kafka.server.epoch.LeaderEpochFileCache leaderepoch.go LeaderEpochCache
+//	CheckpointFile, OffsetCheckpointFile,
+//	BrokerMetadataCheckpoint                checkpoint.go  offset checkpoints, meta.properties, atomic writes
+//	LogValidator (shallow part)             log.go validate, batch.go (header helpers)
+//	(seams for the record engineer)         hooks.go       producer state hook, LogCleaner hook
+//
+// Record batch encoding, CRCs, codecs and record-level validation live in
+// the subpackage record. The log cleaner (cleaner*.go, offsetmap*.go) and
+// producer state (producerstate*.go) are written by the record engineer in
+// this package against the API below.
+//
+// # Goroutines
+//
+//   - LogManager.scheduler: one goroutine started by Startup, stopped by
+//     Shutdown (closes m.stop, waits on m.wg). It runs, on wall-clock
+//     intervals, retention (log.retention.check.interval.ms), the
+//     recovery-point, log-start-offset and high-watermark checkpoints,
+//     removal of .deleted segments and -delete directories whose
+//     file.delete.delay.ms has passed, and flush.ms checks. Decisions inside
+//     the tasks use the injected ManagerConfig.Clock, so tests call the
+//     exported task methods (RunRetention, DeletePending, Checkpoint*) with
+//     an advanced clock instead of sleeping.
+//   - NewLogManager: RecoveryThreadsPerDataDir loader goroutines per
+//     directory while loading; all are joined before it returns.
+//   - Shutdown: one goroutine per log to close logs in parallel; joined.
+//   - The cleaner, when linked in, owns its own goroutines; Startup starts
+//     it and Shutdown stops it before any log is closed.
+//
+// A Log has no goroutines: asynchronous segment deletion is a queue drained
+// by the manager's scheduler, and flushing happens on the append path
+// (flush.messages, flush.ms), on roll, on Flush and on Close.
+//
+// # Invariants
+//
+//   - segments are sorted by base offset, never empty; the last is active
+//     and the only one appended to; only the active segment's indexes are
+//     preallocated to segment.index.bytes, every other index is trimmed to
+//     its entries.
+//   - logStartOffset <= highWatermark <= logEndOffset; logStartOffset >=
+//     first segment's base offset; recoveryPoint <= logEndOffset and every
+//     byte below it has been fsync'd (flushed on roll, Flush, Close).
+//   - index entries strictly increase; an offset-index entry is (last offset
+//     of an append, position where that append starts).
+//   - a rejected append (any error from validation) leaves the log
+//     untouched: validation runs over every batch before any byte is
+//     written or any header is rewritten.
+//   - after any crash, loading yields a prefix of what was written: recovery
+//     scans segments from the recovery point, validates each batch (length,
+//     CRC-32C, offsets) and truncates at the first invalid byte, deleting
+//     every later segment.
+//   - all checkpoint files and meta.properties are replaced atomically
+//     (tmp, fsync, rename, fsync dir).
+//
+// # Using the engine
+//
+// AppendAsLeader rewrites baseOffset, partitionLeaderEpoch (and, for
+// LogAppendTime topics, attributes, maxTimestamp and the CRC) in the
+// caller's buffer; pass a buffer the caller no longer needs. Read returns a
+// FileRecords range the network layer may sendfile; it stays valid until
+// file.delete.delay.ms after the segment is deleted. FetchOffsetByTimestamp
+// with -1 returns the log end offset; callers serving clients replace it by
+// the high watermark or last stable offset.
+//
+// # What a cleaner may use
+//
+// A cleaner (cleaner.go) is created through the NewLogCleaner variable and
+// gets the *LogManager. It may call AllLogs, Log.Config, Log.SegmentBaseOffsets,
+// Log.HighWatermark, Log.LogStartOffset, Log.DeleteOldSegments (retention
+// for compacted logs after a pass), the Segment accessors and
+// FileRecords-based reads. Replacing segments with cleaned ones must go
+// through a Log method holding Log.mu (to be added with the cleaner; see
+// LOCKS.md); the cleaner must never hold Log.mu across its own I/O.
+//
+// Producer state plugs in through newProducerStateHook (hooks.go): checked
+// before a batch is written (duplicates return the original offsets),
+// updated after, snapshotted on roll and close, truncated with the log.
+package storage
