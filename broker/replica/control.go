@@ -236,7 +236,12 @@ func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestT
 	// written in it, so followers holding records of a failed later epoch
 	// can still find their truncation point.
 	p.epochStartOffset = leo
-	p.log.AssignEpoch(st.LeaderEpoch, leo)
+	if err := p.log.AssignEpoch(st.LeaderEpoch, leo); err != nil {
+		// The cache in memory is updated even when the checkpoint write
+		// fails; the next successful write persists it.
+		m.log.Error("recording leader epoch", "topic", p.tp.Topic, "partition", p.tp.Partition,
+			"leader_epoch", st.LeaderEpoch, "err", err)
+	}
 	// The HW loaded from replication-offset-checkpoint stays where it is
 	// (clamped by storage); with no followers replicating yet it then moves
 	// to the log end.

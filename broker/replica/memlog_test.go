@@ -186,10 +186,11 @@ func (l *memLog) assignLocked(epoch int32, start int64) {
 	l.epochs = append(kept, epochEntry{epoch, start})
 }
 
-func (l *memLog) AssignEpoch(epoch int32, start int64) {
+func (l *memLog) AssignEpoch(epoch int32, start int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.assignLocked(epoch, start)
+	return nil
 }
 
 func (l *memLog) LatestEpoch() (int32, bool) {

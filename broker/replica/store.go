@@ -60,7 +60,7 @@ type Log interface {
 	DeleteRecordsBefore(offset int64) (newLogStart int64, err error)
 
 	// Leader epoch cache (leader-epoch-checkpoint).
-	AssignEpoch(epoch int32, startOffset int64)
+	AssignEpoch(epoch int32, startOffset int64) error
 	LatestEpoch() (epoch int32, ok bool)
 	// EndOffsetForEpoch follows replication.md §8.3: (-1, -1) when undefined.
 	EndOffsetForEpoch(epoch int32) (int32, int64)

@@ -1,0 +1,118 @@
+package replica
+
+import (
+	"github.com/klassik/klassik/broker/storage"
+)
+
+// storageStore adapts *storage.LogManager to LogStore. Each log is created
+// (or re-opened) with the topic's effective configuration from
+// logConfigFor, as Kafka's LogManager.getOrCreateLog receives it from the
+// topic config overrides in ZooKeeper merged over the broker defaults.
+type storageStore struct {
+	logs         *storage.LogManager
+	logConfigFor func(topic string) (storage.LogConfig, error)
+}
+
+// NewStorageLogStore wraps the broker's log manager. logConfigFor may be
+// nil: then every log gets storage.DefaultLogConfig().
+func NewStorageLogStore(logs *storage.LogManager, logConfigFor func(topic string) (storage.LogConfig, error)) LogStore {
+	if logConfigFor == nil {
+		logConfigFor = func(string) (storage.LogConfig, error) { return storage.DefaultLogConfig(), nil }
+	}
+	return &storageStore{logs: logs, logConfigFor: logConfigFor}
+}
+
+func (s *storageStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
+	// isNew only matters with offline log dirs, which storage does not
+	// report yet: every dir is online, so creating is always safe.
+	cfg, err := s.logConfigFor(tp.Topic)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.logs.GetOrCreateLog(storage.TopicPartition(tp), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return storageLog{l}, nil
+}
+
+func (s *storageStore) GetLog(tp TopicPartition) (Log, bool) {
+	l, ok := s.logs.GetLog(storage.TopicPartition(tp))
+	if !ok {
+		return nil, false
+	}
+	return storageLog{l}, true
+}
+
+func (s *storageStore) DeleteLog(tp TopicPartition) error {
+	return s.logs.DeleteLog(storage.TopicPartition(tp))
+}
+
+// storageLog adapts *storage.Log to Log.
+type storageLog struct{ l *storage.Log }
+
+// StorageLog returns the *storage.Log behind a Log obtained from a store
+// made by NewStorageLogStore (nil otherwise).
+func StorageLog(l Log) *storage.Log {
+	if sl, ok := l.(storageLog); ok {
+		return sl.l
+	}
+	return nil
+}
+
+func (s storageLog) AppendAsLeader(records []byte, leaderEpoch int32) (AppendResult, error) {
+	info, err := s.l.AppendAsLeader(records, leaderEpoch)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	return AppendResult{
+		FirstOffset:    info.FirstOffset,
+		LastOffset:     info.LastOffset,
+		LogAppendTime:  info.LogAppendTime,
+		LogStartOffset: info.LogStartOffset,
+		NumMessages:    info.NumMessages,
+		Duplicate:      info.Duplicate,
+	}, nil
+}
+
+func (s storageLog) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (ReadResult, error) {
+	fd, err := s.l.Read(startOffset, maxBytes, maxOffset, minOneMessage)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	if fd.Records.Len() == 0 {
+		return ReadResult{FirstOffset: fd.FirstOffset}, nil
+	}
+	return ReadResult{Records: fd.Records, FirstOffset: fd.FirstOffset}, nil
+}
+
+func (s storageLog) LogStartOffset() int64     { return s.l.LogStartOffset() }
+func (s storageLog) LogEndOffset() int64       { return s.l.LogEndOffset() }
+func (s storageLog) HighWatermark() int64      { return s.l.HighWatermark() }
+func (s storageLog) SetHighWatermark(hw int64) { s.l.SetHighWatermark(hw) }
+
+func (s storageLog) FetchOffsetByTimestamp(ts int64) (int64, int64, int32, bool, error) {
+	return s.l.FetchOffsetByTimestamp(ts)
+}
+
+func (s storageLog) DeleteRecordsBefore(offset int64) (int64, error) {
+	return s.l.DeleteRecordsBefore(offset)
+}
+
+func (s storageLog) AssignEpoch(epoch int32, startOffset int64) error {
+	return s.l.LeaderEpochs().Assign(epoch, startOffset)
+}
+
+func (s storageLog) LatestEpoch() (int32, bool) {
+	e := s.l.LeaderEpochs().LatestEpoch()
+	return e, e >= 0
+}
+
+func (s storageLog) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	return s.l.LeaderEpochs().EndOffsetFor(epoch)
+}
+
+func (s storageLog) DeleteRecordsAllowed() bool {
+	cfg := s.l.Config()
+	return !(cfg.CleanupPolicyCompact && !cfg.CleanupPolicyDelete)
+}
