@@ -1,0 +1,51 @@
+// Package zkclient is Klassik's typed ZooKeeper client: Kafka's
+// KafkaZkClient (typed, conditional and fenced znode operations), the
+// session/watch parts of ZooKeeperClient, and the ZooKeeper side of
+// AdminZkClient. It runs on github.com/go-zookeeper/zk through the small Conn
+// interface so that zktest's in-memory server can stand in for unit tests.
+//
+// Kafka class to Go file:
+//
+//	ZooKeeperClient (session re-init, handlers)   client.go, watch.go
+//	KafkaZkClient generic helpers                 ops.go (CreateRecursive, Multi, FencedMulti)
+//	  (createRecursive, retryRequestsUntilConnected,
+//	   wrapRequestWithControllerEpochCheck)
+//	KafkaZkClient broker/cluster id/seqid         brokers.go
+//	KafkaZkClient controller election, /feature,  controller.go
+//	  ProducerIdManager ZK allocation
+//	KafkaZkClient + AdminZkClient topics          topics.go
+//	KafkaZkClient partition state (create/update,  partitions.go
+//	  ReplicationUtils.updateLeaderAndIsr)
+//	reassignment, preferred election,             admin.go
+//	  ISR/log-dir notifications, entity configs,
+//	  legacy consumer offsets
+//
+// Paths given to every method are relative to the chroot of the connect
+// string ("host:port/chroot"); the chroot is created on Connect if missing.
+//
+// Goroutines (all stopped and waited for by Close):
+//   - the session goroutine (sessionLoop): notices session expiry and new
+//     sessions, runs OnSessionExpired handlers and then OnNewSession handlers
+//     in registration order;
+//   - one goroutine per registered watch (runWatch): waits for the one-shot
+//     ZooKeeper watch, re-arms it by re-reading, then calls the callback;
+//     after a new session it re-arms and calls the callback once;
+//   - batch reads/writes of partition states use up to 16 short-lived
+//     goroutines owned by the call.
+//
+// go-zookeeper itself runs its connection goroutines and, after a session
+// expiry, reconnects with a new session on the same *zk.Conn; the Client
+// detects that by the changed session id.
+//
+// Invariants:
+//   - Every controller write goes through FencedMulti:
+//     multi(check(/controller_epoch, epochZkVersion), op). A failed check is
+//     reported as ErrControllerMoved (the caller resigns, never retries).
+//   - Connection loss (zk.ErrConnectionClosed, zk.ErrNoServer) is retried
+//     transparently for up to the retry timeout; session expiry is not.
+//   - Watches are armed only through reads (exists/getChildren) and re-armed
+//     before the callback runs, so no change after a callback is lost.
+//   - Structural nodes are created with nil (null) data.
+//   - Callbacks must be cheap: they run on Client goroutines and a slow one
+//     delays only its own watch.
+package zkclient

@@ -1,0 +1,300 @@
+package zkclient
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Get reads a node's data and Stat. Null data is returned as nil.
+func (c *Client) Get(p string) ([]byte, *zk.Stat, error) {
+	var data []byte
+	var st *zk.Stat
+	err := c.retry(func() (err error) {
+		data, st, err = c.conn.Get(c.abs(p))
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("zkclient: get %s: %w", p, err)
+	}
+	return data, st, nil
+}
+
+// Exists reports whether a node exists and returns its Stat.
+func (c *Client) Exists(p string) (bool, *zk.Stat, error) {
+	var ok bool
+	var st *zk.Stat
+	err := c.retry(func() (err error) {
+		ok, st, err = c.conn.Exists(c.abs(p))
+		return err
+	})
+	if err != nil {
+		return false, nil, fmt.Errorf("zkclient: exists %s: %w", p, err)
+	}
+	if !ok {
+		return false, nil, nil
+	}
+	return true, st, nil
+}
+
+// Children lists a node's children, sorted by name.
+func (c *Client) Children(p string) ([]string, error) {
+	var kids []string
+	err := c.retry(func() (err error) {
+		kids, _, err = c.conn.Children(c.abs(p))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("zkclient: children %s: %w", p, err)
+	}
+	sort.Strings(kids)
+	return kids, nil
+}
+
+// Create creates one node (no parents) with the given mode flags and
+// returns its chroot-relative path (with the sequence suffix for
+// sequential modes). Pass nil data for Kafka's structural nodes.
+func (c *Client) Create(p string, data []byte, flags int32) (string, error) {
+	var created string
+	err := c.retry(func() (err error) {
+		created, err = c.conn.Create(c.abs(p), data, flags, c.aclFor(p))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("zkclient: create %s: %w", p, err)
+	}
+	return c.rel(created), nil
+}
+
+// CreateRecursive creates p, first creating every missing ancestor as a
+// persistent node with null data (Kafka's createRecursive). NodeExists on
+// the target itself is returned to the caller.
+func (c *Client) CreateRecursive(p string, data []byte, flags int32) (string, error) {
+	created, err := c.Create(p, data, flags)
+	if err == nil || !errors.Is(err, zk.ErrNoNode) {
+		return created, err
+	}
+	if err := c.createParents(p); err != nil {
+		return "", err
+	}
+	return c.Create(p, data, flags)
+}
+
+func (c *Client) createParents(p string) error {
+	parent := path.Dir(p)
+	if parent == "/" || parent == "." {
+		return nil
+	}
+	_, err := c.Create(parent, nil, Persistent)
+	if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	if !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	if err := c.createParents(parent); err != nil {
+		return err
+	}
+	_, err = c.Create(parent, nil, Persistent)
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
+}
+
+// EnsurePath creates p and its ancestors as persistent null nodes if
+// missing (makeSurePersistentPathExists).
+func (c *Client) EnsurePath(p string) error {
+	_, err := c.CreateRecursive(p, nil, Persistent)
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
+}
+
+// Set writes data if the node's version equals version (-1: any).
+func (c *Client) Set(p string, data []byte, version int32) (*zk.Stat, error) {
+	var st *zk.Stat
+	err := c.retry(func() (err error) {
+		st, err = c.conn.Set(c.abs(p), data, version)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("zkclient: set %s: %w", p, err)
+	}
+	return st, nil
+}
+
+// Delete deletes a node if its version equals version (-1: any).
+func (c *Client) Delete(p string, version int32) error {
+	err := c.retry(func() error { return c.conn.Delete(c.abs(p), version) })
+	if err != nil {
+		return fmt.Errorf("zkclient: delete %s: %w", p, err)
+	}
+	return nil
+}
+
+// DeleteRecursive deletes p and its subtree depth-first, any-version,
+// tolerating nodes that vanish meanwhile. A missing p is not an error.
+func (c *Client) DeleteRecursive(p string) error {
+	return c.deleteRecursive(p, func(q string) error { return c.Delete(q, -1) })
+}
+
+func (c *Client) deleteRecursive(p string, del func(string) error) error {
+	kids, err := c.Children(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := c.deleteRecursive(joinPath(p, k), del); err != nil {
+			return err
+		}
+	}
+	if err := del(p); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	return nil
+}
+
+func joinPath(p, child string) string {
+	if p == "/" {
+		return "/" + child
+	}
+	return p + "/" + child
+}
+
+// Op constructors for Multi and FencedMulti. Paths are chroot-relative.
+
+// CreateOp creates a node in a multi; nil data means null data.
+func CreateOp(p string, data []byte, flags int32) *zk.CreateRequest {
+	return &zk.CreateRequest{Path: p, Data: data, Flags: flags}
+}
+
+// SetOp sets data in a multi (version -1: any).
+func SetOp(p string, data []byte, version int32) *zk.SetDataRequest {
+	return &zk.SetDataRequest{Path: p, Data: data, Version: version}
+}
+
+// DeleteOp deletes a node in a multi (version -1: any).
+func DeleteOp(p string, version int32) *zk.DeleteRequest {
+	return &zk.DeleteRequest{Path: p, Version: version}
+}
+
+// CheckOp checks a node's version in a multi.
+func CheckOp(p string, version int32) *zk.CheckVersionRequest {
+	return &zk.CheckVersionRequest{Path: p, Version: version}
+}
+
+// Multi runs ops atomically. Ops are *zk.CreateRequest, *zk.SetDataRequest,
+// *zk.DeleteRequest or *zk.CheckVersionRequest with chroot-relative paths (a
+// nil Acl on a create gets the default ACL). The returned error is the first
+// failing op's error; per-op results are in the responses, with created
+// paths made chroot-relative.
+func (c *Client) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	abs := make([]any, len(ops))
+	for i, op := range ops {
+		switch o := op.(type) {
+		case *zk.CreateRequest:
+			acl := o.Acl
+			if acl == nil {
+				acl = c.aclFor(o.Path)
+			}
+			abs[i] = &zk.CreateRequest{Path: c.abs(o.Path), Data: o.Data, Acl: acl, Flags: o.Flags}
+		case *zk.SetDataRequest:
+			abs[i] = &zk.SetDataRequest{Path: c.abs(o.Path), Data: o.Data, Version: o.Version}
+		case *zk.DeleteRequest:
+			abs[i] = &zk.DeleteRequest{Path: c.abs(o.Path), Version: o.Version}
+		case *zk.CheckVersionRequest:
+			abs[i] = &zk.CheckVersionRequest{Path: c.abs(o.Path), Version: o.Version}
+		default:
+			return nil, fmt.Errorf("zkclient: multi: unsupported op %T", op)
+		}
+	}
+	var res []zk.MultiResponse
+	err := c.retry(func() (err error) {
+		res, err = c.conn.Multi(abs...)
+		if err != nil && len(res) > 0 && !retryable(err) {
+			return nil // per-op results carry the outcome
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("zkclient: multi: %w", err)
+	}
+	var first error
+	for i := range res {
+		if res[i].String != "" {
+			res[i].String = c.rel(res[i].String)
+		}
+		if first == nil && res[i].Error != nil {
+			first = res[i].Error
+		}
+	}
+	if first != nil {
+		return res, fmt.Errorf("zkclient: multi: %w", first)
+	}
+	return res, nil
+}
+
+// FencedMulti runs multi(check(/controller_epoch, epochZkVersion), ops...):
+// the controller's fenced write. A failed check returns ErrControllerMoved;
+// otherwise the first failing op's error (e.g. zk.ErrBadVersion on a state
+// znode) is returned. The results exclude the check op.
+func (c *Client) FencedMulti(epochZkVersion int32, ops ...any) ([]zk.MultiResponse, error) {
+	all := append([]any{CheckOp("/controller_epoch", epochZkVersion)}, ops...)
+	res, err := c.Multi(all...)
+	if err == nil {
+		return res[1:], nil
+	}
+	if len(res) == 0 {
+		return nil, err
+	}
+	if cerr := res[0].Error; cerr != nil {
+		if errors.Is(cerr, zk.ErrBadVersion) {
+			return nil, fmt.Errorf("%w: /controller_epoch version is no longer %d", ErrControllerMoved, epochZkVersion)
+		}
+		return nil, fmt.Errorf("zkclient: fenced multi: controller epoch check: %w", cerr)
+	}
+	for i := 1; i < len(res); i++ {
+		if res[i].Error != nil && !isRuntimeInconsistency(res[i].Error) {
+			return res[1:], fmt.Errorf("zkclient: fenced %s: %w", describeOp(ops[i-1]), res[i].Error)
+		}
+	}
+	return res[1:], err
+}
+
+// isRuntimeInconsistency matches the code ZooKeeper reports for the ops of a
+// failed multi that did not themselves fail.
+func isRuntimeInconsistency(err error) bool {
+	return err != nil && strings.HasSuffix(err.Error(), "error: -2")
+}
+
+func describeOp(op any) string {
+	switch o := op.(type) {
+	case *zk.CreateRequest:
+		return "create " + o.Path
+	case *zk.SetDataRequest:
+		return "set " + o.Path
+	case *zk.DeleteRequest:
+		return "delete " + o.Path
+	case *zk.CheckVersionRequest:
+		return "check " + o.Path
+	}
+	return fmt.Sprintf("%T", op)
+}
+
+// fencedOne runs one fenced op and returns its response.
+func (c *Client) fencedOne(epochZkVersion int32, op any) (zk.MultiResponse, error) {
+	res, err := c.FencedMulti(epochZkVersion, op)
+	if err != nil {
+		return zk.MultiResponse{}, err
+	}
+	return res[0], nil
+}

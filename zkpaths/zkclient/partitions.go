@@ -1,0 +1,207 @@
+package zkclient
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/klassik/klassik/zkpaths"
+)
+
+// PartitionStateResult is the outcome of one partition's state write.
+type PartitionStateResult struct {
+	ZkVersion int32 // new partition epoch on success
+	Err       error // e.g. zk.ErrBadVersion, zk.ErrNodeExists, zk.ErrNoNode
+}
+
+// parallelism bounds concurrent requests of batch operations; go-zookeeper
+// pipelines them on one connection.
+const parallelism = 16
+
+// forEach runs fn for every item with bounded parallelism; the goroutines
+// are owned by the call and finish before it returns.
+func forEach[T any](items []T, fn func(T)) {
+	if len(items) <= 1 {
+		for _, it := range items {
+			fn(it)
+		}
+		return
+	}
+	sem := make(chan struct{}, parallelism)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(it T) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(it)
+		}(it)
+	}
+	wg.Wait()
+}
+
+// GetPartitionState reads one state znode; ok is false if it does not exist.
+// The returned state carries the partition epoch in ZkVersion.
+func (c *Client) GetPartitionState(tp zkpaths.TopicPartition) (zkpaths.LeaderAndIsr, bool, error) {
+	data, st, err := c.Get(zkpaths.PartitionStatePath(tp.Topic, tp.Partition))
+	if errors.Is(err, zk.ErrNoNode) {
+		return zkpaths.LeaderAndIsr{}, false, nil
+	}
+	if err != nil {
+		return zkpaths.LeaderAndIsr{}, false, err
+	}
+	s, err := zkpaths.DecodeLeaderAndIsr(data, st.Version)
+	if err != nil {
+		return zkpaths.LeaderAndIsr{}, false, fmt.Errorf("zkclient: state of %s: %w", tp, err)
+	}
+	return s, true, nil
+}
+
+// GetPartitionStates reads many state znodes concurrently; partitions
+// without a state znode are omitted from the result.
+func (c *Client) GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, error) {
+	var mu sync.Mutex
+	out := make(map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, len(tps))
+	var firstErr error
+	forEach(tps, func(tp zkpaths.TopicPartition) {
+		s, ok, err := c.GetPartitionState(tp)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			return
+		}
+		if ok {
+			out[tp] = s
+		}
+	})
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// CreatePartitionStates creates state znodes for new partitions, as the
+// controller does (fenced): first /brokers/topics/<t>/partitions and
+// .../<p> (results ignored, they may exist), then .../<p>/state with the
+// given content. Per-partition outcomes are returned (ZkVersion 0 on
+// success, zk.ErrNodeExists if a state already exists); if any fenced op
+// failed its epoch check the error is ErrControllerMoved.
+func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr) (map[zkpaths.TopicPartition]PartitionStateResult, error) {
+	topics := map[string]bool{}
+	tps := make([]zkpaths.TopicPartition, 0, len(states))
+	for tp := range states {
+		topics[tp.Topic] = true
+		tps = append(tps, tp)
+	}
+	for t := range topics {
+		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionsPath(t), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
+			return nil, err
+		}
+	}
+	var mu sync.Mutex
+	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
+	moved := false
+	forEach(tps, func(tp zkpaths.TopicPartition) {
+		var r PartitionStateResult
+		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
+			r.Err = err
+		} else {
+			_, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[tp].Encode(), Persistent))
+			r.Err = err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if errors.Is(r.Err, ErrControllerMoved) {
+			moved = true
+		}
+		out[tp] = r
+	})
+	if moved {
+		return out, fmt.Errorf("%w: while creating partition states", ErrControllerMoved)
+	}
+	return out, nil
+}
+
+// UpdatePartitionStates writes new leader/ISR states as the controller does:
+// each write is fenced and conditional on the state's ZkVersion (the
+// partition epoch the controller last read). Per-partition results carry the
+// new ZkVersion or zk.ErrBadVersion (re-read and retry) / zk.ErrNoNode. If
+// the epoch check failed the error is ErrControllerMoved.
+func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr) (map[zkpaths.TopicPartition]PartitionStateResult, error) {
+	tps := make([]zkpaths.TopicPartition, 0, len(states))
+	for tp := range states {
+		tps = append(tps, tp)
+	}
+	var mu sync.Mutex
+	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
+	moved := false
+	forEach(tps, func(tp zkpaths.TopicPartition) {
+		s := states[tp]
+		var r PartitionStateResult
+		res, err := c.fencedOne(epochZkVersion, SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion))
+		if err != nil {
+			r.Err = err
+		} else {
+			r.ZkVersion = res.Stat.Version
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if errors.Is(err, ErrControllerMoved) {
+			moved = true
+		}
+		out[tp] = r
+	})
+	if moved {
+		return out, fmt.Errorf("%w: while updating partition states", ErrControllerMoved)
+	}
+	return out, nil
+}
+
+// CreatePartitionState is CreatePartitionStates for one partition.
+func (c *Client) CreatePartitionState(epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+	res, err := c.CreatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
+	if err != nil {
+		return 0, err
+	}
+	return res[tp].ZkVersion, res[tp].Err
+}
+
+// UpdatePartitionState is UpdatePartitionStates for one partition.
+func (c *Client) UpdatePartitionState(epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+	res, err := c.UpdatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
+	if err != nil {
+		return 0, err
+	}
+	return res[tp].ZkVersion, res[tp].Err
+}
+
+// UpdateLeaderAndIsrConditional is the partition leader's own ISR write of
+// the legacy path (IBP < 2.7-IV2, ReplicationUtils.updateLeaderAndIsr): a
+// setData conditional on s.ZkVersion, not fenced. On BadVersion it re-reads
+// the node; if it already holds exactly s (an earlier resend landed) that
+// counts as success with the current version, otherwise zk.ErrBadVersion is
+// returned. Returns the new partition epoch.
+func (c *Client) UpdateLeaderAndIsrConditional(tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+	p := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
+	st, err := c.Set(p, s.Encode(), s.ZkVersion)
+	if err == nil {
+		return st.Version, nil
+	}
+	if !errors.Is(err, zk.ErrBadVersion) {
+		return 0, err
+	}
+	cur, ok, rerr := c.GetPartitionState(tp)
+	if rerr != nil {
+		return 0, rerr
+	}
+	if ok && cur.Equal(s) {
+		return cur.ZkVersion, nil
+	}
+	return 0, err
+}
