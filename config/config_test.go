@@ -270,7 +270,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 
 func TestValidConfigs(t *testing.T) {
 	for name, props := range map[string]map[string]string{
-		"generated id":   with("broker.id", "-1"),
+		"generated id":    with("broker.id", "-1"),
 		"port zero twice": with("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"),
 		"named listeners": with("listeners", "INTERNAL://:9092,EXTERNAL://:9093", "advertised.listeners", "INTERNAL://b1:9092,EXTERNAL://example.com:19093",
 			"listener.security.protocol.map", "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT", "inter.broker.listener.name", "INTERNAL"),

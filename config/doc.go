@@ -1,0 +1,48 @@
+// Package config is Klassik's broker configuration: Kafka's server.properties
+// keys, defaults and validation, plus the topic-level configs.
+//
+// Kafka classes and their Go files (apache/kafka, branch 2.8):
+//
+//	kafka.server.KafkaConfig (+ Defaults)     config.go (Config, Defaults, Load, FromMap,
+//	                                          derived values), keys.go (the key table:
+//	                                          type, default, validator, doc), validate.go
+//	                                          (validateValues: cross-key rules)
+//	KafkaConfig names Klassik does not act on kafkaonly.go (accepted with a warning)
+//	java.util.Properties.load                 properties.go (ParseProperties)
+//	(no Kafka counterpart)                    yaml.go (the same keys from YAML)
+//	kafka.cluster.EndPoint, CoreUtils         listeners.go (listeners, advertised.listeners,
+//	  .listenerListToEndPoints                listener.security.protocol.map)
+//	kafka.log.LogConfig, TopicConfig          topic.go (TopicConfigs, ValidateTopicConfig,
+//	                                          broker synonyms), logconfig.go (storage.LogConfig
+//	                                          and storage.ManagerConfig from the broker
+//	                                          defaults plus topic overrides)
+//	o.a.k.common.internals.Topic              topicname.go (ValidateTopicName,
+//	                                          TopicNamesCollide, internal topic names)
+//	(narrow views, STYLE.md §4)               subconfigs.go (ZooKeeper, SocketServer,
+//	                                          Controller, Replica, GroupCoordinator, ...)
+//
+// Loading: Load reads server.properties (Java properties syntax) or YAML
+// (.yaml/.yml) and applies --override pairs on top. Every key is checked
+// against the table in keys.go: unknown keys fail start-up, Kafka keys that
+// Klassik does not implement (kafkaonly.go, built from Kafka 2.8's
+// KafkaConfig, plus listener.name.* keys) are accepted and listed by
+// IgnoredKeys and one warning log line. Parse errors and Validate's rules are
+// collected together, so a ValidationError lists every problem, each naming
+// its key.
+//
+// Precedence rules (Kafka's): log.roll.ms over log.roll.hours;
+// log.roll.jitter.ms over log.roll.jitter.hours; log.retention.ms over
+// log.retention.minutes over log.retention.hours, any negative retention
+// meaning unlimited (-1); log.dirs over log.dir; log.flush.interval.ms falls
+// back to log.flush.scheduler.interval.ms; zookeeper.connection.timeout.ms
+// falls back to zookeeper.session.timeout.ms; advertised.listeners falls
+// back to listeners; inter.broker.listener.name falls back to the listener
+// named by security.inter.broker.protocol. Read these through the
+// Effective... accessors, never the raw fields.
+//
+// Goroutines: none. Invariants: a Config returned by Load or FromMap passed
+// Validate and is never modified afterwards, so it may be shared freely; the
+// key table's defaults are exactly Kafka 2.8's (TestDefaultsMatchKafka), and
+// ../server.properties.example is generated from the table
+// (go test ./config -update).
+package config
