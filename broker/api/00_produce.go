@@ -1,0 +1,35 @@
+package api
+
+// Produce (key 0), versions 0–9 (flexible from 9).
+//
+// Behaviour (protocol.md §9.1): delegated to the replica manager, which
+// appends to the leader's log and applies every per-partition rule
+// (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, CORRUPT_MESSAGE,
+// MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_REQUIRED_ACKS, producer-state
+// errors, NOT_ENOUGH_REPLICAS, INVALID_TOPIC_EXCEPTION for client writes to
+// internal topics — the client id travels in the context so that only
+// "__admin_client" may write them, as in Kafka).
+//
+// acks=0: no response is written; if any partition failed the manager
+// returns an error and the connection is closed, the only way to tell such a
+// client to refresh its metadata.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/replica"
+)
+
+func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, error) {
+	ctx = replica.ContextWithClientID(ctx, r.net.ClientIDOrEmpty())
+	resp, err := a.replicas.ProduceOrClose(ctx, r.body.(*kmsg.ProduceRequest))
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil { // acks=0
+		return nil, nil
+	}
+	return resp, nil
+}

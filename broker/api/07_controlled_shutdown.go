@@ -1,0 +1,64 @@
+package api
+
+// ControlledShutdown (key 7), versions 0–3 (flexible from 3; v0 uses request
+// header v0 without a client id). Broker → controller.
+//
+// Behaviour (protocol.md §9.8, controller.md §13.2): only the active
+// controller serves it; any other broker answers NOT_CONTROLLER and the
+// shutting-down broker retries against the controller it finds next. The
+// controller moves leadership away from the broker and answers with the
+// partitions it still leads (RF > 1); the caller retries until that list is
+// empty. Errors from the controller (STALE_BROKER_EPOCH,
+// BROKER_NOT_AVAILABLE, STALE_CONTROLLER_EPOCH when it lost controllership
+// meanwhile) are passed through. v0/v1 carry no broker epoch: −1 means
+// "do not check".
+
+import (
+	"context"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Controller is what the api layer needs from this broker's controller
+// module.
+type Controller interface {
+	// IsActive reports whether this broker is the active controller.
+	IsActive() bool
+	// ControlledShutdown runs the controller side of a controlled shutdown
+	// and returns the partitions brokerID still leads.
+	ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) (remaining map[string][]int32, err error)
+}
+
+func (a *Apis) handleControlledShutdown(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ControlledShutdownRequest)
+	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
+	if a.controller == nil || !a.controller.IsActive() {
+		resp.ErrorCode = kerr.NotController.Code
+		return resp, nil
+	}
+	epoch := int64(-1)
+	if req.Version >= 2 {
+		epoch = req.BrokerEpoch
+	}
+	remaining, err := a.controller.ControlledShutdown(ctx, req.BrokerID, epoch)
+	if err != nil {
+		resp.ErrorCode = a.errorCode(err, "controlled shutdown failed", "broker", req.BrokerID)
+		return resp, nil
+	}
+	topics := make([]string, 0, len(remaining))
+	for t := range remaining {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	for _, t := range topics {
+		for _, p := range remaining[t] {
+			rp := kmsg.NewControlledShutdownResponsePartitionsRemaining()
+			rp.Topic = t
+			rp.Partition = p
+			resp.PartitionsRemaining = append(resp.PartitionsRemaining, rp)
+		}
+	}
+	return resp, nil
+}

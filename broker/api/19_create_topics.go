@@ -1,0 +1,179 @@
+package api
+
+// CreateTopics (key 19), versions 0–7 (flexible from 5).
+//
+// Behaviour (protocol.md §9.19, zookeeper-layout.md §4.9):
+//   - only the active controller serves it; other brokers answer every topic
+//     NOT_CONTROLLER and clients re-route using Metadata's controller_id;
+//   - per topic: named twice → INVALID_REQUEST; invalid name or a '.'/'_'
+//     collision → INVALID_TOPIC_EXCEPTION; exists or marked for deletion →
+//     TOPIC_ALREADY_EXISTS; partitions < 1 → INVALID_PARTITIONS; replication
+//     factor < 1 or > registered brokers → INVALID_REPLICATION_FACTOR; counts
+//     together with an explicit assignment → INVALID_REQUEST; bad assignment
+//     (non-consecutive ids, duplicates, unknown brokers, uneven factor) →
+//     INVALID_REPLICA_ASSIGNMENT; bad or null config → INVALID_CONFIG /
+//     INVALID_REQUEST; v4+ −1 means the broker default;
+//   - placement: controller.AssignReplicasToBrokers over the registered
+//     brokers sorted by id, rack-aware when every broker has a rack (a mix
+//     is refused, Kafka's "enforced" mode);
+//   - validate_only (v1+) stops before writing; otherwise /config/topics/<t>
+//     and /brokers/topics/<t> are written and the request waits up to
+//     timeout_ms for every partition to have a leader in this broker's
+//     metadata cache → else REQUEST_TIMED_OUT (the topic still exists);
+//     timeout_ms ≤ 0 answers right after the ZooKeeper write;
+//   - v5+ responses describe the topic: partitions, replication factor and
+//     its configs (as DescribeConfigs without synonyms); v7+ the topic id.
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/controller"
+)
+
+func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	isController := a.controller != nil && a.controller.IsActive()
+
+	count := map[string]int{}
+	for _, t := range req.Topics {
+		count[t.Topic]++
+	}
+	type created struct {
+		idx  int
+		spec topicSpec
+	}
+	var waitFor []created
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		rt.NumPartitions, rt.ReplicationFactor = -1, -1
+		var spec topicSpec
+		var err error
+		switch {
+		case !isController:
+			err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
+		case count[t.Topic] > 1:
+			err = fmt.Errorf("%w: create topics request from client contains multiple entries for topic %s", kerr.InvalidRequest, t.Topic)
+		default:
+			spec, err = a.planCreateTopic(ctx, t)
+			if err == nil && !req.ValidateOnly {
+				err = a.createTopic(ctx, spec)
+			}
+		}
+		if err != nil {
+			rt.ErrorCode, rt.ErrorMessage = a.codeMessage(err, "create topic failed", "topic", t.Topic)
+			if req.Version < 1 {
+				rt.ErrorMessage = nil
+			}
+		} else {
+			if req.Version >= 5 {
+				rt.NumPartitions = int32(len(spec.assignment))
+				rt.ReplicationFactor = spec.replicationFactor()
+				for _, e := range a.describeTopicConfigs(spec.configs, nil, false) {
+					c := kmsg.NewCreateTopicsResponseTopicConfig()
+					c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.IsSensitive
+					rt.Configs = append(rt.Configs, c)
+				}
+			}
+			if !req.ValidateOnly {
+				waitFor = append(waitFor, created{idx: len(resp.Topics), spec: spec})
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+
+	// Wait for leaders of everything just created, then fill in what the
+	// wait found (topic ids come from ZooKeeper through the cache).
+	if len(waitFor) > 0 && req.TimeoutMillis > 0 {
+		timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+		ok := a.waitForMetadata(ctx, timeout, func() bool {
+			for _, c := range waitFor {
+				if !a.leadersElected(c.spec.name, len(c.spec.assignment)) {
+					return false
+				}
+			}
+			return true
+		})
+		if !ok {
+			for _, c := range waitFor {
+				if !a.leadersElected(c.spec.name, len(c.spec.assignment)) {
+					rt := &resp.Topics[c.idx]
+					rt.ErrorCode = kerr.RequestTimedOut.Code
+					msg := fmt.Sprintf("timed out waiting for the leaders of topic %s to be elected", c.spec.name)
+					if req.Version >= 1 {
+						rt.ErrorMessage = &msg
+					}
+				}
+			}
+		}
+	}
+	if req.Version >= 7 {
+		for _, c := range waitFor {
+			if ta, _, err := a.zk.TopicAssignment(ctx, c.spec.name); err == nil {
+				resp.Topics[c.idx].TopicID = decodeTopicID(ta.TopicID)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// planCreateTopic turns one request entry into a validated topic spec.
+func (a *Apis) planCreateTopic(ctx context.Context, t kmsg.CreateTopicsRequestTopic) (topicSpec, error) {
+	configs := map[string]string{}
+	for _, c := range t.Configs {
+		if c.Value == nil {
+			return topicSpec{}, fmt.Errorf("%w: null value not supported for topic configs: %s", kerr.InvalidConfig, c.Name)
+		}
+		configs[c.Name] = *c.Value
+	}
+	var assignment map[int32][]int32
+	if len(t.ReplicaAssignment) > 0 {
+		assignment = make(map[int32][]int32, len(t.ReplicaAssignment))
+		for _, ra := range t.ReplicaAssignment {
+			if _, dup := assignment[ra.Partition]; dup {
+				return topicSpec{}, fmt.Errorf("%w: partition %d is assigned twice", kerr.InvalidReplicaAssignment, ra.Partition)
+			}
+			assignment[ra.Partition] = ra.Replicas
+		}
+	}
+	return a.planTopic(ctx, t.Topic, createOptions{
+		numPartitions:     t.NumPartitions,
+		replicationFactor: t.ReplicationFactor,
+		assignment:        assignment,
+		configs:           configs,
+		rackMode:          controller.RackAwareEnforced,
+	})
+}
+
+// leadersElected reports whether the metadata cache knows topic with at
+// least n partitions, each with a leader.
+func (a *Apis) leadersElected(topic string, n int) bool {
+	leaders, ok := a.meta.PartitionLeaders(topic)
+	if !ok || len(leaders) < n {
+		return false
+	}
+	for _, l := range leaders {
+		if l < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeTopicID converts the ZooKeeper form of a topic id (22 characters of
+// base64url) into the wire form; a malformed id becomes the zero id.
+func decodeTopicID(s string) [16]byte {
+	var id [16]byte
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil && len(b) == 16 {
+		copy(id[:], b)
+	}
+	return id
+}

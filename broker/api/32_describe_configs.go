@@ -1,0 +1,75 @@
+package api
+
+// DescribeConfigs (key 32), versions 0–4 (flexible from 4).
+//
+// Behaviour (protocol.md §9.26):
+//   - TOPIC (2): every topic-level config with its effective value (override
+//     from /config/topics/<t> over the broker default), source and, when
+//     include_synonyms (v1+), the synonym chain; invalid name →
+//     INVALID_TOPIC_EXCEPTION, unknown topic → UNKNOWN_TOPIC_OR_PARTITION;
+//   - BROKER (4): name = this broker's id → its static configuration; "" →
+//     the cluster-wide dynamic defaults (none: Klassik has no dynamic broker
+//     configs yet); another id → INVALID_REQUEST;
+//   - other resource types (BROKER_LOGGER) → INVALID_REQUEST;
+//   - documentation is always null; config_type (v3+) from the config tables;
+//   - configuration_keys null = all.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (a *Apis) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.DescribeConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	synonyms := req.Version >= 1 && req.IncludeSynonyms
+	for _, res := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType = res.ResourceType
+		rr.ResourceName = res.ResourceName
+		configs, err := a.describeResource(ctx, res, synonyms)
+		if err != nil {
+			rr.ErrorCode, rr.ErrorMessage = a.codeMessage(err, "describe configs failed", "resource", res.ResourceName)
+		} else {
+			rr.Configs = configs
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsRequestResource, synonyms bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+	switch res.ResourceType {
+	case kmsg.ConfigResourceTypeTopic:
+		if err := validateTopicName(res.ResourceName); err != nil {
+			return nil, err
+		}
+		if _, _, err := a.zk.TopicAssignment(ctx, res.ResourceName); err != nil {
+			if errors.Is(err, ErrNoTopic) {
+				return nil, fmt.Errorf("%w: topic %s does not exist", kerr.UnknownTopicOrPartition, res.ResourceName)
+			}
+			return nil, err
+		}
+		overrides, err := a.zk.TopicConfig(ctx, res.ResourceName)
+		if err != nil {
+			return nil, err
+		}
+		return a.describeTopicConfigs(overrides, res.ConfigNames, synonyms), nil
+	case kmsg.ConfigResourceTypeBroker:
+		if res.ResourceName == "" {
+			return []kmsg.DescribeConfigsResponseResourceConfig{}, nil
+		}
+		if id, err := strconv.ParseInt(res.ResourceName, 10, 32); err != nil || int32(id) != a.brokerID {
+			return nil, fmt.Errorf("%w: unexpected broker id, expected %d or empty string, but received %s",
+				kerr.InvalidRequest, a.brokerID, res.ResourceName)
+		}
+		return a.describeBrokerConfigs(res.ConfigNames, synonyms), nil
+	default:
+		return nil, fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, res.ResourceType)
+	}
+}

@@ -1,0 +1,156 @@
+package api
+
+// CreatePartitions (key 37), versions 0–3 (flexible from 2).
+//
+// Behaviour (protocol.md §9.29, zookeeper-layout.md §4.10, controller.md §7.5):
+//   - only the active controller serves it (NOT_CONTROLLER elsewhere);
+//   - per topic: named twice → INVALID_REQUEST; unknown →
+//     UNKNOWN_TOPIC_OR_PARTITION; count ≤ current → INVALID_PARTITIONS;
+//     topic being reassigned → REASSIGNMENT_IN_PROGRESS; explicit
+//     assignments must list exactly the new partitions, with the topic's
+//     replication factor, known brokers and no duplicates →
+//     INVALID_REPLICA_ASSIGNMENT;
+//   - without assignments the new partitions continue the existing placement
+//     (controller.AssignReplicasForNewPartitions);
+//   - validate_only stops before writing; otherwise /brokers/topics/<t> is
+//     rewritten (conditional on the version read, keeping topic_id) and the
+//     request waits up to timeout_ms for the new partitions' leaders.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/controller"
+)
+
+func (a *Apis) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.CreatePartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	isController := a.controller != nil && a.controller.IsActive()
+	count := map[string]int{}
+	for _, t := range req.Topics {
+		count[t.Topic]++
+	}
+	type grown struct {
+		idx   int
+		topic string
+		n     int
+	}
+	var waitFor []grown
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreatePartitionsResponseTopic()
+		rt.Topic = t.Topic
+		var err error
+		switch {
+		case !isController:
+			err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
+		case count[t.Topic] > 1:
+			err = fmt.Errorf("%w: duplicate topic in request: %s", kerr.InvalidRequest, t.Topic)
+		default:
+			err = a.addPartitions(ctx, t, req.ValidateOnly)
+		}
+		if err != nil {
+			rt.ErrorCode, rt.ErrorMessage = a.codeMessage(err, "create partitions failed", "topic", t.Topic)
+		} else if !req.ValidateOnly {
+			waitFor = append(waitFor, grown{idx: len(resp.Topics), topic: t.Topic, n: int(t.Count)})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if len(waitFor) > 0 && req.TimeoutMillis > 0 {
+		a.waitForMetadata(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond, func() bool {
+			for _, g := range waitFor {
+				if !a.leadersElected(g.topic, g.n) {
+					return false
+				}
+			}
+			return true
+		})
+		for _, g := range waitFor {
+			if !a.leadersElected(g.topic, g.n) {
+				resp.Topics[g.idx].ErrorCode = kerr.RequestTimedOut.Code
+			}
+		}
+	}
+	return resp, nil
+}
+
+func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	if err := validateTopicName(t.Topic); err != nil {
+		return err
+	}
+	ta, version, err := a.zk.TopicAssignment(ctx, t.Topic)
+	if errors.Is(err, ErrNoTopic) {
+		return fmt.Errorf("%w: the topic '%s' does not exist", kerr.UnknownTopicOrPartition, t.Topic)
+	}
+	if err != nil {
+		return err
+	}
+	if marked, err := a.zk.TopicMarkedForDeletion(ctx, t.Topic); err != nil {
+		return err
+	} else if marked {
+		return fmt.Errorf("%w: the topic '%s' is marked for deletion", kerr.InvalidTopicException, t.Topic)
+	}
+	if len(ta.Adding) > 0 || len(ta.Removing) > 0 {
+		return fmt.Errorf("%w: a partition reassignment is in progress for the topic '%s'", kerr.ReassignmentInProgress, t.Topic)
+	}
+	cur := len(ta.Partitions)
+	if int(t.Count) <= cur {
+		return fmt.Errorf("%w: topic currently has %d partitions, %d would not be an increase", kerr.InvalidPartitions, cur, t.Count)
+	}
+	brokers, err := a.zk.Brokers(ctx)
+	if err != nil {
+		return err
+	}
+	var added map[int32][]int32
+	if t.Assignment != nil {
+		if len(t.Assignment) != int(t.Count)-cur {
+			return fmt.Errorf("%w: increasing the number of partitions by %d but %d assignments provided",
+				kerr.InvalidReplicaAssignment, int(t.Count)-cur, len(t.Assignment))
+		}
+		added = make(map[int32][]int32, len(t.Assignment))
+		for i, as := range t.Assignment {
+			added[int32(cur+i)] = as.Replicas
+		}
+		all := maps.Clone(ta.Partitions)
+		maps.Copy(all, added)
+		// Only the new partitions must name live brokers; existing ones may
+		// sit on brokers that are down.
+		ids := make([]int32, len(brokers))
+		for i, b := range brokers {
+			ids[i] = b.ID
+		}
+		for p, rs := range added {
+			for _, b := range rs {
+				if !slices.Contains(ids, b) {
+					return fmt.Errorf("%w: unknown broker %d in the assignment of partition %d", kerr.InvalidReplicaAssignment, b, p)
+				}
+			}
+		}
+		if err := controller.ValidateReplicaAssignment(all, nil); err != nil {
+			return err
+		}
+	} else {
+		added, err = controller.AssignReplicasForNewPartitions(brokers, ta.Partitions, int(t.Count))
+		if err != nil {
+			return err
+		}
+	}
+	if validateOnly {
+		return nil
+	}
+	next := ta
+	next.Partitions = maps.Clone(ta.Partitions)
+	maps.Copy(next.Partitions, added)
+	if err := a.zk.SetTopicAssignment(ctx, t.Topic, next, version); err != nil {
+		return err
+	}
+	a.logger.Info("added partitions", "topic", t.Topic, "from", cur, "to", t.Count)
+	return nil
+}

@@ -1,0 +1,223 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/config"
+)
+
+// ReplicaManager is the data path (broker/replica.Manager). The api layer only
+// routes these requests; every rule about leaders, epochs and logs lives
+// behind this interface.
+type ReplicaManager interface {
+	// ProduceOrClose returns nil for acks=0 and an error when an acks=0
+	// request failed (the connection is then closed).
+	ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error)
+	Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error)
+	ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse
+	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
+	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
+	LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse
+	StopReplica(ctx context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse
+	UpdateMetadata(ctx context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse
+}
+
+// request is what a handler sees: the decoded body plus the connection facts
+// some APIs need (listener for Metadata, client id for Produce).
+type request struct {
+	net  *network.Request
+	body kmsg.Request
+}
+
+type handlerFunc func(ctx context.Context, r *request) (kmsg.Response, error)
+
+// Handle implements network.Handler: it dispatches by API key. A nil response
+// means "no response" (acks=0 produce); an error closes the connection.
+//
+// A panic in a handler is recovered here and turned into an error, so the
+// connection is closed and the broker stays up; the stack is logged because a
+// panic is always a bug of ours, never the client's fault.
+func (a *Apis) Handle(ctx context.Context, req *network.Request) (resp kmsg.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.logger.Error("panic while handling request", "api", kmsg.NameForKey(req.Key), "version", req.Version,
+				"client_id", req.ClientIDOrEmpty(), "panic", p, "stack", string(debug.Stack()))
+			resp, err = nil, fmt.Errorf("api: panic handling %s: %v", kmsg.NameForKey(req.Key), p)
+		}
+	}()
+	if req.Key != 18 { // ApiVersions is answered even while starting
+		select {
+		case <-a.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-a.stopping:
+			return nil, errors.New("api: broker is shutting down")
+		}
+	}
+	h, ok := a.handlers[req.Key]
+	if !ok || !a.enabled(req.Key) {
+		return nil, fmt.Errorf("api: key %d (%s) is not served", req.Key, kmsg.NameForKey(req.Key))
+	}
+	return h(ctx, &request{net: req, body: req.Body})
+}
+
+// listener returns the listener name the request arrived on.
+func (r *request) listener() string { return r.net.Listener }
+
+// MetadataView is what the api layer reads from the broker's metadata cache
+// (broker/metadata.Cache, fed by the controller's UpdateMetadata).
+type MetadataView interface {
+	// MetadataResponse answers a Metadata request from the cache for the
+	// listener the request arrived on (no auto-creation).
+	MetadataResponse(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse
+	// ControllerID is the controller the cache knows, -1 if none.
+	ControllerID() int32
+	// AliveBrokers lists the live brokers with their endpoint on listener
+	// (brokers without that listener are omitted), sorted by id.
+	AliveBrokers(listener string) []BrokerEndpoint
+	// PartitionLeaders returns the leader of every partition of topic the
+	// cache knows (-1 = none); ok is false when the topic is unknown.
+	PartitionLeaders(topic string) (leaders map[int32]int32, ok bool)
+}
+
+// BrokerEndpoint is one live broker as DescribeCluster lists it.
+type BrokerEndpoint struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string
+}
+
+// Config wires the api layer to the rest of the broker.
+type Config struct {
+	BrokerID  int32
+	ClusterID string
+	// Broker is the static broker configuration (defaults for topic
+	// creation, DescribeConfigs).
+	Broker     *config.Config
+	ZK         AdminZK
+	Metadata   MetadataView
+	Replicas   ReplicaManager
+	Controller Controller
+	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
+	// start index and the shift, controller.md §7.4); -1 draws at random as
+	// Kafka does. Tests set it to compare assignments.
+	FixedStartIndex int
+	Logger          *slog.Logger
+}
+
+// Apis is Kafka's KafkaApis: the request handler of one broker.
+type Apis struct {
+	brokerID        int32
+	clusterID       string
+	cfg             *config.Config
+	zk              AdminZK
+	meta            MetadataView
+	replicas        ReplicaManager
+	controller      Controller
+	fixedStartIndex int
+	logger          *slog.Logger
+	pids            *producerIDManager
+	handlers        map[int16]handlerFunc
+
+	// ready is closed when the broker enables request processing
+	// (zookeeper-layout.md §4.1 step 15); requests arriving before wait.
+	ready     chan struct{}
+	readyOnce sync.Once
+	// stopping is closed by Close so that parked admin requests return.
+	stopping  chan struct{}
+	closeOnce sync.Once
+
+	// metaMu guards the following: metaCh is closed and replaced on every
+	// metadata change, waking admin requests waiting for leaders.
+	metaMu sync.Mutex
+	metaCh chan struct{}
+}
+
+// New builds the handler. Requests are held until SetReady is called.
+func New(cfg Config) *Apis {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Broker == nil {
+		cfg.Broker = config.Defaults()
+	}
+	a := &Apis{
+		brokerID:        cfg.BrokerID,
+		clusterID:       cfg.ClusterID,
+		cfg:             cfg.Broker,
+		zk:              cfg.ZK,
+		meta:            cfg.Metadata,
+		replicas:        cfg.Replicas,
+		controller:      cfg.Controller,
+		fixedStartIndex: cfg.FixedStartIndex,
+		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
+		ready:           make(chan struct{}),
+		stopping:        make(chan struct{}),
+		metaCh:          make(chan struct{}),
+	}
+	if cfg.ZK != nil {
+		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.ClaimProducerIDBlock)
+	}
+	a.handlers = map[int16]handlerFunc{
+		0:  a.handleProduce,
+		1:  a.handleFetch,
+		2:  a.handleListOffsets,
+		3:  a.handleMetadata,
+		4:  a.handleLeaderAndIsr,
+		5:  a.handleStopReplica,
+		6:  a.handleUpdateMetadata,
+		7:  a.handleControlledShutdown,
+		18: a.handleApiVersions,
+		19: a.handleCreateTopics,
+		20: a.handleDeleteTopics,
+		21: a.handleDeleteRecords,
+		22: a.handleInitProducerID,
+		23: a.handleOffsetForLeaderEpoch,
+		32: a.handleDescribeConfigs,
+		33: a.handleAlterConfigs,
+		37: a.handleCreatePartitions,
+		44: a.handleIncrementalAlterConfigs,
+		60: a.handleDescribeCluster,
+	}
+	return a
+}
+
+// SetReady enables request processing.
+func (a *Apis) SetReady() { a.readyOnce.Do(func() { close(a.ready) }) }
+
+// Close makes parked requests return; it does not wait for them (the
+// network server's shutdown does).
+func (a *Apis) Close() { a.closeOnce.Do(func() { close(a.stopping) }) }
+
+// MetadataChanged wakes admin requests that wait for the metadata cache;
+// the broker calls it after every applied UpdateMetadata.
+func (a *Apis) MetadataChanged() { a.metadataChanged() }
+
+// enabled reports whether the dependencies of key's handler are wired, so a
+// partially wired broker (tests) advertises only what it can serve.
+func (a *Apis) enabled(key int16) bool {
+	switch key {
+	case 18:
+		return true
+	case 0, 1, 2, 4, 5, 6, 21, 23:
+		return a.replicas != nil
+	case 3, 60:
+		return a.meta != nil
+	case 7:
+		return true
+	case 19, 20, 32, 33, 37, 44:
+		return a.zk != nil && a.meta != nil
+	case 22:
+		return a.pids != nil
+	}
+	return false
+}

@@ -1,0 +1,43 @@
+// Package api is Klassik's KafkaApis: the network.Handler of a broker. It
+// decodes nothing itself (broker/network hands it parsed kmsg requests); it
+// routes each API key to one handler, applies the rules that belong to the
+// request rather than to a partition, and answers with kerr codes.
+//
+// Kafka classes → files:
+//
+//	KafkaApis (dispatch, ApiVersions table)     apis.go, versions.go, 18_api_versions.go
+//	KafkaApis.handleXxx                         NN_<api>.go, one file per API key, each
+//	                                            starting with its key, versions and behaviour
+//	ZkAdminManager / AdminZkClient (topics)     topics.go, 19_, 20_, 37_; ZooKeeper access goes
+//	                                            through the AdminZK interface (admin.go)
+//	ConfigHelper / ZkAdminManager (configs)     configs.go, 32_, 33_, 44_
+//	ZkProducerIdManager                         22_init_producer_id.go
+//	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
+//	MetadataCache                               not here: MetadataView interface
+//
+// Served keys (versions = Kafka 3.4 ZooKeeper mode ∩ kmsg, versions.go):
+// 0 Produce, 1 Fetch, 2 ListOffsets, 3 Metadata, 4 LeaderAndIsr,
+// 5 StopReplica, 6 UpdateMetadata, 7 ControlledShutdown, 18 ApiVersions,
+// 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords, 22 InitProducerId,
+// 23 OffsetForLeaderEpoch, 32 DescribeConfigs, 33 AlterConfigs,
+// 37 CreatePartitions, 44 IncrementalAlterConfigs, 60 DescribeCluster. A key
+// is advertised only when the dependencies its handler needs are wired.
+//
+// Goroutines: none of its own. Handle runs on the calling connection's
+// goroutine (one request per connection at a time, STYLE.md §2); admin
+// requests that wait for the controller (CreateTopics, DeleteTopics,
+// CreatePartitions with timeout_ms) park on that goroutine in
+// waitForMetadata and are woken by MetadataChanged, the request's context or
+// Close.
+//
+// Invariants:
+//   - Handle never panics into the network layer: a panic is recovered,
+//     logged with its stack and turned into "close the connection".
+//   - Requests other than ApiVersions wait until SetReady (Kafka enables
+//     request processing last during start-up).
+//   - Protocol outcomes are kerr codes; any other error becomes
+//     UNKNOWN_SERVER_ERROR with a log line (errors.go).
+//   - Topic znodes are written only by the active controller's broker for
+//     CreateTopics/DeleteTopics/CreatePartitions (NOT_CONTROLLER elsewhere);
+//     Metadata auto-creation and config changes may run on any broker.
+package api

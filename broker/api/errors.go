@@ -1,0 +1,50 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// errorCode maps a Go error to the Kafka error code a response carries
+// (STYLE.md §3): lower layers return (possibly wrapped) kerr values for
+// protocol outcomes; anything else is an internal failure, answered with
+// UNKNOWN_SERVER_ERROR and logged so the operator sees the cause.
+func (a *Apis) errorCode(err error, msg string, attrs ...any) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return kerr.RequestTimedOut.Code
+	}
+	a.logger.Error(msg, append(attrs, "err", err)...)
+	return kerr.UnknownServerError.Code
+}
+
+// errorMessage is the error_message field Kafka fills next to a code: the
+// text of the error when there is one, else null.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}
+
+// codeMessage returns the code and message for err in one call.
+func (a *Apis) codeMessage(err error, msg string, attrs ...any) (int16, *string) {
+	code := a.errorCode(err, msg, attrs...)
+	if code == 0 {
+		return 0, nil
+	}
+	return code, errorMessage(err)
+}
+
+var _ = slog.Default

@@ -1,0 +1,187 @@
+package api
+
+// Topic creation, shared by CreateTopics (19) and Metadata auto-creation (3):
+// Kafka's ZkAdminManager.createTopics + AdminZkClient.createTopic.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klassik/klassik/config"
+	"github.com/klassik/klassik/controller"
+)
+
+// validateTopicName applies Kafka's topic name rules, answering
+// INVALID_TOPIC_EXCEPTION with Kafka's message.
+func validateTopicName(name string) error {
+	if err := config.ValidateTopicName(name); err != nil {
+		return fmt.Errorf("%w: %s", kerr.InvalidTopicException, err.Error())
+	}
+	return nil
+}
+
+// topicSpec is a validated topic creation.
+type topicSpec struct {
+	name       string
+	assignment map[int32][]int32
+	configs    map[string]string
+}
+
+func (s topicSpec) replicationFactor() int16 { return int16(len(s.assignment[0])) }
+
+// createOptions says how a creation request is planned.
+type createOptions struct {
+	numPartitions     int32 // -1: num.partitions
+	replicationFactor int16 // -1: default.replication.factor
+	assignment        map[int32][]int32
+	configs           map[string]string
+	rackMode          controller.RackAwareMode
+}
+
+// planTopic validates a creation and computes its assignment without writing
+// anything (validate_only stops here). Errors wrap kerr codes.
+func (a *Apis) planTopic(ctx context.Context, name string, o createOptions) (topicSpec, error) {
+	if err := validateTopicName(name); err != nil {
+		return topicSpec{}, err
+	}
+	if _, _, err := a.zk.TopicAssignment(ctx, name); err == nil {
+		return topicSpec{}, fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, name)
+	} else if !errors.Is(err, ErrNoTopic) {
+		return topicSpec{}, err
+	}
+	marked, err := a.zk.TopicMarkedForDeletion(ctx, name)
+	if err != nil {
+		return topicSpec{}, err
+	}
+	if marked {
+		return topicSpec{}, fmt.Errorf("%w: topic '%s' is marked for deletion", kerr.TopicAlreadyExists, name)
+	}
+	if config.HasCollisionChars(name) {
+		all, err := a.zk.AllTopics(ctx)
+		if err != nil {
+			return topicSpec{}, err
+		}
+		var colliding []string
+		for _, t := range all {
+			if t != name && config.TopicNamesCollide(t, name) {
+				colliding = append(colliding, t)
+			}
+		}
+		if len(colliding) > 0 {
+			return topicSpec{}, fmt.Errorf("%w: topic '%s' collides with existing topics: %s",
+				kerr.InvalidTopicException, name, strings.Join(colliding, ", "))
+		}
+	}
+	if err := a.validateTopicConfigs(o.configs); err != nil {
+		return topicSpec{}, err
+	}
+
+	brokers, err := a.zk.Brokers(ctx)
+	if err != nil {
+		return topicSpec{}, err
+	}
+	var assignment map[int32][]int32
+	if len(o.assignment) > 0 {
+		if o.numPartitions != -1 || o.replicationFactor != -1 {
+			return topicSpec{}, fmt.Errorf("%w: both numPartitions or replicationFactor and replicasAssignments were set; both cannot be used at the same time",
+				kerr.InvalidRequest)
+		}
+		ids := make([]int32, len(brokers))
+		for i, b := range brokers {
+			ids[i] = b.ID
+		}
+		if err := controller.ValidateReplicaAssignment(o.assignment, ids); err != nil {
+			return topicSpec{}, err
+		}
+		assignment = o.assignment
+	} else {
+		n, rf := o.numPartitions, o.replicationFactor
+		if n == -1 {
+			n = a.cfg.NumPartitions
+		}
+		if rf == -1 {
+			rf = int16(a.cfg.DefaultReplicationFactor)
+		}
+		if n <= 0 {
+			return topicSpec{}, fmt.Errorf("%w: number of partitions must be larger than 0", kerr.InvalidPartitions)
+		}
+		if rf <= 0 {
+			return topicSpec{}, fmt.Errorf("%w: replication factor must be larger than 0", kerr.InvalidReplicationFactor)
+		}
+		assignment, err = controller.AssignReplicasToBrokers(controller.ApplyRackAwareMode(brokers, o.rackMode),
+			int(n), int(rf), a.fixedStartIndex, -1)
+		if err != nil {
+			return topicSpec{}, err
+		}
+	}
+	return topicSpec{name: name, assignment: assignment, configs: o.configs}, nil
+}
+
+// createTopic writes a planned topic to ZooKeeper.
+func (a *Apis) createTopic(ctx context.Context, s topicSpec) error {
+	cfgs := s.configs
+	if cfgs == nil {
+		cfgs = map[string]string{}
+	}
+	err := a.zk.CreateTopic(ctx, s.name, s.assignment, cfgs)
+	if errors.Is(err, ErrTopicExists) {
+		return fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, s.name)
+	}
+	if err == nil {
+		a.logger.Info("created topic", "topic", s.name, "partitions", len(s.assignment), "replication_factor", s.replicationFactor())
+	}
+	return err
+}
+
+// waitForMetadata polls cond every time the metadata cache changes, until it
+// holds, ctx ends or timeout elapses. It reports whether cond held.
+func (a *Apis) waitForMetadata(ctx context.Context, timeout time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		changed := a.metaChangedCh()
+		if cond() {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return cond()
+		case <-ctx.Done():
+			return false
+		case <-a.stopping:
+			return false
+		}
+	}
+}
+
+// metaChangedCh returns a channel closed at the next metadata change.
+func (a *Apis) metaChangedCh() <-chan struct{} {
+	a.metaMu.Lock()
+	defer a.metaMu.Unlock()
+	return a.metaCh
+}
+
+// metadataChanged wakes every waitForMetadata.
+func (a *Apis) metadataChanged() {
+	a.metaMu.Lock()
+	defer a.metaMu.Unlock()
+	close(a.metaCh)
+	a.metaCh = make(chan struct{})
+}
+
+// sortedPartitions lists the partition ids of an assignment in order.
+func sortedPartitions(m map[int32][]int32) []int32 {
+	ps := make([]int32, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
