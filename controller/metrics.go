@@ -1,0 +1,49 @@
+package controller
+
+import gometrics "github.com/rcrowley/go-metrics"
+
+// controllerMetrics are Kafka's KafkaController gauges and the unclean
+// election meter, refreshed after every event by the event goroutine.
+type controllerMetrics struct {
+	activeControllerCount gometrics.Gauge
+	offlinePartitions     gometrics.Gauge
+	preferredImbalance    gometrics.Gauge
+	globalTopics          gometrics.Gauge
+	globalPartitions      gometrics.Gauge
+	activeBrokers         gometrics.Gauge
+	topicsToDelete        gometrics.Gauge
+	unclean               gometrics.Meter
+}
+
+func newControllerMetrics(r gometrics.Registry) *controllerMetrics {
+	g := func(name string) gometrics.Gauge {
+		return gometrics.GetOrRegisterGauge("kafka.controller.KafkaController."+name, r)
+	}
+	return &controllerMetrics{
+		activeControllerCount: g("ActiveControllerCount"),
+		offlinePartitions:     g("OfflinePartitionsCount"),
+		preferredImbalance:    g("PreferredReplicaImbalanceCount"),
+		globalTopics:          g("GlobalTopicCount"),
+		globalPartitions:      g("GlobalPartitionCount"),
+		activeBrokers:         g("ActiveBrokerCount"),
+		topicsToDelete:        g("TopicsToDeleteCount"),
+		unclean:               gometrics.GetOrRegisterMeter("kafka.controller.ControllerStats.UncleanLeaderElectionsPerSec", r),
+	}
+}
+
+// update runs on the event goroutine (it reads the context).
+func (m *controllerMetrics) update(c *Controller) {
+	if !c.IsActive() {
+		for _, g := range []gometrics.Gauge{m.activeControllerCount, m.offlinePartitions, m.preferredImbalance, m.globalTopics, m.globalPartitions, m.activeBrokers, m.topicsToDelete} {
+			g.Update(0)
+		}
+		return
+	}
+	m.activeControllerCount.Update(1)
+	m.offlinePartitions.Update(int64(c.ctx.OfflinePartitionCount()))
+	m.preferredImbalance.Update(int64(c.ctx.PreferredReplicaImbalanceCount()))
+	m.globalTopics.Update(int64(len(c.ctx.allTopics)))
+	m.globalPartitions.Update(int64(c.ctx.PartitionCount()))
+	m.activeBrokers.Update(int64(len(c.ctx.liveBrokers)))
+	m.topicsToDelete.Update(int64(len(c.ctx.topicsToDelete)))
+}
