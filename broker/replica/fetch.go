@@ -108,7 +108,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 				return resp, nil
 			}
 			s.mu.Lock()
-			if s.closed || s.epoch != req.SessionEpoch {
+			if s.epoch != req.SessionEpoch {
 				s.mu.Unlock()
 				resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
 				return resp, nil
@@ -129,7 +129,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 					s.forgetLocked(TopicPartition{name, p})
 				}
 			}
-			s.lastUsed = m.cfg.Clock()
+			s.touch(m.cfg.Clock())
 			session, incremental = s, true
 			// Held until the response is built; see fetchSession.
 			defer s.mu.Unlock()

@@ -3,6 +3,7 @@ package replica
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,14 +28,15 @@ type sessionCache struct {
 // together.
 type fetchSession struct {
 	id int32
+	// lastUsed (unix nanoseconds) is read by eviction under the cache's
+	// mutex without the session's, hence atomic.
+	lastUsed atomic.Int64
 
 	// mu guards the following.
-	mu       sync.Mutex
-	epoch    int32 // next expected session epoch
-	parts    []*sessionPart
-	index    map[TopicPartition]*sessionPart
-	lastUsed time.Time
-	closed   bool
+	mu    sync.Mutex
+	epoch int32 // next expected session epoch
+	parts []*sessionPart
+	index map[TopicPartition]*sessionPart
 }
 
 type sessionPart struct {
@@ -55,8 +57,8 @@ func (c *sessionCache) create(parts []fetchPart) *fetchSession {
 	if c.max <= 0 {
 		return nil
 	}
-	now := c.clock()
-	s := &fetchSession{epoch: 1, index: make(map[TopicPartition]*sessionPart), lastUsed: now}
+	s := &fetchSession{epoch: 1, index: make(map[TopicPartition]*sessionPart)}
+	s.touch(c.clock())
 	for _, p := range parts {
 		s.upsertLocked(p)
 	}
@@ -65,7 +67,7 @@ func (c *sessionCache) create(parts []fetchPart) *fetchSession {
 	if len(c.sessions) >= c.max {
 		var oldest *fetchSession
 		for _, o := range c.sessions {
-			if oldest == nil || o.lastUsed.Before(oldest.lastUsed) {
+			if oldest == nil || o.lastUsed.Load() < oldest.lastUsed.Load() {
 				oldest = o
 			}
 		}
@@ -137,3 +139,5 @@ func (s *fetchSession) requestsLocked() []fetchPart {
 	}
 	return out
 }
+
+func (s *fetchSession) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }
