@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -237,7 +238,16 @@ func loadLog(p loadParams) (*Log, error) {
 		}
 	}
 	// Step 3: open segments; recover those whose indexes are missing or
-	// fail the sanity checks.
+	// fail the sanity checks. Segments step 4 recovers anyway (unclean
+	// shutdown, at or above the recovery point's segment) skip the check.
+	recoverFrom := len(bases)
+	if !p.cleanShutdown {
+		recoverFrom = sort.Search(len(bases), func(i int) bool { return bases[i] > p.recoveryPoint }) - 1
+		if recoverFrom < 0 {
+			recoverFrom = 0
+		}
+	}
+	tornAt := -1 // index of the first segment recovery had to truncate
 	for i, b := range bases {
 		_, statErr := os.Stat(segmentPath(p.dir, b, indexFileSuffix))
 		missingIndex := os.IsNotExist(statErr)
@@ -247,29 +257,35 @@ func loadLog(p loadParams) (*Log, error) {
 			return nil, err
 		}
 		l.segments = append(l.segments, s)
+		if i >= recoverFrom {
+			continue
+		}
 		bad := missingIndex && s.size > 0
 		if !bad {
-			if e1, e2 := s.offsetIdx.sanityCheck(s.size), s.timeIdx.sanityCheck(); e1 != nil || e2 != nil {
+			next := int64(math.MaxInt64)
+			if i+1 < len(bases) {
+				next = bases[i+1]
+			}
+			if e1, e2 := s.offsetIdx.sanityCheck(s.size), s.timeIdx.sanityCheck(next); e1 != nil || e2 != nil {
 				l.logger.Warn("rebuilding corrupt index", "segment", b, "offset_index_err", e1, "time_index_err", e2)
 				bad = true
 			}
 		}
 		if bad {
-			if _, err := recoverSegment(s, nil, crcBuf); err != nil {
+			truncated, err := recoverSegment(s, nil, crcBuf)
+			if err != nil {
 				closeAll()
 				return nil, err
 			}
 			s.loadTimestamps()
+			if truncated > 0 && tornAt < 0 {
+				tornAt = i
+			}
 		}
-		_ = i
 	}
 	// Step 4: recover the unflushed tail after an unclean shutdown.
-	if !p.cleanShutdown && len(l.segments) > 0 {
-		start := l.floorSegmentLocked(p.recoveryPoint)
-		if start < 0 {
-			start = 0
-		}
-		for i := start; i < len(l.segments); i++ {
+	if tornAt < 0 {
+		for i := recoverFrom; i < len(l.segments); i++ {
 			s := l.segments[i]
 			truncated, err := recoverSegment(s, l.epochs, crcBuf)
 			if err != nil {
@@ -278,17 +294,22 @@ func loadLog(p loadParams) (*Log, error) {
 			}
 			s.loadTimestamps()
 			if truncated > 0 {
-				l.logger.Warn("truncated torn log tail", "segment", s.baseOffset, "bytes", truncated)
-				for _, later := range l.segments[i+1:] {
-					later.close()
-					for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix} {
-						os.Remove(segmentPath(p.dir, later.baseOffset, suf))
-					}
-				}
-				l.segments = l.segments[:i+1]
+				tornAt = i
 				break
 			}
 		}
+	}
+	if tornAt >= 0 {
+		// Nothing after a torn segment can be trusted to follow it.
+		s := l.segments[tornAt]
+		l.logger.Warn("truncated torn log tail; deleting later segments", "segment", s.baseOffset, "later_segments", len(l.segments)-tornAt-1)
+		for _, later := range l.segments[tornAt+1:] {
+			later.close()
+			for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix} {
+				os.Remove(segmentPath(p.dir, later.baseOffset, suf))
+			}
+		}
+		l.segments = l.segments[:tornAt+1]
 	}
 	// Step 5.
 	var leo int64

@@ -123,7 +123,10 @@ func (x *TimeIndex) TruncateTo(offset int64) {
 	x.entries = n
 }
 
-func (x *TimeIndex) sanityCheck() error {
+// sanityCheck validates the whole time index (see OffsetIndex.sanityCheck):
+// timestamps strictly increase, offsets never decrease and stay below
+// nextOffset.
+func (x *TimeIndex) sanityCheck(nextOffset int64) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	fi, err := x.file.Stat()
@@ -133,18 +136,13 @@ func (x *TimeIndex) sanityCheck() error {
 	if fi.Size()%timeIndexEntrySize != 0 {
 		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), timeIndexEntrySize)
 	}
-	if x.entries == 0 {
-		return nil
-	}
-	firstTs, firstOff := x.entryAtLocked(0)
-	lastTs, lastOff := x.entryAtLocked(x.entries - 1)
-	switch {
-	case firstOff < x.baseOffset || lastOff < x.baseOffset:
-		return fmt.Errorf("%w: %s entry below base offset", errIndexCorrupt, x.path)
-	case lastTs < firstTs || (x.entries > 1 && lastTs == firstTs):
-		return fmt.Errorf("%w: %s timestamps do not increase", errIndexCorrupt, x.path)
-	case lastOff < firstOff:
-		return fmt.Errorf("%w: %s offsets decrease", errIndexCorrupt, x.path)
+	prevTs, prevOff := int64(-1), x.baseOffset
+	for i := 0; i < x.entries; i++ {
+		ts, off := x.entryAtLocked(i)
+		if ts <= prevTs || off < prevOff || off >= nextOffset {
+			return fmt.Errorf("%w: %s entry %d (%d, %d) out of order", errIndexCorrupt, x.path, i, ts, off)
+		}
+		prevTs, prevOff = ts, off
 	}
 	return nil
 }
