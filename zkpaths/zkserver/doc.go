@@ -1,0 +1,28 @@
+// Package zkserver runs a real Apache ZooKeeper server (Debian's zookeeper
+// package: java -cp /usr/share/java/zookeeper.jar QuorumPeerMain) on free
+// loopback ports in a temporary directory, for tests and the integration
+// harness. Missing Java or ZooKeeper is an error that names the package to
+// install (apt-get install -y zookeeper default-jre-headless); tests must
+// fail on it, never skip.
+//
+// There is no Kafka class for this; it plays the role of Kafka's
+// EmbeddedZookeeper / ZooKeeperTestHarness, but with the real server
+// process. Files:
+//
+//	zkserver.go   Server: Start, StartT, Stop (SIGTERM), Kill (SIGKILL),
+//	              Restart, readiness via the "srvr" four-letter word
+//	shared.go     Shared/RunShared/ConnectString: one server per test
+//	              binary, one chroot per test; Ensemble (N-node quorum)
+//	proxy.go      Proxy: TCP forwarder whose Pause forces session expiry
+//
+// Goroutines:
+//   - per Server process: one waiter goroutine owning cmd.Wait; it ends when
+//     the JVM exits, which Stop/Kill ensure (and Pdeathsig on Linux if the
+//     test binary dies first);
+//   - per Proxy: one accept goroutine plus two copy goroutines per
+//     connection; Close ends them all and waits.
+//
+// Invariants: servers bind 127.0.0.1 only, never a fixed port; tickTime is
+// 500ms (sessions from 1s) and maxSessionTimeout 30s so tests choose session
+// timeouts freely; processes are stopped by their own PID.
+package zkserver

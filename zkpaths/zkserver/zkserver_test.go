@@ -1,0 +1,100 @@
+package zkserver
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) { os.Exit(RunShared(m)) }
+
+func TestSharedServerServesStandalone(t *testing.T) {
+	s, err := Shared()
+	if err != nil {
+		t.Fatalf("shared server: %v", err)
+	}
+	mode, err := Mode(s.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatalf("srvr: %v", err)
+	}
+	if mode != "standalone" {
+		t.Fatalf("mode = %q, want standalone", mode)
+	}
+	if !strings.HasPrefix(s.Addr(), "127.0.0.1:") {
+		t.Fatalf("addr %q is not loopback", s.Addr())
+	}
+	if got := s.ConnectString("/kafka"); got != s.Addr()+"/kafka" {
+		t.Fatalf("ConnectString = %q", got)
+	}
+	again, _ := Shared()
+	if again != s {
+		t.Fatalf("Shared returned a different server the second time")
+	}
+	ruok, err := FourLetterWord(s.Addr(), "ruok", 2*time.Second)
+	if err != nil || ruok != "imok" {
+		t.Fatalf("ruok = %q, %v", ruok, err)
+	}
+}
+
+func TestChrootIsUniquePerCall(t *testing.T) {
+	a, b := Chroot(t), Chroot(t)
+	if a == b || !strings.HasPrefix(a, "/test-TestChrootIsUniquePerCall-") {
+		t.Fatalf("chroots %q %q", a, b)
+	}
+}
+
+func TestKillAndRestart(t *testing.T) {
+	s := StartT(t)
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Running() {
+		t.Fatalf("still running after Kill")
+	}
+	if _, err := Mode(s.Addr(), 500*time.Millisecond); err == nil {
+		t.Fatalf("killed server still answers srvr")
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if mode, err := Mode(s.Addr(), 2*time.Second); err != nil || mode != "standalone" {
+		t.Fatalf("after restart: %q, %v", mode, err)
+	}
+	dir := s.Dir()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("temp dir %s not removed: %v", dir, err)
+	}
+}
+
+func TestMissingInstallationIsAnErrorWithHint(t *testing.T) {
+	_, err := Start(Options{Jar: "/nonexistent/zookeeper.jar"})
+	if !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("err = %v, want ErrNotInstalled", err)
+	}
+	if !strings.Contains(err.Error(), "apt-get install -y zookeeper default-jre-headless") {
+		t.Fatalf("error lacks install hint: %v", err)
+	}
+	_, err = Start(Options{Java: "/nonexistent/java"})
+	if !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("err = %v, want ErrNotInstalled", err)
+	}
+}
+
+func TestZkCliSeesServer(t *testing.T) {
+	s, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ZkCli(s.Addr(), 60*time.Second, "ls", "/")
+	if err != nil {
+		t.Fatalf("zkCli: %v", err)
+	}
+	if !strings.Contains(out, "zookeeper") {
+		t.Fatalf("ls / = %q, want it to list zookeeper", out)
+	}
+}
