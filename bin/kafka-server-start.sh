@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Starts a Klassik broker, as Kafka's kafka-server-start.sh:
+#   bin/kafka-server-start.sh [-daemon] config/server.properties [--override key=value]...
+# In the foreground the script becomes the broker (exec), so Ctrl-C and
+# SIGTERM reach it. With -daemon the broker runs in the background, its
+# output goes to ${LOG_DIR:-<repo>/logs}/server-<broker.id>.out and its pid to
+# server-<broker.id>.pid, which kafka-server-stop.sh uses.
+set -euo pipefail
+
+if [ $# -lt 1 ]; then
+  echo "USAGE: $0 [-daemon] server.properties [--override property=value]*" >&2
+  exit 1
+fi
+
+base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+daemon=false
+if [ "$1" = "-daemon" ]; then
+  daemon=true
+  shift
+fi
+if [ $# -lt 1 ]; then
+  echo "USAGE: $0 [-daemon] server.properties [--override property=value]*" >&2
+  exit 1
+fi
+
+if [ "$daemon" = false ]; then
+  exec "$base_dir/bin/kafka-run-class.sh" kafka-server "$@"
+fi
+
+# Name the log and pid files after broker.id: the last --override wins,
+# then the properties file; a file without one is named after the file.
+config_file=$1
+broker_id=""
+prev=""
+for arg in "$@"; do
+  if [ "$prev" = "--override" ]; then
+    case "$arg" in broker.id=*) broker_id=${arg#broker.id=} ;; esac
+  fi
+  case "$arg" in --override=broker.id=*) broker_id=${arg#--override=broker.id=} ;; esac
+  prev=$arg
+done
+if [ -z "$broker_id" ] && [ -f "$config_file" ]; then
+  broker_id=$(sed -n -E 's/^[[:space:]]*broker\.id[[:space:]]*[=:[:space:]][[:space:]]*([-0-9]+).*/\1/p' "$config_file" | tail -n 1)
+fi
+if [ -z "$broker_id" ] || [ "$broker_id" = "-1" ]; then
+  broker_id=$(basename "$config_file" | sed -E 's/\.(properties|ya?ml)$//')
+fi
+
+log_dir=${LOG_DIR:-$base_dir/logs}
+mkdir -p "$log_dir"
+out=$log_dir/server-$broker_id.out
+pid_file=$log_dir/server-$broker_id.pid
+
+if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
+  echo "$0: broker $broker_id is already running with pid $(cat "$pid_file") ($pid_file)" >&2
+  exit 1
+fi
+
+# Build in the foreground so a compile error is shown here, not in the log.
+KLASSIK_BUILD_ONLY=1 "$base_dir/bin/kafka-run-class.sh" kafka-server
+
+nohup "$base_dir/bin/kafka-run-class.sh" kafka-server "$@" >"$out" 2>&1 </dev/null &
+pid=$!
+echo "$pid" >"$pid_file"
+echo "Started broker $broker_id (pid $pid), output in $out"

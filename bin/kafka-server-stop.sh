@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Stops the Klassik brokers of this checkout with SIGTERM (a controlled
+# shutdown), as Kafka's kafka-server-stop.sh does. Brokers started with
+# kafka-server-start.sh -daemon are found through their pid files in
+# ${LOG_DIR:-<repo>/logs}; brokers started in the foreground are found by
+# their executable, this checkout's built kafka-server binary. Processes of
+# other checkouts or of other programs are never signalled.
+set -euo pipefail
+
+base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${KLASSIK_BUILD_DIR:-$base_dir/bin/.build}
+log_dir=${LOG_DIR:-$base_dir/logs}
+binary=$build_dir/kafka-server
+
+# is_our_broker PID: true when PID runs this checkout's kafka-server binary
+# (also after a rebuild replaced the file, when /proc shows " (deleted)").
+is_our_broker() {
+  local exe
+  exe=$(readlink "/proc/$1/exe" 2>/dev/null || true)
+  exe=${exe% (deleted)}
+  [ -n "$exe" ] && [ "$exe" = "$(readlink -f "$binary" 2>/dev/null || echo "$binary")" ]
+}
+
+pids=()
+for pid_file in "$log_dir"/server-*.pid; do
+  [ -e "$pid_file" ] || continue
+  pid=$(cat "$pid_file")
+  if [ -n "$pid" ] && is_our_broker "$pid"; then
+    pids+=("$pid")
+  else
+    rm -f "$pid_file" # stale: that broker is gone
+  fi
+done
+for proc in /proc/[0-9]*; do
+  pid=${proc#/proc/}
+  if is_our_broker "$pid" && [[ " ${pids[*]-} " != *" $pid "* ]]; then
+    pids+=("$pid")
+  fi
+done
+
+if [ ${#pids[@]} -eq 0 ]; then
+  echo "No kafka server to stop"
+  exit 1
+fi
+for pid in "${pids[@]}"; do
+  kill -s TERM "$pid" 2>/dev/null || true
+done
+echo "Sent SIGTERM to broker pid(s) ${pids[*]}"
