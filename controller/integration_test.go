@@ -1,0 +1,439 @@
+package controller
+
+// Integration tests against a real ZooKeeper server (Debian's package via
+// zkpaths/zkserver): several controller instances in one process, each with
+// its own session and a fake broker registered in /brokers/ids.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zkserver"
+)
+
+var (
+	sharedZKOnce sync.Once
+	sharedZK     *zkserver.Server
+	sharedZKErr  error
+)
+
+// zkServer starts one ZooKeeper for the package's tests (stopped by
+// TestMain); each test uses its own chroot.
+func zkServer(t *testing.T) *zkserver.Server {
+	t.Helper()
+	sharedZKOnce.Do(func() { sharedZK, sharedZKErr = zkserver.Start(zkserver.Options{}) })
+	if sharedZKErr != nil {
+		t.Fatalf("starting ZooKeeper (install it with the README's test command): %v", sharedZKErr)
+	}
+	return sharedZK
+}
+
+type node struct {
+	id     int32
+	zk     *zkclient.Client
+	fb     *fakeBroker
+	ctrl   *Controller
+	closed bool
+}
+
+type cluster struct {
+	t      *testing.T
+	srv    *zkserver.Server
+	chroot string
+	admin  *zkclient.Client
+	nodes  map[int32]*node
+}
+
+func newCluster(t *testing.T, ids ...int32) *cluster {
+	t.Helper()
+	srv := zkServer(t)
+	cl := &cluster{t: t, srv: srv, chroot: "/" + t.Name() + "-" + zkserver.RandomSuffix(6), nodes: map[int32]*node{}}
+	admin, err := zkclient.Connect(srv.ConnectString(cl.chroot), 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.EnsureTopLevelPaths(); err != nil {
+		t.Fatal(err)
+	}
+	cl.admin = admin
+	t.Cleanup(func() {
+		for _, n := range cl.nodes {
+			cl.stop(n.id)
+		}
+		admin.Close()
+	})
+	for _, id := range ids {
+		cl.start(id)
+	}
+	return cl
+}
+
+func (cl *cluster) start(id int32) *node {
+	t := cl.t
+	t.Helper()
+	c, err := zkclient.Connect(cl.srv.ConnectString(cl.chroot), 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnsureTopLevelPaths(); err != nil {
+		t.Fatal(err)
+	}
+	fb := startFakeBroker(t, id)
+	host, port := fb.addr()
+	epoch, err := c.RegisterBroker(zkpaths.BrokerInfo{
+		ID: id, Version: zkpaths.BrokerInfoVersion, JMXPort: -1,
+		Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: host, Port: port, SecurityProtocol: "PLAINTEXT"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig(id)
+	cfg.AutoLeaderRebalanceEnable = false
+	cfg.ControllerSocketTimeout = 5 * time.Second
+	cfg.Logger = quietLogger()
+	ctrl := New(cfg, c, func() int64 { return epoch })
+	ctrl.Startup()
+	n := &node{id: id, zk: c, fb: fb, ctrl: ctrl}
+	cl.nodes[id] = n
+	return n
+}
+
+// stop kills a node: its session ends (ephemerals vanish at once) and its
+// controller module shuts down.
+func (cl *cluster) stop(id int32) {
+	n := cl.nodes[id]
+	if n == nil || n.closed {
+		return
+	}
+	n.closed = true
+	n.zk.Close()
+	n.ctrl.Shutdown()
+	n.fb.srv.Shutdown()
+}
+
+func (cl *cluster) waitActive() *node {
+	cl.t.Helper()
+	var active *node
+	waitFor(cl.t, "exactly one active controller", func() bool {
+		active = nil
+		count := 0
+		for _, n := range cl.nodes {
+			if !n.closed && n.ctrl.IsActive() {
+				active = n
+				count++
+			}
+		}
+		return count == 1
+	})
+	return active
+}
+
+func (cl *cluster) controllerEpoch() (int32, int32) {
+	cl.t.Helper()
+	e, v, ok, err := cl.admin.GetControllerEpoch()
+	if err != nil || !ok {
+		cl.t.Fatalf("reading /controller_epoch: ok=%v err=%v", ok, err)
+	}
+	return e, v
+}
+
+func (cl *cluster) state(topic string, p int32) (zkpaths.LeaderAndIsr, bool) {
+	s, ok, err := cl.admin.GetPartitionState(zkpaths.TopicPartition{Topic: topic, Partition: p})
+	if err != nil {
+		cl.t.Fatalf("reading partition state: %v", err)
+	}
+	return s, ok
+}
+
+func (cl *cluster) createTopic(topic string, assignment map[int32][]int32) {
+	cl.t.Helper()
+	err := cl.admin.CreateTopic(topic, zkpaths.TopicAssignment{Partitions: assignment, TopicID: zkpaths.RandomUUID()}, map[string]string{})
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+}
+
+// controller.md §3.2 and §3.5, checked on a real ZooKeeper: one controller,
+// named by /controller; killing its session elects another with the epoch
+// one higher; writes fenced with the old epoch version fail.
+func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	first := cl.waitActive()
+	id, ok, err := cl.admin.GetController()
+	if err != nil || !ok || id != first.id {
+		t.Fatalf("/controller = %d (ok %v, err %v), active = %d", id, ok, err, first.id)
+	}
+	epoch1, version1 := cl.controllerEpoch()
+	if first.ctrl.Epoch() != epoch1 || epoch1 < 1 {
+		t.Fatalf("controller epoch %d, /controller_epoch %d", first.ctrl.Epoch(), epoch1)
+	}
+	for _, n := range cl.nodes {
+		waitFor(t, "every node learns the controller id", func() bool { return n.ctrl.ActiveControllerID() == first.id })
+	}
+
+	cl.stop(first.id)
+	second := cl.waitActive()
+	if second.id == first.id {
+		t.Fatal("the stopped controller is still active")
+	}
+	epoch2, _ := cl.controllerEpoch()
+	if epoch2 != epoch1+1 || second.ctrl.Epoch() != epoch2 {
+		t.Fatalf("epoch after failover %d (controller says %d), want %d", epoch2, second.ctrl.Epoch(), epoch1+1)
+	}
+	if id, _, _ := cl.admin.GetController(); id != second.id {
+		t.Fatalf("/controller = %d, want %d", id, second.id)
+	}
+
+	// A zombie still holding the old epochZkVersion cannot write.
+	zombie := newZkAdapter(cl.admin)
+	cl.createTopic("fenced", map[int32][]int32{0: {second.id}})
+	waitFor(t, "state znode of fenced-0", func() bool { _, ok := cl.state("fenced", 0); return ok })
+	s, _ := cl.state("fenced", 0)
+	_, err = zombie.FencedSet(version1, zkpaths.PartitionStatePath("fenced", 0), zkpaths.LeaderAndIsr{Leader: 99, ISR: []int32{99}, ControllerEpoch: epoch1}.Encode(), s.ZkVersion)
+	if !errors.Is(err, ErrControllerMoved) {
+		t.Fatalf("zombie write: err = %v, want ErrControllerMoved", err)
+	}
+	after, _ := cl.state("fenced", 0)
+	if after.Leader != second.id || after.ZkVersion != s.ZkVersion {
+		t.Fatalf("zombie write changed the state: %s", after)
+	}
+}
+
+// A controller whose fenced write fails resigns instead of retrying
+// (STYLE §3, controller.md §3.5 step 2).
+func TestIntegrationFencedWriteResigns(t *testing.T) {
+	cl := newCluster(t, 1)
+	n := cl.waitActive()
+	// Another "controller" bumps the epoch behind our back.
+	e, v := cl.controllerEpoch()
+	if _, err := cl.admin.Set(zkpaths.ControllerEpochPath, zkpaths.EncodeControllerEpoch(e+1), v); err != nil {
+		t.Fatal(err)
+	}
+	cl.createTopic("t", map[int32][]int32{0: {1}})
+	waitFor(t, "the controller resigns", func() bool { return !n.ctrl.IsActive() })
+	if _, ok := cl.state("t", 0); ok {
+		t.Fatal("a fenced controller wrote a state znode")
+	}
+}
+
+// §11.1/§8.4: creating /brokers/topics/t as kafka-topics does yields state
+// znodes with leader = first live replica, isr = live replicas, leader
+// epoch 0, and LeaderAndIsr (isNew) to the replicas with our epoch.
+func TestIntegrationTopicCreation(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	active := cl.waitActive()
+	epoch := active.ctrl.Epoch()
+	assignment, err := AssignReplicasToBrokers([]BrokerMetadata{{ID: 1}, {ID: 2}, {ID: 3}}, 3, 2, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.createTopic("orders", assignment)
+	for p, replicas := range assignment {
+		waitFor(t, fmt.Sprintf("state of orders-%d", p), func() bool { _, ok := cl.state("orders", p); return ok })
+		s, _ := cl.state("orders", p)
+		if s.Leader != replicas[0] || !reflect.DeepEqual(s.ISR, replicas) || s.LeaderEpoch != 0 || s.ControllerEpoch != epoch || s.ZkVersion != 0 {
+			t.Fatalf("orders-%d state %s, replicas %v", p, s, replicas)
+		}
+		for _, r := range replicas {
+			fb := cl.nodes[r].fb
+			tp := TopicPartition{"orders", p}
+			waitFor(t, fmt.Sprintf("LeaderAndIsr for %s at broker %d", tp, r), func() bool { st, _ := fb.leaderAndIsrFor(tp); return len(st) > 0 })
+			states, epochs := fb.leaderAndIsrFor(tp)
+			if !states[0].IsNew || states[0].Leader != replicas[0] || epochs[0] != epoch || !reflect.DeepEqual(states[0].Replicas, replicas) {
+				t.Fatalf("LeaderAndIsr at broker %d: %+v epoch %d", r, states[0], epochs[0])
+			}
+		}
+	}
+	// Every broker hears UpdateMetadata listing all three live brokers.
+	for _, n := range cl.nodes {
+		waitFor(t, fmt.Sprintf("UpdateMetadata at broker %d", n.id), func() bool {
+			for _, r := range n.fb.requests() {
+				if um, ok := r.(*kmsg.UpdateMetadataRequest); ok && len(um.LiveBrokers) == 3 && len(um.TopicStates) > 0 {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	// Partition addition through the topic znode (§11.2).
+	more, err := AssignReplicasForNewPartitions([]BrokerMetadata{{ID: 1}, {ID: 2}, {ID: 3}}, assignment, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[int32][]int32{}
+	for p, r := range assignment {
+		all[p] = r
+	}
+	for p, r := range more {
+		all[p] = r
+	}
+	ta, _, err := cl.admin.GetTopicAssignment("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta.Partitions = all
+	if _, err := cl.admin.UpdateTopicAssignment("orders", ta); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "state of the added partition orders-3", func() bool { _, ok := cl.state("orders", 3); return ok })
+	if s, _ := cl.state("orders", 3); s.Leader != more[3][0] {
+		t.Fatalf("orders-3 state %s, replicas %v", s, more[3])
+	}
+}
+
+// §6.4: broker loss moves leadership to a live ISR member; with RF=1 the
+// partition is left with leader -1 and its ISR unchanged.
+func TestIntegrationBrokerFailure(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	active := cl.waitActive()
+	var victim int32
+	for _, id := range []int32{1, 2, 3} {
+		if id != active.id {
+			victim = id
+			break
+		}
+	}
+	var other int32
+	for _, id := range []int32{1, 2, 3} {
+		if id != active.id && id != victim {
+			other = id
+		}
+	}
+	cl.createTopic("t", map[int32][]int32{0: {victim}, 1: {victim, other}})
+	waitFor(t, "t-1 online", func() bool { s, ok := cl.state("t", 1); return ok && s.Leader == victim })
+	waitFor(t, "t-0 online", func() bool { s, ok := cl.state("t", 0); return ok && s.Leader == victim })
+
+	cl.stop(victim)
+	waitFor(t, "t-0 offline with leader -1", func() bool { s, _ := cl.state("t", 0); return s.Leader == NoLeader })
+	s0, _ := cl.state("t", 0)
+	if !reflect.DeepEqual(s0.ISR, []int32{victim}) || s0.LeaderEpoch != 1 {
+		t.Fatalf("t-0 after failure: %s", s0)
+	}
+	waitFor(t, "t-1 moves to the other replica", func() bool { s, _ := cl.state("t", 1); return s.Leader == other })
+	waitFor(t, "t-1 ISR shrinks", func() bool { s, _ := cl.state("t", 1); return reflect.DeepEqual(s.ISR, []int32{other}) })
+	fb := cl.nodes[other].fb
+	waitFor(t, "the surviving replica learns it leads t-1", func() bool {
+		states, _ := fb.leaderAndIsrFor(TopicPartition{"t", 1})
+		return len(states) > 0 && states[len(states)-1].Leader == other
+	})
+
+	// The broker comes back: t-0 gets its leader again (§6.3).
+	delete(cl.nodes, victim)
+	cl.start(victim)
+	waitFor(t, "t-0 back online", func() bool { s, _ := cl.state("t", 0); return s.Leader == victim })
+}
+
+// §14: /admin/delete_topics/<t> leads to StopReplica(delete=true) to the
+// replicas and the removal of the topic's znodes.
+func TestIntegrationTopicDeletion(t *testing.T) {
+	cl := newCluster(t, 1, 2)
+	cl.waitActive()
+	cl.createTopic("doomed", map[int32][]int32{0: {1, 2}, 1: {2, 1}})
+	waitFor(t, "doomed online", func() bool { _, ok := cl.state("doomed", 1); return ok })
+	if err := cl.admin.CreateDeleteTopicPath("doomed"); err != nil {
+		t.Fatal(err)
+	}
+	exists := func(p string) bool {
+		ok, _, err := cl.admin.Exists(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	waitFor(t, "topic znodes removed", func() bool {
+		return !exists(zkpaths.TopicPath("doomed")) && !exists(zkpaths.DeleteTopicPath("doomed")) && !exists(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, "doomed"))
+	})
+	for _, id := range []int32{1, 2} {
+		var sawDelete bool
+		for _, r := range cl.nodes[id].fb.requests() {
+			if sr, ok := r.(*kmsg.StopReplicaRequest); ok {
+				for _, tt := range sr.Topics {
+					for _, p := range tt.PartitionStates {
+						if tt.Topic == "doomed" && p.Delete && p.LeaderEpoch == EpochDuringDelete {
+							sawDelete = true
+						}
+					}
+				}
+			}
+		}
+		if !sawDelete {
+			t.Fatalf("broker %d got no StopReplica(delete=true) for doomed", id)
+		}
+	}
+	// A re-created topic of the same name is new again.
+	cl.createTopic("doomed", map[int32][]int32{0: {1}})
+	waitFor(t, "re-created topic online", func() bool { s, ok := cl.state("doomed", 0); return ok && s.Leader == 1 })
+}
+
+// delete.topic.enable=false removes the marker and keeps the topic.
+func TestIntegrationDeletionDisabled(t *testing.T) {
+	cl := newCluster(t)
+	c, err := zkclient.Connect(cl.srv.ConnectString(cl.chroot), 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cfg := DefaultConfig(1)
+	cfg.DeleteTopicEnable = false
+	cfg.AutoLeaderRebalanceEnable = false
+	ctrl := New(cfg, c, func() int64 { return 0 })
+	ctrl.Startup()
+	defer ctrl.Shutdown()
+	waitFor(t, "active", ctrl.IsActive)
+	cl.createTopic("kept", map[int32][]int32{0: {1}})
+	if err := cl.admin.CreateDeleteTopicPath("kept"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "marker removed", func() bool {
+		ok, _, _ := cl.admin.Exists(zkpaths.DeleteTopicPath("kept"))
+		return !ok
+	})
+	if ok, _, _ := cl.admin.Exists(zkpaths.TopicPath("kept")); !ok {
+		t.Fatal("topic deleted although delete.topic.enable=false")
+	}
+}
+
+// ControlledShutdown moves leadership to another ISR member (§13.2).
+func TestIntegrationControlledShutdown(t *testing.T) {
+	cl := newCluster(t, 1, 2)
+	active := cl.waitActive()
+	other := int32(1)
+	if active.id == 1 {
+		other = 2
+	}
+	cl.createTopic("cs", map[int32][]int32{0: {other, active.id}, 1: {other}})
+	waitFor(t, "cs online", func() bool { s, ok := cl.state("cs", 0); return ok && s.Leader == other })
+	waitFor(t, "cs-1 online", func() bool { _, ok := cl.state("cs", 1); return ok })
+	remaining, err := active.ctrl.ControlledShutdown(t.Context(), other, -1)
+	if err != nil || len(remaining) != 0 {
+		t.Fatalf("remaining %v err %v", remaining, err)
+	}
+	s, _ := cl.state("cs", 0)
+	if s.Leader != active.id || !reflect.DeepEqual(s.ISR, []int32{active.id}) {
+		t.Fatalf("cs-0 after controlled shutdown: %s", s)
+	}
+	if s1, _ := cl.state("cs", 1); s1.Leader != other {
+		t.Fatalf("RF=1 partition moved: %s", s1)
+	}
+	// A non-controller answers STALE_CONTROLLER_EPOCH.
+	if _, err := cl.nodes[other].ctrl.ControlledShutdown(t.Context(), other, -1); err == nil {
+		t.Fatal("non-controller accepted ControlledShutdown")
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedZK != nil {
+		sharedZK.Stop()
+	}
+	os.Exit(code)
+}
