@@ -1,0 +1,85 @@
+package broker
+
+// Small adapters between the packages the broker wires together. Each one
+// converts types only; no logic lives here.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/api"
+	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/controller"
+)
+
+// metaAdapter feeds the replica manager's accepted UpdateMetadata requests
+// into the metadata cache and wakes admin requests waiting for it.
+type metaAdapter struct {
+	cache   *metadata.Cache
+	changed func()
+}
+
+func (m *metaAdapter) UpdateMetadata(req *kmsg.UpdateMetadataRequest) []replica.TopicPartition {
+	deleted := m.cache.Update(req)
+	m.changed()
+	out := make([]replica.TopicPartition, len(deleted))
+	for i, tp := range deleted {
+		out[i] = replica.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+	}
+	return out
+}
+
+// metaView is the api layer's read view of the metadata cache.
+type metaView struct{ c *metadata.Cache }
+
+var _ api.MetadataView = metaView{}
+
+func (v metaView) MetadataResponse(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse {
+	return v.c.MetadataResponse(req, listener)
+}
+
+func (v metaView) ControllerID() int32 { return v.c.ControllerID() }
+
+func (v metaView) AliveBrokers(listener string) []api.BrokerEndpoint {
+	var out []api.BrokerEndpoint
+	for _, b := range v.c.AliveBrokers() {
+		for _, e := range b.Endpoints {
+			if e.Listener == listener {
+				out = append(out, api.BrokerEndpoint{ID: b.ID, Host: e.Host, Port: e.Port, Rack: b.Rack})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (v metaView) PartitionLeaders(topic string) (map[int32]int32, bool) {
+	if !v.c.Contains(topic) {
+		return nil, false
+	}
+	ps := v.c.Partitions(topic)
+	out := make(map[int32]int32, len(ps))
+	for p, s := range ps {
+		out[p] = s.Leader
+	}
+	return out, true
+}
+
+// ctrlAdapter exposes the controller module to the api layer.
+type ctrlAdapter struct{ c *controller.Controller }
+
+func (a ctrlAdapter) IsActive() bool { return a.c.IsActive() }
+
+func (a ctrlAdapter) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) (map[string][]int32, error) {
+	tps, err := a.c.ControlledShutdown(ctx, brokerID, brokerEpoch)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]int32{}
+	for _, tp := range tps {
+		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
+	}
+	return out, nil
+}

@@ -1,0 +1,530 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/api"
+	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/broker/storage"
+	"github.com/klassik/klassik/config"
+	"github.com/klassik/klassik/controller"
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+)
+
+// Option tunes a Broker beyond server.properties; used by tests.
+type Option func(*options)
+
+type options struct {
+	fixedStartIndex int
+	wrapHandler     func(network.Handler) network.Handler
+}
+
+// WithFixedStartIndex makes replica assignment of topic creation
+// deterministic (controller.md §7.4): s ≥ 0 fixes both the start index and
+// the shift; -1 (the default) draws them at random as Kafka does.
+func WithFixedStartIndex(s int) Option { return func(o *options) { o.fixedStartIndex = s } }
+
+// WithHandlerWrapper wraps the request handler handed to the socket server,
+// e.g. to intercept requests by API key in tests.
+func WithHandlerWrapper(w func(network.Handler) network.Handler) Option {
+	return func(o *options) { o.wrapHandler = w }
+}
+
+// Broker is Kafka's KafkaServer: it wires the ZooKeeper client, the log
+// manager, the socket server, the request handlers, the replica manager and
+// the controller module, and runs start-up and shutdown in Kafka's order.
+type Broker struct {
+	cfg    *config.Config
+	opts   options
+	logger *slog.Logger
+
+	// Set during Startup, read-only afterwards (Shutdown runs after Startup
+	// returned).
+	zk        *zkclient.Client
+	clusterID string
+	brokerID  int32
+	logs      *storage.LogManager
+	meta      *metadata.Cache
+	replicas  *replica.Manager
+	apis      *api.Apis
+	server    *network.Server
+	ctrl      *controller.Controller
+	cfgWatch  *configChangeListener
+	regInfo   zkpaths.BrokerInfo
+	stopNewSession func()
+
+	epoch atomic.Int64 // broker epoch: czxid of our registration
+
+	topicCfgs *topicConfigCache
+
+	// mu guards the following.
+	mu       sync.Mutex
+	started  bool
+	shutdown bool
+}
+
+// New validates cfg and returns an unstarted broker.
+func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, error) {
+	if cfg == nil {
+		return nil, errors.New("broker: nil config")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	o := options{fixedStartIndex: -1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID}
+	b.epoch.Store(-1)
+	return b, nil
+}
+
+// BrokerID is the broker id (known after Startup when generated).
+func (b *Broker) BrokerID() int32 { return b.brokerID }
+
+// BrokerEpoch is the czxid of the current registration, -1 before it.
+func (b *Broker) BrokerEpoch() int64 { return b.epoch.Load() }
+
+// ClusterID is the cluster id read or created in ZooKeeper.
+func (b *Broker) ClusterID() string { return b.clusterID }
+
+// BoundAddr returns the bound address of a listener (port 0 resolved), or
+// nil before Startup or for an unknown listener.
+func (b *Broker) BoundAddr(listener string) net.Addr {
+	if b.server == nil {
+		return nil
+	}
+	return b.server.BoundAddr(listener)
+}
+
+// Controller is this broker's controller module (nil before Startup).
+func (b *Broker) Controller() *controller.Controller { return b.ctrl }
+
+// Metadata is this broker's metadata cache (nil before Startup).
+func (b *Broker) Metadata() *metadata.Cache { return b.meta }
+
+// Replicas is this broker's replica manager (nil before Startup).
+func (b *Broker) Replicas() *replica.Manager { return b.replicas }
+
+// LogManager is this broker's log manager (nil before Startup).
+func (b *Broker) LogManager() *storage.LogManager { return b.logs }
+
+// Startup brings the broker up in the order of zookeeper-layout.md §4.1.
+// On error everything started so far is stopped again.
+func (b *Broker) Startup(ctx context.Context) (err error) {
+	b.mu.Lock()
+	if b.started || b.shutdown {
+		b.mu.Unlock()
+		return errors.New("broker: already started or shut down")
+	}
+	b.started = true
+	b.mu.Unlock()
+	defer func() {
+		if err != nil {
+			b.stop(false)
+		}
+	}()
+
+	// 1–2. ZooKeeper session (chroot created) and the persistent paths.
+	zc := b.cfg.ZooKeeper()
+	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout,
+		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
+		zkclient.WithConnectTimeout(zc.ConnectionTimeout))
+	if err != nil {
+		return fmt.Errorf("broker: connecting to ZooKeeper %s: %w", zc.Connect, err)
+	}
+	if err := b.zk.EnsureTopLevelPaths(); err != nil {
+		return fmt.Errorf("broker: creating the ZooKeeper paths: %w", err)
+	}
+	// 3. Cluster id.
+	if b.clusterID, err = b.zk.GetOrCreateClusterID(); err != nil {
+		return fmt.Errorf("broker: cluster id: %w", err)
+	}
+
+	// Log manager: locks log.dirs and recovers every log.
+	mc, err := b.cfg.LogManager()
+	if err != nil {
+		return fmt.Errorf("broker: log configuration: %w", err)
+	}
+	mc.Logger = b.logger.With("component", "log-manager")
+	if b.logs, err = storage.NewLogManager(mc); err != nil {
+		return fmt.Errorf("broker: loading logs: %w", err)
+	}
+	// 3–4. meta.properties: cluster id and broker id must match.
+	if err := b.resolveIdentity(); err != nil {
+		return err
+	}
+	b.logger = b.logger.With("broker", b.brokerID)
+
+	b.topicCfgs = newTopicConfigCache(b.zk)
+	b.meta = metadata.New(b.brokerID, b.clusterID)
+	rc := b.cfg.Replica()
+	b.replicas = replica.New(replica.Config{
+		BrokerID:          b.brokerID,
+		BrokerEpoch:       b.epoch.Load,
+		MinInsyncReplicas: b.minInsyncReplicas,
+		ReplicaLagTimeMax: rc.LagTimeMax,
+		Logger:            b.logger.With("component", "replica-manager"),
+		StateChangeLogger: b.logger.With("logger", "state.change.logger"),
+	}, replica.NewStorageLogStore(b.logs, b.logConfigFor), &metaAdapter{cache: b.meta, changed: b.metadataChanged})
+
+	b.ctrl = controller.New(b.controllerConfig(), b.zk, b.epoch.Load)
+	b.apis = api.New(api.Config{
+		BrokerID:        b.brokerID,
+		ClusterID:       b.clusterID,
+		Broker:          b.cfg,
+		ZK:              zkAdmin{zk: b.zk},
+		Metadata:        metaView{b.meta},
+		Replicas:        b.replicas,
+		Controller:      ctrlAdapter{b.ctrl},
+		FixedStartIndex: b.opts.fixedStartIndex,
+		Logger:          b.logger,
+	})
+
+	// 9. Bind the listeners (requests wait for SetReady), so the registration
+	// can carry the real ports when a listener asks for port 0.
+	var h network.Handler = b.apis
+	if b.opts.wrapHandler != nil {
+		h = b.opts.wrapHandler(h)
+	}
+	ss := b.cfg.SocketServer()
+	nc := network.Config{
+		MaxRequestBytes:    ss.RequestMaxBytes,
+		SendBufferBytes:    ss.SendBufferBytes,
+		RecvBufferBytes:    ss.ReceiveBufferBytes,
+		ConnectionsMaxIdle: ss.ConnectionsMaxIdle,
+		Logger:             b.logger,
+	}
+	for _, e := range ss.Listeners {
+		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
+	}
+	if b.server, err = network.NewServer(nc, h); err != nil {
+		return err
+	}
+	if err := b.server.Start(); err != nil {
+		return err
+	}
+
+	// Registration ("checked ephemeral"); refuses an id that is live
+	// elsewhere. Then meta.properties.
+	b.regInfo = b.registration()
+	epoch, err := b.zk.RegisterBroker(b.regInfo)
+	if err != nil {
+		return fmt.Errorf("broker: registering broker %d in ZooKeeper: %w", b.brokerID, err)
+	}
+	b.epoch.Store(epoch)
+	if err := b.logs.WriteMetaProperties(b.brokerID, b.clusterID); err != nil {
+		return fmt.Errorf("broker: writing meta.properties: %w", err)
+	}
+	// Re-register on every new session, before the controller's re-election
+	// handler runs (handlers run in registration order).
+	b.stopNewSession = b.zk.OnNewSession(b.reregister)
+
+	// 11. Controller module.
+	b.ctrl.Startup()
+	// Background log tasks (retention, checkpoints, flushes, cleaner).
+	b.logs.Startup()
+	// 14. Dynamic topic config listener (/config/changes).
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
+	// 15. Enable request processing.
+	b.apis.SetReady()
+	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
+	return nil
+}
+
+// resolveIdentity checks meta.properties against ZooKeeper's cluster id and
+// determines the broker id (configured, stored, or generated).
+func (b *Broker) resolveIdentity() error {
+	mp, found, err := b.logs.ReadMetaProperties()
+	if err != nil {
+		return fmt.Errorf("broker: %w", err)
+	}
+	if found && mp.ClusterID != "" && mp.ClusterID != b.clusterID {
+		return fmt.Errorf("broker: the cluster id %s in ZooKeeper does not match the cluster id %s stored in meta.properties; the broker is trying to join the wrong cluster",
+			b.clusterID, mp.ClusterID)
+	}
+	switch {
+	case b.cfg.BrokerID >= 0:
+		if found && mp.BrokerID >= 0 && mp.BrokerID != b.cfg.BrokerID {
+			return fmt.Errorf("broker: configured broker.id %d doesn't match stored broker.id %d in meta.properties; if you moved your data, make sure your configured broker.id matches",
+				b.cfg.BrokerID, mp.BrokerID)
+		}
+		b.brokerID = b.cfg.BrokerID
+	case found && mp.BrokerID >= 0:
+		b.brokerID = mp.BrokerID
+	case b.cfg.BrokerIDGenerationEnable:
+		id, err := b.zk.GenerateBrokerID(b.cfg.ReservedBrokerMaxID)
+		if err != nil {
+			return fmt.Errorf("broker: generating a broker id: %w", err)
+		}
+		b.brokerID = id
+	default:
+		return errors.New("broker: broker.id is not set and broker.id.generation.enable is false")
+	}
+	return nil
+}
+
+// registration builds the /brokers/ids/<id> content from advertised.listeners,
+// replacing port 0 by the bound port of the listener of the same name.
+func (b *Broker) registration() zkpaths.BrokerInfo {
+	info := zkpaths.BrokerInfo{ID: b.brokerID, Version: zkpaths.BrokerInfoVersion, JMXPort: -1, Rack: b.cfg.BrokerRack,
+		Features: map[string]zkpaths.FeatureRange{}}
+	for _, e := range b.cfg.AdvertisedEndpoints() {
+		ep := zkpaths.EndPoint{ListenerName: e.ListenerName, Host: e.Host, Port: e.Port, SecurityProtocol: e.SecurityProtocol}
+		if addr, ok := b.server.BoundAddr(e.ListenerName).(*net.TCPAddr); ok {
+			if ep.Port == 0 {
+				ep.Port = int32(addr.Port)
+			}
+			if ep.Host == "" {
+				if h, err := os.Hostname(); err == nil {
+					ep.Host = h
+				}
+			}
+		}
+		info.Endpoints = append(info.Endpoints, ep)
+	}
+	return info
+}
+
+// reregister runs after a ZooKeeper session expiry: a new registration means
+// a new broker epoch.
+func (b *Broker) reregister() {
+	epoch, err := b.zk.RegisterBroker(b.regInfo)
+	if err != nil {
+		b.logger.Error("re-registration after session expiry failed", "err", err)
+		return
+	}
+	b.epoch.Store(epoch)
+	b.logger.Info("re-registered after a new ZooKeeper session", "broker_epoch", epoch)
+}
+
+func (b *Broker) controllerConfig() controller.Config {
+	cc := b.cfg.Controller()
+	c := controller.DefaultConfig(b.brokerID)
+	c.Rack = b.cfg.Rack()
+	c.InterBrokerListener = cc.InterBrokerListenerName
+	c.DeleteTopicEnable = cc.DeleteTopicEnable
+	c.UncleanLeaderElectionEnable = cc.UncleanLeaderElectionEnable
+	c.AutoLeaderRebalanceEnable = cc.AutoLeaderRebalanceEnable
+	c.LeaderImbalancePerBrokerPercentage = cc.LeaderImbalancePerBrokerPercentage
+	c.LeaderImbalanceCheckInterval = cc.LeaderImbalanceCheckInterval
+	c.DefaultReplicationFactor = cc.DefaultReplicationFactor
+	c.ControllerSocketTimeout = cc.SocketTimeout
+	c.Logger = b.logger.With("component", "controller")
+	c.StateChangeLogger = b.logger.With("logger", "state.change.logger")
+	return c
+}
+
+// logConfigFor is the topic's effective log configuration: ZooKeeper
+// overrides over the broker defaults.
+func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
+	overrides, err := b.topicCfgs.get(topic)
+	if err != nil {
+		return storage.LogConfig{}, err
+	}
+	return b.cfg.LogConfig(overrides)
+}
+
+func (b *Broker) minInsyncReplicas(topic string) int {
+	if overrides, err := b.topicCfgs.get(topic); err == nil {
+		if v, ok := overrides["min.insync.replicas"]; ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return n
+			}
+		}
+	}
+	return int(b.cfg.MinInsyncReplicas)
+}
+
+// applyTopicConfig re-applies a topic's configuration to its local logs
+// after a /config/changes notification.
+func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
+	lc, err := b.cfg.LogConfig(overrides)
+	if err != nil {
+		b.logger.Error("invalid topic config in ZooKeeper; keeping the current one", "topic", topic, "err", err)
+		return
+	}
+	n := 0
+	for tp, l := range b.logs.AllLogs() {
+		if tp.Topic == topic {
+			l.UpdateConfig(lc)
+			n++
+		}
+	}
+	b.logger.Info("applied topic config change", "topic", topic, "logs", n, "configs", overrides)
+}
+
+func (b *Broker) metadataChanged() {
+	if b.apis != nil {
+		b.apis.MetadataChanged()
+	}
+}
+
+// Shutdown stops the broker in Kafka's order: controlled shutdown (if
+// enabled), socket server, replica manager, controller, config listener, log
+// manager (clean shutdown), ZooKeeper session. Safe to call more than once
+// and after a failed Startup.
+func (b *Broker) Shutdown() { b.stop(true) }
+
+// Kill stops the broker abruptly, as if the process died: no controlled
+// shutdown, the ZooKeeper session is closed first (its ephemerals vanish at
+// once), listeners and connections are dropped, and the logs are left
+// without the clean-shutdown marker so the next start runs recovery.
+func (b *Broker) Kill() {
+	b.mu.Lock()
+	if b.shutdown {
+		b.mu.Unlock()
+		return
+	}
+	b.shutdown = true
+	b.mu.Unlock()
+	if b.zk != nil {
+		b.zk.Close()
+	}
+	if b.apis != nil {
+		b.apis.Close()
+	}
+	if b.server != nil {
+		b.server.Shutdown()
+	}
+	b.stopComponents()
+	if b.logs != nil {
+		// The manager only releases its directory locks through Shutdown;
+		// removing the marker afterwards makes the next start treat the
+		// shutdown as unclean (recovery), which is what a crash leaves.
+		if err := b.logs.Shutdown(); err != nil {
+			b.logger.Warn("log manager shutdown after kill", "err", err)
+		}
+		for _, d := range b.logs.Dirs() {
+			os.Remove(filepath.Join(d, ".kafka_cleanshutdown"))
+		}
+	}
+	b.logger.Info("killed")
+}
+
+func (b *Broker) stop(controlled bool) {
+	b.mu.Lock()
+	if b.shutdown {
+		b.mu.Unlock()
+		return
+	}
+	b.shutdown = true
+	b.mu.Unlock()
+	if controlled && b.server != nil && b.epoch.Load() >= 0 && b.cfg.ControlledShutdownEnable {
+		b.controlledShutdown()
+	}
+	if b.apis != nil {
+		b.apis.Close()
+	}
+	if b.server != nil {
+		b.server.Shutdown()
+	}
+	b.stopComponents()
+	if b.logs != nil {
+		if err := b.logs.Shutdown(); err != nil {
+			b.logger.Error("log manager shutdown", "err", err)
+		}
+	}
+	if b.zk != nil {
+		b.zk.Close()
+	}
+	b.logger.Info("shut down completed")
+}
+
+// stopComponents stops what sits between the socket server and the logs.
+func (b *Broker) stopComponents() {
+	if b.stopNewSession != nil {
+		b.stopNewSession()
+	}
+	if b.cfgWatch != nil {
+		b.cfgWatch.stop()
+	}
+	if b.replicas != nil {
+		b.replicas.Shutdown()
+	}
+	if b.ctrl != nil {
+		b.ctrl.Shutdown()
+	}
+}
+
+// controlledShutdown is the broker side of controller.md §13.1: ask the
+// current controller to move leadership away, up to
+// controlled.shutdown.max.retries attempts; success is NONE with no
+// remaining partitions. Failure is logged and the shutdown continues.
+func (b *Broker) controlledShutdown() {
+	cs := b.cfg.ControlledShutdown()
+	timeout := time.Duration(b.cfg.ControllerSocketTimeoutMs) * time.Millisecond
+	listener := b.cfg.EffectiveInterBrokerListenerName()
+	for attempt := 1; attempt <= cs.MaxRetries; attempt++ {
+		remaining, err := b.tryControlledShutdown(listener, timeout)
+		if err == nil && remaining == 0 {
+			b.logger.Info("controlled shutdown succeeded", "attempt", attempt)
+			return
+		}
+		b.logger.Warn("controlled shutdown attempt failed", "attempt", attempt, "remaining_partitions", remaining, "err", err)
+		if attempt < cs.MaxRetries {
+			time.Sleep(cs.RetryBackoff)
+		}
+	}
+	b.logger.Warn("proceeding to do an unclean shutdown as all the controlled shutdown attempts failed")
+}
+
+func (b *Broker) tryControlledShutdown(listener string, timeout time.Duration) (int, error) {
+	id, ok, err := b.zk.GetController()
+	if err != nil {
+		return -1, err
+	}
+	if !ok {
+		return -1, errors.New("no controller")
+	}
+	info, ok, err := b.zk.GetBroker(id)
+	if err != nil {
+		return -1, err
+	}
+	if !ok {
+		return -1, fmt.Errorf("controller %d is not registered", id)
+	}
+	ep, ok := info.EndPointFor(listener)
+	if !ok {
+		return -1, fmt.Errorf("controller %d has no %s endpoint", id, listener)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cl, err := network.Dial(ctx, net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), "broker-"+strconv.Itoa(int(b.brokerID))+"-controlled-shutdown", timeout)
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrControlledShutdownRequest()
+	req.Version = 3
+	req.BrokerID = b.brokerID
+	req.BrokerEpoch = b.epoch.Load()
+	kresp, err := cl.Request(ctx, req)
+	if err != nil {
+		return -1, err
+	}
+	resp := kresp.(*kmsg.ControlledShutdownResponse)
+	if resp.ErrorCode != 0 {
+		return len(resp.PartitionsRemaining), fmt.Errorf("controlled shutdown answered error code %d", resp.ErrorCode)
+	}
+	return len(resp.PartitionsRemaining), nil
+}

@@ -1,0 +1,185 @@
+package broker
+
+// Dynamic topic configuration on every broker: a cache of the topic
+// overrides in /config/topics/<t> and the /config/changes broadcast-queue
+// listener (Kafka's ZkNodeChangeNotificationListener + TopicConfigHandler,
+// zookeeper-layout.md §1.5, §3.8.2, §4.16).
+
+import (
+	"errors"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+)
+
+// topicConfigCache holds the overrides of each topic, loaded from ZooKeeper
+// on first use and refreshed by the change listener. A topic created after
+// start-up has no notification (Kafka sends none at creation), so a miss
+// reads ZooKeeper.
+type topicConfigCache struct {
+	zk *zkclient.Client
+
+	// mu guards the following.
+	mu sync.Mutex
+	m  map[string]map[string]string
+}
+
+func newTopicConfigCache(c *zkclient.Client) *topicConfigCache {
+	return &topicConfigCache{zk: c, m: map[string]map[string]string{}}
+}
+
+func (c *topicConfigCache) get(topic string) (map[string]string, error) {
+	c.mu.Lock()
+	v, ok := c.m[topic]
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	return c.reload(topic)
+}
+
+// reload reads the topic's overrides from ZooKeeper into the cache.
+func (c *topicConfigCache) reload(topic string) (map[string]string, error) {
+	v, err := readEntityConfig(c.zk, zkpaths.ConfigTypeTopic, topic)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.m[topic] = v
+	c.mu.Unlock()
+	return v, nil
+}
+
+// notificationPurgeAge is how old a processed notification must be before
+// a broker deletes it (Kafka: 15 minutes).
+const notificationPurgeAge = 15 * time.Minute
+
+// configChangeListener processes /config/changes: one goroutine, woken by
+// the children watch and by every new ZooKeeper session.
+type configChangeListener struct {
+	zk     *zkclient.Client
+	cache  *topicConfigCache
+	apply  func(topic string, overrides map[string]string)
+	logger *slog.Logger
+
+	wake    chan struct{} // capacity 1: coalesces wake-ups
+	done    chan struct{}
+	wg      sync.WaitGroup
+	cancels []func()
+	once    sync.Once
+
+	lastSeq int64 // highest processed sequence; owned by the goroutine
+}
+
+func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string), logger *slog.Logger) *configChangeListener {
+	l := &configChangeListener{zk: c, cache: cache, apply: apply, logger: logger.With("component", "config-change-listener"),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1}
+	l.cancels = append(l.cancels,
+		c.WatchChildren(zkpaths.ConfigChangesPath, l.poke),
+		c.OnNewSession(l.poke))
+	l.wg.Add(1)
+	go l.run()
+	l.poke()
+	return l
+}
+
+// poke only enqueues: watch callbacks must stay cheap.
+func (l *configChangeListener) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (l *configChangeListener) stop() {
+	l.once.Do(func() {
+		for _, c := range l.cancels {
+			c()
+		}
+		close(l.done)
+	})
+	l.wg.Wait()
+}
+
+func (l *configChangeListener) run() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-l.wake:
+			if err := l.process(); err != nil && !errors.Is(err, zkclient.ErrClosed) {
+				l.logger.Warn("processing config change notifications failed; will retry on the next change", "err", err)
+			}
+		}
+	}
+}
+
+func (l *configChangeListener) process() error {
+	start := time.Now()
+	kids, err := l.zk.Children(zkpaths.ConfigChangesPath)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sort.Strings(kids)
+	for _, name := range kids {
+		seq, err := zkpaths.ParseSequenceNumber(name, zkpaths.ConfigChangePrefix)
+		if err != nil || seq <= l.lastSeq {
+			continue
+		}
+		data, _, err := l.zk.Get(zkpaths.ConfigChangesPath + "/" + name)
+		if errors.Is(err, zk.ErrNoNode) {
+			l.lastSeq = seq
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		l.handle(name, data)
+		l.lastSeq = seq
+	}
+	// Purge notifications older than 15 minutes; every broker does it and
+	// the races are harmless.
+	for _, name := range kids {
+		p := zkpaths.ConfigChangesPath + "/" + name
+		_, st, err := l.zk.Get(p)
+		if err != nil {
+			continue
+		}
+		if start.Sub(time.UnixMilli(st.Ctime)) > notificationPurgeAge {
+			if err := l.zk.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				l.logger.Debug("purging an old config change notification failed", "path", p, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (l *configChangeListener) handle(name string, data []byte) {
+	ch, err := zkpaths.DecodeConfigChangeNotification(data)
+	if err != nil {
+		l.logger.Warn("ignoring an unreadable config change notification", "notification", name, "err", err)
+		return
+	}
+	typ, entity := ch.EntityType, ch.EntityName
+	if typ != zkpaths.ConfigTypeTopic {
+		l.logger.Debug("ignoring a config change for an entity type without a handler", "entity_type", typ, "entity", entity)
+		return
+	}
+	overrides, err := l.cache.reload(entity)
+	if err != nil {
+		l.logger.Warn("reading changed topic config failed", "topic", entity, "err", err)
+		return
+	}
+	l.apply(entity, overrides)
+}
+
