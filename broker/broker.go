@@ -55,17 +55,17 @@ type Broker struct {
 
 	// Set during Startup, read-only afterwards (Shutdown runs after Startup
 	// returned).
-	zk        *zkclient.Client
-	clusterID string
-	brokerID  int32
-	logs      *storage.LogManager
-	meta      *metadata.Cache
-	replicas  *replica.Manager
-	apis      *api.Apis
-	server    *network.Server
-	ctrl      *controller.Controller
-	cfgWatch  *configChangeListener
-	regInfo   zkpaths.BrokerInfo
+	zk             *zkclient.Client
+	clusterID      string
+	brokerID       int32
+	logs           *storage.LogManager
+	meta           *metadata.Cache
+	replicas       *replica.Manager
+	apis           *api.Apis
+	server         *network.Server
+	ctrl           *controller.Controller
+	cfgWatch       *configChangeListener
+	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration

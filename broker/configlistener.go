@@ -182,4 +182,3 @@ func (l *configChangeListener) handle(name string, data []byte) {
 	}
 	l.apply(entity, overrides)
 }
-
