@@ -8,11 +8,18 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klassik/klassik/broker/storage"
 )
 
 // Config is the replica manager's narrow view of the broker configuration.
 type Config struct {
 	BrokerID int32
+	// LogConfigFor returns a topic's effective log configuration (topic
+	// overrides from ZooKeeper merged over the broker defaults, e.g. via
+	// config.Config.LogConfig). Used by NewManager; nil means storage
+	// defaults.
+	LogConfigFor func(topic string) (storage.LogConfig, error)
 	// BrokerEpoch returns this broker's current broker epoch (the czxid of
 	// its /brokers/ids registration). Nil disables the STALE_BROKER_EPOCH
 	// check (single-node setups and tests).
@@ -136,9 +143,17 @@ func (m *Manager) Partitions() []*Partition {
 
 func (m *Manager) topicName(id [16]byte) (string, bool) {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	n, ok := m.topicNames[id]
-	return n, ok
+	m.mu.RUnlock()
+	if ok {
+		return n, true
+	}
+	if tn, ok := m.meta.(interface {
+		TopicName(id [16]byte) (string, bool)
+	}); ok {
+		return tn.TopicName(id)
+	}
+	return "", false
 }
 
 func (m *Manager) topicID(name string) [16]byte {
