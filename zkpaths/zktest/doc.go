@@ -1,0 +1,21 @@
+// Package zktest is an in-memory ZooKeeper for unit tests of pure logic
+// (the controller's state machines, the broker's registration flow): data
+// versions and the other Stat fields, ephemeral nodes per session, sequential
+// nodes, one-shot data/exists/children watches, atomic multi with check ops,
+// session expiry (Expire) and connection loss (SetDisconnected). Its Conn
+// implements zkclient.Conn, so a real zkclient.Client runs on it
+// (Server.NewClient).
+//
+// Kafka analogue: the MockZooKeeper-style fakes in Kafka's unit tests; the
+// file zktest.go holds the whole server. Anything claiming real ZooKeeper
+// behaviour must also be tested against zkserver.
+//
+// Goroutines: none. Watches are buffered channels of size one that get
+// exactly one event and are then closed, so delivering under the server lock
+// never blocks.
+//
+// Invariants: all state is guarded by Server.mu; a multi either applies
+// every op or none; watch events are delivered only after a successful
+// commit; the sequence suffix is the parent's cversion, zero padded to 10
+// digits, as the real server does.
+package zktest

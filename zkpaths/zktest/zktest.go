@@ -1,0 +1,610 @@
+package zktest
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/klassik/klassik/zkpaths/zkclient"
+)
+
+// errRuntimeInconsistency is what go-zookeeper reports for the ops of a
+// failed multi that came after the failing op.
+var errRuntimeInconsistency = errors.New("unknown error: -2")
+
+type node struct {
+	data     []byte // nil = null data
+	stat     zk.Stat
+	children map[string]struct{}
+}
+
+func (n *node) clone() *node {
+	c := *n
+	c.children = make(map[string]struct{}, len(n.children))
+	for k := range n.children {
+		c.children[k] = struct{}{}
+	}
+	return &c
+}
+
+type watchType int
+
+const (
+	watchData  watchType = iota // GetW: fires on change and delete
+	watchExist                  // ExistsW: fires on create, change and delete
+	watchChild                  // ChildrenW: fires on child change and delete
+)
+
+type watchKey struct {
+	path string
+	typ  watchType
+}
+
+// Server is an in-memory ZooKeeper: a tree with data versions, czxid and
+// friends, ephemeral nodes owned by sessions, sequential nodes numbered from
+// the parent's cversion, one-shot watches and atomic multi with check ops.
+// It is for unit tests of pure logic; behaviour that matters in production is
+// also tested against the real server (zkserver).
+type Server struct {
+	now func() time.Time
+
+	// mu guards the following.
+	mu       sync.Mutex
+	nodes    map[string]*node
+	zxid     int64
+	nextSess int64
+	sessions map[int64]*Conn
+}
+
+// NewServer returns an empty tree holding only "/" and "/zookeeper".
+func NewServer() *Server {
+	s := &Server{now: time.Now, nodes: map[string]*node{}, nextSess: 0x100000000, sessions: map[int64]*Conn{}}
+	s.nodes["/"] = &node{children: map[string]struct{}{}}
+	s.nodes["/zookeeper"] = &node{children: map[string]struct{}{}}
+	s.nodes["/"].children["zookeeper"] = struct{}{}
+	return s
+}
+
+// Connect opens a session. The channel carries session events the way
+// go-zookeeper's does (StateHasSession, StateExpired, StateDisconnected).
+func (s *Server) Connect() (*Conn, <-chan zk.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &Conn{srv: s, events: make(chan zk.Event, 16), watches: map[watchKey][]chan zk.Event{}}
+	s.newSessionLocked(c)
+	return c, c.events
+}
+
+// NewClient connects a zkclient.Client to this server; chroot may be "".
+func (s *Server) NewClient(chroot string, opts ...zkclient.Option) (*zkclient.Client, error) {
+	c, ev := s.Connect()
+	return zkclient.New(c, ev, chroot, 6*time.Second, opts...)
+}
+
+func (s *Server) newSessionLocked(c *Conn) {
+	s.nextSess++
+	c.sessionID = s.nextSess
+	c.state = zk.StateHasSession
+	s.sessions[c.sessionID] = c
+	c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateConnected})
+	c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateHasSession})
+}
+
+// Expire expires conn's session as the real server does after a timeout:
+// its ephemeral nodes are deleted (firing other sessions' watches), its
+// watches end with EventNotWatching, it sees StateExpired, and then, like
+// go-zookeeper reconnecting, it gets a new session (StateHasSession).
+func (s *Server) Expire(c *Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.closed {
+		return
+	}
+	s.endSessionLocked(c, zk.ErrSessionExpired)
+	c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateDisconnected})
+	c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateExpired})
+	s.newSessionLocked(c)
+}
+
+// endSessionLocked removes the session's ephemerals and watches.
+func (s *Server) endSessionLocked(c *Conn, err error) {
+	delete(s.sessions, c.sessionID)
+	var eph []string
+	for p, n := range s.nodes {
+		if n.stat.EphemeralOwner == c.sessionID {
+			eph = append(eph, p)
+		}
+	}
+	sort.Strings(eph)
+	for _, p := range eph {
+		tx := s.begin()
+		if tx.delete(p, -1) == nil {
+			s.commit(tx)
+		}
+	}
+	for k, chans := range c.watches {
+		for _, ch := range chans {
+			ch <- zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
+			close(ch)
+		}
+	}
+	c.watches = map[watchKey][]chan zk.Event{}
+	c.sessionID = 0
+}
+
+// Get reads a node directly, outside any session (for assertions).
+func (s *Server) Get(p string) (data []byte, stat zk.Stat, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.nodes[p]
+	if !ok {
+		return nil, zk.Stat{}, false
+	}
+	return append([]byte(nil), n.data...), n.stat, true
+}
+
+// Paths lists every node path under prefix (inclusive), sorted; useful to
+// assert on the whole tree.
+func (s *Server) Paths(prefix string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for p := range s.nodes {
+		if p == prefix || strings.HasPrefix(p, strings.TrimSuffix(prefix, "/")+"/") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tx is a copy-on-write transaction over the tree; events are delivered on
+// commit only.
+type tx struct {
+	s      *Server
+	nodes  map[string]*node
+	zxid   int64
+	events []zk.Event
+	copied map[string]bool
+}
+
+func (s *Server) begin() *tx {
+	m := make(map[string]*node, len(s.nodes))
+	for k, v := range s.nodes {
+		m[k] = v
+	}
+	return &tx{s: s, nodes: m, zxid: s.zxid + 1, copied: map[string]bool{}}
+}
+
+func (t *tx) mut(p string) *node {
+	if !t.copied[p] {
+		t.nodes[p] = t.nodes[p].clone()
+		t.copied[p] = true
+	}
+	return t.nodes[p]
+}
+
+func (s *Server) commit(t *tx) {
+	s.nodes = t.nodes
+	s.zxid = t.zxid
+	for _, ev := range t.events {
+		s.fireLocked(ev)
+	}
+}
+
+func (t *tx) create(p string, data []byte, flags int32, owner int64) (string, error) {
+	if err := validatePath(p, flags&zk.FlagSequence != 0); err != nil {
+		return "", err
+	}
+	parent := path.Dir(p)
+	pn, ok := t.nodes[parent]
+	if !ok {
+		return "", zk.ErrNoNode
+	}
+	if pn.stat.EphemeralOwner != 0 {
+		return "", zk.ErrNoChildrenForEphemerals
+	}
+	if flags&zk.FlagSequence != 0 {
+		p = fmt.Sprintf("%s%010d", p, pn.stat.Cversion)
+	}
+	if _, exists := t.nodes[p]; exists {
+		return "", zk.ErrNodeExists
+	}
+	now := t.s.now().UnixMilli()
+	n := &node{data: cloneData(data), children: map[string]struct{}{}}
+	n.stat = zk.Stat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: now, Mtime: now, DataLength: int32(len(data))}
+	if flags&zk.FlagEphemeral != 0 {
+		n.stat.EphemeralOwner = owner
+	}
+	t.nodes[p] = n
+	t.copied[p] = true
+	pm := t.mut(parent)
+	pm.children[path.Base(p)] = struct{}{}
+	pm.stat.Cversion++
+	pm.stat.NumChildren = int32(len(pm.children))
+	pm.stat.Pzxid = t.zxid
+	t.events = append(t.events,
+		zk.Event{Type: zk.EventNodeCreated, Path: p},
+		zk.Event{Type: zk.EventNodeChildrenChanged, Path: parent})
+	return p, nil
+}
+
+func (t *tx) set(p string, data []byte, version int32) (*zk.Stat, error) {
+	n, ok := t.nodes[p]
+	if !ok {
+		return nil, zk.ErrNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return nil, zk.ErrBadVersion
+	}
+	m := t.mut(p)
+	m.data = cloneData(data)
+	m.stat.Version++
+	m.stat.Mzxid = t.zxid
+	m.stat.Mtime = t.s.now().UnixMilli()
+	m.stat.DataLength = int32(len(data))
+	st := m.stat
+	t.events = append(t.events, zk.Event{Type: zk.EventNodeDataChanged, Path: p})
+	return &st, nil
+}
+
+func (t *tx) delete(p string, version int32) error {
+	if p == "/" {
+		return zk.ErrBadArguments
+	}
+	n, ok := t.nodes[p]
+	if !ok {
+		return zk.ErrNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return zk.ErrBadVersion
+	}
+	if len(n.children) > 0 {
+		return zk.ErrNotEmpty
+	}
+	delete(t.nodes, p)
+	parent := path.Dir(p)
+	pm := t.mut(parent)
+	delete(pm.children, path.Base(p))
+	pm.stat.Cversion++
+	pm.stat.NumChildren = int32(len(pm.children))
+	pm.stat.Pzxid = t.zxid
+	t.events = append(t.events,
+		zk.Event{Type: zk.EventNodeDeleted, Path: p},
+		zk.Event{Type: zk.EventNodeChildrenChanged, Path: parent})
+	return nil
+}
+
+func (t *tx) check(p string, version int32) error {
+	n, ok := t.nodes[p]
+	if !ok {
+		return zk.ErrNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return zk.ErrBadVersion
+	}
+	return nil
+}
+
+// fireLocked delivers one event to every session's matching one-shot watches.
+func (s *Server) fireLocked(ev zk.Event) {
+	var types []watchType
+	switch ev.Type {
+	case zk.EventNodeCreated:
+		types = []watchType{watchExist}
+	case zk.EventNodeDataChanged:
+		types = []watchType{watchExist, watchData}
+	case zk.EventNodeChildrenChanged:
+		types = []watchType{watchChild}
+	case zk.EventNodeDeleted:
+		types = []watchType{watchExist, watchData, watchChild}
+	}
+	ev.State = zk.StateHasSession
+	for _, c := range s.sessions {
+		for _, typ := range types {
+			k := watchKey{ev.Path, typ}
+			for _, ch := range c.watches[k] {
+				ch <- ev
+				close(ch)
+			}
+			delete(c.watches, k)
+		}
+	}
+}
+
+func cloneData(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+func validatePath(p string, seq bool) error {
+	if p == "" || p[0] != '/' {
+		return zk.ErrInvalidPath
+	}
+	if p == "/" {
+		return nil
+	}
+	if strings.HasSuffix(p, "/") && !seq {
+		return zk.ErrInvalidPath
+	}
+	for _, part := range strings.Split(p[1:], "/") {
+		if (part == "" && !seq) || part == "." || part == ".." {
+			return zk.ErrInvalidPath
+		}
+	}
+	return nil
+}
+
+// Conn is one client connection of the fake; it implements zkclient.Conn.
+// After Expire it carries on with a new session, like go-zookeeper.
+type Conn struct {
+	srv    *Server
+	events chan zk.Event
+
+	// The following are guarded by srv.mu.
+	sessionID    int64
+	state        zk.State
+	closed       bool
+	disconnected bool
+	watches      map[watchKey][]chan zk.Event
+}
+
+var _ zkclient.Conn = (*Conn)(nil)
+
+func (c *Conn) sendEvent(ev zk.Event) {
+	select {
+	case c.events <- ev:
+	default: // like go-zookeeper: never block; clients poll the session id
+	}
+}
+
+// SetDisconnected simulates connection loss: while true every request fails
+// with zk.ErrConnectionClosed (the session and its watches stay alive).
+func (c *Conn) SetDisconnected(down bool) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	c.disconnected = down
+	if down {
+		c.state = zk.StateDisconnected
+		c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateDisconnected})
+	} else if !c.closed {
+		c.state = zk.StateHasSession
+		c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateHasSession})
+	}
+}
+
+func (c *Conn) usable() error {
+	if c.closed {
+		return zk.ErrClosing
+	}
+	if c.disconnected {
+		return zk.ErrConnectionClosed
+	}
+	return nil
+}
+
+func (c *Conn) addWatch(p string, typ watchType) <-chan zk.Event {
+	ch := make(chan zk.Event, 1)
+	k := watchKey{p, typ}
+	c.watches[k] = append(c.watches[k], ch)
+	return ch
+}
+
+// SessionID is the current session id.
+func (c *Conn) SessionID() int64 {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.sessionID
+}
+
+// State is the connection state.
+func (c *Conn) State() zk.State {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.state
+}
+
+// Close ends the session (ephemerals deleted, watches end).
+func (c *Conn) Close() {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if c.sessionID != 0 {
+		c.srv.endSessionLocked(c, zk.ErrClosing)
+	}
+	c.closed = true
+	c.state = zk.StateDisconnected
+}
+
+func (c *Conn) get(p string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return nil, nil, nil, err
+	}
+	n, ok := c.srv.nodes[p]
+	if !ok {
+		return nil, nil, nil, zk.ErrNoNode
+	}
+	var ch <-chan zk.Event
+	if watch {
+		ch = c.addWatch(p, watchData)
+	}
+	st := n.stat
+	return cloneData(n.data), &st, ch, nil
+}
+
+// Get reads data and Stat.
+func (c *Conn) Get(p string) ([]byte, *zk.Stat, error) {
+	d, st, _, err := c.get(p, false)
+	return d, st, err
+}
+
+// GetW reads and sets a data watch.
+func (c *Conn) GetW(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) { return c.get(p, true) }
+
+func (c *Conn) exists(p string, watch bool) (bool, *zk.Stat, <-chan zk.Event, error) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return false, nil, nil, err
+	}
+	var ch <-chan zk.Event
+	if watch {
+		ch = c.addWatch(p, watchExist)
+	}
+	n, ok := c.srv.nodes[p]
+	if !ok {
+		return false, &zk.Stat{}, ch, nil
+	}
+	st := n.stat
+	return true, &st, ch, nil
+}
+
+// Exists reports existence.
+func (c *Conn) Exists(p string) (bool, *zk.Stat, error) {
+	ok, st, _, err := c.exists(p, false)
+	return ok, st, err
+}
+
+// ExistsW reports existence and sets a watch firing on create/change/delete.
+func (c *Conn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) { return c.exists(p, true) }
+
+func (c *Conn) children(p string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return nil, nil, nil, err
+	}
+	n, ok := c.srv.nodes[p]
+	if !ok {
+		return nil, nil, nil, zk.ErrNoNode
+	}
+	kids := make([]string, 0, len(n.children))
+	for k := range n.children {
+		kids = append(kids, k)
+	}
+	sort.Strings(kids)
+	var ch <-chan zk.Event
+	if watch {
+		ch = c.addWatch(p, watchChild)
+	}
+	st := n.stat
+	return kids, &st, ch, nil
+}
+
+// Children lists children.
+func (c *Conn) Children(p string) ([]string, *zk.Stat, error) {
+	k, st, _, err := c.children(p, false)
+	return k, st, err
+}
+
+// ChildrenW lists children and sets a child watch.
+func (c *Conn) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	return c.children(p, true)
+}
+
+// Create creates a node; the ACL is accepted and ignored.
+func (c *Conn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return "", err
+	}
+	if len(acl) == 0 {
+		return "", zk.ErrInvalidACL
+	}
+	t := c.srv.begin()
+	created, err := t.create(p, data, flags, c.sessionID)
+	if err != nil {
+		return "", err
+	}
+	c.srv.commit(t)
+	return created, nil
+}
+
+// Set writes data conditionally.
+func (c *Conn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	t := c.srv.begin()
+	st, err := t.set(p, data, version)
+	if err != nil {
+		return nil, err
+	}
+	c.srv.commit(t)
+	return st, nil
+}
+
+// Delete deletes conditionally.
+func (c *Conn) Delete(p string, version int32) error {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return err
+	}
+	t := c.srv.begin()
+	if err := t.delete(p, version); err != nil {
+		return err
+	}
+	c.srv.commit(t)
+	return nil
+}
+
+// Multi applies ops atomically with go-zookeeper's result conventions: on
+// failure the failing op carries its error, earlier ops nil and later ops
+// the runtime-inconsistency error, and nothing is applied.
+func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	t := c.srv.begin()
+	res := make([]zk.MultiResponse, len(ops))
+	var failed error
+	for i, op := range ops {
+		if failed != nil {
+			res[i].Error = errRuntimeInconsistency
+			continue
+		}
+		var err error
+		switch o := op.(type) {
+		case *zk.CreateRequest:
+			res[i].String, err = t.create(o.Path, o.Data, o.Flags, c.sessionID)
+		case *zk.SetDataRequest:
+			res[i].Stat, err = t.set(o.Path, o.Data, o.Version)
+		case *zk.DeleteRequest:
+			err = t.delete(o.Path, o.Version)
+		case *zk.CheckVersionRequest:
+			err = t.check(o.Path, o.Version)
+		default:
+			return nil, fmt.Errorf("zktest: unknown multi op %T", op)
+		}
+		if err != nil {
+			failed = err
+			for j := 0; j < i; j++ {
+				res[j] = zk.MultiResponse{}
+			}
+			res[i] = zk.MultiResponse{Error: err}
+		}
+	}
+	if failed != nil {
+		return res, failed
+	}
+	c.srv.commit(t)
+	return res, nil
+}
