@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,21 +20,15 @@ import (
 	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
-var (
-	sharedZKOnce sync.Once
-	sharedZK     *zkserver.Server
-	sharedZKErr  error
-)
-
-// zkServer starts one ZooKeeper for the package's tests (stopped by
-// TestMain); each test uses its own chroot.
+// zkServer returns the package's shared ZooKeeper (stopped by TestMain);
+// each test uses its own chroot. A missing installation fails the test.
 func zkServer(t *testing.T) *zkserver.Server {
 	t.Helper()
-	sharedZKOnce.Do(func() { sharedZK, sharedZKErr = zkserver.Start(zkserver.Options{}) })
-	if sharedZKErr != nil {
-		t.Fatalf("starting ZooKeeper (install it with the README's test command): %v", sharedZKErr)
+	s, err := zkserver.Shared()
+	if err != nil {
+		t.Fatalf("starting ZooKeeper (install it with the README's test command): %v", err)
 	}
-	return sharedZK
+	return s
 }
 
 type node struct {
@@ -56,7 +50,7 @@ type cluster struct {
 func newCluster(t *testing.T, ids ...int32) *cluster {
 	t.Helper()
 	srv := zkServer(t)
-	cl := &cluster{t: t, srv: srv, chroot: "/" + t.Name() + "-" + zkserver.RandomSuffix(6), nodes: map[int32]*node{}}
+	cl := &cluster{t: t, srv: srv, chroot: zkserver.Chroot(t), nodes: map[int32]*node{}}
 	admin, err := zkclient.Connect(srv.ConnectString(cl.chroot), 6*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +72,16 @@ func newCluster(t *testing.T, ids ...int32) *cluster {
 }
 
 func (cl *cluster) start(id int32) *node {
+	cl.t.Helper()
+	return cl.startVia(id, cl.srv.ConnectString(cl.chroot), 6*time.Second)
+}
+
+// startVia starts a node whose session goes to connect. Like a broker, it
+// re-registers itself on every new session before the controller re-elects.
+func (cl *cluster) startVia(id int32, connect string, sessionTimeout time.Duration) *node {
 	t := cl.t
 	t.Helper()
-	c, err := zkclient.Connect(cl.srv.ConnectString(cl.chroot), 6*time.Second)
+	c, err := zkclient.Connect(connect, sessionTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,18 +90,26 @@ func (cl *cluster) start(id int32) *node {
 	}
 	fb := startFakeBroker(t, id)
 	host, port := fb.addr()
-	epoch, err := c.RegisterBroker(zkpaths.BrokerInfo{
+	info := zkpaths.BrokerInfo{
 		ID: id, Version: zkpaths.BrokerInfoVersion, JMXPort: -1,
 		Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: host, Port: port, SecurityProtocol: "PLAINTEXT"}},
-	})
+	}
+	first, err := c.RegisterBroker(info)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var epoch atomic.Int64
+	epoch.Store(first)
+	c.OnNewSession(func() {
+		if e, err := c.RegisterBroker(info); err == nil {
+			epoch.Store(e)
+		}
+	})
 	cfg := DefaultConfig(id)
 	cfg.AutoLeaderRebalanceEnable = false
 	cfg.ControllerSocketTimeout = 5 * time.Second
 	cfg.Logger = quietLogger()
-	ctrl := New(cfg, c, func() int64 { return epoch })
+	ctrl := New(cfg, c, epoch.Load)
 	ctrl.Startup()
 	n := &node{id: id, zk: c, fb: fb, ctrl: ctrl}
 	cl.nodes[id] = n
@@ -430,10 +439,41 @@ func TestIntegrationControlledShutdown(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sharedZK != nil {
-		sharedZK.Stop()
+func TestMain(m *testing.M) { os.Exit(zkserver.RunShared(m)) }
+
+// controller.md §3.6: on session expiry the controller resigns; with the new
+// session it re-registers and re-elects, and is not controller while another
+// broker holds /controller.
+func TestIntegrationSessionExpiry(t *testing.T) {
+	cl := newCluster(t)
+	proxy, err := zkserver.NewProxy(cl.srv.Addr())
+	if err != nil {
+		t.Fatal(err)
 	}
-	os.Exit(code)
+	t.Cleanup(proxy.Close)
+	n1 := cl.startVia(1, proxy.ConnectString(cl.chroot), 2*time.Second)
+	waitFor(t, "broker 1 active", n1.ctrl.IsActive)
+	epoch1, _ := cl.controllerEpoch()
+	n2 := cl.start(2)
+
+	proxy.Pause()
+	waitFor(t, "broker 2 takes over after broker 1's session expired", n2.ctrl.IsActive)
+	epoch2, _ := cl.controllerEpoch()
+	if epoch2 != epoch1+1 {
+		t.Fatalf("epoch %d after failover, want %d", epoch2, epoch1+1)
+	}
+	proxy.Resume()
+	waitFor(t, "broker 1 resigns and follows broker 2", func() bool {
+		return !n1.ctrl.IsActive() && n1.ctrl.ActiveControllerID() == 2
+	})
+	// Broker 1 is registered again with its new session.
+	waitFor(t, "broker 1 re-registered", func() bool {
+		_, ok, err := cl.admin.GetBroker(1)
+		return err == nil && ok
+	})
+	cl.stop(2)
+	waitFor(t, "broker 1 re-elected through its new session", n1.ctrl.IsActive)
+	if e, _ := cl.controllerEpoch(); e != epoch2+1 || n1.ctrl.Epoch() != e {
+		t.Fatalf("epoch %d (controller %d), want %d", e, n1.ctrl.Epoch(), epoch2+1)
+	}
 }
