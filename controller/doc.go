@@ -1,0 +1,90 @@
+// Package controller is Klassik's ZooKeeper-mode controller: every broker
+// runs one Controller; the one that wins the election on /controller
+// manages partition leadership for the whole cluster, writes partition
+// state znodes and tells brokers what to do with LeaderAndIsr,
+// UpdateMetadata and StopReplica requests. The normative description is
+// /work/shared/spec/controller.md (referred to as §N below).
+//
+// # Kafka classes and Go files
+//
+//	KafkaController                      controller.go     election (§3.2), failover (§3.3), resignation (§3.4),
+//	                                                       broker/topic/ISR-notification handlers, controlled shutdown
+//	ControllerEventManager               eventmanager.go   queue, single event goroutine, clear-and-put (§4)
+//	ControllerEvent subclasses           events.go         one type per event
+//	ControllerContext                    context.go        cached cluster view (§5)
+//	ZkPartitionStateMachine              partitionstate.go states, valid-previous-state table, §8
+//	ZkReplicaStateMachine                replicastate.go   states, valid-previous-state table, §9
+//	PartitionLeaderElectionAlgorithms,
+//	Election                             election.go       pure leader-choice functions (§10)
+//	AdminUtils.assignReplicasToBrokers,
+//	AdminZkClient.addPartitions          assignment.go     replica placement (§7)
+//	ControllerBrokerRequestBatch         requestbatch.go   LeaderAndIsr/UpdateMetadata/StopReplica building (§17.1-2)
+//	ControllerChannelManager             channel.go        per-broker queues and senders (§17.3)
+//	TopicDeletionManager                 topicdeletion.go  §14
+//	KafkaZkClient (the part used here)   zkstore.go, zkadapter.go  narrow ZooKeeper interface, fenced writes
+//	ControllerStats / KafkaController
+//	metrics                              metrics.go        ActiveControllerCount, OfflinePartitionsCount, ...
+//
+// # State machines
+//
+// Partition states (§8.1); an arrow means "legal previous state":
+//
+//	NonExistentPartition ──> NewPartition ──> OnlinePartition <──┐
+//	        ^                     │               │  ^           │ (re-election)
+//	        │                     v               v  │           │
+//	        └──────────────── OfflinePartition <──────┴───────────┘
+//
+// Replica states (§9.1):
+//
+//	NonExistentReplica -> NewReplica -> OnlineReplica <-> OfflineReplica
+//	OfflineReplica -> ReplicaDeletionStarted -> ReplicaDeletionSuccessful -> NonExistentReplica
+//	OfflineReplica, ReplicaDeletionStarted -> ReplicaDeletionIneligible -> OnlineReplica/OfflineReplica
+//
+// Transitions do no network I/O: they update the Context, write state
+// znodes through partitionStateStore (an in-memory store in unit tests, the
+// fenced ZooKeeper client in production) and add entries to the
+// requestBatch; the caller flushes the batch onto the channel manager (the
+// "Ready" idea of etcd-io/raft). Every transition is logged on the
+// state-change logger (Config.StateChangeLogger) with from, to and reason.
+//
+// # Goroutines
+//
+//   - The event goroutine (eventManager.run), started by Startup and stopped
+//     by Shutdown. It alone touches Context, the state machines, the batch,
+//     the watch-cancel maps and the rebalance timer handle.
+//   - One sender goroutine per registered broker while active
+//     (brokerSender.run), owned by the channel manager; stopped by
+//     removeBroker, and all of them by shutdown on resignation.
+//   - ZooKeeper watch and session goroutines belong to zkclient; our
+//     callbacks on them only enqueue events (the session-expiry callback
+//     also waits until the Expire event has started, as Kafka does).
+//   - The auto-rebalance timer (time.AfterFunc) only enqueues; it is stopped
+//     on resignation and a late firing is ignored by the active check.
+//   - Callers of ControlledShutdown block on a reply channel until the event
+//     goroutine answers, or their context ends.
+//
+// # Invariants
+//
+//   - Every ZooKeeper write of an active controller is a multi guarded by
+//     check(/controller_epoch, epochZkVersion); a failed check raises
+//     ErrControllerMoved, and the controller resigns instead of retrying.
+//   - An event is either processed or preempted, exactly once.
+//   - A new leader comes from the ISR unless unclean election is enabled for
+//     the topic; the last ISR member is never removed from the ISR, so an
+//     offline partition keeps isr=[last] and leader=-1.
+//   - Leader epochs only grow: every election and ISR shrink writes
+//     leader_epoch+1, conditional on the partition epoch (znode version).
+//   - Per broker, control requests are sent one at a time in enqueue order;
+//     within a batch all LeaderAndIsr precede UpdateMetadata, which precede
+//     StopReplica.
+//   - The Context is reset on resignation; nothing of an earlier incarnation
+//     (queued requests, watches, timers) survives it.
+//
+// # Not yet implemented
+//
+// Partition reassignment (§15), the /admin/preferred_replica_election and
+// /admin/reassign_partitions znodes, log-directory failure events (§6.6),
+// the AlterPartition RPC (§16.2) and ElectLeaders; the classic ISR path
+// (§16.1, leaders write ZooKeeper and notify via /isr_change_notification)
+// is the one implemented.
+package controller
