@@ -1,0 +1,12 @@
+package broker_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+// TestMain shares one real ZooKeeper server between the integration tests;
+// each cluster works in its own chroot.
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }

@@ -1,0 +1,27 @@
+// Package testcluster is the integration harness: a real ZooKeeper server
+// (zkpaths/zkserver, shared per test binary, one chroot per cluster) and N
+// in-process brokers (broker.Broker) on 127.0.0.1 with ephemeral ports,
+// temporary log dirs and optional racks. External _test packages import it,
+// so it lives outside the broker package (no import cycle).
+//
+// Use:
+//
+//	func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+//
+//	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: []string{"a", "b", "c"}})
+//	adm := c.Admin()                     // kadm over kgo, closed at cleanup
+//	c.KillBroker(0); c.RestartBroker(0)  // same id, log dirs and port
+//	c.WaitFor(10*time.Second, "leader", func() bool { ... })
+//
+// Checker (checker.go) is the delivery oracle: it reports records lost,
+// duplicated, reordered or moved, by partition and offset.
+//
+// Goroutines: brokers own theirs; Start starts the brokers in parallel and
+// joins; Close (t.Cleanup) kills every broker, closes the clients and the
+// test's own ZooKeeper session. Broker logs go to t.Log until Close, then
+// are dropped (logging after a test ends would panic).
+//
+// Invariants: only 127.0.0.1 and ephemeral ports; every wait is bounded
+// (WaitFor/Poll with deadlines); a missing ZooKeeper or Java fails the test
+// with the installation hint, never skips.
+package testcluster

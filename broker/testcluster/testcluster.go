@@ -1,0 +1,446 @@
+package testcluster
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker"
+	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/config"
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zkserver"
+)
+
+// Main runs a test binary's tests with one shared ZooKeeper server, stopped
+// at the end. Use it from the TestMain of every package that starts
+// clusters:
+//
+//	func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+func Main(m *testing.M) int { return zkserver.RunShared(m) }
+
+// Options describe a cluster. The zero value is a 3-broker cluster without
+// racks.
+type Options struct {
+	// Brokers is the number of brokers (default 3).
+	Brokers int
+	// FirstBrokerID is the id of broker 0 (default 1); broker i has id
+	// FirstBrokerID+i.
+	FirstBrokerID int32
+	// Racks gives broker i the rack Racks[i] ("" or missing: none).
+	Racks []string
+	// SessionTimeout is zookeeper.session.timeout.ms (default 6s).
+	SessionTimeout time.Duration
+	// Overrides are server.properties keys applied to every broker.
+	Overrides map[string]string
+	// FixedStartIndex ≥ 0 makes topic creation's replica assignment
+	// deterministic; nil keeps Kafka's random start.
+	FixedStartIndex *int
+	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
+	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
+	LogLevel slog.Level
+}
+
+// Interceptor may answer a request instead of the broker: handled=false
+// passes it on unchanged.
+type Interceptor func(ctx context.Context, req *network.Request) (resp kmsg.Response, handled bool, err error)
+
+// Cluster is a real ZooKeeper chroot plus N in-process brokers on
+// 127.0.0.1, stopped by t.Cleanup.
+type Cluster struct {
+	t         testing.TB
+	opts      Options
+	zkConnect string
+	logs      *logSink
+
+	// mu guards the following.
+	mu      sync.Mutex
+	nodes   []*node
+	zk      *zkclient.Client
+	clients []*kgo.Client
+	closed  bool
+}
+
+type node struct {
+	idx   int
+	id    int32
+	props map[string]string
+	port  int // last bound port, reused on restart
+	b     *broker.Broker
+	// intercept maps an API key to an Interceptor; read by the handler
+	// wrapper on every request.
+	intercept sync.Map
+}
+
+// Start starts the cluster and waits until every broker is registered and a
+// controller is elected. It fails the test on any error.
+func Start(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Brokers <= 0 {
+		opts.Brokers = 3
+	}
+	if opts.FirstBrokerID == 0 {
+		opts.FirstBrokerID = 1
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = 6 * time.Second
+	}
+	if opts.LogLevel == 0 {
+		opts.LogLevel = slog.LevelWarn
+	}
+	switch strings.ToLower(os.Getenv("KLASSIK_TEST_LOG")) {
+	case "debug":
+		opts.LogLevel = slog.LevelDebug
+	case "info":
+		opts.LogLevel = slog.LevelInfo
+	}
+	c := &Cluster{t: t, opts: opts, zkConnect: zkserver.ConnectString(t), logs: &logSink{t: t}}
+	t.Cleanup(c.Close)
+	root := t.TempDir()
+	for i := 0; i < opts.Brokers; i++ {
+		id := opts.FirstBrokerID + int32(i)
+		props := map[string]string{
+			"broker.id":                            strconv.Itoa(int(id)),
+			"listeners":                            "PLAINTEXT://127.0.0.1:0",
+			"log.dirs":                             filepath.Join(root, "broker-"+strconv.Itoa(int(id))),
+			"zookeeper.connect":                    c.zkConnect,
+			"zookeeper.session.timeout.ms":         strconv.Itoa(int(opts.SessionTimeout / time.Millisecond)),
+			"controlled.shutdown.retry.backoff.ms": "200",
+			"controller.socket.timeout.ms":         "5000",
+		}
+		if i < len(opts.Racks) && opts.Racks[i] != "" {
+			props["broker.rack"] = opts.Racks[i]
+		}
+		for k, v := range opts.Overrides {
+			props[k] = v
+		}
+		c.nodes = append(c.nodes, &node{idx: i, id: id, props: props})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.nodes))
+	for i := range c.nodes {
+		wg.Add(1)
+		go func() { // one start per broker; joined below
+			defer wg.Done()
+			errs[i] = c.startNode(c.nodes[i])
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("testcluster: starting broker %d: %v", c.nodes[i].id, err)
+		}
+	}
+	c.WaitFor(30*time.Second, "a controller and every broker registered", func() bool {
+		_, ok := c.Controller()
+		ids, err := c.ZK().GetBrokerIDs()
+		return ok && err == nil && len(ids) == len(c.nodes)
+	})
+	return c
+}
+
+func (c *Cluster) startNode(n *node) error {
+	props := make(map[string]string, len(n.props))
+	for k, v := range n.props {
+		props[k] = v
+	}
+	if n.port != 0 {
+		props["listeners"] = "PLAINTEXT://127.0.0.1:" + strconv.Itoa(n.port)
+	}
+	cfg, err := config.FromMap(props)
+	if err != nil {
+		return err
+	}
+	opts := []broker.Option{broker.WithHandlerWrapper(func(h network.Handler) network.Handler {
+		return &interceptHandler{next: h, n: n}
+	})}
+	if c.opts.FixedStartIndex != nil {
+		opts = append(opts, broker.WithFixedStartIndex(*c.opts.FixedStartIndex))
+	}
+	logger := slog.New(c.logs.handler(c.opts.LogLevel)).With("node", n.id)
+	b, err := broker.New(cfg, logger, opts...)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.Startup(ctx); err != nil {
+		return err
+	}
+	if addr, ok := b.BoundAddr("PLAINTEXT").(*net.TCPAddr); ok {
+		n.port = addr.Port
+	}
+	c.mu.Lock()
+	n.b = b
+	c.mu.Unlock()
+	return nil
+}
+
+// Close stops every broker (cleanly), closes clients and the ZooKeeper
+// session. Registered with t.Cleanup by Start.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	clients := c.clients
+	nodes := c.nodes
+	zc := c.zk
+	c.mu.Unlock()
+	for _, cl := range clients {
+		cl.Close()
+	}
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		if b := n.b; b != nil {
+			wg.Add(1)
+			go func() { // stops one broker; joined below
+				defer wg.Done()
+				b.Kill() // fast: no controlled shutdown at test teardown
+			}()
+		}
+	}
+	wg.Wait()
+	if zc != nil {
+		zc.Close()
+	}
+	c.logs.close()
+}
+
+// N is the number of brokers (running or not).
+func (c *Cluster) N() int { return len(c.nodes) }
+
+// Broker returns broker i (0-based), nil while it is stopped.
+func (c *Cluster) Broker(i int) *broker.Broker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[i].b
+}
+
+// BrokerID returns the id of broker i.
+func (c *Cluster) BrokerID(i int) int32 { return c.nodes[i].id }
+
+// Index returns the index of the broker with the given id, -1 if none.
+func (c *Cluster) Index(id int32) int {
+	for i, n := range c.nodes {
+		if n.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Addr returns the PLAINTEXT address of broker i (also while it is stopped:
+// the port is reused on restart).
+func (c *Cluster) Addr(i int) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.nodes[i].port))
+}
+
+// Bootstrap returns the addresses of the running brokers.
+func (c *Cluster) Bootstrap() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, n := range c.nodes {
+		if n.b != nil {
+			out = append(out, net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)))
+		}
+	}
+	return out
+}
+
+// ZKConnect is the connect string of the cluster's chroot.
+func (c *Cluster) ZKConnect() string { return c.zkConnect }
+
+// ZK returns a ZooKeeper session of the test itself (not a broker's),
+// opened on first use.
+func (c *Cluster) ZK() *zkclient.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.zk == nil {
+		zc, err := zkclient.Connect(c.zkConnect, 10*time.Second)
+		if err != nil {
+			c.t.Fatalf("testcluster: connecting to ZooKeeper: %v", err)
+		}
+		c.zk = zc
+	}
+	return c.zk
+}
+
+// Controller reads /controller: the id of the active controller.
+func (c *Cluster) Controller() (int32, bool) {
+	id, ok, err := c.ZK().GetController()
+	if err != nil {
+		return -1, false
+	}
+	return id, ok
+}
+
+// ControllerEpoch reads /controller_epoch.
+func (c *Cluster) ControllerEpoch() int32 {
+	epoch, _, _, err := c.ZK().GetControllerEpoch()
+	if err != nil {
+		c.t.Fatalf("testcluster: reading /controller_epoch: %v", err)
+	}
+	return epoch
+}
+
+// StopBroker shuts broker i down cleanly (controlled shutdown included).
+func (c *Cluster) StopBroker(i int) {
+	c.mu.Lock()
+	b := c.nodes[i].b
+	c.nodes[i].b = nil
+	c.mu.Unlock()
+	if b != nil {
+		b.Shutdown()
+	}
+}
+
+// KillBroker stops broker i abruptly: its ZooKeeper session and listeners
+// close at once, no controlled shutdown, no clean log shutdown marker.
+func (c *Cluster) KillBroker(i int) {
+	c.mu.Lock()
+	b := c.nodes[i].b
+	c.nodes[i].b = nil
+	c.mu.Unlock()
+	if b != nil {
+		b.Kill()
+	}
+}
+
+// RestartBroker starts broker i again with the same id, log dirs and port.
+func (c *Cluster) RestartBroker(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	running := c.nodes[i].b != nil
+	c.mu.Unlock()
+	if running {
+		c.StopBroker(i)
+	}
+	if err := c.startNode(c.nodes[i]); err != nil {
+		c.t.Fatalf("testcluster: restarting broker %d: %v", c.nodes[i].id, err)
+	}
+}
+
+// Intercept installs fn for API key on broker i (nil removes it).
+func (c *Cluster) Intercept(i int, key int16, fn Interceptor) {
+	if fn == nil {
+		c.nodes[i].intercept.Delete(key)
+		return
+	}
+	c.nodes[i].intercept.Store(key, fn)
+}
+
+// Client returns a kgo client seeded with the running brokers; closed at
+// cleanup.
+func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	all := append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...)}, opts...)
+	cl, err := kgo.NewClient(all...)
+	if err != nil {
+		c.t.Fatalf("testcluster: kgo client: %v", err)
+	}
+	c.mu.Lock()
+	c.clients = append(c.clients, cl)
+	c.mu.Unlock()
+	return cl
+}
+
+// Admin returns a kadm client over a new Client.
+func (c *Cluster) Admin(opts ...kgo.Opt) *kadm.Client {
+	return kadm.NewClient(c.Client(opts...))
+}
+
+// WaitFor polls cond every 50ms until it holds, failing the test after
+// timeout with "timed out waiting for <what>".
+func (c *Cluster) WaitFor(timeout time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	if !Poll(timeout, cond) {
+		c.t.Fatalf("testcluster: timed out after %v waiting for %s", timeout, what)
+	}
+}
+
+// Poll polls cond every 50ms until it holds or timeout elapses; it reports
+// whether cond held.
+func Poll(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// PartitionState reads the state znode of topic/partition.
+func (c *Cluster) PartitionState(topic string, partition int32) (zkpaths.LeaderAndIsr, bool) {
+	s, ok, err := c.ZK().GetPartitionState(zkpaths.TopicPartition{Topic: topic, Partition: partition})
+	if err != nil {
+		c.t.Fatalf("testcluster: reading the state of %s-%d: %v", topic, partition, err)
+	}
+	return s, ok
+}
+
+// interceptHandler consults the node's interceptors before the broker.
+type interceptHandler struct {
+	next network.Handler
+	n    *node
+}
+
+func (h *interceptHandler) Handle(ctx context.Context, req *network.Request) (kmsg.Response, error) {
+	if v, ok := h.n.intercept.Load(req.Key); ok {
+		resp, handled, err := v.(Interceptor)(ctx, req)
+		if handled {
+			return resp, err
+		}
+	}
+	return h.next.Handle(ctx, req)
+}
+
+func (h *interceptHandler) Versions(key int16) (int16, int16, bool) { return h.next.Versions(key) }
+
+// logSink sends broker logs to t.Log until the cluster is closed (a log
+// line after the test ended would panic).
+type logSink struct {
+	t      testing.TB
+	mu     sync.Mutex
+	closed atomic.Bool
+}
+
+func (s *logSink) close() { s.closed.Store(true) }
+
+func (s *logSink) handler(level slog.Level) slog.Handler {
+	return slog.NewTextHandler(sinkWriter{s}, &slog.HandlerOptions{Level: level})
+}
+
+type sinkWriter struct{ s *logSink }
+
+func (w sinkWriter) Write(p []byte) (int, error) {
+	if w.s.closed.Load() {
+		return len(p), nil
+	}
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	if !w.s.closed.Load() {
+		w.s.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
