@@ -78,6 +78,19 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 			toStopFetching = append(toStopFetching, tp)
 		}
 		if follow != nil {
+			live := false
+			for _, ll := range req.LiveLeaders {
+				if ll.BrokerID == follow.LeaderID {
+					follow.LeaderHost, follow.LeaderPort, live = ll.Host, ll.Port, true
+				}
+			}
+			if !live {
+				// replication.md §10.2 step 1: the log exists (its HW is
+				// checkpointed) but there is nobody to fetch from.
+				m.state.Warn("leader of followed partition is not live; not fetching",
+					"topic", tp.Topic, "partition", tp.Partition, "leader", follow.LeaderID)
+				continue
+			}
 			if toFetch == nil {
 				toFetch = make(map[TopicPartition]FollowerStart)
 			}

@@ -175,7 +175,11 @@ func TestLeaderAndIsrTransitions(t *testing.T) {
 
 	// Become follower of broker 2 at epoch 2: produce refused, fetcher
 	// told to fetch from the log end.
-	if c := lairCode(t, m.LeaderAndIsr(ctx, lairReq(1, "t", id, 0, 2, 2, []int32{2, 1}, []int32{1, 2}))); c != 0 {
+	toFollower := lairReq(1, "t", id, 0, 2, 2, []int32{2, 1}, []int32{1, 2})
+	ll := kmsg.NewLeaderAndISRRequestLiveLeader()
+	ll.BrokerID, ll.Host, ll.Port = 2, "broker2", 9093
+	toFollower.LiveLeaders = append(toFollower.LiveLeaders, ll)
+	if c := lairCode(t, m.LeaderAndIsr(ctx, toFollower)); c != 0 {
 		t.Fatal(c)
 	}
 	st = p.State()
@@ -191,7 +195,8 @@ func TestLeaderAndIsrTransitions(t *testing.T) {
 	ff.mu.Lock()
 	start, ok := ff.added[tp]
 	ff.mu.Unlock()
-	if !ok || start.LeaderID != 2 || start.LeaderEpoch != 2 || start.FetchOffset != 2 || start.TopicID != id {
+	if !ok || start.LeaderID != 2 || start.LeaderHost != "broker2" || start.LeaderPort != 9093 ||
+		start.LeaderEpoch != 2 || start.FetchOffset != 2 || start.TopicID != id {
 		t.Fatalf("fetcher start: %+v (ok %v)", start, ok)
 	}
 
@@ -212,6 +217,17 @@ func TestLeaderAndIsrTransitions(t *testing.T) {
 	}
 	if e, end := p.Log().EndOffsetForEpoch(1); e != 1 || end != 2 {
 		t.Fatalf("epoch 1 ends at (%d, %d), want (1, 2)", e, end)
+	}
+
+	// Follower of a leader that is not live: no fetcher.
+	if c := lairCode(t, m.LeaderAndIsr(ctx, lairReq(1, "w", topicIDFor("w"), 0, 3, 0, []int32{3, 1}, []int32{3, 1}))); c != 0 {
+		t.Fatal(c)
+	}
+	ff.mu.Lock()
+	_, fetching := ff.added[TopicPartition{"w", 0}]
+	ff.mu.Unlock()
+	if fetching {
+		t.Fatal("fetcher started for a partition whose leader is not live")
 	}
 
 	// Not in the replica set: UNKNOWN_TOPIC_OR_PARTITION.

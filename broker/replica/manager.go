@@ -212,3 +212,18 @@ func clientIDFrom(ctx context.Context) string {
 	s, _ := ctx.Value(clientIDKey{}).(string)
 	return s
 }
+
+// UnderReplicatedPartitions counts the partitions this broker leads whose
+// ISR is smaller than their replica set (Kafka's UnderReplicatedPartitions
+// gauge).
+func (m *Manager) UnderReplicatedPartitions() int {
+	n := 0
+	for _, p := range m.Partitions() {
+		p.mu.RLock()
+		if p.isLeaderLocked() && len(p.isr) < len(p.replicas) {
+			n++
+		}
+		p.mu.RUnlock()
+	}
+	return n
+}

@@ -571,3 +571,45 @@ func TestFollowerFetchReadsToLogEnd(t *testing.T) {
 		t.Fatalf("diverging epoch: %+v", fp)
 	}
 }
+
+func TestProduceZstdNeedsV7(t *testing.T) {
+	m, store := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	z := makeBatch(1, "z")
+	z[22] |= compressionZstd // attributes low byte: codec bits
+	req := produceReq(1, "t", 0, z)
+	req.Version = 6
+	if c := m.Produce(context.Background(), req).Topics[0].Partitions[0].ErrorCode; c != kerr.UnsupportedCompressionType.Code {
+		t.Fatalf("zstd with Produce v6: %d", c)
+	}
+	if leo := store.logs[TopicPartition{"t", 0}].LogEndOffset(); leo != 0 {
+		t.Fatalf("rejected zstd batch appended; leo %d", leo)
+	}
+}
+
+func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "__consumer_offsets", 0, 0)
+	tp := TopicPartition{"__consumer_offsets", 0}
+	// Coordinators write internal topics directly.
+	info, err := m.AppendToLocalLog(tp, makeBatch(1, "offset-commit"), -1)
+	if err != nil || info.FirstOffset != 0 {
+		t.Fatalf("internal append: %+v %v", info, err)
+	}
+	if p, _ := m.Partition(tp); p.State().HighWatermark != 1 {
+		t.Fatal("internal append did not advance the HW")
+	}
+	if _, err := m.AppendToLocalLog(TopicPartition{"nope", 0}, makeBatch(1, "x"), 1); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("unknown partition: %v", err)
+	}
+	if n := m.UnderReplicatedPartitions(); n != 0 {
+		t.Fatalf("under-replicated %d", n)
+	}
+	resp := m.LeaderAndIsr(context.Background(), lairReq(1, "u", topicIDFor("u"), 0, 1, 0, []int32{1}, []int32{1, 2}))
+	if c := lairCode(t, resp); c != 0 {
+		t.Fatal(c)
+	}
+	if n := m.UnderReplicatedPartitions(); n != 1 {
+		t.Fatalf("under-replicated %d, want 1 (ISR {1} of replicas {1,2})", n)
+	}
+}

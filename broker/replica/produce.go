@@ -52,6 +52,9 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 				tp := TopicPartition{rt.Topic, rp.Partition}
 				if isInternalTopic(tp.Topic) && clientID != "__admin_client" {
 					code = kerr.InvalidTopicException.Code
+				} else if req.Version < 7 && isZstd(rp.Records) {
+					// zstd needs Produce v7+ (KIP-110).
+					code = kerr.UnsupportedCompressionType.Code
 				} else {
 					var info AppendResult
 					var err error
@@ -82,6 +85,11 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 		return nil, nil
 	}
 	return resp, nil
+}
+
+func isZstd(records []byte) bool {
+	f, err := scanBatches(records)
+	return err == nil && f.zstd
 }
 
 func anyTransactional(req *kmsg.ProduceRequest) bool {
@@ -144,4 +152,14 @@ func (m *Manager) unknownPartitionError(tp TopicPartition) error {
 		return kerr.NotLeaderForPartition
 	}
 	return kerr.UnknownTopicOrPartition
+}
+
+// AppendToLocalLog appends records to a partition this broker leads,
+// bypassing the client-facing rules of Produce (internal topics allowed, no
+// request-level checks). The group and transaction coordinators use it for
+// __consumer_offsets and __transaction_state (Kafka's
+// ReplicaManager.appendRecords with internalTopicsAllowed = true). acks is
+// 1 or -1 (min.insync.replicas is checked for -1).
+func (m *Manager) AppendToLocalLog(tp TopicPartition, records []byte, acks int16) (AppendResult, error) {
+	return m.appendToLeader(tp, records, acks)
 }

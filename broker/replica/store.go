@@ -102,7 +102,11 @@ type FollowerFetcher interface {
 
 // FollowerStart is where a follower begins fetching.
 type FollowerStart struct {
-	LeaderID    int32
+	LeaderID int32
+	// LeaderHost and LeaderPort are the leader's inter-broker endpoint from
+	// the request's LiveLeaders.
+	LeaderHost  string
+	LeaderPort  int32
 	LeaderEpoch int32
 	TopicID     [16]byte
 	FetchOffset int64
