@@ -19,6 +19,10 @@ import (
 // corrupted size prefix cannot make it allocate without limit.
 const maxResponseBytes = 1 << 30
 
+// A Client is a kmsg.Requestor, so typed helpers work with it:
+// resp, err := req.RequestWith(ctx, client).
+var _ kmsg.Requestor = (*Client)(nil)
+
 // ErrClientClosed is returned by requests on a closed or broken client.
 var ErrClientClosed = errors.New("network: client closed")
 

@@ -125,6 +125,11 @@ func (c *conn) serve() {
 			return
 		}
 		if !d.fallback && resp.GetVersion() != req.Version {
+			if _, spliced := resp.(*SplicedResponse); spliced {
+				// Already encoded at the wrong version.
+				log.Error("spliced response has the wrong version; closing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
+				return
+			}
 			log.Warn("handler response version differs from request; fixing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
 			resp.SetVersion(req.Version)
 		}
