@@ -2,13 +2,20 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/controller"
+	"github.com/klassik/klassik/zkpaths"
 )
 
 var racks = []string{"a", "b", "c"}
@@ -56,4 +63,101 @@ func TestClusterMetadataAndController(t *testing.T) {
 	if resp.ClusterID == nil || *resp.ClusterID != c.Broker(0).ClusterID() {
 		t.Fatalf("cluster id %v, want %s", resp.ClusterID, c.Broker(0).ClusterID())
 	}
+}
+
+// Topic creation through kadm lands in ZooKeeper exactly as the controller's
+// assignment function computes it (same deterministic start index), the
+// controller elects leaders into the state znodes, and an idempotent
+// producer's 10,000 records come back complete, once and in order.
+func TestCreateTopicProduceConsume(t *testing.T) {
+	start := 0
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks, FixedStartIndex: &start})
+	adm := c.Admin()
+	const topic = "orders"
+	ctx := ctxT(t, 60*time.Second)
+	res, err := adm.CreateTopic(ctx, 6, 3, nil, topic)
+	if err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v / %v", err, res.Err)
+	}
+
+	var brokers []controller.BrokerMetadata
+	for i := 0; i < 3; i++ {
+		r := racks[i]
+		brokers = append(brokers, controller.BrokerMetadata{ID: c.BrokerID(i), Rack: &r})
+	}
+	want, err := controller.AssignReplicasToBrokers(brokers, 6, 3, start, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.ZK().GetReplicaAssignment(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("assignment in /brokers/topics/%s = %v, want %v", topic, got, want)
+	}
+	for p := int32(0); p < 6; p++ {
+		var st zkpaths.LeaderAndIsr
+		c.WaitFor(15*time.Second, fmt.Sprintf("state znode of %s-%d", topic, p), func() bool {
+			s, ok := c.PartitionState(topic, p)
+			st = s
+			return ok && s.Leader >= 0
+		})
+		if st.Leader != want[p][0] {
+			t.Errorf("partition %d leader %d, want the preferred replica %d", p, st.Leader, want[p][0])
+		}
+		if len(st.ISR) != 3 {
+			t.Errorf("partition %d isr %v, want all 3 replicas", p, st.ISR)
+		}
+	}
+
+	produceAndCheck(t, c, topic, 10000)
+}
+
+// produceAndCheck produces n records with unique ids through an idempotent
+// franz-go producer (its default) and consumes the topic from the start,
+// reporting any loss, duplicate or reordering.
+func produceAndCheck(t *testing.T, c *testcluster.Cluster, topic string, n int) *testcluster.Checker {
+	t.Helper()
+	chk := testcluster.NewChecker()
+	prod := c.Client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond))
+	ctx := ctxT(t, 90*time.Second)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("rec-%06d", i)
+		seq := int64(i)
+		wg.Add(1)
+		prod.Produce(ctx, &kgo.Record{Key: []byte(id), Value: []byte(id)}, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+				return
+			}
+			chk.Acked(id, seq, r.Partition, r.Offset)
+		})
+	}
+	wg.Wait()
+	if f := failed.Load(); f > 0 {
+		t.Fatalf("%d produce failures, first: %v", f, firstErr.Load())
+	}
+
+	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for chk.NumConsumed() < n {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records before the deadline", chk.NumConsumed(), n)
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			t.Logf("fetch error %s-%d: %v", topic, p, err)
+		})
+		fs.EachRecord(func(r *kgo.Record) { chk.Consumed(string(r.Value), r.Partition, r.Offset) })
+	}
+	rep := chk.Report()
+	if !rep.OK() || rep.Acked != n || rep.Consumed != n {
+		t.Fatalf("delivery check failed: %s", rep)
+	}
+	return chk
 }
