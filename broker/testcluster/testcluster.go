@@ -107,9 +107,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	case "info":
 		opts.LogLevel = slog.LevelInfo
 	}
+	// The log dirs must outlive the brokers: TempDir's removal is a cleanup
+	// too, and cleanups run last-registered first.
+	root := t.TempDir()
 	c := &Cluster{t: t, opts: opts, zkConnect: zkserver.ConnectString(t), logs: &logSink{t: t}}
 	t.Cleanup(c.Close)
-	root := t.TempDir()
 	for i := 0; i < opts.Brokers; i++ {
 		id := opts.FirstBrokerID + int32(i)
 		props := map[string]string{
