@@ -1,29 +1,7 @@
 package storage
 
-// Seams for the parts of the storage engine written by the record
-// engineer: producer state (producerstate.go) and the log cleaner
-// (cleaner.go). Both are optional; the engine works without them.
-
-// producerStateHook is the minimal interface the append, roll, truncate
-// and close paths call. It is a placeholder until producerstate.go lands:
-// the Log keeps a nil hook, so nothing is checked or snapshotted.
-//
-// TODO(producer state): replace with the committed ProducerStateManager API:
-// checkAppend before writing (duplicates return the original offsets),
-// onAppend after, onRoll takes a snapshot at the new base offset, onTruncate
-// drops state outside [logStart, logEnd), onClose snapshots at the log end.
-type producerStateHook interface {
-	checkAppend(data []byte, leader bool) (*AppendInfo, error)
-	onAppend(data []byte)
-	onRoll(newBase int64)
-	onTruncate(logStart, logEnd int64)
-	onSegmentDeleted(base int64)
-	onClose(logEnd int64)
-}
-
-// newProducerStateHook builds the hook for a log; nil until the producer
-// state manager is wired in (producerstate.go may set it from init).
-var newProducerStateHook func(l *Log) (producerStateHook, error)
+// Seam for the log cleaner (cleaner.go), written by the record engineer.
+// It is optional; the engine works without it.
 
 // LogCleaner is what the LogManager runs when ManagerConfig.CleanerEnable is
 // set (Kafka's LogCleaner). cleaner.go provides it by setting

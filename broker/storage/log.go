@@ -72,7 +72,7 @@ type Log struct {
 	lastFlushTime     time.Time
 	pending           []pendingDelete
 	closed            bool
-	producers         producerStateHook
+	producers         *ProducerStateManager // producerstate.go; never nil after load
 }
 
 // newLogLocked assembles a Log around loaded segments.
@@ -109,7 +109,84 @@ func (l *Log) setHighWatermarkLocked(hw int64) int64 {
 		hw = e
 	}
 	l.highWatermark.Store(hw)
+	if l.producers != nil {
+		l.producers.OnHighWatermarkUpdated(hw)
+	}
 	return hw
+}
+
+// LastStableOffset is min(first unstable offset, high watermark): the
+// bound for READ_COMMITTED fetches and ListOffsets.
+func (l *Log) LastStableOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	hw := l.highWatermark.Load()
+	if fuo, ok := l.producers.FirstUnstableOffset(); ok && fuo < hw {
+		return fuo
+	}
+	return hw
+}
+
+// ProducerState returns the producer state manager. It is not safe for
+// concurrent use; callers outside the Log must go through Log methods.
+func (l *Log) ProducerState() *ProducerStateManager { return l.producers }
+
+// RemoveExpiredProducers drops producers idle longer than
+// producer.id.expiration.ms (called periodically by the manager).
+func (l *Log) RemoveExpiredProducers(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.producers.RemoveExpiredProducers(now.UnixMilli())
+	}
+}
+
+// reloadProducerStateLocked rebuilds producer state after truncation or at
+// load: reload from the newest usable snapshot, replay the log from there
+// to the log end and snapshot the result.
+func (l *Log) reloadProducerStateLocked(now time.Time) error {
+	ls, leo := l.logStartOffset.Load(), l.logEndOffset.Load()
+	if err := l.producers.TruncateAndReload(ls, leo, now.UnixMilli()); err != nil {
+		return err
+	}
+	from := l.producers.MapEndOffset()
+	if from < leo {
+		var hdr [batchHeaderSize]byte
+		var buf []byte
+		i := l.floorSegmentLocked(from)
+		if i < 0 {
+			i = 0
+		}
+		for ; i < len(l.segments); i++ {
+			s := l.segments[i]
+			_, pos := s.offsetIdx.Lookup(from)
+			for p := int64(pos); p < s.size; {
+				h, err := s.readHeaderInto(p, hdr[:])
+				if err != nil {
+					return fmt.Errorf("storage: replay producer state: %w", err)
+				}
+				if h.LastOffset() >= from && h.ProducerID >= 0 {
+					if cap(buf) < h.Size() {
+						buf = make([]byte, h.Size())
+					}
+					b := buf[:h.Size()]
+					if _, err := s.log.ReadAt(b, p); err != nil {
+						return fmt.Errorf("storage: replay producer state: %w", err)
+					}
+					rh, err := record.ParseBatchHeader(b)
+					if err != nil {
+						return err
+					}
+					if _, err := l.producers.AppendBatch(b, rh); err != nil {
+						l.logger.Warn("producer state replay", "offset", h.BaseOffset, "err", err)
+					}
+				}
+				p += int64(h.Size())
+			}
+		}
+	}
+	l.producers.UpdateMapEndOffset(leo)
+	return l.producers.TakeSnapshot()
 }
 
 // RecoveryPoint is the offset below which everything is fsync'd.
@@ -188,11 +265,13 @@ type validatedAppend struct {
 	maxTimestamp int64
 	offOfMaxTs   int64 // follower only; the leader computes it after assignment
 	numBatches   int
+	hasProducer  bool // some batch carries a producer id
 }
 
 // validate checks every complete batch of records (§8.1 steps 1-2). It does
 // not modify records.
-func (l *Log) validate(records []byte, cfg *LogConfig, leader bool, now int64) (validatedAppend, error) {
+func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now int64) (validatedAppend, error) {
+	leader := origin != OriginReplication
 	v := validatedAppend{firstOffset: -1, lastOffset: -1, maxTimestamp: -1, offOfMaxTs: -1}
 	data := records
 	prevNext := int64(-1)
@@ -225,7 +304,7 @@ func (l *Log) validate(records []byte, cfg *LogConfig, leader bool, now int64) (
 			if h.BaseOffset != 0 {
 				return v, fmt.Errorf("%w: producer batch base offset %d is not 0", kerr.InvalidRecord, h.BaseOffset)
 			}
-			if h.IsControl() {
+			if h.IsControl() && origin == OriginClient {
 				return v, fmt.Errorf("%w: clients may not produce control batches", kerr.InvalidRecord)
 			}
 			if h.ProducerID >= 0 && h.BaseSequence < 0 {
@@ -237,15 +316,17 @@ func (l *Log) validate(records []byte, cfg *LogConfig, leader bool, now int64) (
 			// Record-level checks (§8.1 step 3): keys on compacted topics,
 			// CreateTime bounds, record framing and offset deltas.
 			createTime := cfg.MessageTimestampType == "CreateTime"
-			if err := record.ValidateBatch(batch, record.ValidateOptions{
+			if origin == OriginClient {
+				if err := record.ValidateBatch(batch, record.ValidateOptions{
 				MaxMessageBytes:    int(cfg.MaxMessageBytes),
 				FromClient:         true,
 				RequireKeys:        cfg.CleanupPolicyCompact,
 				CheckTimestamps:    createTime && cfg.MessageTimestampDifferenceMaxMs != math.MaxInt64,
 				NowMs:              now,
 				TimestampDiffMaxMs: cfg.MessageTimestampDifferenceMaxMs,
-			}); err != nil {
-				return v, err
+				}); err != nil {
+					return v, err
+				}
 			}
 		} else {
 			if h.BaseOffset < prevNext || h.BaseOffset < 0 {
@@ -259,6 +340,9 @@ func (l *Log) validate(records []byte, cfg *LogConfig, leader bool, now int64) (
 			if h.MaxTimestamp > v.maxTimestamp {
 				v.maxTimestamp, v.offOfMaxTs = h.MaxTimestamp, h.LastOffset()
 			}
+		}
+		if h.ProducerID >= 0 {
+			v.hasProducer = true
 		}
 		v.numMessages += h.RecordsCount
 		v.numBatches++
@@ -277,17 +361,26 @@ func (l *Log) validate(records []byte, cfg *LogConfig, leader bool, now int64) (
 // them. The header fields are rewritten in place in records. On error the
 // log is unchanged.
 func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
-	return l.append(records, leaderEpoch, true)
+	return l.append(records, leaderEpoch, OriginClient)
+}
+
+// AppendAsCoordinator is AppendAsLeader for data written by the broker
+// itself (group/transaction coordinators, WriteTxnMarkers): control batches
+// are allowed, record-level client checks are skipped and producer state
+// checks only epochs (Kafka's AppendOrigin.Coordinator).
+func (l *Log) AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.append(records, leaderEpoch, OriginCoordinator)
 }
 
 // AppendAsFollower appends batches copied from the leader, keeping their
 // offsets and epochs. Offsets must not go backwards nor start below the log
 // end offset.
 func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
-	return l.append(records, -1, false)
+	return l.append(records, -1, OriginReplication)
 }
 
-func (l *Log) append(records []byte, leaderEpoch int32, leader bool) (AppendInfo, error) {
+func (l *Log) append(records []byte, leaderEpoch int32, origin AppendOrigin) (AppendInfo, error) {
+	leader := origin != OriginReplication
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -296,7 +389,7 @@ func (l *Log) append(records []byte, leaderEpoch int32, leader bool) (AppendInfo
 	now := l.clock()
 	nowMs := now.UnixMilli()
 	cfg := &l.cfg
-	v, err := l.validate(records, cfg, leader, nowMs)
+	v, err := l.validate(records, cfg, origin, nowMs)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -308,15 +401,19 @@ func (l *Log) append(records []byte, leaderEpoch int32, leader bool) (AppendInfo
 	}
 	data := records[:v.validBytes]
 
-	if l.producers != nil {
-		dup, derr := l.producers.checkAppend(data, leader)
+	if v.hasProducer {
+		// Producer-state check before anything is written (§8.1 step 7).
+		dup, derr := l.producers.CheckAppend(data, origin)
 		if derr != nil {
 			return AppendInfo{}, derr
 		}
 		if dup != nil {
-			dup.LogStartOffset = info.LogStartOffset
-			dup.Duplicate = true
-			return *dup, nil
+			d := AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: dup.Timestamp,
+				OffsetOfMaxTimestamp: dup.LastOffset, LogAppendTime: -1, LogStartOffset: info.LogStartOffset, Duplicate: true}
+			if cfg.MessageTimestampType == "LogAppendTime" {
+				d.LogAppendTime = dup.Timestamp
+			}
+			return d, nil
 		}
 	}
 
@@ -371,9 +468,18 @@ func (l *Log) append(records []byte, leaderEpoch int32, leader bool) (AppendInfo
 		l.assignEpochsFromBatches(data)
 	}
 	l.logEndOffset.Store(info.LastOffset + 1)
-	if l.producers != nil {
-		l.producers.onAppend(data)
+	if v.hasProducer {
+		txns, perr := l.producers.Append(data)
+		if perr != nil {
+			l.logger.Warn("producer state update failed", "err", perr)
+		}
+		for _, t := range txns {
+			if t.IsAborted {
+				l.abortedTxnLocked(t)
+			}
+		}
 	}
+	l.producers.UpdateMapEndOffset(info.LastOffset + 1)
 	l.unflushedMessages += int64(v.numMessages)
 	if l.unflushedMessages >= cfg.FlushMessages ||
 		(cfg.FlushMs != math.MaxInt64 && now.Sub(l.lastFlushTime).Milliseconds() >= cfg.FlushMs) {
@@ -455,8 +561,9 @@ func (l *Log) rollLocked(newBase int64, now time.Time) (*Segment, error) {
 	if err := syncDir(l.dir); err != nil {
 		return nil, err
 	}
-	if l.producers != nil {
-		l.producers.onRoll(newBase)
+	l.producers.UpdateMapEndOffset(newBase)
+	if err := l.producers.TakeSnapshot(); err != nil {
+		return nil, fmt.Errorf("storage: producer snapshot at %d: %w", newBase, err)
 	}
 	// Everything below newBase is now on disk.
 	if newBase > l.recoveryPoint && old.baseOffset != newBase {
@@ -698,10 +805,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.epochs.TruncateFromEnd(offset); err != nil {
 		return err
 	}
-	if l.producers != nil {
-		l.producers.onTruncate(l.logStartOffset.Load(), offset)
-	}
-	return nil
+	return l.reloadProducerStateLocked(now)
 }
 
 // reactivateLocked extends a trimmed segment's indexes back to the maximum
@@ -743,8 +847,8 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {
 	if err := l.epochs.Clear(); err != nil {
 		return err
 	}
-	if l.producers != nil {
-		l.producers.onTruncate(offset, offset)
+	if err := l.producers.TruncateFullyAndStartAt(offset); err != nil {
+		return err
 	}
 	return syncDir(l.dir)
 }
@@ -759,8 +863,8 @@ func (l *Log) removeSegmentsLocked(segs []*Segment, now time.Time) error {
 			return fmt.Errorf("storage: schedule deletion of segment %d: %w", s.baseOffset, err)
 		}
 		l.pending = append(l.pending, pendingDelete{seg: s, due: due})
-		if l.producers != nil {
-			l.producers.onSegmentDeleted(s.baseOffset)
+		if err := l.producers.DeleteSnapshot(s.baseOffset); err != nil {
+			l.logger.Warn("deleting producer snapshot", "offset", s.baseOffset, "err", err)
 		}
 	}
 	return nil
@@ -821,9 +925,7 @@ func (l *Log) maybeIncrementLogStartOffsetLocked(offset int64) {
 	if err := l.epochs.TruncateFromStart(offset); err != nil {
 		l.logger.Warn("leader epoch cache write failed", "err", err)
 	}
-	if l.producers != nil {
-		l.producers.onTruncate(offset, l.logEndOffset.Load())
-	}
+	l.producers.OnLogStartOffsetIncremented(offset)
 }
 
 // DeleteOldSegments applies log-start-offset, size and time retention
@@ -920,8 +1022,9 @@ func (l *Log) Close() error {
 		return nil
 	}
 	err := l.flushLocked()
-	if l.producers != nil {
-		l.producers.onClose(l.logEndOffset.Load())
+	l.producers.UpdateMapEndOffset(l.logEndOffset.Load())
+	if e := l.producers.TakeSnapshot(); e != nil && err == nil {
+		err = e
 	}
 	act := l.activeLocked()
 	if e := act.onBecomeInactive(); e != nil && err == nil {

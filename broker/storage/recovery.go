@@ -88,6 +88,9 @@ func recoverSegment(s *Segment, epochs *LeaderEpochCache, crcBuf []byte) (int64,
 		}
 	}
 	s.size = pos
+	if err := s.truncateTxnIndex(prevNext); err != nil {
+		return 0, err
+	}
 	if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, true); err != nil {
 		return 0, err
 	}
@@ -116,6 +119,17 @@ func checkCRCAt(f *os.File, pos int64, h batchHeader, buf []byte) (bool, error) 
 		}
 	}
 	return crc == h.CRC, nil
+}
+
+// producerIDExpirationMs is producer.id.expiration.ms (Kafka's default).
+const producerIDExpirationMs = 86400000
+
+func segmentBases(segs []*Segment) []int64 {
+	out := make([]int64, len(segs))
+	for i, s := range segs {
+		out[i] = s.baseOffset
+	}
+	return out
 }
 
 // loadParams is what a LogManager knows about a partition before loading.
@@ -378,13 +392,20 @@ func loadLog(p loadParams) (*Log, error) {
 	if err := l.epochs.TruncateFromStart(ls); err != nil {
 		return nil, err
 	}
+	// Step 9: producer state from snapshots plus replay.
+	if l.producers, err = NewProducerStateManager(p.dir, ProducerStateConfig{ExpirationMs: producerIDExpirationMs}); err != nil {
+		closeAll()
+		return nil, err
+	}
+	if err := l.producers.RemoveStraySnapshots(segmentBases(l.segments)); err != nil {
+		closeAll()
+		return nil, err
+	}
+	if err := l.reloadProducerStateLocked(now); err != nil {
+		closeAll()
+		return nil, err
+	}
 	l.setHighWatermarkLocked(p.highWatermark)
 	l.lastFlushTime = now
-	if newProducerStateHook != nil {
-		if l.producers, err = newProducerStateHook(l); err != nil {
-			closeAll()
-			return nil, err
-		}
-	}
 	return l, nil
 }

@@ -322,6 +322,9 @@ func (s *Segment) truncateTo(offset int64, now time.Time) (int64, error) {
 	}
 	s.offsetIdx.TruncateTo(offset)
 	s.timeIdx.TruncateTo(offset)
+	if err := s.truncateTxnIndex(offset); err != nil {
+		return 0, err
+	}
 	removed := s.size - bp.pos
 	if err := s.log.Truncate(bp.pos); err != nil {
 		return 0, fmt.Errorf("storage: truncate segment %d: %w", s.baseOffset, err)
