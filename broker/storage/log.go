@@ -318,12 +318,12 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 			createTime := cfg.MessageTimestampType == "CreateTime"
 			if origin == OriginClient {
 				if err := record.ValidateBatch(batch, record.ValidateOptions{
-				MaxMessageBytes:    int(cfg.MaxMessageBytes),
-				FromClient:         true,
-				RequireKeys:        cfg.CleanupPolicyCompact,
-				CheckTimestamps:    createTime && cfg.MessageTimestampDifferenceMaxMs != math.MaxInt64,
-				NowMs:              now,
-				TimestampDiffMaxMs: cfg.MessageTimestampDifferenceMaxMs,
+					MaxMessageBytes:    int(cfg.MaxMessageBytes),
+					FromClient:         true,
+					RequireKeys:        cfg.CleanupPolicyCompact,
+					CheckTimestamps:    createTime && cfg.MessageTimestampDifferenceMaxMs != math.MaxInt64,
+					NowMs:              now,
+					TimestampDiffMaxMs: cfg.MessageTimestampDifferenceMaxMs,
 				}); err != nil {
 					return v, err
 				}
