@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// adminService runs the commands against a broker (--bootstrap-server), as
+// Kafka's AdminClientTopicService.
+type adminService struct {
+	cl      *kgo.Client
+	adm     *kadm.Client
+	timeout time.Duration
+	out     io.Writer
+}
+
+func newAdminService(o *topicOptions, out io.Writer) (*adminService, error) {
+	timeout := 60 * time.Second // Kafka's default.api.timeout.ms
+	opts := []kgo.Opt{kgo.SeedBrokers(splitServers(o.bootstrapServer)...), kgo.ClientID("kafka-topics")}
+	if v, ok := o.commandConfig["client.id"]; ok {
+		opts = append(opts, kgo.ClientID(v))
+	}
+	if v, ok := o.commandConfig["request.timeout.ms"]; ok {
+		ms, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || ms <= 0 {
+			return nil, fmt.Errorf("Invalid value %s for configuration request.timeout.ms", v)
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &adminService{cl: cl, adm: kadm.NewClient(cl), timeout: timeout, out: out}, nil
+}
+
+func splitServers(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (s *adminService) close() { s.cl.Close() }
+
+func (s *adminService) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// kafkaErr renders a protocol error as the Java client's exception message:
+// the broker's message when it sent one, else Kafka's description.
+func kafkaErr(code int16, msg *string) error {
+	err := kerr.ErrorForCode(code)
+	if err == nil {
+		return nil
+	}
+	if msg != nil && *msg != "" {
+		return fmt.Errorf("%s", *msg)
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return fmt.Errorf("%s", ke.Description)
+	}
+	return err
+}
+
+func (s *adminService) create(o *topicOptions) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = int32(s.timeout.Milliseconds())
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic = o.topic
+	t.NumPartitions, t.ReplicationFactor = -1, -1
+	if o.replicaAssign != nil {
+		for _, p := range sortedPartitions(o.replicaAssign) {
+			ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			ra.Partition = p
+			ra.Replicas = o.replicaAssign[p]
+			t.ReplicaAssignment = append(t.ReplicaAssignment, ra)
+		}
+	} else {
+		if o.hasPartitions {
+			t.NumPartitions = o.partitions
+		}
+		if o.hasReplication {
+			t.ReplicationFactor = o.replicationFact
+		}
+	}
+	for _, k := range o.configOrder {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name = k
+		v := o.configs[k]
+		c.Value = &v
+		t.Configs = append(t.Configs, c)
+	}
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return err
+	}
+	for _, rt := range resp.Topics {
+		if rt.ErrorCode == kerr.TopicAlreadyExists.Code {
+			if o.ifNotExists {
+				return nil
+			}
+			return fmt.Errorf("Topic '%s' already exists.", o.topic)
+		}
+		if err := kafkaErr(rt.ErrorCode, rt.ErrorMessage); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(s.out, "Created topic %s.\n", o.topic)
+	return nil
+}
+
+// topicNames lists every topic, internal ones included (the Java tool asks
+// with listInternal=true and filters afterwards).
+func (s *adminService) topicNames(ctx context.Context) ([]string, error) {
+	td, err := s.adm.ListTopicsWithInternal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return td.Names(), nil
+}
+
+func (s *adminService) selectTopics(ctx context.Context, o *topicOptions) ([]string, error) {
+	f, err := newTopicFilter(o.topic, o.hasTopic, o.excludeInternal)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.topicNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return filterTopics(all, f), nil
+}
+
+func (s *adminService) list(o *topicOptions) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	topics, err := s.selectTopics(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(s.out, strings.Join(topics, "\n"))
+	return nil
+}
+
+func (s *adminService) describe(o *topicOptions) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	topics, err := s.selectTopics(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := ensureTopicExists(topics, o); err != nil {
+		return err
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	md, err := s.adm.Metadata(ctx, topics...)
+	if err != nil {
+		return err
+	}
+	configs, err := s.adm.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		return err
+	}
+	live := map[int32]bool{}
+	for _, b := range md.Brokers {
+		live[b.NodeID] = true
+	}
+	reassign := s.reassignments(ctx, topics)
+	var infos []topicInfo
+	for _, name := range topics {
+		td, ok := md.Topics[name]
+		if !ok {
+			continue
+		}
+		if td.Err != nil {
+			return td.Err
+		}
+		rc, err := configs.On(name, nil)
+		if err != nil {
+			return err
+		}
+		if rc.Err != nil {
+			if rc.ErrMessage != "" {
+				return errors.New(rc.ErrMessage)
+			}
+			return rc.Err
+		}
+		ti := topicInfo{Name: name, TopicID: td.ID}
+		for _, c := range rc.Configs {
+			if c.Source == kmsg.ConfigSourceDefaultConfig {
+				continue
+			}
+			if c.Key == "min.insync.replicas" && c.Value != nil {
+				ti.MinISR, _ = strconv.Atoi(*c.Value)
+			}
+			v := ""
+			if c.Value != nil {
+				v = *c.Value
+			}
+			if c.Sensitive {
+				v = "null"
+			}
+			ti.Configs = append(ti.Configs, configEntry{c.Key, v})
+		}
+		slices.SortFunc(ti.Configs, func(a, b configEntry) int { return strings.Compare(a.Name, b.Name) })
+		if ti.MinISR == 0 {
+			ti.MinISR = minISRFrom(rc.Configs)
+		}
+		for _, pd := range td.Partitions {
+			pi := partitionInfo{Partition: pd.Partition, Leader: pd.Leader, Replicas: pd.Replicas, ISR: pd.ISR}
+			if r, ok := reassign[partitionKey{name, pd.Partition}]; ok {
+				pi.Reassign, pi.Adding, pi.Removing = true, r.adding, r.removing
+			}
+			ti.Partitions = append(ti.Partitions, pi)
+		}
+		infos = append(infos, ti)
+	}
+	writeDescription(s.out, infos, o, live)
+	return nil
+}
+
+// minISRFrom reads min.insync.replicas from a topic's config entries of any
+// source.
+func minISRFrom(cs []kadm.Config) int {
+	for _, c := range cs {
+		if c.Key == "min.insync.replicas" && c.Value != nil {
+			n, _ := strconv.Atoi(*c.Value)
+			return n
+		}
+	}
+	return 0
+}
+
+type partitionKey struct {
+	topic     string
+	partition int32
+}
+
+type reassignment struct{ adding, removing []int32 }
+
+// reassignments lists in-flight reassignments; like the Java tool it treats
+// an unsupported or refused request as "none".
+func (s *adminService) reassignments(ctx context.Context, topics []string) map[partitionKey]reassignment {
+	out := map[partitionKey]reassignment{}
+	req := kmsg.NewPtrListPartitionReassignmentsRequest()
+	req.TimeoutMillis = int32(s.timeout.Milliseconds())
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil || resp.ErrorCode != 0 {
+		return out
+	}
+	for _, t := range resp.Topics {
+		if !slices.Contains(topics, t.Topic) {
+			continue
+		}
+		for _, p := range t.Partitions {
+			out[partitionKey{t.Topic, p.Partition}] = reassignment{adding: p.AddingReplicas, removing: p.RemovingReplicas}
+		}
+	}
+	return out
+}
+
+func (s *adminService) alter(o *topicOptions) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	topics, err := s.selectTopics(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := ensureTopicExists(topics, o); err != nil {
+		return err
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	md, err := s.adm.Metadata(ctx, topics...)
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.TimeoutMillis = int32(s.timeout.Milliseconds())
+	for _, name := range topics {
+		t := kmsg.NewCreatePartitionsRequestTopic()
+		t.Topic = name
+		t.Count = o.partitions
+		if o.replicaAssign != nil {
+			existing := int32(len(md.Topics[name].Partitions))
+			for _, p := range sortedPartitions(o.replicaAssign) {
+				if p < existing {
+					continue
+				}
+				a := kmsg.NewCreatePartitionsRequestTopicAssignment()
+				a.Replicas = o.replicaAssign[p]
+				t.Assignment = append(t.Assignment, a)
+			}
+		}
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return err
+	}
+	for _, rt := range resp.Topics {
+		if err := kafkaErr(rt.ErrorCode, rt.ErrorMessage); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *adminService) delete(o *topicOptions) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	topics, err := s.selectTopics(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := ensureTopicExists(topics, o); err != nil {
+		return err
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TimeoutMillis = int32(s.timeout.Milliseconds())
+	for _, name := range topics {
+		n := name
+		t := kmsg.NewDeleteTopicsRequestTopic()
+		t.Topic = &n
+		req.Topics = append(req.Topics, t)
+		req.TopicNames = append(req.TopicNames, name)
+	}
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return err
+	}
+	for _, rt := range resp.Topics {
+		if err := kafkaErr(rt.ErrorCode, rt.ErrorMessage); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedPartitions(m map[int32][]int32) []int32 {
+	ps := make([]int32, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
