@@ -28,8 +28,9 @@ type conn struct {
 	lc ListenerConfig
 	id string
 
-	// Owned by the serve goroutine.
+	// Owned by the serve goroutine (and the handler it is calling).
 	swName, swVersion string
+	session           *Session
 }
 
 // errFrameSize is returned for a size prefix ≤ 0 or above the maximum.
@@ -67,9 +68,14 @@ func (c *conn) serve() {
 	// Reads are buffered (pipelined small requests arrive together);
 	// writes go straight to the socket so file pieces can use sendfile.
 	br := bufio.NewReaderSize(c.nc, 16<<10)
+	c.session = &Session{Authenticated: !isSASL(c.lc.SecurityProtocol), Principal: "User:ANONYMOUS"}
 	for {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
-		frame, err := readFrame(br, c.s.cfg.MaxRequestBytes)
+		max := c.s.cfg.MaxRequestBytes
+		if !c.session.Authenticated && max > SaslMaxReceiveBytes {
+			max = SaslMaxReceiveBytes
+		}
+		frame, err := readFrame(br, max)
 		if err != nil {
 			switch {
 			case errors.Is(err, errFrameSize):
@@ -83,15 +89,27 @@ func (c *conn) serve() {
 			return
 		}
 		received := time.Now()
+		if c.session.RawSASL != nil {
+			if err := c.rawSASL(frame); err != nil {
+				log.Warn("closing connection after raw SASL token", "err", err)
+				return
+			}
+			continue
+		}
 		d, err := decodeRequest(frame, c.s.h.Versions)
 		if err != nil {
 			log.Warn("closing connection on unparseable request", "err", err)
+			return
+		}
+		if !c.session.Authenticated && !allowedBeforeAuth(d.req.Key) {
+			log.Warn("closing unauthenticated connection on a request other than ApiVersions or SASL", "api", kmsg.NameForKey(d.req.Key))
 			return
 		}
 		c.s.mReq.Mark(1)
 		req := d.req
 		req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
 		req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
+		req.Session = c.session
 
 		var resp kmsg.Response
 		switch {
@@ -150,6 +168,28 @@ func (c *conn) handle(ctx context.Context, req *Request) (resp kmsg.Response, er
 		}
 	}()
 	return c.s.h.Handle(ctx, req)
+}
+
+// rawSASL passes one raw token to the handler's RawSASL and writes the
+// reply as a bare size-prefixed frame.
+func (c *conn) rawSASL(token []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.log.Error("raw SASL panic", "conn", c.id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("raw SASL panic: %v", p)
+		}
+	}()
+	reply, done, err := c.session.RawSASL(token)
+	if err != nil {
+		return err
+	}
+	if done {
+		c.session.RawSASL = nil
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	buf := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(reply)), uint32(len(reply)))
+	_, err = c.nc.Write(append(buf, reply...))
+	return err
 }
 
 // write frames and sends one response.

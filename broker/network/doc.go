@@ -10,6 +10,7 @@
 //	ApiVersionsResponse / ApiVersionManager           apiversions.go
 //	FetchResponse over FileRecords (zero copy)        splice.go (Splicer, SplicedResponse)
 //	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
+//	SaslServerAuthenticator (connection state only)   request.go (Session), conn.go (rawSASL)
 //
 // Framing (protocol.md §1–3): a request is an int32 size and that many
 // bytes. A size ≤ 0 or above socket.request.max.bytes closes the connection
@@ -31,6 +32,14 @@
 // Splicer.Finish(resp). The server writes the byte pieces and hands the
 // connection itself to FileRecords.WriteTo for each file piece, so a
 // *net.TCPConn gets sendfile.
+//
+// SASL (protocol.md §9.17): each connection has a Session. On
+// SASL_PLAINTEXT/SASL_SSL listeners it starts unauthenticated: only
+// ApiVersions, SaslHandshake and SaslAuthenticate reach the Handler, other
+// keys close the connection, and frames are capped at SaslMaxReceiveBytes.
+// The Handler's SASL code marks the Session authenticated and may switch the
+// connection to raw tokens after SaslHandshake v0 (Session.RawSASL). The
+// mechanisms themselves live in the api layer.
 //
 // Goroutines:
 //

@@ -37,6 +37,48 @@ type Request struct {
 	// then).
 	ClientSoftwareName    string
 	ClientSoftwareVersion string
+
+	// Session is the connection's authentication state; the handler may
+	// change it (only one request per connection is handled at a time).
+	Session *Session
+}
+
+// Session is per-connection state shared by the network layer and the
+// handler, for SASL (protocol.md §9.17).
+type Session struct {
+	// Authenticated starts true on PLAINTEXT and SSL listeners. On
+	// SASL_PLAINTEXT / SASL_SSL listeners it starts false and the handler
+	// sets it once authentication succeeded; until then only ApiVersions,
+	// SaslHandshake and SaslAuthenticate reach the handler, anything else
+	// closes the connection, and frames are limited to
+	// SaslMaxReceiveBytes (Kafka's sasl.server.max.receive.size).
+	Authenticated bool
+	// Principal is the authenticated principal, "User:ANONYMOUS" until a
+	// handler sets another.
+	Principal string
+	// RawSASL, when a handler sets it (answering SaslHandshake v0), makes
+	// the connection treat the following frames as raw SASL tokens
+	// without a Kafka header, as kafka-python does: each token is passed
+	// to RawSASL and its reply is sent back as a size-prefixed frame (an
+	// empty reply is a zero-size frame). When it reports done the
+	// connection returns to Kafka requests and RawSASL is cleared; an
+	// error closes the connection.
+	RawSASL func(token []byte) (reply []byte, done bool, err error)
+}
+
+// SaslMaxReceiveBytes bounds frames from unauthenticated SASL connections
+// (Kafka's sasl.server.max.receive.size default).
+const SaslMaxReceiveBytes = 524288
+
+// isSASL reports whether a listener's security protocol uses SASL.
+func isSASL(securityProtocol string) bool {
+	return securityProtocol == "SASL_PLAINTEXT" || securityProtocol == "SASL_SSL"
+}
+
+// allowedBeforeAuth are the keys an unauthenticated SASL connection may
+// send.
+func allowedBeforeAuth(key int16) bool {
+	return key == int16(kmsg.ApiVersions) || key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate)
 }
 
 // ClientIDOrEmpty returns the client id, mapping null to "" as Kafka does.
