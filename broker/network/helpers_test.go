@@ -167,4 +167,3 @@ func frameBytes(parts ...[]byte) []byte {
 }
 
 func ioReadFull(c net.Conn, b []byte) (int, error) { return io.ReadFull(c, b) }
-
