@@ -1,0 +1,167 @@
+package zkpaths
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// seedAll adds every golden file plus a few hostile inputs as seeds.
+func seedAll(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(goldenDir, "*"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{"", "null", "{}", "[]", `{"version":null}`, `{"partitions":{"-1":[1]}}`,
+		`{"version":2,"entity_path":"/"}`, `{"endpoints":["://:"],"version":5,"jmx_port":1}`, "\xff\xfe", `"1"`} {
+		f.Add([]byte(s))
+	}
+}
+
+// Fuzz invariants for every decoder: it never panics, and whatever it
+// accepts re-encodes to bytes that decode to the same value (so a node we
+// rewrite keeps its meaning).
+
+func FuzzDecodeBrokerInfo(f *testing.F) {
+	seedAll(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := DecodeBrokerInfo(1, b)
+		if err != nil {
+			return
+		}
+		if v.Version < 4 || v.Version > 5 {
+			// v1-v3 cannot express listener names other than protocol
+			// names, so only v4+ registrations round-trip in general.
+			return
+		}
+		v2, err := DecodeBrokerInfo(1, v.Encode())
+		if err != nil {
+			t.Fatalf("re-decode of %s: %v", v.Encode(), err)
+		}
+		if !reflect.DeepEqual(v.Endpoints, v2.Endpoints) {
+			t.Fatalf("endpoints changed: %+v vs %+v", v.Endpoints, v2.Endpoints)
+		}
+	})
+}
+
+func FuzzDecodeTopicAssignment(f *testing.F) {
+	seedAll(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := DecodeTopicAssignment(b)
+		if err != nil {
+			return
+		}
+		v.Version = 3
+		v2, err := DecodeTopicAssignment(v.Encode())
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		if !reflect.DeepEqual(v.Partitions, v2.Partitions) || v.TopicID != v2.TopicID {
+			t.Fatalf("changed: %+v vs %+v", v, v2)
+		}
+	})
+}
+
+func FuzzDecodeLeaderAndIsr(f *testing.F) {
+	seedAll(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := DecodeLeaderAndIsr(b, 0)
+		if err != nil {
+			return
+		}
+		v2, err := DecodeLeaderAndIsr(v.Encode(), 0)
+		if err != nil || !v.Equal(v2) {
+			t.Fatalf("round trip: %+v vs %+v, %v", v, v2, err)
+		}
+	})
+}
+
+func FuzzDecodeController(f *testing.F) {
+	seedAll(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := DecodeController(b)
+		if err != nil {
+			return
+		}
+		v.Version = 2
+		v2, err := DecodeController(v.Encode())
+		if err != nil || v2 != v {
+			t.Fatalf("round trip: %+v vs %+v, %v", v, v2, err)
+		}
+	})
+}
+
+func FuzzDecodeSmallNodes(f *testing.F) {
+	seedAll(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := DecodeClusterID(b); err == nil {
+			if id2, err := DecodeClusterID(EncodeClusterID(id)); err != nil || id2 != id {
+				t.Fatalf("cluster id %q: %q %v", id, id2, err)
+			}
+		}
+		if e, err := DecodeControllerEpoch(b); err == nil {
+			if e2, _ := DecodeControllerEpoch(EncodeControllerEpoch(e)); e2 != e {
+				t.Fatalf("epoch %d vs %d", e, e2)
+			}
+		}
+		if r, err := DecodeReassignment(b); err == nil {
+			if r2, err := DecodeReassignment(EncodeReassignment(r)); err != nil || len(r2) != len(r) {
+				t.Fatalf("reassignment: %v", err)
+			}
+		}
+		if tps, err := DecodePreferredReplicaElection(b); err == nil {
+			if tps2, err := DecodePreferredReplicaElection(EncodePreferredReplicaElection(tps)); err != nil || !reflect.DeepEqual(tps, tps2) {
+				t.Fatalf("preferred: %v", err)
+			}
+		}
+		if tps, err := DecodeIsrChangeNotification(b); err == nil {
+			if tps2, err := DecodeIsrChangeNotification(EncodeIsrChangeNotification(tps)); err != nil || !reflect.DeepEqual(tps, tps2) {
+				t.Fatalf("isr change: %v", err)
+			}
+		}
+		if id, err := DecodeLogDirEventNotification(b); err == nil {
+			if id2, _ := DecodeLogDirEventNotification(EncodeLogDirEventNotification(id)); id2 != id {
+				t.Fatalf("log dir event")
+			}
+		}
+		if c, err := DecodeEntityConfig(b); err == nil {
+			if c2, err := DecodeEntityConfig(EncodeEntityConfig(c)); err != nil || !reflect.DeepEqual(c, c2) {
+				t.Fatalf("config: %v vs %v %v", c, c2, err)
+			}
+		}
+		if c, err := DecodeConfigChangeNotification(b); err == nil {
+			if c2, err := DecodeConfigChangeNotification(EncodeConfigChangeNotification(ConfigEntityPath(c.EntityType, c.EntityName))); err != nil || c2 != c {
+				t.Fatalf("config change: %+v vs %+v %v", c, c2, err)
+			}
+		}
+		if p, err := DecodeProducerIDBlock(b); err == nil {
+			if p2, err := DecodeProducerIDBlock(p.Encode()); err != nil || p2 != p {
+				t.Fatalf("producer id block")
+			}
+		}
+		if x, err := DecodeFeatureZNode(b); err == nil {
+			if x2, err := DecodeFeatureZNode(x.Encode()); err != nil || !reflect.DeepEqual(x, x2) {
+				t.Fatalf("feature: %v", err)
+			}
+		}
+		if a, err := DecodeACLs(b); err == nil {
+			if a2, err := DecodeACLs(EncodeACLs(a)); err != nil || len(a2) != len(a) {
+				t.Fatalf("acls: %v", err)
+			}
+		}
+		if r, err := DecodeConsumerRegistration(b); err == nil {
+			if _, err := DecodeConsumerRegistration(r.Encode()); err != nil {
+				t.Fatalf("consumer registration: %v", err)
+			}
+		}
+		if o, err := DecodeConsumerOffset(b); err == nil {
+			if o2, _ := DecodeConsumerOffset(EncodeConsumerOffset(o)); o2 != o {
+				t.Fatalf("offset")
+			}
+		}
+		_, _ = DecodeMigrationState(b)
+	})
+}
