@@ -1,0 +1,145 @@
+package broker_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/zkpaths"
+)
+
+// Killing the controller's broker makes another broker controller with
+// /controller_epoch + 1 within zookeeper.session.timeout.ms + 2 s, and a
+// LeaderAndIsr still carrying the old epoch is refused by the brokers that
+// have seen the new one (zombie-controller fencing, controller.md §17.4).
+func TestControllerFailoverFencesOldEpoch(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	oldCtrl, _ := c.Controller()
+	oldEpoch := c.ControllerEpoch()
+
+	killed := time.Now()
+	c.KillBroker(c.Index(oldCtrl))
+	limit := 6*time.Second + 2*time.Second
+	var newCtrl int32
+	c.WaitFor(limit, "a new controller", func() bool {
+		id, ok := c.Controller()
+		newCtrl = id
+		return ok && id != oldCtrl
+	})
+	if e := c.ControllerEpoch(); e != oldEpoch+1 {
+		t.Fatalf("/controller_epoch = %d after failover, want %d", e, oldEpoch+1)
+	}
+	t.Logf("controller %d → %d (epoch %d → %d) in %v", oldCtrl, newCtrl, oldEpoch, oldEpoch+1, time.Since(killed).Round(time.Millisecond))
+
+	// A surviving broker that is not the controller, once it has seen the new
+	// epoch.
+	target := -1
+	for i := 0; i < c.N(); i++ {
+		if id := c.BrokerID(i); id != oldCtrl && id != newCtrl {
+			target = i
+		}
+	}
+	b := c.Broker(target)
+	c.WaitFor(10*time.Second, "the new controller epoch at the target broker", func() bool {
+		return b.Replicas().ControllerEpoch() == oldEpoch+1
+	})
+
+	ctx := ctxT(t, 10*time.Second)
+	cl, err := network.Dial(ctx, c.Addr(target), "zombie-controller", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrLeaderAndISRRequest()
+	req.Version = 5
+	req.ControllerID = oldCtrl
+	req.ControllerEpoch = oldEpoch
+	req.BrokerEpoch = -1
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Topic, ps.Partition, ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch = "zombie", 0, oldEpoch, b.BrokerID(), 100
+	ps.ISR, ps.Replicas = []int32{b.BrokerID()}, []int32{b.BrokerID()}
+	tt := kmsg.NewLeaderAndISRRequestTopicState()
+	tt.Topic = "zombie"
+	tt.PartitionStates = []kmsg.LeaderAndISRRequestTopicPartition{ps}
+	req.TopicStates = []kmsg.LeaderAndISRRequestTopicState{tt}
+	lb := kmsg.NewLeaderAndISRRequestLiveLeader()
+	lb.BrokerID, lb.Host, lb.Port = b.BrokerID(), "127.0.0.1", 1
+	req.LiveLeaders = []kmsg.LeaderAndISRRequestLiveLeader{lb}
+	kresp, err := cl.Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kresp.(*kmsg.LeaderAndISRResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); !errors.Is(err, kerr.StaleControllerEpoch) {
+		t.Fatalf("LeaderAndIsr with the old epoch answered %v, want STALE_CONTROLLER_EPOCH", err)
+	}
+	if _, ok := b.Replicas().Partition(replicaTP("zombie", 0)); ok {
+		t.Fatal("the stale LeaderAndIsr created a partition")
+	}
+}
+
+// Killing the broker that hosts the only replica of a partition leaves the
+// partition without a leader (-1 in ZooKeeper, LEADER_NOT_AVAILABLE or no
+// leader in Metadata); after a restart it leads again with its data intact.
+func TestSingleReplicaPartitionSurvivesRestart(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	adm := c.Admin()
+	ctx := ctxT(t, 60*time.Second)
+	const topic = "solo"
+	if res, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil || res.Err != nil {
+		t.Fatalf("create: %v / %v", err, res.Err)
+	}
+	chk := produceAndCheck(t, c, topic, 500)
+	_ = chk
+
+	st, _ := c.PartitionState(topic, 0)
+	host := c.Index(st.Leader)
+	c.KillBroker(host)
+	c.WaitFor(6*time.Second+2*time.Second, "leader -1 in the state znode", func() bool {
+		s, ok := c.PartitionState(topic, 0)
+		return ok && s.Leader == zkpaths.NoLeader
+	})
+	cl := c.Client()
+	c.WaitFor(10*time.Second, "no leader in Metadata", func() bool {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = []kmsg.MetadataRequestTopic{rt}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || len(resp.Topics) != 1 {
+			return false
+		}
+		tp := resp.Topics[0]
+		if tp.ErrorCode == kerr.LeaderNotAvailable.Code {
+			return true
+		}
+		return len(tp.Partitions) == 1 && (tp.Partitions[0].Leader == -1 || tp.Partitions[0].ErrorCode == kerr.LeaderNotAvailable.Code)
+	})
+
+	c.RestartBroker(host)
+	c.WaitFor(15*time.Second, "the partition's leader back", func() bool {
+		s, ok := c.PartitionState(topic, 0)
+		return ok && s.Leader == c.BrokerID(host)
+	})
+	// Every record is still there, at the same offsets.
+	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := 0
+	for seen < 500 {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of 500 records after the restart", seen)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != int64(seen) {
+				t.Errorf("record at offset %d, expected %d", r.Offset, seen)
+			}
+			seen++
+		})
+	}
+}
