@@ -88,7 +88,8 @@ type Controller struct {
 	batch          *requestBatch
 	psm            *partitionStateMachine
 	rsm            *replicaStateMachine
-	channels       *channelManager
+	channels       requestSink // non-nil while active
+	newSink        func() requestSink
 	controllerStop func()                // cancels the /controller watch
 	watchCancels   []func()              // controller-only watches (failover)
 	brokerWatches  map[int32]func()      // /brokers/ids/<id> data watches
@@ -147,7 +148,20 @@ func newController(cfg Config, zk zkAPI, brokerEpoch func() int64) *Controller {
 	}
 	c.rsm = &replicaStateMachine{ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog}
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)
+	c.newSink = func() requestSink {
+		return newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse)
+	}
 	return c
+}
+
+// requestSink is where flushed batches go: the channel manager in
+// production, a recorder in transcript tests.
+type requestSink interface {
+	addBroker(b Broker)
+	removeBroker(id int32)
+	send(reqs []outgoingRequest)
+	maxVersion(broker int32, key int16) int16
+	shutdown()
 }
 
 // Startup installs the session handlers, enqueues Startup (watch
@@ -586,7 +600,7 @@ func (c *Controller) initializeControllerContext() error {
 	for tp, l := range states {
 		c.ctx.PutLeadership(tp, l)
 	}
-	c.channels = newChannelManager(c.cfg.BrokerID, c.cfg.InterBrokerListener, c.cfg.ControllerSocketTimeout, c.log, c.onResponse)
+	c.channels = c.newSink()
 	c.batch.maxVersion = c.channels.maxVersion
 	for _, b := range c.ctx.LiveOrShuttingDownBrokers() {
 		c.channels.addBroker(b)

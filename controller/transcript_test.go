@@ -1,0 +1,432 @@
+package controller
+
+// Transcript tests (in the style of etcd-io/raft's interaction tests):
+// testdata/*.txt hold scripts of cluster events, each followed by "----"
+// and the controller's ZooKeeper writes and the requests it sent. Run with
+// -update to rewrite the expected output after an intended change.
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/zkpaths"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata transcripts")
+
+// recordingSink records flushed requests instead of sending them and
+// answers StopReplica(delete) with success, as a healthy broker would.
+type recordingSink struct {
+	c     *Controller
+	sent  []outgoingRequest
+	fail  map[int32]bool // brokers whose StopReplica(delete) fails
+	known map[int32]bool
+}
+
+func (s *recordingSink) addBroker(b Broker)    { s.known[b.ID] = true }
+func (s *recordingSink) removeBroker(id int32) { delete(s.known, id) }
+func (s *recordingSink) maxVersion(int32, int16) int16 {
+	return -1
+}
+func (s *recordingSink) shutdown() {}
+func (s *recordingSink) send(reqs []outgoingRequest) {
+	for _, o := range reqs {
+		if !s.known[o.broker] {
+			continue
+		}
+		s.sent = append(s.sent, o)
+		if o.kind == kindStopReplica && len(o.deletePartitions) > 0 {
+			resp := kmsg.NewPtrStopReplicaResponse()
+			if s.fail[o.broker] {
+				resp.ErrorCode = 56 // KAFKA_STORAGE_ERROR
+			}
+			s.c.onResponse(o.broker, o, resp)
+		}
+	}
+}
+
+type harness struct {
+	t     *testing.T
+	zk    *memZK
+	ctrls map[int32]*Controller
+	sinks map[int32]*recordingSink
+	cfg   func(*Config)
+}
+
+func newHarness(t *testing.T) *harness {
+	return &harness{t: t, zk: newMemZK(), ctrls: map[int32]*Controller{}, sinks: map[int32]*recordingSink{}}
+}
+
+func (h *harness) controller(id int32) *Controller {
+	if c, ok := h.ctrls[id]; ok {
+		return c
+	}
+	cfg := DefaultConfig(id)
+	cfg.AutoLeaderRebalanceEnable = false
+	cfg.Logger = quietLogger()
+	if h.cfg != nil {
+		h.cfg(&cfg)
+	}
+	c := newController(cfg, h.zk, func() int64 { return 0 })
+	sink := &recordingSink{c: c, known: map[int32]bool{}, fail: map[int32]bool{}}
+	c.newSink = func() requestSink { return sink }
+	h.ctrls[id], h.sinks[id] = c, sink
+	h.t.Cleanup(func() {
+		c.em.close()
+		c.onControllerResignation()
+	})
+	return c
+}
+
+// drain processes every queued event of every controller, synchronously.
+func (h *harness) drain() {
+	for progress := true; progress; {
+		progress = false
+		ids := sortedBrokerKeys(h.ctrls)
+		for _, id := range ids {
+			c := h.ctrls[id]
+			for {
+				q := c.em.take()
+				if q == nil {
+					break
+				}
+				if q.claim() {
+					close(q.started)
+					c.process(q.ev)
+					progress = true
+				}
+			}
+		}
+	}
+}
+
+func parseInts(s string) []int32 {
+	var out []int32
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			panic(fmt.Sprintf("bad number %q", f))
+		}
+		out = append(out, int32(n))
+	}
+	return out
+}
+
+func (h *harness) brokerJSON(id int32) []byte {
+	return zkpaths.BrokerInfo{ID: id, Version: 5, JMXPort: -1, Timestamp: 1,
+		Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: "127.0.0.1", Port: 9000 + id, SecurityProtocol: "PLAINTEXT"}}}.Encode()
+}
+
+// exec runs one command and returns its transcript output.
+func (h *harness) exec(cmd string, args []string) (string, error) {
+	z := h.zk
+	switch cmd {
+	case "broker-up":
+		for _, id := range parseInts(strings.Join(args, " ")) {
+			if err := z.create(zkpaths.BrokerIDPath(id), h.brokerJSON(id)); err != nil {
+				return "", err
+			}
+		}
+	case "broker-down":
+		for _, id := range parseInts(strings.Join(args, " ")) {
+			if err := z.delete(zkpaths.BrokerIDPath(id)); err != nil {
+				return "", err
+			}
+		}
+	case "broker-bounce":
+		for _, id := range parseInts(strings.Join(args, " ")) {
+			// Deleted and re-created between two watch deliveries: a larger czxid.
+			z.mu.Lock()
+			delete(z.nodes, zkpaths.BrokerIDPath(id))
+			z.mu.Unlock()
+			if err := z.create(zkpaths.BrokerIDPath(id), h.brokerJSON(id)); err != nil {
+				return "", err
+			}
+		}
+	case "start":
+		for _, id := range parseInts(strings.Join(args, " ")) {
+			c := h.controller(id)
+			c.em.put(startupEvent{})
+		}
+	case "stop":
+		// The controller's process dies: its session (and so /controller,
+		// if it held it) goes away.
+		id := parseInts(args[0])[0]
+		c := h.ctrls[id]
+		c.em.close()
+		c.onControllerResignation()
+		delete(h.ctrls, id)
+		if data, _, err := z.GetData(zkpaths.ControllerPath); err == nil {
+			if info, err := zkpaths.DecodeController(data); err == nil && info.BrokerID == id {
+				if err := z.delete(zkpaths.ControllerPath); err != nil {
+					return "", err
+				}
+			}
+		}
+	case "create-topic":
+		ta := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, TopicID: "ztFyzQr5QwmEYeGhG6khTg"}
+		for _, a := range args[1:] {
+			p, rs, _ := strings.Cut(a, ":")
+			n, _ := strconv.Atoi(p)
+			ta.Partitions[int32(n)] = parseInts(rs)
+		}
+		_ = z.create(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, args[0]), zkpaths.EncodeEntityConfig(map[string]string{}))
+		if err := z.create(zkpaths.TopicPath(args[0]), ta.Encode()); err != nil {
+			return "", err
+		}
+	case "add-partitions":
+		data, _, err := z.GetData(zkpaths.TopicPath(args[0]))
+		if err != nil {
+			return "", err
+		}
+		ta, err := zkpaths.DecodeTopicAssignment(data)
+		if err != nil {
+			return "", err
+		}
+		for _, a := range args[1:] {
+			p, rs, _ := strings.Cut(a, ":")
+			n, _ := strconv.Atoi(p)
+			ta.Partitions[int32(n)] = parseInts(rs)
+		}
+		if err := z.set(zkpaths.TopicPath(args[0]), ta.Encode()); err != nil {
+			return "", err
+		}
+	case "delete-topic":
+		if err := z.create(zkpaths.DeleteTopicPath(args[0]), nil); err != nil {
+			return "", err
+		}
+	case "topic-config":
+		cfg := map[string]string{}
+		for _, kv := range args[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			cfg[k] = v
+		}
+		if err := z.set(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, args[0]), zkpaths.EncodeEntityConfig(cfg)); err != nil {
+			return "", err
+		}
+	case "leader-isr":
+		// The partition leader shrinks/expands the ISR itself (classic path)
+		// and notifies the controller.
+		p, _ := strconv.Atoi(args[1])
+		sp := zkpaths.PartitionStatePath(args[0], int32(p))
+		data, st, err := z.GetData(sp)
+		if err != nil {
+			return "", err
+		}
+		s, err := zkpaths.DecodeLeaderAndIsr(data, st.Version)
+		if err != nil {
+			return "", err
+		}
+		s.ISR = parseInts(strings.Join(args[2:], " "))
+		if err := z.set(sp, s.Encode()); err != nil {
+			return "", err
+		}
+		seq := len(z.childrenLocked(zkpaths.IsrChangeNotificationPath))
+		note := zkpaths.EncodeIsrChangeNotification([]zkpaths.TopicPartition{{Topic: args[0], Partition: int32(p)}})
+		if err := z.create(fmt.Sprintf("%s/isr_change_%010d", zkpaths.IsrChangeNotificationPath, seq), note); err != nil {
+			return "", err
+		}
+	case "controlled-shutdown":
+		id := parseInts(args[0])[0]
+		var active *Controller
+		for _, c := range h.ctrls {
+			if c.IsActive() {
+				active = c
+			}
+		}
+		if active == nil {
+			return "", fmt.Errorf("no active controller")
+		}
+		remaining, err := active.processControlledShutdown(id, -1)
+		h.drain()
+		return fmt.Sprintf("remaining=%v err=%v\n", remaining, err) + h.output(), nil
+	case "fail-stop-replica":
+		for _, id := range parseInts(strings.Join(args, " ")) {
+			for _, s := range h.sinks {
+				s.fail[id] = true
+			}
+		}
+	case "heal-stop-replica":
+		for _, s := range h.sinks {
+			s.fail = map[int32]bool{}
+		}
+	case "state":
+		h.drain()
+		return h.dumpStates(), nil
+	default:
+		return "", fmt.Errorf("unknown command %q", cmd)
+	}
+	h.drain()
+	return h.output(), nil
+}
+
+func (h *harness) dumpStates() string {
+	var b strings.Builder
+	z := h.zk
+	z.mu.Lock()
+	var paths []string
+	for p := range z.nodes {
+		if strings.HasSuffix(p, "/state") || p == "/controller" || p == "/controller_epoch" || strings.HasPrefix(p, "/brokers/topics/") && strings.Count(p, "/") == 3 || strings.HasPrefix(p, "/admin/delete_topics/") {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "%s v%d %s\n", p, z.nodes[p].version, z.nodes[p].data)
+	}
+	z.mu.Unlock()
+	for _, id := range sortedBrokerKeys(h.ctrls) {
+		c := h.ctrls[id]
+		fmt.Fprintf(&b, "controller %d: active=%v epoch=%d\n", id, c.IsActive(), c.Epoch())
+	}
+	return b.String()
+}
+
+func (h *harness) output() string {
+	var b strings.Builder
+	for _, l := range h.zk.takeLog() {
+		b.WriteString("zk: " + l + "\n")
+	}
+	for _, id := range sortedBrokerKeys(h.sinks) {
+		s := h.sinks[id]
+		for _, o := range s.sent {
+			b.WriteString(describeRequest(o) + "\n")
+		}
+		s.sent = nil
+	}
+	return b.String()
+}
+
+func describeRequest(o outgoingRequest) string {
+	var b strings.Builder
+	switch r := o.req.(type) {
+	case *kmsg.LeaderAndISRRequest:
+		fmt.Fprintf(&b, "-> %d LeaderAndIsr v%d controller=%d epoch=%d", o.broker, r.Version, r.ControllerID, r.ControllerEpoch)
+		for _, ts := range r.TopicStates {
+			for _, p := range ts.PartitionStates {
+				fmt.Fprintf(&b, "\n     %s-%d leader=%d leader_epoch=%d isr=%v replicas=%v zk_version=%d", ts.Topic, p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.Replicas, p.ZKVersion)
+				if p.IsNew {
+					b.WriteString(" new")
+				}
+				if p.LeaderRecoveryState != 0 {
+					b.WriteString(" recovering")
+				}
+			}
+		}
+		var leaders []string
+		for _, l := range r.LiveLeaders {
+			leaders = append(leaders, fmt.Sprintf("%d@%s:%d", l.BrokerID, l.Host, l.Port))
+		}
+		fmt.Fprintf(&b, "\n     live_leaders=%v", leaders)
+	case *kmsg.UpdateMetadataRequest:
+		var ids []int32
+		for _, lb := range r.LiveBrokers {
+			ids = append(ids, lb.ID)
+		}
+		fmt.Fprintf(&b, "-> %d UpdateMetadata v%d epoch=%d brokers=%v", o.broker, r.Version, r.ControllerEpoch, ids)
+		for _, ts := range r.TopicStates {
+			for _, p := range ts.PartitionStates {
+				fmt.Fprintf(&b, "\n     %s-%d leader=%d leader_epoch=%d isr=%v offline=%v", ts.Topic, p.Partition, p.Leader, p.LeaderEpoch, p.ISR, p.OfflineReplicas)
+			}
+		}
+	case *kmsg.StopReplicaRequest:
+		fmt.Fprintf(&b, "-> %d StopReplica v%d epoch=%d", o.broker, r.Version, r.ControllerEpoch)
+		for _, t := range r.Topics {
+			for _, p := range t.PartitionStates {
+				fmt.Fprintf(&b, " %s-%d(leader_epoch=%d delete=%v)", t.Topic, p.Partition, p.LeaderEpoch, p.Delete)
+			}
+		}
+	}
+	return b.String()
+}
+
+func TestTranscripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) { runTranscript(t, file) })
+	}
+}
+
+// runTranscript reads blocks of "command lines, ----, expected output,
+// blank line" and compares (or, with -update, rewrites) the output.
+func runTranscript(t *testing.T, file string) {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := newHarness(t)
+	var out strings.Builder
+	sc := bufio.NewScanner(f)
+	lines := []string{}
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	for i := 0; i < len(lines); {
+		line := lines[i]
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			out.WriteString(line + "\n")
+			i++
+			continue
+		}
+		// Commands up to "----".
+		var cmds []string
+		for i < len(lines) && lines[i] != "----" {
+			cmds = append(cmds, lines[i])
+			i++
+		}
+		i++ // "----"
+		var want []string
+		for i < len(lines) && lines[i] != "" {
+			want = append(want, lines[i])
+			i++
+		}
+		var got strings.Builder
+		for _, c := range cmds {
+			fields := strings.Fields(c)
+			if fields[0] == "config" {
+				for _, kv := range fields[1:] {
+					k, v, _ := strings.Cut(kv, "=")
+					b := v == "true"
+					switch k {
+					case "unclean.leader.election.enable":
+						h.cfg = func(cfg *Config) { cfg.UncleanLeaderElectionEnable = b }
+					case "delete.topic.enable":
+						h.cfg = func(cfg *Config) { cfg.DeleteTopicEnable = b }
+					}
+				}
+				continue
+			}
+			o, err := h.exec(fields[0], fields[1:])
+			if err != nil {
+				t.Fatalf("%s: %q: %v", file, c, err)
+			}
+			got.WriteString(o)
+		}
+		gotStr := strings.TrimRight(got.String(), "\n")
+		if gotStr == "" {
+			gotStr = "ok"
+		}
+		out.WriteString(strings.Join(cmds, "\n") + "\n----\n" + gotStr + "\n")
+		if !*update && gotStr != strings.Join(want, "\n") {
+			t.Errorf("%s: after %q\n--- got\n%s\n--- want\n%s", file, cmds, gotStr, strings.Join(want, "\n"))
+		}
+	}
+	if *update {
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
