@@ -173,6 +173,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.resolveIdentity(); err != nil {
 		return err
 	}
+	// Components that add their own broker/component attributes get the
+	// base logger; the broker's own lines carry the broker id.
+	base := b.logger
 	b.logger = b.logger.With("broker", b.brokerID)
 
 	b.topicCfgs = newTopicConfigCache(b.zk)
@@ -183,11 +186,11 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		BrokerEpoch:       b.epoch.Load,
 		MinInsyncReplicas: b.minInsyncReplicas,
 		ReplicaLagTimeMax: rc.LagTimeMax,
-		Logger:            b.logger.With("component", "replica-manager"),
-		StateChangeLogger: b.logger.With("logger", "state.change.logger"),
+		Logger:            base,
+		StateChangeLogger: base.With("logger", "state.change.logger"),
 	}, replica.NewStorageLogStore(b.logs, b.logConfigFor), &metaAdapter{cache: b.meta, changed: b.metadataChanged})
 
-	b.ctrl = controller.New(b.controllerConfig(), b.zk, b.epoch.Load)
+	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -317,7 +320,7 @@ func (b *Broker) reregister() {
 	b.logger.Info("re-registered after a new ZooKeeper session", "broker_epoch", epoch)
 }
 
-func (b *Broker) controllerConfig() controller.Config {
+func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	cc := b.cfg.Controller()
 	c := controller.DefaultConfig(b.brokerID)
 	c.Rack = b.cfg.Rack()
@@ -329,8 +332,8 @@ func (b *Broker) controllerConfig() controller.Config {
 	c.LeaderImbalanceCheckInterval = cc.LeaderImbalanceCheckInterval
 	c.DefaultReplicationFactor = cc.DefaultReplicationFactor
 	c.ControllerSocketTimeout = cc.SocketTimeout
-	c.Logger = b.logger.With("component", "controller")
-	c.StateChangeLogger = b.logger.With("logger", "state.change.logger")
+	c.Logger = logger
+	c.StateChangeLogger = logger.With("logger", "state.change.logger")
 	return c
 }
 
