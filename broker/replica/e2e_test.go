@@ -136,13 +136,11 @@ func (h *e2eHandler) metadata(req *kmsg.MetadataRequest) *kmsg.MetadataResponse 
 	return resp
 }
 
-// TestKgoProduceConsume runs franz-go's producer and consumer against the
-// manager through the real network layer (Fetch v13 with topic ids, fetch
-// sessions, sendfile).
-func TestKgoProduceConsume(t *testing.T) {
+// startE2E serves a storage-backed manager leading topic's partitions over
+// the real network layer on 127.0.0.1 and returns the handler and address.
+func startE2E(t *testing.T, topic string, partitions int32) (*e2eHandler, string) {
+	t.Helper()
 	m, _, _ := newStorageManager(t, nil)
-	const topic = "e2e"
-	const partitions = 3
 	for p := int32(0); p < partitions; p++ {
 		makeLeader(t, m, topic, p, 0)
 	}
@@ -159,7 +157,16 @@ func TestKgoProduceConsume(t *testing.T) {
 	}
 	t.Cleanup(srv.Shutdown)
 	h.addr = func() net.Addr { return srv.BoundAddr("PLAINTEXT") }
-	seed := h.addr().String()
+	return h, h.addr().String()
+}
+
+// TestKgoProduceConsume runs franz-go's producer and consumer against the
+// manager through the real network layer (Fetch v13 with topic ids, fetch
+// sessions, sendfile).
+func TestKgoProduceConsume(t *testing.T) {
+	const topic = "e2e"
+	const partitions = 3
+	h, seed := startE2E(t, topic, partitions)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
