@@ -3,6 +3,7 @@ package network
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -50,11 +51,26 @@ type Client struct {
 // default deadline of each request whose context has none (Kafka's
 // request.timeout.ms / controller.socket.timeout.ms).
 func Dial(ctx context.Context, addr string, clientID string, timeout time.Duration) (*Client, error) {
+	return DialTLS(ctx, addr, clientID, timeout, nil)
+}
+
+// DialTLS is Dial for SSL / SASL_SSL listeners; a nil cfg dials plain TCP.
+// The TLS handshake is bounded by the same timeout.
+func DialTLS(ctx context.Context, addr string, clientID string, timeout time.Duration, cfg *tls.Config) (*Client, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
 	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	var nc net.Conn
+	var err error
+	if cfg != nil {
+		td := tls.Dialer{NetDialer: &d, Config: cfg}
+		hctx, cancel := context.WithTimeout(ctx, timeout)
+		nc, err = td.DialContext(hctx, "tcp", addr)
+		cancel()
+	} else {
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("network: dialing %s: %w", addr, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime/debug"
 	"time"
@@ -136,6 +137,7 @@ func (c *conn) serve() {
 			}
 		}
 		if resp == nil {
+			c.s.requestDone(req.Key, received)
 			continue // e.g. acks=0 produce
 		}
 		if resp.Key() != req.Key {
@@ -154,6 +156,12 @@ func (c *conn) serve() {
 		if err := c.write(req, resp); err != nil {
 			log.Debug("write failed", "err", err)
 			return
+		}
+		c.s.requestDone(req.Key, received)
+		if log.Enabled(ctx, slog.LevelDebug) {
+			// Kafka's kafka.request.logger line.
+			log.Debug("completed request", "api", kmsg.NameForKey(req.Key), "version", req.Version,
+				"correlation_id", req.CorrelationID, "client_id", req.ClientIDOrEmpty(), "total_ms", time.Since(received).Milliseconds())
 		}
 	}
 }

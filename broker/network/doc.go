@@ -41,6 +41,15 @@
 // connection to raw tokens after SaslHandshake v0 (Session.RawSASL). The
 // mechanisms themselves live in the api layer.
 //
+// TLS: SSL and SASL_SSL listeners need ListenerConfig.TLS (and other
+// listeners must not have one); DialTLS is the client side. File records
+// over TLS are copied, not spliced.
+//
+// Metrics (when Config.Metrics is set), Kafka's names:
+// RequestsPerSec and TotalTimeMs per request name
+// (kafka.network.RequestMetrics.*.request=<Name>), an overall
+// RequestsPerSec meter, and connection-count.
+//
 // Goroutines:
 //
 //   - one acceptor per listener (acceptLoop); stops when Shutdown closes the

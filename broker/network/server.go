@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,16 +13,22 @@ import (
 	"time"
 
 	gometrics "github.com/rcrowley/go-metrics"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ListenerConfig is one entry of Kafka's listeners /
-// listener.security.protocol.map: name, bind host, port (0 = ephemeral) and
-// security protocol (PLAINTEXT only is implemented by this layer).
+// listener.security.protocol.map: name, bind host ("" = all interfaces),
+// port (0 = ephemeral) and security protocol: PLAINTEXT, SSL,
+// SASL_PLAINTEXT or SASL_SSL ("" means PLAINTEXT).
 type ListenerConfig struct {
 	Name             string
 	Host             string
 	Port             int
 	SecurityProtocol string
+	// TLS is required for SSL and SASL_SSL listeners and refused for the
+	// others. File records are then copied through user space (sendfile
+	// cannot encrypt).
+	TLS *tls.Config
 }
 
 // Config is the narrow socket-server configuration.
@@ -57,8 +64,10 @@ type Server struct {
 	wg      sync.WaitGroup // acceptors and connections
 	connSeq atomic.Int64
 
-	mReq   gometrics.Meter
-	mConns gometrics.Counter
+	mReq    gometrics.Meter
+	mConns  gometrics.Counter
+	apiReqs []gometrics.Meter // by key: RequestsPerSec,request=<name>
+	apiTime []gometrics.Timer // by key: TotalTimeMs,request=<name>
 
 	// mu guards the following.
 	mu        sync.Mutex
@@ -87,6 +96,18 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 		if l.Port < 0 || l.Port > 65535 {
 			return nil, fmt.Errorf("network: listener %q: port %d out of range", l.Name, l.Port)
 		}
+		switch l.SecurityProtocol {
+		case "", "PLAINTEXT", "SASL_PLAINTEXT":
+			if l.TLS != nil {
+				return nil, fmt.Errorf("network: listener %q: TLS configured for %s", l.Name, l.SecurityProtocol)
+			}
+		case "SSL", "SASL_SSL":
+			if l.TLS == nil {
+				return nil, fmt.Errorf("network: listener %q: %s needs a TLS configuration (ssl.keystore.*)", l.Name, l.SecurityProtocol)
+			}
+		default:
+			return nil, fmt.Errorf("network: listener %q: unknown security protocol %q", l.Name, l.SecurityProtocol)
+		}
 		seen[l.Name] = true
 	}
 	if cfg.MaxRequestBytes <= 0 {
@@ -111,6 +132,16 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 	if r := cfg.Metrics; r != nil {
 		s.mReq = gometrics.GetOrRegisterMeter("kafka.network.RequestMetrics.RequestsPerSec", r)
 		s.mConns = gometrics.GetOrRegisterCounter("kafka.server.socket-server-metrics.connection-count", r)
+		s.apiReqs = make([]gometrics.Meter, maxProbeKey+1)
+		s.apiTime = make([]gometrics.Timer, maxProbeKey+1)
+		for k := int16(0); k <= maxProbeKey; k++ {
+			name := kmsg.NameForKey(k)
+			if name == "" {
+				continue
+			}
+			s.apiReqs[k] = gometrics.GetOrRegisterMeter("kafka.network.RequestMetrics.RequestsPerSec.request="+name, r)
+			s.apiTime[k] = gometrics.GetOrRegisterTimer("kafka.network.RequestMetrics.TotalTimeMs.request="+name, r)
+		}
 	}
 	return s, nil
 }
@@ -130,6 +161,9 @@ func (s *Server) Start() error {
 				l.Close()
 			}
 			return fmt.Errorf("network: binding listener %s: %w", lc.Name, err)
+		}
+		if lc.TLS != nil {
+			ln = tls.NewListener(ln, lc.TLS)
 		}
 		bound[lc.Name] = ln
 	}
@@ -226,6 +260,16 @@ func (s *Server) acceptLoop(ln net.Listener, lc ListenerConfig) {
 		s.mConns.Inc(1)
 		go c.serve()
 	}
+}
+
+// requestDone records per-API metrics for a request answered (or
+// dropped) after start.
+func (s *Server) requestDone(key int16, start time.Time) {
+	if s.apiReqs == nil || int(key) >= len(s.apiReqs) || s.apiReqs[key] == nil {
+		return
+	}
+	s.apiReqs[key].Mark(1)
+	s.apiTime[key].UpdateSince(start)
 }
 
 func (s *Server) removeConn(c *conn) {
