@@ -1,0 +1,284 @@
+package storage
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testManagerConfig(clock *fakeClock, dirs ...string) ManagerConfig {
+	cfg := DefaultManagerConfig(dirs...)
+	cfg.Defaults = testConfig()
+	cfg.Clock = clock.Now
+	cfg.CleanerEnable = false
+	return cfg
+}
+
+func TestManagerPlacementCheckpointsAndCleanShutdown(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	clock := newFakeClock()
+	cfg := testManagerConfig(clock, d1, d2)
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second manager cannot take the same directories.
+	if _, err := NewLogManager(cfg); !errors.Is(err, ErrLogDirLocked) {
+		t.Fatalf("second manager: %v", err)
+	}
+	// "A new partition is placed in the live directory that currently
+	// holds the fewest partitions."
+	for p := int32(0); p < 4; p++ {
+		l, err := m.GetOrCreateLog(TopicPartition{"orders", p}, cfg.Defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 10; i++ {
+			if _, err := l.AppendAsLeader(makeBatch(2, 100, clock.Now().UnixMilli(), "x"), 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.SetHighWatermark(15)
+	}
+	count := func(d string) int {
+		es, _ := os.ReadDir(d)
+		n := 0
+		for _, e := range es {
+			if e.IsDir() {
+				n++
+			}
+		}
+		return n
+	}
+	if count(d1) != 2 || count(d2) != 2 {
+		t.Fatalf("placement %d/%d, want 2/2", count(d1), count(d2))
+	}
+	l0, _ := m.GetLog(TopicPartition{"orders", 0})
+	l0.SetHighWatermark(20)
+	if _, err := l0.DeleteRecordsBefore(5); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteMetaProperties(1, "8kz5Y0r4RZy2m0eW6rQ1Hw"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{d1, d2} {
+		for _, f := range []string{cleanShutdownFile, recoveryPointCheckpointFile, replicationOffsetCheckpoint, logStartOffsetCheckpointFile, metaPropertiesFile} {
+			if _, err := os.Stat(filepath.Join(d, f)); err != nil {
+				t.Fatalf("%s missing in %s after shutdown", f, d)
+			}
+		}
+	}
+	m2, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Shutdown()
+	for _, d := range []string{d1, d2} {
+		if _, err := os.Stat(filepath.Join(d, cleanShutdownFile)); !os.IsNotExist(err) {
+			t.Fatalf(".kafka_cleanshutdown must be deleted at startup")
+		}
+	}
+	if len(m2.AllLogs()) != 4 {
+		t.Fatalf("reloaded %d logs", len(m2.AllLogs()))
+	}
+	l0, _ = m2.GetLog(TopicPartition{"orders", 0})
+	if l0.LogStartOffset() != 5 || l0.HighWatermark() != 20 || l0.LogEndOffset() != 20 || l0.RecoveryPoint() != 20 {
+		t.Fatalf("restored start %d hw %d leo %d rp %d", l0.LogStartOffset(), l0.HighWatermark(), l0.LogEndOffset(), l0.RecoveryPoint())
+	}
+	l1, _ := m2.GetLog(TopicPartition{"orders", 1})
+	if l1.HighWatermark() != 15 {
+		t.Fatalf("hw of orders-1 = %d", l1.HighWatermark())
+	}
+	mp, found, err := m2.ReadMetaProperties()
+	if err != nil || !found || mp.BrokerID != 1 || m2.ClusterID() != "8kz5Y0r4RZy2m0eW6rQ1Hw" {
+		t.Fatalf("meta.properties %+v %v %v", mp, found, err)
+	}
+}
+
+func TestManagerInconsistentMetaProperties(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(d1, metaPropertiesFile), []byte("version=0\nbroker.id=1\ncluster.id=a\n"), 0o644)
+	os.WriteFile(filepath.Join(d2, metaPropertiesFile), []byte("version=0\nbroker.id=2\ncluster.id=a\n"), 0o644)
+	m, err := NewLogManager(testManagerConfig(newFakeClock(), d1, d2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	if _, _, err := m.ReadMetaProperties(); err == nil || !strings.Contains(err.Error(), "inconsistent") {
+		t.Fatalf("want inconsistent broker metadata, got %v", err)
+	}
+}
+
+func TestManagerRejectsBadDirectoryNames(t *testing.T) {
+	for _, name := range []string{"nodash", "topic-x", "-1", "t-x.abc-delete", "t-1-delete"} {
+		d := t.TempDir()
+		os.Mkdir(filepath.Join(d, name), 0o755)
+		if m, err := NewLogManager(testManagerConfig(newFakeClock(), d)); err == nil {
+			m.Shutdown()
+			t.Errorf("directory %q accepted", name)
+		}
+	}
+	tp, suf, err := ParseTopicPartitionName("my-topic-12")
+	if err != nil || tp != (TopicPartition{"my-topic", 12}) || suf != "" {
+		t.Fatalf("parse: %v %v %v", tp, suf, err)
+	}
+	tp, suf, err = ParseTopicPartitionName("orders-2.3f0c1d2e9a8b4c7d8e9f00112233aabb-delete")
+	if err != nil || tp != (TopicPartition{"orders", 2}) || suf != "delete" {
+		t.Fatalf("parse delete: %v %v %v", tp, suf, err)
+	}
+}
+
+func TestManagerDeleteLog(t *testing.T) {
+	d := t.TempDir()
+	clock := newFakeClock()
+	cfg := testManagerConfig(clock, d)
+	cfg.Defaults.FileDeleteDelayMs = 60000
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	tp := TopicPartition{"gone", 3}
+	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.AppendAsLeader(makeBatch(1, 10, 0, "x"), 0)
+	if err := m.DeleteLog(tp); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.GetLog(tp); ok {
+		t.Fatal("log still registered")
+	}
+	es, _ := os.ReadDir(d)
+	var renamed string
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), "gone-3.") && strings.HasSuffix(e.Name(), "-delete") {
+			renamed = e.Name()
+		}
+	}
+	if renamed == "" || len(renamed) != len("gone-3.")+32+len("-delete") {
+		t.Fatalf("no <topic>-<p>.<uuid>-delete directory: %v", es)
+	}
+	m.DeletePending()
+	if _, err := os.Stat(filepath.Join(d, renamed)); err != nil {
+		t.Fatal("removed before file.delete.delay.ms")
+	}
+	clock.Advance(61 * time.Second)
+	if err := m.DeletePending(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(d, renamed)); !os.IsNotExist(err) {
+		t.Fatal("not removed after file.delete.delay.ms")
+	}
+}
+
+// Retention is driven by record timestamps and the injected clock (§10).
+func TestManagerRetention(t *testing.T) {
+	d := t.TempDir()
+	clock := newFakeClock()
+	cfg := testManagerConfig(clock, d)
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	lc := cfg.Defaults
+	lc.RetentionMs = 3600000
+	l, err := m.GetOrCreateLog(TopicPartition{"r", 0}, lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := clock.Now().Add(-2 * time.Hour).UnixMilli()
+	for l.NumSegments() < 4 {
+		if _, err := l.AppendAsLeader(makeBatch(3, 200, old, "old"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Roll()
+	oldEnd := l.LogEndOffset()
+	for i := 0; i < 3; i++ {
+		l.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "new"), 0)
+	}
+	// Nothing is deleted above the high watermark.
+	if n := m.RunRetention(); n != 0 {
+		t.Fatalf("deleted %d segments above the high watermark", n)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if n := m.RunRetention(); n < 4 {
+		t.Fatalf("time retention deleted %d segments", n)
+	}
+	if l.LogStartOffset() != oldEnd {
+		t.Fatalf("log start %d, want %d", l.LogStartOffset(), oldEnd)
+	}
+	entries, _ := os.ReadDir(l.Dir())
+	deleted := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".deleted") {
+			deleted++
+		}
+	}
+	if deleted == 0 {
+		t.Fatal("segments were not renamed to .deleted")
+	}
+	clock.Advance(time.Duration(lc.FileDeleteDelayMs+1) * time.Millisecond)
+	m.DeletePending()
+	entries, _ = os.ReadDir(l.Dir())
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".deleted") {
+			t.Fatalf("%s not removed", e.Name())
+		}
+	}
+	// Size retention keeps at most retention.bytes (whole segments).
+	lc.RetentionMs = -1
+	lc.RetentionBytes = 2000
+	l.UpdateConfig(lc)
+	for l.NumSegments() < 5 {
+		l.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "s"), 0)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	m.RunRetention()
+	if l.Size() > 2000+lc.SegmentBytes {
+		t.Fatalf("size %d after size retention", l.Size())
+	}
+	if _, err := l.Read(l.LogStartOffset(), 100, l.LogEndOffset(), true); err != nil {
+		t.Fatalf("read at new log start: %v", err)
+	}
+}
+
+func TestManagerSchedulerStartsAndStops(t *testing.T) {
+	d := t.TempDir()
+	clock := newFakeClock()
+	cfg := testManagerConfig(clock, d)
+	cfg.InitialTaskDelayMs = 0
+	cfg.FlushCheckpointIntervalMs = 50
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := m.GetOrCreateLog(TopicPartition{"s", 0}, cfg.Defaults)
+	l.AppendAsLeader(makeBatch(1, 1, 0, "x"), 0)
+	m.Startup()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cp, err := ReadOffsetCheckpoint(filepath.Join(d, recoveryPointCheckpointFile))
+		if err == nil {
+			if _, ok := cp[TopicPartition{"s", 0}]; ok {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("scheduler never wrote the recovery point checkpoint")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
