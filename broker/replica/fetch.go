@@ -38,6 +38,7 @@ type partRead struct {
 	divergingEpoch     int32
 	divergingEndOffset int64
 	hasDivergingEpoch  bool
+	aborted            []AbortedTxn
 }
 
 func (r *partRead) size() int {
@@ -373,9 +374,9 @@ func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int3
 		r.code = kerr.OffsetOutOfRange.Code
 		return r
 	}
-	// The last stable offset equals the HW while there are no open
-	// transactions; transactions (a later issue) lower it.
-	lso := hw
+	// The last stable offset is the HW lowered to the first offset of the
+	// earliest open transaction.
+	lso := log.LastStableOffset()
 	maxOffset := hw
 	switch {
 	case follower || params.replicaID == debuggingReplicaID:
@@ -396,6 +397,18 @@ func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int3
 		return r
 	}
 	r.records = rr.Records
+	if params.isolation == 1 && !follower && r.size() > 0 {
+		// Aborted transactions overlapping what may have been returned;
+		// the LSO bounds the data, so it bounds the list too (a superset
+		// is harmless: consumers match them against the batches they got).
+		txns, err := log.AbortedTransactions(fp.fetchOffset, maxOffset)
+		if err != nil {
+			r.code = m.errorCode(err, fp.tp, "fetch")
+			r.hw, r.lso, r.logStart, r.records = -1, -1, -1, nil
+			return r
+		}
+		r.aborted = txns
+	}
 	return r
 }
 
@@ -414,6 +427,12 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 	sp.PreferredReadReplica = -1
 	if params.isolation == 1 {
 		sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+		for _, a := range r.aborted {
+			at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+			at.ProducerID = a.ProducerID
+			at.FirstOffset = a.FirstOffset
+			sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+		}
 	}
 	if r.hasDivergingEpoch {
 		sp.DivergingEpoch.Epoch = r.divergingEpoch

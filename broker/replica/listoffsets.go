@@ -69,8 +69,11 @@ func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp TopicPartition, rp
 	// Last fetchable offset: HW (read_uncommitted), LSO (= HW without open
 	// transactions) for read_committed, the log end for brokers.
 	lastFetchable := hw
-	if fromBroker {
+	switch {
+	case fromBroker:
 		lastFetchable = leo
+	case req.Version >= 2 && req.IsolationLevel == 1:
+		lastFetchable = log.LastStableOffset()
 	}
 
 	if req.Version == 0 {

@@ -613,3 +613,50 @@ func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
 		t.Fatalf("under-replicated %d, want 1 (ISR {1} of replicas {1,2})", n)
 	}
 }
+
+func TestReadCommittedStopsAtLastStableOffset(t *testing.T) {
+	m, store := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "b"))
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "c"))
+	l := store.logs[TopicPartition{"t", 0}]
+	l.mu.Lock()
+	l.lso = 1 // a transaction is open from offset 1
+	l.aborted = []memAborted{{AbortedTxn{ProducerID: 7, FirstOffset: 0}, 0}}
+	l.mu.Unlock()
+
+	fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.IsolationLevel = 1 })))
+	if _, vals, _ := batchValues(fp.RecordBatches); !slices.Equal(vals, []string{"a"}) {
+		t.Fatalf("read_committed returned %v, want only what is below the LSO", vals)
+	}
+	if fp.LastStableOffset != 1 || fp.HighWatermark != 3 {
+		t.Fatalf("lso %d hw %d", fp.LastStableOffset, fp.HighWatermark)
+	}
+	if len(fp.AbortedTransactions) != 1 || fp.AbortedTransactions[0].ProducerID != 7 {
+		t.Fatalf("aborted transactions %+v", fp.AbortedTransactions)
+	}
+	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0)))
+	if _, vals, _ := batchValues(fp.RecordBatches); len(vals) != 3 || fp.AbortedTransactions != nil {
+		t.Fatalf("read_uncommitted: %v, aborted %v", vals, fp.AbortedTransactions)
+	}
+
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.Version = 7
+	lo.ReplicaID = -1
+	lo.IsolationLevel = 1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp = -1
+	rp.CurrentLeaderEpoch = -1
+	rt.Partitions = append(rt.Partitions, rp)
+	lo.Topics = append(lo.Topics, rt)
+	if off := m.ListOffsets(context.Background(), lo).Topics[0].Partitions[0].Offset; off != 1 {
+		t.Fatalf("read_committed latest offset %d, want the LSO 1", off)
+	}
+	lo.IsolationLevel = 0
+	if off := m.ListOffsets(context.Background(), lo).Topics[0].Partitions[0].Offset; off != 3 {
+		t.Fatalf("read_uncommitted latest offset %d, want the HW 3", off)
+	}
+}

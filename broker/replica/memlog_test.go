@@ -23,6 +23,8 @@ type memLog struct {
 	epochs          []epochEntry
 	maxMessageBytes int
 	compactOnly     bool
+	lso             int64 // < 0: LSO = HW; tests set it to simulate an open transaction
+	aborted         []memAborted
 }
 
 type epochEntry struct {
@@ -76,6 +78,37 @@ func (l *memLog) AppendAsLeader(records []byte, leaderEpoch int32) (AppendResult
 	info.LastOffset = l.leo - 1
 	info.LogStartOffset = l.logStart
 	return info, nil
+}
+
+func (l *memLog) AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendResult, error) {
+	return l.AppendAsLeader(records, leaderEpoch)
+}
+
+// LastStableOffset: lso < 0 means "equal to the HW" (no open transaction).
+func (l *memLog) LastStableOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lso >= 0 && l.lso < l.hw {
+		return l.lso
+	}
+	return l.hw
+}
+
+func (l *memLog) AbortedTransactions(start, upper int64) ([]AbortedTxn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []AbortedTxn
+	for _, a := range l.aborted {
+		if a.last >= start && a.FirstOffset < upper {
+			out = append(out, a.AbortedTxn)
+		}
+	}
+	return out, nil
+}
+
+type memAborted struct {
+	AbortedTxn
+	last int64
 }
 
 type memRecords []byte
@@ -242,7 +275,7 @@ func (s *memStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
 	defer s.mu.Unlock()
 	l, ok := s.logs[tp]
 	if !ok {
-		l = &memLog{maxMessageBytes: s.maxMsg}
+		l = &memLog{maxMessageBytes: s.maxMsg, lso: -1}
 		s.logs[tp] = l
 	}
 	return l, nil
@@ -269,6 +302,11 @@ func (s *memStore) DeleteLog(tp TopicPartition) error {
 // makeBatch builds a valid magic-2 batch with one record per value, all
 // with timestamp ts.
 func makeBatch(ts int64, values ...string) []byte {
+	return makeProducerBatch(-1, -1, -1, ts, values...)
+}
+
+// makeProducerBatch is makeBatch for an idempotent producer.
+func makeProducerBatch(pid int64, epoch int16, seq int32, ts int64, values ...string) []byte {
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
@@ -281,9 +319,9 @@ func makeBatch(ts int64, values ...string) []byte {
 		LastOffsetDelta: int32(len(values) - 1),
 		FirstTimestamp:  ts,
 		MaxTimestamp:    ts,
-		ProducerID:      -1,
-		ProducerEpoch:   -1,
-		FirstSequence:   -1,
+		ProducerID:      pid,
+		ProducerEpoch:   epoch,
+		FirstSequence:   seq,
 		NumRecords:      int32(len(values)),
 		Records:         recs,
 	}

@@ -58,7 +58,7 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 				} else {
 					var info AppendResult
 					var err error
-					info, err = m.appendToLeader(tp, rp.Records, req.Acks)
+					info, err = m.appendToLeader(tp, rp.Records, req.Acks, false)
 					code = m.errorCode(err, tp, "produce")
 					if code == 0 {
 						sp.BaseOffset = info.FirstOffset
@@ -109,7 +109,7 @@ func anyTransactional(req *kmsg.ProduceRequest) bool {
 // partition's read lock (so no role change interleaves), check leadership
 // and min.insync.replicas, append with the current leader epoch, then move
 // the high watermark and wake parked fetches.
-func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16) (AppendResult, error) {
+func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, coordinator bool) (AppendResult, error) {
 	p, ok := m.Partition(tp)
 	if !ok {
 		return AppendResult{}, m.unknownPartitionError(tp)
@@ -126,7 +126,13 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16) 
 		p.mu.RUnlock()
 		return AppendResult{}, kerr.NotEnoughReplicas
 	}
-	info, err := log.AppendAsLeader(records, p.leaderEpoch)
+	var info AppendResult
+	var err error
+	if coordinator {
+		info, err = log.AppendAsCoordinator(records, p.leaderEpoch)
+	} else {
+		info, err = log.AppendAsLeader(records, p.leaderEpoch)
+	}
 	p.mu.RUnlock()
 	if err != nil {
 		return AppendResult{}, err
@@ -154,12 +160,14 @@ func (m *Manager) unknownPartitionError(tp TopicPartition) error {
 	return kerr.UnknownTopicOrPartition
 }
 
-// AppendToLocalLog appends records to a partition this broker leads,
-// bypassing the client-facing rules of Produce (internal topics allowed, no
-// request-level checks). The group and transaction coordinators use it for
-// __consumer_offsets and __transaction_state (Kafka's
-// ReplicaManager.appendRecords with internalTopicsAllowed = true). acks is
-// 1 or -1 (min.insync.replicas is checked for -1).
+// AppendToLocalLog appends records written by the broker itself to a
+// partition this broker leads, bypassing the client-facing rules of Produce
+// (internal topics allowed, control batches allowed, coordinator origin in
+// storage). The group and transaction coordinators use it for
+// __consumer_offsets, __transaction_state and transaction markers (Kafka's
+// ReplicaManager.appendRecords with internalTopicsAllowed = true and
+// AppendOrigin.Coordinator). acks is 1 or -1 (min.insync.replicas is
+// checked for -1).
 func (m *Manager) AppendToLocalLog(tp TopicPartition, records []byte, acks int16) (AppendResult, error) {
-	return m.appendToLeader(tp, records, acks)
+	return m.appendToLeader(tp, records, acks, true)
 }

@@ -65,6 +65,18 @@ func (s storageLog) AppendAsLeader(records []byte, leaderEpoch int32) (AppendRes
 	if err != nil {
 		return AppendResult{}, err
 	}
+	return appendResult(info), nil
+}
+
+func (s storageLog) AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendResult, error) {
+	info, err := s.l.AppendAsCoordinator(records, leaderEpoch)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	return appendResult(info), nil
+}
+
+func appendResult(info storage.AppendInfo) AppendResult {
 	return AppendResult{
 		FirstOffset:    info.FirstOffset,
 		LastOffset:     info.LastOffset,
@@ -72,7 +84,21 @@ func (s storageLog) AppendAsLeader(records []byte, leaderEpoch int32) (AppendRes
 		LogStartOffset: info.LogStartOffset,
 		NumMessages:    info.NumMessages,
 		Duplicate:      info.Duplicate,
-	}, nil
+	}
+}
+
+func (s storageLog) LastStableOffset() int64 { return s.l.LastStableOffset() }
+
+func (s storageLog) AbortedTransactions(startOffset, upperBound int64) ([]AbortedTxn, error) {
+	txns, err := s.l.CollectAbortedTransactions(startOffset, upperBound)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AbortedTxn, len(txns))
+	for i, t := range txns {
+		out[i] = AbortedTxn{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset}
+	}
+	return out, nil
 }
 
 func (s storageLog) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (ReadResult, error) {

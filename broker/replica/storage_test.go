@@ -287,3 +287,28 @@ func TestStorageStopReplicaDeletesLog(t *testing.T) {
 		t.Fatalf("produce after delete: %d", r.ErrorCode)
 	}
 }
+
+func TestStorageIdempotentProduce(t *testing.T) {
+	m, lm, _ := newStorageManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	l, _ := lm.GetLog(storage.TopicPartition{Topic: "t", Partition: 0})
+
+	if r := produceOne(t, m, -1, "t", 0, makeProducerBatch(42, 0, 0, 1, "a", "b")); r.ErrorCode != 0 || r.BaseOffset != 0 {
+		t.Fatalf("first batch: %+v", r)
+	}
+	if r := produceOne(t, m, -1, "t", 0, makeProducerBatch(42, 0, 2, 1, "c")); r.ErrorCode != 0 || r.BaseOffset != 2 {
+		t.Fatalf("second batch: %+v", r)
+	}
+	// A retry of the first batch is answered with its original offset and
+	// not appended again.
+	if r := produceOne(t, m, -1, "t", 0, makeProducerBatch(42, 0, 0, 1, "a", "b")); r.ErrorCode != 0 || r.BaseOffset != 0 {
+		t.Fatalf("duplicate batch: %+v", r)
+	}
+	if l.LogEndOffset() != 3 {
+		t.Fatalf("log end %d after a duplicate", l.LogEndOffset())
+	}
+	// A gap in the sequence.
+	if r := produceOne(t, m, -1, "t", 0, makeProducerBatch(42, 0, 9, 1, "z")); r.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
+		t.Fatalf("sequence gap: %+v", r)
+	}
+}

@@ -47,12 +47,21 @@ type ReadResult struct {
 // mapped to UNKNOWN_SERVER_ERROR (or KAFKA_STORAGE_ERROR) by the caller.
 type Log interface {
 	AppendAsLeader(records []byte, leaderEpoch int32) (AppendResult, error)
+	// AppendAsCoordinator is AppendAsLeader for data the broker writes
+	// itself (group and transaction coordinators, transaction markers).
+	AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendResult, error)
 	Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (ReadResult, error)
 
 	LogStartOffset() int64
 	LogEndOffset() int64
 	HighWatermark() int64
 	SetHighWatermark(hw int64)
+	// LastStableOffset is min(HW, first offset of the earliest open
+	// transaction): the READ_COMMITTED bound.
+	LastStableOffset() int64
+	// AbortedTransactions lists the aborted transactions overlapping
+	// [startOffset, upperBound) for READ_COMMITTED fetches.
+	AbortedTransactions(startOffset, upperBound int64) ([]AbortedTxn, error)
 
 	// FetchOffsetByTimestamp handles ts >= 0, -2 (earliest) and -3 (max
 	// timestamp). found=false means no such offset (offset -1 to the client).
@@ -71,6 +80,13 @@ type Log interface {
 	DeleteRecordsAllowed() bool
 }
 
+// AbortedTxn is one aborted transaction as a READ_COMMITTED fetch reports
+// it (storage.AbortedTxn).
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+}
+
 // LogStore owns every partition log of this broker (storage.LogManager).
 type LogStore interface {
 	// GetOrCreateLog opens or creates the log of tp. isNew comes from
@@ -81,6 +97,16 @@ type LogStore interface {
 }
 
 // MetadataCache is the part of broker/metadata's Cache the manager drives.
+//
+// Implementations may also provide two optional lookups, used when present:
+//
+//	HasPartition(topic string, partition int32) bool // known to the cluster:
+//	    unhosted partitions answer NOT_LEADER_OR_FOLLOWER instead of
+//	    UNKNOWN_TOPIC_OR_PARTITION
+//	TopicName(id [16]byte) (string, bool)            // Fetch v13 ids of topics
+//	    not hosted here
+//
+// NewManager's adapter over *metadata.Cache provides both.
 type MetadataCache interface {
 	// UpdateMetadata applies an accepted UpdateMetadata request and returns
 	// the partitions the request marked as deleted (leader -2).
