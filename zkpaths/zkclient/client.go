@@ -359,7 +359,10 @@ func (c *Client) checkSession(sawExpired bool) {
 	c.mu.Lock()
 	old := c.sessionID
 	c.mu.Unlock()
-	if sawExpired && old != 0 {
+	// An expiry event concerns the session we know only if the connection
+	// no longer runs it (go-zookeeper zeroes the id before reporting); a
+	// late event about a session we already replaced is ignored.
+	if sawExpired && old != 0 && c.conn.SessionID() != old {
 		c.runExpiry(old)
 	}
 	if c.conn.State() != zk.StateHasSession {

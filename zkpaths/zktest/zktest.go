@@ -272,7 +272,8 @@ func (t *tx) delete(p string, version int32) error {
 	parent := path.Dir(p)
 	pm := t.mut(parent)
 	delete(pm.children, path.Base(p))
-	pm.stat.Cversion++
+	// Like ZooKeeper 3.8, a delete does not bump the parent's cversion, so
+	// the next sequential child continues from the creations only.
 	pm.stat.NumChildren = int32(len(pm.children))
 	pm.stat.Pzxid = t.zxid
 	t.events = append(t.events,

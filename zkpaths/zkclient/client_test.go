@@ -1,0 +1,702 @@
+package zkclient_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+)
+
+func TestParseConnectString(t *testing.T) {
+	cases := []struct {
+		in      string
+		servers []string
+		chroot  string
+		bad     bool
+	}{
+		{"zk1:2181", []string{"zk1:2181"}, "", false},
+		{"zk1:2181,zk2:2181,zk3:2181/kafka/prod", []string{"zk1:2181", "zk2:2181", "zk3:2181"}, "/kafka/prod", false},
+		{"zk1:2181/", []string{"zk1:2181"}, "", false},
+		{"/kafka", nil, "", true},
+		{"zk1:2181/a//b", nil, "", true},
+	}
+	for _, c := range cases {
+		s, ch, err := zkclient.ParseConnectString(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q: expected error", c.in)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(s, c.servers) || ch != c.chroot {
+			t.Errorf("%q: got %v %q %v", c.in, s, ch, err)
+		}
+	}
+}
+
+// "A broker creates a missing chroot itself before starting its real
+// session ... every level P, null data" (zookeeper-layout §1.1).
+func TestConnectCreatesChroot(t *testing.T) {
+	b := newRealBackend(t)
+	nested := b.chroot + "/kafka/prod"
+	c, err := zkclient.Connect(b.srv.ConnectString(nested), sessionTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []string{b.chroot, b.chroot + "/kafka", nested} {
+		data, st, err := b.admin.Get(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if data != nil || st.DataLength != 0 {
+			t.Fatalf("%s: data %q, want null", p, data)
+		}
+	}
+	// Paths are chroot-relative, including those returned by sequential creates.
+	mustNoErr(t, c.EnsureTopLevelPaths())
+	name, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "t", Partition: 0}})
+	mustNoErr(t, err)
+	if name != "isr_change_0000000000" {
+		t.Fatalf("sequential child %q", name)
+	}
+	if ok, _, _ := b.admin.Exists(nested + "/isr_change_notification/" + name); !ok {
+		t.Fatalf("notification not under the chroot")
+	}
+}
+
+func TestTopLevelPathsAndClusterID(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c := b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		mustNoErr(t, c.EnsureTopLevelPaths()) // idempotent
+		for _, p := range append(zkpaths.PersistentZkPaths, zkpaths.BrokersPath, zkpaths.ConfigPathRoot, zkpaths.AdminPath) {
+			data, _, err := c.Get(p)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			if data != nil {
+				t.Fatalf("%s holds %q, structural nodes hold null", p, data)
+			}
+		}
+		if _, ok, err := c.GetClusterID(); err != nil || ok {
+			t.Fatalf("cluster id before creation: %v %v", ok, err)
+		}
+		id, err := c.GetOrCreateClusterID()
+		mustNoErr(t, err)
+		if len(id) != 22 || !zkpaths.ValidUUID(id) {
+			t.Fatalf("cluster id %q is not a 22-char base64url uuid", id)
+		}
+		again, err := b.client(t).GetOrCreateClusterID()
+		if err != nil || again != id {
+			t.Fatalf("second broker got %q, %v; want %q", again, err, id)
+		}
+		data, _, _ := c.Get(zkpaths.ClusterIDPath)
+		if string(data) != `{"version":"1","id":"`+id+`"}` {
+			t.Fatalf("/cluster/id = %s", data)
+		}
+	})
+}
+
+func brokerInfo(id int32) zkpaths.BrokerInfo {
+	return zkpaths.BrokerInfo{ID: id, JMXPort: -1, Timestamp: 1700000000123,
+		Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: "localhost", Port: 9092 + id, SecurityProtocol: "PLAINTEXT"}}}
+}
+
+// "owner == current session id: our own earlier attempt succeeded ... any
+// other owner -> fail with NODEEXISTS" (§4.4).
+func TestRegisterBrokerCheckedEphemeral(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		a, other := b.client(t), b.client(t)
+		mustNoErr(t, a.EnsureTopLevelPaths())
+		epoch, err := a.RegisterBroker(brokerInfo(1))
+		mustNoErr(t, err)
+		_, st, err := a.Get(zkpaths.BrokerIDPath(1))
+		mustNoErr(t, err)
+		if st.Czxid != epoch || st.Version != 1 || st.Mzxid != st.Czxid || st.EphemeralOwner != a.SessionID() {
+			t.Fatalf("registration stat %+v, epoch %d: want dataVersion 1, mzxid = czxid = epoch, owner = session", st, epoch)
+		}
+		// Same session again: accepted, same epoch.
+		again, err := a.RegisterBroker(brokerInfo(1))
+		if err != nil || again != epoch {
+			t.Fatalf("re-register in same session: %d, %v", again, err)
+		}
+		// Another live session holding the id: refused with NodeExists.
+		_, err = other.RegisterBroker(brokerInfo(1))
+		if !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("duplicate registration: %v, want ErrNodeExists", err)
+		}
+		info, ok, err := other.GetBroker(1)
+		if err != nil || !ok || info.Epoch != epoch || info.Endpoints[0].Port != 9093 {
+			t.Fatalf("GetBroker: %+v %v %v", info, ok, err)
+		}
+		_, err = other.RegisterBroker(brokerInfo(2))
+		mustNoErr(t, err)
+		all, err := other.GetAllBrokers()
+		mustNoErr(t, err)
+		if len(all) != 2 || all[0].ID != 1 || all[1].ID != 2 || all[0].Epoch == all[1].Epoch {
+			t.Fatalf("GetAllBrokers %+v", all)
+		}
+		// Closing a session removes its registration at once.
+		a.Close()
+		waitFor(t, 5*time.Second, "broker 1 to vanish", func() bool {
+			_, ok, err := other.GetBroker(1)
+			return err == nil && !ok
+		})
+		e2, err := other.RegisterBroker(brokerInfo(1))
+		if err != nil || e2 <= epoch {
+			t.Fatalf("takeover after close: %d, %v (old epoch %d)", e2, err, epoch)
+		}
+	})
+}
+
+// Session expiry: expiry handlers run before new-session handlers; the
+// ephemeral registration is gone and re-registering yields a larger broker
+// epoch (§3.6, §4.4).
+func TestSessionExpiryAndReregistration(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c := b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		epoch, err := c.RegisterBroker(brokerInfo(7))
+		mustNoErr(t, err)
+
+		var mu sync.Mutex
+		var order []string
+		newEpoch := make(chan int64, 1)
+		c.OnSessionExpired(func() { mu.Lock(); order = append(order, "expired"); mu.Unlock() })
+		c.OnNewSession(func() {
+			mu.Lock()
+			order = append(order, "new")
+			mu.Unlock()
+			e, err := c.RegisterBroker(brokerInfo(7))
+			if err != nil {
+				t.Errorf("re-register: %v", err)
+			}
+			newEpoch <- e
+		})
+		oldSession := c.SessionID()
+		b.expire(t, c)
+		select {
+		case e := <-newEpoch:
+			if e <= epoch {
+				t.Fatalf("new broker epoch %d not above old %d", e, epoch)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("OnNewSession handler did not run")
+		}
+		mu.Lock()
+		got := strings.Join(order, ",")
+		mu.Unlock()
+		if got != "expired,new" {
+			t.Fatalf("handler order %q", got)
+		}
+		_, st, err := c.Get(zkpaths.BrokerIDPath(7))
+		mustNoErr(t, err)
+		if st.EphemeralOwner == oldSession || st.EphemeralOwner != c.SessionID() {
+			t.Fatalf("registration owned by 0x%x; session 0x%x (old 0x%x)", st.EphemeralOwner, c.SessionID(), oldSession)
+		}
+	})
+}
+
+// Watches are one-shot in ZooKeeper; the client re-arms them before calling
+// back, and again after a new session (§1.6).
+func TestWatchDataRearms(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c, writer := b.client(t), b.client(t)
+		var n counter
+		cancel := c.WatchData("/watched", n.inc)
+		defer cancel()
+		_, err := writer.Create("/watched", []byte("a"), zkclient.Persistent)
+		mustNoErr(t, err)
+		waitFor(t, 5*time.Second, "create event", func() bool { return n.get() >= 1 })
+		for i := 2; i <= 4; i++ {
+			base := n.get()
+			_, err := writer.Set("/watched", []byte{byte('a' + i)}, -1)
+			mustNoErr(t, err)
+			waitFor(t, 5*time.Second, "data change event", func() bool { return n.get() > base })
+		}
+		base := n.get()
+		mustNoErr(t, writer.Delete("/watched", -1))
+		waitFor(t, 5*time.Second, "delete event", func() bool { return n.get() > base })
+
+		// After a new session the watch is armed again and fires once.
+		base = n.get()
+		b.expire(t, c)
+		waitFor(t, 10*time.Second, "callback after new session", func() bool { return n.get() > base })
+		base = n.get()
+		_, err = writer.Create("/watched", nil, zkclient.Persistent)
+		mustNoErr(t, err)
+		waitFor(t, 5*time.Second, "create event after new session", func() bool { return n.get() > base })
+
+		// Cancelled watches stay silent.
+		cancel()
+		base = n.get()
+		_, err = writer.Set("/watched", []byte("z"), -1)
+		mustNoErr(t, err)
+		time.Sleep(200 * time.Millisecond)
+		if n.get() != base {
+			t.Fatalf("cancelled watch fired")
+		}
+	})
+}
+
+func TestWatchChildren(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c, writer := b.client(t), b.client(t)
+		var n counter
+		defer c.WatchChildren("/dir", n.inc)()
+		// Missing parent: the watch waits for its creation.
+		mustNoErr(t, writer.EnsurePath("/dir"))
+		waitFor(t, 5*time.Second, "parent creation", func() bool { return n.get() >= 1 })
+		for i := 0; i < 3; i++ {
+			base := n.get()
+			_, err := writer.Create("/dir/child_", nil, zkclient.PersistentSequential)
+			mustNoErr(t, err)
+			waitFor(t, 5*time.Second, "child event", func() bool { return n.get() > base })
+		}
+		kids, err := c.Children("/dir")
+		mustNoErr(t, err)
+		if !reflect.DeepEqual(kids, []string{"child_0000000000", "child_0000000001", "child_0000000002"}) {
+			t.Fatalf("children %v", kids)
+		}
+		base := n.get()
+		_, err = writer.Set("/dir", []byte("x"), -1) // data changes do not fire child watches
+		mustNoErr(t, err)
+		mustNoErr(t, writer.Delete("/dir/child_0000000001", -1))
+		waitFor(t, 5*time.Second, "child delete event", func() bool { return n.get() > base })
+	})
+}
+
+// Election and fencing (§4.5, §1.7): the winner bumps /controller_epoch in
+// the same multi that creates /controller; a zombie's fenced write fails.
+func TestControllerElectionAndFencing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		a, bb := b.client(t), b.client(t)
+		mustNoErr(t, a.EnsureTopLevelPaths())
+		if _, ok, err := a.GetController(); err != nil || ok {
+			t.Fatalf("controller before election: %v %v", ok, err)
+		}
+		epoch, ver, err := a.RegisterControllerAndIncrementEpoch(1)
+		mustNoErr(t, err)
+		if epoch != 1 || ver != 1 {
+			t.Fatalf("first election: epoch %d version %d, want 1 1", epoch, ver)
+		}
+		data, st, err := a.Get(zkpaths.ControllerEpochPath)
+		mustNoErr(t, err)
+		if string(data) != "1" || st.Version != 1 {
+			t.Fatalf("/controller_epoch = %q v%d", data, st.Version)
+		}
+		info, ok, err := bb.GetControllerInfo()
+		if err != nil || !ok || info.BrokerID != 1 || info.Version != 2 || info.KRaftControllerEpoch != -1 {
+			t.Fatalf("controller info %+v %v %v", info, ok, err)
+		}
+		_, st, _ = a.Get(zkpaths.ControllerPath)
+		if st.EphemeralOwner != a.SessionID() {
+			t.Fatalf("/controller not ephemeral to the winner")
+		}
+		// The loser gets ErrControllerMoved.
+		if _, _, err := bb.RegisterControllerAndIncrementEpoch(2); !errors.Is(err, zkclient.ErrControllerMoved) {
+			t.Fatalf("second candidate: %v, want ErrControllerMoved", err)
+		}
+		// Fenced writes of the active controller succeed.
+		mustNoErr(t, a.CreateTopic("orders", zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1, 2}}}, nil))
+		tp := zkpaths.TopicPartition{Topic: "orders", Partition: 0}
+		zv, err := a.CreatePartitionState(ver, tp, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2}, ControllerEpoch: epoch})
+		mustNoErr(t, err)
+		if zv != 0 {
+			t.Fatalf("new state znode version %d", zv)
+		}
+		// Operator deletes /controller; b wins epoch 2.
+		mustNoErr(t, bb.Delete(zkpaths.ControllerPath, -1))
+		epoch2, ver2, err := bb.RegisterControllerAndIncrementEpoch(2)
+		mustNoErr(t, err)
+		if epoch2 != 2 || ver2 != 2 {
+			t.Fatalf("second election: %d %d", epoch2, ver2)
+		}
+		// The zombie (a, epochZkVersion 1) is fenced and changes nothing.
+		s, _, _ := a.GetPartitionState(tp)
+		s.Leader, s.LeaderEpoch = 2, 1
+		if _, err := a.UpdatePartitionState(ver, tp, s); !errors.Is(err, zkclient.ErrControllerMoved) {
+			t.Fatalf("zombie write: %v, want ErrControllerMoved", err)
+		}
+		if err := a.DeleteTopicDeletions(ver, "orders"); !errors.Is(err, zkclient.ErrControllerMoved) {
+			t.Fatalf("zombie delete: %v", err)
+		}
+		cur, _, _ := bb.GetPartitionState(tp)
+		if cur.Leader != 1 || cur.ZkVersion != 0 {
+			t.Fatalf("zombie write landed: %+v", cur)
+		}
+		// The new controller's write works and bumps the partition epoch.
+		s.ControllerEpoch = epoch2
+		zv, err = bb.UpdatePartitionState(ver2, tp, s)
+		if err != nil || zv != 1 {
+			t.Fatalf("new controller write: %d %v", zv, err)
+		}
+		// A stale partition epoch is a BadVersion, not a fencing error.
+		_, err = bb.UpdatePartitionState(ver2, tp, s)
+		if !errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zkclient.ErrControllerMoved) {
+			t.Fatalf("stale partition epoch: %v, want ErrBadVersion", err)
+		}
+		// Forced resignation deletes /controller fenced.
+		if err := a.DeleteController(ver); !errors.Is(err, zkclient.ErrControllerMoved) {
+			t.Fatalf("zombie DeleteController: %v", err)
+		}
+		mustNoErr(t, bb.DeleteController(ver2))
+		if _, ok, _ := a.GetController(); ok {
+			t.Fatalf("/controller still present")
+		}
+	})
+}
+
+// A controller that loses its session loses /controller with it; the next
+// election bumps the epoch again.
+func TestControllerSessionExpiry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		a := b.client(t)
+		mustNoErr(t, a.EnsureTopLevelPaths())
+		_, ver, err := a.RegisterControllerAndIncrementEpoch(1)
+		mustNoErr(t, err)
+		b.expire(t, a)
+		if _, ok, err := a.GetController(); err != nil || ok {
+			t.Fatalf("/controller survived expiry: %v %v", ok, err)
+		}
+		epoch, ver2, err := a.RegisterControllerAndIncrementEpoch(1)
+		if err != nil || epoch != 2 || ver2 != ver+1 {
+			t.Fatalf("re-election: %d %d %v", epoch, ver2, err)
+		}
+	})
+}
+
+func TestPartitionStates(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c := b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
+		mustNoErr(t, err)
+		mustNoErr(t, c.CreateTopic("t", zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1}}}, nil))
+		states := map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{}
+		for p := int32(0); p < 20; p++ {
+			states[zkpaths.TopicPartition{Topic: "t", Partition: p}] = zkpaths.LeaderAndIsr{Leader: p % 3, ISR: []int32{p % 3, (p + 1) % 3}, ControllerEpoch: epoch}
+		}
+		res, err := c.CreatePartitionStates(ver, states)
+		mustNoErr(t, err)
+		for tp, r := range res {
+			if r.Err != nil || r.ZkVersion != 0 {
+				t.Fatalf("%s: %+v", tp, r)
+			}
+		}
+		// Creating again: NodeExists per partition, not fatal.
+		res, err = c.CreatePartitionStates(ver, states)
+		mustNoErr(t, err)
+		if !errors.Is(res[zkpaths.TopicPartition{Topic: "t", Partition: 3}].Err, zk.ErrNodeExists) {
+			t.Fatalf("re-create: %+v", res)
+		}
+		parts, err := c.GetTopicPartitions("t")
+		mustNoErr(t, err)
+		if len(parts) != 20 || parts[19] != 19 {
+			t.Fatalf("partitions %v", parts)
+		}
+		tps := make([]zkpaths.TopicPartition, 0, 21)
+		for tp := range states {
+			tps = append(tps, tp)
+		}
+		tps = append(tps, zkpaths.TopicPartition{Topic: "t", Partition: 99})
+		got, err := c.GetPartitionStates(tps)
+		mustNoErr(t, err)
+		if len(got) != 20 {
+			t.Fatalf("read %d states", len(got))
+		}
+		for tp, s := range states {
+			if !got[tp].Equal(s) {
+				t.Fatalf("%s: %+v vs %+v", tp, got[tp], s)
+			}
+		}
+		data, _, _ := c.Get(zkpaths.PartitionStatePath("t", 4))
+		if string(data) != `{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}` {
+			t.Fatalf("state bytes %s", data)
+		}
+		// Leader-side conditional update: success, then a resend of the same
+		// content with the stale version counts as landed.
+		tp := zkpaths.TopicPartition{Topic: "t", Partition: 4}
+		s := got[tp]
+		s.ISR = []int32{1}
+		v1, err := c.UpdateLeaderAndIsrConditional(tp, s)
+		if err != nil || v1 != 1 {
+			t.Fatalf("leader ISR update: %d %v", v1, err)
+		}
+		v1again, err := c.UpdateLeaderAndIsrConditional(tp, s)
+		if err != nil || v1again != 1 {
+			t.Fatalf("resend: %d %v", v1again, err)
+		}
+		s.ISR = []int32{1, 2}
+		if _, err := c.UpdateLeaderAndIsrConditional(tp, s); !errors.Is(err, zk.ErrBadVersion) {
+			t.Fatalf("stale leader update: %v", err)
+		}
+	})
+}
+
+func TestTopicLifecycle(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c := b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		a := zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1, 2}, 1: {2, 1}}, TopicID: "ztFyzQr5QwmEYeGhG6khTg"}
+		mustNoErr(t, c.CreateTopic("orders.v1", a, map[string]string{"retention.ms": "1000"}))
+		if err := c.CreateTopic("orders.v1", a, nil); !errors.Is(err, zkclient.ErrTopicExists) {
+			t.Fatalf("duplicate: %v", err)
+		}
+		if err := c.CreateTopic("orders_v1", a, nil); !errors.Is(err, zkclient.ErrTopicCollision) {
+			t.Fatalf("collision: %v", err)
+		}
+		cfg, _, _ := c.Get(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, "orders.v1"))
+		if string(cfg) != `{"version":1,"config":{"retention.ms":"1000"}}` {
+			t.Fatalf("config %s", cfg)
+		}
+		// No change notification on creation.
+		if kids, _ := c.Children(zkpaths.ConfigChangesPath); len(kids) != 0 {
+			t.Fatalf("notifications %v", kids)
+		}
+		got, zv, err := c.GetTopicAssignment("orders.v1")
+		if err != nil || zv != 0 || !reflect.DeepEqual(got.Partitions, a.Partitions) || got.TopicID != a.TopicID {
+			t.Fatalf("assignment %+v %d %v", got, zv, err)
+		}
+		if _, _, err := c.GetTopicAssignment("nope"); !errors.Is(err, zkclient.ErrTopicNotFound) || !errors.Is(err, zk.ErrNoNode) {
+			t.Fatalf("missing topic: %v", err)
+		}
+		topics, _ := c.GetAllTopics()
+		if !reflect.DeepEqual(topics, []string{"orders.v1"}) {
+			t.Fatalf("topics %v", topics)
+		}
+		// Partition addition (admin path, any-version).
+		a.Partitions[2] = []int32{1, 2}
+		zv, err = c.UpdateTopicAssignment("orders.v1", a)
+		if err != nil || zv != 1 {
+			t.Fatalf("add partitions: %d %v", zv, err)
+		}
+		// Deletion marker, then creation is refused.
+		if err := c.CreateDeleteTopicPath("nope"); !errors.Is(err, zkclient.ErrTopicNotFound) {
+			t.Fatalf("mark missing: %v", err)
+		}
+		mustNoErr(t, c.CreateDeleteTopicPath("orders.v1"))
+		if err := c.CreateDeleteTopicPath("orders.v1"); !errors.Is(err, zkclient.ErrTopicAlreadyMarkedForDeletion) {
+			t.Fatalf("mark twice: %v", err)
+		}
+		if err := c.CreateTopic("orders.v1", a, nil); !errors.Is(err, zkclient.ErrTopicMarkedForDeletion) {
+			t.Fatalf("create while deleting: %v", err)
+		}
+		del, _ := c.GetTopicDeletions()
+		if !reflect.DeepEqual(del, []string{"orders.v1"}) {
+			t.Fatalf("deletions %v", del)
+		}
+		// Controller completes the deletion with fenced deletes.
+		epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
+		mustNoErr(t, err)
+		_, err = c.CreatePartitionState(ver, zkpaths.TopicPartition{Topic: "orders.v1", Partition: 0}, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: epoch})
+		mustNoErr(t, err)
+		a.Removing = map[int32][]int32{0: {2}}
+		zv, err = c.SetTopicAssignment(ver, "orders.v1", a, 1)
+		if err != nil || zv != 2 {
+			t.Fatalf("fenced topic write: %d %v", zv, err)
+		}
+		mustNoErr(t, c.DeleteTopicZNode(ver, "orders.v1"))
+		mustNoErr(t, c.DeleteTopicConfigs(ver, "orders.v1"))
+		mustNoErr(t, c.DeleteTopicDeletions(ver, "orders.v1"))
+		for _, p := range []string{zkpaths.TopicPath("orders.v1"), zkpaths.ConfigPath("topics", "orders.v1"), zkpaths.DeleteTopicPath("orders.v1")} {
+			if ok, _, _ := c.Exists(p); ok {
+				t.Fatalf("%s survived deletion", p)
+			}
+		}
+	})
+}
+
+func TestNotificationsAndAdminNodes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c := b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		_, ver, err := c.RegisterControllerAndIncrementEpoch(1)
+		mustNoErr(t, err)
+		n1, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}})
+		mustNoErr(t, err)
+		n2, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}})
+		mustNoErr(t, err)
+		if n1 != "isr_change_0000000000" || n2 != "isr_change_0000000001" {
+			t.Fatalf("names %s %s", n1, n2)
+		}
+		names, _ := c.GetAllIsrChangeNotifications()
+		tps, err := c.GetPartitionsFromIsrChangeNotifications(append(names, "isr_change_0000000099"))
+		mustNoErr(t, err)
+		if len(tps) != 3 {
+			t.Fatalf("partitions %v", tps)
+		}
+		mustNoErr(t, c.DeleteIsrChangeNotifications(ver, names...))
+		if left, _ := c.GetAllIsrChangeNotifications(); len(left) != 0 {
+			t.Fatalf("left %v", left)
+		}
+		// Sequence numbers keep growing after deletions.
+		n3, _ := c.CreateIsrChangeNotification(nil)
+		// ZooKeeper 3.8 numbers sequential children by the parent's
+		// cversion, which deletes do not advance.
+		if n3 != "isr_change_0000000002" {
+			t.Fatalf("after deletes: %s", n3)
+		}
+
+		e1, _ := c.CreateLogDirEventNotification(2)
+		_, _ = c.CreateLogDirEventNotification(2)
+		data, _, _ := c.Get(zkpaths.LogDirEventNotificationPath + "/" + e1)
+		if string(data) != `{"version":1,"broker":2,"event":1}` {
+			t.Fatalf("log dir event %s", data)
+		}
+		evs, _ := c.GetAllLogDirEventNotifications()
+		ids, err := c.GetBrokerIDsFromLogDirEvents(evs)
+		if err != nil || !reflect.DeepEqual(ids, []int32{2}) {
+			t.Fatalf("ids %v %v", ids, err)
+		}
+		mustNoErr(t, c.DeleteLogDirEventNotifications(ver, evs...))
+
+		r := []zkpaths.PartitionReplicas{{Topic: "a", Partition: 0, Replicas: []int32{3, 2}}}
+		mustNoErr(t, c.CreatePartitionReassignment(r))
+		if err := c.CreatePartitionReassignment(r); !errors.Is(err, zkclient.ErrReassignmentInProgress) {
+			t.Fatalf("second reassignment: %v", err)
+		}
+		got, ok, err := c.GetPartitionReassignment()
+		if err != nil || !ok || !reflect.DeepEqual(got, r) {
+			t.Fatalf("reassignment %v %v %v", got, ok, err)
+		}
+		mustNoErr(t, c.SetOrCreatePartitionReassignment(ver, nil))
+		mustNoErr(t, c.DeletePartitionReassignment(ver))
+		mustNoErr(t, c.DeletePartitionReassignment(ver)) // already gone: fine
+		mustNoErr(t, c.SetOrCreatePartitionReassignment(ver, r))
+		if _, ok, _ := c.GetPartitionReassignment(); !ok {
+			t.Fatalf("fenced create of reassignment missing")
+		}
+
+		mustNoErr(t, c.CreatePreferredReplicaElection([]zkpaths.TopicPartition{{Topic: "a", Partition: 0}}))
+		if err := c.CreatePreferredReplicaElection(nil); !errors.Is(err, zkclient.ErrPreferredElectionInProgress) {
+			t.Fatalf("second election: %v", err)
+		}
+		pe, ok, err := c.GetPreferredReplicaElection()
+		if err != nil || !ok || len(pe) != 1 {
+			t.Fatalf("preferred %v %v %v", pe, ok, err)
+		}
+		mustNoErr(t, c.DeletePreferredReplicaElection(ver))
+		if _, ok, _ := c.GetPreferredReplicaElection(); ok {
+			t.Fatalf("election node survived")
+		}
+	})
+}
+
+func TestConfigsSeqIDsProducerIDsOffsets(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c := b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		mustNoErr(t, c.ChangeEntityConfigs(zkpaths.ConfigTypeBroker, zkpaths.ConfigEntityDefault, map[string]string{"log.cleaner.threads": "2"}))
+		cfg, err := c.GetEntityConfigs(zkpaths.ConfigTypeBroker, zkpaths.ConfigEntityDefault)
+		if err != nil || cfg["log.cleaner.threads"] != "2" {
+			t.Fatalf("config %v %v", cfg, err)
+		}
+		kids, _ := c.Children(zkpaths.ConfigChangesPath)
+		if len(kids) != 1 || kids[0] != "config_change_0000000000" {
+			t.Fatalf("notifications %v", kids)
+		}
+		data, _, _ := c.Get(zkpaths.ConfigChangesPath + "/" + kids[0])
+		if string(data) != `{"version":2,"entity_path":"brokers/<default>"}` {
+			t.Fatalf("notification %s", data)
+		}
+		// Quota clean-up: an empty client quota set deletes the node.
+		user := zkpaths.Sanitize("CN=app,O=Corp")
+		mustNoErr(t, c.ChangeEntityConfigs(zkpaths.ConfigTypeUser, user, map[string]string{"producer_byte_rate": "1024"}))
+		mustNoErr(t, c.ChangeEntityConfigs(zkpaths.ConfigTypeUser, user, nil))
+		if ok, _, _ := c.Exists(zkpaths.ConfigPath(zkpaths.ConfigTypeUser, user)); ok {
+			t.Fatalf("empty user quota node not deleted")
+		}
+		if cfg, err := c.GetEntityConfigs(zkpaths.ConfigTypeTopic, "missing"); err != nil || len(cfg) != 0 {
+			t.Fatalf("missing entity: %v %v", cfg, err)
+		}
+
+		// broker.id.generation: first generated id is 1001.
+		id1, err := c.GenerateBrokerID(zkpaths.ReservedBrokerMaxIDDefault)
+		mustNoErr(t, err)
+		id2, err := c.GenerateBrokerID(zkpaths.ReservedBrokerMaxIDDefault)
+		mustNoErr(t, err)
+		if id1 != 1001 || id2 != 1002 {
+			t.Fatalf("generated ids %d %d", id1, id2)
+		}
+		seq, st, _ := c.Get(zkpaths.BrokerSeqIDPath)
+		if seq == nil || len(seq) != 0 || st.Version != 2 {
+			t.Fatalf("/brokers/seqid = %v v%d, want zero-length v2", seq, st.Version)
+		}
+
+		// Producer id blocks: [0,999], then [1000,1999].
+		blk, err := c.AllocateProducerIDBlock(2)
+		mustNoErr(t, err)
+		blk2, err := b.client(t).AllocateProducerIDBlock(3)
+		mustNoErr(t, err)
+		if blk.BlockStart != 0 || blk.BlockEnd != 999 || blk2.BlockStart != 1000 || blk2.BlockEnd != 1999 {
+			t.Fatalf("blocks %+v %+v", blk, blk2)
+		}
+		data, _, _ = c.Get(zkpaths.LatestProducerIDBlockPath)
+		if string(data) != `{"version":1,"broker":3,"block_start":"1000","block_end":"1999"}` {
+			t.Fatalf("block node %s", data)
+		}
+
+		// Legacy consumer offsets.
+		if _, ok, err := c.GetConsumerOffset("g", "t", 0); err != nil || ok {
+			t.Fatalf("offset before commit: %v %v", ok, err)
+		}
+		mustNoErr(t, c.SetConsumerOffset("g", "t", 0, 42))
+		mustNoErr(t, c.SetConsumerOffset("g", "t", 0, 43))
+		off, ok, err := c.GetConsumerOffset("g", "t", 0)
+		if err != nil || !ok || off != 43 {
+			t.Fatalf("offset %d %v %v", off, ok, err)
+		}
+
+		// /feature.
+		if _, _, ok, _ := c.GetFeature(); ok {
+			t.Fatalf("feature before creation")
+		}
+		_, err = c.CreateOrUpdateFeature(zkpaths.FeatureZNode{Status: zkpaths.FeatureStatusEnabled})
+		mustNoErr(t, err)
+		v, err := c.CreateOrUpdateFeature(zkpaths.FeatureZNode{Status: zkpaths.FeatureStatusEnabled})
+		mustNoErr(t, err)
+		f, fv, ok, err := c.GetFeature()
+		if err != nil || !ok || fv != v || v != 1 || f.Status != 1 || f.Version != 2 {
+			t.Fatalf("feature %+v v%d %v %v", f, fv, ok, err)
+		}
+	})
+}
+
+func TestMultiAndFencedMultiResults(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		c := b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		_, ver, err := c.RegisterControllerAndIncrementEpoch(1)
+		mustNoErr(t, err)
+		res, err := c.Multi(zkclient.CreateOp("/m", nil, zkclient.Persistent), zkclient.CreateOp("/m/s_", []byte("x"), zkclient.PersistentSequential))
+		mustNoErr(t, err)
+		if res[1].String != "/m/s_0000000000" {
+			t.Fatalf("multi created %q", res[1].String)
+		}
+		// Atomic: a failing second op leaves no trace of the first.
+		_, err = c.Multi(zkclient.CreateOp("/n", nil, zkclient.Persistent), zkclient.SetOp("/m", nil, 5))
+		if !errors.Is(err, zk.ErrBadVersion) {
+			t.Fatalf("multi err %v", err)
+		}
+		if ok, _, _ := c.Exists("/n"); ok {
+			t.Fatalf("multi not atomic")
+		}
+		_, err = c.FencedMulti(ver, zkclient.DeleteOp("/nope", -1))
+		if !errors.Is(err, zk.ErrNoNode) || errors.Is(err, zkclient.ErrControllerMoved) {
+			t.Fatalf("fenced inner error %v", err)
+		}
+		_, err = c.FencedMulti(ver+1, zkclient.DeleteOp("/m/s_0000000000", -1))
+		if !errors.Is(err, zkclient.ErrControllerMoved) {
+			t.Fatalf("fenced check: %v", err)
+		}
+	})
+}

@@ -1,0 +1,176 @@
+package zkclient_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zkserver"
+	"github.com/klassik/klassik/zkpaths/zktest"
+)
+
+func TestMain(m *testing.M) { os.Exit(zkserver.RunShared(m)) }
+
+// sessionTimeout for tests: the server's tickTime is 500ms, so 2s is valid
+// and keeps forced expiry fast.
+const sessionTimeout = 2 * time.Second
+
+// backend abstracts "a ZooKeeper ensemble with one chroot for this test":
+// the same suite runs on the real server and on zktest, so the fake is
+// checked against the real thing.
+type backend interface {
+	// client opens a new session.
+	client(t *testing.T) *zkclient.Client
+	// expire forces the session of c to expire and waits until c has a new
+	// session.
+	expire(t *testing.T, c *zkclient.Client)
+}
+
+func forEachBackend(t *testing.T, f func(t *testing.T, b backend)) {
+	t.Run("real", func(t *testing.T) { f(t, newRealBackend(t)) })
+	t.Run("fake", func(t *testing.T) { f(t, newFakeBackend(t)) })
+}
+
+type realBackend struct {
+	srv    *zkserver.Server
+	chroot string
+	admin  *zkclient.Client // no chroot, direct to the server
+
+	mu      sync.Mutex
+	proxies map[*zkclient.Client]*zkserver.Proxy
+}
+
+func newRealBackend(t *testing.T) *realBackend {
+	srv, err := zkserver.Shared()
+	if err != nil {
+		t.Fatalf("ZooKeeper server: %v", err)
+	}
+	admin, err := zkclient.Connect(srv.ConnectString(""), sessionTimeout)
+	if err != nil {
+		t.Fatalf("admin connect: %v", err)
+	}
+	t.Cleanup(admin.Close)
+	return &realBackend{srv: srv, chroot: zkserver.Chroot(t), admin: admin, proxies: map[*zkclient.Client]*zkserver.Proxy{}}
+}
+
+func (b *realBackend) client(t *testing.T) *zkclient.Client {
+	t.Helper()
+	p, err := zkserver.NewProxy(b.srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := zkclient.Connect(p.ConnectString(b.chroot), sessionTimeout)
+	if err != nil {
+		p.Close()
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close(); p.Close() })
+	b.mu.Lock()
+	b.proxies[c] = p
+	b.mu.Unlock()
+	return c
+}
+
+// expire cuts the client off at its proxy until the server has expired the
+// session (observed through an ephemeral probe node vanishing), then lets it
+// reconnect, which makes go-zookeeper learn of the expiry and open a new
+// session.
+func (b *realBackend) expire(t *testing.T, c *zkclient.Client) {
+	t.Helper()
+	b.mu.Lock()
+	p := b.proxies[c]
+	b.mu.Unlock()
+	old := c.SessionID()
+	probe := fmt.Sprintf("/expiry-probe-%x", old)
+	if _, err := c.Create(probe, nil, zkclient.Ephemeral); err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	p.Pause()
+	waitFor(t, 15*time.Second, "server to expire the session", func() bool {
+		ok, _, err := b.admin.Exists(b.chroot + probe)
+		return err == nil && !ok
+	})
+	p.Resume()
+	waitFor(t, 15*time.Second, "a new session", func() bool {
+		s := c.SessionID()
+		return s != 0 && s != old
+	})
+}
+
+type fakeBackend struct {
+	srv *zktest.Server
+
+	mu    sync.Mutex
+	conns map[*zkclient.Client]*zktest.Conn
+}
+
+func newFakeBackend(t *testing.T) *fakeBackend {
+	return &fakeBackend{srv: zktest.NewServer(), conns: map[*zkclient.Client]*zktest.Conn{}}
+}
+
+func (b *fakeBackend) client(t *testing.T) *zkclient.Client {
+	t.Helper()
+	conn, ev := b.srv.Connect()
+	c, err := zkclient.New(conn, ev, "/chroot", sessionTimeout)
+	if err != nil {
+		t.Fatalf("fake client: %v", err)
+	}
+	t.Cleanup(c.Close)
+	b.mu.Lock()
+	b.conns[c] = conn
+	b.mu.Unlock()
+	return c
+}
+
+func (b *fakeBackend) expire(t *testing.T, c *zkclient.Client) {
+	t.Helper()
+	b.mu.Lock()
+	conn := b.conns[c]
+	b.mu.Unlock()
+	old := c.SessionID()
+	b.srv.Expire(conn)
+	waitFor(t, 5*time.Second, "a new session", func() bool { return c.SessionID() != old })
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// counter counts callback invocations; callbacks only increment, as real
+// consumers only enqueue.
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) inc() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *counter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func mustNoErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isZk(err, target error) bool { return errors.Is(err, target) }
+
+var _ = zk.ErrNoNode
