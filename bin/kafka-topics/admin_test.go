@@ -19,7 +19,9 @@ func TestBootstrapMode(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	bs := strings.Join(c.ListenAddrs(), ",")
-	kt := func(args ...string) (string, int) { return runTool(t, append([]string{"--bootstrap-server", bs}, args...)...) }
+	kt := func(args ...string) (string, int) {
+		return runTool(t, append([]string{"--bootstrap-server", bs}, args...)...)
+	}
 
 	if out, code := kt("--create", "--topic", "events", "--partitions", "3", "--replication-factor", "2", "--config", "retention.ms=1000"); code != 0 || out != "Created topic events.\n" {
 		t.Fatalf("create: %d %q", code, out)

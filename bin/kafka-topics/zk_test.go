@@ -51,7 +51,9 @@ func runTool(t *testing.T, args ...string) (string, int) {
 
 func TestZooKeeperMode(t *testing.T) {
 	connect, c := zkCluster(t)
-	zk := func(args ...string) (string, int) { return runTool(t, append([]string{"--zookeeper", connect}, args...)...) }
+	zk := func(args ...string) (string, int) {
+		return runTool(t, append([]string{"--zookeeper", connect}, args...)...)
+	}
 
 	out, code := zk("--create", "--topic", "orders", "--partitions", "6", "--replication-factor", "3", "--config", "retention.ms=60000")
 	if code != 0 || out != "Created topic orders.\n" {
@@ -182,7 +184,9 @@ func TestZooKeeperMode(t *testing.T) {
 
 func TestZooKeeperModeInternalTopic(t *testing.T) {
 	connect, _ := zkCluster(t)
-	zk := func(args ...string) (string, int) { return runTool(t, append([]string{"--zookeeper", connect}, args...)...) }
+	zk := func(args ...string) (string, int) {
+		return runTool(t, append([]string{"--zookeeper", connect}, args...)...)
+	}
 	if out, code := zk("--create", "--topic", "__consumer_offsets", "--partitions", "1", "--replication-factor", "1"); code != 0 {
 		t.Fatalf("create: %d %q", code, out)
 	}
