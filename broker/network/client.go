@@ -128,8 +128,18 @@ func (c *Client) roundTrip(ctx context.Context, req kmsg.Request) (kmsg.Response
 	_ = c.nc.SetDeadline(deadline)
 	// Cancellation interrupts blocked I/O by moving the deadline to the
 	// past; the connection is then broken and closed by Request.
-	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = c.nc.SetDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	defer func() {
+		// If the callback already started, wait for it: otherwise its
+		// past deadline could land on the next request's I/O.
+		if !stop() {
+			<-fired
+		}
+	}()
 
 	c.corr++
 	corr := c.corr

@@ -481,3 +481,30 @@ func TestClientTimeout(t *testing.T) {
 		t.Fatal("request past the timeout succeeded")
 	}
 }
+
+// A cancellation racing with a successful round trip must not leak a past
+// deadline into the next request on the same client.
+func TestClientCancelRaceDoesNotPoisonNextRequest(t *testing.T) {
+	s := startServer(t, Config{}, &testHandler{})
+	dial := func() *Client {
+		cl, err := Dial(context.Background(), addrOf(s), "race", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	cl := dial()
+	defer func() { cl.Close() }()
+	for i := 0; i < 200; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		go cancel()
+		if _, err := cl.Request(ctx, metadataReq(1, "x")); err != nil {
+			cl.Close()
+			cl = dial() // cancelled mid-flight: the client is broken, as documented
+			continue
+		}
+		if _, err := cl.Request(context.Background(), metadataReq(1, "y")); err != nil {
+			t.Fatalf("iteration %d: request after a raced cancel failed: %v", i, err)
+		}
+	}
+}

@@ -106,9 +106,12 @@ func (p *Purgatory) TryCompleteElseWatch(op Operation, timeout time.Duration, ke
 	}
 	p.mu.Unlock()
 	if !closed && op.TryComplete() {
-		p.complete(e)
+		// complete fails only if CancelForKey or Shutdown got there
+		// first; then OnComplete did not run here and we must not
+		// report completion.
+		done := p.complete(e)
 		e.mu.Unlock()
-		return true
+		return done
 	}
 	e.mu.Unlock()
 
