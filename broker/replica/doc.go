@@ -54,8 +54,10 @@
 //     divergence check of last_fetched_epoch, but does not yet update
 //     follower state, ISR or HW.
 //   - DeleteRecords answers as soon as the leader's log start moved.
-//   - The last stable offset equals the high watermark (no transactions);
-//     READ_COMMITTED fetches get an empty aborted-transactions list.
+//   - READ_COMMITTED fetches read up to storage's last stable offset and
+//     report the aborted transactions overlapping [fetch offset, LSO), a
+//     superset of Kafka's list (which stops at the end of the returned
+//     data); consumers match them against the batches they received.
 //   - ListOffsets v0 answers [end, log start] for latest and [log start] for
 //     earliest instead of listing segment base offsets.
 //
@@ -79,8 +81,8 @@
 //     (hwMu serialises advances).
 //   - The first LeaderAndIsr for a new epoch assigns (epoch, LEO) in the
 //     leader epoch cache even if nothing is written in that epoch.
-//   - A fetch response never contains data at or beyond the HW for consumers
-//     (READ_UNCOMMITTED and READ_COMMITTED alike while LSO = HW), and never
+//   - A fetch response never contains data at or beyond the HW
+//     (READ_UNCOMMITTED) or the LSO (READ_COMMITTED) for consumers, and never
 //     null records.
 //   - Fetch sessions: an incremental request with a wrong epoch or unknown id
 //     changes nothing; the session's epoch advances only when a request is

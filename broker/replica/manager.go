@@ -3,8 +3,10 @@ package replica
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -191,6 +193,14 @@ func (m *Manager) errorCode(err error, tp TopicPartition, op string) int16 {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		return ke.Code
+	}
+	var pe *fs.PathError
+	var errno syscall.Errno
+	if errors.As(err, &pe) || errors.As(err, &errno) {
+		// A disk error: the client should refresh metadata and go to
+		// another replica, as Kafka does for an offline log dir.
+		m.log.Error("storage error", "op", op, "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		return kerr.KafkaStorageError.Code
 	}
 	m.log.Error("unexpected error", "op", op, "topic", tp.Topic, "partition", tp.Partition, "err", err)
 	return kerr.UnknownServerError.Code
