@@ -174,3 +174,16 @@ func mustNoErr(t *testing.T, err error) {
 func isZk(err, target error) bool { return errors.Is(err, target) }
 
 var _ = zk.ErrNoNode
+
+func zkCli(addr string, cmd ...string) (string, error) {
+	return zkserver.ZkCli(addr, 60*time.Second, cmd...)
+}
+
+func golden(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/znodes/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

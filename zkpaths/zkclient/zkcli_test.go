@@ -1,0 +1,83 @@
+package zkclient_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/klassik/klassik/zkpaths"
+)
+
+// TestZkCliSeesKafkaJSON: "a user who points zkCli at our ensemble sees the
+// same tree ... and the same bytes" (zookeeper-layout preamble, §5.2). We
+// build the nodes of the guided tour and read them back with Debian's zkCli.
+func TestZkCliSeesKafkaJSON(t *testing.T) {
+	b := newRealBackend(t)
+	c := b.client(t)
+	mustNoErr(t, c.EnsureTopLevelPaths())
+	id, err := c.GetOrCreateClusterID()
+	mustNoErr(t, err)
+	info := zkpaths.BrokerInfo{ID: 1, JMXPort: -1, Timestamp: 1700000000123,
+		Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: "kafka-1.example.com", Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
+	_, err = c.RegisterBroker(info)
+	mustNoErr(t, err)
+	epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
+	mustNoErr(t, err)
+	assign := zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 1}, 2: {3, 1, 2}}, TopicID: "ztFyzQr5QwmEYeGhG6khTg"}
+	mustNoErr(t, c.CreateTopic("orders", assign, nil))
+	tp := zkpaths.TopicPartition{Topic: "orders", Partition: 0}
+	_, err = c.CreatePartitionState(ver, tp, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: epoch})
+	mustNoErr(t, err)
+	ctrl, _, err := c.Get(zkpaths.ControllerPath)
+	mustNoErr(t, err)
+
+	want := map[string]string{
+		"/cluster/id":            `{"version":"1","id":"` + id + `"}`,
+		"/brokers/ids/1":         string(golden(t, "broker_v5.json")),
+		"/controller":            string(ctrl),
+		"/controller_epoch":      "1",
+		"/brokers/topics/orders": string(golden(t, "topic_v3.json")),
+		"/brokers/topics/orders/partitions/0/state": string(golden(t, "state.json")),
+		"/config/topics/orders":                     string(golden(t, "config_empty.json")),
+		"/brokers":                                  "null",
+	}
+	addr := b.srv.Addr() + b.chroot
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]string{}
+	var lsRoot string
+	for p := range want {
+		wg.Add(1)
+		go func(p string) {
+			defer wg.Done()
+			out, err := zkCli(addr, "get", p)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("zkCli get %s: %v", p, err)
+				return
+			}
+			got[p] = out
+		}(p)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		out, err := zkCli(addr, "ls", "/")
+		if err != nil {
+			t.Errorf("zkCli ls: %v", err)
+		}
+		mu.Lock()
+		lsRoot = out
+		mu.Unlock()
+	}()
+	wg.Wait()
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("zkCli get %s:\n got %q\nwant %q", p, got[p], w)
+		}
+	}
+	if !strings.Contains(lsRoot, "[admin, brokers, cluster, config, consumers, controller, controller_epoch, isr_change_notification, latest_producer_id_block, log_dir_event_notification]") {
+		t.Errorf("zkCli ls / = %q", lsRoot)
+	}
+}
