@@ -12,6 +12,7 @@ import (
 
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zktest"
 )
 
 func TestParseConnectString(t *testing.T) {
@@ -699,4 +700,111 @@ func TestMultiAndFencedMultiResults(t *testing.T) {
 			t.Fatalf("fenced check: %v", err)
 		}
 	})
+}
+
+// A short connection loss (shorter than the session timeout) is invisible
+// to callers: requests are retried after reconnecting, the session and its
+// ephemerals survive, no session handlers run, and watches stay armed.
+func TestConnectionLossKeepsSession(t *testing.T) {
+	t.Run("real", func(t *testing.T) {
+		b := newRealBackend(t)
+		c, writer := b.client(t), b.client(t)
+		mustNoErr(t, c.EnsureTopLevelPaths())
+		_, err := c.RegisterBroker(brokerInfo(3))
+		mustNoErr(t, err)
+		var handlers counter
+		c.OnNewSession(handlers.inc)
+		c.OnSessionExpired(handlers.inc)
+		var n counter
+		defer c.WatchData("/w", n.inc)()
+		sid := c.SessionID()
+
+		b.mu.Lock()
+		p := b.proxies[c]
+		b.mu.Unlock()
+		p.Pause()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Create("/during-outage", nil, zkclient.Persistent)
+			done <- err
+		}()
+		time.Sleep(300 * time.Millisecond) // well inside the 2s session timeout
+		p.Resume()
+		select {
+		case err := <-done:
+			mustNoErr(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("request issued during the outage never completed")
+		}
+		if c.SessionID() != sid {
+			t.Fatalf("session changed from 0x%x to 0x%x", sid, c.SessionID())
+		}
+		if _, ok, err := writer.GetBroker(3); err != nil || !ok {
+			t.Fatalf("registration lost: %v %v", ok, err)
+		}
+		_, err = writer.Create("/w", nil, zkclient.Persistent)
+		mustNoErr(t, err)
+		waitFor(t, 5*time.Second, "watch event after reconnect", func() bool { return n.get() == 1 })
+		if handlers.get() != 0 {
+			t.Fatalf("session handlers ran %d times on a mere reconnect", handlers.get())
+		}
+	})
+	t.Run("fake", func(t *testing.T) {
+		srv := zktest.NewServer()
+		conn, ev := srv.Connect()
+		c, err := zkclient.New(conn, ev, "", sessionTimeout)
+		mustNoErr(t, err)
+		defer c.Close()
+		conn.SetDisconnected(true)
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Create("/during-outage", nil, zkclient.Persistent)
+			done <- err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		conn.SetDisconnected(false)
+		select {
+		case err := <-done:
+			mustNoErr(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("request never completed")
+		}
+		if _, _, ok := srv.Get("/during-outage"); !ok {
+			t.Fatal("node missing")
+		}
+	})
+}
+
+// ZOOKEEPER-2985: after an expiry the server may still show our previous
+// session's registration; RegisterBroker deletes it and registers again
+// (§4.4 step 3.2). The fake can hold the old session's ephemerals back.
+func TestRegisterBrokerReplacesOwnStaleNode(t *testing.T) {
+	srv := zktest.NewServer()
+	conn, ev := srv.Connect()
+	c, err := zkclient.New(conn, ev, "", sessionTimeout)
+	mustNoErr(t, err)
+	defer c.Close()
+	mustNoErr(t, c.EnsureTopLevelPaths())
+	epoch, err := c.RegisterBroker(brokerInfo(5))
+	mustNoErr(t, err)
+	old := c.SessionID()
+	srv.ExpireKeepingEphemerals(conn)
+	waitFor(t, 5*time.Second, "new session", func() bool { return c.SessionID() != old })
+	_, st, ok := srv.Get(zkpaths.BrokerIDPath(5))
+	if !ok || st.EphemeralOwner != old {
+		t.Fatalf("stale node not present: %v %+v", ok, st)
+	}
+	e2, err := c.RegisterBroker(brokerInfo(5))
+	mustNoErr(t, err)
+	_, st, _ = srv.Get(zkpaths.BrokerIDPath(5))
+	if e2 <= epoch || st.EphemeralOwner != c.SessionID() {
+		t.Fatalf("re-registration: epoch %d (old %d), owner 0x%x", e2, epoch, st.EphemeralOwner)
+	}
+	// A node of some other stale session is never stolen.
+	other, _ := srv.Connect()
+	_, err = other.Create("/brokers/ids/6", nil, zkclient.Ephemeral, zk.WorldACL(zk.PermAll))
+	mustNoErr(t, err)
+	if _, err := c.RegisterBroker(brokerInfo(6)); !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("foreign node: %v", err)
+	}
 }

@@ -112,12 +112,43 @@ func (s *Server) Expire(c *Conn) {
 	s.newSessionLocked(c)
 }
 
-// endSessionLocked removes the session's ephemerals and watches.
-func (s *Server) endSessionLocked(c *Conn, err error) {
-	delete(s.sessions, c.sessionID)
+// ExpireKeepingEphemerals is Expire, except that the old session's
+// ephemeral nodes stay until Reap is called with its id: the server-side
+// race of ZOOKEEPER-2985, where a client already has a new session while its
+// previous session's ephemerals are still visible.
+func (s *Server) ExpireKeepingEphemerals(c *Conn) (oldSessionID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.closed {
+		return 0
+	}
+	old := c.sessionID
+	delete(s.sessions, old)
+	for k, chans := range c.watches {
+		for _, ch := range chans {
+			ch <- zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: zk.ErrSessionExpired}
+			close(ch)
+		}
+	}
+	c.watches = map[watchKey][]chan zk.Event{}
+	c.sessionID = 0
+	c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateDisconnected})
+	c.sendEvent(zk.Event{Type: zk.EventSession, State: zk.StateExpired})
+	s.newSessionLocked(c)
+	return old
+}
+
+// Reap deletes the ephemeral nodes still owned by sessionID.
+func (s *Server) Reap(sessionID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleteEphemeralsLocked(sessionID)
+}
+
+func (s *Server) deleteEphemeralsLocked(sessionID int64) {
 	var eph []string
 	for p, n := range s.nodes {
-		if n.stat.EphemeralOwner == c.sessionID {
+		if n.stat.EphemeralOwner == sessionID {
 			eph = append(eph, p)
 		}
 	}
@@ -128,6 +159,12 @@ func (s *Server) endSessionLocked(c *Conn, err error) {
 			s.commit(tx)
 		}
 	}
+}
+
+// endSessionLocked removes the session's ephemerals and watches.
+func (s *Server) endSessionLocked(c *Conn, err error) {
+	delete(s.sessions, c.sessionID)
+	s.deleteEphemeralsLocked(c.sessionID)
 	for k, chans := range c.watches {
 		for _, ch := range chans {
 			ch <- zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
