@@ -1,0 +1,493 @@
+package storage
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klassik/klassik/broker/storage/record"
+)
+
+// clClock is a settable clock for cleaner tests.
+type clClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func clCompactConfig() LogConfig {
+	c := DefaultLogConfig()
+	c.CleanupPolicyCompact, c.CleanupPolicyDelete = true, false
+	c.IndexIntervalBytes = 100
+	c.FileDeleteDelayMs = 0
+	return c
+}
+
+// clRec is a record as seen in the log: offset, key, value (nil =
+// tombstone).
+type clRec struct {
+	Off        int64
+	Key, Value string
+	Tombstone  bool
+}
+
+// clAppend appends records at the log end as a follower would (explicit
+// offsets), one batch per call, with timestamps ts.
+func clAppend(t *testing.T, l *Log, ts int64, kvs ...string) {
+	t.Helper()
+	o := record.DefaultBuildOptions()
+	o.BaseOffset = l.LogEndOffset()
+	o.PartitionLeaderEpoch = 0
+	o.BaseTimestamp = ts
+	var recs []record.Record
+	for i := 0; i+1 < len(kvs); i += 2 {
+		r := record.Record{OffsetDelta: int32(i / 2), Key: []byte(kvs[i])}
+		if kvs[i+1] != "<nil>" {
+			r.Value = []byte(kvs[i+1])
+		}
+		recs = append(recs, r)
+	}
+	if _, err := l.AppendAsFollower(record.Build(o, recs)); err != nil {
+		t.Fatalf("append: %v", err)
+	}
+}
+
+func clRoll(t *testing.T, l *Log) {
+	t.Helper()
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clReadLog reads every batch of every segment file on disk.
+func clReadLog(t *testing.T, l *Log) ([]clRec, []record.BatchHeader) {
+	t.Helper()
+	var recs []clRec
+	var hdrs []record.BatchHeader
+	for _, base := range l.SegmentBaseOffsets() {
+		data, err := os.ReadFile(segmentPath(l.Dir(), base, logFileSuffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = record.ForEachBatch(data, func(b []byte, h record.BatchHeader) error {
+			if err := record.CheckCRC(b); err != nil {
+				return err
+			}
+			if h.BaseOffset < base {
+				return fmt.Errorf("batch %d below segment base %d", h.BaseOffset, base)
+			}
+			hdrs = append(hdrs, h)
+			return record.ForEachRecord(b, func(r *record.Record) error {
+				recs = append(recs, clRec{Off: r.Offset(h), Key: string(r.Key), Value: string(r.Value), Tombstone: r.Value == nil})
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatalf("segment %d: %v", base, err)
+		}
+	}
+	return recs, hdrs
+}
+
+func newTestCleaner(clock *clClock) *Cleaner {
+	cfg := DefaultCleanerConfig()
+	cfg.DedupeBufferSize = 24 * 1024
+	cfg.Clock = clock.Now
+	return NewCleaner(nil, cfg)
+}
+
+func clOpen(t *testing.T, dir string, cfg LogConfig, clock *clClock) *Log {
+	t.Helper()
+	l, err := OpenLog(filepath.Join(dir, "t-0"), TopicPartition{"t", 0}, cfg, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// "keep at least the last record for every key, drop older values ...
+// without changing any retained record's offset" (§11), and the active
+// segment is never touched.
+func TestCleanerKeepsLatestValuePerKey(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	dir := t.TempDir()
+	l := clOpen(t, dir, clCompactConfig(), clock)
+	ts := clock.Now().UnixMilli()
+	clAppend(t, l, ts, "a", "a0", "b", "b0", "c", "c0") // 0-2
+	clAppend(t, l, ts, "a", "a1", "nokey?", "x")        // 3-4
+	clRoll(t, l)
+	clAppend(t, l, ts, "b", "b1") // 5
+	clAppend(t, l, ts, "a", "a2") // 6
+	clRoll(t, l)
+	clAppend(t, l, ts, "a", "a3", "c", "c1") // 7-8, active segment
+	l.SetHighWatermark(l.LogEndOffset())
+	activeBefore, _ := os.ReadFile(segmentPath(l.Dir(), 7, logFileSuffix))
+
+	c := newTestCleaner(clock)
+	st, err := c.CleanLog(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.FirstDirtyOffset != 0 || st.EndOffset != 7 || st.Aborted || st.SegmentsRead != 2 || st.SegmentsWritten != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	recs, _ := clReadLog(t, l)
+	want := []clRec{
+		{Off: 2, Key: "c", Value: "c0"},
+		{Off: 4, Key: "nokey?", Value: "x"},
+		{Off: 5, Key: "b", Value: "b1"},
+		{Off: 6, Key: "a", Value: "a2"},
+		{Off: 7, Key: "a", Value: "a3"},
+		{Off: 8, Key: "c", Value: "c1"},
+	}
+	if !reflect.DeepEqual(recs, want) {
+		t.Fatalf("after cleaning:\n got %+v\nwant %+v", recs, want)
+	}
+	if got := l.SegmentBaseOffsets(); !reflect.DeepEqual(got, []int64{0, 7}) {
+		t.Fatalf("segments %v", got)
+	}
+	if after, _ := os.ReadFile(segmentPath(l.Dir(), 7, logFileSuffix)); string(after) != string(activeBefore) {
+		t.Fatal("the active segment changed")
+	}
+	cp, err := os.ReadFile(filepath.Join(dir, "cleaner-offset-checkpoint"))
+	if err != nil || string(cp) != "0\n1\nt 0 7\n" {
+		t.Fatalf("checkpoint %q %v", cp, err)
+	}
+	// Reads through the Log see the cleaned data with the right offsets.
+	fd, err := l.Read(5, 1<<20, l.LogEndOffset(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := fd.Records.ReadAll()
+	h, err := record.ParseBatchHeader(b)
+	if err != nil || h.BaseOffset > 5 || h.LastOffset() < 5 {
+		t.Fatalf("read at 5: %+v %v", h, err)
+	}
+	// No leftovers; the sources are .deleted until the Log removes them.
+	ents, _ := os.ReadDir(l.Dir())
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), cleanedFileSuffix) || strings.HasSuffix(e.Name(), swapFileSuffix) {
+			t.Fatalf("leftover %s", e.Name())
+		}
+	}
+	// The cleaned log survives a restart (indexes and data agree).
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := clOpen(t, dir, clCompactConfig(), clock)
+	recs2, _ := clReadLog(t, l2)
+	if !reflect.DeepEqual(recs2, want) || l2.LogEndOffset() != 9 {
+		t.Fatalf("after reopen %+v leo %d", recs2, l2.LogEndOffset())
+	}
+	// A second pass with nothing dirty does nothing.
+	l2.SetHighWatermark(l2.LogEndOffset())
+	if st, err := c.CleanLog(l2); err != nil || st.SegmentsWritten != 0 {
+		t.Fatalf("second pass %+v %v", st, err)
+	}
+}
+
+// "A tombstone ... must survive long enough for every consumer to see it:
+// delete.retention.ms" and the first pass retaining it sets the batch's
+// delete horizon (§11.5).
+func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	cfg := clCompactConfig()
+	cfg.DeleteRetentionMs = 1000
+	l := clOpen(t, t.TempDir(), cfg, clock)
+	ts := clock.Now().UnixMilli()
+	clAppend(t, l, ts, "a", "a0", "b", "b0")
+	clAppend(t, l, ts+7, "a", "<nil>") // tombstone for a at 2
+	clRoll(t, l)
+	clAppend(t, l, ts, "z", "z0")
+	l.SetHighWatermark(l.LogEndOffset())
+	c := newTestCleaner(clock)
+	if _, err := c.CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	recs, hdrs := clReadLog(t, l)
+	want := []clRec{{Off: 1, Key: "b", Value: "b0"}, {Off: 2, Key: "a", Tombstone: true}, {Off: 3, Key: "z", Value: "z0"}}
+	if !reflect.DeepEqual(recs, want) {
+		t.Fatalf("first pass: %+v", recs)
+	}
+	var tomb record.BatchHeader
+	for _, h := range hdrs {
+		if h.BaseOffset == 2 {
+			tomb = h
+		}
+	}
+	if !tomb.HasDeleteHorizon() || tomb.DeleteHorizon() != ts+1000 || tomb.MaxTimestamp != ts+7 {
+		t.Fatalf("tombstone batch header %+v", tomb)
+	}
+	// Before the horizon a new pass (new dirty data) keeps the tombstone.
+	clAppend(t, l, ts, "y", "y0")
+	clRoll(t, l)
+	clAppend(t, l, ts, "x", "x0")
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := c.CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := clReadLog(t, l); len(recs) != 5 || !recs[1].Tombstone {
+		t.Fatalf("tombstone removed before its horizon: %+v", recs)
+	}
+	// After the horizon it goes.
+	clock.Advance(2 * time.Second)
+	clAppend(t, l, ts, "w", "w0")
+	clRoll(t, l)
+	clAppend(t, l, ts, "v", "v0")
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := c.CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = clReadLog(t, l)
+	for _, r := range recs {
+		if r.Tombstone {
+			t.Fatalf("tombstone survived its horizon: %+v", recs)
+		}
+	}
+	if len(recs) != 6 || recs[0].Off != 1 {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
+// min.compaction.lag.ms keeps recent segments out of the dirty section; the
+// high watermark bounds it too.
+func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	cfg := clCompactConfig()
+	cfg.MinCompactionLagMs = 60000
+	l := clOpen(t, t.TempDir(), cfg, clock)
+	now := clock.Now().UnixMilli()
+	clAppend(t, l, now-120000, "a", "old0", "a", "old1") // old enough
+	clRoll(t, l)
+	clAppend(t, l, now-1000, "a", "new0", "a", "new1") // too recent
+	clRoll(t, l)
+	clAppend(t, l, now, "a", "active")
+	l.SetHighWatermark(l.LogEndOffset())
+	c := newTestCleaner(clock)
+	st, err := c.CleanLog(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.EndOffset != 2 {
+		t.Fatalf("end offset %d, want 2 (second segment is within the lag)", st.EndOffset)
+	}
+	recs, _ := clReadLog(t, l)
+	if len(recs) != 4 || recs[0].Value != "old1" {
+		t.Fatalf("records %+v", recs)
+	}
+	// With the lag passed but the high watermark at 3 nothing beyond 2 is cleaned.
+	clock.Advance(time.Hour)
+	l.SetHighWatermark(3)
+	if st, err := c.CleanLog(l); err != nil || st.EndOffset > 2 {
+		t.Fatalf("cleaned above the high watermark: %+v %v", st, err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := c.CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = clReadLog(t, l)
+	if len(recs) != 2 || recs[0].Value != "new1" || recs[1].Value != "active" {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
+// Batches of aborted transactions are removed; a producer's last data
+// batch survives as an empty batch so its sequence state is not lost
+// (§11.4); markers are kept.
+func TestCleanerTransactions(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
+	ts := clock.Now().UnixMilli()
+	appendRaw := func(b []byte) {
+		if _, err := l.AppendAsFollower(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn := func(pid int64, seq int32, kv ...string) []byte {
+		o := record.DefaultBuildOptions()
+		o.BaseOffset, o.PartitionLeaderEpoch, o.BaseTimestamp = l.LogEndOffset(), 0, ts
+		o.ProducerID, o.ProducerEpoch, o.BaseSequence, o.Transactional = pid, 0, seq, true
+		var recs []record.Record
+		for i := 0; i+1 < len(kv); i += 2 {
+			recs = append(recs, record.Record{OffsetDelta: int32(i / 2), Key: []byte(kv[i]), Value: []byte(kv[i+1])})
+		}
+		return record.Build(o, recs)
+	}
+	clAppend(t, l, ts, "k", "committed")                                                        // 0
+	appendRaw(txn(9, 0, "k", "aborted-1", "j", "aborted-2"))                                    // 1-2
+	appendRaw(record.BuildControlBatch(l.LogEndOffset(), 0, 9, 0, record.ControlAbort, 0, ts))  // 3
+	appendRaw(txn(8, 0, "k", "committed-txn"))                                                  // 4
+	appendRaw(record.BuildControlBatch(l.LogEndOffset(), 0, 8, 0, record.ControlCommit, 0, ts)) // 5
+	clRoll(t, l)
+	appendRaw(txn(8, 1, "m", "open")) // 6, still open: its segment is uncleanable
+	clRoll(t, l)
+	clAppend(t, l, ts, "z", "z")
+	l.SetHighWatermark(l.LogEndOffset())
+	c := newTestCleaner(clock)
+	if _, err := c.CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	recs, hdrs := clReadLog(t, l)
+	for _, r := range recs {
+		if strings.HasPrefix(r.Value, "aborted") {
+			t.Fatalf("aborted data survived: %+v", recs)
+		}
+	}
+	var empty, markers int
+	for _, h := range hdrs {
+		if h.ProducerID == 9 && !h.IsControl() {
+			if h.NumRecords != 0 || h.BaseOffset != 1 || h.LastOffset() != 2 || h.BaseSequence != 0 {
+				t.Fatalf("producer 9's last batch %+v", h)
+			}
+			empty++
+		}
+		if h.IsControl() {
+			markers++
+		}
+	}
+	if empty != 1 || markers != 2 {
+		t.Fatalf("empty batches %d markers %d: %+v", empty, markers, hdrs)
+	}
+	// "committed" at 0 is superseded by the committed transaction at 4;
+	// the open transaction's segment is left alone.
+	var values []string
+	for _, r := range recs {
+		if !strings.HasPrefix(r.Value, "\x00") { // skip the markers' values
+			values = append(values, r.Value)
+		}
+	}
+	if strings.Join(values, ",") != "committed-txn,open,z" {
+		t.Fatalf("values %q", values)
+	}
+}
+
+// The manager-driven path: CleanOnce picks only logs above
+// min.cleanable.dirty.ratio, and the goroutine starts and stops.
+func TestCleanerCleanOnceDirtyRatio(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	dir := t.TempDir()
+	mc := DefaultManagerConfig(dir)
+	mc.Clock = clock.Now
+	mc.CleanerEnable = false
+	m, err := NewLogManager(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown() })
+	cfg := clCompactConfig()
+	cfg.MinCleanableDirtyRatio = 0.5
+	l, err := m.GetOrCreateLog(TopicPartition{"c", 0}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := m.GetOrCreateLog(TopicPartition{"p", 0}, DefaultLogConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := clock.Now().UnixMilli()
+	for i := 0; i < 4; i++ {
+		clAppend(t, l, ts, "k", fmt.Sprint(i))
+		clAppend(t, plain, ts, "k", fmt.Sprint(i))
+	}
+	clRoll(t, l)
+	clRoll(t, plain)
+	clAppend(t, l, ts, "k", "active")
+	l.SetHighWatermark(l.LogEndOffset())
+	plain.SetHighWatermark(plain.LogEndOffset())
+	c := NewCleaner(m, CleanerConfig{DedupeBufferSize: 4096, Clock: clock.Now})
+	cleaned, err := c.CleanOnce()
+	if err != nil || !cleaned {
+		t.Fatalf("first pass: %v %v", cleaned, err)
+	}
+	if recs, _ := clReadLog(t, l); len(recs) != 2 || recs[0].Value != "3" {
+		t.Fatalf("compacted log %+v", recs)
+	}
+	if recs, _ := clReadLog(t, plain); len(recs) != 4 {
+		t.Fatal("a delete-policy log was compacted")
+	}
+	cleaned, err = c.CleanOnce()
+	if err != nil || cleaned {
+		t.Fatalf("nothing dirty, yet cleaned=%v err=%v", cleaned, err)
+	}
+	// A large clean history with distinct keys, then a small dirty
+	// segment: the cleanable ratio stays below 0.5.
+	var kvs []string
+	for i := 0; i < 50; i++ {
+		kvs = append(kvs, fmt.Sprintf("key-%d", i), "value")
+	}
+	clAppend(t, l, ts, kvs...)
+	clRoll(t, l)
+	clAppend(t, l, ts, "x", "1")
+	l.SetHighWatermark(l.LogEndOffset())
+	if cleaned, err := c.CleanOnce(); err != nil || !cleaned {
+		t.Fatalf("history pass: %v %v", cleaned, err)
+	}
+	clAppend(t, l, ts, "k", "dirty")
+	clRoll(t, l)
+	clAppend(t, l, ts, "x", "2")
+	l.SetHighWatermark(l.LogEndOffset())
+	if cleaned, err := c.CleanOnce(); err != nil || cleaned {
+		t.Fatalf("ratio below min.cleanable.dirty.ratio, yet cleaned=%v err=%v", cleaned, err)
+	}
+	cfg.MinCleanableDirtyRatio = 0.01
+	l.UpdateConfig(cfg)
+	if cleaned, err := c.CleanOnce(); err != nil || !cleaned {
+		t.Fatalf("ratio above 0.01: %v %v", cleaned, err)
+	}
+	if recs, _ := clReadLog(t, l); len(recs) != 53 {
+		t.Fatalf("%d records, want 50 history keys + k + x twice", len(recs))
+	}
+	// The background goroutine starts and stops promptly.
+	c.Startup()
+	done := make(chan struct{})
+	go func() { c.Shutdown(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("cleaner did not stop")
+	}
+	if NewLogCleaner == nil {
+		t.Fatal("cleaner.go must register NewLogCleaner")
+	}
+}
+
+func TestCleanableRatioAndRange(t *testing.T) {
+	s := cleanerLogSnapshot{logStart: 0, logEnd: 300, hw: 300, cfg: clCompactConfig(), segs: []cleanerSegment{
+		{base: 0, next: 100, size: 1000}, {base: 100, next: 200, size: 500}, {base: 200, next: 300, size: 10, active: true},
+	}}
+	d, u, forced := cleanableRange(&s, 100, true, 0)
+	if d != 100 || u != 200 || forced {
+		t.Fatalf("range %d %d %v", d, u, forced)
+	}
+	if r, c := cleanableRatio(&s, d, u); c != 500 || r < 0.33 || r > 0.34 {
+		t.Fatalf("ratio %v cleanable %d", r, c)
+	}
+	// A checkpoint outside [logStart, logEnd] resets to the log start.
+	if d, _, _ := cleanableRange(&s, 500, true, 0); d != 0 {
+		t.Fatalf("bad checkpoint not reset: %d", d)
+	}
+	// The high watermark inside a segment rounds down to its base.
+	s.hw = 150
+	if _, u, _ := cleanableRange(&s, 0, false, 0); u != 100 {
+		t.Fatalf("uncleanable %d", u)
+	}
+	// max.compaction.lag.ms forces a pass for old first batches.
+	s.hw = 300
+	s.cfg.MaxCompactionLagMs = 1000
+	s.segs[1].firstBatchTs = 5
+	if _, _, forced := cleanableRange(&s, 100, true, 10000); !forced {
+		t.Fatal("max compaction lag not applied")
+	}
+}
