@@ -98,3 +98,32 @@ func TestZkCliSeesServer(t *testing.T) {
 		t.Fatalf("ls / = %q, want it to list zookeeper", out)
 	}
 }
+
+func TestEnsembleOfThree(t *testing.T) {
+	e, err := StartEnsemble(3, Options{})
+	if err != nil {
+		t.Fatalf("ensemble: %v", err)
+	}
+	defer e.Stop()
+	leaders := 0
+	for _, s := range e.Servers {
+		mode, err := Mode(s.Addr(), 2*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Addr(), err)
+		}
+		switch mode {
+		case "leader":
+			leaders++
+		case "follower":
+		default:
+			t.Fatalf("%s mode %q", s.Addr(), mode)
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("%d leaders", leaders)
+	}
+	cs := e.ConnectString("/kafka")
+	if strings.Count(cs, ",") != 2 || !strings.HasSuffix(cs, "/kafka") {
+		t.Fatalf("connect string %q", cs)
+	}
+}
