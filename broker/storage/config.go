@@ -111,7 +111,8 @@ func (c *LogConfig) validate() error {
 	return nil
 }
 
-// ManagerConfig is the broker-level configuration of the LogManager.
+// ManagerConfig is the broker-level configuration of the LogManager. Zero
+// intervals take Kafka's defaults; a negative interval disables the task.
 type ManagerConfig struct {
 	Dirs     []string  // log.dirs
 	Defaults LogConfig // topic defaults derived from the broker's log.* properties
@@ -123,7 +124,8 @@ type ManagerConfig struct {
 	FlushStartOffsetCheckpointIntervalMs int64 // log.flush.start.offset.checkpoint.interval.ms (60000)
 	HighWatermarkCheckpointIntervalMs    int64 // replica.high.watermark.checkpoint.interval.ms (5000)
 	FlushSchedulerIntervalMs             int64 // log.flush.scheduler.interval.ms (Long.MAX: flush.ms checks)
-	InitialTaskDelayMs                   int64 // delay before the first scheduled run (30000)
+	InitialTaskDelayMs                   int64 // delay before the first scheduled run (Kafka: 30000)
+	ProducerIDExpirationCheckIntervalMs  int64 // producer.id.expiration.check.interval.ms (600000)
 
 	CleanerEnable           bool  // log.cleaner.enable
 	CleanerDedupeBufferSize int64 // log.cleaner.dedupe.buffer.size
@@ -144,6 +146,7 @@ func DefaultManagerConfig(dirs ...string) ManagerConfig {
 		HighWatermarkCheckpointIntervalMs:    5000,
 		FlushSchedulerIntervalMs:             math.MaxInt64,
 		InitialTaskDelayMs:                   30000,
+		ProducerIDExpirationCheckIntervalMs:  600000,
 		CleanerEnable:                        true,
 		CleanerDedupeBufferSize:              134217728,
 	}

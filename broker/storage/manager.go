@@ -76,6 +76,23 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	if m.logger == nil {
 		m.logger = slog.Default()
 	}
+	// Zero intervals mean "not set": use Kafka's defaults.
+	def := DefaultManagerConfig()
+	for _, f := range []struct {
+		v *int64
+		d int64
+	}{
+		{&m.cfg.RetentionCheckIntervalMs, def.RetentionCheckIntervalMs},
+		{&m.cfg.FlushCheckpointIntervalMs, def.FlushCheckpointIntervalMs},
+		{&m.cfg.FlushStartOffsetCheckpointIntervalMs, def.FlushStartOffsetCheckpointIntervalMs},
+		{&m.cfg.HighWatermarkCheckpointIntervalMs, def.HighWatermarkCheckpointIntervalMs},
+		{&m.cfg.FlushSchedulerIntervalMs, def.FlushSchedulerIntervalMs},
+		{&m.cfg.ProducerIDExpirationCheckIntervalMs, def.ProducerIDExpirationCheckIntervalMs},
+	} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
 	if m.cfg.RecoveryThreadsPerDataDir < 1 {
 		m.cfg.RecoveryThreadsPerDataDir = 1
 	}
@@ -288,6 +305,12 @@ func (m *LogManager) scheduler() {
 		mk(m.cfg.HighWatermarkCheckpointIntervalMs, func() { m.logErr(m.CheckpointHighWatermarks()) }),
 		mk(1000, func() { m.logErr(m.DeletePending()) }),
 		mk(min(m.cfg.FlushSchedulerIntervalMs, 1000), func() { m.flushDue() }),
+		mk(m.cfg.ProducerIDExpirationCheckIntervalMs, func() {
+			now := m.clock()
+			for _, l := range m.AllLogs() {
+				l.RemoveExpiredProducers(now)
+			}
+		}),
 	} {
 		if t != nil {
 			tasks = append(tasks, t)
@@ -325,12 +348,20 @@ func (m *LogManager) flushDue() {
 	}
 }
 
-// RunRetention runs one retention pass over every log whose cleanup policy
-// is not compaction only... and the log-start-offset rule over all logs
-// (§10.1); it returns the number of segments deleted.
+// RunRetention runs one retention pass (§10.1) and returns the number of
+// segments deleted. While a cleaner runs, compacted logs are left to it
+// (it applies retention after each of its passes, as Kafka's cleaner
+// thread does); otherwise every log gets the rules its cleanup.policy
+// allows (log-start-offset retention always, size and time with "delete").
 func (m *LogManager) RunRetention() int {
+	m.mu.Lock()
+	cleaner := m.cleaner
+	m.mu.Unlock()
 	total := 0
 	for tp, l := range m.AllLogs() {
+		if cleaner != nil && l.Config().CleanupPolicyCompact {
+			continue
+		}
 		n, err := l.DeleteOldSegments()
 		if err != nil && !errors.Is(err, ErrLogClosed) {
 			m.logger.Error("retention failed", "topic", tp.Topic, "partition", tp.Partition, "err", err)
