@@ -161,3 +161,26 @@ func produceAndCheck(t *testing.T, c *testcluster.Cluster, topic string, n int) 
 	}
 	return chk
 }
+
+// consumeAll reads n records of topic from the start and checks that every
+// partition's offsets are dense from 0.
+func consumeAll(t *testing.T, c *testcluster.Cluster, topic string, n int) {
+	t.Helper()
+	ctx := ctxT(t, 60*time.Second)
+	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	next := map[int32]int64{}
+	seen := 0
+	for seen < n {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records", seen, n)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != next[r.Partition] {
+				t.Errorf("partition %d: offset %d, expected %d", r.Partition, r.Offset, next[r.Partition])
+			}
+			next[r.Partition] = r.Offset + 1
+			seen++
+		})
+	}
+}
