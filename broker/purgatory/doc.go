@@ -30,7 +30,11 @@
 // while calling an Operation method; entry.mu is held across TryComplete
 // and the OnComplete that follows it. Lock order: entry.mu → Purgatory.mu.
 // Hence TryComplete must not call back into the purgatory (it would take
-// other entries' locks while holding its own).
+// other entries' locks while holding its own). Kafka lets a DelayedJoin
+// share the group's (reentrant) lock; Go mutexes are not reentrant, so a
+// caller must not hold a lock that TryComplete takes (a group lock, say)
+// while calling CheckAndComplete or TryCompleteElseWatch: release it
+// first, then check.
 //
 // Completed operations are removed from all their watch lists at once
 // (Kafka purges them lazily; eager removal keeps Watched exact and needs no
