@@ -28,6 +28,7 @@ type options struct {
 	indexSanityOnly    bool
 	verifyOnly         bool
 	offsetsDecoder     bool
+	txnLogDecoder      bool
 	skipRecordMetadata bool
 	maxBytes           int
 	maxMessageSize     int
@@ -72,6 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.indexSanityOnly, "index-sanity-check", false, "If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not.")
 	fs.BoolVar(&o.verifyOnly, "verify-index-only", false, "If set, just verify the index log without printing its content.")
 	fs.BoolVar(&o.offsetsDecoder, "offsets-decoder", false, "If set, log data will be parsed as offset data from the __consumer_offsets topic.")
+	fs.BoolVar(&o.txnLogDecoder, "transaction-log-decoder", false, "If set, log data will be parsed as transaction metadata from the __transaction_state topic.")
 	fs.BoolVar(&o.skipRecordMetadata, "skip-record-metadata", false, "Whether to skip printing metadata for each record.")
 	fs.IntVar(&o.maxBytes, "max-bytes", math.MaxInt32, "Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
 	fs.IntVar(&o.maxMessageSize, "max-message-size", 5*1024*1024, "Size of largest message.")
@@ -96,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	o.files = files
-	if o.offsetsDecoder {
+	if o.offsetsDecoder || o.txnLogDecoder {
 		o.printDataLog = true
 	}
 	if o.printDataLog {
@@ -297,10 +299,15 @@ func (d *dumper) printControl(r *record.Record) {
 
 // parse decodes key and value with the selected decoder.
 func (d *dumper) parse(r *record.Record) (key, payload string, hasKey, hasPayload bool) {
-	if !d.opts.offsetsDecoder {
+	format := formatOffsetsRecord
+	switch {
+	case d.opts.offsetsDecoder:
+	case d.opts.txnLogDecoder:
+		format = formatTxnLogRecord
+	default:
 		return javaString(r.Key), javaString(r.Value), r.Key != nil, r.Value != nil
 	}
-	k, v, err := formatOffsetsRecord(r.Key, r.Value)
+	k, v, err := format(r.Key, r.Value)
 	if err != nil {
 		d.errorf("%v", err)
 		return "", "", false, false
@@ -387,6 +394,38 @@ func formatOffsetsRecord(key, value []byte) (string, string, error) {
 	default:
 		return "", "", errors.New("Failed to decode message using offset topic decoder (message had an invalid key)")
 	}
+}
+
+// txnStateNames are Kafka's TransactionState names by status byte.
+var txnStateNames = []string{"Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence"}
+
+// formatTxnLogRecord renders a __transaction_state record as Kafka 3.4's
+// TransactionLog.formatRecordKeyAndValue does.
+func formatTxnLogRecord(key, value []byte) (string, string, error) {
+	var k kmsg.TxnMetadataKey
+	if key == nil || k.ReadFrom(key) != nil {
+		return "", "", errors.New("Failed to decode message using transaction log decoder (message had an invalid key)")
+	}
+	ks := "transaction_metadata::transactionalId=" + k.TransactionalID
+	if value == nil {
+		return ks, "<DELETE>", nil
+	}
+	var v kmsg.TxnMetadataValue
+	if err := v.ReadFrom(value); err != nil {
+		return "", "", fmt.Errorf("transaction metadata value: %v", err)
+	}
+	state := fmt.Sprintf("Unknown(%d)", v.State)
+	if int(v.State) >= 0 && int(v.State) < len(txnStateNames) {
+		state = txnStateNames[v.State]
+	}
+	var tps []string
+	for _, t := range v.Topics {
+		for _, p := range t.Partitions {
+			tps = append(tps, fmt.Sprintf("%s-%d", t.Topic, p))
+		}
+	}
+	return ks, fmt.Sprintf("producerId:%d,producerEpoch:%d,state=%s,partitions=[%s],txnLastUpdateTimestamp=%d,txnTimeoutMs=%d",
+		v.ProducerID, v.ProducerEpoch, state, strings.Join(tps, ","), v.LastUpdateTimestamp, v.TimeoutMillis), nil
 }
 
 func jsonString(s string) []byte {

@@ -234,3 +234,30 @@ func TestOffsetsDecoder(t *testing.T) {
 		}
 	}
 }
+
+func TestTransactionLogDecoder(t *testing.T) {
+	dir := t.TempDir()
+	key := (&kmsg.TxnMetadataKey{TransactionalID: "kafka-txn-0"}).AppendTo(nil)
+	val := (&kmsg.TxnMetadataValue{ProducerID: 1, ProducerEpoch: 0, TimeoutMillis: 60000, State: 1,
+		Topics:              []kmsg.TxnMetadataValueTopic{{Topic: "output-topic", Partitions: []int32{0, 2}}},
+		LastUpdateTimestamp: ts0, StartTimestamp: ts0}).AppendTo(nil)
+	o := record.DefaultBuildOptions()
+	o.BaseTimestamp = ts0
+	b := record.Build(o, []record.Record{{Key: key, Value: val}, {OffsetDelta: 1, Key: key}})
+	p := filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runTool(t, "--transaction-log-decoder", "--files", p)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	for _, want := range []string{
+		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: producerId:1,producerEpoch:0,state=Ongoing,partitions=[output-topic-0,output-topic-2],txnLastUpdateTimestamp=1700000000000,txnTimeoutMs=60000\n",
+		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: <DELETE>\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}

@@ -9,7 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// FuzzFormatOffsetsRecord: the __consumer_offsets decoder never panics on
+// FuzzFormatOffsetsRecord: the __consumer_offsets and __transaction_state
+// decoders never panic on
 // any key/value, and a decoded key always yields a payload.
 func FuzzFormatOffsetsRecord(f *testing.F) {
 	f.Add((&kmsg.OffsetCommitKey{Version: 1, Group: "g", Topic: "t"}).AppendTo(nil),
@@ -18,10 +19,16 @@ func FuzzFormatOffsetsRecord(f *testing.F) {
 		(&kmsg.GroupMetadataValue{Version: 3, ProtocolType: "consumer",
 			Members: []kmsg.GroupMetadataValueMember{{MemberID: "m", Assignment: []byte{0, 0, 0, 0, 0, 1}}}}).AppendTo(nil))
 	f.Add([]byte{0, 9}, []byte(nil))
+	f.Add((&kmsg.TxnMetadataKey{TransactionalID: "t"}).AppendTo(nil),
+		(&kmsg.TxnMetadataValue{State: 2, Topics: []kmsg.TxnMetadataValueTopic{{Topic: "x", Partitions: []int32{1}}}}).AppendTo(nil))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		k, v, err := formatOffsetsRecord(key, value)
 		if err == nil && (k == "" || v == "") {
 			t.Fatalf("decoded key %q without payload %q", k, v)
+		}
+		k, v, err = formatTxnLogRecord(key, value)
+		if err == nil && (k == "" || v == "") {
+			t.Fatalf("decoded txn key %q without payload %q", k, v)
 		}
 	})
 }
