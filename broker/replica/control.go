@@ -159,7 +159,7 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		if code == 0 {
 			// Parked fetches re-check leadership; appends were fenced by
 			// the write lock.
-			m.waiters.notify(tp)
+			m.wakeFetches(tp)
 		}
 	}()
 
@@ -359,7 +359,7 @@ func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) 
 		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 			"to", "deleted", "reason", "StopReplica")
 		// Parked fetches complete now (they will see the partition gone).
-		m.waiters.notify(tp)
+		m.wakeFetches(tp)
 		if _, ok := m.logs.GetLog(tp); ok {
 			if err := m.logs.DeleteLog(tp); err != nil {
 				return m.storageErrorCode(err, tp, "delete_log")
@@ -370,7 +370,7 @@ func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) 
 	p.mu.Unlock()
 	m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 		"to", "stopped", "reason", "StopReplica")
-	m.waiters.notify(tp)
+	m.wakeFetches(tp)
 	return 0
 }
 

@@ -347,7 +347,7 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 		done <- raw.(*kmsg.FetchResponse)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for m.waiters.count(TopicPartition{"t", 0}) == 0 {
+	for m.fetches.Watched(partitionKey(TopicPartition{"t", 0})) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("fetch never parked")
 		}

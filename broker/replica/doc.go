@@ -13,7 +13,8 @@
 //	                                       offsetforleaderepoch.go, deleterecords.go
 //	kafka.cluster.Partition                partition.go (role, ISR, HW), control.go
 //	                                       (makeLeader / makeFollower)
-//	kafka.server.DelayedFetch + purgatory  waiters.go + fetchWithWait in fetch.go
+//	kafka.server.DelayedFetch              delayedfetch.go + fetchWithWait in fetch.go
+//	                                       (parked in broker/purgatory, key per partition)
 //	kafka.server.FetchSessionCache         fetchsession.go
 //	kafka.server.AbstractFetcherManager    FollowerFetcher interface (store.go): the
 //	                                       extension point for the replica fetcher
@@ -64,13 +65,13 @@
 // # Goroutines
 //
 // The manager starts none. Each request runs on its connection's goroutine
-// (broker/network); a long-polling fetch parks on that goroutine in
-// fetchWithWait, selecting on its waiter channel, a timer of max_wait_ms, the
-// request context and the manager's done channel (closed by Shutdown), so
-// every parked fetch has a bounded life and an owner. Fetch long-poll uses a
-// small local waiter registry (waiters.go) rather than broker/purgatory:
-// completion is decided by the parked request itself, which re-reads its
-// partitions on every poke, so it completes exactly once by construction.
+// (broker/network); a long-polling fetch is registered in the fetch
+// purgatory (Config.FetchPurgatory, or one the manager owns) under a key per
+// partition and its goroutine waits for the operation's OnComplete or the
+// request context. Appends, HW moves, role changes and StopReplica call
+// CheckAndComplete for the partition; the purgatory's timer (max_wait_ms)
+// and Shutdown complete the rest, exactly once. The goroutine then re-reads
+// its partitions and answers.
 //
 // # Invariants
 //

@@ -231,10 +231,9 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 }
 
 // fetchWithWait reads every partition and, when the request allows it and
-// fewer than min_bytes are available, parks until an append, a leadership
-// change, max_wait_ms, or broker shutdown (DelayedFetch, replication.md
-// §6.1). Each wake-up re-reads the logs; reads return file ranges, so this
-// costs index lookups, not copies.
+// fewer than min_bytes are available, parks the request in the fetch
+// purgatory (DelayedFetch, replication.md §6.1) until it can complete; then
+// it reads again and returns what is there.
 func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
 	reads, total, hasErr := m.readParts(parts, params)
 	if params.maxWait <= 0 || params.minBytes <= 0 || total >= int(params.minBytes) || hasErr || len(parts) == 0 {
@@ -245,33 +244,25 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 		return reads, nil
 	default:
 	}
-	first := reads
-	tps := make([]TopicPartition, 0, len(parts))
+	keys := make([]string, 0, len(parts))
 	for _, p := range parts {
-		tps = append(tps, p.tp)
+		keys = append(keys, partitionKey(p.tp))
 	}
-	w := m.waiters.add(tps)
-	defer m.waiters.remove(w, tps)
-	timer := time.NewTimer(params.maxWait)
-	defer timer.Stop()
-	for {
-		// Read again after registering: an append between the first read
-		// and the registration would otherwise be missed.
-		reads, total, hasErr = m.readParts(parts, params)
-		if total >= int(params.minBytes) || hasErr || leadershipChanged(first, reads) {
-			return reads, nil
-		}
-		select {
-		case <-w.ch:
-		case <-timer.C:
-			reads, _, _ = m.readParts(parts, params)
-			return reads, nil
-		case <-m.done:
-			return reads, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	op := &delayedFetch{m: m, parts: parts, params: params, first: reads, ctx: ctx, done: make(chan struct{})}
+	m.fetches.TryCompleteElseWatch(op, params.maxWait, keys...)
+	select {
+	case <-op.done:
+	case <-ctx.Done():
+		// Let the purgatory drop the entry now rather than at its
+		// timeout: TryComplete reports true once ctx is done.
+		m.fetches.CheckAndComplete(keys[0])
+		return nil, ctx.Err()
 	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	reads, _, _ = m.readParts(parts, params)
+	return reads, nil
 }
 
 func leadershipChanged(a, b []partRead) bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage"
 )
 
@@ -40,6 +41,12 @@ type Config struct {
 	// OnPartitionsDeleted is called (outside locks) with the partitions that
 	// UpdateMetadata reported as deleted, e.g. for the group coordinator.
 	OnPartitionsDeleted func([]TopicPartition)
+	// FetchPurgatory holds parked fetches; nil means the manager creates
+	// (and on Shutdown shuts down) its own, with PurgatoryClock (nil: the
+	// wall clock; tests pass a purgatory.FakeClock to expire max_wait_ms
+	// without sleeping).
+	FetchPurgatory *purgatory.Purgatory
+	PurgatoryClock purgatory.Clock
 	// DisableSendfile makes Fetch read record data into memory and return a
 	// plain *kmsg.FetchResponse instead of a *network.SplicedResponse.
 	DisableSendfile bool
@@ -72,8 +79,9 @@ type Manager struct {
 	// replicaStateChangeLock); taken before mu and before any Partition.mu.
 	controlMu sync.Mutex
 
-	waiters  *waiters
-	sessions *sessionCache
+	fetches    *purgatory.Purgatory // parked fetches (DelayedFetch)
+	ownFetches bool                 // created here, so shut down here
+	sessions   *sessionCache
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -94,7 +102,7 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = 1000
 	}
-	return &Manager{
+	m := &Manager{
 		cfg:             cfg,
 		logs:            logs,
 		meta:            meta,
@@ -104,17 +112,28 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 		controllerEpoch: -1,
 		topicNames:      make(map[[16]byte]string),
 		topicIDs:        make(map[string][16]byte),
-		waiters:         newWaiters(),
+		fetches:         cfg.FetchPurgatory,
 		sessions:        newSessionCache(cfg.MaxSessions, cfg.Clock),
 		done:            make(chan struct{}),
 	}
+	if m.fetches == nil {
+		m.fetches = purgatory.New("Fetch", cfg.PurgatoryClock)
+		m.ownFetches = true
+	}
+	return m
 }
 
-// Shutdown wakes every parked fetch (they answer with what they have) and
-// refuses new long polls. The manager starts no goroutines of its own: each
-// parked fetch runs on its connection's goroutine.
+// Shutdown refuses new long polls and, when the manager created its fetch
+// purgatory, shuts it down so every parked fetch answers with what it has.
+// The manager starts no goroutines of its own: each parked fetch waits on
+// its connection's goroutine.
 func (m *Manager) Shutdown() {
-	m.closeOnce.Do(func() { close(m.done) })
+	m.closeOnce.Do(func() {
+		close(m.done)
+		if m.ownFetches {
+			m.fetches.Shutdown()
+		}
+	})
 }
 
 // ControllerEpoch returns the highest controller epoch seen.

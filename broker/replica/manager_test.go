@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/purgatory"
 )
 
 func TestProduceFetchRoundTrip(t *testing.T) {
@@ -206,7 +208,7 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 	// Wait until the fetch is parked, then append.
 	tp := TopicPartition{"t", 0}
 	deadline := time.Now().Add(5 * time.Second)
-	for m.waiters.count(tp) == 0 {
+	for m.fetches.Watched(partitionKey(tp)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("fetch never parked")
 		}
@@ -234,8 +236,8 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("parked fetch not woken by the append")
 	}
-	if n := m.waiters.count(tp); n != 0 {
-		t.Fatalf("%d waiters left behind", n)
+	if n := m.fetches.Watched(partitionKey(tp)); n != 0 {
+		t.Fatalf("%d parked fetches left behind", n)
 	}
 }
 
@@ -271,7 +273,7 @@ func TestFetchLongPollTimeout(t *testing.T) {
 		defer wg.Done()
 		_, _ = m.Fetch(context.Background(), fetchReq("t", 0, 1, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
 	}()
-	for m.waiters.count(TopicPartition{"t", 0}) == 0 {
+	for m.fetches.Watched(partitionKey(TopicPartition{"t", 0})) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	m.Shutdown()
@@ -298,7 +300,7 @@ func TestFetchContextCancelled(t *testing.T) {
 		_, err := m.Fetch(ctx, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
 		errc <- err
 	}()
-	for m.waiters.count(TopicPartition{"t", 0}) == 0 {
+	for m.fetches.Watched(partitionKey(TopicPartition{"t", 0})) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
@@ -306,6 +308,9 @@ func TestFetchContextCancelled(t *testing.T) {
 	case err := <-errc:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err %v", err)
+		}
+		if n := m.fetches.Delayed(); n != 0 {
+			t.Fatalf("cancelled fetch still parked in the purgatory (%d)", n)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelled fetch did not return")
@@ -658,5 +663,41 @@ func TestReadCommittedStopsAtLastStableOffset(t *testing.T) {
 	lo.IsolationLevel = 0
 	if off := m.ListOffsets(context.Background(), lo).Topics[0].Partitions[0].Offset; off != 3 {
 		t.Fatalf("read_uncommitted latest offset %d, want the HW 3", off)
+	}
+}
+
+func TestFetchMaxWaitWithFakeClock(t *testing.T) {
+	clock := purgatory.NewFakeClock(time.Unix(1000, 0))
+	m, _ := newTestManager(t, func(c *Config) { c.PurgatoryClock = clock })
+	makeLeader(t, m, "t", 0, 0)
+	done := make(chan kmsg.Response, 1)
+	go func() {
+		raw, _ := m.Fetch(context.Background(), fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 600000 }))
+		done <- raw
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for clock.Pending() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("fetch never armed its max_wait_ms timer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-done:
+		t.Fatal("fetch returned before max_wait_ms")
+	default:
+	}
+	clock.Advance(10 * time.Minute)
+	select {
+	case raw := <-done:
+		fp := onlyFetchPartition(t, decodeFetch(t, raw, 12))
+		if fp.ErrorCode != 0 || len(fp.RecordBatches) != 0 {
+			t.Fatalf("expired fetch: %+v", fp)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("fetch not released when max_wait_ms elapsed")
+	}
+	if n := m.fetches.Delayed(); n != 0 {
+		t.Fatalf("%d delayed fetches left", n)
 	}
 }

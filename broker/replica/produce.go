@@ -144,7 +144,7 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, 
 	// DelayedProduce is needed. The replication issue parks acks=all
 	// requests in the purgatory instead.
 	if p.maybeIncrementHighWatermark(log) || info.NumMessages > 0 {
-		m.waiters.notify(tp)
+		m.wakeFetches(tp)
 	}
 	return info, nil
 }

@@ -1,0 +1,45 @@
+package replica
+
+import (
+	"context"
+
+	"github.com/klassik/klassik/broker/purgatory"
+)
+
+// delayedFetch is Kafka's DelayedFetch: a fetch that found fewer than
+// min_bytes parks in the fetch purgatory, watched under each of its
+// partitions, until enough bytes are readable, a partition errors or
+// changes leader epoch, max_wait_ms passes, the request's connection goes
+// away, or the broker shuts down. TryComplete re-reads the partitions
+// (file ranges and index lookups, no copying); the response itself is built
+// by the parked request's own goroutine after OnComplete signalled it.
+type delayedFetch struct {
+	m      *Manager
+	parts  []fetchPart
+	params fetchParams
+	first  []partRead // the reads when the fetch was parked
+	ctx    context.Context
+	done   chan struct{} // closed by OnComplete
+}
+
+func (d *delayedFetch) TryComplete() bool {
+	if d.ctx.Err() != nil {
+		return true // the connection is closing: release the entry
+	}
+	reads, total, hasErr := d.m.readParts(d.parts, d.params)
+	return total >= int(d.params.minBytes) || hasErr || leadershipChanged(d.first, reads)
+}
+
+func (d *delayedFetch) OnComplete()   { close(d.done) }
+func (d *delayedFetch) OnExpiration() {}
+
+func partitionKey(tp TopicPartition) string {
+	return purgatory.TopicPartitionKey(tp.Topic, tp.Partition)
+}
+
+// wakeFetches re-checks the fetches parked on tp (after an append, a
+// high-watermark move or a role change). Never call it holding a
+// Partition's lock: TryComplete takes partition read locks.
+func (m *Manager) wakeFetches(tp TopicPartition) {
+	m.fetches.CheckAndComplete(partitionKey(tp))
+}
