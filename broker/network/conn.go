@@ -15,10 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// writeTimeout bounds writing one response, so a peer that stops reading
-// cannot pin a connection goroutine forever.
-const writeTimeout = 2 * time.Minute
-
 // conn is one client connection (Kafka's KafkaChannel plus its Processor
 // duty). Its goroutine reads a request, runs the handler and writes the
 // response before reading the next request: Kafka mutes a channel while a
@@ -194,7 +190,7 @@ func (c *conn) rawSASL(token []byte) (err error) {
 	if done {
 		c.session.RawSASL = nil
 	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
 	buf := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(reply)), uint32(len(reply)))
 	_, err = c.nc.Write(append(buf, reply...))
 	return err
@@ -202,7 +198,9 @@ func (c *conn) rawSASL(token []byte) (err error) {
 
 // write frames and sends one response.
 func (c *conn) write(req *Request, resp kmsg.Response) error {
-	_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	// A peer that stops reading is treated like an idle one
+	// (connections.max.idle.ms), so it cannot pin this goroutine.
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
 	head := make([]byte, 4, 64)
 	head = appendResponseHeader(head, req.Key, req.CorrelationID, resp.IsFlexible())
 	if sp, ok := resp.(*SplicedResponse); ok {
