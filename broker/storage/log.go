@@ -307,7 +307,7 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 			if h.IsControl() && origin == OriginClient {
 				return v, fmt.Errorf("%w: clients may not produce control batches", kerr.InvalidRecord)
 			}
-			if h.ProducerID >= 0 && h.BaseSequence < 0 {
+			if h.ProducerID >= 0 && h.BaseSequence < 0 && !h.IsControl() {
 				return v, fmt.Errorf("%w: batch with producer id %d has no base sequence", kerr.InvalidRecord, h.ProducerID)
 			}
 			if h.Attributes&attrCompressionMask > 4 {

@@ -71,3 +71,52 @@ func TestIdempotentDuplicatesAndSequence(t *testing.T) {
 		t.Fatalf("re-append after truncation: %v", err)
 	}
 }
+
+// An aborted transaction is written to the segment's .txnindex with the
+// §6 layout, reported to READ_COMMITTED fetches, and holds back the LSO
+// while open.
+func TestAbortedTransactionIndex(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	l := openTestLog(t, dir, testConfig(), clock)
+	defer l.Close()
+	l.AppendAsLeader(makeBatch(2, 10, 1, "x"), 0) // offsets 0-1
+	opts := record.DefaultBuildOptions()
+	opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence, opts.Transactional = 4242, 0, 0, true
+	opts.BaseTimestamp = 1700000000000
+	txn := record.Build(opts, []record.Record{{Value: []byte("a")}, {OffsetDelta: 1, Value: []byte("b")}})
+	if _, err := l.AppendAsLeader(txn, 0); err != nil { // offsets 2-3
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if lso := l.LastStableOffset(); lso != 2 {
+		t.Fatalf("LSO with an open transaction = %d, want 2", lso)
+	}
+	marker := record.BuildControlBatch(0, 0, 4242, 0, record.ControlAbort, 7, 1700000000001)
+	info, err := l.AppendAsCoordinator(marker, 0) // offset 4
+	if err != nil || info.FirstOffset != 4 {
+		t.Fatalf("marker append %+v %v", info, err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if lso := l.LastStableOffset(); lso != 5 {
+		t.Fatalf("LSO after abort = %d, want 5", lso)
+	}
+	got, err := l.CollectAbortedTransactions(0, 5)
+	if err != nil || len(got) != 1 || got[0] != (AbortedTxn{4242, 2, 4, 5}) {
+		t.Fatalf("aborted txns %v %v", got, err)
+	}
+	if got, _ := l.CollectAbortedTransactions(5, 6); len(got) != 0 {
+		t.Fatalf("txn reported past its marker: %v", got)
+	}
+	// Clients may not produce control batches.
+	if _, err := l.AppendAsLeader(record.BuildControlBatch(0, 0, 4242, 0, record.ControlCommit, 7, 0), 0); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("client control batch: %v", err)
+	}
+	// Truncation below the marker drops the entry.
+	if err := l.TruncateTo(4); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := l.CollectAbortedTransactions(0, 5); len(got) != 0 {
+		t.Fatalf("entry survived truncation: %v", got)
+	}
+}
