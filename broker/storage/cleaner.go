@@ -191,7 +191,7 @@ type cleanerLogSnapshot struct {
 	cfg      LogConfig
 	logStart int64
 	logEnd   int64
-	hw       int64
+	hw       int64 // the last stable offset, at most the high watermark
 }
 
 func snapshotForCleaning(l *Log) (cleanerLogSnapshot, bool) {
@@ -201,6 +201,13 @@ func snapshotForCleaning(l *Log) (cleanerLogSnapshot, bool) {
 		return cleanerLogSnapshot{}, false
 	}
 	s := cleanerLogSnapshot{cfg: l.cfg, logStart: l.logStartOffset.Load(), logEnd: l.logEndOffset.Load(), hw: l.highWatermark.Load()}
+	// The cleaner stops at the last stable offset: min(first unstable
+	// offset, high watermark).
+	if l.producers != nil {
+		if fuo, ok := l.producers.FirstUnstableOffset(); ok && fuo < s.hw {
+			s.hw = fuo
+		}
+	}
 	for i, seg := range l.segments {
 		cs := cleanerSegment{seg: seg, base: seg.baseOffset, size: seg.size, largestTs: seg.LargestTimestamp(),
 			firstBatchTs: seg.firstBatchTimestamp, offIdxBytes: seg.offsetIdx.sizeInBytes(),
@@ -224,9 +231,9 @@ func cleanableRange(s *cleanerLogSnapshot, checkpointed int64, haveCheckpoint bo
 	if haveCheckpoint && checkpointed >= s.logStart && checkpointed <= s.logEnd {
 		firstDirty = checkpointed
 	}
-	// The last stable offset is at most the high watermark; the pass
-	// lowers the bound further to the first undecided transaction it finds
-	// (cleanLogLocked), so open transactions are never compacted.
+	// s.hw is the last stable offset; the pass also lowers the bound to
+	// the first undecided transaction its own scan finds (cleanLogLocked),
+	// so open transactions are never compacted.
 	uncleanable = min(s.hw, s.segs[len(s.segs)-1].base)
 	if lag := s.cfg.MinCompactionLagMs; lag > 0 {
 		for _, cs := range s.segs {

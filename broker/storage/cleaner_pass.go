@@ -454,7 +454,13 @@ func (p *cleanPass) swap(group []cleanerSegment) (bool, error) {
 		if k > 0 {
 			// The cleaned segment keeps the first base offset; snapshots
 			// at the others no longer match a segment (§7.1).
-			os.Remove(ProducerSnapshotPath(l.dir, cs.base))
+			if l.producers != nil {
+				if err := l.producers.DeleteSnapshot(cs.base); err != nil {
+					l.logger.Warn("cleaner: delete producer snapshot", "offset", cs.base, "err", err)
+				}
+			} else {
+				os.Remove(ProducerSnapshotPath(l.dir, cs.base))
+			}
 		}
 	}
 	for _, s := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {

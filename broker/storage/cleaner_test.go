@@ -491,3 +491,33 @@ func TestCleanableRatioAndRange(t *testing.T) {
 		t.Fatal("max compaction lag not applied")
 	}
 }
+
+// A swap is abandoned, leaving the log as it is, when the segments changed
+// after the cleaner's snapshot (here a follower truncation).
+func TestCleanerSwapAbortsOnConcurrentChange(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
+	ts := clock.Now().UnixMilli()
+	clAppend(t, l, ts, "a", "1")
+	clAppend(t, l, ts, "a", "2")
+	clRoll(t, l)
+	clAppend(t, l, ts, "a", "3")
+	clRoll(t, l)
+	clAppend(t, l, ts, "a", "4")
+	snap, ok := snapshotForCleaning(l)
+	if !ok {
+		t.Fatal("snapshot")
+	}
+	if err := l.TruncateTo(1); err != nil {
+		t.Fatal(err)
+	}
+	p := &cleanPass{c: newTestCleaner(clock), l: l, snap: snap}
+	swapped, err := p.swap(snap.segs[:2])
+	if err != nil || swapped {
+		t.Fatalf("swap after truncation: %v %v", swapped, err)
+	}
+	recs, _ := clReadLog(t, l)
+	if len(recs) != 1 || recs[0].Value != "1" || l.LogEndOffset() != 1 {
+		t.Fatalf("log changed by an abandoned swap: %+v", recs)
+	}
+}
