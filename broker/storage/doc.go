@@ -13,6 +13,7 @@
 //	kafka.log.AbstractIndex                 index.go       mmapIndex (preallocate, trim, resize, mmap)
 //	kafka.log.OffsetIndex                   offsetindex.go OffsetIndex
 //	kafka.log.TimeIndex                     timeindex.go   TimeIndex
+//	kafka.log.TransactionIndex              txnindex.go    .txnindex, CollectAbortedTransactions
 //	kafka.log.LogManager                    manager.go     LogManager, ParseTopicPartitionName
 //	kafka.log.LogConfig, KafkaConfig log.*  config.go      LogConfig, DefaultLogConfig, ManagerConfig
 //	org.apache.kafka.common.record.FileRecords filerecords.go FileRecords (pread / sendfile)
@@ -20,12 +21,14 @@
 //	CheckpointFile, OffsetCheckpointFile,
 //	BrokerMetadataCheckpoint                checkpoint.go  offset checkpoints, meta.properties, atomic writes
 //	LogValidator (shallow part)             log.go validate, batch.go (header helpers)
-//	(seams for the record engineer)         hooks.go       producer state hook, LogCleaner hook
+//	kafka.log.ProducerStateManager          producerstate.go (record engineer)
+//	kafka.log.LogCleaner, OffsetMap         cleaner.go, offsetmap.go (record engineer)
+//	(seam for the cleaner)                  hooks.go       LogCleaner, NewLogCleaner
 //
 // Record batch encoding, CRCs, codecs and record-level validation live in
-// the subpackage record. The log cleaner (cleaner*.go, offsetmap*.go) and
-// producer state (producerstate*.go) are written by the record engineer in
-// this package against the API below.
+// the subpackage record; the append path calls record.ValidateBatch for
+// client data and the timestamp lookup uses record.ForEachRecord. batch.go
+// keeps a tiny allocation-free header reader for the hot paths.
 //
 // # Goroutines
 //
@@ -89,7 +92,26 @@
 // through a Log method holding Log.mu (to be added with the cleaner; see
 // LOCKS.md); the cleaner must never hold Log.mu across its own I/O.
 //
-// Producer state plugs in through newProducerStateHook (hooks.go): checked
-// before a batch is written (duplicates return the original offsets),
-// updated after, snapshotted on roll and close, truncated with the log.
+// Producer state: every Log owns a ProducerStateManager (producerstate.go),
+// used only under Log.mu. Appends with producer ids are checked before any
+// byte is written (CheckAppend; a duplicate returns the original offsets
+// with AppendInfo.Duplicate and appends nothing) and applied after
+// (Append; aborted transactions become .txnindex entries). A snapshot is
+// taken at each roll (at the new base offset) and on Close (at the log
+// end); load and truncation reload the newest usable snapshot and replay
+// the log from it (reloadProducerStateLocked). Segment deletion deletes the
+// snapshot at its base offset; raising the log start offset or the high
+// watermark is forwarded. The LogManager expires idle producers every
+// producer.id.expiration.check.interval.ms.
+//
+// # Known gaps
+//
+//   - Recovery after a crash does not rebuild .txnindex entries from the
+//     recovered tail (it only cuts entries past the valid end); the file
+//     is fsync'd with its segment, so only entries of unflushed data can
+//     be missing.
+//   - AlterReplicaLogDirs (-future directories) is not supported; leftover
+//     future directories are deleted at startup.
+//   - A malformed checkpoint file fails NewLogManager (Kafka marks the
+//     directory offline); there is no per-directory offline state.
 package storage
