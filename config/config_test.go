@@ -209,6 +209,7 @@ func TestValidationErrors(t *testing.T) {
 		{"retention zero", with("log.retention.ms", "0"), "log.retention.ms", "unlimited (-1)"},
 		{"retention minutes zero", with("log.retention.minutes", "0"), "log.retention.minutes", "unlimited (-1)"},
 		{"no log dir", with("log.dir", " , "), "log.dir", "at least one log directory"},
+		{"duplicate log dir", with("log.dirs", "/a,/b,/a/"), "log.dirs", "duplicate log directory"},
 		{"dedupe buffer", with("log.cleaner.dedupe.buffer.size", "1048576"), "log.cleaner.dedupe.buffer.size", "1MB per cleaner thread"},
 		{"fetch wait above socket timeout", with("replica.fetch.wait.max.ms", "40000", "replica.lag.time.max.ms", "50000"), "replica.socket.timeout.ms", "at least replica.fetch.wait.max.ms"},
 		{"fetch wait above lag time", with("replica.fetch.wait.max.ms", "20000", "replica.lag.time.max.ms", "10000"), "replica.fetch.wait.max.ms", "replica.lag.time.max.ms"},
@@ -489,4 +490,49 @@ func TestSubConfigs(t *testing.T) {
 	if tx := c.Transactions(); tx.StateLogMinISR != 2 {
 		t.Errorf("Transactions %+v", tx)
 	}
+}
+
+// FuzzParseYAML: the YAML reader never panics, and whatever it accepts
+// loads through FromMap without panicking (errors are fine).
+func FuzzParseYAML(f *testing.F) {
+	f.Add(sampleYAML)
+	f.Add("a: [1, 2]\nb: {c: d}\n")
+	f.Add("x: &a 1\ny: *a\n")
+	f.Add("- 1\n")
+	f.Add("broker.id: ~\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		m, err := ParseYAML(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		_, _ = FromMap(m)
+	})
+}
+
+// FuzzListeners: listener parsing never panics; accepted endpoints have an
+// upper-case name, a port in range and render back to a string that parses
+// to the same endpoint.
+func FuzzListeners(f *testing.F) {
+	for _, s := range []string{"PLAINTEXT://:9092", "INTERNAL://[::1]:1,EXTERNAL://h:2", "a://b:c", "://:1", "X://h:-1"} {
+		f.Add(s, "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL,A:SSL,X:PLAINTEXT")
+	}
+	f.Fuzz(func(t *testing.T, listeners, protoMap string) {
+		pm, err := ParseSecurityProtocolMap(protoMap)
+		if err != nil {
+			return
+		}
+		eps, err := ParseEndpoints(listeners, pm, true)
+		if err != nil {
+			return
+		}
+		for _, e := range eps {
+			if e.ListenerName != strings.ToUpper(e.ListenerName) || e.Port < 0 || e.Port > 65535 {
+				t.Fatalf("bad endpoint %+v from %q", e, listeners)
+			}
+			back, err := ParseEndpoints(e.String(), pm, true)
+			if err != nil || len(back) != 1 || back[0] != e {
+				t.Fatalf("%+v renders as %q which parses to %+v (%v)", e, e.String(), back, err)
+			}
+		}
+	})
 }

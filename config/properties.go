@@ -22,7 +22,9 @@ import (
 //     characters inside keys);
 //   - a key given twice keeps its last value, as Properties.load does.
 //
-// Lines may end in \n, \r\n or \r. An invalid \u escape is an error naming
+// Lines may end in \n, \r\n or \r. The text is read as UTF-8 (Java's
+// Properties.load(InputStream) would read ISO-8859-1 and mangle non-ASCII
+// characters; \uXXXX escapes mean the same in both). An invalid \u escape is an error naming
 // the line on which the logical line starts.
 func ParseProperties(r io.Reader) (map[string]string, error) {
 	data, err := io.ReadAll(r)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -62,6 +63,18 @@ func (c *Config) Validate() error {
 			key = "log.dirs"
 		}
 		add(key, "at least one log directory must be defined via log.dirs or log.dir")
+	}
+	seenDirs := map[string]bool{}
+	for _, d := range c.LogDirList() {
+		clean := filepath.Clean(d)
+		if seenDirs[clean] {
+			key := "log.dirs"
+			if c.LogDirs == "" {
+				key = "log.dir"
+			}
+			add(key, "duplicate log directory %s", d)
+		}
+		seenDirs[clean] = true
 	}
 	if c.LogCleanerThreads > 0 && c.LogCleanerDedupeBufferSize/int64(c.LogCleanerThreads) <= 1024*1024 {
 		add("log.cleaner.dedupe.buffer.size", "must be at least 1MB per cleaner thread")
