@@ -2,9 +2,15 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 func TestParseOptionsValid(t *testing.T) {
@@ -160,5 +166,40 @@ func TestHelpAndVersion(t *testing.T) {
 	out.Reset()
 	if code := run([]string{"--nope"}, &out, &errOut); code != 1 || !strings.HasPrefix(errOut.String(), "nope is not a recognized option\nOption") {
 		t.Errorf("bad option: code %d %q", code, errOut.String())
+	}
+}
+
+func TestCommandConfig(t *testing.T) {
+	p := t.TempDir() + "/admin.properties"
+	if err := os.WriteFile(p, []byte("client.id=ops\nrequest.timeout.ms=5000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := parseOptions([]string{"--bootstrap-server", "127.0.0.1:1", "--list", "--command-config", p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.commandConfig["client.id"] != "ops" || o.commandConfig["request.timeout.ms"] != "5000" {
+		t.Errorf("command config %v", o.commandConfig)
+	}
+	s, err := newAdminService(o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if s.timeout != 5*time.Second {
+		t.Errorf("request.timeout.ms not applied: %v", s.timeout)
+	}
+	if _, _, err := parseOptions([]string{"--bootstrap-server", "h:1", "--list", "--command-config", p + ".missing"}); err == nil {
+		t.Errorf("missing command config accepted")
+	}
+}
+
+func TestStripKerr(t *testing.T) {
+	err := fmt.Errorf("%w: replication factor: 3 larger than available brokers: 1", kerr.InvalidReplicationFactor)
+	if got := stripKerr(err); got != "Replication factor: 3 larger than available brokers: 1." {
+		t.Errorf("stripKerr = %q", got)
+	}
+	if got := stripKerr(errors.New("plain")); got != "Plain." {
+		t.Errorf("stripKerr plain = %q", got)
 	}
 }
