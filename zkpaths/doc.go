@@ -23,6 +23,8 @@
 //	ProducerIdBlockZNode, FeatureZNode,          misc.go
 //	  ResourceZNode (ACLs), MigrationZNode,
 //	  legacy consumer nodes (ZkUtils 1.1)
+//	AclChangeNotification(Sequence)ZNode,         security.go
+//	  ExtendedAclChangeEvent, DelegationTokenInfoZNode
 //	Scala/Java map iteration orders              order.go
 //
 // Goroutines: none.
@@ -32,8 +34,8 @@
 //     no trailing newline; numbers that Kafka writes as strings (timestamps,
 //     cluster id version, producer id bounds, config values) are strings.
 //   - Decoders are tolerant (unknown fields ignored, every historical
-//     version accepted), except DecodeReassignment, which is strict like
-//     Kafka's bean mapping.
+//     version accepted), except DecodeReassignment and
+//     DecodeExtendedACLChange, which are strict like Kafka's bean mapping.
 //   - Decoders never panic on any input (fuzzed with the golden corpus).
 //   - Structural nodes hold null data; zkclient passes nil, never []byte{}.
 package zkpaths

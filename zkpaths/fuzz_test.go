@@ -163,5 +163,21 @@ func FuzzDecodeSmallNodes(f *testing.F) {
 			}
 		}
 		_, _ = DecodeMigrationState(b)
+		if typ, name, err := DecodeLiteralACLChange(b); err == nil {
+			if typ2, name2, err := DecodeLiteralACLChange(EncodeLiteralACLChange(typ, name)); err != nil || typ2 != typ || name2 != name {
+				t.Fatalf("literal acl change")
+			}
+		}
+		if e, err := DecodeExtendedACLChange(b); err == nil {
+			if e2, err := DecodeExtendedACLChange(e.Encode()); err != nil || e2 != e {
+				t.Fatalf("extended acl change")
+			}
+		}
+		if d, err := DecodeDelegationToken(b); err == nil {
+			d.Version = 3
+			if d2, err := DecodeDelegationToken(d.Encode()); err != nil || d2.TokenID != d.TokenID || d2.TokenRequester != d.TokenRequester {
+				t.Fatalf("delegation token: %v", err)
+			}
+		}
 	})
 }

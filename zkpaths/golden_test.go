@@ -74,6 +74,10 @@ func TestGoldenEncodings(t *testing.T) {
 		{"acls.json", EncodeACLs([]ACLEntry{{"User:alice", "Allow", "Read", "*"}, {"User:bob", "Deny", "Write", "10.0.0.5"}})},
 		{"consumer_registration.json", ConsumerRegistration{Subscription: map[string]int{"orders": 2}, Pattern: "static", Timestamp: 1500000000000}.Encode()},
 		{"consumer_offset.txt", EncodeConsumerOffset(42)},
+		{"acl_literal_change.txt", EncodeLiteralACLChange("Topic", "orders")},
+		{"acl_extended_change.json", ExtendedACLChange{"TOPIC", "orders-", "PREFIXED"}.Encode()},
+		{"delegation_token_v3.json", DelegationToken{TokenID: "DC2ExMXGSnmk8xyeQwNO4Q", Owner: Sanitize("User:alice"), TokenRequester: "User%3Aalice",
+			Renewers: []string{"User%3Abob"}, IssueTimestamp: 1700000000000, ExpiryTimestamp: 1700086400000, MaxTimestamp: 1700604800000}.Encode()},
 	}
 	for _, c := range cases {
 		checkBytes(t, c.file, c.enc)
@@ -151,6 +155,12 @@ func TestGoldenRoundTrips(t *testing.T) {
 		r, err := DecodeConsumerRegistration(b)
 		return r.Encode(), err
 	})
+	rt("acl_extended_change.json", func(b []byte) ([]byte, error) { e, err := DecodeExtendedACLChange(b); return e.Encode(), err })
+	rt("acl_literal_change.txt", func(b []byte) ([]byte, error) {
+		typ, name, err := DecodeLiteralACLChange(b)
+		return EncodeLiteralACLChange(typ, name), err
+	})
+	rt("delegation_token_v3.json", func(b []byte) ([]byte, error) { d, err := DecodeDelegationToken(b); return d.Encode(), err })
 	rt("consumer_offset.txt", func(b []byte) ([]byte, error) { o, err := DecodeConsumerOffset(b); return EncodeConsumerOffset(o), err })
 }
 
@@ -341,5 +351,22 @@ func TestProducerIDBlocks(t *testing.T) {
 	}
 	if _, err := NextProducerIDBlock(&ProducerIDBlock{BlockEnd: 1<<63 - 1 - 999}, 1); err != ErrProducerIDsExhausted {
 		t.Fatalf("exhaustion not detected: %v", err)
+	}
+}
+
+func TestSecurityNodes(t *testing.T) {
+	typ, name, err := DecodeLiteralACLChange([]byte("Group:my:group"))
+	if err != nil || typ != "GROUP" || name != "my:group" {
+		t.Fatalf("literal change: %q %q %v", typ, name, err)
+	}
+	if _, err := DecodeExtendedACLChange([]byte(`{"version":1,"resourceType":"TOPIC","name":"a","patternType":"PREFIXED","x":1}`)); err == nil {
+		t.Fatal("unknown field accepted in extended acl change")
+	}
+	d, err := DecodeDelegationToken([]byte(`{"version":1,"tokenId":"t","owner":"User%3Aa","renewers":[],"issueTimestamp":1,"expiryTimestamp":2,"maxTimestamp":3}`))
+	if err != nil || d.TokenRequester != "User%3Aa" {
+		t.Fatalf("v1 token: %+v %v", d, err)
+	}
+	if !(ControllerInfo{KRaftControllerEpoch: 0}).IsKRaft() || (ControllerInfo{KRaftControllerEpoch: -1}).IsKRaft() {
+		t.Fatal("IsKRaft")
 	}
 }
