@@ -377,9 +377,19 @@ func (c *Cleaner) CleanLog(l *Log) (CleanStats, error) {
 	return c.cleanLogLocked(l, dirty, uncleanable, now)
 }
 
-func (c *Cleaner) offsetMapLocked() *OffsetMap {
-	if c.offsets == nil {
-		c.offsets = NewOffsetMap(int(min(c.cfg.DedupeBufferSize, math.MaxInt32)))
+// offsetMapLocked returns a cleared map able to hold keys distinct keys
+// at the load factor, never larger than log.cleaner.dedupe.buffer.size.
+// Kafka allocates the whole buffer up front; sizing it to the dirty
+// section keeps small brokers (and test clusters running several brokers
+// in one process) from holding 128 MiB per cleaner for a few keys. The map
+// is kept and reused while it is large enough.
+func (c *Cleaner) offsetMapLocked(keys int64) *OffsetMap {
+	limit := min(c.cfg.DedupeBufferSize, math.MaxInt32)
+	want := min(int64(float64(keys)/c.cfg.IOBufferLoadFactor+1)*offsetMapEntrySize, limit)
+	want = max(want, min(64<<10, limit))
+	if c.offsets == nil || int64(len(c.offsets.slots)) < want {
+		c.offsets = nil // let the old table go before allocating the new one
+		c.offsets = NewOffsetMap(int(want))
 	}
 	c.offsets.Clear()
 	return c.offsets

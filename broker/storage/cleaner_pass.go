@@ -77,13 +77,18 @@ type cleanPass struct {
 
 // scanTransactions fills aborted and lastData from every segment and
 // returns the first offset of the earliest transaction still open (-1 if
-// none).
-func (p *cleanPass) scanTransactions() (int64, error) {
+// none) and the number of records at or above firstDirty (an upper bound
+// of the keys the offset map will hold).
+func (p *cleanPass) scanTransactions(firstDirty int64) (int64, int64, error) {
 	open := map[int64][]int64{}
+	var dirtyRecords int64
 	for i := range p.snap.segs {
 		cs := &p.snap.segs[i]
 		err := p.c.forEachSegmentBatch(cs, &p.buf, func(h record.BatchHeader) bool { return h.IsControl() },
 			func(_ int64, batch []byte, h record.BatchHeader) error {
+				if h.LastOffset() >= firstDirty && !cs.active {
+					dirtyRecords += int64(max(h.NumRecords, 0))
+				}
 				if !h.HasProducerID() {
 					return nil
 				}
@@ -111,7 +116,7 @@ func (p *cleanPass) scanTransactions() (int64, error) {
 				return nil
 			})
 		if err != nil {
-			return -1, err
+			return -1, 0, err
 		}
 	}
 	firstOpen := int64(-1)
@@ -120,7 +125,7 @@ func (p *cleanPass) scanTransactions() (int64, error) {
 			firstOpen = bases[0]
 		}
 	}
-	return firstOpen, nil
+	return firstOpen, dirtyRecords, nil
 }
 
 // buildOffsetMap maps the dirty section (§11.3) and returns endOffset.
@@ -486,13 +491,14 @@ func (c *Cleaner) cleanLogLocked(l *Log, firstDirty, uncleanable int64, now time
 	if !ok {
 		return CleanStats{}, ErrLogClosed
 	}
-	p := &cleanPass{c: c, l: l, snap: snap, nowMs: now.UnixMilli(), om: c.offsetMapLocked(),
+	p := &cleanPass{c: c, l: l, snap: snap, nowMs: now.UnixMilli(),
 		aborted: map[int64]bool{}, lastData: map[int64]int64{}}
 	p.stats.FirstDirtyOffset = firstDirty
-	firstOpen, err := p.scanTransactions()
+	firstOpen, dirtyRecords, err := p.scanTransactions(firstDirty)
 	if err != nil {
 		return p.stats, err
 	}
+	p.om = c.offsetMapLocked(dirtyRecords)
 	if firstOpen >= 0 {
 		uncleanable = max(min(uncleanable, roundDownToSegment(&snap, firstOpen)), firstDirty)
 	}

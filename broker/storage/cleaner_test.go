@@ -521,3 +521,49 @@ func TestCleanerSwapAbortsOnConcurrentChange(t *testing.T) {
 		t.Fatalf("log changed by an abandoned swap: %+v", recs)
 	}
 }
+
+// A dedupe buffer too small for the dirty section makes a pass stop where
+// the map filled up (§11.3); the next pass continues from there, and the
+// records above the mapped range are kept meanwhile.
+func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
+	ts := clock.Now().UnixMilli()
+	for seg, prefix := range []string{"a", "b", "a"} {
+		for i := 0; i < 4; i++ {
+			clAppend(t, l, ts, fmt.Sprintf("%s%d", prefix, i), fmt.Sprintf("s%d", seg))
+		}
+		clRoll(t, l)
+	}
+	clAppend(t, l, ts, "active", "x")
+	l.SetHighWatermark(l.LogEndOffset())
+	cfg := DefaultCleanerConfig()
+	cfg.DedupeBufferSize = 6 * offsetMapEntrySize // 6 slots, 5 keys at load factor 0.9
+	cfg.Clock = clock.Now
+	c := NewCleaner(nil, cfg)
+	st, err := c.CleanLog(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a0-a3 and b0 fill the map to its 5 keys: the pass ends after b0.
+	if st.EndOffset != 5 {
+		t.Fatalf("first pass end offset %d, want 5", st.EndOffset)
+	}
+	if recs, _ := clReadLog(t, l); len(recs) != 13 {
+		t.Fatalf("after first pass %d records, want all 13", len(recs))
+	}
+	for _, want := range []int64{10, 12} {
+		st, err := c.CleanLog(l)
+		if err != nil || st.EndOffset != want {
+			t.Fatalf("pass ending at %d: %+v %v", want, st, err)
+		}
+	}
+	recs, _ := clReadLog(t, l)
+	var vals []string
+	for _, r := range recs {
+		vals = append(vals, r.Key+"="+r.Value)
+	}
+	if strings.Join(vals, " ") != "b0=s1 b1=s1 b2=s1 b3=s1 a0=s2 a1=s2 a2=s2 a3=s2 active=x" {
+		t.Fatalf("after further passes: %v", vals)
+	}
+}
