@@ -47,5 +47,10 @@
 //     before the callback runs, so no change after a callback is lost.
 //   - Structural nodes are created with nil (null) data.
 //   - Callbacks must be cheap: they run on Client goroutines and a slow one
-//     delays only its own watch.
+//     delays only its own watch (or, for session handlers, later session
+//     handling). A callback must never call Close: Close waits for the
+//     goroutine the callback runs on.
+//   - Connect uses one session both to create the chroot (absolute paths)
+//     and for the broker's work (chroot-prefixed paths); Kafka opens a
+//     throw-away session for the first step, with the same visible result.
 package zkclient
