@@ -94,10 +94,13 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	add("unknown", 0, makeBatch(1, "u"))
 	add("t", 0, corrupt)
 	add("t", 0, big)
+	makeLeader(t, m, "__consumer_offsets", 0, 0)
 	add("__consumer_offsets", 0, makeBatch(1, "internal"))
+	add("__transaction_state", 0, makeBatch(1, "unknown internal"))
 	out := m.Produce(context.Background(), req)
 	want := []int16{0, kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code,
-		kerr.CorruptMessage.Code, kerr.MessageTooLarge.Code, kerr.InvalidTopicException.Code}
+		kerr.CorruptMessage.Code, kerr.MessageTooLarge.Code, kerr.InvalidTopicException.Code,
+		kerr.UnknownTopicOrPartition.Code}
 	for i, w := range want {
 		got := out.Topics[i].Partitions[0]
 		if got.ErrorCode != w {
@@ -128,11 +131,11 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	if r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
 		t.Fatalf("transactional without id: %+v", r)
 	}
-	// The admin client may write to internal topics (it exists here? no: unknown).
+	// The admin client may write to internal topics.
 	ctx := ContextWithClientID(context.Background(), "__admin_client")
 	out = m.Produce(ctx, produceReq(1, "__consumer_offsets", 0, makeBatch(1, "x")))
-	if c := out.Topics[0].Partitions[0].ErrorCode; c != kerr.UnknownTopicOrPartition.Code {
-		t.Fatalf("admin client to unhosted internal topic: %d", c)
+	if c := out.Topics[0].Partitions[0].ErrorCode; c != 0 {
+		t.Fatalf("admin client to internal topic: %d", c)
 	}
 	if leo := store.logs[TopicPartition{"t", 0}].LogEndOffset(); leo != 1 {
 		t.Fatalf("log end %d: rejected requests must not append", leo)

@@ -50,7 +50,9 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			code := global
 			if code == 0 {
 				tp := TopicPartition{rt.Topic, rp.Partition}
-				if isInternalTopic(tp.Topic) && clientID != "__admin_client" {
+				// Kafka's order: unknown partitions first, then the
+				// internal-topic rule, then leadership (in the append).
+				if isInternalTopic(tp.Topic) && clientID != "__admin_client" && m.knownPartition(tp) {
 					code = kerr.InvalidTopicException.Code
 				} else if req.Version < 7 && isZstd(rp.Records) {
 					// zstd needs Produce v7+ (KIP-110).
@@ -147,6 +149,14 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, 
 		m.wakeFetches(tp)
 	}
 	return info, nil
+}
+
+// knownPartition reports whether tp is hosted here or known to the cluster.
+func (m *Manager) knownPartition(tp TopicPartition) bool {
+	if _, ok := m.Partition(tp); ok {
+		return true
+	}
+	return errors.Is(m.unknownPartitionError(tp), kerr.NotLeaderForPartition)
 }
 
 // unknownPartitionError distinguishes a partition the cluster knows but this
