@@ -655,10 +655,16 @@ func (m *ProducerStateManager) removeUnreplicated(off int64) {
 	}
 }
 
-// OnLogStartOffsetIncremented drops decided transactions below the new
-// log start offset and moves MapEndOffset up to it if needed.
+// OnLogStartOffsetIncremented drops decided transactions and producers
+// entirely below the new log start offset (§10.4) and moves MapEndOffset
+// up to it if needed.
 func (m *ProducerStateManager) OnLogStartOffsetIncremented(logStart int64) {
 	m.removeUnreplicated(logStart)
+	for pid, e := range m.producers {
+		if belowLogStart(e, logStart) {
+			delete(m.producers, pid)
+		}
+	}
 	if m.lastMapOffset < logStart {
 		m.lastMapOffset = logStart
 	}
@@ -667,6 +673,13 @@ func (m *ProducerStateManager) OnLogStartOffsetIncremented(logStart int64) {
 	} else {
 		m.lastSnapOffset = logStart
 	}
+}
+
+// belowLogStart: the producer's last data lies below the log start offset
+// and it has no open transaction, so the log no longer holds its state.
+func belowLogStart(e *ProducerStateEntry, logStart int64) bool {
+	last := e.LastDataOffset()
+	return last >= 0 && last < logStart && e.CurrentTxnFirstOffset < 0
 }
 
 func (m *ProducerStateManager) isExpired(nowMs int64, e *ProducerStateEntry) bool {
@@ -720,7 +733,7 @@ func (m *ProducerStateManager) loadFromSnapshot(logStart, nowMs int64) error {
 		}
 		for i := range entries {
 			e := &entries[i]
-			if m.isExpired(nowMs, e) {
+			if m.isExpired(nowMs, e) || belowLogStart(e, logStart) {
 				continue
 			}
 			m.loadEntry(e)

@@ -303,6 +303,23 @@ func TestProducerSnapshotReload(t *testing.T) {
 	if m3.LastEntry(2) == nil {
 		t.Fatal("a producer with an open transaction never expires")
 	}
+	// Producers whose data is entirely below the log start offset are
+	// dropped when it moves (§10.4) and when loading (§7.1).
+	m4, _ := NewProducerStateManager(m.Dir(), ProducerStateConfig{ExpirationMs: 1 << 40})
+	if err := m4.TruncateAndReload(5, 12, now); err != nil {
+		t.Fatal(err)
+	}
+	if m4.LastEntry(1) != nil || m4.LastEntry(2) == nil {
+		t.Fatal("load must drop producer 1 (last offset 4 < log start 5) and keep 2 (open transaction)")
+	}
+	m5, _ := NewProducerStateManager(m.Dir(), ProducerStateConfig{ExpirationMs: 1 << 40})
+	if err := m5.TruncateAndReload(0, 12, now); err != nil || m5.LastEntry(1) == nil {
+		t.Fatalf("reload: %v", err)
+	}
+	m5.OnLogStartOffsetIncremented(5)
+	if m5.LastEntry(1) != nil || m5.LastEntry(2) == nil || m5.MapEndOffset() != 10 {
+		t.Fatal("raising the log start offset must drop producer 1 only")
+	}
 	if err := m3.TruncateFullyAndStartAt(50); err != nil || len(m3.Snapshots()) != 0 || m3.MapEndOffset() != 50 || !m3.IsEmpty() {
 		t.Fatal("truncate fully")
 	}
