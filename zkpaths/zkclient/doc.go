@@ -30,7 +30,7 @@
 //   - one goroutine per registered watch (runWatch): waits for the one-shot
 //     ZooKeeper watch, re-arms it by re-reading, then calls the callback;
 //     after a new session it re-arms and calls the callback once;
-//   - batch reads/writes of partition states use up to 16 short-lived
+//   - batch reads/writes of partition states use up to 10 short-lived
 //     goroutines owned by the call.
 //
 // go-zookeeper itself runs its connection goroutines and, after a session

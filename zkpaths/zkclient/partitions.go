@@ -16,9 +16,10 @@ type PartitionStateResult struct {
 	Err       error // e.g. zk.ErrBadVersion, zk.ErrNodeExists, zk.ErrNoNode
 }
 
-// parallelism bounds concurrent requests of batch operations; go-zookeeper
-// pipelines them on one connection.
-const parallelism = 16
+// parallelism bounds concurrent requests of batch operations, like Kafka's
+// zookeeper.max.in.flight.requests (default 10); go-zookeeper pipelines them
+// on one connection.
+const parallelism = 10
 
 // forEach runs fn for every item with bounded parallelism; the goroutines
 // are owned by the call and finish before it returns.
