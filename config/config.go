@@ -459,3 +459,28 @@ func (c *Config) Rack() *string {
 
 // unlimitedInt64 is Kafka's Long.MaxValue default ("never").
 const unlimitedInt64 = math.MaxInt64
+
+// Describe renders every implemented key and its current value, sorted, in
+// the layout of the "KafkaConfig values:" block Kafka logs at start-up
+// ("\tkey = value", unset keys as null). Ignored Kafka keys are listed last.
+func (c *Config) Describe() string {
+	names := make([]string, 0, len(brokerKeys))
+	for _, k := range brokerKeys {
+		names = append(names, k.Name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString("KafkaConfig values: \n")
+	for _, n := range names {
+		k := lookupBrokerKey(n)
+		v := k.get(c)
+		if v == "" && k.Nullable {
+			v = "null"
+		}
+		fmt.Fprintf(&b, "\t%s = %s\n", n, v)
+	}
+	if len(c.ignored) > 0 {
+		fmt.Fprintf(&b, "ignored (not implemented by Klassik): %s\n", strings.Join(c.ignored, ", "))
+	}
+	return b.String()
+}

@@ -536,3 +536,16 @@ func FuzzListeners(f *testing.F) {
 		}
 	})
 }
+
+func TestDescribe(t *testing.T) {
+	c := mustFromMap(t, with("broker.id", "3", "ssl.protocol", "TLSv1.3"))
+	d := c.Describe()
+	for _, want := range []string{"KafkaConfig values: \n", "\tbroker.id = 3\n", "\tlog.dirs = null\n", "\tlog.cleanup.policy = delete\n", "\tzookeeper.connect = localhost:2181\n", "ignored (not implemented by Klassik): ssl.protocol\n"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, d)
+		}
+	}
+	if strings.Count(d, "\n\t") != len(BrokerKeys()) {
+		t.Errorf("Describe lists %d keys, want %d", strings.Count(d, "\n\t"), len(BrokerKeys()))
+	}
+}
