@@ -312,3 +312,24 @@ func TestStorageIdempotentProduce(t *testing.T) {
 		t.Fatalf("sequence gap: %+v", r)
 	}
 }
+
+func TestUnspliceReadsRecordsIntoMemory(t *testing.T) {
+	m, _, _ := newStorageManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	produceOne(t, m, 1, "t", 0, makeBatch(1, "a", "b"))
+	parts := m.fetchPartsFromRequest(fetchReq("t", 0, 0))
+	params := fetchParams{version: 12, replicaID: -1, maxBytes: 1 << 20}
+	reads, _, _ := m.readParts(parts, params)
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 12
+	rt := kmsg.NewFetchResponseTopic()
+	rt.Topic = "t"
+	sp := kmsg.NewFetchResponseTopicPartition()
+	sp.RecordBatches = []byte("placeholder")
+	rt.Partitions = append(rt.Partitions, sp)
+	resp.Topics = append(resp.Topics, rt)
+	m.unsplice(resp, parts, reads)
+	if _, vals, err := batchValues(resp.Topics[0].Partitions[0].RecordBatches); err != nil || !slices.Equal(vals, []string{"a", "b"}) {
+		t.Fatalf("unspliced records %v (err %v)", vals, err)
+	}
+}
