@@ -567,3 +567,39 @@ func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
 		t.Fatalf("after further passes: %v", vals)
 	}
 }
+
+// A partly retained compressed batch is rebuilt with the same codec,
+// offsets, producer fields and timestamp type (§11.4).
+func TestCleanerRebuildsCompressedBatches(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
+	ts := clock.Now().UnixMilli()
+	o := record.DefaultBuildOptions()
+	o.PartitionLeaderEpoch, o.BaseTimestamp, o.Codec = 0, ts, record.Zstd
+	o.ProducerID, o.ProducerEpoch, o.BaseSequence = 5, 1, 0
+	o.LogAppendTime, o.MaxTimestamp = true, ts+99
+	b := record.Build(o, []record.Record{
+		{Key: []byte("a"), Value: []byte("old")},
+		{OffsetDelta: 1, Key: []byte("b"), Value: []byte("kept")},
+		{OffsetDelta: 2, Key: []byte("c"), Value: []byte("old")},
+	})
+	if _, err := l.AppendAsFollower(b); err != nil {
+		t.Fatal(err)
+	}
+	clAppend(t, l, ts, "a", "new", "c", "new")
+	clRoll(t, l)
+	clAppend(t, l, ts, "z", "z")
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := newTestCleaner(clock).CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	recs, hdrs := clReadLog(t, l)
+	h := hdrs[0]
+	if h.Compression() != record.Zstd || h.BaseOffset != 0 || h.LastOffset() != 2 || h.NumRecords != 1 ||
+		h.ProducerID != 5 || h.BaseSequence != 0 || h.TimestampType() != record.LogAppendTime || h.MaxTimestamp != ts+99 {
+		t.Fatalf("rebuilt header %+v", h)
+	}
+	if recs[0].Off != 1 || recs[0].Value != "kept" || len(recs) != 4 {
+		t.Fatalf("records %+v", recs)
+	}
+}
