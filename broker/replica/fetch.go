@@ -155,8 +155,15 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		resp.SessionID = session.id
 	}
 	var cur *kmsg.FetchResponseTopic
+	var returnedData map[TopicPartition]bool
 	for i := range parts {
 		p, r := &parts[i], &reads[i]
+		if incremental && r.size() > 0 {
+			if returnedData == nil {
+				returnedData = make(map[TopicPartition]bool)
+			}
+			returnedData[p.tp] = true
+		}
 		if session != nil {
 			sp := session.index[p.tp]
 			if sp != nil {
@@ -175,6 +182,9 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			cur.TopicID = p.topicID
 		}
 		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params, &splicer, splice))
+	}
+	if incremental {
+		session.moveToEndLocked(returnedData)
 	}
 	if !splice {
 		return resp, nil

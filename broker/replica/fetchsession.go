@@ -141,3 +141,23 @@ func (s *fetchSession) requestsLocked() []fetchPart {
 }
 
 func (s *fetchSession) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }
+
+// moveToEndLocked moves the given partitions to the end of the session's
+// order, keeping the relative order of both groups. Partitions that just
+// returned data go last so that, under max_bytes, the others get their turn
+// on the next incremental fetch (Kafka does the same in its session cache).
+func (s *fetchSession) moveToEndLocked(tps map[TopicPartition]bool) {
+	if len(tps) == 0 {
+		return
+	}
+	front := make([]*sessionPart, 0, len(s.parts))
+	var back []*sessionPart
+	for _, sp := range s.parts {
+		if tps[sp.req.tp] {
+			back = append(back, sp)
+		} else {
+			front = append(front, sp)
+		}
+	}
+	s.parts = append(front, back...)
+}

@@ -704,3 +704,64 @@ func TestFetchMaxWaitWithFakeClock(t *testing.T) {
 		t.Fatalf("%d delayed fetches left", n)
 	}
 }
+
+// Under a small max_bytes, an incremental session rotates the partitions
+// that returned data to the end, so every partition gets its turn.
+func TestFetchSessionRotatesPartitions(t *testing.T) {
+	m, _ := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	makeLeader(t, m, "t", 1, 0)
+	big := strings.Repeat("x", 200)
+	for i := 0; i < 3; i++ {
+		produceOne(t, m, 1, "t", 0, makeBatch(1, big))
+		produceOne(t, m, 1, "t", 1, makeBatch(1, big))
+	}
+	req := fetchReq("t", 0, 3) // partition 0 at its end: nothing to read
+	p1 := kmsg.NewFetchRequestTopicPartition()
+	p1.Partition = 1
+	p1.CurrentLeaderEpoch = -1
+	p1.PartitionMaxBytes = 1 << 20
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.SessionEpoch = 0
+	sid := doFetch(t, m, req).SessionID
+
+	// Move partition 0 back to offset 0: both partitions now have data
+	// and max_bytes fits one batch only.
+	inc := func(epoch int32, offsets map[int32]int64) *kmsg.FetchResponse {
+		r := kmsg.NewPtrFetchRequest()
+		r.Version = 12
+		r.ReplicaID = -1
+		r.MaxBytes = 10
+		r.SessionID, r.SessionEpoch = sid, epoch
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "t"
+		for p, off := range offsets {
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition = p
+			rp.FetchOffset = off
+			rp.CurrentLeaderEpoch = -1
+			rp.PartitionMaxBytes = 1 << 20
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		if len(rt.Partitions) > 0 {
+			r.Topics = append(r.Topics, rt)
+		}
+		return doFetch(t, m, r)
+	}
+	withData := func(resp *kmsg.FetchResponse) []int32 {
+		var out []int32
+		for _, tt := range resp.Topics {
+			for _, p := range tt.Partitions {
+				if len(p.RecordBatches) > 0 {
+					out = append(out, p.Partition)
+				}
+			}
+		}
+		return out
+	}
+	first := withData(inc(1, map[int32]int64{0: 0, 1: 0}))
+	second := withData(inc(2, map[int32]int64{0: 1, 1: 1}))
+	if len(first) != 1 || len(second) != 1 || first[0] == second[0] {
+		t.Fatalf("partitions with data: first %v, second %v; want each partition in turn", first, second)
+	}
+}
