@@ -52,7 +52,11 @@ mkdir -p "$log_dir"
 out=$log_dir/server-$broker_id.out
 pid_file=$log_dir/server-$broker_id.pid
 
-if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
+# A pid file whose process still runs a kafka-server binary means the broker
+# is up; any other pid file is stale (the pid may even have been reused).
+old_pid=$(cat "$pid_file" 2>/dev/null || true)
+old_exe=$(readlink "/proc/${old_pid:-0}/exe" 2>/dev/null || true)
+if [ -n "$old_pid" ] && [ "$(basename "${old_exe% (deleted)}")" = "kafka-server" ]; then
   echo "$0: broker $broker_id is already running with pid $(cat "$pid_file") ($pid_file)" >&2
   exit 1
 fi

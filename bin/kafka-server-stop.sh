@@ -21,11 +21,22 @@ is_our_broker() {
   [ -n "$exe" ] && [ "$exe" = "$(readlink -f "$binary" 2>/dev/null || echo "$binary")" ]
 }
 
+# runs_kafka_server PID: true when PID runs a kafka-server binary from any
+# build directory. Enough for pids from our own pid files (it only guards
+# against the pid having been reused by another program), so a broker
+# started with another KLASSIK_BUILD_DIR is still stopped.
+runs_kafka_server() {
+  local exe
+  exe=$(readlink "/proc/$1/exe" 2>/dev/null || true)
+  exe=${exe% (deleted)}
+  [ "$(basename "$exe")" = "kafka-server" ]
+}
+
 pids=()
 for pid_file in "$log_dir"/server-*.pid; do
   [ -e "$pid_file" ] || continue
   pid=$(cat "$pid_file")
-  if [ -n "$pid" ] && is_our_broker "$pid"; then
+  if [ -n "$pid" ] && runs_kafka_server "$pid"; then
     pids+=("$pid")
   else
     rm -f "$pid_file" # stale: that broker is gone

@@ -192,3 +192,132 @@ func TestZooKeeperScripts(t *testing.T) {
 		t.Errorf("second stop: %d %s", code, out)
 	}
 }
+
+// stubBroker is installed as the kafka-server binary of a private build
+// directory: it records its arguments and exits 0 on SIGTERM, like the
+// broker's controlled shutdown.
+const stubBroker = `package main
+
+import (
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	dir := os.Getenv("STUB_DIR")
+	_ = os.WriteFile(dir+"/args-"+os.Getenv("STUB_NAME"), []byte(strings.Join(os.Args[1:], " ")), 0o644)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM)
+	<-ch
+	_ = os.WriteFile(dir+"/stopped-"+os.Getenv("STUB_NAME"), nil, 0o644)
+}
+`
+
+// TestKafkaServerDaemonScripts checks kafka-server-start.sh -daemon and
+// kafka-server-stop.sh with a stub broker: log and pid files named after
+// broker.id (the override wins over the file), the recorded pid is the
+// broker binary itself, a second start is refused, and stop delivers
+// SIGTERM to every broker.
+func TestKafkaServerDaemonScripts(t *testing.T) {
+	build, logs, stub := t.TempDir(), t.TempDir(), t.TempDir()
+	env := []string{"KLASSIK_BUILD_DIR=" + build, "LOG_DIR=" + logs, "STUB_DIR=" + stub}
+	// Build kafka-topics once to learn the module's source hash, then put
+	// the stub in place of kafka-server with that hash so the script does
+	// not rebuild the real broker.
+	if out, code := script(t, append(env, "KLASSIK_BUILD_ONLY=1"), "kafka-run-class.sh", "kafka-topics"); code != 0 {
+		t.Fatalf("build: %d %s", code, out)
+	}
+	hash, err := os.ReadFile(filepath.Join(build, "kafka-topics.sources"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stub, "main.go"), []byte(stubBroker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stub, "go.mod"), []byte("module stub\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	gob := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(build, "kafka-server"), ".")
+	gob.Dir = stub
+	if out, err := gob.CombinedOutput(); err != nil {
+		t.Fatalf("build stub: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(build, "kafka-server.sources"), hash, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	props := filepath.Join(stub, "server.properties")
+	if err := os.WriteFile(props, []byte("broker.id = 4\nzookeeper.connect=localhost:2181\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := script(t, append(env, "STUB_NAME=a"), "kafka-server-start.sh", "-daemon", props)
+	if code != 0 || !strings.Contains(out, "Started broker 4 (pid ") {
+		t.Fatalf("start: %d %s", code, out)
+	}
+	out, code = script(t, append(env, "STUB_NAME=b"), "kafka-server-start.sh", "-daemon", props, "--override", "broker.id=5", "--override", "num.partitions=3")
+	if code != 0 || !strings.Contains(out, "Started broker 5 (pid ") {
+		t.Fatalf("start with override: %d %s", code, out)
+	}
+	pids := map[string]int{}
+	for _, id := range []string{"4", "5"} {
+		data, err := os.ReadFile(filepath.Join(logs, "server-"+id+".pid"))
+		if err != nil {
+			t.Fatalf("pid file of broker %s: %v", id, err)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		pids[id] = pid
+		t.Cleanup(func() {
+			if syscall.Kill(pid, 0) == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+		if _, err := os.Stat(filepath.Join(logs, "server-"+id+".out")); err != nil {
+			t.Errorf("log file of broker %s: %v", id, err)
+		}
+	}
+	waitFile := func(name string) []byte {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if b, err := os.ReadFile(filepath.Join(stub, name)); err == nil {
+				return b
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not appear", name)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if got := string(waitFile("args-b")); got != props+" --override broker.id=5 --override num.partitions=3" {
+		t.Errorf("broker arguments %q", got)
+	}
+	waitFile("args-a")
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pids["4"]) + "/exe")
+	if err != nil || filepath.Base(exe) != "kafka-server" {
+		t.Errorf("pid %d is not the broker binary: %q %v", pids["4"], exe, err)
+	}
+	if out, code = script(t, append(env, "STUB_NAME=c"), "kafka-server-start.sh", "-daemon", props); code != 1 || !strings.Contains(out, "already running") {
+		t.Errorf("second start of broker 4: %d %s", code, out)
+	}
+	out, code = script(t, env, "kafka-server-stop.sh")
+	if code != 0 || !strings.Contains(out, strconv.Itoa(pids["4"])) || !strings.Contains(out, strconv.Itoa(pids["5"])) {
+		t.Errorf("stop: %d %s", code, out)
+	}
+	waitFile("stopped-a")
+	waitFile("stopped-b")
+	deadline := time.Now().Add(30 * time.Second)
+	for _, pid := range pids {
+		for syscall.Kill(pid, 0) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d still running after SIGTERM", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if out, code = script(t, env, "kafka-server-stop.sh"); code != 1 || strings.TrimSpace(out) != "No kafka server to stop" {
+		t.Errorf("second stop: %d %s", code, out)
+	}
+}
