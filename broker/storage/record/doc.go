@@ -4,14 +4,22 @@
 // Kafka classes and their Go counterparts:
 //
 //	DefaultRecordBatch (org.apache.kafka.common.record)  batch.go: BatchHeader, ParseBatchHeader,
-//	                                                     CheckCRC, SetBaseOffset, SetPartitionLeaderEpoch,
-//	                                                     SetLogAppendTime, ForEachBatch
-//	DefaultRecord                                        record.go: Record, Header, Records, ForEachRecord
-//	MemoryRecordsBuilder                                 builder.go: BuildOptions, Build
-//	CompressionType, KafkaLZ4Block*Stream, SnappyCodec   codec.go: Codec, Compress, Decompress
-//	LogValidator (batch/record checks of the leader)     validate.go: ValidateBatch, ValidateOptions
-//	LegacyRecord, AbstractLegacyRecordBatch (magic 0/1)  legacy.go: ConvertLegacy
-//	ControlRecordType, EndTransactionMarker              control.go
+//	                                                     CheckCRC, ComputeCRC, SetBaseOffset,
+//	                                                     SetPartitionLeaderEpoch, SetLogAppendTime,
+//	                                                     ForEachBatch (+ PositionError, ErrTruncated),
+//	                                                     IncrementSequence, TimestampType
+//	DefaultRecord                                        record.go: Record, Header, Records, ForEachRecord,
+//	                                                     RecordSize
+//	MemoryRecordsBuilder                                 builder.go: BuildOptions, DefaultBuildOptions,
+//	                                                     Build, BuildChecked, OptionsFrom
+//	CompressionType, KafkaLZ4Block*Stream, SnappyCodec   codec.go: Codec, ParseCodec, Compress, Decompress,
+//	                                                     MaxDecompressedBytes
+//	LogValidator (batch/record checks of the leader)     validate.go: ValidateBatch, ValidateOptions,
+//	                                                     RecordError
+//	LegacyRecord, AbstractLegacyRecordBatch (magic 0/1)  legacy.go: ConvertLegacy, IsLegacy
+//	ControlRecordType, EndTransactionMarker              control.go: ControlType, ParseControlKey,
+//	                                                     ControlKey, ParseEndTxnMarker,
+//	                                                     EndTxnMarkerValue, BuildControlBatch
 //
 // Formats follow /work/shared/spec/log-format.md §3: the 61-byte v2 header,
 // CRC-32C over bytes 21..end (so base offset and partition leader epoch can
