@@ -40,7 +40,8 @@ type Config struct {
 	ControllerSocketTimeout            time.Duration // controller.socket.timeout.ms (30 s)
 	Logger                             *slog.Logger
 	// StateChangeLogger receives every partition and replica transition
-	// (Kafka's state.change.logger); defaults to Logger.
+	// (Kafka's state.change.logger); defaults to Logger with
+	// logger=state.change.logger.
 	StateChangeLogger *slog.Logger
 	// Metrics is the registry for Kafka's controller metrics; nil keeps
 	// them in a private registry.
@@ -108,11 +109,15 @@ func newController(cfg Config, zk zkAPI, brokerEpoch func() int64) *Controller {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.StateChangeLogger == nil {
-		cfg.StateChangeLogger = cfg.Logger
+	stateLog := cfg.StateChangeLogger
+	if stateLog == nil {
+		stateLog = cfg.Logger.With("logger", "state.change.logger")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if brokerEpoch == nil {
+		brokerEpoch = func() int64 { return -1 }
 	}
 	if cfg.InterBrokerListener == "" {
 		cfg.InterBrokerListener = "PLAINTEXT"
@@ -131,7 +136,7 @@ func newController(cfg Config, zk zkAPI, brokerEpoch func() int64) *Controller {
 		zk:            zk,
 		brokerEpoch:   brokerEpoch,
 		log:           cfg.Logger.With("component", "controller", "broker", cfg.BrokerID),
-		stateLog:      cfg.StateChangeLogger.With("logger", "state.change.logger", "controller", cfg.BrokerID),
+		stateLog:      stateLog.With("controller", cfg.BrokerID),
 		metrics:       newControllerMetrics(cfg.Metrics),
 		ctx:           NewContext(),
 		brokerWatches: map[int32]func(){},
@@ -247,10 +252,16 @@ func (c *Controller) process(ev event) {
 		c.onControllerResignation()
 	case controlledShutdownEvent:
 		remaining, cerr := c.processControlledShutdown(e.id, e.brokerEpoch)
-		e.reply <- controlledShutdownResult{remaining: remaining, err: cerr}
-		if errors.Is(cerr, ErrControllerMoved) {
-			err = cerr
+		reply := cerr
+		switch {
+		case errors.Is(cerr, ErrControllerMoved):
+			// "Controller moved" is STALE_CONTROLLER_EPOCH on the wire; the
+			// broker retries against the next controller.
+			err, reply = cerr, kerr.StaleControllerEpoch
+		case errors.Is(cerr, errIllegalState):
+			err, reply = cerr, kerr.UnknownServerError
 		}
+		e.reply <- controlledShutdownResult{remaining: remaining, err: reply}
 	default:
 		if !c.IsActive() {
 			return
@@ -379,7 +390,7 @@ func (c *Controller) elect() error {
 	c.activeID.Store(c.cfg.BrokerID)
 	c.epoch.Store(epoch)
 	c.active.Store(true)
-	c.log.Info("elected as the controller", "controller_epoch", epoch, "epoch_zk_version", version)
+	c.log.Info("elected as the controller", "controller_epoch", epoch, "epoch_zk_version", version, "broker_epoch", c.brokerEpoch())
 	if err := c.onControllerFailover(); err != nil {
 		if errors.Is(err, ErrControllerMoved) {
 			c.log.Warn("controller moved during failover", "err", err)
