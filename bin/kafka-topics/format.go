@@ -150,8 +150,11 @@ func newTopicFilter(topic string, hasTopic, excludeInternal bool) (topicFilter, 
 	if !hasTopic {
 		return f, nil
 	}
+	// Kafka's IncludeList: commas become alternatives, blanks are dropped and
+	// surrounding quotes (left by some shells' quoting) are removed.
 	expr := strings.TrimSpace(topic)
 	expr = strings.ReplaceAll(expr, ",", "|")
+	expr = strings.ReplaceAll(expr, " ", "")
 	expr = strings.Trim(expr, `"'`)
 	re, err := regexp.Compile("^(?:" + expr + ")$")
 	if err != nil {

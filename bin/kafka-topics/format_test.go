@@ -117,6 +117,7 @@ func TestTopicFilter(t *testing.T) {
 		{`test\.topic`, true, false, "test.topic"},
 		{`test.topic`, true, false, "test.topic testXtopic"},
 		{"a,b", true, false, "a b"},
+		{`"a, b"`, true, false, "a b"},
 		{"orders-.*", true, false, "orders-1"},
 		{"__.*", true, true, ""},
 		{"orders", true, false, ""},

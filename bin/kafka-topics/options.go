@@ -138,10 +138,9 @@ func parseArgs(args []string) (parsedArgs, error) {
 			val = args[i]
 		}
 		if !o.multi && len(p.values[o.name]) > 0 {
-			// joptsimple keeps every occurrence and Kafka reads the first
-			// one; we keep the last, which is what a user overriding a
-			// value from a wrapper script expects. Either way, say nothing.
-			p.values[o.name] = nil
+			// Kafka's tool asks joptsimple for a single value, which fails
+			// when the option was repeated.
+			return p, usagef("Found multiple arguments for option %s, but you asked for only one", o.name)
 		}
 		p.values[o.name] = append(p.values[o.name], val)
 	}

@@ -132,6 +132,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{[]string{"--list", "--un", "--bootstrap-server", "h"}, true, "ambiguous"},
 		{[]string{"list"}, true, "non-option argument 'list'"},
 		{[]string{"--list=yes", "--bootstrap-server", "h"}, true, "does not take an argument"},
+		{[]string{"--list", "--bootstrap-server", "h", "--topic", "a", "--topic", "b"}, true, "Found multiple arguments for option topic, but you asked for only one"},
 	}
 	for _, tc := range cases {
 		_, _, err := parseOptions(tc.args)
