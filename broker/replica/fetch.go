@@ -380,6 +380,12 @@ func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int3
 		return r
 	}
 	log := st.log
+	if params.version < 10 && compressionType(log) == "zstd" {
+		// zstd batches need Fetch v10+ (KIP-110); Kafka refuses by topic
+		// config rather than by inspecting batches.
+		r.code = kerr.UnsupportedCompressionType.Code
+		return r
+	}
 	hw, leo, logStart := log.HighWatermark(), log.LogEndOffset(), log.LogStartOffset()
 
 	// Divergence check for followers that send their last fetched epoch
@@ -487,4 +493,13 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 	}
 	sp.RecordBatches = b
 	return sp
+}
+
+// compressionType returns the topic's compression.type when the log knows
+// it (the storage adapter does), else "".
+func compressionType(l Log) string {
+	if c, ok := l.(interface{ CompressionType() string }); ok {
+		return c.CompressionType()
+	}
+	return ""
 }

@@ -142,3 +142,7 @@ func (s storageLog) DeleteRecordsAllowed() bool {
 	cfg := s.l.Config()
 	return !(cfg.CleanupPolicyCompact && !cfg.CleanupPolicyDelete)
 }
+
+// CompressionType is the topic's compression.type; Fetch below v10 cannot
+// carry zstd batches.
+func (s storageLog) CompressionType() string { return s.l.Config().CompressionType }

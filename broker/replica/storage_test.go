@@ -31,8 +31,11 @@ func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.L
 	}
 	compact := func(topic string) (storage.LogConfig, error) {
 		c := storage.DefaultLogConfig()
-		if topic == "compacted" {
+		switch topic {
+		case "compacted":
 			c.CleanupPolicyCompact, c.CleanupPolicyDelete = true, false
+		case "zstd":
+			c.CompressionType = "zstd"
 		}
 		return c, nil
 	}
@@ -331,5 +334,18 @@ func TestUnspliceReadsRecordsIntoMemory(t *testing.T) {
 	m.unsplice(resp, parts, reads)
 	if _, vals, err := batchValues(resp.Topics[0].Partitions[0].RecordBatches); err != nil || !slices.Equal(vals, []string{"a", "b"}) {
 		t.Fatalf("unspliced records %v (err %v)", vals, err)
+	}
+}
+
+func TestStorageZstdTopicNeedsFetchV10(t *testing.T) {
+	m, _, _ := newStorageManager(t, nil)
+	makeLeader(t, m, "zstd", 0, 0)
+	fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("zstd", 0, 0, func(r *kmsg.FetchRequest) { r.Version = 9 })))
+	if fp.ErrorCode != kerr.UnsupportedCompressionType.Code {
+		t.Fatalf("Fetch v9 of a zstd topic: %d", fp.ErrorCode)
+	}
+	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("zstd", 0, 0, func(r *kmsg.FetchRequest) { r.Version = 10 })))
+	if fp.ErrorCode != 0 {
+		t.Fatalf("Fetch v10 of a zstd topic: %d", fp.ErrorCode)
 	}
 }
