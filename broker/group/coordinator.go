@@ -1,0 +1,460 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/klassik/klassik/broker/purgatory"
+	"github.com/klassik/klassik/broker/storage/record"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Clock is the coordinator's time source (purgatory.RealClock in the
+// broker, a purgatory.FakeClock in tests).
+type Clock = purgatory.Clock
+
+type partitionState int8
+
+const (
+	partitionLoading partitionState = iota + 1
+	partitionLoaded
+)
+
+type ownership struct {
+	state partitionState
+	epoch uint64 // identifies one OnBecomeLeader call
+}
+
+// Coordinator is Kafka's GroupCoordinator plus GroupMetadataManager for
+// the __consumer_offsets partitions this broker leads.
+type Coordinator struct {
+	cfg   Config
+	store OffsetStore
+	clock Clock
+	log   *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	// wg tracks loader and background-write goroutines.
+	wg sync.WaitGroup
+
+	// mu guards the following. Lock order: Coordinator.mu before
+	// Group.mu; never take Coordinator.mu while holding a group lock
+	// except in OnResign, which locks groups only after dropping them
+	// from the map.
+	mu          sync.Mutex
+	groups      map[string]*Group
+	owned       map[int32]ownership
+	loadEpoch   uint64
+	expiryTimer purgatory.Timer
+	closed      bool
+}
+
+// New returns a Coordinator that owns no partition yet. store must not be
+// nil; a nil clock means the real clock and a nil logger slog.Default().
+func New(cfg Config, store OffsetStore, clock Clock, logger *slog.Logger) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("group: invalid config: %w", err)
+	}
+	if store == nil {
+		return nil, errors.New("group: nil OffsetStore")
+	}
+	if clock == nil {
+		clock = purgatory.RealClock()
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Coordinator{cfg: cfg, store: store, clock: clock, log: logger.With("component", "group-coordinator"),
+		ctx: ctx, cancel: cancel, groups: map[string]*Group{}, owned: map[int32]ownership{}}
+	c.mu.Lock()
+	c.scheduleExpiryLocked()
+	c.mu.Unlock()
+	return c, nil
+}
+
+// Close stops the expiry task, cancels loads and background writes, waits
+// for them, and unloads every group (parked requests get NOT_COORDINATOR).
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	if c.expiryTimer != nil {
+		c.expiryTimer.Stop()
+	}
+	var parts []int32
+	for p := range c.owned {
+		parts = append(parts, p)
+	}
+	c.mu.Unlock()
+	c.cancel()
+	for _, p := range parts {
+		c.OnResign(p)
+	}
+	c.wg.Wait()
+}
+
+// PartitionFor returns the __consumer_offsets partition of a group.
+func (c *Coordinator) PartitionFor(groupID string) int32 {
+	return PartitionFor(groupID, c.cfg.OffsetsTopicPartitions)
+}
+
+// IsLoading reports whether the partition is being loaded.
+func (c *Coordinator) IsLoading(partition int32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.owned[partition].state == partitionLoading
+}
+
+// ownerCode returns the coordinator error for a group id: NOT_COORDINATOR
+// when its partition is not led here, COORDINATOR_LOAD_IN_PROGRESS while
+// it loads, 0 otherwise.
+func (c *Coordinator) ownerCodeLocked(partition int32) int16 {
+	if c.closed {
+		return kerr.NotCoordinator.Code
+	}
+	switch c.owned[partition].state {
+	case partitionLoaded:
+		return 0
+	case partitionLoading:
+		return kerr.CoordinatorLoadInProgress.Code
+	default:
+		return kerr.NotCoordinator.Code
+	}
+}
+
+// lookup returns the group (creating an Empty one when create is set) or
+// a coordinator error code. The group is returned unlocked.
+func (c *Coordinator) lookup(groupID string, create bool) (*Group, int16) {
+	p := c.PartitionFor(groupID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if code := c.ownerCodeLocked(p); code != 0 {
+		return nil, code
+	}
+	g := c.groups[groupID]
+	if g == nil && create {
+		g = newGroup(groupID, p, c.clock.Now())
+		c.groups[groupID] = g
+	}
+	return g, 0
+}
+
+// removeGroup drops g from the map if it is still the registered one.
+func (c *Coordinator) removeGroup(g *Group) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.groups[g.id] == g {
+		delete(c.groups, g.id)
+	}
+}
+
+// lockedCode checks, with g.mu held, that g was not unloaded or deleted
+// after lookup returned it.
+func lockedCode(g *Group) int16 {
+	if g.unloaded {
+		return kerr.NotCoordinator.Code
+	}
+	return 0
+}
+
+// ---- persistence ----
+
+// buildBatch encodes records as one uncompressed v2 batch with CreateTime
+// = now, as the coordinator writes them.
+func buildBatch(now time.Time, recs []record.Record) []byte {
+	o := record.DefaultBuildOptions()
+	o.BaseTimestamp = now.UnixMilli()
+	for i := range recs {
+		recs[i].OffsetDelta = int32(i)
+	}
+	return record.Build(o, recs)
+}
+
+// appendBatch appends synchronously with offsets.commit.timeout.ms.
+func (c *Coordinator) appendBatch(ctx context.Context, partition int32, batch []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.OffsetCommitTimeout)
+	defer cancel()
+	// Stop with the coordinator too.
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	return c.store.Append(ctx, partition, batch)
+}
+
+// appendAsync writes a batch from a tracked goroutine, for writes whose
+// outcome no request waits on (a group becoming Empty, tombstones).
+func (c *Coordinator) appendAsync(partition int32, batch []byte, what string) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		if err := c.appendBatch(c.ctx, partition, batch); err != nil {
+			c.log.Warn("failed to write to __consumer_offsets", "partition", partition, "what", what, "err", err)
+		}
+	}()
+}
+
+// groupValueLocked encodes the group's current metadata record (v3), with
+// assignments taken from assign when given.
+func (g *Group) groupValueLocked(assign map[string][]byte) []byte {
+	v := GroupValue{Version: groupValueLatest, ProtocolType: g.protocolType, Generation: g.generation,
+		CurrentStateTimestamp: g.stateTime.UnixMilli()}
+	if g.protocol != "" {
+		p := g.protocol
+		v.Protocol = &p
+	}
+	if g.leader != "" && len(g.members) > 0 {
+		l := g.leader
+		v.Leader = &l
+	}
+	for _, m := range g.sortedMembersLocked() {
+		a := m.Assignment
+		if assign != nil {
+			a = assign[m.ID]
+		}
+		v.Members = append(v.Members, MemberValue{MemberID: m.ID, InstanceID: m.InstanceID, ClientID: m.ClientID,
+			ClientHost: m.ClientHost, RebalanceTimeout: int32(m.RebalanceTimeout.Milliseconds()),
+			SessionTimeout: int32(m.SessionTimeout.Milliseconds()), Subscription: m.metadataFor(g.protocol), Assignment: a})
+	}
+	return EncodeGroupValue(v)
+}
+
+// ---- loading and unloading (coordinator failover) ----
+
+// OnBecomeLeader starts loading a __consumer_offsets partition in the
+// background; until it finishes, that partition's groups answer
+// COORDINATOR_LOAD_IN_PROGRESS.
+func (c *Coordinator) OnBecomeLeader(partition int32) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if o, ok := c.owned[partition]; ok && (o.state == partitionLoading || o.state == partitionLoaded) {
+		c.mu.Unlock()
+		return
+	}
+	c.loadEpoch++
+	epoch := c.loadEpoch
+	c.owned[partition] = ownership{state: partitionLoading, epoch: epoch}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		c.load(partition, epoch)
+	}()
+}
+
+// OnResign unloads the partition's groups: they become Dead in memory
+// (nothing is written) and parked requests answer NOT_COORDINATOR.
+func (c *Coordinator) OnResign(partition int32) {
+	c.mu.Lock()
+	delete(c.owned, partition)
+	var gs []*Group
+	for id, g := range c.groups {
+		if g.partition == partition {
+			gs = append(gs, g)
+			delete(c.groups, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, g := range gs {
+		g.mu.Lock()
+		g.unloaded = true
+		c.shutdownGroupLocked(g, kerr.NotCoordinator.Code)
+		g.mu.Unlock()
+	}
+}
+
+// shutdownGroupLocked moves g to Dead, stops its timers and answers every
+// parked request with code.
+func (c *Coordinator) shutdownGroupLocked(g *Group, code int16) {
+	if err := g.transitionLocked(Dead, c.clock.Now()); err != nil {
+		c.log.Error("illegal group state transition", "group", g.id, "err", err)
+	}
+	c.stopRebalanceTimerLocked(g)
+	c.stopSyncTimerLocked(g)
+	for id, t := range g.pending {
+		t.Stop()
+		delete(g.pending, id)
+	}
+	for _, m := range g.members {
+		c.stopSessionLocked(m)
+		if m.joinCh != nil {
+			m.joinCh <- joinError(m.joinVer, m.ID, code)
+			m.joinCh = nil
+		}
+		if m.syncCh != nil {
+			m.syncCh <- syncResult{code: code}
+			m.syncCh = nil
+		}
+	}
+}
+
+type loadedOffset struct {
+	key   OffsetKey
+	value *OffsetValue // nil = tombstone
+}
+
+// load reads the partition and installs its groups if the ownership that
+// started it is still current.
+func (c *Coordinator) load(partition int32, epoch uint64) {
+	start := c.clock.Now()
+	offsets := map[string]map[topicPartition]OffsetValue{}
+	groups := map[string]*GroupValue{}
+	seen := map[string]bool{}
+	// Transactional offset commits are applied only when their producer's
+	// COMMIT marker is read; ABORT drops them.
+	pendingTxn := map[int64][]loadedOffset{}
+	apply := func(lo loadedOffset) {
+		g := lo.key.Group
+		seen[g] = true
+		tp := topicPartition{lo.key.Topic, lo.key.Partition}
+		if lo.value == nil {
+			delete(offsets[g], tp)
+			return
+		}
+		if offsets[g] == nil {
+			offsets[g] = map[topicPartition]OffsetValue{}
+		}
+		offsets[g][tp] = *lo.value
+	}
+	err := c.store.Read(c.ctx, partition, func(batch []byte) error {
+		h, err := record.ParseBatchHeader(batch)
+		if err != nil {
+			return err
+		}
+		return record.ForEachRecord(batch, func(r *record.Record) error {
+			if h.IsControl() {
+				_, t, err := record.ParseControlKey(r.Key)
+				if err != nil {
+					c.log.Warn("skipping malformed control record", "partition", partition, "err", err)
+					return nil
+				}
+				if t == record.ControlCommit {
+					for _, lo := range pendingTxn[h.ProducerID] {
+						apply(lo)
+					}
+				}
+				delete(pendingTxn, h.ProducerID)
+				return nil
+			}
+			k, err := DecodeKey(r.Key)
+			if err != nil {
+				c.log.Warn("skipping unreadable __consumer_offsets record", "partition", partition,
+					"offset", r.Offset(h), "err", err)
+				return nil
+			}
+			switch {
+			case k.Offset != nil:
+				lo := loadedOffset{key: *k.Offset}
+				if r.Value != nil {
+					v, err := DecodeOffsetValue(r.Value)
+					if err != nil {
+						c.log.Warn("skipping unreadable offset commit value", "partition", partition, "offset", r.Offset(h), "err", err)
+						return nil
+					}
+					lo.value = &v
+				}
+				if h.IsTransactional() {
+					pendingTxn[h.ProducerID] = append(pendingTxn[h.ProducerID], lo)
+				} else {
+					apply(lo)
+				}
+			case k.Group != nil:
+				seen[k.Group.Group] = true
+				if r.Value == nil {
+					groups[k.Group.Group] = nil
+					delete(offsets, k.Group.Group)
+					return nil
+				}
+				v, err := DecodeGroupValue(r.Value)
+				if err != nil {
+					c.log.Warn("skipping unreadable group metadata value", "partition", partition, "offset", r.Offset(h), "err", err)
+					return nil
+				}
+				groups[k.Group.Group] = &v
+			}
+			return nil
+		})
+	})
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o := c.owned[partition]; o.epoch != epoch || o.state != partitionLoading {
+		return // resigned (or re-elected) meanwhile
+	}
+	if err != nil {
+		c.log.Error("failed to load __consumer_offsets partition", "partition", partition, "err", err)
+		delete(c.owned, partition)
+		return
+	}
+	n := 0
+	for id := range seen {
+		gv := groups[id]
+		if gv == nil && len(offsets[id]) == 0 {
+			continue
+		}
+		g := newGroup(id, partition, now)
+		if gv != nil {
+			g.protocolType = gv.ProtocolType
+			g.generation = gv.Generation
+			if gv.Protocol != nil {
+				g.protocol = *gv.Protocol
+			}
+			if gv.Leader != nil {
+				g.leader = *gv.Leader
+			}
+			if gv.CurrentStateTimestamp >= 0 {
+				g.stateTime = time.UnixMilli(gv.CurrentStateTimestamp)
+			}
+			for _, mv := range gv.Members {
+				g.joinSeq++
+				m := &Member{ID: mv.MemberID, InstanceID: mv.InstanceID, ClientID: mv.ClientID, ClientHost: mv.ClientHost,
+					RebalanceTimeout: time.Duration(mv.RebalanceTimeout) * time.Millisecond,
+					SessionTimeout:   time.Duration(mv.SessionTimeout) * time.Millisecond,
+					ProtocolType:     gv.ProtocolType, Protocols: []Protocol{{Name: g.protocol, Metadata: mv.Subscription}},
+					Assignment:       mv.Assignment, joinSeq: g.joinSeq}
+				g.members[m.ID] = m
+				if m.InstanceID != nil {
+					g.static[*m.InstanceID] = m.ID
+				}
+			}
+			if len(g.members) > 0 {
+				g.state = Stable
+			}
+		} else {
+			g.stateTime = time.UnixMilli(-1)
+		}
+		for tp, v := range offsets[id] {
+			g.offsets[tp] = v
+		}
+		if old := c.groups[id]; old != nil {
+			c.log.Warn("replacing group already in the cache while loading", "group", id)
+		}
+		c.groups[id] = g
+		// Members get a fresh session as Kafka does after a load.
+		g.mu.Lock()
+		for _, m := range g.members {
+			c.scheduleSessionLocked(g, m)
+		}
+		g.mu.Unlock()
+		n++
+	}
+	c.owned[partition] = ownership{state: partitionLoaded, epoch: epoch}
+	c.log.Info("finished loading offsets and group metadata", "partition", partition, "groups", n,
+		"duration_ms", c.clock.Now().Sub(start).Milliseconds())
+}

@@ -1,0 +1,428 @@
+package group
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/klassik/klassik/broker/storage/record"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetCommit handles OffsetCommit v1-v8 (v0 stores offsets in ZooKeeper
+// and is the api layer's business). Partition-level checks that need
+// topic metadata (unknown topic, authorization) are done by the caller,
+// which passes only the partitions that survived them.
+func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := kmsg.NewPtrOffsetCommitResponse()
+	resp.Version = req.Version
+	code, write := c.offsetCommitPrepare(req)
+	codes := map[topicPartition]int16{}
+	if code == 0 && write != nil {
+		for tp, tc := range write.tooLarge {
+			codes[tp] = tc
+		}
+		if len(write.recs) > 0 {
+			err := c.appendBatch(ctx, write.g.partition, buildBatch(write.now, write.recs))
+			if err != nil {
+				code = appendErrorCode(err)
+				c.log.Warn("failed to commit offsets", "group", req.Group, "err", err)
+			} else {
+				write.g.mu.Lock()
+				for tp, v := range write.values {
+					write.g.offsets[tp] = v
+				}
+				write.g.mu.Unlock()
+			}
+		}
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			pc := code
+			if pc == 0 {
+				pc = codes[topicPartition{t.Topic, p.Partition}]
+			}
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: pc})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+type offsetWrite struct {
+	g        *Group
+	now      time.Time
+	recs     []record.Record
+	values   map[topicPartition]OffsetValue
+	tooLarge map[topicPartition]int16
+}
+
+func (c *Coordinator) offsetCommitPrepare(req *kmsg.OffsetCommitRequest) (int16, *offsetWrite) {
+	simple := req.Generation < 0 && req.MemberID == "" && req.InstanceID == nil
+	g, code := c.lookup(req.Group, req.Generation < 0)
+	if code != 0 {
+		return code, nil
+	}
+	if g == nil {
+		return kerr.IllegalGeneration.Code, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if code := lockedCode(g); code != 0 {
+		return code, nil
+	}
+	if g.state == Dead {
+		return kerr.CoordinatorNotAvailable.Code, nil
+	}
+	if simple {
+		if g.state != Empty {
+			// Only a member may commit for a group with members.
+			return kerr.UnknownMemberID.Code, nil
+		}
+	} else {
+		m := g.members[req.MemberID]
+		if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code == kerr.FencedInstanceID.Code {
+			return code, nil
+		}
+		if m == nil {
+			return kerr.UnknownMemberID.Code, nil
+		}
+		if req.Generation != g.generation {
+			return kerr.IllegalGeneration.Code, nil
+		}
+		if g.state == CompletingRebalance {
+			return kerr.RebalanceInProgress.Code, nil
+		}
+		c.touchSessionLocked(g, m) // a commit counts as a heartbeat
+	}
+	now := c.clock.Now()
+	w := &offsetWrite{g: g, now: now, values: map[topicPartition]OffsetValue{}, tooLarge: map[topicPartition]int16{}}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tp := topicPartition{t.Topic, p.Partition}
+			meta := ""
+			if p.Metadata != nil {
+				meta = *p.Metadata
+			}
+			if len(meta) > c.cfg.OffsetMetadataMaxBytes {
+				w.tooLarge[tp] = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			v := OffsetValue{Version: offsetValueLatest, Offset: p.Offset, LeaderEpoch: -1, Metadata: meta,
+				CommitTimestamp: now.UnixMilli(), ExpireTimestamp: -1}
+			if req.Version >= 6 {
+				v.LeaderEpoch = p.LeaderEpoch
+			}
+			if req.Version == 1 && p.Timestamp != -1 {
+				v.CommitTimestamp = p.Timestamp
+			}
+			if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
+				// An explicit retention is only expressible in value v1.
+				v.Version = 1
+				v.ExpireTimestamp = v.CommitTimestamp + req.RetentionTimeMillis
+			}
+			w.values[tp] = v
+			w.recs = append(w.recs, record.Record{
+				Key:   EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition}),
+				Value: EncodeOffsetValue(v),
+			})
+		}
+	}
+	return 0, w
+}
+
+// OffsetFetch handles OffsetFetch v1-v8. Groups that do not exist have no
+// offsets and no error. RequireStable never fails: there are no pending
+// transactional offsets yet.
+func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	resp.Version = req.Version
+	if req.Version >= 8 {
+		for _, rg := range req.Groups {
+			var topics []OffsetFetchTopic
+			if rg.Topics != nil {
+				topics = []OffsetFetchTopic{}
+				for _, t := range rg.Topics {
+					topics = append(topics, OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions})
+				}
+			}
+			code, res := c.fetchOffsets(rg.Group, topics)
+			out := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
+			for _, t := range res {
+				ot := kmsg.OffsetFetchResponseGroupTopic{Topic: t.Topic}
+				for _, p := range t.Partitions {
+					ot.Partitions = append(ot.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{Partition: p.Partition,
+						Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: p.Metadata, ErrorCode: p.ErrorCode})
+				}
+				out.Topics = append(out.Topics, ot)
+			}
+			resp.Groups = append(resp.Groups, out)
+		}
+		return resp
+	}
+	var topics []OffsetFetchTopic
+	if req.Topics != nil {
+		topics = []OffsetFetchTopic{}
+		for _, t := range req.Topics {
+			topics = append(topics, OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions})
+		}
+	}
+	code, res := c.fetchOffsets(req.Group, topics)
+	if code != 0 && req.Version >= 2 {
+		resp.ErrorCode = code
+		return resp
+	}
+	for _, t := range res {
+		ot := kmsg.OffsetFetchResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			p.ErrorCode = max(p.ErrorCode, code) // v1: coordinator errors per partition
+			ot.Partitions = append(ot.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, ot)
+	}
+	return resp
+}
+
+// OffsetFetchTopic names the partitions to fetch for one topic.
+type OffsetFetchTopic struct {
+	Topic      string
+	Partitions []int32
+}
+
+type fetchedTopic struct {
+	Topic      string
+	Partitions []kmsg.OffsetFetchResponseTopicPartition
+}
+
+// fetchOffsets returns the committed offsets of the listed partitions, or
+// of every committed partition when topics is nil.
+func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (int16, []fetchedTopic) {
+	g, code := c.lookup(groupID, false)
+	if code != 0 {
+		// v1 reports it per partition.
+		var res []fetchedTopic
+		for _, t := range topics {
+			ft := fetchedTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				ft.Partitions = append(ft.Partitions, kmsg.OffsetFetchResponseTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: strPtr(""), ErrorCode: code})
+			}
+			res = append(res, ft)
+		}
+		return code, res
+	}
+	offsets := map[topicPartition]OffsetValue{}
+	if g != nil {
+		g.mu.Lock()
+		if code := lockedCode(g); code != 0 {
+			g.mu.Unlock()
+			return code, nil
+		}
+		for tp, v := range g.offsets {
+			offsets[tp] = v
+		}
+		g.mu.Unlock()
+	}
+	if topics == nil {
+		byTopic := map[string][]int32{}
+		for tp := range offsets {
+			byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
+		}
+		for t, ps := range byTopic {
+			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+			topics = append(topics, OffsetFetchTopic{Topic: t, Partitions: ps})
+		}
+		sort.Slice(topics, func(i, j int) bool { return topics[i].Topic < topics[j].Topic })
+	}
+	var res []fetchedTopic
+	for _, t := range topics {
+		ft := fetchedTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			out := kmsg.OffsetFetchResponseTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: strPtr("")}
+			if v, ok := offsets[topicPartition{t.Topic, p}]; ok {
+				out.Offset, out.LeaderEpoch, out.Metadata = v.Offset, v.LeaderEpoch, strPtr(v.Metadata)
+			}
+			ft.Partitions = append(ft.Partitions, out)
+		}
+		res = append(res, ft)
+	}
+	return 0, res
+}
+
+func strPtr(s string) *string { return &s }
+
+// OffsetDelete handles OffsetDelete v0. Unknown topics and authorization
+// are the caller's checks.
+func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := kmsg.NewPtrOffsetDeleteResponse()
+	resp.Version = req.Version
+	code, codes, recs, g := c.offsetDeletePrepare(req)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	if len(recs) > 0 {
+		if err := c.appendBatch(ctx, g.partition, buildBatch(c.clock.Now(), recs)); err != nil {
+			c.log.Warn("failed to write offset tombstones", "group", req.Group, "err", err)
+			resp.ErrorCode = appendErrorCode(err)
+			return resp
+		}
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition,
+				ErrorCode: codes[topicPartition{t.Topic, p.Partition}]})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (c *Coordinator) offsetDeletePrepare(req *kmsg.OffsetDeleteRequest) (int16, map[topicPartition]int16, []record.Record, *Group) {
+	g, code := c.lookup(req.Group, false)
+	if code != 0 {
+		return code, nil, nil, nil
+	}
+	if g == nil {
+		return kerr.GroupIDNotFound.Code, nil, nil, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if code := lockedCode(g); code != 0 {
+		return code, nil, nil, nil
+	}
+	var subscribed map[string]bool
+	switch g.state {
+	case Dead:
+		return kerr.GroupIDNotFound.Code, nil, nil, nil
+	case Empty:
+	default:
+		if g.protocolType != ConsumerProtocolType {
+			return kerr.NonEmptyGroup.Code, nil, nil, nil
+		}
+		subscribed, _ = g.subscribedTopicsLocked()
+	}
+	codes := map[topicPartition]int16{}
+	var recs []record.Record
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tp := topicPartition{t.Topic, p.Partition}
+			if subscribed[t.Topic] {
+				codes[tp] = kerr.GroupSubscribedToTopic.Code
+				continue
+			}
+			if _, ok := g.offsets[tp]; ok {
+				delete(g.offsets, tp)
+				recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition})})
+			}
+		}
+	}
+	return 0, codes, recs, g
+}
+
+// ---- offset expiry (GroupMetadataManager.cleanupGroupMetadata) ----
+
+func (c *Coordinator) scheduleExpiryLocked() {
+	if c.closed {
+		return
+	}
+	c.expiryTimer = c.clock.AfterFunc(c.cfg.OffsetsRetentionCheckInterval, func() {
+		c.ExpireOffsets()
+		c.mu.Lock()
+		c.scheduleExpiryLocked()
+		c.mu.Unlock()
+	})
+}
+
+// ExpireOffsets runs one offset-expiry pass over the loaded groups (the
+// coordinator also runs it every offsets.retention.check.interval.ms). It
+// returns the number of offsets removed.
+func (c *Coordinator) ExpireOffsets() int {
+	c.mu.Lock()
+	var gs []*Group
+	for _, g := range c.groups {
+		if c.owned[g.partition].state == partitionLoaded {
+			gs = append(gs, g)
+		}
+	}
+	c.mu.Unlock()
+	now := c.clock.Now()
+	total := 0
+	for _, g := range gs {
+		g.mu.Lock()
+		if g.unloaded || g.state == Dead {
+			g.mu.Unlock()
+			continue
+		}
+		recs := c.expireGroupOffsetsLocked(g, now)
+		total += len(recs)
+		deadGroup := false
+		if g.state == Empty && len(g.offsets) == 0 && len(g.members) == 0 {
+			// Nothing left: the group itself goes.
+			if err := g.transitionLocked(Dead, now); err == nil {
+				deadGroup = true
+				recs = append(recs, record.Record{Key: EncodeGroupKey(g.id)})
+			}
+		}
+		g.mu.Unlock()
+		if deadGroup {
+			c.removeGroup(g)
+			c.log.Info("group has no offsets left and is removed", "group", g.id)
+		}
+		if len(recs) > 0 {
+			c.appendAsync(g.partition, buildBatch(now, recs), "expired offsets of "+g.id)
+		}
+	}
+	return total
+}
+
+// expireGroupOffsetsLocked removes the expired offsets of g and returns
+// their tombstones, following log-format.md §12.1's candidate table.
+func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record.Record {
+	retention := c.cfg.OffsetsRetention
+	var candidate func(tp topicPartition) bool
+	var base func(v OffsetValue) int64
+	switch {
+	case g.protocolType != "" && g.state == Empty:
+		candidate = func(topicPartition) bool { return true }
+		base = func(v OffsetValue) int64 {
+			if ts := g.stateTime.UnixMilli(); ts >= 0 {
+				return ts
+			}
+			return v.CommitTimestamp
+		}
+	case g.protocolType == ConsumerProtocolType && g.state == Stable:
+		subs, ok := g.subscribedTopicsLocked()
+		if !ok {
+			return nil
+		}
+		candidate = func(tp topicPartition) bool { return !subs[tp.Topic] }
+		base = func(v OffsetValue) int64 { return v.CommitTimestamp }
+	case g.protocolType == "":
+		candidate = func(topicPartition) bool { return true }
+		base = func(v OffsetValue) int64 { return v.CommitTimestamp }
+	default:
+		return nil
+	}
+	var recs []record.Record
+	nowMs := now.UnixMilli()
+	for tp, v := range g.offsets {
+		if !candidate(tp) {
+			continue
+		}
+		expired := nowMs-base(v) >= retention.Milliseconds()
+		if v.ExpireTimestamp >= 0 {
+			expired = nowMs >= v.ExpireTimestamp
+		}
+		if !expired {
+			continue
+		}
+		delete(g.offsets, tp)
+		recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: tp.Topic, Partition: tp.Partition})})
+	}
+	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+	return recs
+}
+
