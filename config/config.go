@@ -50,6 +50,10 @@ type Config struct {
 	MaxConnectionsPerIP         int32  // max.connections.per.ip
 	MaxConnections              int32  // max.connections
 	ConnectionsMaxIdleMs        int64  // connections.max.idle.ms
+	Port                        int32  // port (deprecated; used only when listeners is unset)
+	HostName                    string // host.name (deprecated; used only when listeners is unset)
+	AdvertisedHostName          string // advertised.host.name (deprecated)
+	AdvertisedPort              *int32 // advertised.port (deprecated)
 
 	// Log
 	NumPartitions                           int32    // num.partitions
@@ -255,6 +259,7 @@ func FromMap(props map[string]string) (*Config, error) {
 		}
 		c.explicit[name] = true
 	}
+	c.applyDeprecatedListenerKeys()
 	if err := c.Validate(); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -483,4 +488,31 @@ func (c *Config) Describe() string {
 		fmt.Fprintf(&b, "ignored (not implemented by Klassik): %s\n", strings.Join(c.ignored, ", "))
 	}
 	return b.String()
+}
+
+// applyDeprecatedListenerKeys derives listeners and advertised.listeners
+// from the pre-0.10 keys port, host.name, advertised.host.name and
+// advertised.port when the modern keys are not set, as Kafka 2.8 still does,
+// so that an old server.properties keeps its port.
+func (c *Config) applyDeprecatedListenerKeys() {
+	if !c.IsSet("listeners") && (c.IsSet("port") || c.IsSet("host.name")) {
+		c.Listeners = fmt.Sprintf("PLAINTEXT://%s:%d", bracketHost(c.HostName), c.Port)
+	}
+	if !c.IsSet("advertised.listeners") && (c.IsSet("advertised.host.name") || c.IsSet("advertised.port")) {
+		host, port := c.HostName, c.Port
+		if c.AdvertisedHostName != "" {
+			host = c.AdvertisedHostName
+		}
+		if c.AdvertisedPort != nil {
+			port = *c.AdvertisedPort
+		}
+		c.AdvertisedListeners = fmt.Sprintf("PLAINTEXT://%s:%d", bracketHost(host), port)
+	}
+}
+
+func bracketHost(h string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
 }

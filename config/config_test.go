@@ -315,8 +315,8 @@ func TestListeners(t *testing.T) {
 
 func TestIgnoredKafkaKeys(t *testing.T) {
 	c := mustFromMap(t, with("ssl.keystore.location", "/x", "authorizer.class.name", "kafka.security.authorizer.AclAuthorizer",
-		"listener.name.internal.ssl.keystore.location", "/y", "port", "9092"))
-	want := []string{"authorizer.class.name", "listener.name.internal.ssl.keystore.location", "port", "ssl.keystore.location"}
+		"listener.name.internal.ssl.keystore.location", "/y", "zookeeper.set.acl", "false"))
+	want := []string{"authorizer.class.name", "listener.name.internal.ssl.keystore.location", "ssl.keystore.location", "zookeeper.set.acl"}
 	if got := c.IgnoredKeys(); !slices.Equal(got, want) {
 		t.Fatalf("IgnoredKeys %v, want %v", got, want)
 	}
@@ -547,5 +547,33 @@ func TestDescribe(t *testing.T) {
 	}
 	if strings.Count(d, "\n\t") != len(BrokerKeys()) {
 		t.Errorf("Describe lists %d keys, want %d", strings.Count(d, "\n\t"), len(BrokerKeys()))
+	}
+}
+
+// TestDeprecatedListenerKeys: Kafka 2.8 still builds the listener from port
+// and host.name (and the advertised one from advertised.host.name/port) when
+// listeners/advertised.listeners are unset.
+func TestDeprecatedListenerKeys(t *testing.T) {
+	cases := []struct {
+		props            map[string]string
+		listener, advert string
+	}{
+		{base(), "PLAINTEXT://:9092", "PLAINTEXT://:9092"},
+		{with("port", "9093"), "PLAINTEXT://:9093", "PLAINTEXT://:9093"},
+		{with("port", "9093", "host.name", "10.0.0.1"), "PLAINTEXT://10.0.0.1:9093", "PLAINTEXT://10.0.0.1:9093"},
+		{with("port", "9093", "advertised.host.name", "kafka.example.com"), "PLAINTEXT://:9093", "PLAINTEXT://kafka.example.com:9093"},
+		{with("advertised.port", "19092"), "PLAINTEXT://:9092", "PLAINTEXT://:19092"},
+		{with("port", "9093", "listeners", "PLAINTEXT://:9094"), "PLAINTEXT://:9094", "PLAINTEXT://:9094"},
+		{with("host.name", "::1"), "PLAINTEXT://[::1]:9092", "PLAINTEXT://[::1]:9092"},
+	}
+	for _, tc := range cases {
+		c := mustFromMap(t, tc.props)
+		l, a := c.ListenerEndpoints(), c.AdvertisedEndpoints()
+		if len(l) != 1 || l[0].String() != tc.listener || len(a) != 1 || a[0].String() != tc.advert {
+			t.Errorf("%v: listeners %v advertised %v, want %s / %s", tc.props, l, a, tc.listener, tc.advert)
+		}
+	}
+	if _, err := FromMap(with("port", "70000")); err == nil {
+		t.Errorf("port out of range accepted")
 	}
 }

@@ -12,8 +12,6 @@ import (
 // ignored instead of failing start-up. The list was built by comparing the
 // names defined in KafkaConfig (apache/kafka branch 2.8) with BrokerKeys.
 var kafkaOnlyKeys = map[string]bool{
-	"advertised.host.name":                                 true,
-	"advertised.port":                                      true,
 	"alter.config.policy.class.name":                       true,
 	"alter.log.dirs.replication.quota.window.num":          true,
 	"alter.log.dirs.replication.quota.window.size.seconds": true,
@@ -40,7 +38,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"delegation.token.master.key":                          true,
 	"delegation.token.max.lifetime.ms":                     true,
 	"delegation.token.secret.key":                          true,
-	"host.name":                                            true,
 	"initial.broker.registration.timeout.ms":               true,
 	"kafka.metrics.polling.interval.secs":                  true,
 	"kafka.metrics.reporters":                              true,
@@ -59,7 +56,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"password.encoder.keyfactory.algorithm":                true,
 	"password.encoder.old.secret":                          true,
 	"password.encoder.secret":                              true,
-	"port":                                                 true,
 	"principal.builder.class":                              true,
 	"process.roles":                                        true,
 	"queued.max.request.bytes":                             true,
