@@ -36,9 +36,15 @@
 // meaning unlimited (-1); log.dirs over log.dir; log.flush.interval.ms falls
 // back to log.flush.scheduler.interval.ms; zookeeper.connection.timeout.ms
 // falls back to zookeeper.session.timeout.ms; advertised.listeners falls
-// back to listeners; inter.broker.listener.name falls back to the listener
+// back to listeners; when listeners (advertised.listeners) is unset but the
+// deprecated port/host.name (advertised.port/advertised.host.name) are set,
+// a PLAINTEXT listener is built from them; inter.broker.listener.name falls
+// back to the listener
 // named by security.inter.broker.protocol. Read these through the
 // Effective... accessors, never the raw fields.
+//
+// Describe renders every effective value like Kafka's start-up
+// "KafkaConfig values:" block, for the broker's log.
 //
 // Goroutines: none. Invariants: a Config returned by Load or FromMap passed
 // Validate and is never modified afterwards, so it may be shared freely; the
