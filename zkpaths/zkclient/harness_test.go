@@ -2,7 +2,6 @@ package zkclient_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -77,26 +76,18 @@ func (b *realBackend) client(t *testing.T) *zkclient.Client {
 	return c
 }
 
-// expire cuts the client off at its proxy until the server has expired the
-// session (observed through an ephemeral probe node vanishing), then lets it
-// reconnect, which makes go-zookeeper learn of the expiry and open a new
-// session.
+// expire cuts the client off at its proxy until the server has dropped the
+// session, then lets it reconnect, which makes go-zookeeper learn of the
+// expiry and open a new session.
 func (b *realBackend) expire(t *testing.T, c *zkclient.Client) {
 	t.Helper()
 	b.mu.Lock()
 	p := b.proxies[c]
 	b.mu.Unlock()
 	old := c.SessionID()
-	probe := fmt.Sprintf("/expiry-probe-%x", old)
-	if _, err := c.Create(probe, nil, zkclient.Ephemeral); err != nil {
-		t.Fatalf("probe: %v", err)
+	if err := p.ExpireSession(old, 15*time.Second); err != nil {
+		t.Fatal(err)
 	}
-	p.Pause()
-	waitFor(t, 15*time.Second, "server to expire the session", func() bool {
-		ok, _, err := b.admin.Exists(b.chroot + probe)
-		return err == nil && !ok
-	})
-	p.Resume()
 	waitFor(t, 15*time.Second, "a new session", func() bool {
 		s := c.SessionID()
 		return s != 0 && s != old
@@ -174,10 +165,6 @@ func mustNoErr(t *testing.T, err error) {
 func isZk(err, target error) bool { return errors.Is(err, target) }
 
 var _ = zk.ErrNoNode
-
-func zkCli(addr string, cmd ...string) (string, error) {
-	return zkserver.ZkCli(addr, 60*time.Second, cmd...)
-}
 
 func golden(t *testing.T, name string) []byte {
 	t.Helper()

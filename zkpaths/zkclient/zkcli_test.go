@@ -2,10 +2,11 @@ package zkclient_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
 // TestZkCliSeesKafkaJSON: "a user who points zkCli at our ensemble sees the
@@ -41,43 +42,27 @@ func TestZkCliSeesKafkaJSON(t *testing.T) {
 		"/config/topics/orders":                     string(golden(t, "config_empty.json")),
 		"/brokers":                                  "null",
 	}
-	addr := b.srv.Addr() + b.chroot
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	got := map[string]string{}
-	var lsRoot string
-	for p := range want {
-		wg.Add(1)
-		go func(p string) {
-			defer wg.Done()
-			out, err := zkCli(addr, "get", p)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				t.Errorf("zkCli get %s: %v", p, err)
-				return
-			}
-			got[p] = out
-		}(p)
+	// One zkCli process reads the whole script (one JVM start).
+	paths := []string{"/cluster/id", "/brokers/ids/1", "/controller", "/controller_epoch", "/brokers/topics/orders",
+		"/brokers/topics/orders/partitions/0/state", "/config/topics/orders", "/brokers"}
+	script := []string{"ls /"}
+	for _, p := range paths {
+		script = append(script, "get "+p)
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		out, err := zkCli(addr, "ls", "/")
-		if err != nil {
-			t.Errorf("zkCli ls: %v", err)
-		}
-		mu.Lock()
-		lsRoot = out
-		mu.Unlock()
-	}()
-	wg.Wait()
-	for p, w := range want {
-		if got[p] != w {
-			t.Errorf("zkCli get %s:\n got %q\nwant %q", p, got[p], w)
-		}
+	out, err := zkserver.ZkCliScript(b.srv.Addr()+b.chroot, 60*time.Second, script...)
+	if err != nil {
+		t.Fatalf("zkCli: %v", err)
 	}
-	if !strings.Contains(lsRoot, "[admin, brokers, cluster, config, consumers, controller, controller_epoch, isr_change_notification, latest_producer_id_block, log_dir_event_notification]") {
-		t.Errorf("zkCli ls / = %q", lsRoot)
+	lines := strings.Split(out, "\n")
+	if len(lines) != len(script) {
+		t.Fatalf("zkCli printed %d lines for %d commands:\n%s", len(lines), len(script), out)
+	}
+	if lines[0] != "[admin, brokers, cluster, config, consumers, controller, controller_epoch, isr_change_notification, latest_producer_id_block, log_dir_event_notification]" {
+		t.Errorf("zkCli ls / = %q", lines[0])
+	}
+	for i, p := range paths {
+		if got := lines[i+1]; got != want[p] {
+			t.Errorf("zkCli get %s:\n got %q\nwant %q", p, got, want[p])
+		}
 	}
 }

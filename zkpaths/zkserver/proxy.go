@@ -1,9 +1,12 @@
 package zkserver
 
 import (
+	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
+	"time"
 )
 
 // Proxy is a TCP forwarder in front of a ZooKeeper server. Pause cuts every
@@ -109,4 +112,44 @@ func (p *Proxy) Close() {
 	p.mu.Unlock()
 	p.ln.Close()
 	p.wg.Wait()
+}
+
+// ExpireSession forces the server behind the proxy to expire sessionID: it
+// pauses the proxy, polls the server's "dump" until the session is gone from
+// its session tracker (one session timeout plus a tick, normally), then
+// resumes so the client reconnects and learns of the expiry. The client must
+// reach the server only through this proxy. For a standalone server.
+func (p *Proxy) ExpireSession(sessionID int64, timeout time.Duration) error {
+	p.Pause()
+	defer p.Resume()
+	deadline := time.Now().Add(timeout)
+	for {
+		alive, err := SessionAlive(p.target, sessionID)
+		if err == nil && !alive {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("zkserver: session 0x%x still alive after %v (last error: %v)", sessionID, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// SessionAlive reports whether the server at addr still tracks sessionID,
+// using the "dump" four-letter word (leader or standalone only).
+func SessionAlive(addr string, sessionID int64) (bool, error) {
+	out, err := FourLetterWord(addr, "dump", 2*time.Second)
+	if err != nil {
+		return false, err
+	}
+	if !strings.Contains(out, "SessionTracker dump") {
+		return false, fmt.Errorf("zkserver: unexpected dump output %q", out)
+	}
+	want := fmt.Sprintf("0x%x", sessionID)
+	for _, f := range strings.Fields(out) {
+		if strings.TrimSuffix(f, ":") == want {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -417,15 +417,28 @@ func RandomSuffix(n int) string {
 // ZkCli runs Debian's zkCli.sh against addr with one command (for example
 // "get", "/controller") and returns its standard output without the
 // connection banner and WATCHER lines, i.e. what a zkCli user reads as the
-// command's answer.
+// command's answer. addr may carry a chroot ("127.0.0.1:2181/kafka").
 func ZkCli(addr string, timeout time.Duration, command ...string) (string, error) {
+	return runZkCli(addr, timeout, command, "")
+}
+
+// ZkCliScript feeds several commands (one per line) to one zkCli.sh
+// process, which saves a JVM start per command, and returns the filtered
+// output of all of them. Empty output lines (e.g. a zero-length node) are
+// dropped along with the banner.
+func ZkCliScript(addr string, timeout time.Duration, commands ...string) (string, error) {
+	return runZkCli(addr, timeout, nil, strings.Join(commands, "\n")+"\nquit\n")
+}
+
+func runZkCli(addr string, timeout time.Duration, command []string, stdin string) (string, error) {
 	if _, err := os.Stat(DefaultZkCli); err != nil {
 		return "", fmt.Errorf("%w (%s missing)", ErrNotInstalled, DefaultZkCli)
 	}
 	args := append([]string{"-server", addr}, command...)
 	cmd := exec.Command(DefaultZkCli, args...)
 	// Keep the CLI's log4j quiet and off the system log directory.
-	cmd.Env = append(os.Environ(), "ZOO_LOG_DIR="+os.TempDir(), "ZOO_LOG4J_PROP=ERROR,CONSOLE", "CLIENT_JVMFLAGS=-XX:TieredStopAtLevel=1 -Xshare:auto")
+	cmd.Env = append(os.Environ(), "ZOO_LOG_DIR="+os.TempDir(), "ZOO_LOG4J_PROP=ERROR,CONSOLE", "CLIENT_JVMFLAGS=-XX:TieredStopAtLevel=1")
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -448,7 +461,8 @@ func ZkCli(addr string, timeout time.Duration, command ...string) (string, error
 	var out []string
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if line == "" || strings.HasPrefix(line, "WATCHER::") || strings.HasPrefix(line, "WatchedEvent ") ||
-			strings.HasPrefix(line, "Connecting to ") {
+			strings.HasPrefix(line, "Connecting to ") || strings.HasPrefix(line, "SLF4J:") ||
+			strings.HasPrefix(line, "Welcome to ZooKeeper!") || strings.HasPrefix(line, "JLine support is") {
 			continue
 		}
 		out = append(out, line)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 func TestMain(m *testing.M) { os.Exit(RunShared(m)) }
@@ -127,3 +129,48 @@ func TestEnsembleOfThree(t *testing.T) {
 		t.Fatalf("connect string %q", cs)
 	}
 }
+
+func TestProxyExpireSession(t *testing.T) {
+	s, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProxy(s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	conn, _, err := zk.Connect([]string{p.Addr()}, time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for conn.State() != zk.StateHasSession {
+		if time.Now().After(deadline) {
+			t.Fatal("no session")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sid := conn.SessionID()
+	if alive, err := SessionAlive(s.Addr(), sid); err != nil || !alive {
+		t.Fatalf("fresh session not alive: %v %v", alive, err)
+	}
+	if err := p.ExpireSession(sid, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if alive, _ := SessionAlive(s.Addr(), sid); alive {
+		t.Fatal("session still alive")
+	}
+	// The client reconnects through the resumed proxy with a new session.
+	for conn.SessionID() == sid || conn.State() != zk.StateHasSession {
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatal("no new session after expiry")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
