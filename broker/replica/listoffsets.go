@@ -115,18 +115,21 @@ func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp TopicPartition, rp
 		sp.ErrorCode = m.errorCode(err, tp, "list_offsets")
 		return
 	}
-	if rp.Timestamp >= 0 && found && off >= lastFetchable && notAvailable() {
+	if rp.Timestamp == earliestTimestamp {
+		if found {
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, -1, epoch
+		}
 		return
 	}
 	// Offsets at or beyond the last fetchable offset are not visible to
-	// this caller: answer "none" (-1), not an error.
-	if !found || (rp.Timestamp != earliestTimestamp && off >= lastFetchable) {
+	// this caller: answer "none" (-1), or OFFSET_NOT_AVAILABLE while a new
+	// leader's HW lags its epoch start (the answer may exist but cannot be
+	// given yet).
+	if !found || off >= lastFetchable {
+		notAvailable()
 		return
 	}
 	sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, epoch
-	if rp.Timestamp == earliestTimestamp {
-		sp.Timestamp = -1
-	}
 }
 
 // oldStyleOffsets answers ListOffsets v0 (max_num_offsets). Kafka returns

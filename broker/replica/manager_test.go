@@ -765,3 +765,41 @@ func TestFetchSessionRotatesPartitions(t *testing.T) {
 		t.Fatalf("partitions with data: first %v, second %v; want each partition in turn", first, second)
 	}
 }
+
+// "While epochStartOffset > HW, ListOffsets(LATEST or a timestamp beyond
+// the fetchable end) for clients answers OFFSET_NOT_AVAILABLE" (replication.md §4).
+func TestListOffsetsWhileHighWatermarkLagsEpochStart(t *testing.T) {
+	m, store := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	produceOne(t, m, 1, "t", 0, makeBatch(1000, "a", "b", "c"))
+	makeLeader(t, m, "t", 0, 1) // epoch 1 starts at offset 3
+	l := store.logs[TopicPartition{"t", 0}]
+	l.mu.Lock()
+	l.hw = 1 // as after an election, before followers report
+	l.mu.Unlock()
+
+	code := func(version int16, ts int64, replicaID int32) int16 {
+		req := listOffsetsReq(version, "t", 0, ts)
+		req.ReplicaID = replicaID
+		return m.ListOffsets(context.Background(), req).Topics[0].Partitions[0].ErrorCode
+	}
+	if c := code(7, -1, -1); c != kerr.OffsetNotAvailable.Code {
+		t.Errorf("latest v7: %d", c)
+	}
+	if c := code(4, -1, -1); c != kerr.LeaderNotAvailable.Code {
+		t.Errorf("latest v4: %d", c)
+	}
+	if c := code(7, 1000, -1); c != 0 {
+		// offset 0 is below the HW: answerable
+		t.Errorf("timestamp below the HW: %d", c)
+	}
+	if c := code(7, 5000, -1); c != kerr.OffsetNotAvailable.Code {
+		t.Errorf("timestamp beyond the fetchable end: %d", c)
+	}
+	if c := code(7, -2, -1); c != 0 {
+		t.Errorf("earliest: %d", c)
+	}
+	if c := code(7, -1, 2); c != 0 {
+		t.Errorf("a broker (replica id 2) sees the log end: %d", c)
+	}
+}
