@@ -427,7 +427,7 @@ func (c *Coordinator) load(partition int32, epoch uint64) {
 					RebalanceTimeout: time.Duration(mv.RebalanceTimeout) * time.Millisecond,
 					SessionTimeout:   time.Duration(mv.SessionTimeout) * time.Millisecond,
 					ProtocolType:     gv.ProtocolType, Protocols: []Protocol{{Name: g.protocol, Metadata: mv.Subscription}},
-					Assignment:       mv.Assignment, joinSeq: g.joinSeq}
+					Assignment: mv.Assignment, joinSeq: g.joinSeq}
 				g.members[m.ID] = m
 				if m.InstanceID != nil {
 					g.static[*m.InstanceID] = m.ID

@@ -425,4 +425,3 @@ func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record
 	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
 	return recs
 }
-
