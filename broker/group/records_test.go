@@ -59,9 +59,9 @@ func TestSpecExampleBytes(t *testing.T) {
 	if got, want := EncodeGroupKey("g1"), unhex(t, "0002 00026731"); !bytes.Equal(got, want) {
 		t.Errorf("group key %x, want %x", got, want)
 	}
-	golden(t, "offset_key_v1.hex", key)
-	golden(t, "offset_value_v3.hex", val)
-	golden(t, "group_key_v2.hex", EncodeGroupKey("g1"))
+	golden(t, "spec_offset_key_v1.hex", key)
+	golden(t, "spec_offset_value_v3.hex", val)
+	golden(t, "spec_group_key_v2.hex", EncodeGroupKey("g1"))
 }
 
 func sampleGroupValue(version int16) GroupValue {
