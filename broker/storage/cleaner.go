@@ -27,10 +27,13 @@ package storage
 //     queue), .swap -> final names, and open the new segment.
 //  7. Record endOffset in cleaner-offset-checkpoint of the log's directory.
 //
-// Simplifications against Kafka 3.4, all on the safe side (they keep more
-// data, never less): transaction markers (control batches) are always
-// retained; every producer seen in the log counts as active, so the batch
-// holding its last data is kept (possibly emptied) regardless of
+// Transaction markers stay while any batch of their transaction remains
+// (even an emptied one); a marker of an empty transaction gets a delete
+// horizon and goes after it, like a tombstone.
+//
+// Simplification against Kafka 3.4, on the safe side (it keeps more data,
+// never less): every producer seen in the log counts as active, so the
+// batch holding its last data is kept (possibly emptied) regardless of
 // producer.id.expiration.ms.
 
 import (

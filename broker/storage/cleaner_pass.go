@@ -71,8 +71,12 @@ type cleanPass struct {
 	// lastData is each producer's last data batch's last offset (§11.4:
 	// that batch is kept, emptied if need be, so producer state survives).
 	lastData map[int64]int64
-	buf      []byte
-	stats    CleanStats
+	// txnRetained marks producers with a data batch of their current
+	// transaction written to the cleaned log in this pass; a marker
+	// closing a transaction with nothing left is removable (§11.4).
+	txnRetained map[int64]bool
+	buf         []byte
+	stats       CleanStats
 }
 
 // scanTransactions fills aborted and lastData from every segment and
@@ -209,7 +213,7 @@ func (p *cleanPass) groupSegments(endOffset int64) [][]cleanerSegment {
 func (p *cleanPass) filterBatch(batch []byte, h record.BatchHeader) ([]byte, error) {
 	lastOfProducer := h.HasProducerID() && !h.IsControl() && p.lastData[h.ProducerID] == h.LastOffset()
 	if h.IsControl() {
-		return batch, nil
+		return p.filterControlBatch(batch, h)
 	}
 	empty := func() ([]byte, error) {
 		if !lastOfProducer {
@@ -262,6 +266,35 @@ func (p *cleanPass) filterBatch(batch []byte, h record.BatchHeader) ([]byte, err
 		o.DeleteHorizon = true
 	}
 	return record.BuildChecked(o, kept)
+}
+
+// filterControlBatch keeps a transaction marker while data of its
+// transaction remains; once the transaction is empty the marker gets a
+// delete horizon on the first pass and is dropped by the first pass after
+// the horizon, like a tombstone (KIP-534).
+func (p *cleanPass) filterControlBatch(batch []byte, h record.BatchHeader) ([]byte, error) {
+	nonEmpty := p.txnRetained[h.ProducerID]
+	delete(p.txnRetained, h.ProducerID)
+	if nonEmpty || !h.HasProducerID() {
+		return batch, nil
+	}
+	if h.HasDeleteHorizon() {
+		if p.nowMs >= h.DeleteHorizon() {
+			return nil, nil
+		}
+		return batch, nil
+	}
+	recs, err := record.Records(batch)
+	if err != nil || len(recs) == 0 {
+		return batch, nil // keep what cannot be understood
+	}
+	horizon := p.nowMs + p.snap.cfg.DeleteRetentionMs
+	for i := range recs {
+		recs[i].TimestampDelta = h.BaseTimestamp + recs[i].TimestampDelta - horizon
+	}
+	o := record.OptionsFrom(h)
+	o.BaseTimestamp, o.DeleteHorizon = horizon, true
+	return record.BuildChecked(o, recs)
 }
 
 // cleanedWriter writes "<base>.log.cleaned" and its two indexes with the
@@ -396,6 +429,9 @@ func (p *cleanPass) cleanGroup(group []cleanerSegment) error {
 				if err != nil || out == nil {
 					return err
 				}
+				if h.IsTransactional() && !h.IsControl() {
+					p.txnRetained[h.ProducerID] = true
+				}
 				return w.append(out)
 			})
 		if err != nil {
@@ -492,7 +528,7 @@ func (c *Cleaner) cleanLogLocked(l *Log, firstDirty, uncleanable int64, now time
 		return CleanStats{}, ErrLogClosed
 	}
 	p := &cleanPass{c: c, l: l, snap: snap, nowMs: now.UnixMilli(),
-		aborted: map[int64]bool{}, lastData: map[int64]int64{}}
+		aborted: map[int64]bool{}, lastData: map[int64]int64{}, txnRetained: map[int64]bool{}}
 	p.stats.FirstDirtyOffset = firstDirty
 	firstOpen, dirtyRecords, err := p.scanTransactions(firstDirty)
 	if err != nil {

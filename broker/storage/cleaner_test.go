@@ -603,3 +603,74 @@ func TestCleanerRebuildsCompressedBatches(t *testing.T) {
 		t.Fatalf("records %+v", recs)
 	}
 }
+
+// A marker whose transaction has no batch left gets a delete horizon and
+// is removed after it; a marker of a transaction with retained data stays.
+func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	cfg := clCompactConfig()
+	cfg.DeleteRetentionMs = 1000
+	l := clOpen(t, t.TempDir(), cfg, clock)
+	ts := clock.Now().UnixMilli()
+	txn := func(seq int32, k, v string) {
+		o := record.DefaultBuildOptions()
+		o.BaseOffset, o.PartitionLeaderEpoch, o.BaseTimestamp = l.LogEndOffset(), 0, ts
+		o.ProducerID, o.ProducerEpoch, o.BaseSequence, o.Transactional = 7, 0, seq, true
+		if _, err := l.AppendAsFollower(record.Build(o, []record.Record{{Key: []byte(k), Value: []byte(v)}})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AppendAsFollower(record.BuildControlBatch(l.LogEndOffset(), 0, 7, 0, record.ControlCommit, 0, ts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn(0, "q", "1") // 0, marker 1: q is superseded below, so this transaction empties
+	txn(1, "r", "1") // 2, marker 3: r stays
+	clAppend(t, l, ts, "q", "2")
+	clRoll(t, l)
+	clAppend(t, l, ts, "z", "z")
+	l.SetHighWatermark(l.LogEndOffset())
+	c := newTestCleaner(clock)
+	markers := func() map[int64]record.BatchHeader {
+		_, hdrs := clReadLog(t, l)
+		out := map[int64]record.BatchHeader{}
+		for _, h := range hdrs {
+			if h.IsControl() {
+				out[h.BaseOffset] = h
+			}
+		}
+		return out
+	}
+	if _, err := c.CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	m := markers()
+	if len(m) != 2 || !m[1].HasDeleteHorizon() || m[1].DeleteHorizon() != ts+1000 || m[3].HasDeleteHorizon() {
+		t.Fatalf("after first pass: %+v", m)
+	}
+	clock.Advance(2 * time.Second)
+	clAppend(t, l, ts, "y", "y")
+	clRoll(t, l)
+	clAppend(t, l, ts, "x", "x")
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := c.CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	if m := markers(); len(m) != 1 || m[3].BaseOffset != 3 {
+		t.Fatalf("after the horizon: %+v", m)
+	}
+	// The producer state rebuilt from the cleaned log (snapshots removed)
+	// has no open transaction.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(l.Dir(), "*.snapshot"))
+	for _, s := range snaps {
+		os.Remove(s)
+	}
+	l2 := clOpen(t, filepath.Dir(l.Dir()), cfg, clock)
+	l2.SetHighWatermark(l2.LogEndOffset()) // decided transactions are stable once replicated
+	if fuo, open := l2.ProducerState().FirstUnstableOffset(); open {
+		_, hdrs := clReadLog(t, l2)
+		t.Fatalf("a transaction looks open at %d after cleaning: %+v", fuo, hdrs)
+	}
+}
