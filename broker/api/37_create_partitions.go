@@ -104,6 +104,11 @@ func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequest
 	if int(t.Count) <= cur {
 		return fmt.Errorf("%w: topic currently has %d partitions, %d would not be an increase", kerr.InvalidPartitions, cur, t.Count)
 	}
+	if len(ta.Partitions[0]) > 0 {
+		if err := checkAssignmentSize(int64(t.Count), int64(len(ta.Partitions[0]))); err != nil {
+			return err
+		}
+	}
 	brokers, err := a.zk.Brokers(ctx)
 	if err != nil {
 		return err

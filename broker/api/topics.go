@@ -114,6 +114,9 @@ func (a *Apis) planTopic(ctx context.Context, name string, o createOptions) (top
 		if rf <= 0 {
 			return topicSpec{}, fmt.Errorf("%w: replication factor must be larger than 0", kerr.InvalidReplicationFactor)
 		}
+		if err := checkAssignmentSize(int64(n), int64(rf)); err != nil {
+			return topicSpec{}, err
+		}
 		assignment, err = controller.AssignReplicasToBrokers(controller.ApplyRackAwareMode(brokers, o.rackMode),
 			int(n), int(rf), a.fixedStartIndex, -1)
 		if err != nil {
@@ -121,6 +124,21 @@ func (a *Apis) planTopic(ctx context.Context, name string, o createOptions) (top
 		}
 	}
 	return topicSpec{name: name, assignment: assignment, configs: o.configs}, nil
+}
+
+// maxReplicasPerTopic bounds partitions × replication factor. The whole
+// assignment of a topic lives in one znode, which ZooKeeper caps at
+// jute.maxbuffer (Kafka raises its client's to 4 MiB); a million replica
+// entries is already past that, so larger requests are refused up front
+// instead of computing an assignment that can never be stored.
+const maxReplicasPerTopic = 1 << 20
+
+func checkAssignmentSize(partitions, rf int64) error {
+	if partitions*rf > maxReplicasPerTopic {
+		return fmt.Errorf("%w: %d partitions with %d replicas each would not fit in the topic's znode (at most %d replicas per topic)",
+			kerr.InvalidPartitions, partitions, rf, maxReplicasPerTopic)
+	}
+	return nil
 }
 
 // createTopic writes a planned topic to ZooKeeper.
