@@ -44,6 +44,11 @@ func (c *Client) WatchChildren(path string, fn func()) (cancel func()) {
 
 func (c *Client) addWatch(path string, kind watchKind, fn func()) func() {
 	w := &watch{path: path, kind: kind, fn: fn, cancel: make(chan struct{})}
+	select {
+	case <-c.stop:
+		return func() {} // closed: nothing to watch with
+	default:
+	}
 	c.mu.Lock()
 	id := c.nextHandlerID
 	c.nextHandlerID++

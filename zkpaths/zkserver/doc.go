@@ -10,10 +10,12 @@
 // process. Files:
 //
 //	zkserver.go   Server: Start, StartT, Stop (SIGTERM), Kill (SIGKILL),
-//	              Restart, readiness via the "srvr" four-letter word
+//	              Restart, readiness via the "srvr" four-letter word;
+//	              ZkCli/ZkCliScript run Debian's zkCli.sh for assertions
 //	shared.go     Shared/RunShared/ConnectString: one server per test
 //	              binary, one chroot per test; Ensemble (N-node quorum)
-//	proxy.go      Proxy: TCP forwarder whose Pause forces session expiry
+//	proxy.go      Proxy: TCP forwarder; Pause simulates connection loss,
+//	              ExpireSession forces a real session expiry (polls "dump")
 //
 // Goroutines:
 //   - per Server process: one waiter goroutine owning cmd.Wait; it ends when

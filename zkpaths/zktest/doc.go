@@ -2,7 +2,8 @@
 // (the controller's state machines, the broker's registration flow): data
 // versions and the other Stat fields, ephemeral nodes per session, sequential
 // nodes, one-shot data/exists/children watches, atomic multi with check ops,
-// session expiry (Expire) and connection loss (SetDisconnected). Its Conn
+// session expiry (Expire; ExpireKeepingEphemerals and Reap for the
+// ZOOKEEPER-2985 race) and connection loss (SetDisconnected). Its Conn
 // implements zkclient.Conn, so a real zkclient.Client runs on it
 // (Server.NewClient).
 //
