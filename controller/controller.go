@@ -250,6 +250,18 @@ func (c *Controller) process(ev event) {
 			c.log.Warn("zookeeper session expired; resigning as controller")
 		}
 		c.onControllerResignation()
+	case replicaLeaderElectionEvent:
+		outcomes, eerr := c.processReplicaLeaderElection(e)
+		reply := eerr
+		switch {
+		case errors.Is(eerr, ErrControllerMoved):
+			err, reply = eerr, kerr.NotController
+		case eerr != nil && !errors.Is(eerr, kerr.NotController):
+			err, reply = eerr, kerr.UnknownServerError
+		}
+		if e.reply != nil {
+			e.reply <- electLeadersResult{outcomes: outcomes, err: reply}
+		}
 	case controlledShutdownEvent:
 		remaining, cerr := c.processControlledShutdown(e.id, e.brokerEpoch)
 		reply := cerr
@@ -466,6 +478,8 @@ func (c *Controller) onControllerFailover() error {
 	c.watchChildren(zkpaths.TopicsPath, topicChangeEvent{})
 	c.watchChildren(zkpaths.AdminDeleteTopicsPath, topicDeletionEvent{})
 	c.watchChildren(zkpaths.IsrChangeNotificationPath, isrChangeNotificationEvent{})
+	zkElection := replicaLeaderElectionEvent{kind: ElectPreferred, trigger: triggerZK}
+	c.watchCancels = append(c.watchCancels, c.zk.WatchData(zkpaths.PreferredReplicaElectionPath, func() { c.em.put(zkElection) }))
 
 	// Pending notifications are subsumed by the full read below.
 	if err := c.deleteChildren(zkpaths.IsrChangeNotificationPath); err != nil {
@@ -497,6 +511,11 @@ func (c *Controller) onControllerFailover() error {
 	}
 	c.sendBatch()
 	if err := c.deletion.resume(); err != nil {
+		return err
+	}
+	// A preferred election requested through ZooKeeper while no controller
+	// was active (§3.3 step 12).
+	if _, err := c.processReplicaLeaderElection(zkElection); err != nil {
 		return err
 	}
 	c.scheduleRebalance(5 * time.Second)

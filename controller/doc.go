@@ -21,6 +21,7 @@
 //	ControllerBrokerRequestBatch         requestbatch.go   LeaderAndIsr/UpdateMetadata/StopReplica building (§17.1-2)
 //	ControllerChannelManager             channel.go        per-broker queues and senders (§17.3)
 //	TopicDeletionManager                 topicdeletion.go  §14
+//	ReplicaLeaderElection handling       leaderelection.go ElectLeaders RPC and /admin/preferred_replica_election (§12.1)
 //	KafkaZkClient (the part used here)   zkstore.go, zkadapter.go  narrow ZooKeeper interface, fenced writes
 //	ControllerStats / KafkaController
 //	metrics                              metrics.go        ActiveControllerCount, OfflinePartitionsCount, ...
@@ -60,8 +61,9 @@
 //     also waits until the Expire event has started, as Kafka does).
 //   - The auto-rebalance timer (time.AfterFunc) only enqueues; it is stopped
 //     on resignation and a late firing is ignored by the active check.
-//   - Callers of ControlledShutdown block on a reply channel until the event
-//     goroutine answers, or their context ends.
+//   - Callers of ControlledShutdown and ElectLeaders block on a reply
+//     channel until the event goroutine answers (or preempts the event on
+//     shutdown/session expiry), or their context ends.
 //
 // # Invariants
 //
@@ -82,9 +84,8 @@
 //
 // # Not yet implemented
 //
-// Partition reassignment (§15), the /admin/preferred_replica_election and
-// /admin/reassign_partitions znodes, log-directory failure events (§6.6),
-// the AlterPartition RPC (§16.2) and ElectLeaders; the classic ISR path
-// (§16.1, leaders write ZooKeeper and notify via /isr_change_notification)
-// is the one implemented.
+// Partition reassignment (§15, including /admin/reassign_partitions),
+// log-directory failure events (§6.6), the AlterPartition RPC (§16.2) and
+// feature versioning; the classic ISR path (§16.1, leaders write ZooKeeper
+// and notify via /isr_change_notification) is the one implemented.
 package controller

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -476,4 +477,68 @@ func TestIntegrationSessionExpiry(t *testing.T) {
 	if e, _ := cl.controllerEpoch(); e != epoch2+1 || n1.ctrl.Epoch() != e {
 		t.Fatalf("epoch %d (controller %d), want %d", e, n1.ctrl.Epoch(), epoch2+1)
 	}
+}
+
+// §12.1 on a real ZooKeeper: ElectLeaders(PREFERRED) and the legacy
+// /admin/preferred_replica_election znode both move leadership back to the
+// preferred replica once it is back in the ISR.
+func TestIntegrationPreferredElection(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	cl.waitActive()
+	cl.createTopic("p", map[int32][]int32{0: {1, 2}, 1: {2, 1}})
+	waitFor(t, "p-0 led by 1", func() bool { s, ok := cl.state("p", 0); return ok && s.Leader == 1 })
+	// Broker 1 restarts: p-0 moves to 2; then the leader adds 1 back to the
+	// ISR itself and notifies the controller (the classic ISR path).
+	bounce := func() {
+		cl.stop(1)
+		delete(cl.nodes, 1)
+		waitFor(t, "p-0 led by 2", func() bool { s, _ := cl.state("p", 0); return s.Leader == 2 })
+		cl.start(1)
+		s, _ := cl.state("p", 0)
+		s.ISR = append(s.ISR, 1)
+		if _, err := cl.admin.UpdateLeaderAndIsrConditional(zkpaths.TopicPartition{Topic: "p", Partition: 0}, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.admin.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "p", Partition: 0}}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "ISR change processed", func() bool {
+			names, err := cl.admin.GetAllIsrChangeNotifications()
+			return err == nil && len(names) == 0
+		})
+	}
+	bounce()
+	ctrl := cl.waitActive().ctrl
+	out, err := ctrl.ElectLeaders(t.Context(), ElectPreferred, []TopicPartition{{"p", 0}, {"p", 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := out[TopicPartition{"p", 0}]; o.Leader != 1 || o.Err != nil {
+		t.Fatalf("p-0: %+v", o)
+	}
+	if o := out[TopicPartition{"p", 1}]; !errors.Is(o.Err, kerr.ElectionNotNeeded) || o.Leader != 2 {
+		t.Fatalf("p-1: %+v", o)
+	}
+	if s, _ := cl.state("p", 0); s.Leader != 1 {
+		t.Fatalf("p-0 state after the preferred election: %s", s)
+	}
+	for _, n := range cl.nodes {
+		if !n.closed && !n.ctrl.IsActive() {
+			if _, err := n.ctrl.ElectLeaders(t.Context(), ElectPreferred, nil); !errors.Is(err, kerr.NotController) {
+				t.Fatalf("standby %d answered %v", n.id, err)
+			}
+		}
+	}
+
+	// The legacy znode, as kafka-preferred-replica-election.sh --zookeeper
+	// writes it.
+	bounce()
+	if err := cl.admin.CreatePreferredReplicaElection([]zkpaths.TopicPartition{{Topic: "p", Partition: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "p-0 back on 1 and the znode removed", func() bool {
+		s, _ := cl.state("p", 0)
+		ok, _, _ := cl.admin.Exists(zkpaths.PreferredReplicaElectionPath)
+		return s.Leader == 1 && !ok
+	})
 }

@@ -249,6 +249,46 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		remaining, err := active.processControlledShutdown(id, -1)
 		h.drain()
 		return fmt.Sprintf("remaining=%v err=%v\n", remaining, err) + h.output(), nil
+	case "elect-leaders":
+		kind := ElectPreferred
+		if args[0] == "unclean" {
+			kind = ElectUnclean
+		}
+		var tps []TopicPartition
+		for _, a := range args[1:] {
+			i := strings.LastIndex(a, "-")
+			p, _ := strconv.Atoi(a[i+1:])
+			tps = append(tps, TopicPartition{a[:i], int32(p)})
+		}
+		var active *Controller
+		for _, c := range h.ctrls {
+			if c.IsActive() {
+				active = c
+			}
+		}
+		if active == nil {
+			return "", fmt.Errorf("no active controller")
+		}
+		outcomes, err := active.processReplicaLeaderElection(replicaLeaderElectionEvent{partitions: tps, kind: kind, trigger: triggerAdmin})
+		h.drain()
+		var b strings.Builder
+		for _, tp := range sortedKeys(outcomes) {
+			fmt.Fprintf(&b, "%s: leader=%d err=%v\n", tp, outcomes[tp].Leader, outcomes[tp].Err)
+		}
+		if err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		return b.String() + h.output(), nil
+	case "zk-preferred-election":
+		var tps []zkpaths.TopicPartition
+		for _, a := range args {
+			i := strings.LastIndex(a, "-")
+			p, _ := strconv.Atoi(a[i+1:])
+			tps = append(tps, zkpaths.TopicPartition{Topic: a[:i], Partition: int32(p)})
+		}
+		if err := z.create(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps)); err != nil {
+			return "", err
+		}
 	case "fail-stop-replica":
 		for _, id := range parseInts(strings.Join(args, " ")) {
 			for _, s := range h.sinks {
@@ -275,7 +315,7 @@ func (h *harness) dumpStates() string {
 	z.mu.Lock()
 	var paths []string
 	for p := range z.nodes {
-		if strings.HasSuffix(p, "/state") || p == "/controller" || p == "/controller_epoch" || strings.HasPrefix(p, "/brokers/topics/") && strings.Count(p, "/") == 3 || strings.HasPrefix(p, "/admin/delete_topics/") {
+		if strings.HasSuffix(p, "/state") || p == "/controller" || p == "/controller_epoch" || strings.HasPrefix(p, "/brokers/topics/") && strings.Count(p, "/") == 3 || strings.HasPrefix(p, "/admin/delete_topics/") || p == zkpaths.PreferredReplicaElectionPath {
 			paths = append(paths, p)
 		}
 	}

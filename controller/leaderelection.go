@@ -1,0 +1,157 @@
+package controller
+
+// Preferred and unclean leader elections requested by an administrator:
+// the ElectLeaders RPC (trigger Admin) and the legacy
+// /admin/preferred_replica_election znode (trigger ZK), controller.md §12.1.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klassik/klassik/zkpaths"
+)
+
+// ElectionType is ElectLeaders' election_type.
+type ElectionType int8
+
+const (
+	// ElectPreferred moves leadership to the first assigned replica.
+	ElectPreferred ElectionType = 0
+	// ElectUnclean elects a leader for leaderless partitions, outside the
+	// ISR if needed.
+	ElectUnclean ElectionType = 1
+)
+
+type electionTrigger int8
+
+const (
+	triggerAdmin electionTrigger = iota
+	triggerZK
+	triggerAuto
+)
+
+// ElectionOutcome is one partition's answer: the new (or current) leader,
+// or a kerr error (ElectionNotNeeded, PreferredLeaderNotAvailable,
+// EligibleLeadersNotAvailable, UnknownTopicOrPartition, InvalidTopicException).
+type ElectionOutcome struct {
+	Leader int32
+	Err    error
+}
+
+type replicaLeaderElectionEvent struct {
+	partitions []TopicPartition // nil: every partition (admin) / the znode's list (ZK)
+	kind       ElectionType
+	trigger    electionTrigger
+	reply      chan electLeadersResult // nil for ZK-triggered elections
+}
+
+type electLeadersResult struct {
+	outcomes map[TopicPartition]ElectionOutcome
+	err      error
+}
+
+func (replicaLeaderElectionEvent) state() string { return "ManualLeaderBalance" }
+
+func (e replicaLeaderElectionEvent) preempt() {
+	if e.reply != nil {
+		e.reply <- electLeadersResult{err: kerr.NotController}
+	}
+}
+
+// ElectLeaders runs an election of the given type for partitions (nil
+// means every partition) and returns the outcome per partition. The error
+// is kerr.NotController when this broker is not the controller.
+func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partitions []TopicPartition) (map[TopicPartition]ElectionOutcome, error) {
+	reply := make(chan electLeadersResult, 1)
+	c.em.put(replicaLeaderElectionEvent{partitions: partitions, kind: kind, trigger: triggerAdmin, reply: reply})
+	select {
+	case r := <-reply:
+		return r.outcomes, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) (map[TopicPartition]ElectionOutcome, error) {
+	if !c.IsActive() {
+		return nil, kerr.NotController
+	}
+	partitions := e.partitions
+	if e.trigger == triggerZK {
+		data, _, err := c.zk.GetData(zkpaths.PreferredReplicaElectionPath)
+		if errors.Is(err, errNoNode) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		tps, err := zkpaths.DecodePreferredReplicaElection(data)
+		if err != nil {
+			c.log.Warn("ignoring an undecodable preferred replica election request", "err", err)
+		}
+		partitions = nil
+		for _, tp := range tps {
+			partitions = append(partitions, TopicPartition{tp.Topic, tp.Partition})
+		}
+	} else if partitions == nil {
+		partitions = c.ctx.AllPartitions()
+	}
+	out := map[TopicPartition]ElectionOutcome{}
+	var toElect []TopicPartition
+	for _, tp := range partitions {
+		if _, ok := c.ctx.Assignment(tp); !ok {
+			out[tp] = ElectionOutcome{Leader: NoLeader, Err: kerr.UnknownTopicOrPartition}
+			continue
+		}
+		if c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			out[tp] = ElectionOutcome{Leader: NoLeader, Err: kerr.InvalidTopicException}
+			continue
+		}
+		l, has := c.ctx.Leadership(tp)
+		switch e.kind {
+		case ElectPreferred:
+			if has && l.Leader == c.ctx.Replicas(tp)[0] {
+				out[tp] = ElectionOutcome{Leader: l.Leader, Err: kerr.ElectionNotNeeded}
+				continue
+			}
+		case ElectUnclean:
+			if has && l.Leader != NoLeader && c.ctx.IsLive(l.Leader) {
+				out[tp] = ElectionOutcome{Leader: l.Leader, Err: kerr.ElectionNotNeeded}
+				continue
+			}
+		}
+		toElect = append(toElect, tp)
+	}
+	if len(toElect) > 0 {
+		spec := &electionSpec{strategy: PreferredElection}
+		notAvailable := kerr.PreferredLeaderNotAvailable
+		if e.kind == ElectUnclean {
+			spec = &electionSpec{strategy: OfflineElection, allowUnclean: e.trigger == triggerAdmin}
+			notAvailable = kerr.EligibleLeadersNotAvailable
+		}
+		failed, err := c.partitionChange(toElect, OnlinePartition, spec, "leader election requested by an administrator")
+		if err != nil {
+			return out, err
+		}
+		for _, tp := range toElect {
+			if ferr := failed[tp]; ferr != nil {
+				code := error(kerr.UnknownServerError)
+				if errors.Is(ferr, ErrStateChangeFailed) || errors.Is(ferr, ErrIllegalStateTransition) {
+					code = notAvailable
+				}
+				out[tp] = ElectionOutcome{Leader: NoLeader, Err: code}
+				continue
+			}
+			l, _ := c.ctx.Leadership(tp)
+			out[tp] = ElectionOutcome{Leader: l.Leader}
+		}
+	}
+	if e.trigger == triggerZK {
+		if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.PreferredReplicaElectionPath, -1); err != nil && !errors.Is(err, errNoNode) {
+			return out, err
+		}
+	}
+	return out, nil
+}
