@@ -9,13 +9,15 @@ import (
 // starts with baseOffset int64, batchLength int32, partitionLeaderEpoch
 // int32, magic int8, crc uint32, attributes int16 ...
 const (
-	batchLengthOffset  = 8
-	batchMagicOffset   = 16
-	batchAttrsOffset   = 21
-	batchHeaderMinSize = 23 // enough to read the attributes
-	attrTransactional  = 0x10
-	attrCompression    = 0x07
-	compressionZstd    = 4
+	batchLengthOffset = 8
+	batchMagicOffset  = 16
+	batchAttrsOffset  = 21
+	// lastOffsetDelta int32 follows the attributes.
+	batchLastDeltaOffset = 23
+	batchHeaderMinSize   = 23 // enough to read the attributes
+	attrTransactional    = 0x10
+	attrCompression      = 0x07
+	compressionZstd      = 4
 )
 
 var errTruncatedBatch = errors.New("replica: truncated record batch")

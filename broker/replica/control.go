@@ -68,12 +68,16 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	}
 
 	codes := make([]int16, len(parts))
+	var changes []LeadershipChange
 	var toFetch map[TopicPartition]FollowerStart
 	var toStopFetching []TopicPartition
 	for i, lp := range parts {
 		tp := TopicPartition{lp.topic, lp.st.Partition}
 		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp)
 		codes[i] = code
+		if code == 0 {
+			changes = append(changes, LeadershipChange{TopicPartition: tp, Leader: lp.st.Leader == m.cfg.BrokerID, LeaderEpoch: lp.st.LeaderEpoch})
+		}
 		if wasFollowing {
 			toStopFetching = append(toStopFetching, tp)
 		}
@@ -106,6 +110,9 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 		if len(toFetch) > 0 {
 			m.cfg.Fetcher.AddPartitions(toFetch)
 		}
+	}
+	if len(changes) > 0 && m.cfg.OnLeadershipChange != nil {
+		m.cfg.OnLeadershipChange(changes)
 	}
 	m.fillLeaderAndIsrResponse(req, resp, parts, func(i int) int16 { return codes[i] })
 	return resp
@@ -305,10 +312,14 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 	}
 
 	var stopped []TopicPartition
+	var resigned []LeadershipChange
 	for _, sp := range parts {
 		code := m.stopPartition(sp.tp, sp.leaderEpoch, sp.delete)
 		if code == 0 {
 			stopped = append(stopped, sp.tp)
+			if sp.delete {
+				resigned = append(resigned, LeadershipChange{TopicPartition: sp.tp, LeaderEpoch: max(sp.leaderEpoch, -1)})
+			}
 		}
 		rp := kmsg.NewStopReplicaResponsePartition()
 		rp.Topic = sp.tp.Topic
@@ -318,6 +329,9 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 	}
 	if m.cfg.Fetcher != nil && len(stopped) > 0 {
 		m.cfg.Fetcher.RemovePartitions(stopped)
+	}
+	if len(resigned) > 0 && m.cfg.OnLeadershipChange != nil {
+		m.cfg.OnLeadershipChange(resigned)
 	}
 	return resp
 }

@@ -443,3 +443,43 @@ func FuzzHasTransactionalBatch(f *testing.F) {
 		}
 	})
 }
+
+func TestOnLeadershipChange(t *testing.T) {
+	var got [][]LeadershipChange
+	m, _ := newTestManager(t, func(c *Config) {
+		c.OnLeadershipChange = func(ch []LeadershipChange) { got = append(got, slices.Clone(ch)) }
+	})
+	ctx := context.Background()
+	makeLeader(t, m, "__consumer_offsets", 0, 4)
+	m.LeaderAndIsr(ctx, lairReq(1, "__consumer_offsets", topicIDFor("__consumer_offsets"), 1, 2, 7, []int32{2, 1}, []int32{2, 1}))
+	// An ignored (stale) partition state is not a change.
+	m.LeaderAndIsr(ctx, lairReq(1, "__consumer_offsets", topicIDFor("__consumer_offsets"), 1, 2, 7, []int32{2, 1}, []int32{2, 1}))
+	sr := kmsg.NewPtrStopReplicaRequest()
+	sr.Version = 3
+	sr.ControllerEpoch = 1
+	sr.BrokerEpoch = -1
+	rt := kmsg.NewStopReplicaRequestTopic()
+	rt.Topic = "__consumer_offsets"
+	ps := kmsg.NewStopReplicaRequestTopicPartitionState()
+	ps.Partition = 0
+	ps.LeaderEpoch = 4
+	ps.Delete = true
+	rt.PartitionStates = append(rt.PartitionStates, ps)
+	sr.Topics = append(sr.Topics, rt)
+	m.StopReplica(ctx, sr)
+
+	co := func(p int32) TopicPartition { return TopicPartition{"__consumer_offsets", p} }
+	want := [][]LeadershipChange{
+		{{TopicPartition: co(0), Leader: true, LeaderEpoch: 4}},
+		{{TopicPartition: co(1), Leader: false, LeaderEpoch: 7}},
+		{{TopicPartition: co(0), Leader: false, LeaderEpoch: 4}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d callbacks %+v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("callback %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

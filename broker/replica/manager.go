@@ -38,6 +38,14 @@ type Config struct {
 	MaxSessions int
 	// Fetcher receives follower partitions (nil: followers do not fetch).
 	Fetcher FollowerFetcher
+	// OnLeadershipChange is called after LeaderAndIsr (partitions that
+	// became leader or follower) and after StopReplica with delete
+	// (resignations), in request order, with the control lock held: it must
+	// not block (hand work to another goroutine) and must not call back into
+	// the control requests. The group and transaction coordinators use it to
+	// load or unload their internal-topic partitions (Kafka's
+	// onLeadershipChange / onResignation).
+	OnLeadershipChange func([]LeadershipChange)
 	// OnPartitionsDeleted is called (outside locks) with the partitions that
 	// UpdateMetadata reported as deleted, e.g. for the group coordinator.
 	OnPartitionsDeleted func([]TopicPartition)
@@ -56,6 +64,13 @@ type Config struct {
 	// slog.Default().
 	Logger            *slog.Logger
 	StateChangeLogger *slog.Logger
+}
+
+// LeadershipChange is one partition whose role changed.
+type LeadershipChange struct {
+	TopicPartition
+	Leader      bool  // true: this broker now leads it; false: follower or removed
+	LeaderEpoch int32 // -1 when unknown (StopReplica before v3)
 }
 
 // Manager is Kafka's ReplicaManager: it owns the Partition objects of this

@@ -2,9 +2,11 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -347,5 +349,38 @@ func TestStorageZstdTopicNeedsFetchV10(t *testing.T) {
 	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("zstd", 0, 0, func(r *kmsg.FetchRequest) { r.Version = 10 })))
 	if fp.ErrorCode != 0 {
 		t.Fatalf("Fetch v10 of a zstd topic: %d", fp.ErrorCode)
+	}
+}
+
+func TestStorageReadLocalLog(t *testing.T) {
+	m, _, _ := newStorageManager(t, nil)
+	makeLeader(t, m, "__consumer_offsets", 3, 0)
+	tp := TopicPartition{"__consumer_offsets", 3}
+	for i := 0; i < 5; i++ {
+		if _, err := m.AppendToLocalLog(tp, makeBatch(int64(i), "k"+string(rune('0'+i)), "v"), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	err := m.ReadLocalLog(context.Background(), tp, 4, func(batch []byte) error {
+		offs, vals, err := batchValues(batch)
+		if err != nil {
+			return err
+		}
+		for i := range vals {
+			got = append(got, vals[i]+"@"+strconv.FormatInt(offs[i], 10))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Batches are whole: reading from offset 4 starts with the batch [4, 5].
+	want := []string{"k2@4", "v@5", "k3@6", "v@7", "k4@8", "v@9"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %v, want %v", got, want)
+	}
+	if err := m.ReadLocalLog(context.Background(), TopicPartition{"nope", 0}, 0, func([]byte) error { return nil }); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("unknown partition: %v", err)
 	}
 }
