@@ -18,7 +18,11 @@
 //	kafka.server.FetchSessionCache         fetchsession.go
 //	kafka.server.AbstractFetcherManager    FollowerFetcher interface (store.go): the
 //	                                       extension point for the replica fetcher
-//	log / LogManager access                store.go (interfaces), storage_adapter.go
+//	log / LogManager access                store.go (interfaces), storage_adapter.go,
+//	                                       metadata_adapter.go (NewManager)
+//	appendRecords(internalTopicsAllowed),  produce.go AppendToLocalLog, readlog.go
+//	onLeadershipChange (KafkaApis)         ReadLocalLog, Config.OnLeadershipChange:
+//	                                       the hooks for the group/txn coordinators
 //
 // # Roles and transitions
 //
