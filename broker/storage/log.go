@@ -71,6 +71,7 @@ type Log struct {
 	unflushedMessages int64
 	lastFlushTime     time.Time
 	pending           []pendingDelete
+	rolled            []rolledSegment // awaiting their post-roll fsync
 	closed            bool
 	producers         *ProducerStateManager // producerstate.go; never nil after load
 }
@@ -291,7 +292,9 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 			break
 		}
 		batch := data[:size]
-		if !checkBatchCRC(batch) {
+		// Client batches get their CRC checked by record.ValidateBatch
+		// below; checking it here as well would hash every byte twice.
+		if origin != OriginClient && !checkBatchCRC(batch) {
 			return v, fmt.Errorf("%w: batch at offset %d has an invalid CRC", kerr.CorruptMessage, h.BaseOffset)
 		}
 		if h.RecordsCount < 0 || (leader && (h.RecordsCount == 0 || int64(h.LastOffsetDelta)+1 != int64(h.RecordsCount))) {
@@ -380,9 +383,23 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 }
 
 func (l *Log) append(records []byte, leaderEpoch int32, origin AppendOrigin) (AppendInfo, error) {
-	leader := origin != OriginReplication
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	info, err := l.appendLocked(records, leaderEpoch, origin)
+	rolled := len(l.rolled) > 0
+	l.mu.Unlock()
+	if rolled {
+		// fsync the segment(s) this append rolled away from without
+		// holding the lock, so readers and other appends are not stalled
+		// behind a large fsync (Kafka schedules this flush asynchronously).
+		if ferr := l.flushRolled(); ferr != nil && err == nil {
+			return info, ferr
+		}
+	}
+	return info, err
+}
+
+func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigin) (AppendInfo, error) {
+	leader := origin != OriginReplication
 	if l.closed {
 		return AppendInfo{}, ErrLogClosed
 	}
@@ -520,12 +537,56 @@ func (l *Log) maybeRollLocked(size int, info AppendInfo, now time.Time) (*Segmen
 // Roll forces a new active segment at the log end offset.
 func (l *Log) Roll() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return ErrLogClosed
 	}
 	_, err := l.rollLocked(l.logEndOffset.Load(), l.clock())
+	l.mu.Unlock()
+	if ferr := l.flushRolled(); err == nil {
+		err = ferr
+	}
 	return err
+}
+
+// rolledSegment is an inactive segment waiting for its post-roll fsync;
+// the recovery point moves to upTo once it is done.
+type rolledSegment struct {
+	seg  *Segment
+	upTo int64
+}
+
+// flushRolled fsyncs segments queued by rollLocked outside Log.mu, then
+// raises the recovery point. A segment deleted or truncated meanwhile is
+// simply skipped: whatever replaced it is covered by later flushes.
+func (l *Log) flushRolled() error {
+	l.mu.Lock()
+	queue := l.rolled
+	l.rolled = nil
+	l.mu.Unlock()
+	var firstErr error
+	for _, r := range queue {
+		if err := r.seg.flush(); err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				continue
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		l.mu.Lock()
+		if !l.closed && r.upTo > l.recoveryPoint && r.upTo <= l.logEndOffset.Load() && l.containsLocked(r.seg) {
+			l.recoveryPoint = r.upTo
+		}
+		l.mu.Unlock()
+	}
+	return firstErr
+}
+
+func (l *Log) containsLocked(s *Segment) bool {
+	i := l.floorSegmentLocked(s.baseOffset)
+	return i >= 0 && l.segments[i] == s
 }
 
 // rollLocked implements §8.3: finish the old active segment (final time
@@ -549,9 +610,8 @@ func (l *Log) rollLocked(newBase int64, now time.Time) (*Segment, error) {
 		if err := old.onBecomeInactive(); err != nil {
 			return nil, fmt.Errorf("storage: finish segment %d: %w", old.baseOffset, err)
 		}
-		if err := old.flush(); err != nil {
-			return nil, err
-		}
+		// The fsync itself runs after the lock is released (flushRolled).
+		l.rolled = append(l.rolled, rolledSegment{seg: old, upTo: newBase})
 	}
 	seg, err := createSegment(l.dir, newBase, &l.cfg, now, l.jitter())
 	if err != nil {
@@ -564,10 +624,6 @@ func (l *Log) rollLocked(newBase int64, now time.Time) (*Segment, error) {
 	l.producers.UpdateMapEndOffset(newBase)
 	if err := l.producers.TakeSnapshot(); err != nil {
 		return nil, fmt.Errorf("storage: producer snapshot at %d: %w", newBase, err)
-	}
-	// Everything below newBase is now on disk.
-	if newBase > l.recoveryPoint && old.baseOffset != newBase {
-		l.recoveryPoint = newBase
 	}
 	return seg, nil
 }
@@ -931,6 +987,14 @@ func (l *Log) maybeIncrementLogStartOffsetLocked(offset int64) {
 // DeleteOldSegments applies log-start-offset, size and time retention
 // (§10) and returns the number of segments deleted.
 func (l *Log) DeleteOldSegments() (int, error) {
+	n, err := l.deleteOldSegments()
+	if ferr := l.flushRolled(); err == nil {
+		err = ferr
+	}
+	return n, err
+}
+
+func (l *Log) deleteOldSegments() (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -1044,6 +1108,7 @@ func (l *Log) Close() error {
 		}
 	}
 	l.pending = nil
+	l.rolled = nil // flushLocked covered them
 	l.closed = true
 	return err
 }
