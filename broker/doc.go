@@ -1,0 +1,54 @@
+// Package broker is Klassik's KafkaServer: it wires one broker together and
+// runs its start-up and shutdown in Kafka's order. The parts live in the
+// subpackages (network = SocketServer, api = KafkaApis, replica =
+// ReplicaManager, storage = LogManager, metadata = MetadataCache,
+// purgatory, group); the controller module is package controller; the
+// ZooKeeper client is zkpaths/zkclient.
+//
+// Kafka classes → files:
+//
+//	KafkaServer (startup, shutdown, registration,  broker.go
+//	  controlled shutdown, broker epoch)
+//	AdminZkClient / KafkaZkClient (admin writes)    zkadmin.go (api.AdminZK over zkclient)
+//	ZkConfigManager + TopicConfigHandler +          configlistener.go
+//	  ZkNodeChangeNotificationListener
+//	(type adapters between the packages)            adapters.go
+//
+// Start-up order (zookeeper-layout.md §4.1): ZooKeeper session (the client
+// creates the chroot) → persistent paths → cluster id → log manager (locks
+// log.dirs, recovers logs) → meta.properties check and broker id (configured,
+// stored or generated from /brokers/seqid) → metadata cache, replica
+// manager, controller object, request handlers → socket server bound
+// (requests are held until the end) → /brokers/ids/<id> registered with the
+// bound ports ("checked ephemeral"; a live registration of the same id
+// elsewhere refuses the start) → meta.properties written → session listener
+// for re-registration → controller module started (election) → log manager
+// background tasks → /config/changes listener → request processing enabled.
+//
+// Shutdown (Shutdown): controlled shutdown through the controller
+// (controller.md §13.1, up to controlled.shutdown.max.retries) → request
+// handlers and socket server → config listener, replica manager,
+// controller → log manager (clean shutdown marker) → ZooKeeper session
+// (its ephemerals vanish at once). Kill skips the controlled shutdown, closes
+// the ZooKeeper session first and leaves the logs without the clean
+// shutdown marker, as a crash would.
+//
+// Goroutines owned here: the config change listener (one goroutine, woken
+// by the /config/changes children watch and by new sessions; stopped and
+// joined by Shutdown/Kill). Everything else is owned by the subpackages and
+// stopped through their Shutdown/Close in the order above.
+//
+// Invariants:
+//   - The broker epoch (czxid of /brokers/ids/<id>) is replaced on every
+//     re-registration; the replica manager and the controller read it
+//     through BrokerEpoch, never a copy.
+//   - The broker's session handler re-registers before the controller's
+//     re-election handler runs (it is installed first).
+//   - Topic overrides are read from ZooKeeper on first use and refreshed by
+//     notifications; the topic's logs get the merged configuration
+//     (UpdateConfig) on every broker that hosts a replica.
+//
+// Integration tests (external package broker_test, real ZooKeeper, real
+// brokers over TCP, franz-go clients) live beside this file and use
+// broker/testcluster.
+package broker
