@@ -96,6 +96,7 @@ type Controller struct {
 	brokerWatches  map[int32]func()      // /brokers/ids/<id> data watches
 	topicWatches   map[string]func()     // /brokers/topics/<t> data watches
 	rebalanceTimer *time.Timer           // auto leader rebalance; stopped on resign
+	electRetry     *time.Timer           // election retry after a ZooKeeper error; stopped on shutdown
 	deletion       *topicDeletionManager // non-nil while active
 }
 
@@ -197,6 +198,9 @@ func (c *Controller) Shutdown() {
 		}
 		c.em.close()
 		// The loop has stopped: this goroutine now owns the state.
+		if c.electRetry != nil {
+			c.electRetry.Stop()
+		}
 		if c.controllerStop != nil {
 			c.controllerStop()
 			c.controllerStop = nil
@@ -395,6 +399,9 @@ func (c *Controller) elect() error {
 	if err != nil {
 		c.log.Error("error while electing or becoming controller", "err", err)
 		c.triggerControllerMove()
+		// Nothing may change in ZooKeeper to wake us up again (every broker
+		// can fail the same way during an outage), so try again shortly.
+		c.scheduleElectionRetry()
 		return nil
 	}
 	c.ctx.Reset()
@@ -414,6 +421,18 @@ func (c *Controller) elect() error {
 		c.triggerControllerMove()
 	}
 	return nil
+}
+
+// electionRetryBackoff is the pause before re-trying an election that
+// failed with a ZooKeeper error (not a lost race).
+const electionRetryBackoff = time.Second
+
+func (c *Controller) scheduleElectionRetry() {
+	if c.electRetry != nil {
+		c.electRetry.Stop()
+	}
+	em := c.em
+	c.electRetry = time.AfterFunc(electionRetryBackoff, func() { em.put(controllerChangeEvent{}) })
 }
 
 // triggerControllerMove resigns and deletes /controller (fenced) so that
@@ -1246,7 +1265,12 @@ func (c *Controller) scheduleRebalance(d time.Duration) {
 }
 
 func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
-	defer c.scheduleRebalance(c.cfg.LeaderImbalanceCheckInterval)
+	// Rescheduled after every run, even a failed one, while still active.
+	defer func() {
+		if c.IsActive() {
+			c.scheduleRebalance(c.cfg.LeaderImbalanceCheckInterval)
+		}
+	}()
 	byPreferred := map[int32][]TopicPartition{}
 	for _, tp := range c.ctx.AllPartitions() {
 		if c.ctx.IsTopicQueuedForDeletion(tp.Topic) {

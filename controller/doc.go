@@ -59,8 +59,9 @@
 //   - ZooKeeper watch and session goroutines belong to zkclient; our
 //     callbacks on them only enqueue events (the session-expiry callback
 //     also waits until the Expire event has started, as Kafka does).
-//   - The auto-rebalance timer (time.AfterFunc) only enqueues; it is stopped
-//     on resignation and a late firing is ignored by the active check.
+//   - The auto-rebalance timer and the election-retry timer (time.AfterFunc)
+//     only enqueue; they are stopped on resignation/shutdown and a late
+//     firing is ignored by the handlers' checks.
 //   - Callers of ControlledShutdown and ElectLeaders block on a reply
 //     channel until the event goroutine answers (or preempts the event on
 //     shutdown/session expiry), or their context ends.

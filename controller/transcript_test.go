@@ -289,6 +289,10 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		if err := z.create(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps)); err != nil {
 			return "", err
 		}
+	case "auto-rebalance":
+		for _, c := range h.ctrls {
+			c.em.put(autoPreferredReplicaLeaderElectionEvent{})
+		}
 	case "fail-stop-replica":
 		for _, id := range parseInts(strings.Join(args, " ")) {
 			for _, s := range h.sinks {
