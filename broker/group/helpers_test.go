@@ -157,7 +157,9 @@ func joinReq(version int16, group, member string, instance *string, topics ...st
 
 func (h *harness) joinAsync(req *kmsg.JoinGroupRequest) <-chan *kmsg.JoinGroupResponse {
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
-	go func() { ch <- h.c.JoinGroup(context.Background(), req, JoinInfo{ClientID: "c", ClientHost: "/127.0.0.1"}) }()
+	go func() {
+		ch <- h.c.JoinGroup(context.Background(), req, JoinInfo{ClientID: "c", ClientHost: "/127.0.0.1"})
+	}()
 	return ch
 }
 

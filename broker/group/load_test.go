@@ -82,7 +82,7 @@ func TestLoadKafkaWrittenRecords(t *testing.T) {
 	app(plain, record.Record{Key: okey("t", 0), Value: oval(0, 1)}, record.Record{Key: okey("t", 1), Value: oval(2, 2)})
 	app(plain, record.Record{Key: (&kmsg.OffsetCommitKey{Version: 0, Group: "kg", Topic: "t", Partition: 2}).AppendTo(nil), Value: oval(3, 3)})
 	app(plain, record.Record{Key: (&kmsg.GroupMetadataKey{Version: 2, Group: "kg"}).AppendTo(nil), Value: gval})
-	app(plain, record.Record{Key: okey("t", 1)}) // tombstone
+	app(plain, record.Record{Key: okey("t", 1)})                         // tombstone
 	app(plain, record.Record{Key: []byte{0, 9, 0, 0}, Value: []byte{1}}) // unknown key version: skipped
 	txn := record.DefaultBuildOptions()
 	txn.Transactional, txn.ProducerID, txn.ProducerEpoch = true, 77, 0

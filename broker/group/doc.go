@@ -1,0 +1,99 @@
+// Package group is the group coordinator: Kafka's GroupCoordinator,
+// GroupMetadata, MemberMetadata and GroupMetadataManager for the
+// __consumer_offsets partitions this broker leads. It is driven by kmsg
+// request structs and knows neither the network nor ZooKeeper; the api
+// layer calls it and the broker implements OffsetStore over the
+// __consumer_offsets partition logs.
+//
+// Kafka classes and their Go counterparts:
+//
+//	GroupCoordinator (handleJoinGroup, handleSyncGroup,   membership.go: Coordinator.JoinGroup, SyncGroup,
+//	  handleHeartbeat, handleLeaveGroup, onCompleteJoin,    Heartbeat, LeaveGroup; completeJoinLocked,
+//	  heartbeat expiry, DelayedJoin, InitialDelayedJoin)    onSessionExpired, onRebalanceTimer
+//	GroupCoordinator (offsets, admin)                     offsets.go: OffsetCommit, OffsetFetch, OffsetDelete,
+//	                                                       ExpireOffsets; admin.go: DescribeGroups, ListGroups,
+//	                                                       DeleteGroups
+//	GroupMetadata, GroupState, MemberMetadata             group.go: Group, State, Member, CanTransition
+//	GroupMetadataManager (load/unload, partitionFor,      coordinator.go: OnBecomeLeader, OnResign, load,
+//	  storeGroup, storeOffsets, cleanupGroupMetadata)       PartitionFor; offsets.go: expiry
+//	GroupMetadataManager.formatRecordKeyAndValue and the  records.go: Encode*/Decode* codecs, DescribeRecord
+//	  generated OffsetCommitKey/Value, GroupMetadataKey/Value schemas
+//	GroupConfig / KafkaConfig group.* and offsets.*      config.go: Config, DefaultConfig, Validate
+//	(the replica manager append / log read)               store.go: OffsetStore, MemStore (tests)
+//
+// Group states (GroupMetadata.scala's valid-previous-state table; every
+// other transition is logged and returned as *IllegalTransitionError, the
+// group keeping its state):
+//
+//	                 first member joins
+//	     +-------+ ---------------------> +--------------------+
+//	     | Empty |                         | PreparingRebalance | <----------------+
+//	     +-------+ <--------------------- +--------------------+                   |
+//	       |   ^   all members left or       |        ^                             |
+//	       |   |   did not rejoin            | join   | member joins/leaves/fails,  |
+//	       |   |                             | done   | leader rejoins              |
+//	       |   |                             v        |                             |
+//	       |   |                    +---------------------+  leader's SyncGroup    +--------+
+//	       |   |                    | CompletingRebalance | ---------------------> | Stable |
+//	       |   |                    +---------------------+                        +--------+
+//	       v   |                                                                      |
+//	     +------+   DeleteGroups, last offset expired, partition unloaded (from any)  |
+//	     | Dead | <-------------------------------------------------------------------+
+//	     +------+
+//
+//	to Empty:               from PreparingRebalance
+//	to PreparingRebalance:  from Empty, Stable, CompletingRebalance
+//	to CompletingRebalance: from PreparingRebalance
+//	to Stable:              from CompletingRebalance
+//	to Dead:                from any state (Dead included)
+//
+// Locking: one mutex per group (Group.mu, Kafka's group lock) guards all
+// of a group's state, its members and its offsets; every request on the
+// group and every timer callback of the group takes it. Coordinator.mu
+// guards the group map and partition ownership. Order: Coordinator.mu
+// before Group.mu (load installs groups holding both); OnResign and
+// DeleteGroups drop a group from the map first and lock it afterwards.
+// Neither lock is held across OffsetStore I/O: commits and the leader's
+// SyncGroup validate under the group lock, append without it, and apply
+// the result under the lock again, checking that the generation did not
+// move meanwhile (Kafka's append callback does the same check).
+//
+// Waiting (Kafka's join and heartbeat purgatories): a parked JoinGroup or
+// SyncGroup waits on a one-slot channel owned by its Member; whoever
+// completes the join or sync (holding the group lock) sends exactly one
+// response into it and clears it, so a send never blocks and no request
+// is answered twice. Timers come from the injected Clock (AfterFunc):
+// per member a session timer, per group a delayed-join timer (rebalance
+// timeout, or group.initial.rebalance.delay.ms extended by each new
+// joiner up to the rebalance timeout for a group that was Empty) and a
+// pending-sync timer (members that do not SyncGroup within the rebalance
+// timeout are removed); per pending (MEMBER_ID_REQUIRED) member a timer of
+// its session timeout. Each timer carries a sequence number checked under
+// the lock, so a firing that lost the race with Stop does nothing.
+//
+// Goroutines:
+//   - one loader per OnBecomeLeader call (tracked by Coordinator.wg,
+//     stopped through the coordinator context), which discards its result
+//     if the partition was resigned or re-acquired meanwhile;
+//   - one short-lived writer per background append (a group becoming
+//     Empty, a static member's new id, expiry tombstones), tracked by wg;
+//   - timer callbacks, run by the Clock, which only take the group lock;
+//   - callers' goroutines, parked in JoinGroup/SyncGroup until answered or
+//     until their context ends.
+//
+// Close stops the expiry timer, cancels loads and writes, unloads every
+// group (parked requests answer NOT_COORDINATOR) and waits for wg.
+//
+// Invariants:
+//   - A group's generation only grows; a member's assignment belongs to
+//     the current generation (cleared when a rebalance starts).
+//   - The in-memory offsets change only after their append succeeded
+//     (expiry, OffsetDelete and DeleteGroups drop them first, as Kafka).
+//   - Requests for groups of partitions not loaded here get
+//     NOT_COORDINATOR, or COORDINATOR_LOAD_IN_PROGRESS while loading
+//     (Heartbeat answers NONE then, so members keep their session).
+//   - Records are written in the versions Kafka 3.4 writes: offset key 1,
+//     offset value 3 (1 with an explicit retention), group key 2, group
+//     value 3; any version 0-3 is read, later ones through kmsg. Decoders
+//     never panic on malformed input (fuzzed).
+package group
