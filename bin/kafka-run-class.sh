@@ -39,7 +39,9 @@ sources_hash() {
     cd "$base_dir"
     find . \( -path ./bin/.build -o -path ./node_modules -o -path ./.git -o -name testdata \) -prune -o \
       -type f -name '*.go' ! -name '*_test.go' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-    sha256sum go.mod go.sum
+    for f in go.mod go.sum; do
+      if [ -f "$f" ]; then sha256sum "$f"; fi
+    done
   ) | sha256sum | cut -d' ' -f1
 }
 

@@ -38,45 +38,132 @@ func script(t *testing.T, env []string, name string, args ...string) (string, in
 	return string(out), code
 }
 
-func TestRunClassBuildsOnlyWhenSourcesChange(t *testing.T) {
-	build := t.TempDir()
-	env := []string{"KLASSIK_BUILD_DIR=" + build}
-	out, code := script(t, env, "kafka-topics.sh", "--version")
-	if code != 0 || !strings.Contains(out, "Klassik") {
-		t.Fatalf("kafka-topics.sh --version: %d\n%s", code, out)
+// tempRepo makes a throw-away module holding copies of the bin/*.sh scripts
+// and the given Go tools (bin/<name>/main.go), so script tests do not
+// depend on the rest of the working tree, which other changes may be
+// editing while the tests run.
+func tempRepo(t *testing.T, tools map[string]string) string {
+	t.Helper()
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, "bin"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	bin := filepath.Join(build, "kafka-topics")
+	scripts, err := filepath.Glob(filepath.Join("..", "*.sh"))
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts found: %v", err)
+	}
+	for _, sc := range scripts {
+		data, err := os.ReadFile(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "bin", filepath.Base(sc)), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module example.com/scripttest\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range tools {
+		writeTool(t, repo, name, src)
+	}
+	return repo
+}
+
+func writeTool(t *testing.T, repo, name, src string) {
+	t.Helper()
+	dir := filepath.Join(repo, "bin", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runIn runs <repo>/bin/<name> like script does for the real bin/.
+func runIn(t *testing.T, repo string, env []string, name string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(repo, "bin", name), args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v timed out:\n%s", name, args, out)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return string(out), code
+}
+
+const helloTool = `package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+func main() { fmt.Println("hello v1", strings.Join(os.Args[1:], " ")) }
+`
+
+func TestRunClassBuildsOnlyWhenSourcesChange(t *testing.T) {
+	repo := tempRepo(t, map[string]string{"hello": helloTool})
+	build := filepath.Join(repo, "bin", ".build")
+	out, code := runIn(t, repo, nil, "kafka-run-class.sh", "hello", "a", "b c")
+	if code != 0 || out != "hello v1 a b c\n" {
+		t.Fatalf("first run: %d %q", code, out)
+	}
+	bin := filepath.Join(build, "hello")
 	st1, err := os.Stat(bin)
 	if err != nil {
-		t.Fatalf("binary not built into KLASSIK_BUILD_DIR: %v", err)
+		t.Fatalf("binary not built into bin/.build: %v", err)
 	}
 	if _, err := os.Stat(bin + ".sources"); err != nil {
 		t.Fatalf("no source hash stamp: %v", err)
 	}
-	out, code = script(t, env, "kafka-run-class.sh", "kafka-topics", "--version")
-	if code != 0 || !strings.Contains(out, "Klassik") {
-		t.Fatalf("second run: %d %s", code, out)
+	if out, code = runIn(t, repo, nil, "kafka-run-class.sh", "hello"); code != 0 || out != "hello v1 \n" {
+		t.Fatalf("second run: %d %q", code, out)
 	}
-	st2, err := os.Stat(bin)
-	if err != nil || !st2.ModTime().Equal(st1.ModTime()) {
+	if st2, err := os.Stat(bin); err != nil || !st2.ModTime().Equal(st1.ModTime()) {
 		t.Errorf("binary rebuilt although no source changed (%v)", err)
 	}
-	// A stale stamp (as after editing a source file) forces a rebuild.
-	if err := os.WriteFile(bin+".sources", []byte("stale\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// Editing any source file of the module triggers a rebuild.
+	writeTool(t, repo, "hello", strings.Replace(helloTool, "hello v1", "hello v2", 1))
+	if out, code = runIn(t, repo, nil, "kafka-run-class.sh", "hello"); code != 0 || out != "hello v2 \n" {
+		t.Errorf("after edit: %d %q", code, out)
 	}
-	if out, code = script(t, env, "kafka-run-class.sh", "kafka-topics", "--version"); code != 0 {
-		t.Fatalf("rebuild run: %d %s", code, out)
+	// KLASSIK_BUILD_DIR moves the cache; KLASSIK_BUILD_ONLY builds without running.
+	other := t.TempDir()
+	if out, code = runIn(t, repo, []string{"KLASSIK_BUILD_DIR=" + other, "KLASSIK_BUILD_ONLY=1"}, "kafka-run-class.sh", "hello"); code != 0 || out != "" {
+		t.Errorf("build only: %d %q", code, out)
 	}
-	stamp, _ := os.ReadFile(bin + ".sources")
-	if string(stamp) == "stale\n" {
-		t.Errorf("stamp not refreshed after rebuild")
+	if _, err := os.Stat(filepath.Join(other, "hello")); err != nil {
+		t.Errorf("KLASSIK_BUILD_DIR not used: %v", err)
 	}
-	if out, code = script(t, env, "kafka-run-class.sh", "no-such-tool"); code != 1 || !strings.Contains(out, "unknown tool 'no-such-tool'") {
+	// A compile error is reported and nothing stale is run.
+	writeTool(t, repo, "hello", "package main\n\nfunc main() { undefined() }\n")
+	if out, code = runIn(t, repo, nil, "kafka-run-class.sh", "hello"); code != 1 || !strings.Contains(out, "building bin/hello failed") {
+		t.Errorf("compile error: %d %q", code, out)
+	}
+	if out, code = runIn(t, repo, nil, "kafka-run-class.sh", "no-such-tool"); code != 1 || !strings.Contains(out, "unknown tool 'no-such-tool'") {
 		t.Errorf("unknown tool: %d %s", code, out)
 	}
-	if out, code = script(t, env, "kafka-run-class.sh"); code != 1 || !strings.Contains(out, "USAGE") {
+	if out, code = runIn(t, repo, nil, "kafka-run-class.sh"); code != 1 || !strings.Contains(out, "USAGE") {
 		t.Errorf("no args: %d %s", code, out)
+	}
+}
+
+// TestKafkaTopicsScript runs the real tool through the real scripts once.
+func TestKafkaTopicsScript(t *testing.T) {
+	out, code := script(t, []string{"KLASSIK_BUILD_DIR=" + t.TempDir()}, "kafka-topics.sh", "--version")
+	if code != 0 || !strings.Contains(out, "Klassik") {
+		t.Fatalf("kafka-topics.sh --version: %d\n%s", code, out)
 	}
 }
 
@@ -193,8 +280,7 @@ func TestZooKeeperScripts(t *testing.T) {
 	}
 }
 
-// stubBroker is installed as the kafka-server binary of a private build
-// directory: it records its arguments and exits 0 on SIGTERM, like the
+// stubBroker is the kafka-server tool of the temporary repository: it records its arguments and exits 0 on SIGTERM, like the
 // broker's controlled shutdown.
 const stubBroker = `package main
 
@@ -221,33 +307,11 @@ func main() {
 // broker binary itself, a second start is refused, and stop delivers
 // SIGTERM to every broker.
 func TestKafkaServerDaemonScripts(t *testing.T) {
+	repo := tempRepo(t, map[string]string{"kafka-server": stubBroker})
 	build, logs, stub := t.TempDir(), t.TempDir(), t.TempDir()
 	env := []string{"KLASSIK_BUILD_DIR=" + build, "LOG_DIR=" + logs, "STUB_DIR=" + stub}
-	// Build kafka-topics once to learn the module's source hash, then put
-	// the stub in place of kafka-server with that hash so the script does
-	// not rebuild the real broker.
-	if out, code := script(t, append(env, "KLASSIK_BUILD_ONLY=1"), "kafka-run-class.sh", "kafka-topics"); code != 0 {
-		t.Fatalf("build: %d %s", code, out)
-	}
-	hash, err := os.ReadFile(filepath.Join(build, "kafka-topics.sources"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(stub, "main.go"), []byte(stubBroker), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(stub, "go.mod"), []byte("module stub\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	gob := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(build, "kafka-server"), ".")
-	gob.Dir = stub
-	if out, err := gob.CombinedOutput(); err != nil {
-		t.Fatalf("build stub: %v\n%s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(build, "kafka-server.sources"), hash, 0o644); err != nil {
-		t.Fatal(err)
+	script := func(t *testing.T, env []string, name string, args ...string) (string, int) {
+		return runIn(t, repo, env, name, args...)
 	}
 
 	props := filepath.Join(stub, "server.properties")
