@@ -1,0 +1,178 @@
+package broker_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/zkpaths"
+)
+
+// DescribeCluster (kadm.BrokerMetadata) lists the three brokers with racks
+// and the controller; CreatePartitions grows a topic and the new partitions
+// get leaders; DeleteTopics removes a topic from ZooKeeper, every broker's
+// metadata and every broker's disk.
+func TestAdminDescribeClusterCreatePartitionsDeleteTopics(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	adm := c.Admin()
+	ctx := ctxT(t, 60*time.Second)
+
+	ctrl, _ := c.Controller()
+	var meta kadm.Metadata
+	c.WaitFor(10*time.Second, "DescribeCluster with 3 brokers", func() bool {
+		m, err := adm.BrokerMetadata(ctx)
+		meta = m
+		return err == nil && len(m.Brokers) == 3 && m.Controller == ctrl
+	})
+	for _, b := range meta.Brokers {
+		if b.Rack == nil || *b.Rack != racks[c.Index(b.NodeID)] {
+			t.Errorf("broker %d rack %v", b.NodeID, b.Rack)
+		}
+	}
+	if meta.Cluster != c.Broker(0).ClusterID() {
+		t.Errorf("cluster id %q", meta.Cluster)
+	}
+
+	if res, err := adm.CreateTopic(ctx, 2, 2, nil, "grow"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v / %v", err, res.Err)
+	}
+	waitMetadataPropagated(t, c, "grow", 2)
+	before, _, err := c.ZK().GetTopicAssignment("grow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps, err := adm.CreatePartitions(ctx, 3, "grow")
+	if err != nil || cps["grow"].Err != nil {
+		t.Fatalf("create partitions: %v / %+v", err, cps)
+	}
+	after, _, err := c.ZK().GetTopicAssignment("grow")
+	if err != nil || len(after.Partitions) != 5 || after.TopicID != before.TopicID {
+		t.Fatalf("after growth: %+v %v (topic id before %s)", after, err, before.TopicID)
+	}
+	for p := int32(0); p < 5; p++ {
+		c.WaitFor(10*time.Second, "a leader for every partition", func() bool {
+			s, ok := c.PartitionState("grow", p)
+			return ok && s.Leader >= 0
+		})
+	}
+	waitMetadataPropagated(t, c, "grow", 5)
+	// Shrinking is refused.
+	cps, err = adm.UpdatePartitions(ctx, 4, "grow")
+	if err == nil && cps["grow"].Err == nil {
+		t.Fatal("shrinking to 4 partitions accepted")
+	}
+
+	produceAndCheck(t, c, "grow", 300)
+	dres, err := adm.DeleteTopics(ctx, "grow")
+	if err != nil || dres["grow"].Err != nil {
+		t.Fatalf("delete: %v / %+v", err, dres)
+	}
+	c.WaitFor(15*time.Second, "the topic's znodes and logs gone", func() bool {
+		if ok, _ := c.ZK().TopicExists("grow"); ok {
+			return false
+		}
+		if ok, _, _ := c.ZK().Exists(zkpaths.DeleteTopicPath("grow")); ok {
+			return false
+		}
+		for i := 0; i < c.N(); i++ {
+			b := c.Broker(i)
+			if b.Metadata().Contains("grow") {
+				return false
+			}
+			for tp := range b.LogManager().AllLogs() {
+				if tp.Topic == "grow" {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	// Deleting an unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+	dres, _ = adm.DeleteTopics(ctx, "grow")
+	if dres["grow"].Err == nil {
+		t.Fatal("deleting a deleted topic succeeded")
+	}
+}
+
+// The idempotent producer's InitProducerId claims blocks of 1000 ids from
+// /latest_producer_id_block in Kafka's format.
+func TestProducerIDBlockInZooKeeper(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	cl := c.Client()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.Version = 4
+	resp, err := req.RequestWith(ctxT(t, 10*time.Second), cl)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v / %+v", err, resp)
+	}
+	data, _, err := c.ZK().Get(zkpaths.LatestProducerIDBlockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"version":1,"broker":1,"block_start":"0","block_end":"999"}`
+	if string(data) != want || resp.ProducerID != 0 {
+		t.Fatalf("block %s, producer id %d; want %s and 0", data, resp.ProducerID, want)
+	}
+}
+
+// A clean shutdown of a broker that leads partitions of a replicated topic
+// moves the leadership away first (controlled shutdown): no partition goes
+// offline and the broker leaves every ISR.
+func TestControlledShutdownMovesLeadership(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	adm := c.Admin()
+	ctx := ctxT(t, 60*time.Second)
+	if res, err := adm.CreateTopic(ctx, 6, 3, nil, "moving"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v / %v", err, res.Err)
+	}
+	for p := int32(0); p < 6; p++ {
+		c.WaitFor(10*time.Second, "leaders", func() bool {
+			s, ok := c.PartitionState("moving", p)
+			return ok && s.Leader >= 0
+		})
+	}
+	// Stop a broker that is not the controller, so the controller survives.
+	ctrl, _ := c.Controller()
+	victim := (c.Index(ctrl) + 1) % c.N()
+	id := c.BrokerID(victim)
+	c.StopBroker(victim)
+	for p := int32(0); p < 6; p++ {
+		s, _ := c.PartitionState("moving", p)
+		if s.Leader == id || s.Leader < 0 {
+			t.Errorf("partition %d leader %d after the controlled shutdown of %d", p, s.Leader, id)
+		}
+		for _, r := range s.ISR {
+			if r == id {
+				t.Errorf("partition %d isr %v still has %d", p, s.ISR, id)
+			}
+		}
+	}
+}
+
+// waitMetadataPropagated waits until every running broker's metadata cache
+// has n partitions of topic with leaders (Kafka's tests do the same: an
+// admin call returns once the controller's broker knows, not every broker).
+func waitMetadataPropagated(t *testing.T, c *testcluster.Cluster, topic string, n int) {
+	t.Helper()
+	c.WaitFor(15*time.Second, "metadata of "+topic+" on every broker", func() bool {
+		for i := 0; i < c.N(); i++ {
+			b := c.Broker(i)
+			if b == nil {
+				continue
+			}
+			ps := b.Metadata().Partitions(topic)
+			if len(ps) != n {
+				return false
+			}
+			for _, s := range ps {
+				if s.Leader < 0 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
