@@ -476,3 +476,32 @@ func TestConcurrentReadsDuringAppends(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// compression.type other than "producer" re-compresses client batches
+// (new codec, new CRC); the records are unchanged.
+func TestTopicCompressionTypeRecompresses(t *testing.T) {
+	clock := newFakeClock()
+	cfg := testConfig()
+	cfg.CompressionType = "gzip"
+	l := openTestLog(t, t.TempDir(), cfg, clock)
+	defer l.Close()
+	in := makeBatch(4, 50, 1700000000000, "z")
+	wantRecs, _ := record.Records(in)
+	if _, err := l.AppendAsLeader(in, 0); err != nil {
+		t.Fatal(err)
+	}
+	b := readAllBatches(t, l, 0)[0]
+	h, _ := record.ParseBatchHeader(b)
+	if h.Compression() != record.Gzip || record.CheckCRC(b) != nil || h.BaseOffset != 0 {
+		t.Fatalf("stored batch: codec %v crc %v base %d", h.Compression(), record.CheckCRC(b), h.BaseOffset)
+	}
+	got, err := record.Records(b)
+	if err != nil || len(got) != len(wantRecs) {
+		t.Fatalf("records %v %v", len(got), err)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Value, wantRecs[i].Value) || !bytes.Equal(got[i].Key, wantRecs[i].Key) {
+			t.Fatalf("record %d changed", i)
+		}
+	}
+}

@@ -434,6 +434,15 @@ func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigi
 		}
 	}
 
+	if origin == OriginClient {
+		if data, err = recompress(data, cfg); err != nil {
+			return AppendInfo{}, err
+		}
+		if int64(len(data)) > cfg.SegmentBytes {
+			return AppendInfo{}, fmt.Errorf("%w: %d bytes exceed segment.bytes %d", kerr.RecordListTooLarge, len(data), cfg.SegmentBytes)
+		}
+	}
+
 	if leader {
 		logAppendTime := cfg.MessageTimestampType == "LogAppendTime"
 		if logAppendTime {
