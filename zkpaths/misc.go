@@ -1,6 +1,7 @@
 package zkpaths
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -43,7 +44,7 @@ func DecodeProducerIDBlock(data []byte) (ProducerIDBlock, error) {
 }
 
 // ErrProducerIDsExhausted is returned when no further block fits in int64.
-var ErrProducerIDsExhausted = fmt.Errorf("zkpaths: producer id space exhausted")
+var ErrProducerIDsExhausted = errors.New("zkpaths: producer id space exhausted")
 
 // NextProducerIDBlock computes the block following prev (nil = none yet):
 // [0,999] first, then [end+1, end+1000].

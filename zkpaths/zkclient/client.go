@@ -80,6 +80,12 @@ type options struct {
 	secureACLs     bool
 	connectTimeout time.Duration
 	retryTimeout   time.Duration
+	auth           []authInfo
+}
+
+type authInfo struct {
+	scheme string
+	data   []byte
 }
 
 // WithLogger sets the logger (default: discard).
@@ -92,6 +98,17 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // read, creator-only on sensitive paths, world-all on /consumers. The session
 // must be authenticated (SASL or TLS) for this to work.
 func WithSecureACLs(secure bool) Option { return func(o *options) { o.secureACLs = secure } }
+
+// WithDigestAuth authenticates the session with ZooKeeper's digest scheme
+// ("user:password"), so that WithSecureACLs has an identity to grant
+// creator rights to. Kafka itself authenticates with SASL or TLS, which
+// go-zookeeper does not offer; digest gives the same ACL layout. go-zookeeper
+// re-sends the credentials after every reconnect.
+func WithDigestAuth(user, password string) Option {
+	return func(o *options) {
+		o.auth = append(o.auth, authInfo{scheme: "digest", data: []byte(user + ":" + password)})
+	}
+}
 
 // WithConnectTimeout bounds how long Connect waits for the first session
 // (default: the session timeout, like zookeeper.connection.timeout.ms).
@@ -211,6 +228,12 @@ func Connect(connect string, sessionTimeout time.Duration, opts ...Option) (*Cli
 			return nil, fmt.Errorf("zkclient: connect %q: no session within %v", connect, o.connectTimeout)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	for _, a := range o.auth {
+		if err := zc.AddAuth(a.scheme, a.data); err != nil {
+			zc.Close()
+			return nil, fmt.Errorf("zkclient: %s authentication: %w", a.scheme, err)
+		}
 	}
 	c := newClient(zc, events, chroot, sessionTimeout, o)
 	if chroot != "" {

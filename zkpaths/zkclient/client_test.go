@@ -808,3 +808,74 @@ func TestRegisterBrokerReplacesOwnStaleNode(t *testing.T) {
 		t.Fatalf("foreign node: %v", err)
 	}
 }
+
+// zookeeper.set.acl=true (§1.4): creator-all plus world-read by default,
+// creator-only below /config/users, /config/brokers and
+// /delegation_token/tokens, world-all on /consumers.
+func TestSecureACLs(t *testing.T) {
+	b := newRealBackend(t)
+	c, err := zkclient.Connect(b.srv.ConnectString(b.chroot), sessionTimeout,
+		zkclient.WithSecureACLs(true), zkclient.WithDigestAuth("kafka", "secret"))
+	mustNoErr(t, err)
+	defer c.Close()
+	mustNoErr(t, c.EnsureTopLevelPaths())
+	mustNoErr(t, c.SetOrCreateEntityConfigs(zkpaths.ConfigTypeUser, "alice", map[string]string{"producer_byte_rate": "1"}))
+
+	// Reading an ACL needs read or admin rights (ZooKeeper 3.8), so inspect
+	// with the same identity; a second, anonymous session checks denial.
+	raw, _, err := zk.Connect([]string{b.srv.Addr()}, sessionTimeout, zk.WithLogInfo(false))
+	mustNoErr(t, err)
+	defer raw.Close()
+	mustNoErr(t, raw.AddAuth("digest", []byte("kafka:secret")))
+	anon, _, err := zk.Connect([]string{b.srv.Addr()}, sessionTimeout, zk.WithLogInfo(false))
+	mustNoErr(t, err)
+	defer anon.Close()
+	aclOf := func(p string) string {
+		acls, _, err := raw.GetACL(b.chroot + p)
+		mustNoErr(t, err)
+		var parts []string
+		for _, a := range acls {
+			parts = append(parts, a.Scheme+":"+a.ID+":"+strings.TrimLeft(permString(a.Perms), " "))
+		}
+		return strings.Join(parts, ",")
+	}
+	creator := "digest:kafka:" // the id is kafka:<hash>
+	cases := map[string][]string{
+		zkpaths.TopicsPath:                                  {creator, "cdrwa", "world:anyone:r"},
+		zkpaths.ConsumersPath:                               {"world:anyone:cdrwa"},
+		zkpaths.ConfigPath(zkpaths.ConfigTypeUser, ""):      {creator, "cdrwa"},
+		zkpaths.ConfigPath(zkpaths.ConfigTypeUser, "alice"): {creator, "cdrwa"},
+		zkpaths.ConfigPath(zkpaths.ConfigTypeBroker, ""):    {creator, "cdrwa"},
+	}
+	for p, want := range cases {
+		got := aclOf(p)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("ACL of %s = %q, want it to contain %q", p, got, w)
+			}
+		}
+		if p != zkpaths.TopicsPath && p != zkpaths.ConsumersPath && strings.Contains(got, "world") {
+			t.Errorf("sensitive %s is world-visible: %q", p, got)
+		}
+	}
+	if _, _, err := anon.Get(b.chroot + zkpaths.TopicsPath); err != nil {
+		t.Errorf("anonymous read of /brokers/topics: %v", err)
+	}
+	// An unauthenticated session cannot read a user's SCRAM/quota node.
+	if _, _, err := anon.Get(b.chroot + zkpaths.ConfigPath(zkpaths.ConfigTypeUser, "alice")); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("anonymous read of /config/users/alice: %v, want ErrNoAuth", err)
+	}
+}
+
+func permString(p int32) string {
+	s := ""
+	for _, x := range []struct {
+		bit int32
+		c   string
+	}{{zk.PermCreate, "c"}, {zk.PermDelete, "d"}, {zk.PermRead, "r"}, {zk.PermWrite, "w"}, {zk.PermAdmin, "a"}} {
+		if p&x.bit != 0 {
+			s += x.c
+		}
+	}
+	return s
+}
