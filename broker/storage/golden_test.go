@@ -225,3 +225,44 @@ func mustDecode(s string) [][]string {
 	l, _ := decodeCheckpoint("x", []byte(s))
 	return l
 }
+
+// TestGoldenManagerCheckpoints pins the four per-directory files a
+// LogManager writes at clean shutdown.
+func TestGoldenManagerCheckpoints(t *testing.T) {
+	d := t.TempDir()
+	clock := newFakeClock()
+	cfg := DefaultManagerConfig(d)
+	cfg.Defaults = testConfig()
+	cfg.Clock = clock.Now
+	cfg.CleanerEnable = false
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < 2; p++ {
+		l, err := m.GetOrCreateLog(TopicPartition{"orders", p}, cfg.Defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3+int(p); i++ {
+			l.AppendAsLeader(makeBatch(2, 10, 1700000000000, "g"), 0)
+		}
+		l.SetHighWatermark(4)
+		if p == 1 {
+			l.DeleteRecordsBefore(3)
+		}
+	}
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{recoveryPointCheckpointFile, replicationOffsetCheckpoint, logStartOffsetCheckpointFile} {
+		got, err := os.ReadFile(filepath.Join(d, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "manager-"+f, got)
+	}
+	if fi, err := os.Stat(filepath.Join(d, cleanShutdownFile)); err != nil || fi.Size() != 0 {
+		t.Fatalf(".kafka_cleanshutdown: %v", err)
+	}
+}
