@@ -73,11 +73,6 @@ func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 		if last.Epoch == epoch && last.StartOffset <= startOffset {
 			return nil
 		}
-		if last.Epoch > epoch && last.StartOffset <= startOffset {
-			// An older epoch after a newer one: Kafka ignores it (a
-			// follower replaying old batches), keeping the cache monotonic.
-			return nil
-		}
 	}
 	n := len(c.entries)
 	for n > 0 && (c.entries[n-1].Epoch >= epoch || c.entries[n-1].StartOffset >= startOffset) {
