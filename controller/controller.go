@@ -266,6 +266,17 @@ func (c *Controller) process(ev event) {
 		if e.reply != nil {
 			e.reply <- electLeadersResult{outcomes: outcomes, err: reply}
 		}
+	case apiReassignmentEvent:
+		errs, rerr := c.processApiReassignment(e)
+		reply := rerr
+		if errors.Is(rerr, ErrControllerMoved) {
+			err, reply = rerr, kerr.NotController
+		} else if rerr != nil && !errors.Is(rerr, kerr.NotController) {
+			err, reply = rerr, kerr.UnknownServerError
+		}
+		e.reply <- apiReassignmentResult{errs: errs, err: reply}
+	case listReassignmentsEvent:
+		e.reply <- c.processListReassignments(e)
 	case controlledShutdownEvent:
 		remaining, cerr := c.processControlledShutdown(e.id, e.brokerEpoch)
 		reply := cerr
@@ -295,6 +306,8 @@ func (c *Controller) process(ev event) {
 			err = c.processTopicDeletion()
 		case isrChangeNotificationEvent:
 			err = c.processIsrChangeNotification()
+		case zkPartitionReassignmentEvent:
+			err = c.processZkPartitionReassignment()
 		case autoPreferredReplicaLeaderElectionEvent:
 			err = c.processAutoPreferredReplicaLeaderElection()
 		case leaderAndIsrResponseEvent:
@@ -499,6 +512,7 @@ func (c *Controller) onControllerFailover() error {
 	c.watchChildren(zkpaths.IsrChangeNotificationPath, isrChangeNotificationEvent{})
 	zkElection := replicaLeaderElectionEvent{kind: ElectPreferred, trigger: triggerZK}
 	c.watchCancels = append(c.watchCancels, c.zk.WatchData(zkpaths.PreferredReplicaElectionPath, func() { c.em.put(zkElection) }))
+	c.watchCancels = append(c.watchCancels, c.zk.WatchData(zkpaths.ReassignPartitionsPath, func() { c.em.put(zkPartitionReassignmentEvent{}) }))
 
 	// Pending notifications are subsumed by the full read below.
 	if err := c.deleteChildren(zkpaths.IsrChangeNotificationPath); err != nil {
@@ -529,6 +543,13 @@ func (c *Controller) onControllerFailover() error {
 		return err
 	}
 	c.sendBatch()
+	// Reassignments: the znode first, then every other one in progress.
+	if err := c.processZkPartitionReassignment(); err != nil {
+		return err
+	}
+	if err := c.resumeReassignments(nil); err != nil {
+		return err
+	}
 	if err := c.deletion.resume(); err != nil {
 		return err
 	}
@@ -944,6 +965,9 @@ func (c *Controller) onBrokerStartup(newIDs []int32) error {
 	if err := c.triggerOnline(fmt.Sprintf("broker %v started", newIDs)); err != nil {
 		return err
 	}
+	if err := c.resumeReassignments(newIDs); err != nil {
+		return err
+	}
 	if len(deleting) > 0 && c.deletion != nil {
 		topics := map[string]bool{}
 		for _, r := range deleting {
@@ -1183,6 +1207,9 @@ func (c *Controller) processIsrChangeNotification() error {
 			c.ctx.PutLeadership(tp, l)
 		}
 		if err := c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), tps); err != nil {
+			return err
+		}
+		if err := c.maybeCompleteReassignments(tps); err != nil {
 			return err
 		}
 	}

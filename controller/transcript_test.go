@@ -289,6 +289,50 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		if err := z.create(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps)); err != nil {
 			return "", err
 		}
+	case "reassign", "reassign-cancel", "list-reassignments":
+		var active *Controller
+		for _, c := range h.ctrls {
+			if c.IsActive() {
+				active = c
+			}
+		}
+		if active == nil {
+			return "", fmt.Errorf("no active controller")
+		}
+		var b strings.Builder
+		if cmd == "list-reassignments" {
+			r := active.processListReassignments(listReassignmentsEvent{})
+			for _, tp := range sortedKeys(r.reassigning) {
+				a := r.reassigning[tp]
+				fmt.Fprintf(&b, "%s: replicas=%v adding=%v removing=%v\n", tp, a.Replicas, a.AddingReplicas, a.RemovingReplicas)
+			}
+			return b.String(), nil
+		}
+		i := strings.LastIndex(args[0], "-")
+		p, _ := strconv.Atoi(args[0][i+1:])
+		tp := TopicPartition{args[0][:i], int32(p)}
+		var target []int32
+		if cmd == "reassign" {
+			target = parseInts(args[1])
+		}
+		errs, err := active.processApiReassignment(apiReassignmentEvent{targets: map[TopicPartition][]int32{tp: target}})
+		h.drain()
+		fmt.Fprintf(&b, "%s: err=%v", tp, errs[tp])
+		if err != nil {
+			fmt.Fprintf(&b, " (%v)", err)
+		}
+		return b.String() + "\n" + h.output(), nil
+	case "zk-reassign":
+		var parts []zkpaths.PartitionReplicas
+		for _, a := range args {
+			tpStr, rs, _ := strings.Cut(a, ":")
+			i := strings.LastIndex(tpStr, "-")
+			p, _ := strconv.Atoi(tpStr[i+1:])
+			parts = append(parts, zkpaths.PartitionReplicas{Topic: tpStr[:i], Partition: int32(p), Replicas: parseInts(rs)})
+		}
+		if err := z.create(zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts)); err != nil {
+			return "", err
+		}
 	case "auto-rebalance":
 		for _, c := range h.ctrls {
 			c.em.put(autoPreferredReplicaLeaderElectionEvent{})
@@ -319,7 +363,7 @@ func (h *harness) dumpStates() string {
 	z.mu.Lock()
 	var paths []string
 	for p := range z.nodes {
-		if strings.HasSuffix(p, "/state") || p == "/controller" || p == "/controller_epoch" || strings.HasPrefix(p, "/brokers/topics/") && strings.Count(p, "/") == 3 || strings.HasPrefix(p, "/admin/delete_topics/") || p == zkpaths.PreferredReplicaElectionPath {
+		if strings.HasSuffix(p, "/state") || p == "/controller" || p == "/controller_epoch" || strings.HasPrefix(p, "/brokers/topics/") && strings.Count(p, "/") == 3 || strings.HasPrefix(p, "/admin/delete_topics/") || p == zkpaths.PreferredReplicaElectionPath || p == zkpaths.ReassignPartitionsPath {
 			paths = append(paths, p)
 		}
 	}

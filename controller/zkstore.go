@@ -164,3 +164,6 @@ func decodeTopicID(s string) [16]byte {
 	copy(id[:], b)
 	return id
 }
+
+// encodeTopicID is the inverse of decodeTopicID.
+func encodeTopicID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
