@@ -42,6 +42,11 @@ type Coordinator struct {
 	// wg tracks loader and background-write goroutines.
 	wg sync.WaitGroup
 
+	// bgMu guards the following. It is a leaf lock: taken with a group
+	// lock held (background writes start from state transitions).
+	bgMu     sync.Mutex
+	bgClosed bool
+
 	// mu guards the following. Lock order: Coordinator.mu before
 	// Group.mu; never take Coordinator.mu while holding a group lock
 	// except in OnResign, which locks groups only after dropping them
@@ -87,6 +92,9 @@ func (c *Coordinator) Close() {
 		return
 	}
 	c.closed = true
+	c.bgMu.Lock()
+	c.bgClosed = true
+	c.bgMu.Unlock()
 	if c.expiryTimer != nil {
 		c.expiryTimer.Stop()
 	}
@@ -192,13 +200,13 @@ func (c *Coordinator) appendBatch(ctx context.Context, partition int32, batch []
 // appendAsync writes a batch from a tracked goroutine, for writes whose
 // outcome no request waits on (a group becoming Empty, tombstones).
 func (c *Coordinator) appendAsync(partition int32, batch []byte, what string) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	c.bgMu.Lock()
+	if c.bgClosed {
+		c.bgMu.Unlock()
 		return
 	}
 	c.wg.Add(1)
-	c.mu.Unlock()
+	c.bgMu.Unlock()
 	go func() {
 		defer c.wg.Done()
 		if err := c.appendBatch(c.ctx, partition, batch); err != nil {
@@ -377,8 +385,9 @@ func (c *Coordinator) load(partition int32, epoch uint64) {
 			case k.Group != nil:
 				seen[k.Group.Group] = true
 				if r.Value == nil {
+					// A group tombstone removes the metadata only;
+					// DeleteGroups writes offset tombstones of its own.
 					groups[k.Group.Group] = nil
-					delete(offsets, k.Group.Group)
 					return nil
 				}
 				v, err := DecodeGroupValue(r.Value)
@@ -391,70 +400,97 @@ func (c *Coordinator) load(partition int32, epoch uint64) {
 			return nil
 		})
 	})
-	now := c.clock.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if o := c.owned[partition]; o.epoch != epoch || o.state != partitionLoading {
-		return // resigned (or re-elected) meanwhile
-	}
 	if err != nil {
 		c.log.Error("failed to load __consumer_offsets partition", "partition", partition, "err", err)
-		delete(c.owned, partition)
+		c.mu.Lock()
+		if o := c.owned[partition]; o.epoch == epoch && o.state == partitionLoading {
+			delete(c.owned, partition)
+		}
+		c.mu.Unlock()
 		return
 	}
-	n := 0
+	// Build the groups before publishing them; members get a fresh
+	// session, as Kafka schedules heartbeats for every loaded member.
+	now := c.clock.Now()
+	var built []*Group
 	for id := range seen {
 		gv := groups[id]
 		if gv == nil && len(offsets[id]) == 0 {
 			continue
 		}
-		g := newGroup(id, partition, now)
-		if gv != nil {
-			g.protocolType = gv.ProtocolType
-			g.generation = gv.Generation
-			if gv.Protocol != nil {
-				g.protocol = *gv.Protocol
-			}
-			if gv.Leader != nil {
-				g.leader = *gv.Leader
-			}
-			if gv.CurrentStateTimestamp >= 0 {
-				g.stateTime = time.UnixMilli(gv.CurrentStateTimestamp)
-			}
-			for _, mv := range gv.Members {
-				g.joinSeq++
-				m := &Member{ID: mv.MemberID, InstanceID: mv.InstanceID, ClientID: mv.ClientID, ClientHost: mv.ClientHost,
-					RebalanceTimeout: time.Duration(mv.RebalanceTimeout) * time.Millisecond,
-					SessionTimeout:   time.Duration(mv.SessionTimeout) * time.Millisecond,
-					ProtocolType:     gv.ProtocolType, Protocols: []Protocol{{Name: g.protocol, Metadata: mv.Subscription}},
-					Assignment: mv.Assignment, joinSeq: g.joinSeq}
-				g.members[m.ID] = m
-				if m.InstanceID != nil {
-					g.static[*m.InstanceID] = m.ID
-				}
-			}
-			if len(g.members) > 0 {
-				g.state = Stable
-			}
-		} else {
-			g.stateTime = time.UnixMilli(-1)
-		}
-		for tp, v := range offsets[id] {
-			g.offsets[tp] = v
-		}
-		if old := c.groups[id]; old != nil {
-			c.log.Warn("replacing group already in the cache while loading", "group", id)
-		}
-		c.groups[id] = g
-		// Members get a fresh session as Kafka does after a load.
-		g.mu.Lock()
-		for _, m := range g.members {
-			c.scheduleSessionLocked(g, m)
-		}
-		g.mu.Unlock()
-		n++
+		g := c.groupFromRecords(id, partition, now, gv, offsets[id])
+		built = append(built, g)
 	}
+	c.mu.Lock()
+	if o := c.owned[partition]; o.epoch != epoch || o.state != partitionLoading {
+		c.mu.Unlock()
+		// Resigned (or re-acquired) meanwhile: drop what was built.
+		for _, g := range built {
+			g.mu.Lock()
+			g.unloaded = true
+			c.shutdownGroupLocked(g, kerr.NotCoordinator.Code)
+			g.mu.Unlock()
+		}
+		return
+	}
+	for _, g := range built {
+		if old := c.groups[g.id]; old != nil {
+			c.log.Warn("replacing group already in the cache while loading", "group", g.id)
+		}
+		c.groups[g.id] = g
+	}
+	n := len(built)
 	c.owned[partition] = ownership{state: partitionLoaded, epoch: epoch}
+	c.mu.Unlock()
 	c.log.Info("finished loading offsets and group metadata", "partition", partition, "groups", n,
 		"duration_ms", c.clock.Now().Sub(start).Milliseconds())
+}
+
+// groupFromRecords rebuilds a group from its last metadata record (nil if
+// none: a group used only for offsets) and its offsets.
+func (c *Coordinator) groupFromRecords(id string, partition int32, now time.Time, gv *GroupValue, offsets map[topicPartition]OffsetValue) *Group {
+	g := newGroup(id, partition, now)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// Unknown (v0/v1 value, or no value): expiry falls back to commit
+	// timestamps.
+	g.stateTime = time.UnixMilli(-1)
+	if gv != nil {
+		g.protocolType = gv.ProtocolType
+		g.generation = gv.Generation
+		if gv.Protocol != nil {
+			g.protocol = *gv.Protocol
+		}
+		if gv.Leader != nil {
+			g.leader = *gv.Leader
+		}
+		if gv.CurrentStateTimestamp >= 0 {
+			g.stateTime = time.UnixMilli(gv.CurrentStateTimestamp)
+		}
+		for _, mv := range gv.Members {
+			g.joinSeq++
+			m := &Member{ID: mv.MemberID, InstanceID: mv.InstanceID, ClientID: mv.ClientID, ClientHost: mv.ClientHost,
+				RebalanceTimeout: time.Duration(mv.RebalanceTimeout) * time.Millisecond,
+				SessionTimeout:   time.Duration(mv.SessionTimeout) * time.Millisecond,
+				ProtocolType:     gv.ProtocolType, Protocols: []Protocol{{Name: g.protocol, Metadata: mv.Subscription}},
+				Assignment: mv.Assignment, joinSeq: g.joinSeq}
+			g.members[m.ID] = m
+			if m.InstanceID != nil {
+				g.static[*m.InstanceID] = m.ID
+			}
+		}
+		if len(g.members) > 0 {
+			g.state = Stable
+			if g.members[g.leader] == nil {
+				g.leader = g.sortedMembersLocked()[0].ID
+			}
+		}
+	}
+	for tp, v := range offsets {
+		g.offsets[tp] = v
+	}
+	for _, m := range g.members {
+		c.scheduleSessionLocked(g, m)
+	}
+	return g
 }

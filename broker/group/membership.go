@@ -197,16 +197,14 @@ func (c *Coordinator) currentMemberJoinLocked(g *Group, req *kmsg.JoinGroupReque
 	}
 }
 
-// checkStaticLocked returns FENCED_INSTANCE_ID when the instance id maps
-// to another member id, UNKNOWN_MEMBER_ID when it maps to none.
+// checkStaticLocked is isStaticMemberFenced: FENCED_INSTANCE_ID when the
+// instance id belongs to another member id. An unknown instance id is not
+// fenced; the member-id check that follows decides.
 func (g *Group) checkStaticLocked(memberID string, instanceID *string) int16 {
 	if instanceID == nil {
 		return 0
 	}
-	switch cur := g.static[*instanceID]; {
-	case cur == "":
-		return kerr.UnknownMemberID.Code
-	case cur != memberID:
+	if cur := g.static[*instanceID]; cur != "" && cur != memberID {
 		return kerr.FencedInstanceID.Code
 	}
 	return 0
@@ -626,12 +624,12 @@ func (c *Coordinator) syncLocked(g *Group, req *kmsg.SyncGroupRequest) (int16, c
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code, nil, nil
 	}
+	if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code != 0 {
+		return code, nil, nil
+	}
 	m := g.members[req.MemberID]
 	if m == nil {
 		return kerr.UnknownMemberID.Code, nil, nil
-	}
-	if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code != 0 {
-		return code, nil, nil
 	}
 	if req.Generation != g.generation {
 		return kerr.IllegalGeneration.Code, nil, nil
@@ -747,7 +745,7 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 		return kerr.UnknownMemberID.Code
 	}
 	m := g.members[req.MemberID]
-	if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code != 0 && (m == nil || code == kerr.FencedInstanceID.Code) {
+	if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code != 0 {
 		return code
 	}
 	if m == nil {

@@ -83,7 +83,7 @@ func (c *Coordinator) offsetCommitPrepare(req *kmsg.OffsetCommitRequest) (int16,
 		}
 	} else {
 		m := g.members[req.MemberID]
-		if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code == kerr.FencedInstanceID.Code {
+		if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code != 0 {
 			return code, nil
 		}
 		if m == nil {
@@ -150,6 +150,9 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 			}
 			code, res := c.fetchOffsets(rg.Group, topics)
 			out := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
+			if code != 0 {
+				res = nil // v8 reports coordinator errors per group
+			}
 			for _, t := range res {
 				ot := kmsg.OffsetFetchResponseGroupTopic{Topic: t.Topic}
 				for _, p := range t.Partitions {
@@ -176,10 +179,7 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 	}
 	for _, t := range res {
 		ot := kmsg.OffsetFetchResponseTopic{Topic: t.Topic}
-		for _, p := range t.Partitions {
-			p.ErrorCode = max(p.ErrorCode, code) // v1: coordinator errors per partition
-			ot.Partitions = append(ot.Partitions, p)
-		}
+		ot.Partitions = append(ot.Partitions, t.Partitions...) // v0/v1: errors per partition
 		resp.Topics = append(resp.Topics, ot)
 	}
 	return resp
@@ -199,9 +199,8 @@ type fetchedTopic struct {
 // fetchOffsets returns the committed offsets of the listed partitions, or
 // of every committed partition when topics is nil.
 func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (int16, []fetchedTopic) {
-	g, code := c.lookup(groupID, false)
-	if code != 0 {
-		// v1 reports it per partition.
+	// errorResult reports a coordinator error per partition, as v0/v1 do.
+	errorResult := func(code int16) (int16, []fetchedTopic) {
 		var res []fetchedTopic
 		for _, t := range topics {
 			ft := fetchedTopic{Topic: t.Topic}
@@ -212,12 +211,16 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (i
 		}
 		return code, res
 	}
+	g, code := c.lookup(groupID, false)
+	if code != 0 {
+		return errorResult(code)
+	}
 	offsets := map[topicPartition]OffsetValue{}
 	if g != nil {
 		g.mu.Lock()
 		if code := lockedCode(g); code != 0 {
 			g.mu.Unlock()
-			return code, nil
+			return errorResult(code)
 		}
 		for tp, v := range g.offsets {
 			offsets[tp] = v
@@ -424,4 +427,41 @@ func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record
 	}
 	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
 	return recs
+}
+
+// OnTopicsDeleted removes the committed offsets of deleted topics from
+// every loaded group and writes their tombstones (Kafka's
+// handleDeletedPartitions). It returns the number of offsets removed.
+func (c *Coordinator) OnTopicsDeleted(topics []string) int {
+	gone := map[string]bool{}
+	for _, t := range topics {
+		gone[t] = true
+	}
+	c.mu.Lock()
+	gs := make([]*Group, 0, len(c.groups))
+	for _, g := range c.groups {
+		gs = append(gs, g)
+	}
+	c.mu.Unlock()
+	now := c.clock.Now()
+	total := 0
+	for _, g := range gs {
+		g.mu.Lock()
+		var recs []record.Record
+		if !g.unloaded {
+			for tp := range g.offsets {
+				if gone[tp.Topic] {
+					delete(g.offsets, tp)
+					recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: tp.Topic, Partition: tp.Partition})})
+				}
+			}
+		}
+		g.mu.Unlock()
+		if len(recs) > 0 {
+			sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+			total += len(recs)
+			c.appendAsync(g.partition, buildBatch(now, recs), "offsets of deleted topics in "+g.id)
+		}
+	}
+	return total
 }
