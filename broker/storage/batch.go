@@ -1,13 +1,13 @@
 package storage
 
-// Local record-batch helpers.
+// Local record-batch header helpers.
 //
-// The record engineer's broker/storage/record package is the intended home of
-// batch parsing (record.ParseBatchHeader, record.CheckCRC, ...). Until it is
-// committed the storage engine uses these small unexported helpers; they only
-// read the fixed 61-byte v2 header and the CRC, which is all the append,
-// read and recovery paths need. Each helper is named after the record
-// function it stands in for so it can be swapped one for one.
+// Record encoding, decoding and validation live in broker/storage/record
+// (record.ValidateBatch, record.ForEachRecord, ...), which the append and
+// timestamp paths use. These helpers only read and patch the fixed 61-byte
+// v2 header and compute the CRC; the read, scan and recovery loops call
+// them once per batch, so they are kept minimal and allocation-free. Each
+// is named after the record function with the same job.
 
 import (
 	"encoding/binary"

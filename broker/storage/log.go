@@ -1145,6 +1145,3 @@ func (l *Log) closeNoFlush() error {
 	l.closed = true
 	return err
 }
-
-// removeAll deletes the directory (after closeNoFlush).
-func (l *Log) removeAll() error { return os.RemoveAll(l.dir) }
