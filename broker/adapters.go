@@ -11,6 +11,7 @@ import (
 	"github.com/klassik/klassik/broker/api"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
 )
 
@@ -82,4 +83,18 @@ func (a ctrlAdapter) ControlledShutdown(ctx context.Context, brokerID int32, bro
 		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
 	}
 	return out, nil
+}
+
+// offsetStore is the group coordinator's persistence: the
+// __consumer_offsets partitions this broker leads, written through the
+// replica manager with acks=all and read back from the local log.
+type offsetStore struct{ r *replica.Manager }
+
+func (s offsetStore) Append(_ context.Context, partition int32, batch []byte) error {
+	_, err := s.r.AppendToLocalLog(replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}, batch, -1)
+	return err
+}
+
+func (s offsetStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
+	return s.r.ReadLocalLog(ctx, replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}, 0, fn)
 }

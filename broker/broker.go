@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/api"
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
@@ -64,6 +65,7 @@ type Broker struct {
 	apis           *api.Apis
 	server         *network.Server
 	ctrl           *controller.Controller
+	groups         *group.Coordinator
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
@@ -182,13 +184,29 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.meta = metadata.New(b.brokerID, b.clusterID)
 	rc := b.cfg.Replica()
 	b.replicas = replica.New(replica.Config{
-		BrokerID:          b.brokerID,
-		BrokerEpoch:       b.epoch.Load,
-		MinInsyncReplicas: b.minInsyncReplicas,
-		ReplicaLagTimeMax: rc.LagTimeMax,
-		Logger:            base,
-		StateChangeLogger: base.With("logger", "state.change.logger"),
+		BrokerID:           b.brokerID,
+		BrokerEpoch:        b.epoch.Load,
+		MinInsyncReplicas:  b.minInsyncReplicas,
+		ReplicaLagTimeMax:  rc.LagTimeMax,
+		Logger:             base,
+		StateChangeLogger:  base.With("logger", "state.change.logger"),
+		OnLeadershipChange: b.onLeadershipChange,
 	}, replica.NewStorageLogStore(b.logs, b.logConfigFor), &metaAdapter{cache: b.meta, changed: b.metadataChanged})
+	gc := b.cfg.GroupCoordinator()
+	b.groups, err = group.New(group.Config{
+		InitialRebalanceDelay:         gc.InitialRebalanceDelay,
+		MinSessionTimeout:             gc.MinSessionTimeout,
+		MaxSessionTimeout:             gc.MaxSessionTimeout,
+		MaxSize:                       gc.MaxSize,
+		OffsetsRetention:              gc.OffsetsRetention,
+		OffsetsRetentionCheckInterval: gc.OffsetsRetentionCheck,
+		OffsetsTopicPartitions:        gc.OffsetsTopicPartitions,
+		OffsetCommitTimeout:           gc.OffsetCommitTimeout,
+		OffsetMetadataMaxBytes:        gc.OffsetMetadataMaxBytes,
+	}, offsetStore{b.replicas}, nil, base.With("broker", b.brokerID))
+	if err != nil {
+		return fmt.Errorf("broker: group coordinator: %w", err)
+	}
 
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
 	b.apis = api.New(api.Config{
@@ -199,6 +217,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		Metadata:        metaView{b.meta},
 		Replicas:        b.replicas,
 		Controller:      ctrlAdapter{b.ctrl},
+		Groups:          b.groups,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,
 	})
@@ -376,6 +395,26 @@ func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
 	b.logger.Info("applied topic config change", "topic", topic, "logs", n, "configs", overrides)
 }
 
+// onLeadershipChange hands __consumer_offsets leadership changes to the
+// group coordinator (Kafka's onLeadershipChange): leading a partition loads
+// its groups and offsets (asynchronously), losing it unloads them. It runs
+// under the replica manager's control lock, so it must not block.
+func (b *Broker) onLeadershipChange(changes []replica.LeadershipChange) {
+	if b.groups == nil {
+		return
+	}
+	for _, ch := range changes {
+		if ch.Topic != config.GroupMetadataTopicName {
+			continue
+		}
+		if ch.Leader {
+			b.groups.OnBecomeLeader(ch.Partition)
+		} else {
+			b.groups.OnResign(ch.Partition)
+		}
+	}
+}
+
 func (b *Broker) metadataChanged() {
 	if b.apis != nil {
 		b.apis.MetadataChanged()
@@ -460,6 +499,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
+	}
+	if b.groups != nil {
+		b.groups.Close()
 	}
 	if b.replicas != nil {
 		b.replicas.Shutdown()

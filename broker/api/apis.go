@@ -107,6 +107,9 @@ type Config struct {
 	Metadata   MetadataView
 	Replicas   ReplicaManager
 	Controller Controller
+	// Groups is the group coordinator; nil leaves the group APIs
+	// unadvertised.
+	Groups GroupCoordinator
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index and the shift, controller.md §7.4); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -123,6 +126,7 @@ type Apis struct {
 	meta            MetadataView
 	replicas        ReplicaManager
 	controller      Controller
+	groups          GroupCoordinator
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *producerIDManager
@@ -158,6 +162,7 @@ func New(cfg Config) *Apis {
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
 		controller:      cfg.Controller,
+		groups:          cfg.Groups,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -176,6 +181,15 @@ func New(cfg Config) *Apis {
 		5:  a.handleStopReplica,
 		6:  a.handleUpdateMetadata,
 		7:  a.handleControlledShutdown,
+		8:  a.handleOffsetCommit,
+		9:  a.handleOffsetFetch,
+		10: a.handleFindCoordinator,
+		11: a.handleJoinGroup,
+		12: a.handleHeartbeat,
+		13: a.handleLeaveGroup,
+		14: a.handleSyncGroup,
+		15: a.handleDescribeGroups,
+		16: a.handleListGroups,
 		18: a.handleApiVersions,
 		19: a.handleCreateTopics,
 		20: a.handleDeleteTopics,
@@ -185,7 +199,9 @@ func New(cfg Config) *Apis {
 		32: a.handleDescribeConfigs,
 		33: a.handleAlterConfigs,
 		37: a.handleCreatePartitions,
+		42: a.handleDeleteGroups,
 		44: a.handleIncrementalAlterConfigs,
+		47: a.handleOffsetDelete,
 		60: a.handleDescribeCluster,
 	}
 	return a
@@ -218,6 +234,10 @@ func (a *Apis) enabled(key int16) bool {
 		return a.zk != nil && a.meta != nil
 	case 22:
 		return a.pids != nil
+	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
+		return a.groups != nil
+	case 10:
+		return a.groups != nil && a.zk != nil && a.meta != nil
 	}
 	return false
 }

@@ -23,6 +23,15 @@ var kafka34Ranges = map[int16]versionRange{
 	5:  {0, 4},  // StopReplica
 	6:  {0, 8},  // UpdateMetadata
 	7:  {0, 3},  // ControlledShutdown
+	8:  {0, 8},  // OffsetCommit
+	9:  {0, 8},  // OffsetFetch
+	10: {0, 4},  // FindCoordinator
+	11: {0, 9},  // JoinGroup
+	12: {0, 4},  // Heartbeat
+	13: {0, 5},  // LeaveGroup
+	14: {0, 5},  // SyncGroup
+	15: {0, 5},  // DescribeGroups
+	16: {0, 4},  // ListGroups
 	18: {0, 3},  // ApiVersions
 	19: {0, 7},  // CreateTopics
 	20: {0, 6},  // DeleteTopics
@@ -32,7 +41,9 @@ var kafka34Ranges = map[int16]versionRange{
 	32: {0, 4},  // DescribeConfigs
 	33: {0, 2},  // AlterConfigs
 	37: {0, 3},  // CreatePartitions
+	42: {0, 2},  // DeleteGroups
 	44: {0, 1},  // IncrementalAlterConfigs
+	47: {0, 0},  // OffsetDelete
 	60: {0, 0},  // DescribeCluster
 }
 

@@ -1,0 +1,106 @@
+package broker_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+// A franz-go consumer group finds its coordinator (creating
+// __consumer_offsets), joins, consumes everything, commits; the committed
+// offsets are read back with OffsetFetch, the group is listed and described,
+// and a new member of the group resumes after the committed offsets.
+func TestConsumerGroupCommitAndResume(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks,
+		Overrides: map[string]string{"offsets.topic.num.partitions": "6", "group.initial.rebalance.delay.ms": "0"}})
+	adm := c.Admin()
+	ctx := ctxT(t, 90*time.Second)
+	const topic, groupID = "grouped", "cg"
+	if res, err := adm.CreateTopic(ctx, 4, 1, nil, topic); err != nil || res.Err != nil {
+		t.Fatalf("create: %v / %v", err, res.Err)
+	}
+	produceAndCheck(t, c, topic, 1000)
+
+	cons := c.Client(kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	seen := map[string]bool{}
+	for len(seen) < 1000 {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("group consumer read %d of 1000 records", len(seen))
+		}
+		fs.EachError(func(tp string, p int32, err error) { t.Logf("fetch error %s-%d: %v", tp, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if seen[string(r.Value)] {
+				t.Errorf("record %s delivered twice", r.Value)
+			}
+			seen[string(r.Value)] = true
+		})
+	}
+	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := adm.FetchOffsets(ctx, groupID)
+	if err != nil {
+		t.Fatalf("fetch offsets: %v", err)
+	}
+	ends.Each(func(lo kadm.ListedOffset) {
+		o, ok := committed.Lookup(topic, lo.Partition)
+		if !ok || o.At != lo.Offset {
+			t.Errorf("partition %d committed %+v, end offset %d", lo.Partition, o, lo.Offset)
+		}
+	})
+	groups, err := adm.ListGroups(ctx)
+	if err != nil || !containsGroup(groups.Groups(), groupID) {
+		t.Fatalf("list groups: %v %v", groups.Groups(), err)
+	}
+	described, err := adm.DescribeGroups(ctx, groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := described[groupID]; d.State != "Stable" || len(d.Members) != 1 || d.Protocol == "" {
+		t.Fatalf("describe: state %q, %d members, protocol %q, err %v", d.State, len(d.Members), d.Protocol, d.Err)
+	}
+	cons.Close()
+
+	// Ten more records; a new member resumes after the committed offsets.
+	prod := c.Client(kgo.DefaultProduceTopic(topic))
+	for i := 0; i < 10; i++ {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("late-%d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := c.Client(kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var late []string
+	for len(late) < 10 {
+		fs := again.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("resumed member read %v", late)
+		}
+		fs.EachRecord(func(r *kgo.Record) { late = append(late, string(r.Value)) })
+	}
+	for _, v := range late {
+		if len(v) < 5 || v[:5] != "late-" {
+			t.Fatalf("resumed member re-read %q: committed offsets were not used", v)
+		}
+	}
+}
+
+func containsGroup(gs []string, g string) bool {
+	for _, x := range gs {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
