@@ -542,3 +542,66 @@ func TestIntegrationPreferredElection(t *testing.T) {
 		return s.Leader == 1 && !ok
 	})
 }
+
+// §15 on a real ZooKeeper: a reassignment through the API writes AR/RR into
+// the topic znode, completes once the leader has added the new replica to
+// the ISR, and leaves RS = target with no adding/removing replicas.
+func TestIntegrationReassignment(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	ctrl := cl.waitActive().ctrl
+	cl.createTopic("ra", map[int32][]int32{0: {1, 2}})
+	waitFor(t, "ra-0 online", func() bool { s, ok := cl.state("ra", 0); return ok && s.Leader == 1 })
+	errs, err := ctrl.AlterPartitionReassignments(t.Context(), map[TopicPartition][]int32{{"ra", 0}: {3, 2}})
+	if err != nil || errs[TopicPartition{"ra", 0}] != nil {
+		t.Fatalf("errs %v err %v", errs, err)
+	}
+	ta, _, err := cl.admin.GetTopicAssignment("ra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ta.Partitions[0], []int32{3, 2, 1}) || !reflect.DeepEqual(ta.Adding[0], []int32{3}) || !reflect.DeepEqual(ta.Removing[0], []int32{1}) {
+		t.Fatalf("topic znode during the reassignment: %+v", ta)
+	}
+	listed, err := ctrl.ListPartitionReassignments(t.Context(), nil)
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("listed %v err %v", listed, err)
+	}
+	waitFor(t, "broker 3 told to create the replica", func() bool {
+		states, _ := cl.nodes[3].fb.leaderAndIsrFor(TopicPartition{"ra", 0})
+		return len(states) > 0 && states[0].IsNew
+	})
+	// The leader adds 3 to the ISR (classic path) and notifies.
+	s, _ := cl.state("ra", 0)
+	s.ISR = append(s.ISR, 3)
+	if _, err := cl.admin.UpdateLeaderAndIsrConditional(zkpaths.TopicPartition{Topic: "ra", Partition: 0}, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.admin.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "ra", Partition: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "reassignment complete", func() bool {
+		ta, _, err := cl.admin.GetTopicAssignment("ra")
+		return err == nil && reflect.DeepEqual(ta.Partitions[0], []int32{3, 2}) && len(ta.Adding) == 0 && len(ta.Removing) == 0
+	})
+	waitFor(t, "new leader and ISR", func() bool {
+		s, _ := cl.state("ra", 0)
+		return s.Leader == 3 && reflect.DeepEqual(s.ISR, []int32{2, 3})
+	})
+	waitFor(t, "broker 1 told to delete its replica", func() bool {
+		for _, r := range cl.nodes[1].fb.requests() {
+			if sr, ok := r.(*kmsg.StopReplicaRequest); ok {
+				for _, tt := range sr.Topics {
+					for _, p := range tt.PartitionStates {
+						if tt.Topic == "ra" && p.Delete {
+							return true
+						}
+					}
+				}
+			}
+		}
+		return false
+	})
+	if listed, _ := ctrl.ListPartitionReassignments(t.Context(), nil); len(listed) != 0 {
+		t.Fatalf("still listed: %v", listed)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -11,8 +12,8 @@ import (
 
 // FuzzControllerInvariants drives the real controller handlers over the
 // in-memory ZooKeeper with a random sequence of broker deaths, start-ups,
-// bounces, leader ISR changes, controller failovers and controlled
-// shutdowns, and checks the controller invariants of controller.md §19
+// bounces, leader ISR changes, controller failovers, controlled shutdowns
+// and reassignments, and checks the controller invariants of controller.md §19
 // after every step:
 //   - a state znode with leader ≥ 0 has the leader in its ISR, the ISR is a
 //     non-empty subset of the replicas (§19.5);
@@ -29,6 +30,7 @@ func FuzzControllerInvariants(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2})
 	f.Add([]byte{4, 0, 4, 1, 2, 0, 2, 1, 3, 3, 5, 0, 5, 1, 0, 3, 1, 3})
 	f.Add([]byte{3, 0, 3, 1, 3, 2, 0, 1, 0, 0, 1, 1, 1, 0})
+	f.Add([]byte{6, 0, 3, 0, 6, 1, 0, 2, 3, 1, 4, 0, 3, 0, 6, 2, 2, 3, 3, 2, 5, 1})
 	f.Fuzz(runModel)
 }
 
@@ -61,7 +63,7 @@ func runModel(t *testing.T, ops []byte) {
 			b := brokers[int(ops[i+1])%len(brokers)]
 			bs := strconv.Itoa(int(b))
 			var step string
-			switch ops[i] % 6 {
+			switch ops[i] % 7 {
 			case 0:
 				if !registered[b] {
 					continue
@@ -125,6 +127,17 @@ func runModel(t *testing.T, ops []byte) {
 				}
 				clear(shuttingDown)
 				step = "failover"
+			case 6:
+				// Reassign a partition to a rotation of the brokers, keeping
+				// its replication factor.
+				p := int32(ops[i+1]) % 5
+				cur, _ := zkAssignment(t, h, "m", p)
+				var target []string
+				for k := range cur {
+					target = append(target, strconv.Itoa(int(brokers[(int(b)+k)%len(brokers)])))
+				}
+				must("reassign", fmt.Sprintf("m-%d", p), strings.Join(target, ","))
+				step = fmt.Sprintf("reassign m-%d to %v", p, target)
 			case 5:
 				if !registered[b] {
 					continue
