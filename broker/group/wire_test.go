@@ -136,7 +136,10 @@ func (h *wireHandler) Handle(ctx context.Context, req *network.Request) (kmsg.Re
 	return nil, errors.New("unexpected request")
 }
 
-func TestFranzGoConsumerGroup(t *testing.T) {
+// startWire serves a coordinator that leads every __consumer_offsets
+// partition on a loopback socket server.
+func startWire(t *testing.T) (string, *group.Coordinator) {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := group.DefaultConfig()
 	cfg.InitialRebalanceDelay = 100 * time.Millisecond
@@ -165,7 +168,50 @@ func TestFranzGoConsumerGroup(t *testing.T) {
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {
 		c.OnBecomeLeader(p)
 	}
+	return addr, c
+}
 
+// waitDescribed polls DescribeGroups through kadm until want accepts the
+// group's description.
+func waitDescribed(ctx context.Context, t *testing.T, adm *kadm.Client, g, what string, want func(kadm.DescribedGroup) bool) kadm.DescribedGroup {
+	t.Helper()
+	var last kadm.DescribedGroup
+	for ctx.Err() == nil {
+		if ds, err := adm.DescribeGroups(ctx, g); err == nil {
+			last = ds[g]
+			if want(last) {
+				return last
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s; last %+v", what, last)
+	return last
+}
+
+func ownedPartitions(d kadm.DescribedGroup) int {
+	n := 0
+	for _, m := range d.Members {
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range a.Topics {
+				n += len(t.Partitions)
+			}
+		}
+	}
+	return n
+}
+
+func newAdmin(t *testing.T, addr string) *kadm.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+func TestFranzGoConsumerGroup(t *testing.T) {
+	addr, _ := startWire(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	newConsumer := func() *kgo.Client {
@@ -185,40 +231,10 @@ func TestFranzGoConsumerGroup(t *testing.T) {
 		t.Cleanup(func() { stop(); <-done; cl.Close() })
 		return cl
 	}
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
-
-	// waitGroup polls DescribeGroups until want accepts the description.
+	adm := newAdmin(t, addr)
 	waitGroup := func(what string, want func(kadm.DescribedGroup) bool) kadm.DescribedGroup {
 		t.Helper()
-		var last kadm.DescribedGroup
-		for ctx.Err() == nil {
-			ds, err := adm.DescribeGroups(ctx, "cg")
-			if err == nil {
-				last = ds["cg"]
-				if want(last) {
-					return last
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s; last %+v", what, last)
-		return last
-	}
-	ownedPartitions := func(d kadm.DescribedGroup) int {
-		n := 0
-		for _, m := range d.Members {
-			if a, ok := m.Assigned.AsConsumer(); ok {
-				for _, t := range a.Topics {
-					n += len(t.Partitions)
-				}
-			}
-		}
-		return n
+		return waitDescribed(ctx, t, adm, "cg", what, want)
 	}
 
 	c1 := newConsumer()
