@@ -1,0 +1,151 @@
+package admintool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// SplitServers splits a --bootstrap-server list, dropping blanks.
+func SplitServers(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// LoadProperties reads a Java properties file (key=value or key: value,
+// # and ! comments), enough for the admin client configs the tools honour.
+func LoadProperties(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			props[line] = ""
+			continue
+		}
+		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	}
+	return props, nil
+}
+
+// NewClient builds the franz-go client a tool uses in --bootstrap-server
+// mode. props are admin client properties; client.id and request.timeout.ms
+// are honoured. The returned timeout bounds every call.
+func NewClient(bootstrap, clientID string, timeout time.Duration, props map[string]string) (*kgo.Client, time.Duration, error) {
+	if v, ok := props["client.id"]; ok {
+		clientID = v
+	}
+	if v, ok := props["request.timeout.ms"]; ok {
+		ms, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || ms <= 0 {
+			return nil, 0, fmt.Errorf("Invalid value %s for configuration request.timeout.ms", v)
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(SplitServers(bootstrap)...), kgo.ClientID(clientID),
+		kgo.RetryTimeout(timeout))
+	if err != nil {
+		return nil, 0, err
+	}
+	return cl, timeout, nil
+}
+
+// Election types of ElectLeaders v1+ (Kafka's ElectionType).
+const (
+	ElectionPreferred int8 = 0
+	ElectionUnclean   int8 = 1
+)
+
+// ElectionTypeName is Kafka's ElectionType enum constant name.
+func ElectionTypeName(t int8) string {
+	if t == ElectionUnclean {
+		return "UNCLEAN"
+	}
+	return "PREFERRED"
+}
+
+// ElectionResults classifies ElectLeaders' per-partition answers as Kafka's
+// election tools do.
+type ElectionResults struct {
+	Succeeded []TopicPartition         // sorted
+	Noop      []TopicPartition         // ELECTION_NOT_NEEDED, sorted
+	Failed    map[TopicPartition]error // every other error (a *KafkaError)
+}
+
+// FailedSorted lists the failed partitions in order.
+func (r ElectionResults) FailedSorted() []TopicPartition {
+	var out []TopicPartition
+	for tp := range r.Failed {
+		out = append(out, tp)
+	}
+	return SortPartitions(out)
+}
+
+// ElectLeaders sends one ElectLeaders request (routed by the client to the
+// controller) for tps, or for every partition when tps is nil, and
+// classifies the answers. A top-level error, an unsupported API or a
+// transport failure is returned as an error in the Java client's terms
+// (ClientError).
+func ElectLeaders(ctx context.Context, cl *kgo.Client, typ int8, tps []TopicPartition, timeout time.Duration) (ElectionResults, error) {
+	req := kmsg.NewPtrElectLeadersRequest()
+	req.ElectionType = typ
+	req.TimeoutMillis = int32(timeout / time.Millisecond)
+	if tps != nil {
+		byTopic := map[string]int{}
+		req.Topics = []kmsg.ElectLeadersRequestTopic{}
+		for _, tp := range tps {
+			i, ok := byTopic[tp.Topic]
+			if !ok {
+				i = len(req.Topics)
+				byTopic[tp.Topic] = i
+				t := kmsg.NewElectLeadersRequestTopic()
+				t.Topic = tp.Topic
+				req.Topics = append(req.Topics, t)
+			}
+			req.Topics[i].Partitions = append(req.Topics[i].Partitions, tp.Partition)
+		}
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return ElectionResults{}, ClientError(err, "ELECT_LEADERS")
+	}
+	if resp.Version >= 1 && resp.ErrorCode != 0 {
+		return ElectionResults{}, NewKafkaError(resp.ErrorCode, nil)
+	}
+	res := ElectionResults{Failed: map[TopicPartition]error{}}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			tp := TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			switch ke := NewKafkaError(p.ErrorCode, p.ErrorMessage); {
+			case ke == nil:
+				res.Succeeded = append(res.Succeeded, tp)
+			case ke.Code == kerr.ElectionNotNeeded.Code:
+				res.Noop = append(res.Noop, tp)
+			default:
+				res.Failed[tp] = ke
+			}
+		}
+	}
+	SortPartitions(res.Succeeded)
+	SortPartitions(res.Noop)
+	return res, nil
+}

@@ -1,0 +1,25 @@
+// Package admintool holds what Kafka's command-line admin tools share and
+// Klassik's election and reassignment tools need alike (kafka.utils
+// CommandLineUtils / CommandDefaultOptions, the admin client's exception
+// mapping, and the ElectLeaders call of LeaderElectionCommand and
+// PreferredReplicaLeaderElectionCommand).
+//
+// Kafka classes and their Go files:
+//
+//	CommandDefaultOptions, joptsimple parsing,   options.go (Parse: exact option names,
+//	  CommandLineUtils.printUsageAndDie            --opt v / --opt=v; Usage: the option table)
+//	org.apache.kafka.common.errors.*, Errors,    errors.go (KafkaError: class name and message
+//	  Throwable.toString, uncaught exceptions      per error code; ClientError for franz-go
+//	                                               failures; Uncaught for what the JVM prints)
+//	TopicPartition, Json.parseFull of the        partitions.go (TopicPartition ordering and
+//	  election tools' partition list               "t-0" form; ParsePartitionList)
+//	Admin.electLeaders + result classification   client.go (NewClient, ElectLeaders)
+//
+// Goroutines: none of its own; the franz-go client a tool creates with
+// NewClient is closed by that tool.
+//
+// Invariants: output lists of partitions are sorted by topic then partition
+// (Kafka iterates hash sets, whose order users cannot rely on anyway); a
+// KafkaError's String is exactly Java's Throwable.toString of the exception
+// the Java admin client would raise.
+package admintool

@@ -1,0 +1,127 @@
+package admintool
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Spec describes one command-line option, as a joptsimple OptionSpec does.
+type Spec struct {
+	Name    string
+	HasArg  bool   // takes a value (--name v or --name=v)
+	ArgName string // shown as <ArgName> in the usage text
+	Help    string
+}
+
+// UsageError is a command-line mistake. Kafka's CommandLineUtils
+// printUsageAndDie prints the message and the option table on stderr and
+// exits 1.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef builds a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Options is a parsed command line: values per option name and the order in
+// which options first appeared.
+type Options struct {
+	order  []string
+	values map[string][]string
+}
+
+// Has reports whether the option was given.
+func (o *Options) Has(name string) bool { _, ok := o.values[name]; return ok }
+
+// Value is the option's last value ("" if absent or valueless).
+func (o *Options) Value(name string) string {
+	v := o.values[name]
+	if len(v) == 0 {
+		return ""
+	}
+	return v[len(v)-1]
+}
+
+// Given lists the options present, in first-appearance order.
+func (o *Options) Given() []string { return slices.Clone(o.order) }
+
+// Parse reads args against specs the way Kafka's tools configure joptsimple
+// (CommandDefaultOptions): exact names only (no abbreviations), "--name
+// value" or "--name=value", no positional arguments. A repeated option keeps
+// its last value.
+func Parse(specs []Spec, args []string) (*Options, error) {
+	o := &Options{values: map[string][]string{}}
+	find := func(name string) *Spec {
+		for i := range specs {
+			if specs[i].Name == name {
+				return &specs[i]
+			}
+		}
+		return nil
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") || a == "--" {
+			return nil, Usagef("Found non-option argument '%s'; all arguments must be options", a)
+		}
+		name, val, hasVal := strings.Cut(a[2:], "=")
+		s := find(name)
+		if s == nil {
+			return nil, Usagef("%s is not a recognized option", name)
+		}
+		if !s.HasArg {
+			if hasVal {
+				return nil, Usagef("Option %s does not take an argument", s.Name)
+			}
+			val = ""
+		} else if !hasVal {
+			if i+1 >= len(args) {
+				return nil, Usagef("Option %s requires an argument", s.Name)
+			}
+			i++
+			val = args[i]
+		}
+		if _, seen := o.values[s.Name]; !seen {
+			o.order = append(o.order, s.Name)
+		}
+		o.values[s.Name] = append(o.values[s.Name], val)
+	}
+	return o, nil
+}
+
+// Usage renders the option table as joptsimple's printHelpOn does (options
+// sorted by name, description beside them).
+func Usage(specs []Spec) string {
+	var b strings.Builder
+	b.WriteString("Option                                  Description\n")
+	b.WriteString("------                                  -----------\n")
+	sorted := slices.Clone(specs)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, s := range sorted {
+		left := "--" + s.Name
+		if s.HasArg {
+			left += " <" + s.ArgName + ">"
+		}
+		if len(left) > 39 {
+			fmt.Fprintf(&b, "%s\n%-40s%s\n", left, "", s.Help)
+		} else {
+			fmt.Fprintf(&b, "%-40s%s\n", left, s.Help)
+		}
+	}
+	return b.String()
+}
+
+// HelpSpecs are the two options every Kafka command has
+// (CommandDefaultOptions).
+var HelpSpecs = []Spec{
+	{Name: "help", Help: "Print usage information."},
+	{Name: "version", Help: "Display Kafka version."},
+}
+
+// Version is what --version prints: Klassik implements Kafka 2.8's
+// ZooKeeper-era tools.
+const Version = "2.8.2 (Klassik)"

@@ -1,0 +1,143 @@
+package admintool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// TopicPartition names one partition; String is Kafka's "topic-partition".
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+
+// Compare orders by topic, then partition (Kafka's compareTopicPartitions).
+func (tp TopicPartition) Compare(o TopicPartition) int {
+	if c := strings.Compare(tp.Topic, o.Topic); c != 0 {
+		return c
+	}
+	switch {
+	case tp.Partition < o.Partition:
+		return -1
+	case tp.Partition > o.Partition:
+		return 1
+	}
+	return 0
+}
+
+// SortPartitions sorts in place by topic, then partition, and returns tps.
+func SortPartitions(tps []TopicPartition) []TopicPartition {
+	slices.SortFunc(tps, TopicPartition.Compare)
+	return tps
+}
+
+// JoinPartitions renders sorted partitions joined by sep ("t-0,t-1").
+func JoinPartitions(tps []TopicPartition, sep string) string {
+	s := make([]string, len(tps))
+	for i, tp := range SortPartitions(slices.Clone(tps)) {
+		s[i] = tp.String()
+	}
+	return strings.Join(s, sep)
+}
+
+// ErrNotJSON means the input is not a JSON document (Kafka's Json.parseFull
+// returning None).
+var ErrNotJSON = errors.New("admintool: not a JSON document")
+
+// ErrNoPartitions means the document has no "partitions" field.
+var ErrNoPartitions = errors.New("admintool: no partitions field")
+
+// PartitionList is a parsed {"partitions":[{"topic":..,"partition":..}]}
+// document, the input of the election tools.
+type PartitionList struct {
+	Partitions []TopicPartition // in file order, duplicates kept
+	Duplicates []TopicPartition // partitions listed more than once, sorted
+}
+
+// ParsePartitionList reads the election tools' JSON file. Unknown fields are
+// ignored, as Kafka's parser does; a missing or mistyped topic or partition
+// is an error naming the entry.
+func ParsePartitionList(data []byte) (PartitionList, error) {
+	var doc map[string]json.RawMessage
+	if err := decodeJSON(data, &doc); err != nil || doc == nil {
+		return PartitionList{}, ErrNotJSON
+	}
+	raw, ok := doc["partitions"]
+	if !ok {
+		return PartitionList{}, ErrNoPartitions
+	}
+	var entries []map[string]json.RawMessage
+	if err := decodeJSON(raw, &entries); err != nil {
+		return PartitionList{}, fmt.Errorf("Expected JSON array of partitions, found %s", raw)
+	}
+	var out PartitionList
+	seen := map[TopicPartition]int{}
+	for i, e := range entries {
+		var tp TopicPartition
+		if err := field(e, "topic", &tp.Topic); err != nil {
+			return PartitionList{}, fmt.Errorf("partition entry %d: %w", i, err)
+		}
+		if err := field(e, "partition", &tp.Partition); err != nil {
+			return PartitionList{}, fmt.Errorf("partition entry %d: %w", i, err)
+		}
+		out.Partitions = append(out.Partitions, tp)
+		seen[tp]++
+		if seen[tp] == 2 {
+			out.Duplicates = append(out.Duplicates, tp)
+		}
+	}
+	SortPartitions(out.Duplicates)
+	return out, nil
+}
+
+// field decodes one required member of a JSON object.
+func field(obj map[string]json.RawMessage, name string, into any) error {
+	raw, ok := obj[name]
+	if !ok || string(raw) == "null" {
+		return fmt.Errorf("No such field exists: `%s`", name)
+	}
+	if err := decodeJSON(raw, into); err != nil {
+		return fmt.Errorf("Failed to read `%s`: %s is not a %s", name, raw, jsonKind(into))
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case *string:
+		return "string"
+	case *int32, *int64, *int:
+		return "int"
+	case *[]int32:
+		return "array of ints"
+	case *[]string:
+		return "array of strings"
+	}
+	return "value"
+}
+
+// decodeJSON decodes exactly one JSON value (trailing garbage is an error).
+func decodeJSON(data []byte, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(into); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after JSON value")
+	}
+	return nil
+}
+
+// Field is the exported form of field for the tools' own document types.
+func Field(obj map[string]json.RawMessage, name string, into any) error {
+	return field(obj, name, into)
+}
+
+// DecodeJSON is the exported form of decodeJSON.
+func DecodeJSON(data []byte, into any) error { return decodeJSON(data, into) }

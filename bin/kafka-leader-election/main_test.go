@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+)
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestParse covers LeaderElectionCommand.validate's rules and messages.
+func TestParse(t *testing.T) {
+	jsonFile := writeFile(t, `{"partitions":[{"topic":"b","partition":1},{"topic":"a","partition":0}]}`)
+	dupFile := writeFile(t, `{"partitions":[{"topic":"a","partition":0},{"topic":"a","partition":0}]}`)
+	bs := []string{"--bootstrap-server", "127.0.0.1:1"}
+	cases := []struct {
+		name    string
+		args    []string
+		wantErr string // "" for success
+		usage   bool   // the error is a usage error (stderr + option table)
+	}{
+		{"missing both", []string{"--topic", "t"}, "Missing required option(s): election-type, bootstrap-server", false},
+		{"missing election type", append(bs, "--topic", "t", "--partition", "0"), "Missing required option(s): election-type", false},
+		{"none of the selectors", append(bs, "--election-type", "preferred"), "One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file", false},
+		{"two selectors", append(bs, "--election-type", "preferred", "--all-topic-partitions", "--topic", "t"), "One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file", false},
+		{"topic without partition", append(bs, "--election-type", "preferred", "--topic", "t"), "Missing required option(s): partition", false},
+		{"partition without topic", append(bs, "--election-type", "preferred", "--all-topic-partitions", "--partition", "1"), "Option partition is only allowed if topic is used", false},
+		{"bad election type", append(bs, "--election-type", "random", "--all-topic-partitions"), "Cannot parse argument 'random' of option election-type", true},
+		{"bad partition", append(bs, "--election-type", "unclean", "--topic", "t", "--partition", "x"), "Cannot parse argument 'x' of option partition", true},
+		{"unknown option", append(bs, "--zookeeper", "h:1"), "zookeeper is not a recognized option", true},
+		{"abbreviation refused", append(bs, "--election", "preferred"), "election is not a recognized option", true},
+		{"duplicates in file", append(bs, "--election-type", "preferred", "--path-to-json-file", dupFile), "Replica election data contains duplicate partitions: a-0", false},
+		{"single partition", append(bs, "--election-type", "UNCLEAN", "--topic", "t", "--partition=3"), "", false},
+		{"all", append(bs, "--election-type", "preferred", "--all-topic-partitions"), "", false},
+		{"file", append(bs, "--election-type", "preferred", "--path-to-json-file", jsonFile), "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, special, err := parse(c.args)
+			if special != "" {
+				t.Fatalf("special %q", special)
+			}
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != c.wantErr {
+				t.Fatalf("error %v, want %q (request %+v)", err, c.wantErr, req)
+			}
+			var ue *admintool.UsageError
+			if errors.As(err, &ue) != c.usage {
+				t.Fatalf("usage error = %v, want %v", !c.usage, c.usage)
+			}
+		})
+	}
+
+	req, _, err := parse(append(bs, "--election-type", "UNCLEAN", "--topic", "t", "--partition", "3"))
+	if err != nil || req.electionType != admintool.ElectionUnclean || len(req.partitions) != 1 || req.partitions[0] != (admintool.TopicPartition{Topic: "t", Partition: 3}) {
+		t.Fatalf("single: %+v %v", req, err)
+	}
+	req, _, err = parse(append(bs, "--election-type", "preferred", "--all-topic-partitions"))
+	if err != nil || req.partitions != nil || req.electionType != admintool.ElectionPreferred {
+		t.Fatalf("all: %+v %v", req, err)
+	}
+	req, _, err = parse(append(bs, "--election-type", "preferred", "--path-to-json-file", jsonFile))
+	if err != nil || admintool.JoinPartitions(req.partitions, ",") != "a-0,b-1" {
+		t.Fatalf("file: %+v %v", req, err)
+	}
+	if _, special, _ := parse(nil); special != "help" {
+		t.Fatalf("no arguments: %q", special)
+	}
+	if _, special, _ := parse([]string{"--version"}); special != "version" {
+		t.Fatalf("--version: %q", special)
+	}
+}
+
+func TestParseElectionData(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`not json`, "Replica election data is empty"},
+		{`{"version":1}`, `Replica election data is missing "partitions" field`},
+		{`{"partitions":[{"topic":"t"}]}`, "partition entry 0: No such field exists: `partition`"},
+		{`{"partitions":[{"topic":1,"partition":0}]}`, "partition entry 0: Failed to read `topic`: 1 is not a string"},
+		{`{"partitions":[{"topic":"t","partition":0},{"topic":"u","partition":2},{"topic":"t","partition":0},{"topic":"u","partition":2}]}`, "Replica election data contains duplicate partitions: t-0,u-2"},
+	}
+	for _, c := range cases {
+		if _, err := parseElectionData([]byte(c.in)); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.in, err, c.want)
+		}
+	}
+	tps, err := parseElectionData([]byte(`{"partitions":[],"extra":true}`))
+	if err != nil || tps == nil || len(tps) != 0 {
+		t.Errorf("empty list: %v %v (must be an empty, non-nil list: an empty set, not all partitions)", tps, err)
+	}
+}
+
+// TestElectOutput checks the lines LeaderElectionCommand prints for each
+// outcome, and what escapes to stderr.
+func TestElectOutput(t *testing.T) {
+	tp := func(topic string, p int32) admintool.TopicPartition {
+		return admintool.TopicPartition{Topic: topic, Partition: p}
+	}
+	msg := "custom broker message"
+	results := admintool.ElectionResults{
+		Succeeded: []admintool.TopicPartition{tp("a", 0), tp("a", 1)},
+		Noop:      []admintool.TopicPartition{tp("b", 0)},
+		Failed: map[admintool.TopicPartition]error{
+			tp("c", 1): admintool.NewKafkaError(kerr.PreferredLeaderNotAvailable.Code, nil),
+			tp("c", 0): admintool.NewKafkaError(kerr.UnknownTopicOrPartition.Code, &msg),
+		},
+	}
+	var out, errOut strings.Builder
+	req := &request{electionType: admintool.ElectionPreferred, partitions: nil}
+	err := elect(context.Background(), &out, req, func(ctx context.Context, typ int8, tps []admintool.TopicPartition) (admintool.ElectionResults, error) {
+		if typ != admintool.ElectionPreferred || tps != nil {
+			t.Errorf("call(%d, %v)", typ, tps)
+		}
+		return results, nil
+	})
+	want := "Successfully completed leader election (PREFERRED) for partitions a-0, a-1\n" +
+		"Valid replica already elected for partitions b-0\n" +
+		"Error completing leader election (PREFERRED) for partition: c-0: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: custom broker message\n" +
+		"Error completing leader election (PREFERRED) for partition: c-1: org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: The preferred leader was not available.\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if code := fail(err, &errOut); code != 1 || errOut.String() != "Exception in thread \"main\" kafka.common.AdminCommandFailedException: 2 replica(s) could not be elected\n" {
+		t.Errorf("failure: %d %q", code, errOut.String())
+	}
+
+	errorCases := []struct {
+		err          error
+		stdout, stde string
+	}{
+		{admintool.NewKafkaError(kerr.RequestTimedOut.Code, nil), "Timeout waiting for election results\n", "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\n"},
+		{admintool.NewKafkaError(kerr.ClusterAuthorizationFailed.Code, nil), "Not authorized to perform leader election\n", "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Not authorized to perform leader election\n"},
+		{admintool.UnsupportedAPI("ELECT_LEADERS"), "", "Exception in thread \"main\" java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not support ELECT_LEADERS\n"},
+	}
+	for _, c := range errorCases {
+		out.Reset()
+		errOut.Reset()
+		err := elect(context.Background(), &out, &request{electionType: admintool.ElectionUnclean}, func(context.Context, int8, []admintool.TopicPartition) (admintool.ElectionResults, error) {
+			return admintool.ElectionResults{}, c.err
+		})
+		if fail(err, &errOut); out.String() != c.stdout || errOut.String() != c.stde {
+			t.Errorf("%v: stdout %q stderr %q", c.err, out.String(), errOut.String())
+		}
+	}
+
+	out.Reset()
+	err = elect(context.Background(), &out, &request{electionType: admintool.ElectionUnclean}, func(context.Context, int8, []admintool.TopicPartition) (admintool.ElectionResults, error) {
+		return admintool.ElectionResults{Succeeded: []admintool.TopicPartition{tp("t", 2)}}, nil
+	})
+	if err != nil || out.String() != "Successfully completed leader election (UNCLEAN) for partitions t-2\n" {
+		t.Errorf("unclean: %v %q", err, out.String())
+	}
+}
+
+// TestRunUsage checks the help and option-error paths of run.
+func TestRunUsage(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(nil, &out, &errOut, time.Second); code != 1 || !strings.HasPrefix(errOut.String(), helpText+"\nOption ") || !strings.Contains(errOut.String(), "--election-type <[PREFERRED,UNCLEAN]: election type>") {
+		t.Errorf("help: %d %q", code, errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"--version"}, &out, &errOut, time.Second); code != 0 || out.String() != admintool.Version+"\n" {
+		t.Errorf("version: %d %q", code, out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"--bogus"}, &out, &errOut, time.Second); code != 1 || !strings.HasPrefix(errOut.String(), "bogus is not a recognized option\nOption ") {
+		t.Errorf("bogus: %d %q", code, errOut.String())
+	}
+}
