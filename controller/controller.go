@@ -311,7 +311,9 @@ func (c *Controller) process(ev event) {
 		case autoPreferredReplicaLeaderElectionEvent:
 			err = c.processAutoPreferredReplicaLeaderElection()
 		case leaderAndIsrResponseEvent:
-			c.processLeaderAndIsrResponse(e)
+			err = c.processLeaderAndIsrResponse(e)
+		case logDirEventNotificationEvent:
+			err = c.processLogDirEventNotification()
 		case topicDeletionStopReplicaResponseEvent:
 			err = c.processTopicDeletionStopReplicaResponse(e)
 		}
@@ -510,6 +512,7 @@ func (c *Controller) onControllerFailover() error {
 	c.watchChildren(zkpaths.TopicsPath, topicChangeEvent{})
 	c.watchChildren(zkpaths.AdminDeleteTopicsPath, topicDeletionEvent{})
 	c.watchChildren(zkpaths.IsrChangeNotificationPath, isrChangeNotificationEvent{})
+	c.watchChildren(zkpaths.LogDirEventNotificationPath, logDirEventNotificationEvent{})
 	zkElection := replicaLeaderElectionEvent{kind: ElectPreferred, trigger: triggerZK}
 	c.watchCancels = append(c.watchCancels, c.zk.WatchData(zkpaths.PreferredReplicaElectionPath, func() { c.em.put(zkElection) }))
 	c.watchCancels = append(c.watchCancels, c.zk.WatchData(zkpaths.ReassignPartitionsPath, func() { c.em.put(zkPartitionReassignmentEvent{}) }))
@@ -836,25 +839,6 @@ func (c *Controller) onResponse(broker int32, o outgoingRequest, resp kmsg.Respo
 			}
 		}
 		c.em.put(topicDeletionStopReplicaResponseEvent{broker: broker, errs: errs})
-	}
-}
-
-func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) {
-	if err := kerr.ErrorForCode(e.resp.ErrorCode); err != nil {
-		c.log.Warn("LeaderAndIsr failed on broker", "broker", e.broker, "err", err)
-		return
-	}
-	for _, t := range e.resp.Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				c.log.Debug("LeaderAndIsr partition error", "broker", e.broker, "topic_id", t.TopicID, "partition", p.Partition, "err", err)
-			}
-		}
-	}
-	for _, p := range e.resp.Partitions {
-		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-			c.log.Debug("LeaderAndIsr partition error", "broker", e.broker, "topic", p.Topic, "partition", p.Partition, "err", err)
-		}
 	}
 }
 

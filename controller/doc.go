@@ -22,6 +22,8 @@
 //	ControllerChannelManager             channel.go        per-broker queues and senders (§17.3)
 //	TopicDeletionManager                 topicdeletion.go  §14
 //	ReplicaLeaderElection handling       leaderelection.go ElectLeaders RPC and /admin/preferred_replica_election (§12.1)
+//	onPartitionReassignment & co.        reassignment.go   KIP-455 API and /admin/reassign_partitions (§15)
+//	LogDirEventNotification handling     logdir.go         log-directory failures (§6.6)
 //	KafkaZkClient (the part used here)   zkstore.go, zkadapter.go  narrow ZooKeeper interface, fenced writes
 //	ControllerStats / KafkaController
 //	metrics                              metrics.go        ActiveControllerCount, OfflinePartitionsCount, ...
@@ -85,8 +87,9 @@
 //
 // # Not yet implemented
 //
-// Partition reassignment (§15, including /admin/reassign_partitions),
-// log-directory failure events (§6.6), the AlterPartition RPC (§16.2) and
-// feature versioning; the classic ISR path (§16.1, leaders write ZooKeeper
-// and notify via /isr_change_notification) is the one implemented.
+// The AlterPartition RPC (§16.2), feature versioning (/feature), and the
+// IBP < 2.7 per-partition state-znode watch during reassignments (completion
+// is detected through ISR change notifications instead, §15.4). The classic
+// ISR path (§16.1: leaders write ZooKeeper and notify via
+// /isr_change_notification) is the one implemented.
 package controller

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -30,6 +31,9 @@ type recordingSink struct {
 	sent  []outgoingRequest
 	fail  map[int32]bool // brokers whose StopReplica(delete) fails
 	known map[int32]bool
+	// storage lists, per broker, partitions on a failed log dir: their
+	// LeaderAndIsr answers are KAFKA_STORAGE_ERROR.
+	storage map[int32]map[TopicPartition]bool
 }
 
 func (s *recordingSink) addBroker(b Broker)    { s.known[b.ID] = true }
@@ -44,6 +48,23 @@ func (s *recordingSink) send(reqs []outgoingRequest) {
 			continue
 		}
 		s.sent = append(s.sent, o)
+		if lr, ok := o.req.(*kmsg.LeaderAndISRRequest); ok && len(s.storage[o.broker]) > 0 {
+			resp := lr.ResponseKind().(*kmsg.LeaderAndISRResponse)
+			for _, ts := range lr.TopicStates {
+				rt := kmsg.NewLeaderAndISRResponseTopic()
+				rt.TopicID = ts.TopicID
+				for _, p := range ts.PartitionStates {
+					rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+					rp.Partition = p.Partition
+					if s.storage[o.broker][TopicPartition{ts.Topic, p.Partition}] {
+						rp.ErrorCode = kerr.KafkaStorageError.Code
+					}
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			s.c.onResponse(o.broker, o, resp)
+		}
 		if o.kind == kindStopReplica && len(o.deletePartitions) > 0 {
 			resp := kmsg.NewPtrStopReplicaResponse()
 			if s.fail[o.broker] {
@@ -77,7 +98,7 @@ func (h *harness) controller(id int32) *Controller {
 		h.cfg(&cfg)
 	}
 	c := newController(cfg, h.zk, func() int64 { return 0 })
-	sink := &recordingSink{c: c, known: map[int32]bool{}, fail: map[int32]bool{}}
+	sink := &recordingSink{c: c, known: map[int32]bool{}, fail: map[int32]bool{}, storage: map[int32]map[TopicPartition]bool{}}
 	c.newSink = func() requestSink { return sink }
 	h.ctrls[id], h.sinks[id] = c, sink
 	h.t.Cleanup(func() {
@@ -331,6 +352,22 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			parts = append(parts, zkpaths.PartitionReplicas{Topic: tpStr[:i], Partition: int32(p), Replicas: parseInts(rs)})
 		}
 		if err := z.create(zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts)); err != nil {
+			return "", err
+		}
+	case "log-dir-failure":
+		id := parseInts(args[0])[0]
+		for _, a := range args[1:] {
+			i := strings.LastIndex(a, "-")
+			p, _ := strconv.Atoi(a[i+1:])
+			for _, s := range h.sinks {
+				if s.storage[id] == nil {
+					s.storage[id] = map[TopicPartition]bool{}
+				}
+				s.storage[id][TopicPartition{a[:i], int32(p)}] = true
+			}
+		}
+		seq := len(z.childrenLocked(zkpaths.LogDirEventNotificationPath))
+		if err := z.create(fmt.Sprintf("%s/log_dir_event_%010d", zkpaths.LogDirEventNotificationPath, seq), zkpaths.EncodeLogDirEventNotification(id)); err != nil {
 			return "", err
 		}
 	case "auto-rebalance":

@@ -1,0 +1,124 @@
+package controller
+
+// Log-directory failures (controller.md §6.6): a broker whose log dir fails
+// writes /log_dir_event_notification/log_dir_event_<seq>; the controller
+// re-sends LeaderAndIsr for everything the broker hosts and learns from the
+// per-partition KAFKA_STORAGE_ERROR answers which replicas are offline.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klassik/klassik/zkpaths"
+)
+
+type logDirEventNotificationEvent struct{}
+
+func (logDirEventNotificationEvent) state() string { return "LogDirChange" }
+func (logDirEventNotificationEvent) preempt()      {}
+
+func (c *Controller) processLogDirEventNotification() error {
+	children, err := c.zk.GetChildren(zkpaths.LogDirEventNotificationPath)
+	if errors.Is(err, errNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	brokers := map[int32]bool{}
+	for _, ch := range children {
+		data, _, err := c.zk.GetData(zkpaths.LogDirEventNotificationPath + "/" + ch)
+		if errors.Is(err, errNoNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		id, err := zkpaths.DecodeLogDirEventNotification(data)
+		if err != nil {
+			c.log.Warn("ignoring an undecodable log dir event notification", "znode", ch, "err", err)
+			continue
+		}
+		brokers[id] = true
+	}
+	// The notifications are deleted whatever happens next.
+	defer func() {
+		for _, ch := range children {
+			if derr := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.LogDirEventNotificationPath+"/"+ch, -1); derr != nil && !errors.Is(derr, errNoNode) {
+				c.log.Warn("could not delete a log dir event notification", "znode", ch, "err", derr)
+			}
+		}
+	}()
+	ids := sortedBrokerKeys(brokers)
+	if len(ids) == 0 {
+		return nil
+	}
+	c.log.Info("log directory failure reported; re-sending leadership to learn the offline replicas", "brokers", ids)
+	var replicas []PartitionReplica
+	for _, r := range c.ctx.ReplicasOnBrokers(ids) {
+		if !c.ctx.IsTopicQueuedForDeletion(r.Topic) {
+			replicas = append(replicas, r)
+		}
+	}
+	_, err = c.replicaChange(replicas, OnlineReplica, fmt.Sprintf("log directory failure on brokers %v", ids))
+	return err
+}
+
+// processLeaderAndIsrResponse applies §6.6 step 4: partitions answered
+// KAFKA_STORAGE_ERROR are on an offline log dir; those answered NONE are not.
+func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) error {
+	if err := kerr.ErrorForCode(e.resp.ErrorCode); err != nil {
+		c.log.Warn("LeaderAndIsr failed on broker", "broker", e.broker, "err", err)
+		return nil
+	}
+	byID := map[[16]byte]string{}
+	for t, id := range c.ctx.topicIDs {
+		byID[id] = t
+	}
+	offline := map[TopicPartition]bool{}
+	online := map[TopicPartition]bool{}
+	record := func(tp TopicPartition, code int16) {
+		switch err := kerr.ErrorForCode(code); {
+		case err == nil:
+			online[tp] = true
+		case errors.Is(err, kerr.KafkaStorageError):
+			offline[tp] = true
+		default:
+			c.log.Debug("LeaderAndIsr partition error", "broker", e.broker, "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		}
+	}
+	for _, t := range e.resp.Topics {
+		name, ok := byID[t.TopicID]
+		if !ok {
+			continue
+		}
+		for _, p := range t.Partitions {
+			record(TopicPartition{name, p.Partition}, p.ErrorCode)
+		}
+	}
+	for _, p := range e.resp.Partitions {
+		record(TopicPartition{p.Topic, p.Partition}, p.ErrorCode)
+	}
+	prev := c.ctx.offlineDirs[e.broker]
+	next := map[TopicPartition]bool{}
+	for tp := range prev {
+		if !online[tp] {
+			next[tp] = true
+		}
+	}
+	var newlyOffline []PartitionReplica
+	for _, tp := range sortedKeys(offline) {
+		if !prev[tp] {
+			newlyOffline = append(newlyOffline, PartitionReplica{tp, e.broker})
+		}
+		next[tp] = true
+	}
+	c.ctx.offlineDirs[e.broker] = next
+	if len(newlyOffline) == 0 {
+		return nil
+	}
+	c.log.Warn("replicas on an offline log directory", "broker", e.broker, "replicas", len(newlyOffline))
+	return c.onReplicasBecomeOffline(newlyOffline, fmt.Sprintf("log directory failure on broker %d", e.broker))
+}
