@@ -98,3 +98,27 @@ func (s offsetStore) Append(_ context.Context, partition int32, batch []byte) er
 func (s offsetStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
 	return s.r.ReadLocalLog(ctx, replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}, 0, fn)
 }
+
+func (a ctrlAdapter) ElectLeaders(ctx context.Context, kind int8, partitions map[string][]int32) (map[string]map[int32]error, error) {
+	var tps []controller.TopicPartition
+	if partitions != nil {
+		tps = []controller.TopicPartition{}
+		for t, ps := range partitions {
+			for _, p := range ps {
+				tps = append(tps, controller.TopicPartition{Topic: t, Partition: p})
+			}
+		}
+	}
+	outcomes, err := a.c.ElectLeaders(ctx, controller.ElectionType(kind), tps)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]error{}
+	for tp, o := range outcomes {
+		if out[tp.Topic] == nil {
+			out[tp.Topic] = map[int32]error{}
+		}
+		out[tp.Topic][tp.Partition] = o.Err
+	}
+	return out, nil
+}

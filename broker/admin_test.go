@@ -1,10 +1,12 @@
 package broker_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/testcluster"
@@ -175,4 +177,78 @@ func waitMetadataPropagated(t *testing.T, c *testcluster.Cluster, topic string, 
 		}
 		return true
 	})
+}
+
+// ElectLeaders reaches the controller's election: a partition already led
+// by its preferred replica answers ELECTION_NOT_NEEDED; after a controlled
+// shutdown and restart, the preferred replica is not back in the ISR (that
+// needs follower fetching) and the election answers
+// PREFERRED_LEADER_NOT_AVAILABLE. A non-controller answers NOT_CONTROLLER.
+func TestPreferredLeaderElection(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	adm := c.Admin()
+	ctx := ctxT(t, 60*time.Second)
+	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "pref"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v / %v", err, res.Err)
+	}
+	ta, _, err := c.ZK().GetTopicAssignment("pref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := kadm.TopicsSet{}
+	all.Add("pref", 0, 1, 2)
+	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, all)
+	if err != nil {
+		t.Fatalf("elect leaders: %v", err)
+	}
+	for p := int32(0); p < 3; p++ {
+		if r := res["pref"][p]; !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+			t.Errorf("partition %d led by its preferred replica: %v, want ELECTION_NOT_NEEDED", p, r.Err)
+		}
+	}
+
+	ctrl, _ := c.Controller()
+	victim := (c.Index(ctrl) + 1) % c.N()
+	id := c.BrokerID(victim)
+	var moved []int32
+	for p, rs := range ta.Partitions {
+		if rs[0] == id {
+			moved = append(moved, p)
+		}
+	}
+	if len(moved) == 0 {
+		t.Fatalf("broker %d is preferred leader of nothing in %v", id, ta.Partitions)
+	}
+	c.StopBroker(victim)
+	c.RestartBroker(victim)
+	set := kadm.TopicsSet{}
+	set.Add("pref", moved...)
+	c.WaitFor(10*time.Second, "the restarted broker registered", func() bool {
+		_, ok, _ := c.ZK().GetBroker(id)
+		return ok
+	})
+	res, err = adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, set)
+	if err != nil {
+		t.Fatalf("elect leaders: %v", err)
+	}
+	for _, p := range moved {
+		if r := res["pref"][p]; !errors.Is(r.Err, kerr.PreferredLeaderNotAvailable) {
+			t.Errorf("partition %d: %v, want PREFERRED_LEADER_NOT_AVAILABLE", p, r.Err)
+		}
+	}
+
+	req := kmsg.NewPtrElectLeadersRequest()
+	req.Version = 1
+	req.TimeoutMillis = 5000
+	other := c.BrokerID((c.Index(ctrl) + 2) % c.N())
+	if other == ctrl {
+		other = id
+	}
+	kresp, err := c.Client().Broker(int(other)).Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := kresp.(*kmsg.ElectLeadersResponse).ErrorCode; code != kerr.NotController.Code {
+		t.Errorf("ElectLeaders at broker %d (controller %d): code %d, want NOT_CONTROLLER", other, ctrl, code)
+	}
 }

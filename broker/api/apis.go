@@ -200,6 +200,7 @@ func New(cfg Config) *Apis {
 		33: a.handleAlterConfigs,
 		37: a.handleCreatePartitions,
 		42: a.handleDeleteGroups,
+		43: a.handleElectLeaders,
 		44: a.handleIncrementalAlterConfigs,
 		47: a.handleOffsetDelete,
 		60: a.handleDescribeCluster,
@@ -230,6 +231,9 @@ func (a *Apis) enabled(key int16) bool {
 		return a.meta != nil
 	case 7:
 		return true
+	case 43:
+		_, ok := a.controller.(LeaderElector)
+		return ok
 	case 19, 20, 32, 33, 37, 44:
 		return a.zk != nil && a.meta != nil
 	case 22:

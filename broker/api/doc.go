@@ -12,16 +12,23 @@
 //	                                            through the AdminZK interface (admin.go)
 //	ConfigHelper / ZkAdminManager (configs)     configs.go, 32_, 33_, 44_
 //	ZkProducerIdManager                         22_init_producer_id.go
+//	GroupCoordinator routing, offsets topic     groups.go, 08_–16_, 42_, 47_ (the coordinator
+//	  creation for FindCoordinator              itself is broker/group)
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
 //	MetadataCache                               not here: MetadataView interface
 //
 // Served keys (versions = Kafka 3.4 ZooKeeper mode ∩ kmsg, versions.go):
 // 0 Produce, 1 Fetch, 2 ListOffsets, 3 Metadata, 4 LeaderAndIsr,
-// 5 StopReplica, 6 UpdateMetadata, 7 ControlledShutdown, 18 ApiVersions,
-// 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords, 22 InitProducerId,
-// 23 OffsetForLeaderEpoch, 32 DescribeConfigs, 33 AlterConfigs,
-// 37 CreatePartitions, 44 IncrementalAlterConfigs, 60 DescribeCluster. A key
-// is advertised only when the dependencies its handler needs are wired.
+// 5 StopReplica, 6 UpdateMetadata, 7 ControlledShutdown, 8 OffsetCommit,
+// 9 OffsetFetch, 10 FindCoordinator, 11 JoinGroup, 12 Heartbeat,
+// 13 LeaveGroup, 14 SyncGroup, 15 DescribeGroups, 16 ListGroups,
+// 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
+// 22 InitProducerId, 23 OffsetForLeaderEpoch, 32 DescribeConfigs,
+// 33 AlterConfigs, 37 CreatePartitions, 42 DeleteGroups, 43 ElectLeaders,
+// 44 IncrementalAlterConfigs, 47 OffsetDelete, 60 DescribeCluster. A key is
+// advertised only when the dependencies its handler needs are wired (the
+// replica manager for the data path, the group coordinator for the group
+// keys, ...).
 //
 // Goroutines: none of its own. Handle runs on the calling connection's
 // goroutine (one request per connection at a time, STYLE.md §2); admin
