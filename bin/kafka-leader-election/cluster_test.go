@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+
+// TestAgainstCluster runs the tool against real in-process brokers. If the
+// brokers do not serve ElectLeaders (API key 43), the tool must fail with
+// the Java client's UnsupportedVersionException and exit 1; otherwise the
+// elections are checked end to end.
+func TestAgainstCluster(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"auto.leader.rebalance.enable": "false"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := c.Admin()
+	if _, err := adm.CreateTopic(ctx, 2, 3, nil, "elect"); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	c.WaitFor(20*time.Second, "leaders for elect", func() bool {
+		for p := int32(0); p < 2; p++ {
+			if s, ok := c.PartitionState("elect", p); !ok || s.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
+	bs := strings.Join(c.Bootstrap(), ",")
+	tool := func(args ...string) (string, string, int) {
+		var out, errOut strings.Builder
+		code := run(append([]string{"--bootstrap-server", bs}, args...), &out, &errOut, 20*time.Second)
+		return out.String(), errOut.String(), code
+	}
+	supported, err := admintool.BrokerSupports(ctx, c.Client(), 43)
+	if err != nil {
+		t.Fatalf("ApiVersions: %v", err)
+	}
+	if !supported {
+		out, errOut, code := tool("--election-type", "preferred", "--all-topic-partitions")
+		want := "Exception in thread \"main\" java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not support ELECT_LEADERS\n"
+		if code != 1 || out != "" || errOut != want {
+			t.Fatalf("unsupported ElectLeaders: exit %d stdout %q stderr %q", code, out, errOut)
+		}
+		return
+	}
+
+	// Every leader is preferred already: nothing to do.
+	out, errOut, code := tool("--election-type", "preferred", "--path-to-json-file", writeFile(t, `{"partitions":[{"topic":"elect","partition":0},{"topic":"elect","partition":1}]}`))
+	if code != 0 || out != "Valid replica already elected for partitions elect-0, elect-1\n" {
+		t.Fatalf("no-op election: %d %q %q", code, out, errOut)
+	}
+	// Unknown partition: a per-partition error, exit 1.
+	out, errOut, code = tool("--election-type", "preferred", "--topic", "elect", "--partition", "9")
+	if code != 1 || !strings.HasPrefix(out, "Error completing leader election (PREFERRED) for partition: elect-9: org.apache.kafka.common.errors.UnknownTopicOrPartitionException") ||
+		errOut != "Exception in thread \"main\" kafka.common.AdminCommandFailedException: 1 replica(s) could not be elected\n" {
+		t.Fatalf("unknown partition: %d %q %q", code, out, errOut)
+	}
+	// Unclean election with a live leader is not needed either.
+	out, errOut, code = tool("--election-type", "unclean", "--topic", "elect", "--partition", "0")
+	if code != 0 || out != "Valid replica already elected for partitions elect-0\n" {
+		t.Fatalf("unclean no-op: %d %q %q", code, out, errOut)
+	}
+
+	// Move leadership of partition 0 away from its preferred replica by
+	// restarting that broker, then elect it back.
+	md, err := adm.Metadata(ctx, "elect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0 := md.Topics["elect"].Partitions[0]
+	preferred := p0.Replicas[0]
+	c.StopBroker(c.Index(preferred))
+	c.WaitFor(20*time.Second, "a new leader for elect-0", func() bool {
+		s, ok := c.PartitionState("elect", 0)
+		return ok && s.Leader >= 0 && s.Leader != preferred
+	})
+	c.RestartBroker(c.Index(preferred))
+	c.WaitFor(30*time.Second, "the preferred replica back in the ISR of elect-0", func() bool {
+		s, ok := c.PartitionState("elect", 0)
+		return ok && slices.Contains(s.Isr, preferred)
+	})
+	bs = strings.Join(c.Bootstrap(), ",")
+	out, errOut, code = tool("--election-type", "preferred", "--topic", "elect", "--partition", "0")
+	if code != 0 || out != "Successfully completed leader election (PREFERRED) for partitions elect-0\n" {
+		t.Fatalf("preferred election: %d %q %q", code, out, errOut)
+	}
+	c.WaitFor(10*time.Second, "the preferred leader of elect-0", func() bool {
+		s, ok := c.PartitionState("elect", 0)
+		return ok && s.Leader == preferred
+	})
+}
