@@ -236,6 +236,7 @@ func (c *Coordinator) replaceStaticMemberLocked(g *Group, req *kmsg.JoinGroupReq
 	m.Assignment = old.Assignment
 	g.members[m.ID] = m
 	g.static[*req.InstanceID] = m.ID
+	previousLeader := g.leader
 	if g.leader == oldID {
 		g.leader = m.ID
 	}
@@ -250,8 +251,12 @@ func (c *Coordinator) replaceStaticMemberLocked(g *Group, req *kmsg.JoinGroupReq
 			c.scheduleSessionLocked(g, m)
 			batch := buildBatch(c.clock.Now(), []record.Record{{Key: EncodeGroupKey(g.id), Value: g.groupValueLocked(nil)}})
 			c.appendAsync(g.partition, batch, "static member "+m.ID+" of "+g.id)
+			// The previous leader id is returned so that a replaced leader
+			// does not believe it leads and compute an assignment that a
+			// Stable group would not distribute.
 			r := g.joinResponseLocked(m, req.Version)
 			r.Members = nil
+			r.LeaderID = previousLeader
 			return nil, r
 		}
 		return c.updateMemberAndRebalanceLocked(g, req, m, m), nil
@@ -299,7 +304,10 @@ func (c *Coordinator) addMemberAndRebalanceLocked(g *Group, req *kmsg.JoinGroupR
 	if g.leader == "" || g.members[g.leader] == nil {
 		g.leader = m.ID // the first joiner leads
 	}
-	g.newMemberAdded = true
+	if g.generation == 0 {
+		// Only a group's first rebalance extends its initial delay.
+		g.newMemberAdded = true
+	}
 	c.scheduleSessionLocked(g, m)
 	c.maybePrepareRebalanceLocked(g, "adding new member "+m.ID)
 	ch := m.joinCh
@@ -415,10 +423,32 @@ func (c *Coordinator) tryCompleteJoinLocked(g *Group) {
 // start the next generation and answer every parked join.
 func (c *Coordinator) completeJoinLocked(g *Group) {
 	g.initialDelay = false
+	// Dynamic members that did not rejoin are dropped; static ones stay
+	// (their session timeout decides), which is what lets a restarting
+	// static member keep its place.
 	for _, m := range g.sortedMembersLocked() {
-		if m.joinCh == nil {
+		if m.joinCh == nil && m.InstanceID == nil {
 			c.log.Info("member did not rejoin in time, removing it", "group", g.id, "member", m.ID)
 			c.removeMemberLocked(g, m)
+		}
+	}
+	if len(g.members) > 0 {
+		// The leader must be a member that rejoined.
+		if l := g.members[g.leader]; l == nil || l.joinCh == nil {
+			g.leader = ""
+			for _, m := range g.sortedMembersLocked() {
+				if m.joinCh != nil {
+					g.leader = m.ID
+					break
+				}
+			}
+		}
+		if g.leader == "" {
+			// Only static members that did not rejoin are left: wait
+			// another rebalance timeout for them (or their sessions).
+			c.log.Warn("group could not complete rebalance because no members rejoined", "group", g.id)
+			c.armRebalanceLocked(g, g.maxRebalanceTimeoutLocked())
+			return
 		}
 	}
 	now := c.clock.Now()
@@ -436,9 +466,6 @@ func (c *Coordinator) completeJoinLocked(g *Group) {
 		return
 	}
 	g.protocol = g.selectProtocolLocked()
-	if g.members[g.leader] == nil {
-		g.leader = g.sortedMembersLocked()[0].ID
-	}
 	if err := g.transitionLocked(CompletingRebalance, now); err != nil {
 		c.log.Error("illegal group state transition", "group", g.id, "err", err)
 		return
@@ -449,10 +476,12 @@ func (c *Coordinator) completeJoinLocked(g *Group) {
 	for _, m := range g.members {
 		m.isNew = false
 		m.Assignment = nil
-		m.joinCh <- g.joinResponseLocked(m, m.joinVer)
-		m.joinCh = nil
 		g.pendingSync[m.ID] = struct{}{}
-		c.touchSessionLocked(g, m)
+		if m.joinCh != nil {
+			m.joinCh <- g.joinResponseLocked(m, m.joinVer)
+			m.joinCh = nil
+			c.touchSessionLocked(g, m)
+		}
 	}
 	c.armSyncTimerLocked(g)
 }
@@ -591,6 +620,12 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 
 func (c *Coordinator) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) syncResult {
 	g, code := c.lookup(req.Group, false)
+	if code == kerr.CoordinatorLoadInProgress.Code {
+		// The rebalance state was lost with the old coordinator; older
+		// clients do not expect COORDINATOR_LOAD_IN_PROGRESS here, and
+		// REBALANCE_IN_PROGRESS makes them rejoin.
+		return syncResult{code: kerr.RebalanceInProgress.Code}
+	}
 	if code != 0 {
 		return syncResult{code: code}
 	}
@@ -810,15 +845,11 @@ func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest)
 
 func (c *Coordinator) leaveOneLocked(g *Group, l kmsg.LeaveGroupRequestMember) int16 {
 	id := l.MemberID
-	if l.InstanceID != nil {
-		cur := g.static[*l.InstanceID]
-		switch {
-		case cur == "":
-			return kerr.UnknownMemberID.Code
-		case id != "" && id != cur:
-			return kerr.FencedInstanceID.Code
-		}
-		id = cur // an admin may remove a static member by instance id alone
+	if id != "" && g.checkStaticLocked(id, l.InstanceID) != 0 {
+		return kerr.FencedInstanceID.Code
+	}
+	if l.InstanceID != nil && g.static[*l.InstanceID] != "" {
+		id = g.static[*l.InstanceID] // an admin may remove a static member by instance id alone
 	}
 	if t, ok := g.pending[id]; ok {
 		t.Stop()

@@ -170,3 +170,35 @@ func TestConcurrentMembersConverge(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// Static members that do not rejoin in time stay in the group (Kafka's
+// onCompleteJoin drops only dynamic ones); the rejoined member leads.
+func TestStaticMemberSurvivesMissedRejoin(t *testing.T) {
+	h := newHarness(t, testConfig())
+	i1, i2 := "i1", "i2"
+	j1 := h.joinAsync(joinReq(5, "s", "", &i1, "t"))
+	h.waitParkedJoins("s", 1)
+	j2 := h.joinAsync(joinReq(5, "s", "", &i2, "t"))
+	h.waitParkedJoins("s", 2)
+	h.clock.Advance(6 * time.Second)
+	r1, r2 := recv(t, j1), recv(t, j2)
+	s2 := h.syncAsync("s", r2.MemberID, 1, nil)
+	h.waitParkedSyncs("s", 1)
+	recv(t, h.syncAsync("s", r1.MemberID, 1, map[string][]byte{r1.MemberID: assignment("t", 0), r2.MemberID: assignment("t", 1)}))
+	recv(t, s2)
+
+	// i2 (the follower) changes its subscription; i1 only heartbeats.
+	j := h.joinAsync(joinReq(5, "s", r2.MemberID, &i2, "t", "u"))
+	h.waitParkedJoins("s", 1)
+	for i := 0; i < 5; i++ {
+		h.clock.Advance(5 * time.Second)
+		wantCode(t, "i1 heartbeat", h.heartbeat("s", r1.MemberID, 1, &i1), kerr.RebalanceInProgress)
+	}
+	h.clock.Advance(5 * time.Second) // rebalance timeout (30s) reached
+	r := recv(t, j)
+	wantCode(t, "rejoin", r.ErrorCode, nil)
+	if r.Generation != 2 || r.LeaderID != r2.MemberID || len(r.Members) != 2 {
+		t.Fatalf("rejoin %+v", r)
+	}
+	wantCode(t, "i1 still a member", h.heartbeat("s", r1.MemberID, 2, &i1), nil)
+}
