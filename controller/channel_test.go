@@ -68,3 +68,35 @@ func TestChannelManagerRemoveUnreachableBroker(t *testing.T) {
 		t.Fatal("removeBroker did not stop the sender")
 	}
 }
+
+// §17.2: versions are capped by what the recipient advertises (a Kafka 2.8
+// broker: LeaderAndIsr ≤ 5, UpdateMetadata ≤ 7, StopReplica ≤ 3).
+func TestChannelManagerCapsVersions(t *testing.T) {
+	fb := startFakeBroker(t, 1)
+	fb.maxVersions = map[int16]int16{4: 5, 6: 7, 5: 3}
+	done := make(chan struct{}, 3)
+	cm := newChannelManager(1, "PLAINTEXT", 5*time.Second, quietLogger(), func(int32, outgoingRequest, kmsg.Response) { done <- struct{}{} })
+	defer cm.shutdown()
+	cm.addBroker(Broker{ID: 1, Endpoints: []Endpoint{fb.endpoint()}})
+	lr := kmsg.NewPtrLeaderAndISRRequest()
+	lr.Version = leaderAndIsrVersion
+	um := kmsg.NewPtrUpdateMetadataRequest()
+	um.Version = updateMetadataVersion
+	sr := kmsg.NewPtrStopReplicaRequest()
+	sr.Version = stopReplicaVersion
+	cm.send([]outgoingRequest{{broker: 1, kind: kindLeaderAndIsr, req: lr}, {broker: 1, kind: kindUpdateMetadata, req: um}, {broker: 1, kind: kindStopReplica, req: sr}})
+	for range 3 {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no response")
+		}
+	}
+	got := map[int16]int16{}
+	for _, r := range fb.requests() {
+		got[r.Key()] = r.GetVersion()
+	}
+	if got[4] != 5 || got[6] != 7 || got[5] != 3 {
+		t.Fatalf("versions sent: %v", got)
+	}
+}

@@ -36,7 +36,7 @@ type Config struct {
 	AutoLeaderRebalanceEnable          bool          // auto.leader.rebalance.enable (true)
 	LeaderImbalancePerBrokerPercentage int           // leader.imbalance.per.broker.percentage (10)
 	LeaderImbalanceCheckInterval       time.Duration // leader.imbalance.check.interval.seconds (300 s)
-	DefaultReplicationFactor           int           // default.replication.factor (1)
+	DefaultReplicationFactor           int           // default.replication.factor (1); informational, topic creation happens outside the controller
 	ControllerSocketTimeout            time.Duration // controller.socket.timeout.ms (30 s)
 	Logger                             *slog.Logger
 	// StateChangeLogger receives every partition and replica transition

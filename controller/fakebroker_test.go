@@ -20,6 +20,10 @@ type fakeBroker struct {
 	id  int32
 	srv *network.Server
 
+	// maxVersions overrides the advertised maximum per API key (an older
+	// broker); set before the first connection.
+	maxVersions map[int16]int16
+
 	// mu guards the following.
 	mu       sync.Mutex
 	reqs     []kmsg.Request
@@ -60,6 +64,9 @@ func (fb *fakeBroker) hostPort() string {
 }
 
 func (fb *fakeBroker) Versions(key int16) (int16, int16, bool) {
+	if v, ok := fb.maxVersions[key]; ok {
+		return 0, v, true
+	}
 	switch key {
 	case 4:
 		return 0, 7, true
