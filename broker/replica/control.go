@@ -164,9 +164,9 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	defer func() {
 		p.mu.Unlock()
 		if code == 0 {
-			// Parked fetches re-check leadership; appends were fenced by
-			// the write lock.
-			m.wakeFetches(tp)
+			// Parked fetches and acks=all produces re-check leadership
+			// (and the HW); appends were fenced by the write lock.
+			m.wakeOnHighWatermark(tp)
 		}
 	}()
 
@@ -213,7 +213,7 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	p.leaderEpoch = st.LeaderEpoch
 
 	if st.Leader == m.cfg.BrokerID {
-		m.becomeLeaderLocked(p, st)
+		m.becomeLeaderLocked(p, st, wasLeader)
 		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 			"from", from, "to", "leader", "leader_epoch", st.LeaderEpoch, "isr", st.ISR,
 			"controller_epoch", req.ControllerEpoch, "reason", "LeaderAndIsr")
@@ -248,9 +248,10 @@ func roleName(leader bool, leaderID int32) string {
 }
 
 // becomeLeaderLocked is replication.md §10.1. Must hold p.mu (write).
-func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition) {
+func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition, wasLeader bool) {
 	p.leaderID = m.cfg.BrokerID
 	p.isr = slices.Clone(st.ISR)
+	p.pendingIsr = nil
 	leo := p.log.LogEndOffset()
 	// The new epoch starts at the current log end even if nothing is ever
 	// written in it, so followers holding records of a failed later epoch
@@ -262,19 +263,49 @@ func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestT
 		m.log.Error("recording leader epoch", "topic", p.tp.Topic, "partition", p.tp.Partition,
 			"leader_epoch", st.LeaderEpoch, "err", err)
 	}
+	// Follower tracking restarts with the epoch (step 5): ISR members get
+	// a fresh lag allowance; a broker that was not leader knows nothing of
+	// its followers' logs, so ISR members hold the HW until they fetch.
+	now := m.cfg.Clock()
+	p.hwMu.Lock()
+	old := p.remotes
+	p.remotes = make(map[int32]*remoteReplica, len(p.replicas))
+	for _, id := range p.replicas {
+		if id == p.brokerID {
+			continue
+		}
+		r := newRemoteReplica()
+		inIsr := containsBroker(p.isr, id)
+		if inIsr {
+			r.lastCaughtUp = now
+		}
+		if prev := old[id]; wasLeader && prev != nil {
+			r.leo, r.logStart = prev.leo, prev.logStart
+			r.lastFetchLeaderLEO = leo
+			if inIsr {
+				r.lastFetchTime = now
+			}
+		}
+		p.remotes[id] = r
+	}
 	// The HW loaded from replication-offset-checkpoint stays where it is
-	// (clamped by storage); with no followers replicating yet it then moves
-	// to the log end.
-	p.maybeIncrementHighWatermark(p.log)
+	// (clamped by storage) until the followers of the ISR report their log
+	// ends; with ISR = {leader} it moves to the log end now.
+	p.maybeIncrementHighWatermarkHwLocked(p.log, now, m.cfg.ReplicaLagTimeMax)
+	p.hwMu.Unlock()
 }
 
 // becomeFollowerLocked is replication.md §10.2. Must hold p.mu (write).
-// Followers stop accepting produce; fetching from the leader is the
-// Fetcher's job (the extension point for the replication issue).
+// Followers stop accepting produce and do not track an ISR; fetching from
+// the leader is the Fetcher's job.
 func (m *Manager) becomeFollowerLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition) {
 	p.leaderID = st.Leader
 	p.isr = nil
+	p.pendingIsr = nil
 	p.epochStartOffset = -1
+	p.hwMu.Lock()
+	clear(p.remotes)
+	p.hwMu.Unlock()
 }
 
 // StopReplica stops (and optionally deletes) partition replicas
@@ -364,6 +395,7 @@ func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) 
 		p.log = nil
 		p.leaderID = noLeader
 		p.isr = nil
+		p.pendingIsr = nil
 		p.mu.Unlock()
 		m.mu.Lock()
 		if m.partitions[tp] == p {
@@ -372,8 +404,9 @@ func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) 
 		m.mu.Unlock()
 		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 			"to", "deleted", "reason", "StopReplica")
-		// Parked fetches complete now (they will see the partition gone).
-		m.wakeFetches(tp)
+		// Parked fetches and produces complete now (they will see the
+		// partition gone).
+		m.wakeOnHighWatermark(tp)
 		if _, ok := m.logs.GetLog(tp); ok {
 			if err := m.logs.DeleteLog(tp); err != nil {
 				return m.storageErrorCode(err, tp, "delete_log")
@@ -384,7 +417,7 @@ func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) 
 	p.mu.Unlock()
 	m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 		"to", "stopped", "reason", "StopReplica")
-	m.wakeFetches(tp)
+	m.wakeOnHighWatermark(tp)
 	return 0
 }
 

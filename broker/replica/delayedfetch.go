@@ -26,7 +26,7 @@ func (d *delayedFetch) TryComplete() bool {
 	if d.ctx.Err() != nil {
 		return true // the connection is closing: release the entry
 	}
-	reads, total, hasErr := d.m.readParts(d.parts, d.params)
+	reads, total, hasErr := d.m.readParts(d.parts, d.params, false)
 	return total >= int(d.params.minBytes) || hasErr || leadershipChanged(d.first, reads)
 }
 

@@ -25,6 +25,7 @@ type fetchPart struct {
 	fetchOffset        int64
 	currentLeaderEpoch int32
 	lastFetchedEpoch   int32
+	logStartOffset     int64 // the follower's log start (v5+), -1 otherwise
 	maxBytes           int32
 	resolveErr         int16 // e.g. UNKNOWN_TOPIC_ID for an unknown v13 topic id
 }
@@ -251,6 +252,7 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 				fetchOffset:        p.FetchOffset,
 				currentLeaderEpoch: -1,
 				lastFetchedEpoch:   -1,
+				logStartOffset:     -1,
 				maxBytes:           p.PartitionMaxBytes,
 				resolveErr:         resolveErr,
 			}
@@ -259,6 +261,9 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 			}
 			if req.Version >= 12 {
 				fp.lastFetchedEpoch = p.LastFetchedEpoch
+			}
+			if req.Version >= 5 {
+				fp.logStartOffset = p.LogStartOffset
 			}
 			out = append(out, fp)
 		}
@@ -271,7 +276,7 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 // purgatory (DelayedFetch, replication.md §6.1) until it can complete; then
 // it reads again and returns what is there.
 func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
-	reads, total, hasErr := m.readParts(parts, params)
+	reads, total, hasErr := m.readParts(parts, params, true)
 	if params.maxWait <= 0 || params.minBytes <= 0 || total >= int(params.minBytes) || hasErr || len(parts) == 0 {
 		return reads, nil
 	}
@@ -297,7 +302,7 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	reads, _, _ = m.readParts(parts, params)
+	reads, _, _ = m.readParts(parts, params, false)
 	return reads, nil
 }
 
@@ -312,8 +317,11 @@ func leadershipChanged(a, b []partRead) bool {
 
 // readParts applies the response size limits: each partition at most its
 // partition_max_bytes, the response at most max_bytes, and the first
-// partition with data at least one whole batch (KIP-74).
-func (m *Manager) readParts(parts []fetchPart, params fetchParams) ([]partRead, int, bool) {
+// partition with data at least one whole batch (KIP-74). first is true for
+// the read when the request arrives (not the re-reads of a parked fetch):
+// only that one updates the leader's view of a follower (replication.md §6
+// step 7).
+func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) ([]partRead, int, bool) {
 	reads := make([]partRead, len(parts))
 	limit := params.maxBytes
 	minOne := true
@@ -321,7 +329,7 @@ func (m *Manager) readParts(parts []fetchPart, params fetchParams) ([]partRead, 
 	hasErr := false
 	for i := range parts {
 		max := min(parts[i].maxBytes, limit)
-		reads[i] = m.readPartition(&parts[i], params, max, minOne)
+		reads[i] = m.readPartition(&parts[i], params, max, minOne, first)
 		if reads[i].code != 0 {
 			hasErr = true
 		}
@@ -344,7 +352,28 @@ func max32(a, b int32) int32 {
 	return b
 }
 
-func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool) partRead {
+// followerUpdate is what a follower fetch changed on the leader; acted on
+// after the partition lock is released.
+type followerUpdate struct {
+	hwRose    bool
+	tryExpand bool
+}
+
+func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool, first bool) partRead {
+	var upd followerUpdate
+	r := m.readPartitionOnce(fp, params, maxBytes, minOne, first, &upd)
+	if upd.hwRose {
+		m.wakeOnHighWatermark(fp.tp)
+	}
+	if upd.tryExpand {
+		if p, ok := m.Partition(fp.tp); ok {
+			m.maybeExpandIsr(p, params.replicaID)
+		}
+	}
+	return r
+}
+
+func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool, first bool, upd *followerUpdate) partRead {
 	r := partRead{hw: -1, lso: -1, logStart: -1, leaderEpoch: -1}
 	if fp.resolveErr != 0 {
 		r.code = fp.resolveErr
@@ -418,8 +447,22 @@ func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int3
 		maxOffset = lso
 	}
 	r.hw, r.lso, r.logStart = hw, lso, logStart
-	// TODO(replication): a follower fetch updates the follower's state here
-	// (fetch offset = its LEO), may expand the ISR and advance the HW.
+	if follower && first {
+		// The fetch offset is what the follower has (replication.md §2);
+		// the response still carries the HW from before this update, so
+		// the follower learns it one exchange later, as in Kafka.
+		now := m.cfg.Clock()
+		p.hwMu.Lock()
+		rr := p.remotes[params.replicaID]
+		if rr == nil {
+			rr = newRemoteReplica()
+			p.remotes[params.replicaID] = rr
+		}
+		rr.updateFetchState(fp.fetchOffset, fp.logStartOffset, now, leo)
+		upd.hwRose = p.maybeIncrementHighWatermarkHwLocked(log, now, m.cfg.ReplicaLagTimeMax)
+		upd.tryExpand = !containsBroker(p.isr, params.replicaID) && p.pendingIsr == nil
+		p.hwMu.Unlock()
+	}
 	if fp.fetchOffset >= maxOffset || maxBytes <= 0 && !minOne {
 		return r
 	}

@@ -2,9 +2,12 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -157,4 +160,90 @@ func onlyFetchPartition(t *testing.T, resp *kmsg.FetchResponse) kmsg.FetchRespon
 		t.Fatalf("unexpected fetch response shape: %+v", resp)
 	}
 	return resp.Topics[0].Partitions[0]
+}
+
+// waitFor polls cond every few milliseconds for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// followerFetch sends the fetch a follower (replica id r) would send at
+// offset, with no long poll, and returns its only partition.
+func followerFetch(t *testing.T, m *Manager, r int32, topic string, partition int32, offset int64, epoch int32) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := fetchReq(topic, partition, offset, func(q *kmsg.FetchRequest) {
+		q.ReplicaID = r
+		q.Topics[0].Partitions[0].CurrentLeaderEpoch = epoch
+		q.Topics[0].Partitions[0].LastFetchedEpoch = -1
+	})
+	return onlyFetchPartition(t, doFetch(t, m, req))
+}
+
+// fakeClock is a settable clock for ISR decisions.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1700000000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// fakeIsrUpdater records ISR writes; conflict makes the next write fail
+// with a version conflict.
+type fakeIsrUpdater struct {
+	mu       sync.Mutex
+	writes   []IsrState
+	notified [][]TopicPartition
+	conflict bool
+	fail     error
+}
+
+func (f *fakeIsrUpdater) UpdateIsr(tp TopicPartition, st IsrState) (int32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conflict {
+		f.conflict = false
+		return 0, fmt.Errorf("write %s-%d: %w", tp.Topic, tp.Partition, ErrIsrVersionConflict)
+	}
+	if f.fail != nil {
+		err := f.fail
+		f.fail = nil
+		return 0, err
+	}
+	f.writes = append(f.writes, st)
+	return st.PartitionEpoch + 1, nil
+}
+
+func (f *fakeIsrUpdater) NotifyIsrChange(tps []TopicPartition) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notified = append(f.notified, tps)
+	return nil
+}
+
+func (f *fakeIsrUpdater) lastWrite() (IsrState, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.writes) == 0 {
+		return IsrState{}, 0
+	}
+	return f.writes[len(f.writes)-1], len(f.writes)
 }

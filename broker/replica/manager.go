@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klassik/klassik/broker/purgatory"
@@ -30,9 +31,25 @@ type Config struct {
 	// MinInsyncReplicas returns min.insync.replicas for a topic (topic
 	// override over the broker default). Nil means 1.
 	MinInsyncReplicas func(topic string) int
-	// ReplicaLagTimeMax is replica.lag.time.max.ms; kept for the ISR
-	// maintenance of the replication issue.
+	// ReplicaLagTimeMax is replica.lag.time.max.ms: a follower that has
+	// not caught up for this long leaves the ISR. 0 means 30 s.
 	ReplicaLagTimeMax time.Duration
+	// IsrUpdater persists ISR changes made by this broker as a leader
+	// (NewZkIsrUpdater); nil applies them locally only.
+	IsrUpdater IsrUpdater
+	// IsBrokerAlive tells whether a follower is a live broker (metadata
+	// cache); only live brokers join an ISR. Nil: every replica is eligible.
+	IsBrokerAlive func(id int32) bool
+	// ReplicaFetch configures the replica fetcher the manager creates and
+	// owns when Fetcher is nil and ReplicaFetch.Dial is set.
+	ReplicaFetch FetcherConfig
+	// ProducePurgatory holds acks=all produce requests waiting for the ISR
+	// (DelayedProduce); nil means the manager creates and owns one, with
+	// PurgatoryClock.
+	ProducePurgatory *purgatory.Purgatory
+	// Metrics is the registry for IsrShrinksPerSec, IsrExpandsPerSec and
+	// UnderReplicatedPartitions; nil disables them.
+	Metrics gometrics.Registry
 	// MaxSessions is max.incremental.fetch.session.cache.slots (default
 	// 1000); 0 means the default, negative disables fetch sessions.
 	MaxSessions int
@@ -94,10 +111,22 @@ type Manager struct {
 	// replicaStateChangeLock); taken before mu and before any Partition.mu.
 	controlMu sync.Mutex
 
-	fetches    *purgatory.Purgatory // parked fetches (DelayedFetch)
-	ownFetches bool                 // created here, so shut down here
-	sessions   *sessionCache
+	fetches     *purgatory.Purgatory // parked fetches (DelayedFetch)
+	ownFetches  bool                 // created here, so shut down here
+	produces    *purgatory.Purgatory // acks=all produce (DelayedProduce)
+	ownProduces bool
+	sessions    *sessionCache
+	fetcher     *FetcherManager // created here (Config.ReplicaFetch), nil otherwise
+	metrics     replicaMetrics
 
+	// isrNotifyMu guards the following (a leaf lock).
+	isrNotifyMu        sync.Mutex
+	isrChanged         map[TopicPartition]struct{}
+	lastIsrChange      time.Time
+	lastIsrPropagation time.Time
+
+	startOnce sync.Once
+	isrWG     sync.WaitGroup // the ISR maintenance goroutine
 	closeOnce sync.Once
 	done      chan struct{}
 }
@@ -117,6 +146,9 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = 1000
 	}
+	if cfg.ReplicaLagTimeMax <= 0 {
+		cfg.ReplicaLagTimeMax = 30 * time.Second
+	}
 	m := &Manager{
 		cfg:             cfg,
 		logs:            logs,
@@ -129,24 +161,42 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 		topicIDs:        make(map[string][16]byte),
 		fetches:         cfg.FetchPurgatory,
 		sessions:        newSessionCache(cfg.MaxSessions, cfg.Clock),
+		produces:        cfg.ProducePurgatory,
+		isrChanged:      make(map[TopicPartition]struct{}),
 		done:            make(chan struct{}),
 	}
 	if m.fetches == nil {
 		m.fetches = purgatory.New("Fetch", cfg.PurgatoryClock)
 		m.ownFetches = true
 	}
+	if m.produces == nil {
+		m.produces = purgatory.New("Produce", cfg.PurgatoryClock)
+		m.ownProduces = true
+	}
+	m.metrics = newReplicaMetrics(cfg.Metrics, m)
+	if cfg.Fetcher == nil && cfg.ReplicaFetch.Dial != nil {
+		m.fetcher = NewFetcherManager(cfg.ReplicaFetch, m)
+		m.cfg.Fetcher = m.fetcher
+	}
 	return m
 }
 
-// Shutdown refuses new long polls and, when the manager created its fetch
-// purgatory, shuts it down so every parked fetch answers with what it has.
-// The manager starts no goroutines of its own: each parked fetch waits on
-// its connection's goroutine.
+// Shutdown stops the replica fetchers and the ISR maintenance goroutine
+// (waiting for them), refuses new long polls and, for the purgatories the
+// manager created, shuts them down so every parked fetch answers with what
+// it has and every parked acks=all produce with its current statuses.
 func (m *Manager) Shutdown() {
 	m.closeOnce.Do(func() {
 		close(m.done)
+		m.isrWG.Wait()
+		if m.fetcher != nil {
+			m.fetcher.Shutdown()
+		}
 		if m.ownFetches {
 			m.fetches.Shutdown()
+		}
+		if m.ownProduces {
+			m.produces.Shutdown()
 		}
 	})
 }

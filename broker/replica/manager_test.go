@@ -187,7 +187,18 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 	if c := lairCode(t, resp); c != 0 {
 		t.Fatal(c)
 	}
-	if r := produceOne(t, m, -1, "strict", 0, makeBatch(1, "b")); r.ErrorCode != 0 || r.BaseOffset != 1 {
+	// acks=all now waits until follower 2 has the record: its fetch at
+	// offset 2 (the log end after the append) tells the leader so.
+	got := make(chan kmsg.ProduceResponseTopicPartition, 1)
+	go func() { got <- produceOne(t, m, -1, "strict", 0, makeBatch(1, "b")) }()
+	waitFor(t, "append of b", func() bool { return store.logs[TopicPartition{"strict", 0}].LogEndOffset() == 2 })
+	select {
+	case r := <-got:
+		t.Fatalf("acks=all answered before the follower had the record: %+v", r)
+	default:
+	}
+	followerFetch(t, m, 2, "strict", 0, 2, 1)
+	if r := <-got; r.ErrorCode != 0 || r.BaseOffset != 1 {
 		t.Fatalf("acks=all with ISR 2: %+v", r)
 	}
 }

@@ -364,3 +364,94 @@ func batchValues(data []byte) (offsets []int64, values []string, err error) {
 	}
 	return offsets, values, nil
 }
+
+// AppendAsFollower keeps the leader's offsets and epochs; like storage it
+// refuses batches that start below the log end or leave a gap.
+func (l *memLog) AppendAsFollower(records []byte) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	info := AppendResult{FirstOffset: -1, LogAppendTime: -1}
+	rest := records
+	for len(rest) > 0 {
+		if len(rest) < 61 {
+			return info, kerr.CorruptMessage
+		}
+		n := int(int32(binary.BigEndian.Uint32(rest[8:])))
+		if n < 49 || n+12 > len(rest) {
+			return info, kerr.CorruptMessage
+		}
+		b := bytes.Clone(rest[:n+12])
+		rest = rest[n+12:]
+		if crc32.Checksum(b[21:], castagnoli) != binary.BigEndian.Uint32(b[17:]) {
+			return info, kerr.CorruptMessage
+		}
+		if batchBase(b) != l.leo {
+			return info, kerr.OffsetOutOfRange
+		}
+		epoch := int32(binary.BigEndian.Uint32(b[12:]))
+		if len(l.epochs) == 0 || l.epochs[len(l.epochs)-1].epoch < epoch {
+			l.assignLocked(epoch, l.leo)
+		}
+		if info.FirstOffset < 0 {
+			info.FirstOffset = l.leo
+		}
+		l.batches = append(l.batches, b)
+		info.NumMessages += int32(binary.BigEndian.Uint32(b[57:]))
+		l.leo = batchLast(b) + 1
+	}
+	info.LastOffset = l.leo - 1
+	info.LogStartOffset = l.logStart
+	return info, nil
+}
+
+// TruncateTo drops whole batches at or after offset (leaders write batch
+// boundaries the followers copy, so truncation points are boundaries).
+func (l *memLog) TruncateTo(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if offset >= l.leo {
+		return nil
+	}
+	kept := l.batches[:0]
+	newLEO := l.logStart
+	for _, b := range l.batches {
+		if batchLast(b) < offset {
+			kept = append(kept, b)
+			newLEO = batchLast(b) + 1
+		}
+	}
+	l.batches = kept
+	l.leo = max(newLEO, min(offset, l.logStart))
+	if l.hw > l.leo {
+		l.hw = l.leo
+	}
+	ke := l.epochs[:0]
+	for _, e := range l.epochs {
+		if e.start < l.leo {
+			ke = append(ke, e)
+		}
+	}
+	l.epochs = ke
+	return nil
+}
+
+func (l *memLog) TruncateFullyAndStartAt(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.batches, l.epochs = nil, nil
+	l.logStart, l.leo, l.hw = offset, offset, offset
+	return nil
+}
+
+// bytesUpTo returns the log's batches below end, for comparing replicas.
+func (l *memLog) bytesUpTo(end int64) []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []byte
+	for _, b := range l.batches {
+		if batchLast(b) < end {
+			out = append(out, b...)
+		}
+	}
+	return out
+}

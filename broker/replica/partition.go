@@ -3,6 +3,7 @@ package replica
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -33,10 +34,15 @@ type Partition struct {
 	// epochStartOffset is the log end when this broker became leader for
 	// leaderEpoch; -1 on followers.
 	epochStartOffset int64
+	// pendingIsr is the ISR change in flight (written to ZooKeeper, answer
+	// not applied yet); nil when none. At most one per partition.
+	pendingIsr *isrChange
 
 	// hwMu serialises high-watermark advances so that two appends finishing
-	// in either order can never move the HW backwards. Taken after mu.
-	hwMu sync.Mutex
+	// in either order can never move the HW backwards, and guards the
+	// following follower states (leader only). Taken after mu.
+	hwMu    sync.Mutex
+	remotes map[int32]*remoteReplica
 }
 
 func newPartition(tp TopicPartition, brokerID int32) *Partition {
@@ -48,6 +54,7 @@ func newPartition(tp TopicPartition, brokerID int32) *Partition {
 		partitionEpoch:   -1,
 		controllerEpoch:  -1,
 		epochStartOffset: -1,
+		remotes:          make(map[int32]*remoteReplica),
 	}
 }
 
@@ -144,23 +151,36 @@ func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bo
 	return leaderState{log: p.log, leaderEpoch: p.leaderEpoch, isrSize: len(p.isr), esOffset: p.epochStartOffset}, nil
 }
 
-// maybeIncrementHighWatermark advances the HW of a leader.
-//
-// Until follower replication lands, the leader moves its HW to its log end
-// whatever the ISR holds: with ISR = {leader} this is exactly Kafka's rule
-// (replication.md §4, the only candidate is the leader's LEO); with more ISR
-// members it is a documented simplification that the replication issue
-// replaces with the minimum over caught-up followers. Returns whether the HW
-// rose, so callers wake parked fetches.
-func (p *Partition) maybeIncrementHighWatermark(log Log) bool {
+// maybeIncrementHighWatermark advances the HW of a leader to the smallest
+// log end offset among the leader and the followers that count
+// (replication.md §4): members of the maximal ISR, and caught-up followers
+// outside it. The HW never decreases. Must hold p.mu (read or write);
+// takes hwMu. Returns whether the HW rose, so callers complete delayed
+// produce and fetch requests (after releasing p.mu).
+func (p *Partition) maybeIncrementHighWatermark(log Log, now time.Time, lagMax time.Duration) bool {
 	p.hwMu.Lock()
 	defer p.hwMu.Unlock()
+	return p.maybeIncrementHighWatermarkHwLocked(log, now, lagMax)
+}
+
+func (p *Partition) maybeIncrementHighWatermarkHwLocked(log Log, now time.Time, lagMax time.Duration) bool {
 	leo := log.LogEndOffset()
-	if leo > log.HighWatermark() {
-		log.SetHighWatermark(leo)
+	candidate := highWatermarkCandidate(p.brokerID, leo, p.replicas, p.maximalIsrLocked(), p.remotes, now, lagMax)
+	if candidate > log.HighWatermark() {
+		log.SetHighWatermark(candidate)
 		return true
 	}
 	return false
+}
+
+// maximalIsrLocked is the committed ISR plus a replica whose addition is in
+// flight (replication.md §1): the set used for the HW and acks=all. During
+// a pending shrink it is still the committed, larger ISR.
+func (p *Partition) maximalIsrLocked() []int32 {
+	if p.pendingIsr != nil && p.pendingIsr.expand {
+		return p.pendingIsr.newIsr
+	}
+	return p.isr
 }
 
 func containsBroker(ids []int32, id int32) bool { return slices.Contains(ids, id) }

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,6 +40,12 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 
 	clientID := clientIDFrom(ctx)
 	failed := false
+	// acks=all partitions that appended, with where their response goes.
+	type waiting struct {
+		topic, part int
+		pp          *producePart
+	}
+	var waits []waiting
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -66,6 +73,10 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 						sp.BaseOffset = info.FirstOffset
 						sp.LogAppendTime = info.LogAppendTime
 						sp.LogStartOffset = info.LogStartOffset
+						if req.Acks == -1 {
+							waits = append(waits, waiting{len(resp.Topics), len(st.Partitions),
+								&producePart{tp: tp, requiredOffset: info.LastOffset + 1, code: kerr.RequestTimedOut.Code}})
+						}
 					} else if req.Version >= 8 && err != nil {
 						msg := err.Error()
 						sp.ErrorMessage = &msg
@@ -85,6 +96,27 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			return nil, ErrAcksZeroFailed
 		}
 		return nil, nil
+	}
+	if len(waits) > 0 {
+		// acks=all: wait until the ISR has the records (DelayedProduce).
+		op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{})}
+		keys := make([]string, 0, len(waits))
+		for _, w := range waits {
+			op.parts = append(op.parts, w.pp)
+			keys = append(keys, partitionKey(w.pp.tp))
+		}
+		timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+		m.produces.TryCompleteElseWatch(op, timeout, keys...)
+		select {
+		case <-op.done:
+		case <-ctx.Done():
+			m.produces.CheckAndComplete(keys[0])
+			<-op.done
+			return nil, ctx.Err()
+		}
+		for _, w := range waits {
+			resp.Topics[w.topic].Partitions[w.part].ErrorCode = w.pp.code
+		}
 	}
 	return resp, nil
 }
@@ -135,18 +167,21 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, 
 	} else {
 		info, err = log.AppendAsLeader(records, p.leaderEpoch)
 	}
-	p.mu.RUnlock()
 	if err != nil {
+		p.mu.RUnlock()
 		return AppendResult{}, err
 	}
-	// acks=all is acknowledged here, exactly like acks=1, until follower
-	// replication lands: the HW moves to the leader's log end right away
-	// (see maybeIncrementHighWatermark), so the completion rule "HW >= last
-	// appended offset + 1" (replication.md §3.2) already holds and no
-	// DelayedProduce is needed. The replication issue parks acks=all
-	// requests in the purgatory instead.
-	if p.maybeIncrementHighWatermark(log) || info.NumMessages > 0 {
+	// With ISR = {leader} (and no caught-up follower outside it) the HW
+	// follows the log end at once; otherwise followers' fetches move it.
+	hwRose := p.maybeIncrementHighWatermark(log, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
+	p.mu.RUnlock()
+	// Parked follower fetches wait for new data (LEO), consumer fetches
+	// and acks=all produces for the HW.
+	if hwRose || info.NumMessages > 0 {
 		m.wakeFetches(tp)
+	}
+	if hwRose {
+		m.wakeProduces(tp)
 	}
 	return info, nil
 }

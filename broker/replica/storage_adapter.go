@@ -76,6 +76,20 @@ func (s storageLog) AppendAsCoordinator(records []byte, leaderEpoch int32) (Appe
 	return appendResult(info), nil
 }
 
+func (s storageLog) AppendAsFollower(records []byte) (AppendResult, error) {
+	info, err := s.l.AppendAsFollower(records)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	return appendResult(info), nil
+}
+
+func (s storageLog) TruncateTo(offset int64) error { return s.l.TruncateTo(offset) }
+
+func (s storageLog) TruncateFullyAndStartAt(offset int64) error {
+	return s.l.TruncateFullyAndStartAt(offset)
+}
+
 func appendResult(info storage.AppendInfo) AppendResult {
 	return AppendResult{
 		FirstOffset:    info.FirstOffset,

@@ -324,7 +324,7 @@ func TestUnspliceReadsRecordsIntoMemory(t *testing.T) {
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "a", "b"))
 	parts := m.fetchPartsFromRequest(fetchReq("t", 0, 0))
 	params := fetchParams{version: 12, replicaID: -1, maxBytes: 1 << 20}
-	reads, _, _ := m.readParts(parts, params)
+	reads, _, _ := m.readParts(parts, params, false)
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version = 12
 	rt := kmsg.NewFetchResponseTopic()

@@ -51,6 +51,14 @@ type Log interface {
 	// itself (group and transaction coordinators, transaction markers).
 	AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendResult, error)
 	Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (ReadResult, error)
+	// AppendAsFollower appends batches copied from the leader with their
+	// offsets and leader epochs (the epoch cache follows the batches).
+	AppendAsFollower(records []byte) (AppendResult, error)
+	// TruncateTo removes every record at or after offset (no-op at or
+	// beyond the log end), with the epoch cache and producer state.
+	TruncateTo(offset int64) error
+	// TruncateFullyAndStartAt empties the log and restarts it at offset.
+	TruncateFullyAndStartAt(offset int64) error
 
 	LogStartOffset() int64
 	LogEndOffset() int64

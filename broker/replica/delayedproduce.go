@@ -1,0 +1,89 @@
+package replica
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// producePart is one partition of an acks=all produce waiting for the ISR.
+type producePart struct {
+	tp             TopicPartition
+	requiredOffset int64 // last appended offset + 1
+	code           int16 // REQUEST_TIMED_OUT until done
+	done           bool
+}
+
+// delayedProduce is Kafka's DelayedProduce (replication.md §3.3): an
+// acks=all produce that appended locally parks in the produce purgatory,
+// watched under each appended partition, until the HW of every one of them
+// passes its last appended offset, the partition stops being led here, the
+// produce timeout runs out, or the request's connection goes away.
+// TryComplete runs under the purgatory's per-operation lock, so parts is
+// only touched by one goroutine at a time; the parked request reads the
+// statuses after done is closed.
+type delayedProduce struct {
+	m     *Manager
+	parts []*producePart
+	ctx   context.Context
+	done  chan struct{}
+}
+
+func (d *delayedProduce) TryComplete() bool {
+	if d.ctx.Err() != nil {
+		return true // the connection is closing: release the entry
+	}
+	all := true
+	for _, pp := range d.parts {
+		if pp.done {
+			continue
+		}
+		if code, ok := d.m.checkEnoughReplicasReachOffset(pp.tp, pp.requiredOffset); ok {
+			pp.code, pp.done = code, true
+		} else {
+			all = false
+		}
+	}
+	return all
+}
+
+func (d *delayedProduce) OnComplete()   { close(d.done) }
+func (d *delayedProduce) OnExpiration() {}
+
+// checkEnoughReplicasReachOffset is replication.md §3.2: done with
+// NOT_LEADER_OR_FOLLOWER when this broker no longer leads the partition;
+// done once the HW reached requiredOffset, with NONE if the maximal ISR
+// still has min.insync.replicas members and NOT_ENOUGH_REPLICAS_AFTER_APPEND
+// otherwise (the records are in the log and will be visible, but the
+// durability asked for was not reached); else not done.
+func (m *Manager) checkEnoughReplicasReachOffset(tp TopicPartition, requiredOffset int64) (int16, bool) {
+	p, ok := m.Partition(tp)
+	if !ok {
+		return kerr.NotLeaderForPartition.Code, true
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if !p.isLeaderLocked() {
+		return kerr.NotLeaderForPartition.Code, true
+	}
+	if p.log.HighWatermark() < requiredOffset {
+		return 0, false
+	}
+	if len(p.maximalIsrLocked()) < m.minISR(tp.Topic) {
+		return kerr.NotEnoughReplicasAfterAppend.Code, true
+	}
+	return 0, true
+}
+
+// wakeProduces re-checks the acks=all produces parked on tp. Never call it
+// holding a Partition's lock.
+func (m *Manager) wakeProduces(tp TopicPartition) {
+	m.produces.CheckAndComplete(partitionKey(tp))
+}
+
+// wakeOnHighWatermark re-checks everything parked on tp after its HW rose
+// or its role changed.
+func (m *Manager) wakeOnHighWatermark(tp TopicPartition) {
+	m.wakeFetches(tp)
+	m.wakeProduces(tp)
+}

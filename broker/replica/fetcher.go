@@ -1,0 +1,660 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
+)
+
+// LeaderClient is one connection to a partition leader (network.Client).
+type LeaderClient interface {
+	Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+	Close() error
+}
+
+// FetcherConfig is the replica fetcher's part of the broker configuration
+// (replication.md §5, §16).
+type FetcherConfig struct {
+	NumFetchers      int           // num.replica.fetchers (default 1)
+	MinBytes         int32         // replica.fetch.min.bytes (1)
+	MaxBytes         int32         // replica.fetch.max.bytes, per partition (1048576)
+	ResponseMaxBytes int32         // replica.fetch.response.max.bytes (10485760)
+	MaxWait          time.Duration // replica.fetch.wait.max.ms (500)
+	Backoff          time.Duration // replica.fetch.backoff.ms (1000)
+	// Dial connects to a leader's inter-broker endpoint (NetworkDialer in
+	// the broker; an in-process client in tests). Nil: no fetcher.
+	Dial   func(ctx context.Context, host string, port int32) (LeaderClient, error)
+	Logger *slog.Logger
+}
+
+// NetworkDialer dials leaders with broker/network; timeout is
+// replica.socket.timeout.ms (connect and per-request deadline).
+func NetworkDialer(clientID string, timeout time.Duration) func(ctx context.Context, host string, port int32) (LeaderClient, error) {
+	return func(ctx context.Context, host string, port int32) (LeaderClient, error) {
+		c, err := network.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), clientID, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// FetcherManager is Kafka's ReplicaFetcherManager: it assigns follower
+// partitions to fetcher goroutines, num.replica.fetchers per source broker
+// (a partition goes to hash(partition) mod n), starts a goroutine when a
+// (leader, fetcher id) pair gets its first partition and stops it when its
+// last partition goes. It owns every goroutine it starts; Shutdown stops
+// and waits for all of them.
+type FetcherManager struct {
+	cfg FetcherConfig
+	m   *Manager
+	log *slog.Logger
+
+	// mu guards the following.
+	mu      sync.Mutex
+	threads map[fetcherKey]*fetcherThread
+	closed  bool
+}
+
+type fetcherKey struct {
+	leader int32
+	host   string
+	port   int32
+	id     int
+}
+
+// NewFetcherManager returns a fetcher manager feeding m's follower logs.
+func NewFetcherManager(cfg FetcherConfig, m *Manager) *FetcherManager {
+	if cfg.NumFetchers <= 0 {
+		cfg.NumFetchers = 1
+	}
+	if cfg.MinBytes <= 0 {
+		cfg.MinBytes = 1
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 1048576
+	}
+	if cfg.ResponseMaxBytes <= 0 {
+		cfg.ResponseMaxBytes = 10485760
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 500 * time.Millisecond
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = m.log
+	}
+	return &FetcherManager{cfg: cfg, m: m, log: cfg.Logger.With("component", "replica-fetcher-manager"), threads: make(map[fetcherKey]*fetcherThread)}
+}
+
+// fetcherID is Kafka's getFetcherId: abs(31 * topic.hashCode + partition)
+// mod num.replica.fetchers, with Java's String.hashCode.
+func fetcherID(tp TopicPartition, n int) int {
+	var h int32
+	for _, c := range tp.Topic { // UTF-16 units for the BMP, as Java
+		h = 31*h + int32(c)
+	}
+	v := 31*h + tp.Partition
+	if v < 0 {
+		v = -v
+		if v < 0 { // MinInt32
+			v = 0
+		}
+	}
+	return int(v) % n
+}
+
+// AddPartitions starts fetching each partition from its leader; a
+// partition already fetched by another goroutine (an older leader) moves.
+// Every partition starts in the Truncating state: the fetcher asks the
+// leader where its log stops agreeing (OffsetForLeaderEpoch) before it
+// fetches (replication.md §5.1, Klassik's default).
+func (f *FetcherManager) AddPartitions(parts map[TopicPartition]FollowerStart) {
+	var idle []*fetcherThread
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	for tp, st := range parts {
+		key := fetcherKey{st.LeaderID, st.LeaderHost, st.LeaderPort, fetcherID(tp, f.cfg.NumFetchers)}
+		for k, t := range f.threads {
+			if k != key && t.remove(tp) && t.empty() {
+				delete(f.threads, k)
+				idle = append(idle, t)
+			}
+		}
+		t := f.threads[key]
+		if t == nil {
+			t = newFetcherThread(f, key)
+			f.threads[key] = t
+			t.start()
+		}
+		t.add(tp, st)
+	}
+	f.mu.Unlock()
+	for _, t := range idle {
+		t.stop()
+	}
+}
+
+// RemovePartitions stops fetching the partitions; goroutines left without
+// partitions stop (Kafka's shutdownIdleFetcherThreads). When it returns,
+// no goroutine will start new work for them; a response in flight is
+// dropped by the leader-epoch check of the follower log.
+func (f *FetcherManager) RemovePartitions(tps []TopicPartition) {
+	var idle []*fetcherThread
+	f.mu.Lock()
+	for k, t := range f.threads {
+		for _, tp := range tps {
+			t.remove(tp)
+		}
+		if t.empty() {
+			delete(f.threads, k)
+			idle = append(idle, t)
+		}
+	}
+	f.mu.Unlock()
+	for _, t := range idle {
+		t.stop()
+	}
+}
+
+// removeFailed is called by a goroutine that gives up on a partition
+// (fenced with its own current epoch, or no longer following).
+func (f *FetcherManager) removeFailed(t *fetcherThread, tp TopicPartition, epoch int32, why string) {
+	t.mu.Lock()
+	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
+		delete(t.parts, tp)
+	}
+	t.mu.Unlock()
+	f.log.Info("partition removed from replica fetcher", "topic", tp.Topic, "partition", tp.Partition,
+		"leader_epoch", epoch, "reason", why)
+}
+
+// Shutdown stops every fetcher goroutine and waits for them.
+func (f *FetcherManager) Shutdown() {
+	f.mu.Lock()
+	f.closed = true
+	threads := f.threads
+	f.threads = make(map[fetcherKey]*fetcherThread)
+	f.mu.Unlock()
+	for _, t := range threads {
+		t.stop()
+	}
+}
+
+// Fetching reports, for tests and tools, the partitions being fetched and
+// whether each is still truncating.
+func (f *FetcherManager) Fetching() map[TopicPartition]bool {
+	out := make(map[TopicPartition]bool)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range f.threads {
+		t.mu.Lock()
+		for tp, s := range t.parts {
+			out[tp] = s.truncating
+		}
+		t.mu.Unlock()
+	}
+	return out
+}
+
+// fetchState is Kafka's PartitionFetchState.
+type fetchState struct {
+	leaderEpoch int32
+	truncating  bool
+	delayUntil  time.Time
+	topicID     [16]byte
+}
+
+// fetcherThread is Kafka's ReplicaFetcherThread: one goroutine fetching a
+// set of partitions from one leader over one connection.
+type fetcherThread struct {
+	f      *FetcherManager
+	key    fetcherKey
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{} // partitions added
+
+	// mu guards the following.
+	mu    sync.Mutex
+	parts map[TopicPartition]*fetchState
+
+	client LeaderClient // used only by the goroutine
+}
+
+func newFetcherThread(f *FetcherManager, key fetcherKey) *fetcherThread {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &fetcherThread{
+		f: f, key: key, ctx: ctx, cancel: cancel,
+		log:   f.log.With("leader", key.leader, "fetcher_id", key.id),
+		done:  make(chan struct{}),
+		wake:  make(chan struct{}, 1),
+		parts: make(map[TopicPartition]*fetchState),
+	}
+}
+
+func (t *fetcherThread) start() { go t.run() }
+
+func (t *fetcherThread) stop() {
+	t.cancel()
+	<-t.done
+}
+
+func (t *fetcherThread) add(tp TopicPartition, st FollowerStart) {
+	t.mu.Lock()
+	if s := t.parts[tp]; s != nil && s.leaderEpoch == st.LeaderEpoch {
+		t.mu.Unlock()
+		return // same epoch: keep the state (replication.md §5.1)
+	}
+	t.parts[tp] = &fetchState{leaderEpoch: st.LeaderEpoch, truncating: true, topicID: st.TopicID}
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (t *fetcherThread) remove(tp TopicPartition) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.parts[tp]
+	delete(t.parts, tp)
+	return ok
+}
+
+func (t *fetcherThread) empty() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.parts) == 0
+}
+
+// current returns the state of tp if it still has epoch.
+func (t *fetcherThread) current(tp TopicPartition, epoch int32) *fetchState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
+		return s
+	}
+	return nil
+}
+
+func (t *fetcherThread) delay(tp TopicPartition, epoch int32) {
+	t.mu.Lock()
+	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
+		s.delayUntil = time.Now().Add(t.f.cfg.Backoff)
+	}
+	t.mu.Unlock()
+}
+
+func (t *fetcherThread) setFetching(tp TopicPartition, epoch int32) {
+	t.mu.Lock()
+	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
+		s.truncating = false
+	}
+	t.mu.Unlock()
+}
+
+// sleep waits for d, a new partition, or stop.
+func (t *fetcherThread) sleep(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-t.ctx.Done():
+	case <-t.wake:
+	case <-timer.C:
+	}
+}
+
+func (t *fetcherThread) run() {
+	defer close(t.done)
+	defer func() {
+		if t.client != nil {
+			t.client.Close()
+		}
+	}()
+	for t.ctx.Err() == nil {
+		if t.client == nil {
+			c, err := t.f.cfg.Dial(t.ctx, t.key.host, t.key.port)
+			if err != nil {
+				if t.ctx.Err() == nil {
+					t.log.Warn("connecting to leader", "addr", net.JoinHostPort(t.key.host, strconv.Itoa(int(t.key.port))), "err", err)
+				}
+				t.sleep(t.f.cfg.Backoff)
+				continue
+			}
+			t.client = c
+		}
+		if err := t.maybeTruncate(); err != nil {
+			t.requestFailed(err)
+			continue
+		}
+		fetched, err := t.maybeFetch()
+		if err != nil {
+			t.requestFailed(err)
+			continue
+		}
+		if !fetched {
+			t.sleep(t.f.cfg.Backoff)
+		}
+	}
+}
+
+func (t *fetcherThread) requestFailed(err error) {
+	if t.ctx.Err() != nil {
+		return
+	}
+	t.log.Warn("request to leader failed; reconnecting after backoff", "err", err)
+	t.client.Close()
+	t.client = nil
+	t.sleep(t.f.cfg.Backoff)
+}
+
+type partSnap struct {
+	tp      TopicPartition
+	epoch   int32
+	topicID [16]byte
+}
+
+func (t *fetcherThread) snapshot(truncating bool) []partSnap {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []partSnap
+	for tp, s := range t.parts {
+		if s.truncating == truncating && !now.Before(s.delayUntil) {
+			out = append(out, partSnap{tp, s.leaderEpoch, s.topicID})
+		}
+	}
+	return out
+}
+
+// maybeTruncate is the Truncating state (replication.md §9.3): ask the
+// leader where each partition's latest local epoch ends and truncate there.
+func (t *fetcherThread) maybeTruncate() error {
+	parts := t.snapshot(true)
+	if len(parts) == 0 {
+		return nil
+	}
+	m := t.f.m
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 3
+	req.ReplicaID = m.cfg.BrokerID
+	type asked struct {
+		partSnap
+		hw int64
+	}
+	index := make(map[TopicPartition]asked)
+	for _, ps := range parts {
+		st, err := m.followerState(ps.tp, ps.epoch)
+		if err != nil {
+			t.f.removeFailed(t, ps.tp, ps.epoch, "not following at this epoch")
+			continue
+		}
+		if st.latestEpoch < 0 {
+			// No epochs to ask about: truncate to the HW and fetch.
+			if err := m.truncateFollower(ps.tp, ps.epoch, st.hw, "no leader epochs"); err != nil {
+				t.partitionError(ps.tp, ps.epoch, err)
+				continue
+			}
+			t.setFetching(ps.tp, ps.epoch)
+			continue
+		}
+		index[ps.tp] = asked{ps, st.hw}
+		rt := findOrAddOFLETopic(req, ps.tp.Topic)
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition = ps.tp.Partition
+		rp.CurrentLeaderEpoch = ps.epoch
+		rp.LeaderEpoch = st.latestEpoch
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	if len(index) == 0 {
+		return nil
+	}
+	raw, err := t.client.Request(t.ctx, req)
+	if err != nil {
+		return err
+	}
+	resp, ok := raw.(*kmsg.OffsetForLeaderEpochResponse)
+	if !ok {
+		return errors.New("replica: unexpected OffsetForLeaderEpoch response type")
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			tp := TopicPartition{rt.Topic, rp.Partition}
+			a, ok := index[tp]
+			if !ok || t.current(tp, a.epoch) == nil {
+				continue
+			}
+			if rp.ErrorCode != 0 {
+				t.fetchErrorCode(tp, a.epoch, rp.ErrorCode)
+				continue
+			}
+			off, done, err := m.truncateByEpoch(tp, a.epoch, rp.LeaderEpoch, rp.EndOffset, a.hw)
+			if err != nil {
+				t.partitionError(tp, a.epoch, err)
+				continue
+			}
+			if done {
+				t.log.Debug("truncation done", "topic", tp.Topic, "partition", tp.Partition, "offset", off)
+				t.setFetching(tp, a.epoch)
+			}
+		}
+	}
+	return nil
+}
+
+func findOrAddOFLETopic(req *kmsg.OffsetForLeaderEpochRequest, topic string) *kmsg.OffsetForLeaderEpochRequestTopic {
+	for i := range req.Topics {
+		if req.Topics[i].Topic == topic {
+			return &req.Topics[i]
+		}
+	}
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = topic
+	req.Topics = append(req.Topics, rt)
+	return &req.Topics[len(req.Topics)-1]
+}
+
+// fetchErrorCode handles a per-partition error from the leader
+// (replication.md §5.3): FENCED_LEADER_EPOCH with our own current epoch
+// means our view is stale, so the partition leaves this goroutine until the
+// next LeaderAndIsr; everything else is retried after the backoff.
+func (t *fetcherThread) fetchErrorCode(tp TopicPartition, epoch int32, code int16) {
+	if code == kerr.FencedLeaderEpoch.Code {
+		if p, ok := t.f.m.Partition(tp); ok && p.State().LeaderEpoch == epoch {
+			t.f.removeFailed(t, tp, epoch, "fenced leader epoch")
+			return
+		}
+	}
+	t.delay(tp, epoch)
+}
+
+func (t *fetcherThread) partitionError(tp TopicPartition, epoch int32, err error) {
+	if errors.Is(err, errNotFollowing) {
+		t.f.removeFailed(t, tp, epoch, "not following at this epoch")
+		return
+	}
+	t.log.Warn("replicating partition", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+	t.delay(tp, epoch)
+}
+
+// maybeFetch sends one Fetch for every partition in the Fetching state and
+// applies the response (replication.md §5.2–5.3). It reports whether a
+// request was sent.
+func (t *fetcherThread) maybeFetch() (bool, error) {
+	parts := t.snapshot(false)
+	if len(parts) == 0 {
+		return false, nil
+	}
+	m := t.f.m
+	cfg := t.f.cfg
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = m.cfg.BrokerID
+	req.MaxWaitMillis = int32(cfg.MaxWait / time.Millisecond)
+	req.MinBytes = cfg.MinBytes
+	req.MaxBytes = cfg.ResponseMaxBytes
+	req.IsolationLevel = 0
+	req.SessionID = 0
+	req.SessionEpoch = -1 // sessionless full fetches (replication.md §5.2)
+	sent := make(map[TopicPartition]partSnap)
+	for _, ps := range parts {
+		st, err := m.followerState(ps.tp, ps.epoch)
+		if err != nil {
+			t.f.removeFailed(t, ps.tp, ps.epoch, "not following at this epoch")
+			continue
+		}
+		sent[ps.tp] = ps
+		var rt *kmsg.FetchRequestTopic
+		for i := range req.Topics {
+			if req.Topics[i].Topic == ps.tp.Topic {
+				rt = &req.Topics[i]
+			}
+		}
+		if rt == nil {
+			req.Topics = append(req.Topics, kmsg.NewFetchRequestTopic())
+			rt = &req.Topics[len(req.Topics)-1]
+			rt.Topic = ps.tp.Topic
+			rt.TopicID = ps.topicID
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = ps.tp.Partition
+		rp.CurrentLeaderEpoch = ps.epoch
+		rp.FetchOffset = st.leo
+		rp.LastFetchedEpoch = st.latestEpoch
+		rp.LogStartOffset = st.logStart
+		rp.PartitionMaxBytes = cfg.MaxBytes
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	if len(sent) == 0 {
+		return false, nil
+	}
+	raw, err := t.client.Request(t.ctx, req)
+	if err != nil {
+		return true, err
+	}
+	resp, ok := raw.(*kmsg.FetchResponse)
+	if !ok {
+		return true, errors.New("replica: unexpected Fetch response type")
+	}
+	if resp.ErrorCode != 0 {
+		t.log.Warn("fetch from leader failed", "err", kerr.ErrorForCode(resp.ErrorCode))
+		for tp, ps := range sent {
+			t.delay(tp, ps.epoch)
+		}
+		return true, nil
+	}
+	for _, rt := range resp.Topics {
+		for i := range rt.Partitions {
+			rp := &rt.Partitions[i]
+			tp := TopicPartition{rt.Topic, rp.Partition}
+			ps, ok := sent[tp]
+			if !ok {
+				continue
+			}
+			if s := t.current(tp, ps.epoch); s == nil || s.truncating {
+				continue // removed, re-added or truncating meanwhile
+			}
+			t.handleFetched(tp, ps.epoch, rp)
+		}
+	}
+	return true, nil
+}
+
+func (t *fetcherThread) handleFetched(tp TopicPartition, epoch int32, rp *kmsg.FetchResponseTopicPartition) {
+	m := t.f.m
+	switch {
+	case rp.ErrorCode == 0 && rp.DivergingEpoch.EndOffset >= 0:
+		// The leader says our last epoch ends earlier there: truncate by
+		// epoch and fetch again (the next fetch re-checks divergence).
+		st, err := m.followerState(tp, epoch)
+		if err != nil {
+			t.partitionError(tp, epoch, err)
+			return
+		}
+		if _, _, err := m.truncateByEpoch(tp, epoch, rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset, st.hw); err != nil {
+			t.partitionError(tp, epoch, err)
+		}
+	case rp.ErrorCode == 0:
+		if _, err := m.appendFromLeader(tp, epoch, rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset); err != nil {
+			t.partitionError(tp, epoch, err)
+		}
+	case rp.ErrorCode == kerr.OffsetOutOfRange.Code:
+		if err := t.handleOutOfRange(tp, epoch); err != nil {
+			t.partitionError(tp, epoch, err)
+		}
+	default:
+		t.fetchErrorCode(tp, epoch, rp.ErrorCode)
+	}
+}
+
+// handleOutOfRange is replication.md §9.7: a leader with a shorter log
+// (after an unclean election) makes the follower truncate to its end; a
+// leader whose log starts beyond the follower's end makes it restart its
+// log there.
+func (t *fetcherThread) handleOutOfRange(tp TopicPartition, epoch int32) error {
+	m := t.f.m
+	st, err := m.followerState(tp, epoch)
+	if err != nil {
+		return err
+	}
+	leaderEnd, err := t.leaderOffset(tp, epoch, -1)
+	if err != nil {
+		return err
+	}
+	if leaderEnd < st.leo {
+		return m.truncateFollower(tp, epoch, leaderEnd, "leader log end below follower log end")
+	}
+	leaderStart, err := t.leaderOffset(tp, epoch, -2)
+	if err != nil {
+		return err
+	}
+	if leaderStart > st.leo {
+		return m.restartFollowerLog(tp, epoch, leaderStart)
+	}
+	return nil
+}
+
+// leaderOffset asks the leader for its latest (-1) or earliest (-2) offset
+// with ListOffsets as a replica.
+func (t *fetcherThread) leaderOffset(tp TopicPartition, epoch int32, ts int64) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = 4
+	req.ReplicaID = t.f.m.cfg.BrokerID
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = tp.Topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition = tp.Partition
+	rp.CurrentLeaderEpoch = epoch
+	rp.Timestamp = ts
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	raw, err := t.client.Request(t.ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	resp, ok := raw.(*kmsg.ListOffsetsResponse)
+	if !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return 0, errors.New("replica: malformed ListOffsets response")
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		return 0, kerr.ErrorForCode(p.ErrorCode)
+	}
+	return p.Offset, nil
+}

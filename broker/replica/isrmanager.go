@@ -1,0 +1,230 @@
+package replica
+
+import (
+	"errors"
+	"slices"
+	"time"
+)
+
+// Timing of ISR change notifications (Kafka's ReplicaManager constants of
+// the ZooKeeper-mode path): a check every 2.5 s writes one notification for
+// every change recorded since the last one, once no change happened for 5 s
+// or the last notification is 60 s old.
+const (
+	isrChangePropagationInterval = 2500 * time.Millisecond
+	isrChangePropagationBlackout = 5000 * time.Millisecond
+	isrChangeMaxPropagationDelay = 60000 * time.Millisecond
+)
+
+// Startup starts the ISR maintenance goroutine (shrink check every
+// replica.lag.time.max.ms / 2, ISR change notifications every 2.5 s). It
+// stops in Shutdown. Unit tests drive MaybeShrinkIsr and
+// MaybePropagateIsrChanges directly instead.
+func (m *Manager) Startup() {
+	m.startOnce.Do(func() {
+		m.isrWG.Add(1)
+		go m.isrLoop()
+	})
+}
+
+// isrLoop is owned by the manager; it exits when done is closed.
+func (m *Manager) isrLoop() {
+	defer m.isrWG.Done()
+	shrinkEvery := m.cfg.ReplicaLagTimeMax / 2
+	if shrinkEvery <= 0 {
+		shrinkEvery = 15 * time.Second
+	}
+	shrink := time.NewTicker(shrinkEvery)
+	defer shrink.Stop()
+	notify := time.NewTicker(isrChangePropagationInterval)
+	defer notify.Stop()
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-shrink.C:
+			m.MaybeShrinkIsr()
+		case <-notify.C:
+			m.MaybePropagateIsrChanges()
+		}
+	}
+}
+
+// MaybeShrinkIsr removes the followers that have not caught up within
+// replica.lag.time.max.ms from the ISR of every partition this broker leads
+// (replication.md §7.1).
+func (m *Manager) MaybeShrinkIsr() {
+	now := m.cfg.Clock()
+	for _, p := range m.Partitions() {
+		p.mu.RLock()
+		if !p.isLeaderLocked() || p.pendingIsr != nil {
+			p.mu.RUnlock()
+			continue
+		}
+		leo := p.log.LogEndOffset()
+		p.hwMu.Lock()
+		out := outOfSyncReplicas(p.brokerID, p.isr, p.remotes, leo, now, m.cfg.ReplicaLagTimeMax)
+		p.hwMu.Unlock()
+		isr := p.isr
+		epoch := p.leaderEpoch
+		p.mu.RUnlock()
+		if len(out) == 0 {
+			continue
+		}
+		newIsr := slices.DeleteFunc(slices.Clone(isr), func(id int32) bool { return slices.Contains(out, id) })
+		m.log.Info("shrinking ISR", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", epoch,
+			"isr", isr, "new_isr", newIsr, "out_of_sync", out)
+		m.submitIsrChange(p, epoch, false, newIsr)
+	}
+}
+
+// maybeExpandIsr adds follower to the ISR if it is eligible
+// (replication.md §7.2). Called after a follower fetch, with no lock held.
+func (m *Manager) maybeExpandIsr(p *Partition, follower int32) {
+	if m.cfg.IsBrokerAlive != nil && !m.cfg.IsBrokerAlive(follower) {
+		return
+	}
+	p.mu.RLock()
+	if !p.isLeaderLocked() || p.pendingIsr != nil || containsBroker(p.isr, follower) || !containsBroker(p.replicas, follower) {
+		p.mu.RUnlock()
+		return
+	}
+	hw := p.log.HighWatermark()
+	p.hwMu.Lock()
+	ok := canJoinIsr(p.remotes[follower], hw, p.epochStartOffset)
+	p.hwMu.Unlock()
+	isr, epoch := p.isr, p.leaderEpoch
+	p.mu.RUnlock()
+	if !ok {
+		return
+	}
+	newIsr := append(slices.Clone(isr), follower)
+	m.log.Info("expanding ISR", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", epoch,
+		"isr", isr, "new_isr", newIsr)
+	m.submitIsrChange(p, epoch, true, newIsr)
+}
+
+// submitIsrChange makes newIsr pending, persists it (no lock held during
+// the ZooKeeper write) and applies the outcome if the partition is still in
+// the same pending state. A version conflict means another writer (the
+// controller) changed the state: the partition stays pending, so no further
+// ISR change is tried, until the next LeaderAndIsr brings the new state —
+// retrying blindly could resurrect a deposed leader's view.
+func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, newIsr []int32) {
+	p.mu.Lock()
+	if !p.isLeaderLocked() || p.pendingIsr != nil || p.leaderEpoch != leaderEpoch {
+		p.mu.Unlock()
+		return
+	}
+	change := &isrChange{expand: expand, newIsr: newIsr}
+	p.pendingIsr = change
+	st := IsrState{
+		Leader:          p.brokerID,
+		LeaderEpoch:     p.leaderEpoch,
+		ISR:             slices.Clone(newIsr),
+		ControllerEpoch: p.controllerEpoch,
+		PartitionEpoch:  p.partitionEpoch,
+	}
+	p.mu.Unlock()
+
+	version, err := int32(0), error(nil)
+	if m.cfg.IsrUpdater != nil {
+		version, err = m.cfg.IsrUpdater.UpdateIsr(p.tp, st)
+	} else {
+		// No ZooKeeper (unit tests, a standalone manager): the change is
+		// applied locally only.
+		version = st.PartitionEpoch + 1
+	}
+
+	p.mu.Lock()
+	if p.pendingIsr != change {
+		// A LeaderAndIsr (or StopReplica) replaced the state meanwhile; its
+		// ISR wins.
+		p.mu.Unlock()
+		return
+	}
+	switch {
+	case errors.Is(err, ErrIsrVersionConflict):
+		p.mu.Unlock()
+		m.state.Warn("ISR update rejected: partition state changed in ZooKeeper; waiting for the controller's LeaderAndIsr",
+			"topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", st.LeaderEpoch,
+			"partition_epoch", st.PartitionEpoch, "new_isr", newIsr)
+		return
+	case err != nil:
+		p.pendingIsr = nil // nothing known to be applied: a later check retries
+		p.mu.Unlock()
+		m.log.Error("ISR update failed", "topic", p.tp.Topic, "partition", p.tp.Partition, "err", err)
+		return
+	}
+	old := p.isr
+	p.isr = newIsr
+	p.partitionEpoch = version
+	p.pendingIsr = nil
+	hwRose := p.maybeIncrementHighWatermark(p.log, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
+	p.mu.Unlock()
+
+	m.state.Info("ISR updated", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", st.LeaderEpoch,
+		"from", old, "to", newIsr, "partition_epoch", version, "reason", map[bool]string{true: "expand", false: "shrink"}[expand])
+	if expand {
+		m.metrics.isrExpands.Mark(1)
+	} else {
+		m.metrics.isrShrinks.Mark(1)
+	}
+	m.recordIsrChange(p.tp)
+	// An expansion can complete acks=all requests that now meet
+	// min.insync.replicas; a shrink can raise the HW.
+	if hwRose || expand {
+		m.wakeOnHighWatermark(p.tp)
+	} else {
+		m.wakeProduces(p.tp)
+	}
+}
+
+// recordIsrChange queues tp for the next ISR change notification.
+func (m *Manager) recordIsrChange(tp TopicPartition) {
+	m.isrNotifyMu.Lock()
+	defer m.isrNotifyMu.Unlock()
+	m.isrChanged[tp] = struct{}{}
+	m.lastIsrChange = m.cfg.Clock()
+}
+
+// MaybePropagateIsrChanges writes one /isr_change_notification znode
+// listing every partition whose ISR changed, once changes have paused for
+// 5 s or the last notification is 60 s old (Kafka's
+// maybePropagateIsrChanges). The controller then sends UpdateMetadata.
+func (m *Manager) MaybePropagateIsrChanges() {
+	now := m.cfg.Clock()
+	m.isrNotifyMu.Lock()
+	if len(m.isrChanged) == 0 ||
+		(now.Sub(m.lastIsrChange) < isrChangePropagationBlackout && now.Sub(m.lastIsrPropagation) < isrChangeMaxPropagationDelay) {
+		m.isrNotifyMu.Unlock()
+		return
+	}
+	tps := make([]TopicPartition, 0, len(m.isrChanged))
+	for tp := range m.isrChanged {
+		tps = append(tps, tp)
+	}
+	clear(m.isrChanged)
+	m.lastIsrPropagation = now
+	m.isrNotifyMu.Unlock()
+	slices.SortFunc(tps, func(a, b TopicPartition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+	if m.cfg.IsrUpdater == nil {
+		return
+	}
+	if err := m.cfg.IsrUpdater.NotifyIsrChange(tps); err != nil {
+		m.log.Error("writing ISR change notification; will retry", "partitions", len(tps), "err", err)
+		m.isrNotifyMu.Lock()
+		for _, tp := range tps {
+			m.isrChanged[tp] = struct{}{}
+		}
+		m.isrNotifyMu.Unlock()
+	}
+}
