@@ -216,6 +216,22 @@ func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
 	if after.Leader != second.id || after.ZkVersion != s.ZkVersion {
 		t.Fatalf("zombie write changed the state: %s", after)
 	}
+
+	// An operator forces a re-election the usual way: delete /controller.
+	if err := cl.admin.Delete(zkpaths.ControllerPath, -1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a new election after deleting /controller", func() bool {
+		e, _ := cl.controllerEpoch()
+		return e == epoch2+1
+	})
+	third := cl.waitActive()
+	if third.ctrl.Epoch() != epoch2+1 {
+		t.Fatalf("controller %d has epoch %d, want %d", third.id, third.ctrl.Epoch(), epoch2+1)
+	}
+	if id, _, _ := cl.admin.GetController(); id != third.id {
+		t.Fatalf("/controller = %d, active = %d", id, third.id)
+	}
 }
 
 // A controller whose fenced write fails resigns instead of retrying
