@@ -6,9 +6,13 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/zkpaths"
 )
 
 // A franz-go consumer group finds its coordinator (creating
@@ -103,4 +107,60 @@ func containsGroup(gs []string, g string) bool {
 		}
 	}
 	return false
+}
+
+// OffsetCommit and OffsetFetch v0 keep offsets in ZooKeeper, as Kafka does
+// for that version: /consumers/<group>/offsets/<topic>/<partition>.
+func TestOffsetCommitV0InZooKeeper(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	adm := c.Admin()
+	ctx := ctxT(t, 30*time.Second)
+	if res, err := adm.CreateTopic(ctx, 2, 1, nil, "legacy"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v / %v", err, res.Err)
+	}
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version = 0
+	commit.Group = "old-consumer"
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "legacy"
+	for _, p := range []int32{0, 7} {
+		cp := kmsg.NewOffsetCommitRequestTopicPartition()
+		cp.Partition, cp.Offset = p, 42
+		ct.Partitions = append(ct.Partitions, cp)
+	}
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{ct}
+	// kgo would pick the highest version; the broker's own client sends the
+	// version set on the request.
+	b, err := network.Dial(ctx, c.Addr(0), "legacy-consumer", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	kr, err := b.Request(ctx, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cresp := kr.(*kmsg.OffsetCommitResponse)
+	if p := cresp.Topics[0].Partitions; p[0].ErrorCode != 0 || p[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("commit codes %d %d", p[0].ErrorCode, p[1].ErrorCode)
+	}
+	data, _, err := c.ZK().Get(zkpaths.ConsumerOffsetPath("old-consumer", "legacy", 0))
+	if err != nil || string(data) != "42" {
+		t.Fatalf("znode holds %q (%v), want 42", data, err)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version = 0
+	fetch.Group = "old-consumer"
+	ft := kmsg.NewOffsetFetchRequestTopic()
+	ft.Topic, ft.Partitions = "legacy", []int32{0, 1}
+	fetch.Topics = []kmsg.OffsetFetchRequestTopic{ft}
+	kr, err = b.Request(ctx, fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresp := kr.(*kmsg.OffsetFetchResponse)
+	ps := fresp.Topics[0].Partitions
+	if ps[0].Offset != 42 || ps[0].ErrorCode != 0 || ps[1].Offset != -1 || ps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("fetch: %+v", ps)
+	}
 }

@@ -199,3 +199,11 @@ func readEntityConfig(c *zkclient.Client, typ, name string) (map[string]string, 
 	}
 	return zkpaths.DecodeEntityConfig(data)
 }
+
+func (z zkAdmin) ConsumerOffset(_ context.Context, group, topic string, partition int32) (int64, bool, error) {
+	return z.zk.GetConsumerOffset(group, topic, partition)
+}
+
+func (z zkAdmin) SetConsumerOffset(_ context.Context, group, topic string, partition int32, offset int64) error {
+	return z.zk.SetConsumerOffset(group, topic, partition, offset)
+}

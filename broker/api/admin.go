@@ -41,6 +41,11 @@ type AdminZK interface {
 	// ClaimProducerIDBlock claims the next block of /latest_producer_id_block
 	// for brokerID (§4.19).
 	ClaimProducerIDBlock(ctx context.Context, brokerID int32) (start, end int64, err error)
+	// ConsumerOffset reads /consumers/<g>/offsets/<t>/<p> (OffsetFetch v0);
+	// ok is false when nothing was committed.
+	ConsumerOffset(ctx context.Context, group, topic string, partition int32) (offset int64, ok bool, err error)
+	// SetConsumerOffset writes it (OffsetCommit v0).
+	SetConsumerOffset(ctx context.Context, group, topic string, partition int32, offset int64) error
 }
 
 var (

@@ -32,6 +32,7 @@ type fakeZK struct {
 	changes  []string
 	block    int64
 	failPIDs bool
+	offsets  map[string]int64
 }
 
 func newFakeZK(racks ...string) *fakeZK {
@@ -134,6 +135,23 @@ func (z *fakeZK) ClaimProducerIDBlock(_ context.Context, broker int32) (int64, i
 	start := z.block + 1
 	z.block = start + producerIDBlockSize - 1
 	return start, z.block, nil
+}
+
+func (z *fakeZK) ConsumerOffset(_ context.Context, g, t string, p int32) (int64, bool, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	o, ok := z.offsets[fmt.Sprintf("%s/%s/%d", g, t, p)]
+	return o, ok, nil
+}
+
+func (z *fakeZK) SetConsumerOffset(_ context.Context, g, t string, p int32, o int64) error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.offsets == nil {
+		z.offsets = map[string]int64{}
+	}
+	z.offsets[fmt.Sprintf("%s/%s/%d", g, t, p)] = o
+	return nil
 }
 
 // fakeMeta answers Metadata with every requested topic unknown and knows
