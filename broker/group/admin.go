@@ -134,16 +134,16 @@ func (c *Coordinator) Groups(states []State) (int16, []GroupOverview) {
 
 // DeleteGroups handles DeleteGroups v0-v2: Empty groups are removed with
 // their offsets (tombstones); others answer NON_EMPTY_GROUP.
-func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
+func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := kmsg.NewPtrDeleteGroupsResponse()
 	resp.Version = req.Version
 	for _, id := range req.Groups {
-		resp.Groups = append(resp.Groups, kmsg.DeleteGroupsResponseGroup{Group: id, ErrorCode: c.deleteGroup(ctx, id)})
+		resp.Groups = append(resp.Groups, kmsg.DeleteGroupsResponseGroup{Group: id, ErrorCode: c.deleteGroup(id)})
 	}
 	return resp
 }
 
-func (c *Coordinator) deleteGroup(ctx context.Context, id string) int16 {
+func (c *Coordinator) deleteGroup(id string) int16 {
 	g, code := c.lookup(id, false)
 	if code != 0 {
 		return code
@@ -179,14 +179,16 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) int16 {
 	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
 	recs = append(recs, record.Record{Key: EncodeGroupKey(id)})
 	g.offsets = map[topicPartition]OffsetValue{}
-	partition := g.partition
 	g.mu.Unlock()
 	c.removeGroup(g)
 	// Kafka drops the group from the cache before the tombstones are
-	// written and reports success regardless of the write.
-	if err := c.appendBatch(ctx, partition, buildBatch(now, recs)); err != nil {
+	// written and reports success regardless of the write. The write
+	// goes after any commit of the group still waiting for its turn.
+	g.mu.Lock()
+	if err := c.writeLocked(g, buildBatch(now, recs)); err != nil {
 		c.log.Warn("failed to write group tombstones", "group", id, "err", err)
 	}
+	g.mu.Unlock()
 	c.log.Info("group deleted", "group", id, "offsets", len(recs)-1)
 	return 0
 }

@@ -42,15 +42,14 @@ type Coordinator struct {
 	// wg tracks loader and background-write goroutines.
 	wg sync.WaitGroup
 
-	// bgMu guards the following. It is a leaf lock: taken with a group
-	// lock held (background writes start from state transitions).
+	// bgMu guards the following. It is a leaf lock, taken with a group
+	// lock held when a state transition queues a background write.
 	bgMu     sync.Mutex
 	bgClosed bool
 
-	// mu guards the following. Lock order: Coordinator.mu before
-	// Group.mu; never take Coordinator.mu while holding a group lock
-	// except in OnResign, which locks groups only after dropping them
-	// from the map.
+	// mu guards the following. Lock order: Group.mu before
+	// Coordinator.mu; code holding Coordinator.mu never takes a group
+	// lock (it copies the groups it needs and releases mu first).
 	mu          sync.Mutex
 	groups      map[string]*Group
 	owned       map[int32]ownership
@@ -187,19 +186,38 @@ func buildBatch(now time.Time, recs []record.Record) []byte {
 	return record.Build(o, recs)
 }
 
-// appendBatch appends synchronously with offsets.commit.timeout.ms.
-func (c *Coordinator) appendBatch(ctx context.Context, partition int32, batch []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.OffsetCommitTimeout)
+// appendBatch appends synchronously, bounded by offsets.commit.timeout.ms
+// and by the coordinator's life, not by the request: a client that
+// disconnects must not leave the log and the cache disagreeing.
+func (c *Coordinator) appendBatch(partition int32, batch []byte) error {
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.OffsetCommitTimeout)
 	defer cancel()
-	// Stop with the coordinator too.
-	stop := context.AfterFunc(c.ctx, cancel)
-	defer stop()
 	return c.store.Append(ctx, partition, batch)
 }
 
-// appendAsync writes a batch from a tracked goroutine, for writes whose
-// outcome no request waits on (a group becoming Empty, tombstones).
-func (c *Coordinator) appendAsync(partition int32, batch []byte, what string) {
+// writeLocked appends a batch for g in its turn and returns with g.mu
+// held again. Turns are handed out under g.mu, so a group's records reach
+// the log in the order its state changed, and the caller applies the
+// outcome before the next writer of the group can run (it needs g.mu).
+// g.mu is released while waiting and while appending.
+func (c *Coordinator) writeLocked(g *Group, batch []byte) error {
+	t := g.writeTicket
+	g.writeTicket++
+	for g.writeServing != t {
+		g.writeCond.Wait()
+	}
+	g.mu.Unlock()
+	err := c.appendBatch(g.partition, batch)
+	g.mu.Lock()
+	g.writeServing++
+	g.writeCond.Broadcast()
+	return err
+}
+
+// writeAsyncLocked queues a write whose outcome no request waits on (a
+// group becoming Empty, a static member's new id, tombstones); a tracked
+// goroutine performs it in the group's write order. Failures are logged.
+func (c *Coordinator) writeAsyncLocked(g *Group, batch []byte, what string) {
 	c.bgMu.Lock()
 	if c.bgClosed {
 		c.bgMu.Unlock()
@@ -207,10 +225,22 @@ func (c *Coordinator) appendAsync(partition int32, batch []byte, what string) {
 	}
 	c.wg.Add(1)
 	c.bgMu.Unlock()
+	t := g.writeTicket
+	g.writeTicket++
 	go func() {
 		defer c.wg.Done()
-		if err := c.appendBatch(c.ctx, partition, batch); err != nil {
-			c.log.Warn("failed to write to __consumer_offsets", "partition", partition, "what", what, "err", err)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for g.writeServing != t {
+			g.writeCond.Wait()
+		}
+		g.mu.Unlock()
+		err := c.appendBatch(g.partition, batch)
+		g.mu.Lock()
+		g.writeServing++
+		g.writeCond.Broadcast()
+		if err != nil {
+			c.log.Warn("failed to write to __consumer_offsets", "partition", g.partition, "what", what, "err", err)
 		}
 	}()
 }

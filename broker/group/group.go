@@ -184,14 +184,20 @@ type Group struct {
 	// unloaded marks a group dropped by OnResign: requests that raced
 	// with the resignation answer NOT_COORDINATOR.
 	unloaded bool
+	// writeTicket and writeServing order the group's appends (see
+	// Coordinator.writeLocked); writeCond waits on mu.
+	writeTicket, writeServing uint64
+	writeCond                 *sync.Cond
 }
 
 func newGroup(id string, partition int32, now time.Time) *Group {
-	return &Group{
+	g := &Group{
 		id: id, partition: partition, state: Empty, stateTime: now,
 		members: map[string]*Member{}, static: map[string]string{}, pending: map[string]purgatory.Timer{},
 		offsets: map[topicPartition]OffsetValue{}, pendingSync: map[string]struct{}{},
 	}
+	g.writeCond = sync.NewCond(&g.mu)
+	return g
 }
 
 // transitionLocked moves the group to `to` if the table allows it.

@@ -250,7 +250,7 @@ func (c *Coordinator) replaceStaticMemberLocked(g *Group, req *kmsg.JoinGroupReq
 			// returning leader does not compute a new assignment.
 			c.scheduleSessionLocked(g, m)
 			batch := buildBatch(c.clock.Now(), []record.Record{{Key: EncodeGroupKey(g.id), Value: g.groupValueLocked(nil)}})
-			c.appendAsync(g.partition, batch, "static member "+m.ID+" of "+g.id)
+			c.writeAsyncLocked(g, batch, "static member "+m.ID+" of "+g.id)
 			// The previous leader id is returned so that a replaced leader
 			// does not believe it leads and compute an assignment that a
 			// Stable group would not distribute.
@@ -462,7 +462,7 @@ func (c *Coordinator) completeJoinLocked(g *Group) {
 		}
 		c.log.Info("group is now empty", "group", g.id, "generation", g.generation)
 		batch := buildBatch(now, []record.Record{{Key: EncodeGroupKey(g.id), Value: g.groupValueLocked(nil)}})
-		c.appendAsync(g.partition, batch, "empty group "+g.id)
+		c.writeAsyncLocked(g, batch, "empty group "+g.id)
 		return
 	}
 	g.protocol = g.selectProtocolLocked()
@@ -643,7 +643,7 @@ func (c *Coordinator) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 		return syncResult{code: code}
 	}
 	if persist != nil {
-		persist(ctx)
+		persist()
 	}
 	select {
 	case r := <-ch:
@@ -655,7 +655,7 @@ func (c *Coordinator) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 
 // syncLocked validates a SyncGroup and parks it; for the leader it also
 // returns the write that completes the generation, run without the lock.
-func (c *Coordinator) syncLocked(g *Group, req *kmsg.SyncGroupRequest) (int16, chan syncResult, func(context.Context)) {
+func (c *Coordinator) syncLocked(g *Group, req *kmsg.SyncGroupRequest) (int16, chan syncResult, func()) {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code, nil, nil
 	}
@@ -709,10 +709,10 @@ func (c *Coordinator) syncLocked(g *Group, req *kmsg.SyncGroupRequest) (int16, c
 	}
 	gen := g.generation
 	batch := buildBatch(c.clock.Now(), []record.Record{{Key: EncodeGroupKey(g.id), Value: g.groupValueLocked(assign)}})
-	persist := func(ctx context.Context) {
-		err := c.appendBatch(ctx, g.partition, batch)
+	persist := func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		err := c.writeLocked(g, batch)
 		if g.generation != gen || g.state != CompletingRebalance {
 			return // a rebalance overtook this generation; its syncs were answered
 		}

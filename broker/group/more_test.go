@@ -202,3 +202,36 @@ func TestStaticMemberSurvivesMissedRejoin(t *testing.T) {
 	}
 	wantCode(t, "i1 still a member", h.heartbeat("s", r1.MemberID, 2, &i1), nil)
 }
+
+// Concurrent commits of one partition: the cached offset is the one the
+// log ends with, so a coordinator that reloads the partition agrees with
+// the one that wrote it.
+func TestConcurrentCommitsCacheMatchesLog(t *testing.T) {
+	store := NewMemStore()
+	h := newHarnessWith(t, testConfig(), store, purgatory.NewFakeClock(t0))
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.commit("cc", "", -1, "t", 0, int64(i), "")
+		}()
+	}
+	wg.Wait()
+	cached, _, _ := h.fetch("cc", "t", 0)
+	var last int64 = -1
+	h.readRecords(h.c.PartitionFor("cc"), func(k, v []byte) {
+		if key, _ := DecodeKey(k); key.Offset != nil && v != nil {
+			ov, _ := DecodeOffsetValue(v)
+			last = ov.Offset
+		}
+	})
+	if cached != last {
+		t.Fatalf("cache has %d, log ends with %d", cached, last)
+	}
+	h.c.Close()
+	h2 := newHarnessWith(t, testConfig(), store, purgatory.NewFakeClock(t0))
+	if reloaded, _, _ := h2.fetch("cc", "t", 0); reloaded != cached {
+		t.Fatalf("reloaded %d, cached %d", reloaded, cached)
+	}
+}

@@ -14,29 +14,10 @@ import (
 // and is the api layer's business). Partition-level checks that need
 // topic metadata (unknown topic, authorization) are done by the caller,
 // which passes only the partitions that survived them.
-func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := kmsg.NewPtrOffsetCommitResponse()
 	resp.Version = req.Version
-	code, write := c.offsetCommitPrepare(req)
-	codes := map[topicPartition]int16{}
-	if code == 0 && write != nil {
-		for tp, tc := range write.tooLarge {
-			codes[tp] = tc
-		}
-		if len(write.recs) > 0 {
-			err := c.appendBatch(ctx, write.g.partition, buildBatch(write.now, write.recs))
-			if err != nil {
-				code = appendErrorCode(err)
-				c.log.Warn("failed to commit offsets", "group", req.Group, "err", err)
-			} else {
-				write.g.mu.Lock()
-				for tp, v := range write.values {
-					write.g.offsets[tp] = v
-				}
-				write.g.mu.Unlock()
-			}
-		}
-	}
+	code, codes := c.offsetCommit(req)
 	for _, t := range req.Topics {
 		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
@@ -51,16 +32,8 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 	return resp
 }
 
-type offsetWrite struct {
-	g        *Group
-	now      time.Time
-	recs     []record.Record
-	values   map[topicPartition]OffsetValue
-	tooLarge map[topicPartition]int16
-}
-
-func (c *Coordinator) offsetCommitPrepare(req *kmsg.OffsetCommitRequest) (int16, *offsetWrite) {
-	simple := req.Generation < 0 && req.MemberID == "" && req.InstanceID == nil
+// offsetCommit returns a request-wide code, or per-partition codes.
+func (c *Coordinator) offsetCommit(req *kmsg.OffsetCommitRequest) (int16, map[topicPartition]int16) {
 	g, code := c.lookup(req.Group, req.Generation < 0)
 	if code != 0 {
 		return code, nil
@@ -73,6 +46,33 @@ func (c *Coordinator) offsetCommitPrepare(req *kmsg.OffsetCommitRequest) (int16,
 	if code := lockedCode(g); code != 0 {
 		return code, nil
 	}
+	code, w := c.offsetCommitPrepareLocked(g, req)
+	if code != 0 {
+		return code, nil
+	}
+	if len(w.recs) == 0 {
+		return 0, w.codes
+	}
+	if err := c.writeLocked(g, buildBatch(w.now, w.recs)); err != nil {
+		c.log.Warn("failed to commit offsets", "group", req.Group, "err", err)
+		return appendErrorCode(err), nil
+	}
+	// The cache changes only once the records are durable.
+	for tp, v := range w.values {
+		g.offsets[tp] = v
+	}
+	return 0, w.codes
+}
+
+type offsetWrite struct {
+	now    time.Time
+	recs   []record.Record
+	values map[topicPartition]OffsetValue
+	codes  map[topicPartition]int16 // per-partition refusals
+}
+
+func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommitRequest) (int16, *offsetWrite) {
+	simple := req.Generation < 0 && req.MemberID == "" && req.InstanceID == nil
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code, nil
 	}
@@ -82,10 +82,10 @@ func (c *Coordinator) offsetCommitPrepare(req *kmsg.OffsetCommitRequest) (int16,
 			return kerr.UnknownMemberID.Code, nil
 		}
 	} else {
-		m := g.members[req.MemberID]
 		if code := g.checkStaticLocked(req.MemberID, req.InstanceID); code != 0 {
 			return code, nil
 		}
+		m := g.members[req.MemberID]
 		if m == nil {
 			return kerr.UnknownMemberID.Code, nil
 		}
@@ -98,7 +98,7 @@ func (c *Coordinator) offsetCommitPrepare(req *kmsg.OffsetCommitRequest) (int16,
 		c.touchSessionLocked(g, m) // a commit counts as a heartbeat
 	}
 	now := c.clock.Now()
-	w := &offsetWrite{g: g, now: now, values: map[topicPartition]OffsetValue{}, tooLarge: map[topicPartition]int16{}}
+	w := &offsetWrite{now: now, values: map[topicPartition]OffsetValue{}, codes: map[topicPartition]int16{}}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := topicPartition{t.Topic, p.Partition}
@@ -107,7 +107,7 @@ func (c *Coordinator) offsetCommitPrepare(req *kmsg.OffsetCommitRequest) (int16,
 				meta = *p.Metadata
 			}
 			if len(meta) > c.cfg.OffsetMetadataMaxBytes {
-				w.tooLarge[tp] = kerr.OffsetMetadataTooLarge.Code
+				w.codes[tp] = kerr.OffsetMetadataTooLarge.Code
 				continue
 			}
 			v := OffsetValue{Version: offsetValueLatest, Offset: p.Offset, LeaderEpoch: -1, Metadata: meta,
@@ -257,20 +257,13 @@ func strPtr(s string) *string { return &s }
 
 // OffsetDelete handles OffsetDelete v0. Unknown topics and authorization
 // are the caller's checks.
-func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := kmsg.NewPtrOffsetDeleteResponse()
 	resp.Version = req.Version
-	code, codes, recs, g := c.offsetDeletePrepare(req)
+	code, codes := c.offsetDelete(req)
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
-	}
-	if len(recs) > 0 {
-		if err := c.appendBatch(ctx, g.partition, buildBatch(c.clock.Now(), recs)); err != nil {
-			c.log.Warn("failed to write offset tombstones", "group", req.Group, "err", err)
-			resp.ErrorCode = appendErrorCode(err)
-			return resp
-		}
 	}
 	for _, t := range req.Topics {
 		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
@@ -283,27 +276,27 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 	return resp
 }
 
-func (c *Coordinator) offsetDeletePrepare(req *kmsg.OffsetDeleteRequest) (int16, map[topicPartition]int16, []record.Record, *Group) {
+func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[topicPartition]int16) {
 	g, code := c.lookup(req.Group, false)
 	if code != 0 {
-		return code, nil, nil, nil
+		return code, nil
 	}
 	if g == nil {
-		return kerr.GroupIDNotFound.Code, nil, nil, nil
+		return kerr.GroupIDNotFound.Code, nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if code := lockedCode(g); code != 0 {
-		return code, nil, nil, nil
+		return code, nil
 	}
 	var subscribed map[string]bool
 	switch g.state {
 	case Dead:
-		return kerr.GroupIDNotFound.Code, nil, nil, nil
+		return kerr.GroupIDNotFound.Code, nil
 	case Empty:
 	default:
 		if g.protocolType != ConsumerProtocolType {
-			return kerr.NonEmptyGroup.Code, nil, nil, nil
+			return kerr.NonEmptyGroup.Code, nil
 		}
 		subscribed, _ = g.subscribedTopicsLocked()
 	}
@@ -317,12 +310,20 @@ func (c *Coordinator) offsetDeletePrepare(req *kmsg.OffsetDeleteRequest) (int16,
 				continue
 			}
 			if _, ok := g.offsets[tp]; ok {
+				// Dropped from the cache before the tombstone is durable,
+				// as Kafka does.
 				delete(g.offsets, tp)
 				recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition})})
 			}
 		}
 	}
-	return 0, codes, recs, g
+	if len(recs) > 0 {
+		if err := c.writeLocked(g, buildBatch(c.clock.Now(), recs)); err != nil {
+			c.log.Warn("failed to write offset tombstones", "group", req.Group, "err", err)
+			return appendErrorCode(err), nil
+		}
+	}
+	return 0, codes
 }
 
 // ---- offset expiry (GroupMetadataManager.cleanupGroupMetadata) ----
@@ -369,13 +370,13 @@ func (c *Coordinator) ExpireOffsets() int {
 				recs = append(recs, record.Record{Key: EncodeGroupKey(g.id)})
 			}
 		}
+		if len(recs) > 0 {
+			c.writeAsyncLocked(g, buildBatch(now, recs), "expired offsets of "+g.id)
+		}
 		g.mu.Unlock()
 		if deadGroup {
 			c.removeGroup(g)
 			c.log.Info("group has no offsets left and is removed", "group", g.id)
-		}
-		if len(recs) > 0 {
-			c.appendAsync(g.partition, buildBatch(now, recs), "expired offsets of "+g.id)
 		}
 	}
 	return total
@@ -456,12 +457,12 @@ func (c *Coordinator) OnTopicsDeleted(topics []string) int {
 				}
 			}
 		}
-		g.mu.Unlock()
 		if len(recs) > 0 {
 			sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
 			total += len(recs)
-			c.appendAsync(g.partition, buildBatch(now, recs), "offsets of deleted topics in "+g.id)
+			c.writeAsyncLocked(g, buildBatch(now, recs), "offsets of deleted topics in "+g.id)
 		}
+		g.mu.Unlock()
 	}
 	return total
 }
