@@ -50,13 +50,21 @@
 // Locking: one mutex per group (Group.mu, Kafka's group lock) guards all
 // of a group's state, its members and its offsets; every request on the
 // group and every timer callback of the group takes it. Coordinator.mu
-// guards the group map and partition ownership. Order: Coordinator.mu
-// before Group.mu (load installs groups holding both); OnResign and
-// DeleteGroups drop a group from the map first and lock it afterwards.
-// Neither lock is held across OffsetStore I/O: commits and the leader's
-// SyncGroup validate under the group lock, append without it, and apply
-// the result under the lock again, checking that the generation did not
-// move meanwhile (Kafka's append callback does the same check).
+// guards the group map and partition ownership; Coordinator.bgMu guards
+// the background-writer shutdown flag. Order: Group.mu, then
+// Coordinator.mu or bgMu; code holding Coordinator.mu never takes a group
+// lock (it copies what it needs and releases mu first).
+//
+// Writes: neither lock is held across OffsetStore I/O. A group's appends
+// take turns (Coordinator.writeLocked: a ticket handed out under Group.mu,
+// a sync.Cond on Group.mu), so its records reach the log in the order its
+// state changed, and each writer applies its outcome to the cache before
+// the next writer of the group runs (as Kafka, which appends under the
+// group lock). Appends are bounded by offsets.commit.timeout.ms and by
+// the coordinator's life, never by the request's context: a client that
+// disconnects mid-commit cannot leave the cache and the log disagreeing.
+// The leader's SyncGroup applies its write only if the generation did
+// not move meanwhile (Kafka's append callback does the same check).
 //
 // Waiting (Kafka's join and heartbeat purgatories): a parked JoinGroup or
 // SyncGroup waits on a one-slot channel owned by its Member; whoever
@@ -86,7 +94,11 @@
 //
 // Invariants:
 //   - A group's generation only grows; a member's assignment belongs to
-//     the current generation (cleared when a rebalance starts).
+//     the current generation (cleared when a rebalance completes).
+//   - Completing a join drops dynamic members that did not rejoin;
+//     static members stay until their session expires, so a restarting
+//     static member keeps its place. The leader is always a member that
+//     rejoined.
 //   - The in-memory offsets change only after their append succeeded
 //     (expiry, OffsetDelete and DeleteGroups drop them first, as Kafka).
 //   - Requests for groups of partitions not loaded here get
