@@ -220,6 +220,15 @@ func (c *Controller) Epoch() int32 { return c.epoch.Load() }
 // -1 if none.
 func (c *Controller) ActiveControllerID() int32 { return c.activeID.Load() }
 
+// TopicUncleanLeaderElectionEnabled tells the controller that the topic's
+// unclean.leader.election.enable override was turned on, so leaderless
+// partitions of it get a leader now rather than at the next broker change
+// (Kafka's TopicUncleanLeaderElectionEnable event). Safe to call on any
+// broker; non-controllers ignore it.
+func (c *Controller) TopicUncleanLeaderElectionEnabled(topic string) {
+	c.em.put(topicUncleanLeaderElectionEnableEvent{topic: topic})
+}
+
 // ControlledShutdown moves leadership away from brokerID (controller.md
 // §13.2) and returns the partitions it still leads. Errors are kerr values:
 // StaleControllerEpoch when this broker is not the controller,
@@ -308,6 +317,10 @@ func (c *Controller) process(ev event) {
 			err = c.processIsrChangeNotification()
 		case zkPartitionReassignmentEvent:
 			err = c.processZkPartitionReassignment()
+		case topicUncleanLeaderElectionEnableEvent:
+			if c.ctx.HasTopic(e.topic) && !c.ctx.IsTopicQueuedForDeletion(e.topic) {
+				err = c.triggerOnlineForTopic(e.topic, "unclean.leader.election.enable turned on for the topic")
+			}
 		case autoPreferredReplicaLeaderElectionEvent:
 			err = c.processAutoPreferredReplicaLeaderElection()
 		case leaderAndIsrResponseEvent:
@@ -782,11 +795,14 @@ func (c *Controller) partitionChange(tps []TopicPartition, target PartitionState
 	return failed, nil
 }
 
-func (c *Controller) triggerOnline(reason string) error {
+func (c *Controller) triggerOnline(reason string) error { return c.triggerOnlineForTopic("", reason) }
+
+// triggerOnlineForTopic runs §8.3 for one topic ("" = all topics).
+func (c *Controller) triggerOnlineForTopic(topic, reason string) error {
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)
 	}
-	_, err := c.psm.triggerOnlinePartitionStateChange("", reason)
+	_, err := c.psm.triggerOnlinePartitionStateChange(topic, reason)
 	if err != nil {
 		c.batch.clear()
 		return err

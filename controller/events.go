@@ -107,3 +107,10 @@ func (controlledShutdownEvent) state() string { return "ControlledShutdown" }
 func (e controlledShutdownEvent) preempt() {
 	e.reply <- controlledShutdownResult{err: kerr.StaleControllerEpoch}
 }
+
+// topicUncleanLeaderElectionEnableEvent: the topic's unclean election
+// override was turned on (§4.2).
+type topicUncleanLeaderElectionEnableEvent struct{ topic string }
+
+func (topicUncleanLeaderElectionEnableEvent) state() string { return "TopicUncleanLeaderElectionEnable" }
+func (topicUncleanLeaderElectionEnableEvent) preempt()      {}

@@ -370,6 +370,10 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		if err := z.create(fmt.Sprintf("%s/log_dir_event_%010d", zkpaths.LogDirEventNotificationPath, seq), zkpaths.EncodeLogDirEventNotification(id)); err != nil {
 			return "", err
 		}
+	case "unclean-enabled":
+		for _, c := range h.ctrls {
+			c.TopicUncleanLeaderElectionEnabled(args[0])
+		}
 	case "auto-rebalance":
 		for _, c := range h.ctrls {
 			c.em.put(autoPreferredReplicaLeaderElectionEvent{})
