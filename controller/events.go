@@ -112,5 +112,7 @@ func (e controlledShutdownEvent) preempt() {
 // override was turned on (§4.2).
 type topicUncleanLeaderElectionEnableEvent struct{ topic string }
 
-func (topicUncleanLeaderElectionEnableEvent) state() string { return "TopicUncleanLeaderElectionEnable" }
-func (topicUncleanLeaderElectionEnableEvent) preempt()      {}
+func (topicUncleanLeaderElectionEnableEvent) state() string {
+	return "TopicUncleanLeaderElectionEnable"
+}
+func (topicUncleanLeaderElectionEnableEvent) preempt() {}
