@@ -120,8 +120,9 @@ type Member struct {
 }
 
 type syncResult struct {
-	code       int16
-	assignment []byte
+	code                   int16
+	assignment             []byte
+	protocolType, protocol string
 }
 
 func (m *Member) metadataFor(protocol string) []byte {

@@ -608,9 +608,7 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	resp.ErrorCode = res.code
 	if res.code == 0 {
 		resp.MemberAssignment = res.assignment
-		if req.Version >= 5 {
-			resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
-		}
+		resp.ProtocolType, resp.Protocol = &res.protocolType, &res.protocol
 	}
 	if resp.MemberAssignment == nil {
 		resp.MemberAssignment = []byte{}
@@ -619,6 +617,9 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 }
 
 func (c *Coordinator) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) syncResult {
+	if req.Group == "" {
+		return syncResult{code: kerr.InvalidGroupID.Code}
+	}
 	g, code := c.lookup(req.Group, false)
 	if code == kerr.CoordinatorLoadInProgress.Code {
 		// The rebalance state was lost with the old coordinator; older
@@ -682,7 +683,7 @@ func (c *Coordinator) syncLocked(g *Group, req *kmsg.SyncGroupRequest) (int16, c
 		delete(g.pendingSync, m.ID)
 		c.touchSessionLocked(g, m)
 		ch := make(chan syncResult, 1)
-		ch <- syncResult{assignment: m.Assignment}
+		ch <- syncResult{assignment: m.Assignment, protocolType: g.protocolType, protocol: g.protocol}
 		return 0, ch, nil
 	}
 	// CompletingRebalance.
@@ -733,7 +734,7 @@ func (c *Coordinator) syncLocked(g *Group, req *kmsg.SyncGroupRequest) (int16, c
 		for id, m := range g.members {
 			m.Assignment = assign[id]
 			if m.syncCh != nil {
-				m.syncCh <- syncResult{assignment: m.Assignment}
+				m.syncCh <- syncResult{assignment: m.Assignment, protocolType: g.protocolType, protocol: g.protocol}
 				m.syncCh = nil
 			}
 		}
@@ -757,6 +758,9 @@ func (c *Coordinator) Heartbeat(_ context.Context, req *kmsg.HeartbeatRequest) *
 }
 
 func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
+	if req.Group == "" {
+		return kerr.InvalidGroupID.Code
+	}
 	g, code := c.lookup(req.Group, false)
 	if code == kerr.CoordinatorLoadInProgress.Code {
 		// Members keep their session while the new coordinator loads.
@@ -805,6 +809,10 @@ func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest)
 	leaving := req.Members
 	if req.Version < 3 {
 		leaving = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
+	}
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
 	}
 	g, code := c.lookup(req.Group, false)
 	if code != 0 {

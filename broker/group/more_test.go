@@ -235,3 +235,21 @@ func TestConcurrentCommitsCacheMatchesLog(t *testing.T) {
 		t.Fatalf("reloaded %d, cached %d", reloaded, cached)
 	}
 }
+
+func TestEmptyGroupIDAndSyncV5Protocol(t *testing.T) {
+	h := newHarness(t, testConfig())
+	ctx := context.Background()
+	wantCode(t, "heartbeat", h.c.Heartbeat(ctx, &kmsg.HeartbeatRequest{MemberID: "m"}).ErrorCode, kerr.InvalidGroupID)
+	wantCode(t, "sync", h.c.SyncGroup(ctx, &kmsg.SyncGroupRequest{MemberID: "m"}).ErrorCode, kerr.InvalidGroupID)
+	wantCode(t, "leave", h.c.LeaveGroup(ctx, &kmsg.LeaveGroupRequest{MemberID: "m"}).ErrorCode, kerr.InvalidGroupID)
+
+	leader, _ := h.stableGroup("g")
+	pt, p := "consumer", "range"
+	r := h.c.SyncGroup(ctx, &kmsg.SyncGroupRequest{Version: 5, Group: "g", MemberID: leader, Generation: 1, ProtocolType: &pt, Protocol: &p})
+	if r.ErrorCode != 0 || r.ProtocolType == nil || *r.ProtocolType != "consumer" || *r.Protocol != "range" {
+		t.Fatalf("sync v5 %+v", r)
+	}
+	other := "roundrobin"
+	r = h.c.SyncGroup(ctx, &kmsg.SyncGroupRequest{Version: 5, Group: "g", MemberID: leader, Generation: 1, ProtocolType: &pt, Protocol: &other})
+	wantCode(t, "sync v5 other protocol", r.ErrorCode, kerr.InconsistentGroupProtocol)
+}
