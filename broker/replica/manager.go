@@ -174,6 +174,8 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 		m.ownProduces = true
 	}
 	m.metrics = newReplicaMetrics(cfg.Metrics, m)
+	// As Kafka, the 60 s maximum notification delay counts from start-up.
+	m.lastIsrPropagation = cfg.Clock()
 	if cfg.Fetcher == nil && cfg.ReplicaFetch.Dial != nil {
 		m.fetcher = NewFetcherManager(cfg.ReplicaFetch, m)
 		m.cfg.Fetcher = m.fetcher

@@ -1,0 +1,167 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// miniCluster wires replica managers together in-process: each broker's
+// replica fetcher "dials" the leader's manager directly, so the fetcher,
+// the leader's follower-fetch handling, ISR and HW run exactly as in a
+// broker, without sockets or ZooKeeper. A broker can be taken down
+// (requests to it fail) and brought back with the same logs.
+type miniCluster struct {
+	t *testing.T
+
+	// mu guards the following.
+	mu      sync.Mutex
+	brokers map[int32]*Manager
+	stores  map[int32]*memStore
+	down    map[int32]bool
+	mutate  func(*Config)
+}
+
+func newMiniCluster(t *testing.T, mutate func(*Config), ids ...int32) *miniCluster {
+	c := &miniCluster{t: t, brokers: map[int32]*Manager{}, stores: map[int32]*memStore{}, down: map[int32]bool{}, mutate: mutate}
+	for _, id := range ids {
+		c.stores[id] = newMemStore()
+		c.start(id)
+	}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		ms := make([]*Manager, 0, len(c.brokers))
+		for _, m := range c.brokers {
+			ms = append(ms, m)
+		}
+		c.mu.Unlock()
+		for _, m := range ms {
+			m.Shutdown()
+		}
+	})
+	return c
+}
+
+// start (re)creates broker id's manager over its existing logs.
+func (c *miniCluster) start(id int32) *Manager {
+	cfg := Config{
+		BrokerID:          id,
+		Logger:            quietLogger(),
+		DisableSendfile:   true,
+		ReplicaLagTimeMax: 10 * time.Second,
+		ReplicaFetch: FetcherConfig{
+			MaxWait: 20 * time.Millisecond,
+			Backoff: 10 * time.Millisecond,
+			Dial:    c.dial,
+		},
+	}
+	if c.mutate != nil {
+		c.mutate(&cfg)
+	}
+	m := New(cfg, c.stores[id], nil)
+	c.mu.Lock()
+	c.brokers[id] = m
+	c.down[id] = false
+	c.mu.Unlock()
+	return m
+}
+
+// kill stops broker id: its manager shuts down (fetchers stop) and requests
+// to it fail until start is called again. Its logs stay.
+func (c *miniCluster) kill(id int32) {
+	c.mu.Lock()
+	m := c.brokers[id]
+	c.down[id] = true
+	c.mu.Unlock()
+	m.Shutdown()
+}
+
+func (c *miniCluster) broker(id int32) *Manager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.brokers[id]
+}
+
+func (c *miniCluster) log(id int32, topic string, partition int32) *memLog {
+	s := c.stores[id]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs[TopicPartition{topic, partition}]
+}
+
+func (c *miniCluster) dial(_ context.Context, host string, port int32) (LeaderClient, error) {
+	return &inprocClient{c: c, id: port}, nil
+}
+
+var errBrokerDown = errors.New("broker is down")
+
+// inprocClient is a LeaderClient calling a manager directly.
+type inprocClient struct {
+	c  *miniCluster
+	id int32
+}
+
+func (ic *inprocClient) Close() error { return nil }
+
+func (ic *inprocClient) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	ic.c.mu.Lock()
+	m, down := ic.c.brokers[ic.id], ic.c.down[ic.id]
+	ic.c.mu.Unlock()
+	if down || m == nil {
+		return nil, errBrokerDown
+	}
+	switch r := req.(type) {
+	case *kmsg.FetchRequest:
+		resp, err := m.Fetch(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		// Round-trip through the wire format so the follower sees what a
+		// network client would.
+		out := kmsg.NewPtrFetchResponse()
+		out.Version = r.Version
+		if err := out.ReadFrom(resp.AppendTo(nil)); err != nil {
+			return nil, err
+		}
+		return out, nil
+	case *kmsg.OffsetForLeaderEpochRequest:
+		return m.OffsetForLeaderEpoch(ctx, r), nil
+	case *kmsg.ListOffsetsRequest:
+		return m.ListOffsets(ctx, r), nil
+	}
+	return nil, fmt.Errorf("inproc: unsupported request %T", req)
+}
+
+// lair sends broker id a LeaderAndIsr for one partition; every other
+// replica is a live leader candidate at "b<id>:<id>".
+func (c *miniCluster) lair(id int32, topic string, partition, leader, epoch int32, isr, replicas []int32) {
+	c.t.Helper()
+	req := lairReq(1, topic, topicIDFor(topic), partition, leader, epoch, isr, replicas)
+	for _, r := range replicas {
+		ll := kmsg.NewLeaderAndISRRequestLiveLeader()
+		ll.BrokerID = r
+		ll.Host = "b" + strconv.Itoa(int(r))
+		ll.Port = r
+		req.LiveLeaders = append(req.LiveLeaders, ll)
+	}
+	if code := lairCode(c.t, c.broker(id).LeaderAndIsr(context.Background(), req)); code != 0 {
+		c.t.Fatalf("LeaderAndIsr to %d for %s-%d epoch %d: code %d", id, topic, partition, epoch, code)
+	}
+}
+
+// values returns the (offset, value) pairs of a replica's log.
+func (c *miniCluster) values(id int32, topic string, partition int32) ([]int64, []string) {
+	c.t.Helper()
+	l := c.log(id, topic, partition)
+	offs, vals, err := batchValues(l.bytesUpTo(l.LogEndOffset()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return offs, vals
+}
