@@ -20,6 +20,7 @@
 //	  generated OffsetCommitKey/Value, GroupMetadataKey/Value schemas
 //	GroupConfig / KafkaConfig group.* and offsets.*      config.go: Config, DefaultConfig, Validate
 //	(the replica manager append / log read)               store.go: OffsetStore, MemStore (tests)
+//	GroupMetadataManager metrics (NumGroups, NumOffsets)  metrics.go: RegisterMetrics
 //
 // Group states (GroupMetadata.scala's valid-previous-state table; every
 // other transition is logged and returned as *IllegalTransitionError, the

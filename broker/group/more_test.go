@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/purgatory"
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -252,4 +253,19 @@ func TestEmptyGroupIDAndSyncV5Protocol(t *testing.T) {
 	other := "roundrobin"
 	r = h.c.SyncGroup(ctx, &kmsg.SyncGroupRequest{Version: 5, Group: "g", MemberID: leader, Generation: 1, ProtocolType: &pt, Protocol: &other})
 	wantCode(t, "sync v5 other protocol", r.ErrorCode, kerr.InconsistentGroupProtocol)
+}
+
+func TestMetrics(t *testing.T) {
+	h := newHarness(t, testConfig())
+	r := gometrics.NewRegistry()
+	h.c.RegisterMetrics(r)
+	h.stableGroup("g")
+	wantCode(t, "commit", h.commit("s", "", -1, "t", 0, 1, ""), nil)
+	wantCode(t, "commit", h.commit("s", "", -1, "t", 1, 1, ""), nil)
+	get := func(name string) int64 {
+		return r.Get("kafka.coordinator.group.GroupMetadataManager." + name).(gometrics.Gauge).Value()
+	}
+	if get("NumGroups") != 2 || get("NumGroupsStable") != 1 || get("NumGroupsEmpty") != 1 || get("NumOffsets") != 2 {
+		t.Errorf("groups %d stable %d empty %d offsets %d", get("NumGroups"), get("NumGroupsStable"), get("NumGroupsEmpty"), get("NumOffsets"))
+	}
 }
