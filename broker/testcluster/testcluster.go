@@ -49,6 +49,10 @@ type Options struct {
 	// FixedStartIndex ≥ 0 makes topic creation's replica assignment
 	// deterministic; nil keeps Kafka's random start.
 	FixedStartIndex *int
+	// ZKProxy puts a pausable TCP proxy (zkserver.Proxy) between each
+	// broker and ZooKeeper, so tests can cut a broker off and expire its
+	// session (PauseZK/ResumeZK).
+	ZKProxy bool
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level
@@ -79,6 +83,7 @@ type node struct {
 	id    int32
 	props map[string]string
 	port  int // last bound port, reused on restart
+	proxy *zkserver.Proxy
 	b     *broker.Broker
 	// intercept maps an API key to an Interceptor; read by the handler
 	// wrapper on every request.
@@ -123,13 +128,25 @@ func Start(t testing.TB, opts Options) *Cluster {
 			"controlled.shutdown.retry.backoff.ms": "200",
 			"controller.socket.timeout.ms":         "5000",
 		}
+		n := &node{idx: i, id: id, props: props}
+		if opts.ZKProxy {
+			srv, err := zkserver.Shared()
+			if err != nil {
+				t.Fatalf("testcluster: shared ZooKeeper: %v", err)
+			}
+			n.proxy, err = zkserver.NewProxy(srv.Addr())
+			if err != nil {
+				t.Fatalf("testcluster: ZooKeeper proxy: %v", err)
+			}
+			props["zookeeper.connect"] = n.proxy.Addr() + c.zkConnect[strings.Index(c.zkConnect, "/"):]
+		}
 		if i < len(opts.Racks) && opts.Racks[i] != "" {
 			props["broker.rack"] = opts.Racks[i]
 		}
 		for k, v := range opts.Overrides {
 			props[k] = v
 		}
-		c.nodes = append(c.nodes, &node{idx: i, id: id, props: props})
+		c.nodes = append(c.nodes, n)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.nodes))
@@ -218,6 +235,11 @@ func (c *Cluster) Close() {
 		}
 	}
 	wg.Wait()
+	for _, n := range nodes {
+		if n.proxy != nil {
+			n.proxy.Close()
+		}
+	}
 	if zc != nil {
 		zc.Close()
 	}
@@ -337,6 +359,24 @@ func (c *Cluster) RestartBroker(i int) {
 	if err := c.startNode(c.nodes[i]); err != nil {
 		c.t.Fatalf("testcluster: restarting broker %d: %v", c.nodes[i].id, err)
 	}
+}
+
+// PauseZK cuts broker i off ZooKeeper (Options.ZKProxy): its connections
+// drop and reconnects are refused, but its session stays open until the
+// server expires it after zookeeper.session.timeout.ms.
+func (c *Cluster) PauseZK(i int) {
+	if c.nodes[i].proxy == nil {
+		c.t.Fatal("testcluster: PauseZK needs Options.ZKProxy")
+	}
+	c.nodes[i].proxy.Pause()
+}
+
+// ResumeZK lets broker i reach ZooKeeper again.
+func (c *Cluster) ResumeZK(i int) {
+	if c.nodes[i].proxy == nil {
+		c.t.Fatal("testcluster: ResumeZK needs Options.ZKProxy")
+	}
+	c.nodes[i].proxy.Resume()
 }
 
 // Intercept installs fn for API key on broker i (nil removes it).
