@@ -83,7 +83,7 @@ func (cm *channelManager) addBroker(b Broker) {
 	if ok {
 		addr = net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 	} else {
-		cm.log.Error("broker has no endpoint for the inter-broker listener; requests to it are dropped", "broker", b.ID, "listener", cm.listener)
+		cm.log.Error("broker has no endpoint for the inter-broker listener; requests to it are dropped", "target_broker", b.ID, "listener", cm.listener)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &brokerSender{cm: cm, id: b.ID, addr: addr, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
@@ -113,7 +113,7 @@ func (cm *channelManager) send(reqs []outgoingRequest) {
 	for _, o := range reqs {
 		s := cm.senders[o.broker]
 		if s == nil {
-			cm.log.Debug("dropping request for a broker without a queue", "broker", o.broker, "api", kmsg.NameForKey(o.req.Key()))
+			cm.log.Debug("dropping request for a broker without a queue", "target_broker", o.broker, "api", kmsg.NameForKey(o.req.Key()))
 			continue
 		}
 		s.mu.Lock()
@@ -187,7 +187,7 @@ func (s *brokerSender) run() {
 			client.Close()
 		}
 	}()
-	log := s.cm.log.With("broker", s.id)
+	log := s.cm.log.With("target_broker", s.id)
 	for {
 		o, ok := s.head()
 		if !ok {

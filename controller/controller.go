@@ -630,7 +630,7 @@ func (c *Controller) readBroker(id int32) (Broker, bool, error) {
 	}
 	info, err := zkpaths.DecodeBrokerInfo(id, data)
 	if err != nil {
-		c.log.Warn("ignoring an undecodable broker registration", "broker", id, "err", err)
+		c.log.Warn("ignoring an undecodable broker registration", "registered_broker", id, "err", err)
 		return Broker{}, false, nil
 	}
 	b := Broker{ID: id, Epoch: st.Czxid}
@@ -835,7 +835,7 @@ func (c *Controller) onResponse(broker int32, o outgoingRequest, resp kmsg.Respo
 		c.em.put(leaderAndIsrResponseEvent{broker: broker, resp: r})
 	case *kmsg.UpdateMetadataResponse:
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			c.log.Warn("UpdateMetadata failed on broker", "broker", broker, "err", err)
+			c.log.Warn("UpdateMetadata failed on broker", "target_broker", broker, "err", err)
 		}
 	case *kmsg.StopReplicaResponse:
 		if len(o.deletePartitions) == 0 {
@@ -1048,8 +1048,16 @@ func (c *Controller) processBrokerModification(id int32) error {
 		return nil
 	}
 	b.Epoch = old.Epoch
-	c.log.Info("broker endpoints changed", "broker", id)
+	c.log.Info("broker endpoints changed", "changed_broker", id)
 	c.ctx.AddLiveBroker(b)
+	oldEP, _ := interBrokerEndpoint(old, c.cfg.InterBrokerListener)
+	newEP, _ := interBrokerEndpoint(b, c.cfg.InterBrokerListener)
+	if oldEP != newEP {
+		// Reconnect to the new address (queued requests are dropped; the
+		// UpdateMetadata below and later batches carry the current state).
+		c.channels.removeBroker(id)
+		c.channels.addBroker(b)
+	}
 	return c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), nil)
 }
 
@@ -1329,7 +1337,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 		if len(candidates) == 0 {
 			continue
 		}
-		c.log.Info("leader imbalance above threshold; running preferred replica election", "broker", b, "ratio", ratio, "partitions", candidates)
+		c.log.Info("leader imbalance above threshold; running preferred replica election", "preferred_broker", b, "ratio", ratio, "partitions", candidates)
 		failed, err := c.partitionChange(candidates, OnlinePartition, &electionSpec{strategy: PreferredElection}, "auto preferred replica leader election")
 		if err != nil {
 			return err

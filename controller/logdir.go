@@ -70,7 +70,7 @@ func (c *Controller) processLogDirEventNotification() error {
 // KAFKA_STORAGE_ERROR are on an offline log dir; those answered NONE are not.
 func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) error {
 	if err := kerr.ErrorForCode(e.resp.ErrorCode); err != nil {
-		c.log.Warn("LeaderAndIsr failed on broker", "broker", e.broker, "err", err)
+		c.log.Warn("LeaderAndIsr failed on broker", "target_broker", e.broker, "err", err)
 		return nil
 	}
 	byID := map[[16]byte]string{}
@@ -86,7 +86,7 @@ func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) er
 		case errors.Is(err, kerr.KafkaStorageError):
 			offline[tp] = true
 		default:
-			c.log.Debug("LeaderAndIsr partition error", "broker", e.broker, "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			c.log.Debug("LeaderAndIsr partition error", "target_broker", e.broker, "topic", tp.Topic, "partition", tp.Partition, "err", err)
 		}
 	}
 	for _, t := range e.resp.Topics {
@@ -119,6 +119,6 @@ func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) er
 	if len(newlyOffline) == 0 {
 		return nil
 	}
-	c.log.Warn("replicas on an offline log directory", "broker", e.broker, "replicas", len(newlyOffline))
+	c.log.Warn("replicas on an offline log directory", "target_broker", e.broker, "replicas", len(newlyOffline))
 	return c.onReplicasBecomeOffline(newlyOffline, fmt.Sprintf("log directory failure on broker %d", e.broker))
 }
