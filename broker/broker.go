@@ -184,10 +184,21 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.meta = metadata.New(b.brokerID, b.clusterID)
 	rc := b.cfg.Replica()
 	b.replicas = replica.New(replica.Config{
-		BrokerID:           b.brokerID,
-		BrokerEpoch:        b.epoch.Load,
-		MinInsyncReplicas:  b.minInsyncReplicas,
-		ReplicaLagTimeMax:  rc.LagTimeMax,
+		BrokerID:          b.brokerID,
+		BrokerEpoch:       b.epoch.Load,
+		MinInsyncReplicas: b.minInsyncReplicas,
+		ReplicaLagTimeMax: rc.LagTimeMax,
+		IsrUpdater:        replica.NewZkIsrUpdater(b.zk),
+		IsBrokerAlive:     b.meta.IsAlive,
+		ReplicaFetch: replica.FetcherConfig{
+			NumFetchers:      rc.NumFetchers,
+			MinBytes:         rc.FetchMinBytes,
+			MaxBytes:         rc.FetchMaxBytes,
+			ResponseMaxBytes: rc.FetchResponseMaxBytes,
+			MaxWait:          rc.FetchWaitMax,
+			Backoff:          rc.FetchBackoff,
+			Dial:             replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
+		},
 		Logger:             base,
 		StateChangeLogger:  base.With("logger", "state.change.logger"),
 		OnLeadershipChange: b.onLeadershipChange,
@@ -265,6 +276,8 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.ctrl.Startup()
 	// Background log tasks (retention, checkpoints, flushes, cleaner).
 	b.logs.Startup()
+	// ISR maintenance (shrink checks, ISR change notifications).
+	b.replicas.Startup()
 	// 14. Dynamic topic config listener (/config/changes).
 	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
 	// 15. Enable request processing.
