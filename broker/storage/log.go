@@ -1122,14 +1122,26 @@ func (l *Log) Close() error {
 	return err
 }
 
-// closeNoFlush closes files without the clean-shutdown work (used for
-// DeleteLog and by crash tests).
+// closeNoFlush closes files without the clean-shutdown work (used when
+// loading fails and by crash tests).
 func (l *Log) closeNoFlush() error {
+	l.detach()
+	return l.releaseFiles()
+}
+
+// detach marks the log closed: every later operation fails with
+// ErrLogClosed, but open files stay usable for FileRecords already handed
+// out (a deleted partition keeps them until its directory is removed).
+func (l *Log) detach() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return nil
-	}
+	l.closed = true
+}
+
+// releaseFiles closes every segment file of a detached log.
+func (l *Log) releaseFiles() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var err error
 	for _, s := range l.segments {
 		if e := s.close(); e != nil && err == nil {
@@ -1141,7 +1153,6 @@ func (l *Log) closeNoFlush() error {
 			err = e
 		}
 	}
-	l.pending = nil
-	l.closed = true
+	l.segments, l.pending, l.rolled = nil, nil, nil
 	return err
 }

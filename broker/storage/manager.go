@@ -35,6 +35,7 @@ type logDir struct {
 type pendingDirDelete struct {
 	path string
 	due  time.Time
+	log  *Log // detached log whose files are closed at removal; nil at startup
 }
 
 // LogManager owns all logs of a broker.
@@ -382,19 +383,24 @@ func (m *LogManager) DeletePending() error {
 		}
 	}
 	m.mu.Lock()
-	var due []string
+	var due []pendingDirDelete
 	keep := m.dirDeletes[:0]
 	for _, d := range m.dirDeletes {
 		if !now.Before(d.due) {
-			due = append(due, d.path)
+			due = append(due, d)
 		} else {
 			keep = append(keep, d)
 		}
 	}
 	m.dirDeletes = keep
 	m.mu.Unlock()
-	for _, p := range due {
-		if e := os.RemoveAll(p); e != nil && err == nil {
+	for _, d := range due {
+		if d.log != nil {
+			if e := d.log.releaseFiles(); e != nil && err == nil {
+				err = e
+			}
+		}
+		if e := os.RemoveAll(d.path); e != nil && err == nil {
 			err = e
 		}
 	}
@@ -505,9 +511,9 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	delete(m.logDirOf, tp)
 	m.mu.Unlock()
 	delay := l.Config().FileDeleteDelayMs
-	if err := l.closeNoFlush(); err != nil {
-		m.logger.Warn("closing deleted log", "topic", tp.Topic, "partition", tp.Partition, "err", err)
-	}
+	// Stop using the log now; its files stay open until the directory is
+	// removed so fetches already holding FileRecords finish (§1.5).
+	l.detach()
 	var u [16]byte
 	if _, err := rand.Read(u[:]); err != nil {
 		return err
@@ -529,7 +535,7 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 		return err
 	}
 	m.mu.Lock()
-	m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: dst, due: m.clock().Add(time.Duration(delay) * time.Millisecond)})
+	m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: dst, due: m.clock().Add(time.Duration(delay) * time.Millisecond), log: l})
 	m.mu.Unlock()
 	// Drop its checkpoint entries right away.
 	return errors.Join(m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets(), m.CheckpointHighWatermarks())
@@ -616,6 +622,13 @@ func (m *LogManager) Shutdown() error {
 		}()
 	}
 	wg.Wait()
+	m.mu.Lock()
+	for _, d := range m.dirDeletes {
+		if d.log != nil {
+			errs = append(errs, d.log.releaseFiles())
+		}
+	}
+	m.mu.Unlock()
 	errs = append(errs, m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets(), m.CheckpointHighWatermarks())
 	if err := errors.Join(errs...); err != nil {
 		m.unlockAll()

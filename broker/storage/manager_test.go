@@ -150,8 +150,19 @@ func TestManagerDeleteLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.AppendAsLeader(makeBatch(1, 10, 0, "x"), 0)
+	inflight, err := l.Read(0, 1000, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := m.DeleteLog(tp); err != nil {
 		t.Fatal(err)
+	}
+	// A fetch that already holds the bytes' location still reads them.
+	if b, err := inflight.Records.ReadAll(); err != nil || len(b) != inflight.Records.Len() || len(b) == 0 {
+		t.Fatalf("in-flight read after DeleteLog: %d bytes, %v", len(b), err)
+	}
+	if _, err := l.AppendAsLeader(makeBatch(1, 10, 0, "x"), 0); !errors.Is(err, ErrLogClosed) {
+		t.Fatalf("append to a deleted log: %v", err)
 	}
 	if _, ok := m.GetLog(tp); ok {
 		t.Fatal("log still registered")
