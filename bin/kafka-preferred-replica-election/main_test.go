@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+)
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		args    []string
+		wantErr string
+		usage   bool
+	}{
+		{[]string{"--path-to-json-file", "x"}, "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided", true},
+		{[]string{"--zookeeper", "h:1", "--bootstrap-server", "h:2"}, "Option(s) [bootstrap-server] are unavailable given other options on the command line", true},
+		{[]string{"--bootstrap-server", "h:2", "--zookeeper", "h:1"}, "Option(s) [zookeeper] are unavailable given other options on the command line", true},
+		{[]string{"--zookeeper", "h:1", "--admin.config", "c"}, "Option(s) [admin.config] are unavailable given other options on the command line", true},
+		{[]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `{"partitions":[{"topic":"a","partition":1},{"topic":"a","partition":1}]}`)}, "Preferred replica election data contains duplicate partitions: a-1", false},
+		{[]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `{"version":1}`)}, "Preferred replica election data is empty", false},
+		{[]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `nope`)}, "Preferred replica election data is empty", false},
+		{[]string{"--zookeeper", "h:1/chroot"}, "", false},
+		{[]string{"--bootstrap-server", "h:1", "--admin.config", "c"}, "", false},
+	}
+	for _, c := range cases {
+		req, special, err := parse(c.args)
+		if special != "" {
+			t.Fatalf("%v: special %q", c.args, special)
+		}
+		if c.wantErr == "" {
+			if err != nil || req == nil {
+				t.Errorf("%v: %v", c.args, err)
+			}
+			continue
+		}
+		var ue *admintool.UsageError
+		if err == nil || err.Error() != c.wantErr || errors.As(err, &ue) != c.usage {
+			t.Errorf("%v: %v, want %q (usage %v)", c.args, err, c.wantErr, c.usage)
+		}
+	}
+	req, _, err := parse([]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `{"partitions":[{"topic":"b","partition":0},{"topic":"a","partition":1}]}`)})
+	if err != nil || req.zookeeper != "h:1" || admintool.JoinPartitions(req.partitions, ",") != "a-1,b-0" {
+		t.Fatalf("%+v %v", req, err)
+	}
+	if req, _, _ := parse([]string{"--zookeeper", "h:1"}); req.partitions != nil {
+		t.Fatalf("no file must mean all partitions: %+v", req)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(nil, &out, &errOut, time.Second); code != 1 || out.String() != deprecation+"\n" || !strings.HasPrefix(errOut.String(), helpText+"\n") {
+		t.Errorf("help: %d %q %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"--path-to-json-file", "x"}, &out, &errOut, time.Second); code != 1 || !strings.HasPrefix(errOut.String(), "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided\nOption ") {
+		t.Errorf("no connection: %d %q", code, errOut.String())
+	}
+}
+
+func TestElectViaAdminOutput(t *testing.T) {
+	tp := func(topic string, p int32) admintool.TopicPartition {
+		return admintool.TopicPartition{Topic: topic, Partition: p}
+	}
+	var out, errOut strings.Builder
+	err := electViaAdmin(context.Background(), &out, []admintool.TopicPartition{tp("a", 0)}, func(_ context.Context, tps []admintool.TopicPartition) (admintool.ElectionResults, error) {
+		if len(tps) != 1 {
+			t.Errorf("partitions %v", tps)
+		}
+		return admintool.ElectionResults{
+			Succeeded: []admintool.TopicPartition{tp("a", 0)},
+			Noop:      []admintool.TopicPartition{tp("a", 1), tp("b", 0)},
+			Failed:    map[admintool.TopicPartition]error{tp("c", 0): admintool.NewKafkaError(kerr.PreferredLeaderNotAvailable.Code, nil)},
+		}, nil
+	})
+	want := "Successfully completed preferred leader election for partitions a-0\n" +
+		"Preferred replica already elected for partitions a-1, b-0\n" +
+		"Error completing preferred leader election for partition: c-0: org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: The preferred leader was not available.\n"
+	if out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
+	}
+	if fail(err, &errOut); errOut.String() != "Exception in thread \"main\" kafka.common.AdminCommandFailedException: 1 preferred replica(s) could not be elected\n" {
+		t.Errorf("stderr %q", errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	err = electViaAdmin(context.Background(), &out, nil, func(context.Context, []admintool.TopicPartition) (admintool.ElectionResults, error) {
+		return admintool.ElectionResults{}, admintool.NewKafkaError(kerr.RequestTimedOut.Code, nil)
+	})
+	if fail(err, &errOut); out.String() != "Timeout waiting for election results\n" || errOut.String() != "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\n" {
+		t.Errorf("timeout: %q %q", out.String(), errOut.String())
+	}
+}
