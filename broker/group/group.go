@@ -111,8 +111,6 @@ type Member struct {
 	joinVer int16
 	// syncCh is set while a SyncGroup of this member is parked.
 	syncCh chan syncResult
-	// isNew marks a member added by the join in progress (Kafka's isNew).
-	isNew bool
 	// session is the heartbeat-expiry timer; sessionSeq invalidates a
 	// timer whose Stop lost the race with its firing.
 	session    purgatory.Timer
@@ -219,25 +217,6 @@ func (g *Group) sortedMembersLocked() []*Member {
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].joinSeq < ms[j].joinSeq })
 	return ms
-}
-
-// supportsProtocolsLocked is GroupMetadata.supportsProtocols.
-func (g *Group) supportsProtocolsLocked(protocolType string, ps []Protocol) bool {
-	if protocolType == "" || len(ps) == 0 {
-		return false
-	}
-	if g.state == Empty && len(g.members) == 0 {
-		return true
-	}
-	if protocolType != g.protocolType {
-		return false
-	}
-	for _, p := range ps {
-		if g.allSupportLocked(p.Name) {
-			return true
-		}
-	}
-	return false
 }
 
 func (g *Group) allSupportLocked(name string) bool {

@@ -95,8 +95,8 @@ func (c *Coordinator) joinGroup(req *kmsg.JoinGroupRequest, info JoinInfo) (chan
 	return c.currentMemberJoinLocked(g, req, m)
 }
 
-// supportsLocked is supportsProtocols, ignoring the joining member's own
-// previous protocols.
+// supportsLocked is GroupMetadata.supportsProtocols, ignoring the joining
+// member's own previous protocols (a member may change its own list).
 func (c *Coordinator) supportsLocked(g *Group, memberID, protocolType string, ps []Protocol) bool {
 	if protocolType == "" || len(ps) == 0 {
 		return false
@@ -290,7 +290,6 @@ func (g *Group) joinResponseLocked(m *Member, version int16) *kmsg.JoinGroupResp
 func (c *Coordinator) addMemberAndRebalanceLocked(g *Group, req *kmsg.JoinGroupRequest, m *Member) chan *kmsg.JoinGroupResponse {
 	g.joinSeq++
 	m.joinSeq = g.joinSeq
-	m.isNew = true
 	m.joinCh = make(chan *kmsg.JoinGroupResponse, 1)
 	m.joinVer = req.Version
 	if len(g.members) == 0 {
@@ -474,7 +473,6 @@ func (c *Coordinator) completeJoinLocked(g *Group) {
 		"leader", g.leader, "members", len(g.members))
 	g.pendingSync = map[string]struct{}{}
 	for _, m := range g.members {
-		m.isNew = false
 		m.Assignment = nil
 		g.pendingSync[m.ID] = struct{}{}
 		if m.joinCh != nil {

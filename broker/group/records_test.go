@@ -2,6 +2,7 @@ package group
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klassik/klassik/broker/purgatory"
+	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -264,5 +267,36 @@ func FuzzDescribeRecord(f *testing.F) {
 		if err == nil && !strings.HasPrefix(s, "key: ") {
 			t.Fatalf("bad rendering %q", s)
 		}
+	})
+}
+
+// FuzzLoadRecords: a partition holding arbitrary keys and values (valid,
+// truncated, unknown versions, tombstones) loads without panicking, the
+// partition ends up loaded, and the loaded groups answer requests.
+func FuzzLoadRecords(f *testing.F) {
+	f.Add(EncodeOffsetKey(OffsetKey{Version: 1, Group: "g", Topic: "t"}), EncodeOffsetValue(OffsetValue{Version: 3, Offset: 4}), false)
+	f.Add(EncodeGroupKey("g"), EncodeGroupValue(sampleGroupValue(3)), false)
+	f.Add(EncodeGroupKey("g"), EncodeGroupValue(sampleGroupValue(0))[:20], false)
+	f.Add(EncodeGroupKey("g"), []byte(nil), true)
+	f.Add([]byte{0, 7}, []byte{1, 2, 3}, false)
+	f.Fuzz(func(t *testing.T, key, value []byte, tombstone bool) {
+		if tombstone {
+			value = nil
+		}
+		store := NewMemStore()
+		o := record.DefaultBuildOptions()
+		o.BaseTimestamp = t0.UnixMilli()
+		recs := []record.Record{{Key: key, Value: value}, {OffsetDelta: 1, Key: EncodeOffsetKey(OffsetKey{Version: 1, Group: "g", Topic: "t", Partition: 1}), Value: EncodeOffsetValue(OffsetValue{Version: 3, Offset: 9})}}
+		if err := store.Append(context.Background(), 0, record.Build(o, recs)); err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig()
+		cfg.OffsetsTopicPartitions = 1
+		h := newHarnessWith(t, cfg, store, purgatory.NewFakeClock(t0))
+		if off, _, code := h.fetch("g", "t", 1); code != 0 || off != 9 {
+			t.Fatalf("offset after load %d %s", off, errName(code))
+		}
+		h.c.DescribeGroups(context.Background(), &kmsg.DescribeGroupsRequest{Groups: []string{"g"}})
+		h.c.ListGroups(context.Background(), &kmsg.ListGroupsRequest{Version: 4})
 	})
 }
