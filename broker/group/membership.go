@@ -478,8 +478,8 @@ func (c *Coordinator) completeJoinLocked(g *Group) {
 		if m.joinCh != nil {
 			m.joinCh <- g.joinResponseLocked(m, m.joinVer)
 			m.joinCh = nil
-			c.touchSessionLocked(g, m)
 		}
+		c.touchSessionLocked(g, m)
 	}
 	c.armSyncTimerLocked(g)
 }
