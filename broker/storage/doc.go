@@ -99,17 +99,18 @@
 // (Append; aborted transactions become .txnindex entries). A snapshot is
 // taken at each roll (at the new base offset) and on Close (at the log
 // end); load and truncation reload the newest usable snapshot and replay
-// the log from it (reloadProducerStateLocked). Segment deletion deletes the
+// the log from it (reloadProducerStateLocked); after a crash the replay
+// starts at or below the first recovered segment and rebuilds the
+// .txnindex of the recovered segments (rebuildProducerStateLocked). Segment deletion deletes the
 // snapshot at its base offset; raising the log start offset or the high
 // watermark is forwarded. The LogManager expires idle producers every
 // producer.id.expiration.check.interval.ms.
 //
 // # Known gaps
 //
-//   - Recovery after a crash does not rebuild .txnindex entries from the
-//     recovered tail (it only cuts entries past the valid end); the file
-//     is fsync'd with its segment, so only entries of unflushed data can
-//     be missing.
+//   - Loading always replays producer state from the newest snapshot; Kafka's
+//     shortcut of assuming empty state after a clean shutdown without
+//     snapshots is not taken (slower first start on old data, same result).
 //   - AlterReplicaLogDirs (-future directories) is not supported; leftover
 //     future directories are deleted at startup.
 //   - A malformed checkpoint file fails NewLogManager (Kafka marks the

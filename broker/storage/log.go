@@ -146,7 +146,25 @@ func (l *Log) RemoveExpiredProducers(now time.Time) {
 // load: reload from the newest usable snapshot, replay the log from there
 // to the log end and snapshot the result.
 func (l *Log) reloadProducerStateLocked(now time.Time) error {
+	return l.rebuildProducerStateLocked(now, -1)
+}
+
+// rebuildProducerStateLocked is reloadProducerStateLocked that, when
+// txnIndexFrom >= 0, also rebuilds the .txnindex entries of aborted
+// transactions whose marker is at or above txnIndexFrom (segments
+// recovered after a crash): snapshots above txnIndexFrom are dropped so
+// the replay covers those segments, as Kafka's per-segment recovery does.
+func (l *Log) rebuildProducerStateLocked(now time.Time, txnIndexFrom int64) error {
 	ls, leo := l.logStartOffset.Load(), l.logEndOffset.Load()
+	if txnIndexFrom >= 0 {
+		for _, off := range l.producers.Snapshots() {
+			if off > txnIndexFrom {
+				if err := l.producers.DeleteSnapshot(off); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if err := l.producers.TruncateAndReload(ls, leo, now.UnixMilli()); err != nil {
 		return err
 	}
@@ -178,8 +196,15 @@ func (l *Log) reloadProducerStateLocked(now time.Time) error {
 					if err != nil {
 						return err
 					}
-					if _, err := l.producers.AppendBatch(b, rh); err != nil {
+					done, err := l.producers.AppendBatch(b, rh)
+					if err != nil {
 						l.logger.Warn("producer state replay", "offset", h.BaseOffset, "err", err)
+					}
+					if done != nil && done.IsAborted && txnIndexFrom >= 0 && done.LastOffset >= txnIndexFrom {
+						e := AbortedTxn{ProducerID: done.ProducerID, FirstOffset: done.FirstOffset, LastOffset: done.LastOffset, LastStableOffset: done.LastStableOffset}
+						if err := s.appendTxnIndex(e); err != nil {
+							return fmt.Errorf("storage: rebuild .txnindex: %w", err)
+						}
 					}
 				}
 				p += int64(h.Size())

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/klassik/klassik/broker/storage/record"
@@ -118,5 +120,32 @@ func TestAbortedTransactionIndex(t *testing.T) {
 	}
 	if got, _ := l.CollectAbortedTransactions(0, 5); len(got) != 0 {
 		t.Fatalf("entry survived truncation: %v", got)
+	}
+}
+
+// After a crash the .txnindex of recovered segments is rebuilt from the
+// control batches (log-format.md §6 "rebuilt during segment recovery").
+func TestTxnIndexRebuiltByRecovery(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	l := openTestLog(t, dir, testConfig(), clock)
+	opts := record.DefaultBuildOptions()
+	opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence, opts.Transactional = 7, 0, 0, true
+	opts.BaseTimestamp = 1700000000000
+	if _, err := l.AppendAsLeader(record.Build(opts, []record.Record{{Value: []byte("a")}}), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendAsCoordinator(record.BuildControlBatch(0, 0, 7, 0, record.ControlAbort, 1, 1700000000001), 0); err != nil {
+		t.Fatal(err)
+	}
+	l.closeNoFlush()
+	if err := os.Remove(filepath.Join(dir, "00000000000000000000.txnindex")); err != nil {
+		t.Fatal(err)
+	}
+	l = openTestLog(t, dir, testConfig(), clock) // unclean: recovery from 0
+	defer l.Close()
+	got, err := l.CollectAbortedTransactions(0, 2)
+	if err != nil || len(got) != 1 || got[0] != (AbortedTxn{7, 0, 1, 2}) {
+		t.Fatalf("rebuilt txn index %v %v", got, err)
 	}
 }

@@ -313,6 +313,13 @@ func loadLog(p loadParams) (*Log, error) {
 			}
 		}
 	}
+	rebuildFrom := int64(-1) // base of the first segment whose data recovery re-validated
+	if recoverFrom < len(l.segments) {
+		rebuildFrom = l.segments[recoverFrom].baseOffset
+	}
+	if tornAt >= 0 && (rebuildFrom < 0 || l.segments[tornAt].baseOffset < rebuildFrom) {
+		rebuildFrom = l.segments[tornAt].baseOffset
+	}
 	if tornAt >= 0 {
 		// Nothing after a torn segment can be trusted to follow it.
 		s := l.segments[tornAt]
@@ -401,7 +408,21 @@ func loadLog(p loadParams) (*Log, error) {
 		closeAll()
 		return nil, err
 	}
-	if err := l.reloadProducerStateLocked(now); err != nil {
+	// Segments whose data was re-validated after a crash get their
+	// .txnindex rebuilt from the replayed control batches.
+	txnIndexFrom := int64(-1)
+	if rebuildFrom >= 0 {
+		txnIndexFrom = rebuildFrom
+		for _, s := range l.segments {
+			if s.baseOffset >= rebuildFrom {
+				if err := os.Remove(segmentPath(p.dir, s.baseOffset, txnIndexFileSuffix)); err != nil && !os.IsNotExist(err) {
+					closeAll()
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := l.rebuildProducerStateLocked(now, txnIndexFrom); err != nil {
 		closeAll()
 		return nil, err
 	}
