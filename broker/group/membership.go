@@ -171,7 +171,9 @@ func (c *Coordinator) currentMemberJoinLocked(g *Group, req *kmsg.JoinGroupReque
 		return nil, joinError(req.Version, req.MemberID, code)
 	}
 	cur := g.members[req.MemberID]
-	if cur == nil {
+	if cur == nil || (req.InstanceID != nil && g.static[*req.InstanceID] == "") {
+		// Unknown id, or a static member whose instance id is unknown:
+		// the client resets its member id and joins again.
 		return nil, joinError(req.Version, req.MemberID, kerr.UnknownMemberID.Code)
 	}
 	switch g.state {
@@ -316,6 +318,10 @@ func (c *Coordinator) addMemberAndRebalanceLocked(g *Group, req *kmsg.JoinGroupR
 
 func (c *Coordinator) updateMemberAndRebalanceLocked(g *Group, req *kmsg.JoinGroupRequest, cur, m *Member) chan *kmsg.JoinGroupResponse {
 	cur.Protocols = m.Protocols
+	cur.ProtocolType = m.ProtocolType
+	if len(g.members) == 1 {
+		g.protocolType = m.ProtocolType // the only member defines it
+	}
 	cur.RebalanceTimeout = m.RebalanceTimeout
 	cur.SessionTimeout = m.SessionTimeout
 	cur.ClientID, cur.ClientHost = m.ClientID, m.ClientHost
