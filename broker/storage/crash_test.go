@@ -208,8 +208,8 @@ func TestRandomCutRecovery(t *testing.T) {
 	t.Logf("seed %d (CUT_SEED to replay)", seed)
 	rng := rand.New(rand.NewPCG(7, seed))
 	cfg := testConfig()
-	cfg.SegmentBytes = 3000
-	for iter := 0; iter < 40; iter++ {
+	cfg.SegmentBytes = 4500
+	for iter := 0; iter < 24; iter++ {
 		dir := t.TempDir()
 		clock := newFakeClock()
 		l := openTestLog(t, dir, cfg, clock)
