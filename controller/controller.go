@@ -286,6 +286,19 @@ func (c *Controller) process(ev event) {
 		e.reply <- apiReassignmentResult{errs: errs, err: reply}
 	case listReassignmentsEvent:
 		e.reply <- c.processListReassignments(e)
+	case alterPartitionEvent:
+		resp, aerr := c.processAlterPartition(e.req)
+		if aerr != nil {
+			err = aerr
+			if resp == nil {
+				resp = e.req.ResponseKind().(*kmsg.AlterPartitionResponse)
+				resp.ErrorCode = kerr.NotController.Code
+				if !errors.Is(aerr, ErrControllerMoved) {
+					resp.ErrorCode = kerr.UnknownServerError.Code
+				}
+			}
+		}
+		e.reply <- alterPartitionResult{resp: resp}
 	case controlledShutdownEvent:
 		remaining, cerr := c.processControlledShutdown(e.id, e.brokerEpoch)
 		reply := cerr

@@ -24,6 +24,7 @@
 //	ReplicaLeaderElection handling       leaderelection.go ElectLeaders RPC and /admin/preferred_replica_election (§12.1)
 //	onPartitionReassignment & co.        reassignment.go   KIP-455 API and /admin/reassign_partitions (§15)
 //	LogDirEventNotification handling     logdir.go         log-directory failures (§6.6)
+//	AlterPartitionReceived handling      alterpartition.go AlterPartition RPC (§16.2, IBP ≥ 2.7 path)
 //	KafkaZkClient (the part used here)   zkstore.go, zkadapter.go  narrow ZooKeeper interface, fenced writes
 //	ControllerStats / KafkaController
 //	metrics                              metrics.go        ActiveControllerCount, OfflinePartitionsCount, ...
@@ -87,9 +88,9 @@
 //
 // # Not yet implemented
 //
-// The AlterPartition RPC (§16.2), feature versioning (/feature), and the
-// IBP < 2.7 per-partition state-znode watch during reassignments (completion
-// is detected through ISR change notifications instead, §15.4). The classic
-// ISR path (§16.1: leaders write ZooKeeper and notify via
-// /isr_change_notification) is the one implemented.
+// Feature versioning (/feature) and the IBP < 2.7 per-partition state-znode
+// watch during reassignments (completion is detected through ISR change
+// notifications and AlterPartition instead, §15.4). Both ISR paths are
+// served: the classic one (§16.1: leaders write ZooKeeper and notify via
+// /isr_change_notification), Klassik's default, and AlterPartition (§16.2).
 package controller
