@@ -1,0 +1,271 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/storage"
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+// replicationOverrides keep the ISR timings short: a stuck follower leaves
+// the ISR within 1.5 × 2 s.
+var replicationOverrides = map[string]string{
+	"min.insync.replicas":       "2",
+	"replica.lag.time.max.ms":   "2000",
+	"replica.fetch.wait.max.ms": "200",
+	"replica.fetch.backoff.ms":  "100",
+}
+
+func createReplicatedTopic(t *testing.T, c *testcluster.Cluster, topic string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.Admin().CreateTopic(ctx, 1, 3, nil, topic); err != nil {
+		t.Fatalf("creating %s: %v", topic, err)
+	}
+	c.WaitFor(20*time.Second, topic+" led with a full ISR", func() bool {
+		st, ok := c.PartitionState(topic, 0)
+		return ok && st.Leader >= 0 && len(st.ISR) == 3
+	})
+}
+
+// replicaBytes reads broker i's log of topic-0 below end.
+func replicaBytes(t *testing.T, c *testcluster.Cluster, i int, topic string, end int64) ([]byte, int64) {
+	t.Helper()
+	b := c.Broker(i)
+	if b == nil {
+		t.Fatalf("broker %d not running", i)
+	}
+	l, ok := b.LogManager().GetLog(storage.TopicPartition{Topic: topic, Partition: 0})
+	if !ok {
+		return nil, -1
+	}
+	if end < 0 {
+		end = l.HighWatermark()
+	}
+	if end == 0 {
+		return nil, l.HighWatermark()
+	}
+	fd, err := l.Read(l.LogStartOffset(), 1<<30, end, true)
+	if err != nil {
+		t.Fatalf("reading broker %d's log: %v", i, err)
+	}
+	data, err := fd.Records.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, l.HighWatermark()
+}
+
+// waitIdenticalReplicas waits until every listed broker's HW equals the
+// leader's and their logs below it are byte-for-byte equal (replication.md
+// §17 invariant 2: "All replicas agree byte-for-byte on every offset below
+// the leader's HW").
+func waitIdenticalReplicas(t *testing.T, c *testcluster.Cluster, topic string, idx ...int) int64 {
+	t.Helper()
+	var hw int64
+	c.WaitFor(20*time.Second, fmt.Sprintf("brokers %v identical below the HW", idx), func() bool {
+		ref, refHW := replicaBytes(t, c, idx[0], topic, -1)
+		if refHW <= 0 {
+			return false
+		}
+		for _, i := range idx[1:] {
+			data, h := replicaBytes(t, c, i, topic, refHW)
+			if h != refHW || !bytes.Equal(data, ref) {
+				return false
+			}
+		}
+		hw = refHW
+		return true
+	})
+	return hw
+}
+
+// produceTracked produces n records "<prefix>-<seq>" with acks=all and
+// records every acknowledgement in chk. It returns the number acknowledged
+// without error.
+func produceTracked(t *testing.T, cl *kgo.Client, chk *testcluster.Checker, topic, prefix string, from, n int, each func(seq int)) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	var firstErr error
+	for seq := from; seq < from+n; seq++ {
+		id := prefix + "-" + strconv.Itoa(seq)
+		wg.Add(1)
+		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Value: []byte(id)}, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			ok++
+			chk.Acked(id, int64(seq), r.Partition, r.Offset)
+		})
+		if each != nil {
+			each(seq)
+		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		t.Logf("some produces failed (not acknowledged, so not required to survive): %v", firstErr)
+	}
+	return ok
+}
+
+func consumeAllTracked(t *testing.T, c *testcluster.Cluster, chk *testcluster.Checker, topic string, want int) {
+	t.Helper()
+	cl := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	seen := 0
+	for seen < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d acknowledged records before the deadline", seen, want)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Logf("fetch error: %v", err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			chk.Consumed(string(r.Value), r.Partition, r.Offset)
+			seen++
+		})
+	}
+}
+
+// TestReplicationLeaderKilledMidProduce is Kafka's
+// replication_test.test_replication_with_broker_failure (hard_shutdown of
+// the leader) in miniature: RF 3, min.insync.replicas 2, an idempotent
+// acks=all producer; the leader is killed (kill -9 equivalent) mid-produce.
+// A new leader is elected from the ISR, and "every record acknowledged with
+// acks=all is readable from the partition" exactly once, in order
+// (replication.md §17 invariants 1, 6, 12). The replicas then agree byte
+// for byte below the HW, including the killed broker once it has restarted
+// and rejoined the ISR.
+func TestReplicationLeaderKilledMidProduce(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: replicationOverrides})
+	const topic = "repl-failover"
+	createReplicatedTopic(t, c, topic)
+	st, _ := c.PartitionState(topic, 0)
+	leaderIdx := c.Index(st.Leader)
+
+	chk := testcluster.NewChecker()
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(40*time.Second))
+	const first, second = 300, 300
+	acked := produceTracked(t, cl, chk, topic, "r", 0, first, nil)
+	if acked != first {
+		t.Fatalf("only %d of %d acknowledged before the failure", acked, first)
+	}
+	// The ISR holds every acknowledged record: all three replicas agree.
+	waitIdenticalReplicas(t, c, topic, 0, 1, 2)
+
+	var once sync.Once
+	acked += produceTracked(t, cl, chk, topic, "r", first, second, func(seq int) {
+		if seq == first+second/3 {
+			once.Do(func() { c.KillBroker(leaderIdx) })
+		}
+	})
+	c.WaitFor(20*time.Second, "a new leader from the ISR", func() bool {
+		ns, ok := c.PartitionState(topic, 0)
+		return ok && ns.Leader >= 0 && ns.Leader != st.Leader && slices.Contains(st.ISR, ns.Leader)
+	})
+	consumeAllTracked(t, c, chk, topic, acked)
+	if rep := chk.Report(); !rep.OK() {
+		t.Fatalf("delivery check failed:\n%s", rep)
+	}
+	var alive []int
+	for i := range 3 {
+		if i != leaderIdx {
+			alive = append(alive, i)
+		}
+	}
+	waitIdenticalReplicas(t, c, topic, alive...)
+
+	// The killed broker returns as a follower, truncates by epoch, catches
+	// up and rejoins the ISR; then all three agree again.
+	c.RestartBroker(leaderIdx)
+	c.WaitFor(30*time.Second, "the restarted broker back in the ISR", func() bool {
+		ns, ok := c.PartitionState(topic, 0)
+		return ok && len(ns.ISR) == 3
+	})
+	produceTracked(t, cl, chk, topic, "after", 0, 10, nil)
+	waitIdenticalReplicas(t, c, topic, 0, 1, 2)
+}
+
+// TestReplicationStuckFollowerLeavesAndRejoinsIsr is Kafka's
+// replication_replica_failure_test in miniature: a follower whose fetches
+// the leader stops serving leaves the ISR ("a stuck follower leaves the ISR
+// within 1.5 × replica.lag.time.max.ms", replication.md §17 invariant 15)
+// — the leader's own conditional write shows in the partition state znode —
+// and rejoins once it has caught up. Meanwhile acks=all produce keeps
+// working with the two remaining ISR members (min.insync.replicas 2).
+func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: replicationOverrides})
+	const topic = "repl-isr"
+	createReplicatedTopic(t, c, topic)
+	st, _ := c.PartitionState(topic, 0)
+	leaderIdx := c.Index(st.Leader)
+	var stuck int32 = -1
+	for _, id := range st.ISR {
+		if id != st.Leader {
+			stuck = id
+			break
+		}
+	}
+
+	// The leader answers the stuck follower's fetches with an error and no
+	// data, as if the follower could not reach it.
+	c.Intercept(leaderIdx, 1, func(_ context.Context, req *network.Request) (kmsg.Response, bool, error) {
+		fr, ok := req.Body.(*kmsg.FetchRequest)
+		if !ok || fr.ReplicaID != stuck {
+			return nil, false, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+		resp := fr.ResponseKind().(*kmsg.FetchResponse)
+		resp.Version = fr.Version
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		return resp, true, nil
+	})
+	chk := testcluster.NewChecker()
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(30*time.Second))
+	start := time.Now()
+	if n := produceTracked(t, cl, chk, topic, "s", 0, 20, nil); n != 20 {
+		t.Fatalf("acks=all with one follower stuck: %d of 20 acknowledged", n)
+	}
+	c.WaitFor(15*time.Second, "the stuck follower out of the ISR", func() bool {
+		ns, ok := c.PartitionState(topic, 0)
+		return ok && len(ns.ISR) == 2 && !slices.Contains(ns.ISR, stuck) && ns.Leader == st.Leader
+	})
+	t.Logf("follower %d left the ISR %v after the first produce", stuck, time.Since(start).Round(100*time.Millisecond))
+	ns, _ := c.PartitionState(topic, 0)
+	if ns.LeaderEpoch != st.LeaderEpoch {
+		t.Fatalf("the leader's own ISR write keeps the leader epoch: %d → %d", st.LeaderEpoch, ns.LeaderEpoch)
+	}
+	produceTracked(t, cl, chk, topic, "s", 20, 20, nil)
+
+	c.Intercept(leaderIdx, 1, nil)
+	c.WaitFor(15*time.Second, "the follower back in the ISR", func() bool {
+		ns, ok := c.PartitionState(topic, 0)
+		return ok && len(ns.ISR) == 3
+	})
+	waitIdenticalReplicas(t, c, topic, 0, 1, 2)
+	consumeAllTracked(t, c, chk, topic, 40)
+	if rep := chk.Report(); !rep.OK() {
+		t.Fatalf("delivery check failed:\n%s", rep)
+	}
+}
