@@ -84,13 +84,17 @@
 //
 // # What a cleaner may use
 //
-// A cleaner (cleaner.go) is created through the NewLogCleaner variable and
-// gets the *LogManager. It may call AllLogs, Log.Config, Log.SegmentBaseOffsets,
-// Log.HighWatermark, Log.LogStartOffset, Log.DeleteOldSegments (retention
-// for compacted logs after a pass), the Segment accessors and
-// FileRecords-based reads. Replacing segments with cleaned ones must go
-// through a Log method holding Log.mu (to be added with the cleaner; see
-// LOCKS.md); the cleaner must never hold Log.mu across its own I/O.
+// The cleaner (cleaner.go) is created through the NewLogCleaner variable
+// (hooks.go) with the *LogManager; Startup starts it when
+// ManagerConfig.CleanerEnable is set and Shutdown stops it before closing
+// logs. It may use AllLogs, Log.Config, Log.HighWatermark,
+// Log.LogStartOffset, Log.DeleteOldSegments (retention for compacted logs
+// after a pass), the Segment accessors and pread-based reads of segment
+// files. Because it lives in this package it also snapshots l.segments and
+// swaps cleaned segments in itself; it must hold Log.mu (exclusively for
+// the swap, shared for the snapshot) whenever it touches Log or Segment
+// fields, and never while it reads or writes segment data (LOCKS.md).
+// While a cleaner runs, RunRetention skips compacted logs.
 //
 // Producer state: every Log owns a ProducerStateManager (producerstate.go),
 // used only under Log.mu. Appends with producer ids are checked before any
