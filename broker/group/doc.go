@@ -71,7 +71,9 @@
 // SyncGroup waits on a one-slot channel owned by its Member; whoever
 // completes the join or sync (holding the group lock) sends exactly one
 // response into it and clears it, so a send never blocks and no request
-// is answered twice. Timers come from the injected Clock (AfterFunc):
+// is answered twice. A second JoinGroup (or SyncGroup) of the same member
+// supersedes a parked one, which is answered REBALANCE_IN_PROGRESS so it
+// cannot hang (Kafka silently drops the older callback). Timers come from the injected Clock (AfterFunc):
 // per member a session timer, per group a delayed-join timer (rebalance
 // timeout, or group.initial.rebalance.delay.ms extended by each new
 // joiner up to the rebalance timeout for a group that was Empty) and a
