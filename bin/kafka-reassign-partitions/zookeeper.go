@@ -1,0 +1,307 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/klassik/klassik/controller"
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+)
+
+// zkStore is the part of zkclient.Client the ZooKeeper mode uses.
+type zkStore interface {
+	GetAllBrokers() ([]zkpaths.BrokerInfo, error)
+	GetTopicAssignments(topics []string) (map[string]zkpaths.TopicAssignment, error)
+	GetPartitionReassignment() ([]zkpaths.PartitionReplicas, bool, error)
+	CreatePartitionReassignment(parts []zkpaths.PartitionReplicas) error
+	GetEntityConfigs(entityType, name string) (map[string]string, error)
+	ChangeEntityConfigs(entityType, name string, configs map[string]string) error
+	Close()
+}
+
+// zkBackend is the --zookeeper mode: Kafka 2.x's legacy path, where the
+// tool writes /admin/reassign_partitions and the controller acts on it.
+type zkBackend struct {
+	zk zkStore
+}
+
+func newZkBackend(connect string) (*zkBackend, error) {
+	// Kafka's tool uses 30 s session and connection timeouts.
+	c, err := zkclient.Connect(connect, 30*time.Second, zkclient.WithConnectTimeout(30*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	return &zkBackend{zk: c}, nil
+}
+
+func (z *zkBackend) close() { z.zk.Close() }
+
+func (z *zkBackend) replicaAssignmentForTopics(topics []string) (assignment, error) {
+	as, err := z.zk.GetTopicAssignments(topics)
+	if err != nil {
+		return nil, err
+	}
+	out := assignment{}
+	for topic, a := range as {
+		for p, reps := range a.Partitions {
+			out[tp{Topic: topic, Partition: p}] = reps
+		}
+	}
+	return out, nil
+}
+
+func (z *zkBackend) brokers(ids []int32) ([]controller.BrokerMetadata, error) {
+	all, err := z.zk.GetAllBrokers()
+	if err != nil {
+		return nil, err
+	}
+	var out []controller.BrokerMetadata
+	for _, b := range all {
+		if !slices.Contains(ids, b.ID) {
+			continue
+		}
+		m := controller.BrokerMetadata{ID: b.ID}
+		if b.Rack != "" {
+			r := b.Rack
+			m.Rack = &r
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (z *zkBackend) brokerIDs() ([]int32, error) {
+	all, err := z.zk.GetAllBrokers()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int32, len(all))
+	for i, b := range all {
+		ids[i] = b.ID
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// executeZk is executeAssignment over ZooKeeper: validate partitions and
+// brokers, refuse while /admin/reassign_partitions exists, print the
+// rollback JSON, apply the throttle to the topic and broker configs, then
+// create the znode.
+func (t *tool) executeZk(z *zkBackend, opts *options) error {
+	data, err := readFile(opts.reassignmentFile)
+	if err != nil {
+		return err
+	}
+	proposed, dirs, err := parseExecuteAssignmentArgs(data)
+	if err != nil {
+		return err
+	}
+	if len(dirs) > 0 {
+		return &adminFailed{"bootstrap-server needs to be provided when replica reassignments are present."}
+	}
+	current, err := z.replicaAssignmentForTopics(proposed.topics())
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, k := range proposed.sortedKeys() {
+		if _, ok := current[k]; !ok {
+			missing = append(missing, k.String())
+		}
+	}
+	if len(missing) > 0 {
+		return &adminFailed{"The proposed assignment contains non-existent partitions: List(" + strings.Join(missing, ", ") + ")"}
+	}
+	live, err := z.brokerIDs()
+	if err != nil {
+		return err
+	}
+	unknown := map[int32]bool{}
+	for _, reps := range proposed {
+		for _, r := range reps {
+			if !slices.Contains(live, r) {
+				unknown[r] = true
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		return &adminFailed{"The proposed assignment contains non-existent brokerIDs: " + joinInts(sortedSet(unknown), ",")}
+	}
+	if _, inProgress, err := z.zk.GetPartitionReassignment(); err != nil && !inProgress {
+		return err
+	} else if inProgress {
+		return &terse{cannotExecuteBecauseOfExisting}
+	}
+	fmt.Fprintln(t.out, currentAssignmentToString(proposed, current))
+	if opts.throttle >= 0 {
+		fmt.Fprintln(t.out, youMustRunVerifyPeriodically)
+		mm, err := proposedMoveMap(nil, proposed, current)
+		if err != nil {
+			return err
+		}
+		if err := z.setTopicThrottles(mm.leaderThrottles(), mm.followerThrottles()); err != nil {
+			return err
+		}
+		if err := z.setBrokerThrottles(mm.reassigningBrokers(), opts.throttle); err != nil {
+			return err
+		}
+		fmt.Fprintf(t.out, "The inter-broker throttle limit was set to %d B/s\n", opts.throttle)
+	}
+	var parts []zkpaths.PartitionReplicas
+	for _, k := range proposed.sortedKeys() {
+		parts = append(parts, zkpaths.PartitionReplicas{Topic: k.Topic, Partition: k.Partition, Replicas: proposed[k]})
+	}
+	if err := z.zk.CreatePartitionReassignment(parts); err != nil {
+		if errors.Is(err, zkclient.ErrReassignmentInProgress) {
+			return fmt.Errorf("KeeperErrorCode = NodeExists for %s", zkpaths.ReassignPartitionsPath)
+		}
+		return err
+	}
+	fmt.Fprintln(t.out, startedMessage(proposed))
+	return nil
+}
+
+func (z *zkBackend) setTopicThrottles(leader, follower map[string]string) error {
+	topics := slices.Sorted(maps.Keys(leader))
+	for _, topic := range topics {
+		cfg, err := z.zk.GetEntityConfigs(zkpaths.ConfigTypeTopic, topic)
+		if err != nil {
+			return err
+		}
+		cfg[topicLeaderThrottle] = leader[topic]
+		cfg[topicFollowerThrottle] = follower[topic]
+		if err := z.zk.ChangeEntityConfigs(zkpaths.ConfigTypeTopic, topic, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (z *zkBackend) setBrokerThrottles(brokers []int32, rate int64) error {
+	for _, id := range brokers {
+		name := strconv.Itoa(int(id))
+		cfg, err := z.zk.GetEntityConfigs(zkpaths.ConfigTypeBroker, name)
+		if err != nil {
+			return err
+		}
+		cfg[brokerLeaderThrottle] = strconv.FormatInt(rate, 10)
+		cfg[brokerFollowerThrottle] = strconv.FormatInt(rate, 10)
+		if err := z.zk.ChangeEntityConfigs(zkpaths.ConfigTypeBroker, name, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyZk is verifyAssignment over ZooKeeper: a partition is done when it
+// is no longer listed in /admin/reassign_partitions; throttles are cleared
+// once the node is gone.
+func (t *tool) verifyZk(z *zkBackend, opts *options) error {
+	data, err := readFile(opts.reassignmentFile)
+	if err != nil {
+		return err
+	}
+	targets, dirs, err := parseReassignmentData(data)
+	if err != nil {
+		return err
+	}
+	if len(dirs) > 0 {
+		return &adminFailed{"bootstrap-server needs to be provided when replica reassignments are present."}
+	}
+	fmt.Fprintln(t.out, "Warning: because you are using the deprecated --zookeeper option, the results may be incomplete.  Use --bootstrap-server instead for more accurate results.")
+	pending, _, err := z.zk.GetPartitionReassignment()
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	beingReassigned := map[tp]bool{}
+	for _, p := range pending {
+		beingReassigned[tp{Topic: p.Topic, Partition: p.Partition}] = true
+	}
+	var topics []string
+	for _, e := range targets {
+		if !slices.Contains(topics, e.Part.Topic) {
+			topics = append(topics, e.Part.Topic)
+		}
+	}
+	current, err := z.replicaAssignmentForTopics(topics)
+	if err != nil {
+		return err
+	}
+	states := map[tp]partitionState{}
+	for _, e := range targets {
+		cur := current[e.Part]
+		if cur == nil {
+			cur = []int32{}
+		}
+		states[e.Part] = partitionState{current: cur, target: e.Replicas, done: !beingReassigned[e.Part]}
+	}
+	fmt.Fprintln(t.out, statesToString(states))
+	if len(pending) == 0 && !opts.preserveThrottles {
+		return t.clearThrottlesZk(z, targets)
+	}
+	return nil
+}
+
+// clearThrottlesZk is clearAllThrottles over ZooKeeper: remove the
+// throttle keys from every registered or targeted broker and every topic
+// of the file, rewriting only entities that had one.
+func (t *tool) clearThrottlesZk(z *zkBackend, targets []reassignmentEntry) error {
+	live, err := z.brokerIDs()
+	if err != nil {
+		return err
+	}
+	brokerSet := map[int32]bool{}
+	for _, id := range live {
+		brokerSet[id] = true
+	}
+	var topics []string
+	for _, e := range targets {
+		for _, r := range e.Replicas {
+			brokerSet[r] = true
+		}
+		if !slices.Contains(topics, e.Part.Topic) {
+			topics = append(topics, e.Part.Topic)
+		}
+	}
+	brokers := sortedSet(brokerSet)
+	slices.Sort(topics)
+	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
+	for _, id := range brokers {
+		if err := z.removeKeys(zkpaths.ConfigTypeBroker, strconv.Itoa(int(id)), brokerThrottles); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(t.out, clearingMessage("topic", "topic", topics))
+	for _, topic := range topics {
+		if err := z.removeKeys(zkpaths.ConfigTypeTopic, topic, topicThrottles); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (z *zkBackend) removeKeys(entityType, name string, keys []string) error {
+	cfg, err := z.zk.GetEntityConfigs(entityType, name)
+	if err != nil {
+		return err
+	}
+	changed := false
+	for _, k := range keys {
+		if _, ok := cfg[k]; ok {
+			delete(cfg, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return z.zk.ChangeEntityConfigs(entityType, name, cfg)
+}
