@@ -505,3 +505,59 @@ func TestTopicCompressionTypeRecompresses(t *testing.T) {
 		}
 	}
 }
+
+// log.preallocate: the active .log is reserved at segment.bytes, trimmed on
+// roll and close, and the zero tail is cut by recovery after a crash.
+func TestPreallocate(t *testing.T) {
+	clock := newFakeClock()
+	cfg := testConfig()
+	cfg.Preallocate = true
+	dir := t.TempDir()
+	l := openTestLog(t, dir, cfg, clock)
+	for l.NumSegments() < 2 {
+		l.AppendAsLeader(deterministicBatch(l.LogEndOffset(), false), 1)
+	}
+	bases := l.SegmentBaseOffsets()
+	fi, _ := os.Stat(filepath.Join(dir, filenamePrefixFromOffset(bases[1])+".log"))
+	if fi.Size() != cfg.SegmentBytes {
+		t.Fatalf("active segment is %d bytes, want preallocated %d", fi.Size(), cfg.SegmentBytes)
+	}
+	fi, _ = os.Stat(filepath.Join(dir, filenamePrefixFromOffset(bases[0])+".log"))
+	if fi.Size() >= cfg.SegmentBytes || fi.Size() == 0 {
+		t.Fatalf("rolled segment not trimmed: %d bytes", fi.Size())
+	}
+	leo := l.LogEndOffset()
+	l.closeNoFlush() // crash with the preallocated tail in place
+	l = openTestLog(t, dir, cfg, clock)
+	if l.LogEndOffset() != leo {
+		t.Fatalf("LEO after recovery %d want %d", l.LogEndOffset(), leo)
+	}
+	verifyDeterministicLog(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(filepath.Join(dir, filenamePrefixFromOffset(bases[1])+".log"))
+	if fi.Size() >= cfg.SegmentBytes {
+		t.Fatalf("closed segment not trimmed: %d", fi.Size())
+	}
+}
+
+// segment.jitter.ms: each segment draws its jitter once, in
+// [0, min(jitter, segment.ms)).
+func TestRollJitterRange(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentMs = 1000
+	cfg.SegmentJitterMs = 5000
+	l := openTestLog(t, t.TempDir(), cfg, newFakeClock())
+	defer l.Close()
+	for i := 0; i < 200; i++ {
+		if j := l.jitter(); j < 0 || j >= 1000 {
+			t.Fatalf("jitter %d outside [0, 1000)", j)
+		}
+	}
+	cfg.SegmentJitterMs = 0
+	l.UpdateConfig(cfg)
+	if j := l.jitter(); j != 0 {
+		t.Fatalf("jitter %d with segment.jitter.ms=0", j)
+	}
+}
