@@ -146,8 +146,9 @@ type loadParams struct {
 }
 
 // OpenLog opens (creating if needed) a standalone log in dir without a
-// LogManager: treated as an unclean start with recovery point 0 unless the
-// caller knows better. Mostly for tools and tests.
+// LogManager, as an unclean start with recovery point 0: every segment is
+// recovered, which may truncate torn data and rewrite indexes. For tests
+// and offline tools; never point it at a directory a broker is using.
 func OpenLog(dir string, tp TopicPartition, cfg LogConfig, clock func() time.Time) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
