@@ -561,3 +561,33 @@ func TestRollJitterRange(t *testing.T) {
 		t.Fatalf("jitter %d with segment.jitter.ms=0", j)
 	}
 }
+
+func TestFetchOffsetsBeforeV0(t *testing.T) {
+	clock := newFakeClock()
+	l := openTestLog(t, t.TempDir(), testConfig(), clock)
+	defer l.Close()
+	for l.NumSegments() < 3 {
+		l.AppendAsLeader(makeBatch(2, 200, 0, "v0"), 0)
+	}
+	bases := l.SegmentBaseOffsets()
+	leo := l.LogEndOffset()
+	got := l.FetchOffsetsBefore(LatestTimestamp, 10)
+	want := []int64{leo, bases[2], bases[1], bases[0]}
+	if len(got) != len(want) {
+		t.Fatalf("latest: %v want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("latest: %v want %v", got, want)
+		}
+	}
+	if got := l.FetchOffsetsBefore(LatestTimestamp, 1); len(got) != 1 || got[0] != leo {
+		t.Fatalf("latest, 1: %v", got)
+	}
+	if got := l.FetchOffsetsBefore(EarliestTimestamp, 5); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("earliest: %v", got)
+	}
+	if got := l.FetchOffsetsBefore(0, 5); len(got) != 0 {
+		t.Fatalf("before every mtime: %v", got)
+	}
+}
