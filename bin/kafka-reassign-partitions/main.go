@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/controller"
 )
@@ -353,8 +355,9 @@ func (t *tool) calculateAssignment(current assignment, brokers []controller.Brok
 // leading capital and a final period.
 func kafkaSentence(err error) string {
 	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, strings.ToUpper(msg[:1])) {
-		msg = msg[i+2:]
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		msg = strings.TrimPrefix(msg, ke.Error()+": ")
 	}
 	if msg == "" {
 		return msg
