@@ -20,7 +20,8 @@
 //	kafka.server.epoch.LeaderEpochFileCache leaderepoch.go LeaderEpochCache
 //	CheckpointFile, OffsetCheckpointFile,
 //	BrokerMetadataCheckpoint                checkpoint.go  offset checkpoints, meta.properties, atomic writes
-//	LogValidator (shallow part)             log.go validate, batch.go (header helpers)
+//	LogValidator                            log.go validate (+ record.ValidateBatch), compression.go (recompression), batch.go (header helpers)
+//	UnifiedLog.fetchOffsetsBefore           legacyoffsets.go FetchOffsetsBefore (ListOffsets v0)
 //	kafka.log.ProducerStateManager          producerstate.go (record engineer)
 //	kafka.log.LogCleaner, OffsetMap         cleaner.go, offsetmap.go (record engineer)
 //	(seam for the cleaner)                  hooks.go       LogCleaner, NewLogCleaner
