@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -86,4 +87,26 @@ func (m *Manager) wakeProduces(tp TopicPartition) {
 func (m *Manager) wakeOnHighWatermark(tp TopicPartition) {
 	m.wakeFetches(tp)
 	m.wakeProduces(tp)
+}
+
+// WaitForReplication waits until the ISR holds a partition's records up to
+// lastOffset (the HW passed it), as an acks=all produce does, for at most
+// timeout. It returns NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// NOT_LEADER_OR_FOLLOWER or REQUEST_TIMED_OUT (kerr codes). Coordinators
+// call it after AppendToLocalLog(acks=-1) to answer only once their write
+// is durable, like Kafka's appendRecords with a DelayedProduce; it must not
+// be called holding a lock that the fetch path needs.
+func (m *Manager) WaitForReplication(ctx context.Context, tp TopicPartition, lastOffset int64, timeout time.Duration) int16 {
+	pp := &producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}
+	op := &delayedProduce{m: m, parts: []*producePart{pp}, ctx: ctx, done: make(chan struct{})}
+	key := partitionKey(tp)
+	m.produces.TryCompleteElseWatch(op, timeout, key)
+	select {
+	case <-op.done:
+	case <-ctx.Done():
+		m.produces.CheckAndComplete(key)
+		<-op.done
+		return kerr.RequestTimedOut.Code
+	}
+	return pp.code
 }

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -89,5 +90,73 @@ func FuzzManagerRequests(f *testing.F) {
 			t.Fatalf("response version %d for request version %d", resp.GetVersion(), req.GetVersion())
 		}
 		_ = resp.AppendTo(nil)
+	})
+}
+
+// FuzzTruncationOffset checks the invariants of replication.md §9.2 for
+// any leader answer and local epoch cache: the truncation point never
+// exceeds the local log end, and when the follower knows the leader's
+// epoch it never exceeds the leader's end of it either.
+func FuzzTruncationOffset(f *testing.F) {
+	f.Add(int32(0), int64(1), int64(2), int64(1), int32(0), int64(2))
+	f.Add(int32(-1), int64(-1), int64(5), int64(3), int32(2), int64(5))
+	f.Add(int32(3), int64(7), int64(9), int64(4), int32(1), int64(6))
+	f.Fuzz(func(t *testing.T, le int32, lend, leo, fetch int64, localEpoch int32, localEnd int64) {
+		if leo < 0 || fetch < 0 || fetch > leo || localEnd < 0 || localEnd > leo {
+			return
+		}
+		local := func(e int32) (int32, int64) {
+			if e < 0 || localEpoch < 0 {
+				return -1, -1
+			}
+			if e >= localEpoch {
+				return localEpoch, leo
+			}
+			return min(e, localEpoch), localEnd
+		}
+		off, done := truncationOffset(le, lend, local, leo, fetch)
+		if off > leo {
+			t.Fatalf("truncation offset %d beyond the log end %d", off, leo)
+		}
+		if fe, _ := local(le); done && lend >= 0 && le >= 0 && fe == le && off > lend {
+			t.Fatalf("truncation offset %d beyond the leader's end %d of a shared epoch", off, lend)
+		}
+	})
+}
+
+// FuzzHighWatermarkCandidate checks replication.md §4: the candidate never
+// exceeds the leader's log end and never exceeds the log end of a known
+// ISR member.
+func FuzzHighWatermarkCandidate(f *testing.F) {
+	f.Add(int64(10), int64(7), int64(3), true, false, int64(1))
+	f.Add(int64(0), int64(0), int64(-1), false, true, int64(20))
+	f.Fuzz(func(t *testing.T, leaderLEO, leo2, leo3 int64, isr2, isr3 bool, agoSec int64) {
+		if leaderLEO < 0 || leo2 < -1 || leo3 < -1 || leo2 > leaderLEO || leo3 > leaderLEO || agoSec < 0 || agoSec > 1<<20 {
+			return
+		}
+		now := time.Unix(1<<30, 0)
+		isr := []int32{1}
+		if isr2 {
+			isr = append(isr, 2)
+		}
+		if isr3 {
+			isr = append(isr, 3)
+		}
+		remotes := map[int32]*remoteReplica{}
+		for id, leo := range map[int32]int64{2: leo2, 3: leo3} {
+			r := newRemoteReplica()
+			r.leo = leo
+			r.lastCaughtUp = now.Add(-time.Duration(agoSec) * time.Second)
+			remotes[id] = r
+		}
+		got := highWatermarkCandidate(1, leaderLEO, []int32{1, 2, 3}, isr, remotes, now, 10*time.Second)
+		if got > leaderLEO {
+			t.Fatalf("candidate %d beyond the leader's log end %d", got, leaderLEO)
+		}
+		for _, id := range isr[1:] {
+			if got > remotes[id].leo {
+				t.Fatalf("candidate %d beyond ISR member %d's log end %d", got, id, remotes[id].leo)
+			}
+		}
 	})
 }

@@ -385,3 +385,21 @@ func TestLeaderEpochFencing(t *testing.T) {
 		t.Fatalf("follower fetch from follower: %d", r.ErrorCode)
 	}
 }
+
+// TestWaitForReplication: a coordinator write with acks=-1 is durable once
+// the ISR has it.
+func TestWaitForReplication(t *testing.T) {
+	f := newIsrFixture(t, []int32{1, 2}, nil)
+	tp := TopicPartition{"t", 0}
+	info, err := f.m.AppendToLocalLog(tp, makeBatch(1, "offset-commit"), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.m.WaitForReplication(context.Background(), tp, info.LastOffset, 20*time.Millisecond); c != kerr.RequestTimedOut.Code {
+		t.Fatalf("before the follower fetched: %d", c)
+	}
+	followerFetch(t, f.m, 2, "t", 0, info.LastOffset+1, 3)
+	if c := f.m.WaitForReplication(context.Background(), tp, info.LastOffset, time.Second); c != 0 {
+		t.Fatalf("after the follower fetched: %d", c)
+	}
+}

@@ -13,9 +13,11 @@ import (
 const readChunk = 1 << 20
 
 // ReadLocalLog calls fn for every record batch of a partition this broker
-// leads, from startOffset (clamped to the log start) up to the high
-// watermark at the time of the call. The group coordinator uses it to load
-// __consumer_offsets. fn's slice is only valid during the call. Errors: not
+// leads, from startOffset (clamped to the log start) up to the log end at
+// the time of the call. The group coordinator uses it to load
+// __consumer_offsets; like Kafka's loadGroupsAndOffsets it reads to the log
+// end, not the HW: right after an election the new leader's HW may still
+// lag records that were committed under the previous leader. fn's slice is only valid during the call. Errors: not
 // hosted → UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (kerr).
 func (m *Manager) ReadLocalLog(ctx context.Context, tp TopicPartition, startOffset int64, fn func(batch []byte) error) error {
 	p, ok := m.Partition(tp)
@@ -29,7 +31,7 @@ func (m *Manager) ReadLocalLog(ctx context.Context, tp TopicPartition, startOffs
 		return kerrE
 	}
 	log := st.log
-	end := log.HighWatermark()
+	end := log.LogEndOffset()
 	next := max(startOffset, log.LogStartOffset())
 	for next < end {
 		if err := ctx.Err(); err != nil {
