@@ -20,7 +20,7 @@ func (e *testEvent) preempt()      { e.preempted.Add(1) }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -120,7 +120,20 @@ func TestEventManagerCloseWaitsAndPreemptsQueue(t *testing.T) {
 	q := m.put(&testEvent{id: 0, preempted: &pre, block: block})
 	q.awaitStarted(m.done)
 	m.put(&testEvent{id: 1, preempted: &pre})
-	go func() { time.Sleep(20 * time.Millisecond); close(block) }()
+	// Let the running event finish only once close has begun, so event 1
+	// is still queued when close drains the queue.
+	go func() {
+		for {
+			m.mu.Lock()
+			stopped := m.stopped
+			m.mu.Unlock()
+			if stopped {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		close(block)
+	}()
 	m.close()
 	if !done.Load() {
 		t.Fatal("close returned before the running event finished")
