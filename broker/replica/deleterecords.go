@@ -11,8 +11,8 @@ import (
 // log-format.md §10.5). Offset -1 means "up to the high watermark".
 //
 // Kafka answers once every replica's log start offset reached the new low
-// watermark; until replication lands the leader's own log start is the low
-// watermark and the answer is immediate.
+// watermark; here the answer is immediate with the leader's log start, and
+// followers copy it from their next fetch response.
 func (m *Manager) DeleteRecords(_ context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	resp.Version = req.Version

@@ -1,7 +1,9 @@
 // Package replica is the broker's replica manager: it hosts the partition
 // replicas of this broker, applies the controller's LeaderAndIsr,
-// StopReplica and UpdateMetadata requests, and serves the data-path APIs
-// Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords.
+// StopReplica and UpdateMetadata requests, serves the data-path APIs
+// Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords, and
+// replicates: followers fetch from their leaders, leaders track the ISR and
+// the high watermark, and acks=all produce waits for the ISR.
 //
 // # Kafka classes and where they live
 //
@@ -9,20 +11,34 @@
 //	                                       (becomeLeaderOrFollower, stopReplicas,
 //	                                       maybeUpdateMetadataCache), produce.go
 //	                                       (appendRecords), fetch.go (fetchMessages,
-//	                                       readFromLocalLog), listoffsets.go,
-//	                                       offsetforleaderepoch.go, deleterecords.go
-//	kafka.cluster.Partition                partition.go (role, ISR, HW), control.go
-//	                                       (makeLeader / makeFollower)
+//	                                       readFromLocalLog, updateFollowerFetchState),
+//	                                       listoffsets.go, offsetforleaderepoch.go,
+//	                                       deleterecords.go, isrmanager.go
+//	                                       (maybeShrinkIsr, maybePropagateIsrChanges)
+//	kafka.cluster.Partition                partition.go (role, ISR, maximal ISR, HW),
+//	                                       control.go (makeLeader / makeFollower),
+//	                                       isr.go (HW candidate, ISR decisions),
+//	                                       isrmanager.go (expand/shrink + persist),
+//	                                       follower.go (follower log: append,
+//	                                       truncation by epoch)
+//	kafka.cluster.Replica                  isr.go remoteReplica (follower LEO,
+//	                                       lastCaughtUpTimeMs rule)
+//	kafka.utils.ReplicationUtils,          zk_adapter.go (conditional state write,
+//	ReplicaManager ISR notifications       isr_change_notification), IsrUpdater
+//	kafka.server.DelayedProduce            delayedproduce.go (+ WaitForReplication)
 //	kafka.server.DelayedFetch              delayedfetch.go + fetchWithWait in fetch.go
 //	                                       (parked in broker/purgatory, key per partition)
 //	kafka.server.FetchSessionCache         fetchsession.go
-//	kafka.server.AbstractFetcherManager    FollowerFetcher interface (store.go): the
-//	                                       extension point for the replica fetcher
+//	kafka.server.ReplicaFetcherManager     fetcher.go FetcherManager
+//	kafka.server.ReplicaFetcherThread      fetcher.go fetcherThread (truncate, fetch,
+//	                                       out-of-range handling)
 //	log / LogManager access                store.go (interfaces), storage_adapter.go,
 //	                                       metadata_adapter.go (NewManager)
 //	appendRecords(internalTopicsAllowed),  produce.go AppendToLocalLog, readlog.go
 //	onLeadershipChange (KafkaApis)         ReadLocalLog, Config.OnLeadershipChange:
 //	                                       the hooks for the group/txn coordinators
+//	ReplicaManager metrics                 metrics.go (IsrShrinksPerSec,
+//	                                       IsrExpandsPerSec, UnderReplicatedPartitions)
 //
 // # Roles and transitions
 //
@@ -41,41 +57,70 @@
 // (STALE_BROKER_EPOCH, broker epoch -1 skips that check). Every transition
 // is logged on the state-change logger with from, to and reason.
 //
-// # What is simplified until replication lands
+// # Replication (replication.md)
 //
-//   - acks=all is acknowledged once the leader has appended, exactly like
-//     acks=1 (produce.go). min.insync.replicas is still checked against the
-//     ISR size before appending (NOT_ENOUGH_REPLICAS), so that part already
-//     has Kafka's semantics.
-//   - The leader's high watermark moves to its log end after every append
-//     and on becoming leader, whatever the ISR holds (partition.go,
-//     maybeIncrementHighWatermark). With ISR = {leader} this is Kafka's rule;
-//     with more ISR members the replication issue replaces it with the
-//     minimum over caught-up followers.
-//   - Followers record their leader and refuse produce and consumer fetch;
-//     if Config.Fetcher is set they are handed to it (AddPartitions with the
-//     log end as start offset) and removed from it when they stop following.
-//     A follower fetch (replica id >= 0) is served up to the log end with the
-//     divergence check of last_fetched_epoch, but does not yet update
-//     follower state, ISR or HW.
-//   - DeleteRecords answers as soon as the leader's log start moved.
+//   - Leader: each follower fetch (replica id >= 0, first read only) records
+//     the follower's fetch offset as its log end and updates its
+//     lastCaughtUp time (§2); the HW becomes the smallest log end among the
+//     leader, the maximal ISR and caught-up followers outside it (§4), and
+//     never decreases. A follower whose log end reached the HW and the
+//     leader's epoch start offset joins the ISR (§7.2); every
+//     replica.lag.time.max.ms / 2 the ISR loses the followers that have not
+//     caught up for replica.lag.time.max.ms (§7.1). The leader writes the
+//     new ISR itself with a conditional write of the partition state znode
+//     (IsrUpdater, expected version = partition epoch); a version conflict
+//     leaves the change pending — no further ISR changes — until the next
+//     LeaderAndIsr. Successful changes are batched into
+//     /isr_change_notification znodes (2.5 s check, 5 s quiet period, 60 s
+//     maximum delay) for the controller.
+//   - acks=all: min.insync.replicas is checked against the committed ISR
+//     before appending (NOT_ENOUGH_REPLICAS, nothing written); after the
+//     append the request parks in the produce purgatory until the HW passes
+//     its last offset (NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
+//     maximal ISR is then below min.insync.replicas), leadership is lost
+//     (NOT_LEADER_OR_FOLLOWER) or the request's timeout runs out
+//     (REQUEST_TIMED_OUT; the records stay in the log).
+//   - Follower: LeaderAndIsr hands the partition to the FetcherManager
+//     (num.replica.fetchers goroutines per leader). A partition starts in
+//     the Truncating state: OffsetForLeaderEpoch for its latest local
+//     epoch, truncation per §9.2 (never to the follower's own HW alone),
+//     then Fetching: sessionless Fetch v12 with replica id, current leader
+//     epoch and last fetched epoch; a diverging epoch in the response
+//     truncates again; records are appended with the leader's offsets and
+//     epochs; the HW and log start are copied from the response (clamped).
+//     OFFSET_OUT_OF_RANGE follows §9.7 (ListOffsets latest/earliest).
+//     Followers refuse produce and consumer fetches (NOT_LEADER_OR_FOLLOWER).
+//
+// # Remaining differences from Kafka
+//
+//   - Followers always send full sessionless fetches (allowed by §5.2);
+//     truncate-on-fetch without the Truncating step (IBP >= 2.7) and
+//     AlterPartition are not implemented (the classic ZooKeeper mode is).
+//   - DeleteRecords answers as soon as the leader's log start moved; the
+//     followers follow it on their next fetch (Kafka waits for them).
 //   - READ_COMMITTED fetches read up to storage's last stable offset and
 //     report the aborted transactions overlapping [fetch offset, LSO), a
 //     superset of Kafka's list (which stops at the end of the returned
 //     data); consumers match them against the batches they received.
 //   - ListOffsets v0 answers [end, log start] for latest and [log start] for
 //     earliest instead of listing segment base offsets.
+//   - Replication quotas and preferred read replicas (KIP-392) are absent.
 //
 // # Goroutines
 //
-// The manager starts none. Each request runs on its connection's goroutine
-// (broker/network); a long-polling fetch is registered in the fetch
-// purgatory (Config.FetchPurgatory, or one the manager owns) under a key per
-// partition and its goroutine waits for the operation's OnComplete or the
-// request context. Appends, HW moves, role changes and StopReplica call
-// CheckAndComplete for the partition; the purgatory's timer (max_wait_ms)
-// and Shutdown complete the rest, exactly once. The goroutine then re-reads
-// its partitions and answers.
+//   - ISR maintenance (isrmanager.go isrLoop): one per manager, started by
+//     Startup, stopped and waited for by Shutdown (closes done).
+//   - Replica fetchers (fetcher.go fetcherThread.run): one per (leader
+//     endpoint, fetcher id), owned by the FetcherManager; started when the
+//     pair gets its first partition, stopped (context cancel + wait) when
+//     its last partition is removed (role change, StopReplica) and by
+//     Shutdown. A stop interrupts a request in flight.
+//   - Request goroutines (broker/network): a long-polling fetch or an
+//     acks=all produce waits on its connection's goroutine for its
+//     purgatory operation's OnComplete or the request context. Appends, HW
+//     moves, ISR changes, role changes and StopReplica call CheckAndComplete
+//     for the partition; the purgatory's timers and Shutdown complete the
+//     rest, exactly once.
 //
 // # Invariants
 //
@@ -83,7 +128,16 @@
 //     current under the partition's read lock; a role change takes the write
 //     lock, so no append straddles an epoch change.
 //   - On a leader, logStart <= HW <= LEO and the HW never decreases
-//     (hwMu serialises advances).
+//     (hwMu serialises advances); the HW never passes the log end of a
+//     known member of the maximal ISR.
+//   - An ISR member's log end is at least the HW and the leader's epoch
+//     start offset when it joins; the ISR always contains the leader.
+//   - At most one ISR change per partition is in flight; a LeaderAndIsr
+//     discards it and its late outcome.
+//   - A follower log is only written (append, truncation) while the
+//     partition follows at the leader epoch the fetcher works with, checked
+//     under the partition's read lock, so a response that raced a role
+//     change is dropped.
 //   - The first LeaderAndIsr for a new epoch assigns (epoch, LEO) in the
 //     leader epoch cache even if nothing is written in that epoch.
 //   - A fetch response never contains data at or beyond the HW

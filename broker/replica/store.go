@@ -121,15 +121,14 @@ type MetadataCache interface {
 	UpdateMetadata(req *kmsg.UpdateMetadataRequest) (deleted []TopicPartition)
 }
 
-// FollowerFetcher is the extension point for replication: the manager tells
-// it which partitions to fetch from which leader and which to stop. The
-// replica fetcher (one goroutine per source broker, replication.md §5)
-// implements it; until then Config.Fetcher is nil and followers only record
-// their leader.
+// FollowerFetcher is told which partitions to fetch from which leader and
+// which to stop. FetcherManager (one goroutine per source broker and
+// fetcher id, replication.md §5) implements it; the manager builds one from
+// Config.ReplicaFetch, and tests may inject their own. Without any,
+// followers only record their leader.
 type FollowerFetcher interface {
-	// AddPartitions starts fetching each partition from its leader, beginning
-	// at the given offset (the follower's log end; the fetcher truncates by
-	// leader epoch first).
+	// AddPartitions starts fetching each partition from its leader; the
+	// fetcher truncates by leader epoch before fetching from the log end.
 	AddPartitions(parts map[TopicPartition]FollowerStart)
 	RemovePartitions(tps []TopicPartition)
 }
