@@ -2,6 +2,7 @@ package replica
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -260,5 +261,42 @@ func TestFetcherStopsOnRoleChange(t *testing.T) {
 	f.mu.Unlock()
 	if threads != 0 {
 		t.Fatalf("%d idle fetcher goroutines left", threads)
+	}
+}
+
+// TestFollowerBehindLeaderLogStart checks replication.md §9.7: a new
+// follower whose log ends before the leader's log start gets
+// OFFSET_OUT_OF_RANGE, restarts its log at the leader's log start, copies
+// the rest, and then joins the ISR (its log end reached the HW).
+func TestFollowerBehindLeaderLogStart(t *testing.T) {
+	c := newMiniCluster(t, nil, 1, 2)
+	c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
+	leader := c.broker(1)
+	for i := range 10 {
+		produceValues(t, leader, -1, "t", fmt.Sprint("v", i))
+	}
+	dr := kmsg.NewPtrDeleteRecordsRequest()
+	drt := kmsg.NewDeleteRecordsRequestTopic()
+	drt.Topic = "t"
+	drp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	drp.Offset = 5
+	drt.Partitions = append(drt.Partitions, drp)
+	dr.Topics = append(dr.Topics, drt)
+	if r := leader.DeleteRecords(context.Background(), dr); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("DeleteRecords: %d", r.Topics[0].Partitions[0].ErrorCode)
+	}
+	// Reassignment adds broker 2 as a follower (ISR still {1}).
+	c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+	c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+	waitFor(t, "follower 2 caught up and in the ISR", func() bool {
+		st := mustPartition(t, leader, TopicPartition{"t", 0}).State()
+		return slices.Equal(st.ISR, []int32{1, 2}) && c.log(2, "t", 0).LogEndOffset() == 10
+	})
+	l2 := c.log(2, "t", 0)
+	if l2.LogStartOffset() != 5 {
+		t.Fatalf("follower log start %d, want the leader's 5", l2.LogStartOffset())
+	}
+	if _, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"v5", "v6", "v7", "v8", "v9"}) {
+		t.Fatalf("follower holds %v", vals)
 	}
 }
