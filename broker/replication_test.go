@@ -256,6 +256,19 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 	if ns.LeaderEpoch != st.LeaderEpoch {
 		t.Fatalf("the leader's own ISR write keeps the leader epoch: %d → %d", st.LeaderEpoch, ns.LeaderEpoch)
 	}
+	// The leader's /isr_change_notification makes the controller send
+	// UpdateMetadata: clients see the smaller ISR too.
+	adm := c.Admin()
+	c.WaitFor(20*time.Second, "the shrunk ISR in client metadata", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		md, err := adm.Metadata(ctx, topic)
+		if err != nil {
+			return false
+		}
+		p, ok := md.Topics[topic].Partitions[0]
+		return ok && len(p.ISR) == 2 && !slices.Contains(p.ISR, stuck)
+	})
 	produceTracked(t, cl, chk, topic, "s", 20, 20, nil)
 
 	c.Intercept(leaderIdx, 1, nil)
