@@ -1,0 +1,12 @@
+//go:build linux
+
+package faulttest
+
+import "syscall"
+
+// sysProcAttr puts each broker in its own process group (so a terminal's
+// signals aimed at the test binary do not reach it) and makes it die with the
+// test binary (Pdeathsig), so a crashed run leaves no broker behind.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
