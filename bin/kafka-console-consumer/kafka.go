@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
@@ -121,7 +122,13 @@ func (s *kafkaSource) Next(ctx context.Context, timeout time.Duration) (clitools
 		}
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ferr == nil {
+			// The Java consumer retries retriable errors (a coordinator
+			// still loading, a leader moving) without surfacing them.
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || kerr.IsRetriable(err) ||
+				errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return
+			}
+			if ferr == nil {
 				ferr = err
 			}
 		})

@@ -135,8 +135,9 @@ func parseOptions(args []string) (*options, string, error) {
 		if p.Has(opt) {
 			props[key] = p.Value(opt)
 		} else if _, ok := props[key]; !ok {
-			props[key] = map[string]string{"linger.ms": "1000", "acks": "1", "request.timeout.ms": "1500", "retries": "3",
-				"retry.backoff.ms": "100", "max.block.ms": "60000", "metadata.max.age.ms": "300000"}[key]
+			if def, ok := optionDefaults[key]; ok {
+				props[key] = def
+			}
 		}
 	}
 	if err := o.producerOpts(servers, props); err != nil {
@@ -144,6 +145,12 @@ func parseOptions(args []string) (*options, string, error) {
 	}
 	return o, "", nil
 }
+
+// optionDefaults are the defaults of the command-line options that map to
+// producer properties (applied when neither the option nor the property is
+// given).
+var optionDefaults = map[string]string{"linger.ms": "1000", "acks": "1", "request.timeout.ms": "1500", "retries": "3",
+	"retry.backoff.ms": "100", "max.block.ms": "60000", "metadata.max.age.ms": "300000"}
 
 func repeated(p *admintool.Options, args []string, name string) []string {
 	if !p.Has(name) {

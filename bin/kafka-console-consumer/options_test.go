@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+)
+
+func TestParseOptionsErrors(t *testing.T) {
+	bs := []string{"--bootstrap-server", "127.0.0.1:9092"}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, toolHelp},
+		{[]string{"--topic", "t"}, `Missing required argument "[bootstrap-server]"`},
+		{append(bs, "--zookeeper", "z:2181", "--topic", "t"), "Option [bootstrap-server] cannot be used with option [zookeeper]"},
+		{bs, "Exactly one of whitelist/topic is required."},
+		{append(bs, "--topic", "t", "--whitelist", "x.*"), "Exactly one of whitelist/topic is required."},
+		{append(bs, "--whitelist", "x", "--partition", "0"), "The topic is required when partition is specified."},
+		{append(bs, "--topic", "t", "--partition", "0", "--offset", "3", "--from-beginning"), "Options from-beginning and offset cannot be specified together."},
+		{append(bs, "--topic", "t", "--offset", "3"), "The partition is required when offset is specified."},
+		{append(bs, "--topic", "t", "--partition", "0", "--offset", "-3"), "The provided offset value '-3' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long."},
+		{append(bs, "--topic", "t", "--partition", "0", "--group", "g"), "Options group and partition cannot be specified together."},
+		{append(bs, "--topic", "t", "--group", "g", "--consumer-property", "group.id=h"), "The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer.config') do not match. Detected group ids: 'g', 'h'"},
+		{append(bs, "--topic", "t", "--property", "novalue"), "Invalid command line properties: novalue"},
+		{append(bs, "--topic", "t", "--max-messages", "x"), "Cannot parse argument 'x' of option max-messages"},
+		{append(bs, "--topic", "t", "--bogus"), "bogus is not a recognized option"},
+	}
+	for _, c := range cases {
+		_, _, err := parseOptions(c.args)
+		var ue *admintool.UsageError
+		if !errors.As(err, &ue) || ue.Msg != c.want {
+			t.Errorf("%v: got %v, want usage error %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	o, _, err := parseOptions([]string{"--bootstrap-server", "h:1", "--topic", "t", "--from-beginning", "--max-messages", "5",
+		"--timeout-ms", "250", "--property", "print.key=true", "--property", "key.separator=:", "--consumer-property", "group.id=g",
+		"--group", "g", "--isolation-level", "read_committed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.topic != "t" || !o.fromBeginning || o.maxMessages != 5 || o.timeout != 250*time.Millisecond || !o.formatter.printKey ||
+		o.formatter.keySep != ":" || o.group != "g" || !o.groupPassed || !o.readCommitted {
+		t.Fatalf("%+v", o)
+	}
+	o, _, err = parseOptions([]string{"--zookeeper", "z:2181/chroot", "--topic", "t", "--partition", "1", "--offset", "earliest"})
+	if err == nil {
+		t.Fatalf("zookeeper with partition accepted: %+v", o)
+	}
+	o, _, err = parseOptions([]string{"--bootstrap-server", "h:1", "--topic", "t", "--partition", "1", "--offset", "LATEST"})
+	if err != nil || o.offset != "latest" || !o.hasPartition || o.partition != 1 || o.maxMessages != -1 {
+		t.Fatalf("%+v %v", o, err)
+	}
+}
+
+func TestRunUsageAndHelp(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(context.Background(), []string{"--topic", "t"}, &out, &errOut); code != 1 ||
+		!strings.HasPrefix(errOut.String(), "Missing required argument \"[bootstrap-server]\"\nOption") {
+		t.Fatalf("code %d stderr %q", code, errOut.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"--help"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "--from-beginning") {
+		t.Fatalf("help: %d %q", code, out.String())
+	}
+}
