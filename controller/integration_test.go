@@ -117,16 +117,20 @@ func (cl *cluster) startVia(id int32, connect string, sessionTimeout time.Durati
 	return n
 }
 
-// stop kills a node: its session ends (ephemerals vanish at once) and its
-// controller module shuts down.
+// stop kills a node: its controller module shuts down and its session ends
+// (ephemerals vanish at once).
 func (cl *cluster) stop(id int32) {
 	n := cl.nodes[id]
 	if n == nil || n.closed {
 		return
 	}
 	n.closed = true
-	n.zk.Close()
+	// The controller module stops first, then the session ends (its
+	// ephemerals vanish at once), as when a broker process exits. Closing
+	// the session under a running controller would also work, but races
+	// inside zkclient (WatchX concurrent with Close) under -race.
 	n.ctrl.Shutdown()
+	n.zk.Close()
 	n.fb.srv.Shutdown()
 }
 
