@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,20 +21,32 @@ type producePart struct {
 // watched under each appended partition, until the HW of every one of them
 // passes its last appended offset, the partition stops being led here, the
 // produce timeout runs out, or the request's connection goes away.
-// TryComplete runs under the purgatory's per-operation lock, so parts is
-// only touched by one goroutine at a time; the parked request reads the
-// statuses after done is closed.
+// A timeout completes the operation without the purgatory's per-operation
+// lock, so a TryComplete may still be running when the parked request
+// wakes up: mu makes the statuses it reads consistent.
 type delayedProduce struct {
-	m     *Manager
+	m    *Manager
+	ctx  context.Context
+	done chan struct{}
+
+	// mu guards the following.
+	mu    sync.Mutex
 	parts []*producePart
-	ctx   context.Context
-	done  chan struct{}
+}
+
+// code returns the final status of parts[i], read after done is closed.
+func (d *delayedProduce) code(i int) int16 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.parts[i].code
 }
 
 func (d *delayedProduce) TryComplete() bool {
 	if d.ctx.Err() != nil {
 		return true // the connection is closing: release the entry
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	all := true
 	for _, pp := range d.parts {
 		if pp.done {
@@ -98,7 +111,7 @@ func (m *Manager) wakeOnHighWatermark(tp TopicPartition) {
 // be called holding a lock that the fetch path needs.
 func (m *Manager) WaitForReplication(ctx context.Context, tp TopicPartition, lastOffset int64, timeout time.Duration) int16 {
 	pp := &producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}
-	op := &delayedProduce{m: m, parts: []*producePart{pp}, ctx: ctx, done: make(chan struct{})}
+	op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: []*producePart{pp}}
 	key := partitionKey(tp)
 	m.produces.TryCompleteElseWatch(op, timeout, key)
 	select {
@@ -108,5 +121,5 @@ func (m *Manager) WaitForReplication(ctx context.Context, tp TopicPartition, las
 		<-op.done
 		return kerr.RequestTimedOut.Code
 	}
-	return pp.code
+	return op.code(0)
 }

@@ -114,8 +114,8 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			<-op.done
 			return nil, ctx.Err()
 		}
-		for _, w := range waits {
-			resp.Topics[w.topic].Partitions[w.part].ErrorCode = w.pp.code
+		for i, w := range waits {
+			resp.Topics[w.topic].Partitions[w.part].ErrorCode = op.code(i)
 		}
 	}
 	return resp, nil
