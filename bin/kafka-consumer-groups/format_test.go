@@ -1,0 +1,120 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Golden output of ConsumerGroupCommand's tables (column widths grow with
+// the longest value, never below Kafka's minimums).
+func TestPrintOffsets(t *testing.T) {
+	rows := []assignmentRow{
+		{group: "billing", topic: str("orders"), partition: i32(0), offset: i64(5), logEndOffset: i64(8), lag: lag(i64(5), i64(8)),
+			consumerID: str("consumer-1-0d6b4c36-5b0e-4d0c-a5b0-1d9c0c0f8e7a"), host: str("/127.0.0.1"), clientID: str("consumer-1")},
+		{group: "billing", topic: str("orders"), partition: i32(1), logEndOffset: i64(3), lag: lag(nil, i64(3)),
+			consumerID: str(missing), host: str(missing), clientID: str(missing)},
+	}
+	var b strings.Builder
+	printOffsets(&b, rows)
+	want := "\n" +
+		"GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID                                     HOST            CLIENT-ID\n" +
+		"billing         orders          0          5               8               3               consumer-1-0d6b4c36-5b0e-4d0c-a5b0-1d9c0c0f8e7a /127.0.0.1      consumer-1\n" +
+		"billing         orders          1          -               3               -               -                                               -               -\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestPrintMembers(t *testing.T) {
+	rows := []memberRow{
+		{group: "g", consumerID: "c-1", host: "/10.0.0.1", clientID: "c", numPartitions: 3, assignment: map[string][]int32{"t": {2, 0}, "a": {1}}},
+		{group: "g", consumerID: "c-2", host: "/10.0.0.2", clientID: "c", numPartitions: 0},
+	}
+	var b strings.Builder
+	printMembers(&b, rows, true)
+	want := "\n" +
+		"GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT\n" +
+		"g               c-1             /10.0.0.1       c               3               a(1), t(0,2)\n" +
+		"g               c-2             /10.0.0.2       c               0               -\n"
+	if b.String() != want {
+		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
+	}
+	b.Reset()
+	rows[0].instanceID = "static-1"
+	printMembers(&b, rows[:1], false)
+	want = "\n" +
+		"GROUP           CONSUMER-ID     GROUP-INSTANCE-ID HOST            CLIENT-ID       #PARTITIONS     \n" +
+		"g               c-1             static-1          /10.0.0.1       c               3               \n"
+	if b.String() != want {
+		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+func TestPrintState(t *testing.T) {
+	var b strings.Builder
+	printState(&b, stateRow{group: "g", coordinator: "127.0.0.1:9092 (1)", strategy: "range", state: "Stable", members: 2})
+	want := "\n" +
+		"GROUP                     COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE           #MEMBERS\n" +
+		"g                         127.0.0.1:9092 (1)        range                Stable          2\n"
+	if b.String() != want {
+		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+func TestPrintGroupStatesAndReset(t *testing.T) {
+	var b strings.Builder
+	printGroupStates(&b, [][2]string{{"a", "Stable"}, {"a-much-longer-group-name", "Empty"}})
+	want := "GROUP                    STATE\na                        Stable\na-much-longer-group-name Empty\n"
+	if b.String() != want {
+		t.Fatalf("got %q", b.String())
+	}
+	b.Reset()
+	printOffsetsToReset(&b, []resetRow{{"g", "orders", 0, 12}})
+	want = "\nGROUP                          TOPIC                          PARTITION  NEW-OFFSET     \n" +
+		"g                              orders                         0          12             \n"
+	if b.String() != want {
+		t.Fatalf("got %q", b.String())
+	}
+	b.Reset()
+	printOffsetsToReset(&b, nil)
+	if b.String() != "" {
+		t.Fatalf("empty plan printed %q", b.String())
+	}
+}
+
+func TestPrintZKAssignment(t *testing.T) {
+	var b strings.Builder
+	printZKAssignment(&b, []assignmentRow{
+		{topic: str("old"), partition: i32(0), offset: i64(2), logEndOffset: i64(2), lag: i64(0), consumerID: str("g_h-1-abcd1234")},
+		{consumerID: str("g_h-2-ffff0000")},
+	})
+	want := "\n" +
+		"TOPIC                          PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG        CONSUMER-ID                                       \n" +
+		"old                            0          2               2               0          g_h-1-abcd1234                                    \n" +
+		"-                              -          -               -               -          g_h-2-ffff0000                                    \n"
+	if b.String() != want {
+		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+func TestGroupStatus(t *testing.T) {
+	cases := []struct {
+		state        string
+		rows         int
+		print        bool
+		stdout, serr string
+	}{
+		{"Stable", 2, true, "", ""},
+		{"Stable", 0, false, "", ""},
+		{"Empty", 1, true, "", "\nConsumer group 'g' has no active members.\n"},
+		{"PreparingRebalance", 1, true, "", "\nWarning: Consumer group 'g' is rebalancing.\n"},
+		{"Dead", 0, false, "\nError: Consumer group 'g' does not exist.\n", ""},
+		{"Stable", -1, false, "\nError: The consumer group 'g' does not exist.\n", ""},
+	}
+	for _, c := range cases {
+		var o, e strings.Builder
+		if got := groupStatus(&o, &e, "g", c.state, c.rows); got != c.print || o.String() != c.stdout || e.String() != c.serr {
+			t.Errorf("%s/%d: %v %q %q", c.state, c.rows, got, o.String(), e.String())
+		}
+	}
+}
