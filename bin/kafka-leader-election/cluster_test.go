@@ -71,11 +71,11 @@ func TestAgainstCluster(t *testing.T) {
 
 	// Move leadership of partition 0 away from its preferred replica by
 	// stopping that broker: a preferred election must then fail.
-	md, err := c.Admin().Metadata(ctx, "elect")
-	if err != nil {
-		t.Fatal(err)
+	assigned, err := c.ZK().GetReplicaAssignment("elect")
+	if err != nil || len(assigned[0]) != 3 {
+		t.Fatalf("assignment of elect: %v %v", assigned, err)
 	}
-	preferred := md.Topics["elect"].Partitions[0].Replicas[0]
+	preferred := assigned[0][0]
 	c.StopBroker(c.Index(preferred))
 	c.WaitFor(20*time.Second, "a new leader for elect-0", func() bool {
 		s, ok := c.PartitionState("elect", 0)

@@ -41,7 +41,10 @@ func main() {
 
 // commandFailed is Kafka's AdminCommandFailedException escaping main: the
 // JVM prints it on stderr and the exit status is 1.
-type commandFailed struct{ msg string }
+type commandFailed struct {
+	msg   string
+	cause error // printed as the "Caused by:" line
+}
 
 func (e *commandFailed) Error() string { return e.msg }
 
@@ -92,7 +95,7 @@ func parse(args []string) (req *request, special string, err error) {
 		missing = append([]string{"election-type"}, missing...)
 	}
 	if len(missing) > 0 {
-		return nil, "", &commandFailed{"Missing required option(s): " + strings.Join(missing, ", ")}
+		return nil, "", &commandFailed{msg: "Missing required option(s): " + strings.Join(missing, ", ")}
 	}
 	n := 0
 	for _, name := range []string{"topic", "all-topic-partitions", "path-to-json-file"} {
@@ -101,13 +104,13 @@ func parse(args []string) (req *request, special string, err error) {
 		}
 	}
 	if n != 1 {
-		return nil, "", &commandFailed{"One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file"}
+		return nil, "", &commandFailed{msg: "One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file"}
 	}
 	switch {
 	case o.Has("topic") && !o.Has("partition"):
-		return nil, "", &commandFailed{"Missing required option(s): partition"}
+		return nil, "", &commandFailed{msg: "Missing required option(s): partition"}
 	case !o.Has("topic") && o.Has("partition"):
-		return nil, "", &commandFailed{"Option partition is only allowed if topic is used"}
+		return nil, "", &commandFailed{msg: "Option partition is only allowed if topic is used"}
 	}
 	req.bootstrap = o.Value("bootstrap-server")
 	req.adminConfig = o.Value("admin.config")
@@ -204,10 +207,10 @@ func elect(ctx context.Context, out io.Writer, req *request, call electFunc) err
 		switch {
 		case admintool.IsKafkaError(err, kerr.RequestTimedOut.Code):
 			fmt.Fprintln(out, "Timeout waiting for election results")
-			return &commandFailed{"Timeout waiting for election results"}
+			return &commandFailed{msg: "Timeout waiting for election results", cause: err}
 		case admintool.IsKafkaError(err, kerr.ClusterAuthorizationFailed.Code):
 			fmt.Fprintln(out, "Not authorized to perform leader election")
-			return &commandFailed{"Not authorized to perform leader election"}
+			return &commandFailed{msg: "Not authorized to perform leader election", cause: err}
 		}
 		return &executionError{err}
 	}
@@ -221,7 +224,7 @@ func elect(ctx context.Context, out io.Writer, req *request, call electFunc) err
 		for _, tp := range res.FailedSorted() {
 			fmt.Fprintf(out, "Error completing leader election (%s) for partition: %s: %s\n", typeName, tp, admintool.JavaString(res.Failed[tp]))
 		}
-		return &commandFailed{fmt.Sprintf("%d replica(s) could not be elected", len(res.Failed))}
+		return &commandFailed{msg: fmt.Sprintf("%d replica(s) could not be elected", len(res.Failed))}
 	}
 	return nil
 }
@@ -246,7 +249,11 @@ func fail(err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, ue.Msg)
 		fmt.Fprint(stderr, admintool.Usage(specs))
 	case errors.As(err, &cf):
-		fmt.Fprint(stderr, admintool.Uncaught("kafka.common.AdminCommandFailedException", cf.msg))
+		var causes []string
+		if cf.cause != nil {
+			causes = append(causes, admintool.JavaString(cf.cause))
+		}
+		fmt.Fprint(stderr, admintool.Uncaught("kafka.common.AdminCommandFailedException", cf.msg, causes...))
 	case errors.As(err, &ao):
 		fmt.Fprint(stderr, admintool.Uncaught("kafka.admin.AdminOperationException", ao.msg))
 	case errors.As(err, &ee):

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,8 +149,8 @@ func TestElectOutput(t *testing.T) {
 		err          error
 		stdout, stde string
 	}{
-		{admintool.NewKafkaError(kerr.RequestTimedOut.Code, nil), "Timeout waiting for election results\n", "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\n"},
-		{admintool.NewKafkaError(kerr.ClusterAuthorizationFailed.Code, nil), "Not authorized to perform leader election\n", "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Not authorized to perform leader election\n"},
+		{admintool.NewKafkaError(kerr.RequestTimedOut.Code, nil), "Timeout waiting for election results\n", "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\nCaused by: org.apache.kafka.common.errors.TimeoutException: The request timed out.\n"},
+		{admintool.NewKafkaError(kerr.ClusterAuthorizationFailed.Code, nil), "Not authorized to perform leader election\n", "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Not authorized to perform leader election\nCaused by: org.apache.kafka.common.errors.ClusterAuthorizationException: Cluster authorization failed.\n"},
 		{admintool.UnsupportedAPI("ELECT_LEADERS"), "", "Exception in thread \"main\" java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not support ELECT_LEADERS\n"},
 	}
 	for _, c := range errorCases {
@@ -169,6 +170,24 @@ func TestElectOutput(t *testing.T) {
 	})
 	if err != nil || out.String() != "Successfully completed leader election (UNCLEAN) for partitions t-2\n" {
 		t.Errorf("unclean: %v %q", err, out.String())
+	}
+}
+
+// TestUnreachable: a cluster that cannot be reached ends like Kafka's
+// admin client timing out.
+func TestUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var out, errOut strings.Builder
+	code := run([]string{"--bootstrap-server", addr, "--election-type", "preferred", "--all-topic-partitions"}, &out, &errOut, 2*time.Second)
+	if code != 1 || out.String() != "Timeout waiting for election results\n" ||
+		!strings.HasPrefix(errOut.String(), "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\n"+
+			"Caused by: org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment. Call: electLeaders") {
+		t.Fatalf("%d %q %q", code, out.String(), errOut.String())
 	}
 }
 

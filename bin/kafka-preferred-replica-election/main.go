@@ -202,10 +202,10 @@ func electViaAdmin(ctx context.Context, out io.Writer, tps []admintool.TopicPart
 		switch {
 		case admintool.IsKafkaError(err, kerr.RequestTimedOut.Code):
 			fmt.Fprintln(out, "Timeout waiting for election results")
-			return &commandFailed{msg: "Timeout waiting for election results"}
+			return &commandFailed{msg: "Timeout waiting for election results", cause: err}
 		case admintool.IsKafkaError(err, kerr.ClusterAuthorizationFailed.Code):
 			fmt.Fprintln(out, "Not authorized to perform leader election")
-			return &commandFailed{msg: "Not authorized to perform leader election"}
+			return &commandFailed{msg: "Not authorized to perform leader election", cause: err}
 		}
 		return &executionError{err}
 	}

@@ -105,7 +105,8 @@ func TestElectViaAdminOutput(t *testing.T) {
 	err = electViaAdmin(context.Background(), &out, nil, func(context.Context, []admintool.TopicPartition) (admintool.ElectionResults, error) {
 		return admintool.ElectionResults{}, admintool.NewKafkaError(kerr.RequestTimedOut.Code, nil)
 	})
-	if fail(err, &errOut); out.String() != "Timeout waiting for election results\n" || errOut.String() != "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\n" {
+	if fail(err, &errOut); out.String() != "Timeout waiting for election results\n" || errOut.String() != "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\n"+
+		"Caused by: org.apache.kafka.common.errors.TimeoutException: The request timed out.\n" {
 		t.Errorf("timeout: %q %q", out.String(), errOut.String())
 	}
 }

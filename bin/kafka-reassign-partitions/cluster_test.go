@@ -68,11 +68,11 @@ func TestBootstrapMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := c.Admin().Metadata(ctx, "moves")
-	if err != nil {
-		t.Fatal(err)
+	assigned, err := c.ZK().GetReplicaAssignment("moves")
+	if err != nil || len(assigned[0]) != 2 {
+		t.Fatalf("assignment of moves: %v %v", assigned, err)
 	}
-	cur := md.Topics["moves"].Partitions[0].Replicas
+	cur := assigned[0]
 	var spare int32
 	for id := int32(1); id <= 3; id++ {
 		if !slices.Contains(cur, id) {

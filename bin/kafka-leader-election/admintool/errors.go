@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -119,11 +120,18 @@ func ClientError(err error, apiName string) error {
 		return nil
 	}
 	var kerrErr *kerr.Error
+	var opErr *net.OpError
 	switch {
 	case strings.Contains(err.Error(), "broker is too old"):
 		return UnsupportedAPI(apiName)
 	case errors.Is(err, context.DeadlineExceeded):
 		return &KafkaError{Code: kerr.RequestTimedOut.Code, Class: "TimeoutException", Message: "Timed out waiting for a node assignment. Call: " + callName(apiName)}
+	case errors.As(err, &opErr):
+		// The Java client keeps retrying an unreachable cluster until its
+		// timeout; franz-go gives up at once. Report the same timeout,
+		// keeping the connection error.
+		return &KafkaError{Code: kerr.RequestTimedOut.Code, Class: "TimeoutException",
+			Message: "Timed out waiting for a node assignment. Call: " + callName(apiName) + " (" + err.Error() + ")"}
 	case errors.As(err, &kerrErr):
 		return NewKafkaError(kerrErr.Code, nil)
 	}
