@@ -48,9 +48,15 @@
 //   - The cleaner, when linked in, owns its own goroutines; Startup starts
 //     it and Shutdown stops it before any log is closed.
 //
-// A Log has no goroutines: asynchronous segment deletion is a queue drained
-// by the manager's scheduler, and flushing happens on the append path
-// (flush.messages, flush.ms), on roll, on Flush and on Close.
+//   - Log flusher: one goroutine per Log, started at load, stopped (and
+//     waited for) by Close, and by detach when the partition is deleted.
+//     After a roll it fsyncs the inactive segment(s) outside Log.mu and
+//     then raises the recovery point, as Kafka's asynchronous post-roll
+//     flush does; appends and reads never wait for it.
+//
+// Asynchronous segment deletion is a queue drained by the manager's
+// scheduler; other flushes happen on the append path (flush.messages,
+// flush.ms), on Flush and on Close.
 //
 // # Invariants
 //
@@ -60,7 +66,8 @@
 //     its entries.
 //   - logStartOffset <= highWatermark <= logEndOffset; logStartOffset >=
 //     first segment's base offset; recoveryPoint <= logEndOffset and every
-//     byte below it has been fsync'd (flushed on roll, Flush, Close).
+//     byte below it has been fsync'd (raised only after an fsync: by the
+//     flusher after a roll, by Flush, flush.messages/flush.ms and Close).
 //   - index entries strictly increase; an offset-index entry is (last offset
 //     of an append, position where that append starts).
 //   - a rejected append (any error from validation) leaves the log

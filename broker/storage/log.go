@@ -73,6 +73,12 @@ type Log struct {
 	pending           []pendingDelete
 	rolled            []rolledSegment // awaiting their post-roll fsync
 	closed            bool
+
+	// The flusher goroutine (startFlusher); channels set once at load.
+	flushKick chan struct{}
+	flushStop chan struct{}
+	flushDone chan struct{}
+	stopOnce  sync.Once
 	producers         *ProducerStateManager // producerstate.go; never nil after load
 }
 
@@ -413,14 +419,54 @@ func (l *Log) append(records []byte, leaderEpoch int32, origin AppendOrigin) (Ap
 	rolled := len(l.rolled) > 0
 	l.mu.Unlock()
 	if rolled {
-		// fsync the segment(s) this append rolled away from without
-		// holding the lock, so readers and other appends are not stalled
-		// behind a large fsync (Kafka schedules this flush asynchronously).
-		if ferr := l.flushRolled(); ferr != nil && err == nil {
-			return info, ferr
-		}
+		// The segment(s) this append rolled away from are fsync'd by the
+		// log's flusher goroutine, as Kafka schedules this flush
+		// asynchronously: neither this append nor readers wait for it.
+		l.kickFlusher()
 	}
 	return info, err
+}
+
+// startFlusher starts the goroutine that fsyncs rolled segments. It is
+// owned by the Log and stopped by Close, closeNoFlush and detach.
+func (l *Log) startFlusher() {
+	l.flushKick = make(chan struct{}, 1)
+	l.flushStop = make(chan struct{})
+	l.flushDone = make(chan struct{})
+	go func() {
+		defer close(l.flushDone)
+		for {
+			select {
+			case <-l.flushStop:
+				return
+			case <-l.flushKick:
+				if err := l.flushRolled(); err != nil {
+					// The recovery point stays put; Flush/Close retry.
+					l.logger.Error("flushing rolled segment failed", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+func (l *Log) kickFlusher() {
+	if l.flushKick == nil {
+		return
+	}
+	select {
+	case l.flushKick <- struct{}{}:
+	default: // a flush is already pending; it takes the whole queue
+	}
+}
+
+// stopFlusher stops the flusher goroutine and waits for it. It must be
+// called without holding l.mu (the flusher takes it).
+func (l *Log) stopFlusher() {
+	if l.flushStop == nil {
+		return
+	}
+	l.stopOnce.Do(func() { close(l.flushStop) })
+	<-l.flushDone
 }
 
 func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigin) (AppendInfo, error) {
@@ -1022,9 +1068,7 @@ func (l *Log) maybeIncrementLogStartOffsetLocked(offset int64) {
 // (§10) and returns the number of segments deleted.
 func (l *Log) DeleteOldSegments() (int, error) {
 	n, err := l.deleteOldSegments()
-	if ferr := l.flushRolled(); err == nil {
-		err = ferr
-	}
+	l.kickFlusher() // in case retention rolled a new active segment
 	return n, err
 }
 
@@ -1114,6 +1158,7 @@ func (l *Log) deleteSegmentsLocked(now time.Time, pred func(s, next *Segment) bo
 // segment's indexes and closes every file (clean shutdown). Pending
 // .deleted files are left for the next startup to remove.
 func (l *Log) Close() error {
+	l.stopFlusher() // flushLocked below covers whatever it had queued
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -1158,6 +1203,7 @@ func (l *Log) closeNoFlush() error {
 // ErrLogClosed, but open files stay usable for FileRecords already handed
 // out (a deleted partition keeps them until its directory is removed).
 func (l *Log) detach() {
+	l.stopFlusher()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true

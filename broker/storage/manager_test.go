@@ -314,13 +314,19 @@ func TestManagerRecoversOnlyPastRecoveryPoint(t *testing.T) {
 	for l.NumSegments() < 4 {
 		l.AppendAsLeader(deterministicBatch(l.LogEndOffset(), false), 1)
 	}
-	if err := m.CheckpointRecoveryPoints(); err != nil {
-		t.Fatal(err)
+	// Rolled segments are fsync'd asynchronously; the recovery point
+	// reaches the active segment's base once that is done.
+	bases := l.SegmentBaseOffsets()
+	deadline := time.Now().Add(10 * time.Second)
+	for l.RecoveryPoint() != bases[len(bases)-1] {
+		if time.Now().After(deadline) {
+			t.Fatalf("recovery point %d never reached the active segment's base %d", l.RecoveryPoint(), bases[len(bases)-1])
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	rp := l.RecoveryPoint()
-	bases := l.SegmentBaseOffsets()
-	if rp != bases[len(bases)-1] {
-		t.Fatalf("recovery point %d, want the active segment's base %d", rp, bases[len(bases)-1])
+	if err := m.CheckpointRecoveryPoints(); err != nil {
+		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ { // unflushed tail
 		l.AppendAsLeader(deterministicBatch(l.LogEndOffset(), false), 1)

@@ -429,5 +429,6 @@ func loadLog(p loadParams) (*Log, error) {
 	}
 	l.setHighWatermarkLocked(p.highWatermark)
 	l.lastFlushTime = now
+	l.startFlusher()
 	return l, nil
 }
