@@ -65,9 +65,11 @@
 //   - The auto-rebalance timer and the election-retry timer (time.AfterFunc)
 //     only enqueue; they are stopped on resignation/shutdown and a late
 //     firing is ignored by the handlers' checks.
-//   - Callers of ControlledShutdown and ElectLeaders block on a reply
-//     channel until the event goroutine answers (or preempts the event on
-//     shutdown/session expiry), or their context ends.
+//   - Callers of the RPC entry points (ControlledShutdown, ElectLeaders,
+//     AlterPartition, AlterPartitionReassignments, ListPartitionReassignments)
+//     block on a buffered reply channel until the event goroutine answers
+//     (or preempts the event on shutdown/session expiry: NOT_CONTROLLER, or
+//     STALE_CONTROLLER_EPOCH for ControlledShutdown), or their context ends.
 //
 // # Invariants
 //
