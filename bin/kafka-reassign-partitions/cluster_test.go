@@ -118,6 +118,11 @@ func TestBootstrapMode(t *testing.T) {
 		a, err := c.ZK().GetReplicaAssignment("moves")
 		return err == nil && slices.Equal(a[0], target)
 	})
+	out, errOut, code = runBootstrap(t, c, "--verify", "--reassignment-json-file", plan)
+	if code != 0 || out != "Status of partition reassignment:\nReassignment of partition moves-0 is complete.\n\n"+
+		"Clearing broker-level throttles on brokers 1,2,3\nClearing topic-level throttles on topic moves\n" {
+		t.Fatalf("verify with throttle clearing: %d %q %q", code, out, errOut)
+	}
 	out, errOut, code = runBootstrap(t, c, "--cancel", "--reassignment-json-file", plan, "--preserve-throttles")
 	if code != 0 || out != "None of the specified partition reassignments are active.\nNone of the specified partition moves are active.\n" {
 		t.Fatalf("cancel: %d %q %q", code, out, errOut)
