@@ -41,7 +41,9 @@ func produceN(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, p
 var spaces = regexp.MustCompile(` +`)
 
 // fields splits a table line on runs of spaces.
-func fields(line string) []string { return strings.Split(strings.TrimSpace(spaces.ReplaceAllString(line, " ")), " ") }
+func fields(line string) []string {
+	return strings.Split(strings.TrimSpace(spaces.ReplaceAllString(line, " ")), " ")
+}
 
 // A franz-go consumer group seen through every sub-command: describe
 // (offsets, members, state) with lag, list, reset refused while active,
