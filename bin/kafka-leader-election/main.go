@@ -119,7 +119,7 @@ func parse(args []string) (req *request, special string, err error) {
 		p, _ := strconv.ParseInt(o.Value("partition"), 10, 32)
 		req.partitions = []admintool.TopicPartition{{Topic: o.Value("topic"), Partition: int32(p)}}
 	case o.Has("path-to-json-file"):
-		data, err := os.ReadFile(o.Value("path-to-json-file"))
+		data, err := admintool.ReadFile(o.Value("path-to-json-file"))
 		if err != nil {
 			return nil, "", err
 		}
@@ -259,7 +259,7 @@ func fail(err error, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		fmt.Fprint(stderr, admintool.Uncaught("java.util.concurrent.ExecutionException", admintool.JavaString(ee.cause)))
 	default:
-		fmt.Fprint(stderr, admintool.Uncaught("org.apache.kafka.common.KafkaException", err.Error()))
+		fmt.Fprintf(stderr, "Exception in thread \"main\" %s\n", admintool.JavaString(err))
 	}
 	return 1
 }

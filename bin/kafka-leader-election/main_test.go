@@ -204,6 +204,12 @@ func TestRunUsage(t *testing.T) {
 	}
 	out.Reset()
 	errOut.Reset()
+	if code := run([]string{"--bootstrap-server", "h:1", "--election-type", "preferred", "--path-to-json-file", "/nonexistent/e.json"}, &out, &errOut, time.Second); code != 1 ||
+		errOut.String() != "Exception in thread \"main\" java.nio.file.NoSuchFileException: /nonexistent/e.json\n" {
+		t.Errorf("missing file: %d %q", code, errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
 	if code := run([]string{"--bogus"}, &out, &errOut, time.Second); code != 1 || !strings.HasPrefix(errOut.String(), "bogus is not a recognized option\nOption ") {
 		t.Errorf("bogus: %d %q", code, errOut.String())
 	}

@@ -86,7 +86,7 @@ func parse(args []string) (req *request, special string, err error) {
 	}
 	req = &request{zookeeper: o.Value("zookeeper"), bootstrap: o.Value("bootstrap-server"), adminConfig: o.Value("admin.config")}
 	if o.Has("path-to-json-file") {
-		data, err := os.ReadFile(o.Value("path-to-json-file"))
+		data, err := admintool.ReadFile(o.Value("path-to-json-file"))
 		if err != nil {
 			return nil, "", err
 		}
@@ -252,7 +252,7 @@ func fail(err error, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		fmt.Fprint(stderr, admintool.Uncaught("java.util.concurrent.ExecutionException", admintool.JavaString(ee.cause)))
 	default:
-		fmt.Fprint(stderr, admintool.Uncaught("org.apache.kafka.common.KafkaException", err.Error()))
+		fmt.Fprintf(stderr, "Exception in thread \"main\" %s\n", admintool.JavaString(err))
 	}
 	return 1
 }

@@ -13,7 +13,9 @@
 //	                                               failures; Uncaught for what the JVM prints)
 //	TopicPartition, Json.parseFull of the        partitions.go (TopicPartition ordering and
 //	  election tools' partition list               "t-0" form; ParsePartitionList)
-//	Admin.electLeaders + result classification   client.go (NewClient, ElectLeaders)
+//	Utils.readFileAsString (NoSuchFileException)   errors.go (ReadFile, NoSuchFile)
+//	Admin.electLeaders + result classification   client.go (NewClient, ElectLeaders;
+//	                                               BrokerSupports asks ApiVersions, for tests)
 //
 // Goroutines: none of its own; the franz-go client a tool creates with
 // NewClient is closed by that tool.

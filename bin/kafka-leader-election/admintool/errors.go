@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -180,5 +181,24 @@ func JavaString(err error) string {
 	if errors.As(err, &ke) {
 		return ke.String()
 	}
+	var nf *NoSuchFile
+	if errors.As(err, &nf) {
+		return "java.nio.file.NoSuchFileException: " + nf.Path
+	}
 	return "org.apache.kafka.common.KafkaException: " + err.Error()
+}
+
+// NoSuchFile is Java's NoSuchFileException, raised by Kafka's
+// Utils.readFileAsString for a missing file; its message is the path.
+type NoSuchFile struct{ Path string }
+
+func (e *NoSuchFile) Error() string { return e.Path }
+
+// ReadFile reads a tool's input file; a missing file is a *NoSuchFile.
+func ReadFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &NoSuchFile{Path: path}
+	}
+	return data, err
 }
