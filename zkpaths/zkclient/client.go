@@ -143,6 +143,9 @@ type Client struct {
 	nextHandlerID       int
 	registeredSessionID int64 // session of the last successful RegisterBroker, -1 if none
 	watches             map[int]*watch
+	// closed is set by Close before it waits for the goroutines, so that
+	// no goroutine is added to wg once the wait may have begun.
+	closed bool
 }
 
 // ParseConnectString splits "host:port,host:port/chroot" into servers and
@@ -305,6 +308,9 @@ func (c *Client) ensureChroot() error {
 // every goroutine of the Client. Safe to call more than once.
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
 		close(c.stop)
 		c.conn.Close()
 		c.wg.Wait()

@@ -44,21 +44,22 @@ func (c *Client) WatchChildren(path string, fn func()) (cancel func()) {
 
 func (c *Client) addWatch(path string, kind watchKind, fn func()) func() {
 	w := &watch{path: path, kind: kind, fn: fn, cancel: make(chan struct{})}
-	select {
-	case <-c.stop:
-		return func() {} // closed: nothing to watch with
-	default:
-	}
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return func() {} // closed: nothing to watch with
+	}
 	id := c.nextHandlerID
 	c.nextHandlerID++
 	c.watches[id] = w
+	// Counted under mu, before Close can start waiting: a WaitGroup must not
+	// be incremented from zero concurrently with Wait.
+	c.wg.Add(1)
 	c.mu.Unlock()
 	// Arm synchronously so that a change made right after WatchX returns is
 	// seen; the goroutine then owns the watch.
 	gen, _ := c.sessionState()
 	ch, err := c.arm(w)
-	c.wg.Add(1)
 	go c.runWatch(w, ch, gen, err)
 	return func() {
 		c.mu.Lock()
