@@ -1,0 +1,966 @@
+package e2e_test
+
+// The consumer-group suite: for each client, members (separate processes, so
+// they can be killed -9) share a 6-partition topic through the group
+// coordinator while a producer in the test keeps writing records with unique
+// ids.
+//
+// Members speak a line protocol on stdout (testdata/clients/*group*, and the
+// Go members in groups_member_test.go):
+//
+//	ASSIGN <p>,<p>,...|-     the member's whole current assignment
+//	REC <p> <offset> <value> a record handed to the application
+//	COMMIT <p> <offset>      a commit of <offset> (the next offset to read)
+//	                         acknowledged by the coordinator without error
+//
+// REC lines are flushed before the commit that covers them is sent. A member
+// closes cleanly (commit, LeaveGroup) when its stdin reaches EOF.
+//
+// Invariant checked at the end of every scenario (verifyGroupRun): every
+// record the producer had acknowledged was read by some member (none lost),
+// and a record (p, o) read a second time is in the uncommitted tail: no
+// member had reported a COMMIT of an offset > o for p before the second
+// read. Re-reading what was committed is a violation (offsets did not
+// resume); so is reading nothing of what was produced. Violations are
+// reported by partition and offset.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klassik/klassik/broker/group"
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+const (
+	groupPartitions = 6
+	// groupSessionMs is the members' session.timeout.ms: the broker's
+	// group.min.session.timeout.ms default (6000), the smallest allowed.
+	groupSessionMs = 6000
+	// groupOffsetsPartitions is offsets.topic.num.partitions in the suite.
+	groupOffsetsPartitions = 6
+	offsetsTopic           = "__consumer_offsets"
+)
+
+// startGroupCluster starts three brokers with the group settings the suite
+// needs: no initial rebalance delay (members are started one by one and
+// each phase waits for a stable assignment anyway) and a replicated
+// __consumer_offsets with few partitions.
+func startGroupCluster(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	return testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: []string{"a", "b", "c"}, Overrides: map[string]string{
+		"group.initial.rebalance.delay.ms": "0",
+		"offsets.topic.replication.factor": "3",
+		"offsets.topic.num.partitions":     strconv.Itoa(groupOffsetsPartitions),
+		"group.min.session.timeout.ms":     strconv.Itoa(groupSessionMs),
+	}})
+}
+
+// memberSpec is what a client's member process needs.
+type memberSpec struct {
+	Bootstrap  string `json:"bootstrap"`
+	Topic      string `json:"topic"`
+	Group      string `json:"group"`
+	Name       string `json:"name"` // client.id, unique within the run
+	Assignor   string `json:"assignor"`
+	InstanceID string `json:"instance_id,omitempty"`
+	SessionMs  int    `json:"session_ms"`
+}
+
+// groupClient starts one member process of a client library.
+type groupClient struct {
+	name string
+	// command builds the member's process.
+	command func(t *testing.T, s memberSpec) *exec.Cmd
+	// describeAssignments: the client cannot report its assignment, read
+	// it from DescribeGroups by client id instead (kafka-go's Reader).
+	describeAssignments bool
+}
+
+// groupEvent is one line a member printed, numbered in arrival order.
+type groupEvent struct {
+	seq    int
+	member string
+	p      int32
+	o      int64
+	value  string
+}
+
+// groupRun is the state of one scenario: its members' reports, in arrival
+// order.
+type groupRun struct {
+	t        *testing.T
+	c        *testcluster.Cluster
+	client   groupClient
+	assignor string
+	topic    string
+	group    string
+	prefix   string
+
+	// mu guards the following.
+	mu      sync.Mutex
+	seq     int
+	assign  map[string][]int32 // latest ASSIGN per member
+	recs    []groupEvent
+	commits []groupEvent
+	members map[string]*memberProc
+	marks   []groupEvent // test actions (value says which), for reports
+	all     []*memberProc // every member started, for the stderr dump
+}
+
+// mark records a test action in the event order, so violations can say
+// whether they happened before or after it.
+func (r *groupRun) mark(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	r.marks = append(r.marks, groupEvent{seq: r.seq, value: what})
+}
+
+// phase names the last test action before seq.
+func phase(marks []groupEvent, seq int) string {
+	s := "at start"
+	for _, m := range marks {
+		if m.seq < seq {
+			s = "after " + m.value
+		}
+	}
+	return s
+}
+
+// memberProc is one running member process; its stdout reader goroutine is
+// owned by it and ends at the process's EOF.
+type memberProc struct {
+	name   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	killed atomic.Bool
+	done   chan struct{} // closed after stdout EOF and Wait
+	err    error         // Wait's result, read after done
+	stderr *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() < 1<<20 {
+		l.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newGroupRun(t *testing.T, c *testcluster.Cluster, client groupClient, assignor, suffix string) *groupRun {
+	r := &groupRun{
+		t: t, c: c, client: client, assignor: assignor,
+		topic:   "groups-" + client.name + "-" + suffix,
+		group:   "group-" + client.name + "-" + suffix,
+		prefix:  client.name + "-" + suffix,
+		assign:  map[string][]int32{},
+		members: map[string]*memberProc{},
+	}
+	createTopic(t, c, r.topic)
+	t.Cleanup(r.killAll)
+	return r
+}
+
+// start starts a member and its stdout reader.
+func (r *groupRun) start(name, instanceID string) *memberProc {
+	t := r.t
+	t.Helper()
+	spec := memberSpec{Bootstrap: strings.Join(r.c.Bootstrap(), ","), Topic: r.topic, Group: r.group,
+		Name: name, Assignor: r.assignor, InstanceID: instanceID, SessionMs: groupSessionMs}
+	cmd := r.client.command(t, spec)
+	m := &memberProc{name: name, cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}}
+	cmd.Stderr = m.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatalf("member %s stdin: %v", name, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatalf("member %s stdout: %v", name, err)
+	}
+	m.stdin = stdin
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting member %s (%s): %v", name, strings.Join(cmd.Args, " "), err)
+	}
+	r.mu.Lock()
+	r.members[name] = m
+	r.all = append(r.all, m)
+	r.mu.Unlock()
+	go func() { // reads the member's reports until its stdout closes
+		defer close(m.done)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			r.report(name, sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		m.err = cmd.Wait()
+	}()
+	r.mark("starting " + name)
+	t.Logf("started member %s of %s (pid %d)", name, r.client.name, cmd.Process.Pid)
+	return m
+}
+
+// report records one stdout line of member name.
+func (r *groupRun) report(name, line string) {
+	f := strings.SplitN(line, " ", 4)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	switch {
+	case f[0] == "ASSIGN" && len(f) == 2:
+		var ps []int32
+		if f[1] != "-" && f[1] != "" {
+			for _, s := range strings.Split(f[1], ",") {
+				p, err := strconv.Atoi(s)
+				if err != nil {
+					r.t.Errorf("member %s: bad line %q", name, line)
+					return
+				}
+				ps = append(ps, int32(p))
+			}
+		}
+		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+		r.assign[name] = ps
+	case (f[0] == "REC" && len(f) == 4) || (f[0] == "COMMIT" && len(f) == 3):
+		p, err1 := strconv.Atoi(f[1])
+		o, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			r.t.Errorf("member %s: bad line %q", name, line)
+			return
+		}
+		ev := groupEvent{seq: r.seq, member: name, p: int32(p), o: o}
+		if f[0] == "REC" {
+			ev.value = f[3]
+			r.recs = append(r.recs, ev)
+		} else {
+			r.commits = append(r.commits, ev)
+		}
+	default:
+		// Library chatter on stdout is tolerated but shown.
+		r.t.Logf("member %s: %s", name, line)
+	}
+}
+
+// kill sends SIGKILL to a member: no LeaveGroup, no commit.
+func (r *groupRun) kill(name string) {
+	r.mu.Lock()
+	m := r.members[name]
+	delete(r.assign, name)
+	r.mu.Unlock()
+	m.killed.Store(true)
+	r.mark("killing " + name)
+	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-m.done:
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("member %s did not die after SIGKILL", name)
+	}
+	r.mu.Lock()
+	delete(r.members, name)
+	r.mu.Unlock()
+}
+
+// stopAll closes every live member's stdin and waits for a clean exit.
+func (r *groupRun) stopAll() {
+	t := r.t
+	t.Helper()
+	r.mu.Lock()
+	var ms []*memberProc
+	for _, m := range r.members {
+		ms = append(ms, m)
+	}
+	r.mu.Unlock()
+	for _, m := range ms {
+		_ = m.stdin.Close()
+	}
+	for _, m := range ms {
+		select {
+		case <-m.done:
+		case <-time.After(45 * time.Second):
+			t.Fatalf("member %s did not exit within 45s of its stdin closing; stderr:\n%s", m.name, tail(m.stderr.String()))
+		}
+		if m.err != nil {
+			t.Errorf("member %s exited with %v; stderr:\n%s", m.name, m.err, tail(m.stderr.String()))
+		}
+	}
+	r.mu.Lock()
+	r.members = map[string]*memberProc{}
+	r.mu.Unlock()
+}
+
+// killAll is the cleanup: whatever still runs is killed and reaped.
+func (r *groupRun) killAll() {
+	r.mu.Lock()
+	var ms []*memberProc
+	for _, m := range r.members {
+		ms = append(ms, m)
+	}
+	r.mu.Unlock()
+	for _, m := range ms {
+		_ = m.cmd.Process.Signal(syscall.SIGKILL)
+		<-m.done
+	}
+	if r.t.Failed() {
+		r.mu.Lock()
+		all := append([]*memberProc(nil), r.all...)
+		r.mu.Unlock()
+		for _, m := range all {
+			r.t.Logf("member %s stderr (tail):\n%s", m.name, tail(m.stderr.String()))
+		}
+	}
+}
+
+// assignments is the current assignment per live member: the members' own
+// reports, or DescribeGroups for clients that cannot report.
+func (r *groupRun) assignments() map[string][]int32 {
+	if r.client.describeAssignments {
+		return r.describeAssignments()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][]int32{}
+	for m := range r.members {
+		out[m] = r.assign[m]
+	}
+	return out
+}
+
+// describeAssignments reads the group's members from the coordinator, keyed
+// by client id; nil when the group is not Stable.
+func (r *groupRun) describeAssignments() map[string][]int32 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	gs, err := r.c.Admin().DescribeGroups(ctx, r.group)
+	if err != nil {
+		return nil
+	}
+	g, ok := gs[r.group]
+	if !ok || g.Err != nil || g.State != "Stable" {
+		return nil
+	}
+	out := map[string][]int32{}
+	for _, m := range g.Members {
+		var ps []int32
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, tp := range a.Topics {
+				if tp.Topic == r.topic {
+					ps = append(ps, tp.Partitions...)
+				}
+			}
+		}
+		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+		out[m.ClientID] = append(out[m.ClientID], ps...)
+	}
+	return out
+}
+
+// checkSplit reports why the assignment of want (member names) is not yet a
+// split of all partitions: each member owns at least one partition, no
+// partition is owned twice, every partition is owned, and no other member
+// holds any. "" means it is.
+func checkSplit(assign map[string][]int32, want []string) string {
+	owner := map[int32]string{}
+	for m, ps := range assign {
+		if len(ps) > 0 && !contains(want, m) {
+			return fmt.Sprintf("%s (not expected) owns %v", m, ps)
+		}
+		for _, p := range ps {
+			if o, dup := owner[p]; dup {
+				return fmt.Sprintf("partition %d owned by both %s and %s", p, o, m)
+			}
+			owner[p] = m
+		}
+	}
+	for _, m := range want {
+		if len(assign[m]) == 0 {
+			return fmt.Sprintf("%s owns nothing", m)
+		}
+	}
+	if len(owner) != groupPartitions {
+		return fmt.Sprintf("%d of %d partitions owned", len(owner), groupPartitions)
+	}
+	return ""
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// waitSplit waits until want split the topic; it fails with the last state.
+func (r *groupRun) waitSplit(timeout time.Duration, want ...string) map[string][]int32 {
+	t := r.t
+	t.Helper()
+	start := time.Now()
+	var last map[string][]int32
+	var why string
+	ok := testcluster.Poll(timeout, func() bool {
+		last = r.assignments()
+		if last == nil {
+			why = "group not Stable"
+			return false
+		}
+		why = checkSplit(last, want)
+		return why == ""
+	})
+	if !ok {
+		r.dumpStderr()
+		t.Fatalf("%s: members %v did not split %d partitions within %v: %s (assignments %v)", r.client.name, want, groupPartitions, timeout, why, last)
+	}
+	r.mark(fmt.Sprintf("%v split %v", want, last))
+	t.Logf("%s: %v split the partitions after %v: %v", r.client.name, want, time.Since(start).Round(time.Millisecond), last)
+	return last
+}
+
+func (r *groupRun) dumpStderr() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.members {
+		r.t.Logf("member %s stderr (tail):\n%s", m.name, tail(m.stderr.String()))
+	}
+}
+
+// readCount is how many REC lines member has printed (all members: "").
+func (r *groupRun) readCount(member string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.recs {
+		if member == "" || e.member == member {
+			n++
+		}
+	}
+	return n
+}
+
+// commitsAfter counts member's COMMIT lines with a sequence above seq.
+func (r *groupRun) commitsAfter(member string, seq int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.commits {
+		if e.member == member && e.seq > seq {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *groupRun) now() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}
+
+// waitReads waits until every named member read more records than it had.
+func (r *groupRun) waitReads(timeout time.Duration, members ...string) {
+	t := r.t
+	t.Helper()
+	base := map[string]int{}
+	for _, m := range members {
+		base[m] = r.readCount(m)
+	}
+	if !testcluster.Poll(timeout, func() bool {
+		for _, m := range members {
+			if r.readCount(m) <= base[m] {
+				return false
+			}
+		}
+		return true
+	}) {
+		r.dumpStderr()
+		t.Fatalf("%s: members %v did not all read new records within %v", r.client.name, members, timeout)
+	}
+}
+
+// groupProducer writes "<prefix>-<i>" with key "k<i>" in small batches until
+// stopped; acked is how many were acknowledged (ids 0..acked-1).
+type groupProducer struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	acked  atomic.Int64
+	err    error // read after done
+}
+
+func (r *groupRun) startProducer() *groupProducer {
+	cl := r.c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(1000), kgo.ProducerLinger(time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &groupProducer{cancel: cancel, done: make(chan struct{})}
+	go func() { // the producer; stopped by cancel, joined by stop
+		defer close(p.done)
+		const batch = 30
+		for i := 0; ctx.Err() == nil; i += batch {
+			recs := make([]*kgo.Record, 0, batch)
+			for j := i; j < i+batch; j++ {
+				recs = append(recs, &kgo.Record{Topic: r.topic, Key: []byte(fmt.Sprintf("k%d", j)), Value: []byte(fmt.Sprintf("%s-%d", r.prefix, j))})
+			}
+			// A batch is never abandoned half way: a cancel only stops
+			// the next one, so ids 0..acked-1 are exactly the acked ones.
+			bctx, bcancel := context.WithTimeout(context.Background(), 60*time.Second)
+			err := cl.ProduceSync(bctx, recs...).FirstErr()
+			bcancel()
+			if err != nil {
+				p.err = fmt.Errorf("producing ids %d..%d: %w", i, i+batch-1, err)
+				return
+			}
+			p.acked.Store(int64(i + batch))
+			select {
+			case <-ctx.Done():
+			case <-time.After(40 * time.Millisecond):
+			}
+		}
+	}()
+	r.t.Cleanup(p.stop)
+	return p
+}
+
+func (p *groupProducer) stop() {
+	p.cancel()
+	<-p.done
+}
+
+// finish stops the producer, waits until every acked record was read, stops
+// the members cleanly and checks the invariant and the committed offsets.
+func (r *groupRun) finish(p *groupProducer) {
+	t := r.t
+	t.Helper()
+	p.stop()
+	r.mark("stopping the producer")
+	if p.err != nil {
+		t.Fatalf("producer: %v", p.err)
+	}
+	n := int(p.acked.Load())
+	t.Logf("%s: produced %d records", r.client.name, n)
+	if !testcluster.Poll(60*time.Second, func() bool { return len(r.missing(n)) == 0 }) {
+		r.dumpStderr()
+		miss := r.missing(n)
+		if len(miss) > 20 {
+			miss = append(miss[:20], fmt.Sprintf("... and %d more", len(miss)-20))
+		}
+		t.Errorf("%s: records not read within 60s after the producer stopped: %v (assignments %v)", r.client.name, miss, r.assignments())
+	}
+	r.stopAll()
+	r.verify(n)
+	r.verifyCommitted()
+}
+
+// missing lists the acked ids nobody has read.
+func (r *groupRun) missing(n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := make([]bool, n)
+	for _, e := range r.recs {
+		if i, ok := seqOf(r.prefix, e.value); ok && i >= 0 && i < n {
+			seen[i] = true
+		}
+	}
+	var out []string
+	for i, ok := range seen {
+		if !ok {
+			out = append(out, fmt.Sprintf("%s-%d", r.prefix, i))
+		}
+	}
+	return out
+}
+
+// verify checks the scenario invariant (see the top of this file).
+func (r *groupRun) verify(n int) {
+	t := r.t
+	t.Helper()
+	r.mu.Lock()
+	recs := append([]groupEvent(nil), r.recs...)
+	commits := append([]groupEvent(nil), r.commits...)
+	marks := append([]groupEvent(nil), r.marks...)
+	r.mu.Unlock()
+	var problems []string
+	// committedBefore(p, seq) is the highest offset committed for p by a
+	// COMMIT line that arrived before seq.
+	byPart := map[int32][]groupEvent{}
+	for _, c := range commits {
+		byPart[c.p] = append(byPart[c.p], c)
+	}
+	committedBefore := func(p int32, seq int) groupEvent {
+		best := groupEvent{o: -1}
+		for _, c := range byPart[p] {
+			if c.seq < seq && c.o > best.o {
+				best = c
+			}
+		}
+		return best
+	}
+	type key struct {
+		p int32
+		o int64
+	}
+	first := map[key]groupEvent{}
+	dups := 0
+	for _, e := range recs {
+		k := key{e.p, e.o}
+		if _, ok := seqOf(r.prefix, e.value); !ok {
+			problems = append(problems, fmt.Sprintf("unexpected record %q at partition %d offset %d (member %s)", e.value, e.p, e.o, e.member))
+			continue
+		}
+		f, seen := first[k]
+		if !seen {
+			first[k] = e
+			continue
+		}
+		dups++
+		if f.value != e.value {
+			problems = append(problems, fmt.Sprintf("partition %d offset %d read as %q by %s and as %q by %s", e.p, e.o, f.value, f.member, e.value, e.member))
+		}
+		if c := committedBefore(e.p, e.seq); c.o > e.o {
+			problems = append(problems, fmt.Sprintf("partition %d offset %d re-read by %s (%s) although %s had committed offset %d (%s); first read by %s (%s)",
+				e.p, e.o, e.member, phase(marks, e.seq), c.member, c.o, phase(marks, c.seq), f.member, phase(marks, f.seq)))
+		}
+	}
+	for _, id := range r.missingLocked(recs, n) {
+		problems = append(problems, "lost "+id)
+	}
+	if len(problems) > 0 {
+		if len(problems) > 30 {
+			problems = append(problems[:30], fmt.Sprintf("... and %d more", len(problems)-30))
+		}
+		t.Errorf("%s: %d reads of %d produced records, violations:\n  %s", r.client.name, len(recs), n, strings.Join(problems, "\n  "))
+		return
+	}
+	t.Logf("%s: %d produced records all read; %d re-reads, all in the uncommitted tail; %d commits reported", r.client.name, n, dups, len(commits))
+}
+
+func (r *groupRun) missingLocked(recs []groupEvent, n int) []string {
+	seen := make([]bool, n)
+	for _, e := range recs {
+		if i, ok := seqOf(r.prefix, e.value); ok && i >= 0 && i < n {
+			seen[i] = true
+		}
+	}
+	var out []string
+	for i, ok := range seen {
+		if !ok {
+			out = append(out, fmt.Sprintf("%s-%d (never read)", r.prefix, i))
+		}
+	}
+	return out
+}
+
+// verifyCommitted: after a clean stop the group's committed offsets are the
+// log end offsets (every record read was committed before leaving).
+func (r *groupRun) verifyCommitted() {
+	t := r.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	adm := r.c.Admin()
+	var ends kadm.ListedOffsets
+	var offs kadm.OffsetResponses
+	var why string
+	if !testcluster.Poll(20*time.Second, func() bool {
+		var err error
+		if ends, err = adm.ListEndOffsets(ctx, r.topic); err != nil {
+			why = err.Error()
+			return false
+		}
+		if offs, err = adm.FetchOffsets(ctx, r.group); err != nil {
+			why = err.Error()
+			return false
+		}
+		return true
+	}) {
+		t.Fatalf("%s: reading end and committed offsets: %s", r.client.name, why)
+	}
+	var problems []string
+	for p := int32(0); p < groupPartitions; p++ {
+		e, _ := ends.Lookup(r.topic, p)
+		o, ok := offs.Lookup(r.topic, p)
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("partition %d: no committed offset (end %d)", p, e.Offset))
+		case o.Err != nil:
+			problems = append(problems, fmt.Sprintf("partition %d: %v", p, o.Err))
+		case o.At != e.Offset:
+			problems = append(problems, fmt.Sprintf("partition %d: committed %d, log end %d", p, o.At, e.Offset))
+		}
+	}
+	if len(problems) > 0 {
+		t.Errorf("%s: committed offsets of %s after a clean stop:\n  %s", r.client.name, r.group, strings.Join(problems, "\n  "))
+	}
+}
+
+// coordinator returns the broker index coordinating the group.
+func (r *groupRun) coordinator() (int32, int) {
+	t := r.t
+	t.Helper()
+	var id int32 = -1
+	testcluster.Poll(20*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		gs, err := r.c.Admin().DescribeGroups(ctx, r.group)
+		if err != nil {
+			return false
+		}
+		g, ok := gs[r.group]
+		if !ok || g.Err != nil {
+			return false
+		}
+		id = g.Coordinator.NodeID
+		return id >= 0
+	})
+	if id < 0 {
+		t.Fatalf("%s: no coordinator found for %s", r.client.name, r.group)
+	}
+	return id, r.c.Index(id)
+}
+
+// runMembershipScenario: two members split the topic, a third joins and gets
+// a share, one is killed -9 and its partitions move to the others after the
+// session timeout; consumption resumes from the committed offsets.
+func runMembershipScenario(t *testing.T, c *testcluster.Cluster, client groupClient, assignor string, staticIDs bool) {
+	r := newGroupRun(t, c, client, assignor, "members")
+	inst := func(s string) string {
+		if staticIDs {
+			return "instance-" + s
+		}
+		return ""
+	}
+	p := r.startProducer()
+	r.start("m1", inst("m1"))
+	r.start("m2", inst("m2"))
+	r.waitSplit(60*time.Second, "m1", "m2")
+	r.waitReads(30*time.Second, "m1", "m2")
+
+	r.start("m3", inst("m3"))
+	r.waitSplit(60*time.Second, "m1", "m2", "m3")
+	r.waitReads(30*time.Second, "m1", "m2", "m3")
+
+	killed := time.Now()
+	r.kill("m2")
+	t.Logf("%s: killed m2 (-9)", client.name)
+	r.waitSplit(30*time.Second+groupSessionMs*time.Millisecond, "m1", "m3")
+	t.Logf("%s: m2's partitions moved %v after the kill (session timeout %dms)", client.name, time.Since(killed).Round(time.Millisecond), groupSessionMs)
+	r.waitReads(30*time.Second, "m1", "m3")
+	r.finish(p)
+}
+
+// runCoordinatorFailoverScenario: while two members consume, the broker
+// leading the group's __consumer_offsets partition is killed -9; the members
+// find the new coordinator and commit to it, and a member joining afterwards
+// resumes from the offsets the new coordinator loaded.
+func runCoordinatorFailoverScenario(t *testing.T, c *testcluster.Cluster, client groupClient, assignor string) {
+	r := newGroupRun(t, c, client, assignor, "failover")
+	p := r.startProducer()
+	r.start("f1", "")
+	r.start("f2", "")
+	r.waitSplit(60*time.Second, "f1", "f2")
+	r.waitReads(30*time.Second, "f1", "f2")
+	if !testcluster.Poll(30*time.Second, func() bool { return r.commitsAfter("f1", 0) > 0 && r.commitsAfter("f2", 0) > 0 }) {
+		r.dumpStderr()
+		t.Fatalf("%s: members did not report commits before the coordinator kill", client.name)
+	}
+	id, idx := r.coordinator()
+	op := group.PartitionFor(r.group, groupOffsetsPartitions)
+	st, _ := c.PartitionState(offsetsTopic, op)
+	t.Logf("%s: killing coordinator broker %d (-9); %s lives in %s-%d: leader %d, isr %v, leader epoch %d",
+		client.name, id, r.group, offsetsTopic, op, st.Leader, st.ISR, st.LeaderEpoch)
+	before := r.now()
+	acked := r.lastCommits(before)
+	r.mark(fmt.Sprintf("killing coordinator %d", id))
+	c.KillBroker(idx)
+	r.checkCommitsSurvived(acked, id, op)
+	if !testcluster.Poll(60*time.Second, func() bool { return r.commitsAfter("f1", before) > 0 && r.commitsAfter("f2", before) > 0 }) {
+		r.dumpStderr()
+		t.Fatalf("%s: members did not commit to a new coordinator within 60s of killing broker %d (commits since: f1 %d, f2 %d)",
+			client.name, id, r.commitsAfter("f1", before), r.commitsAfter("f2", before))
+	}
+	nid, _ := r.coordinator()
+	if nid == id {
+		t.Fatalf("%s: DescribeGroups still names the killed broker %d as coordinator", client.name, id)
+	}
+	r.mark(fmt.Sprintf("commits reached the new coordinator %d", nid))
+	r.start("f3", "")
+	r.waitSplit(60*time.Second, "f1", "f2", "f3")
+	r.waitReads(30*time.Second, "f1", "f2", "f3")
+	r.finish(p)
+}
+
+// groupSuite says how a client runs the two scenarios.
+type groupSuite struct {
+	client groupClient
+	// membershipAssignor and failoverAssignor name the assignor of each
+	// scenario in the client's own terms (e.g. "range", "roundrobin",
+	// "cooperative-sticky").
+	membershipAssignor, failoverAssignor string
+	// static gives the membership scenario's members a group.instance.id.
+	static bool
+}
+
+// lastCommits is the highest acknowledged commit per partition reported
+// before seq.
+func (r *groupRun) lastCommits(seq int) map[int32]groupEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[int32]groupEvent{}
+	for _, c := range r.commits {
+		if c.seq < seq && c.o > out[c.p].o {
+			out[c.p] = c
+		}
+	}
+	return out
+}
+
+// checkCommitsSurvived: once a new coordinator answers OffsetFetch, every
+// commit the killed coordinator acknowledged (acks=all on a replicated
+// __consumer_offsets) is still there: the committed offset of each
+// partition is at least the last one acknowledged before the kill (members
+// only move offsets forward).
+func (r *groupRun) checkCommitsSurvived(acked map[int32]groupEvent, killed int32, op int32) {
+	t := r.t
+	t.Helper()
+	var offs kadm.OffsetResponses
+	var why string
+	start := time.Now()
+	if !testcluster.Poll(60*time.Second, func() bool {
+		// A fresh client per attempt, seeded with the live brokers only,
+		// so no client-side cache of the dead coordinator is involved.
+		offs, why = fetchOffsetsOnce(r.c, r.group)
+		return why == ""
+	}) {
+		st, _ := r.c.PartitionState(offsetsTopic, op)
+		ctrl, _ := r.c.Controller()
+		t.Fatalf("%s: no coordinator answered OffsetFetch within 60s of killing broker %d: %s; %s-%d in ZooKeeper: leader %d, isr %v, leader epoch %d; controller %d",
+			r.client.name, killed, why, offsetsTopic, op, st.Leader, st.ISR, st.LeaderEpoch, ctrl)
+	}
+	st, _ := r.c.PartitionState(offsetsTopic, op)
+	t.Logf("%s: OffsetFetch answered %v after the kill; %s-%d now: leader %d, isr %v, leader epoch %d",
+		r.client.name, time.Since(start).Round(time.Millisecond), offsetsTopic, op, st.Leader, st.ISR, st.LeaderEpoch)
+	var problems []string
+	for p, c := range acked {
+		o, ok := offs.Lookup(r.topic, p)
+		if !ok || o.Err != nil || o.At < c.o {
+			problems = append(problems, fmt.Sprintf("partition %d: %s's commit of offset %d was acknowledged before the kill, the new coordinator answers %d (err %v)", p, c.member, c.o, o.At, o.Err))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		t.Errorf("%s: acknowledged commits lost in the coordinator failover (%s-%d, old leader %d, new leader %d):\n  %s",
+			r.client.name, offsetsTopic, op, killed, st.Leader, strings.Join(problems, "\n  "))
+	}
+}
+
+// fetchOffsetsOnce asks the group's coordinator for its committed offsets
+// with a new client seeded with the running brokers; why is "" on success.
+func fetchOffsetsOnce(c *testcluster.Cluster, group string) (offs kadm.OffsetResponses, why string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequestRetries(2))
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	offs, err = kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return offs, ""
+}
+
+// runGroupSuite runs both scenarios of a client against one cluster, the
+// membership one first (the failover kills a broker).
+func runGroupSuite(t *testing.T, s groupSuite) {
+	c := startGroupCluster(t)
+	if !t.Run("membership/"+s.membershipAssignor, func(t *testing.T) {
+		runMembershipScenario(t, c, s.client, s.membershipAssignor, s.static)
+	}) {
+		t.Log("membership scenario failed; running the coordinator failover anyway")
+	}
+	t.Run("coordinator-failover/"+s.failoverAssignor, func(t *testing.T) {
+		runCoordinatorFailoverScenario(t, c, s.client, s.failoverAssignor)
+	})
+}
+
+// scriptClient is a groupClient whose members are a driver script in
+// testdata/clients run by interpreter.
+func scriptClient(name, interpreter, script string) groupClient {
+	return groupClient{name: name, command: func(t *testing.T, s memberSpec) *exec.Cmd {
+		args := []string{filepath.Join(clientsDir(t), script),
+			"--bootstrap", s.Bootstrap, "--topic", s.Topic, "--group", s.Group, "--name", s.Name,
+			"--assignor", s.Assignor, "--session-ms", strconv.Itoa(s.SessionMs)}
+		if s.InstanceID != "" {
+			args = append(args, "--instance-id", s.InstanceID)
+		}
+		return exec.Command(interpreter, args...)
+	}}
+}
+
+func TestGroupsKafkaPython(t *testing.T) {
+	requirePython(t, "kafka", "python3-kafka")
+	runGroupSuite(t, groupSuite{client: scriptClient("kafka-python", "/usr/bin/python3", "kafka_python_group.py"),
+		membershipAssignor: "range", failoverAssignor: "roundrobin"})
+}
+
+func TestGroupsConfluentKafka(t *testing.T) {
+	requirePython(t, "confluent_kafka", "python3-confluent-kafka")
+	runGroupSuite(t, groupSuite{client: scriptClient("confluent-kafka", "/usr/bin/python3", "confluent_kafka_group.py"),
+		membershipAssignor: "cooperative-sticky", failoverAssignor: "cooperative-sticky"})
+}
+
+func TestGroupsKafkaJS(t *testing.T) {
+	node := requireTool(t, "node", "apt-get install -y nodejs")
+	if err := fileExists(filepath.Join(clientsDir(t), "node_modules", "kafkajs", "package.json")); err != nil {
+		t.Fatalf("kafkajs is not installed in testdata/clients: run (cd testdata/clients && npm ci) or bin/klassik-install-deps.sh: %v", err)
+	}
+	runGroupSuite(t, groupSuite{client: scriptClient("kafkajs", node, "kafkajs_group.js"),
+		membershipAssignor: "roundrobin", failoverAssignor: "roundrobin"})
+}
+
+// TestGroupsFranzGo: cooperative-sticky; the membership scenario's members
+// are static (group.instance.id), so the killed one keeps its partitions
+// until its session times out and then loses them.
+func TestGroupsFranzGo(t *testing.T) {
+	runGroupSuite(t, groupSuite{client: goMemberClient("franz-go", "franz-go", false),
+		membershipAssignor: "cooperative-sticky", failoverAssignor: "cooperative-sticky", static: true})
+}
+
+func TestGroupsSarama(t *testing.T) {
+	runGroupSuite(t, groupSuite{client: goMemberClient("sarama", "sarama", false),
+		membershipAssignor: "range", failoverAssignor: "roundrobin"})
+}
+
+// TestGroupsKafkaGo: kafka-go's Reader does not expose its assignment, so
+// the split is read from DescribeGroups (members keyed by client id).
+func TestGroupsKafkaGo(t *testing.T) {
+	runGroupSuite(t, groupSuite{client: goMemberClient("kafka-go", "kafka-go", true),
+		membershipAssignor: "range", failoverAssignor: "roundrobin"})
+}
