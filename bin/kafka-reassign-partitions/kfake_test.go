@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,16 @@ func TestBootstrapModeKfake(t *testing.T) {
 		return out.String(), errOut.String(), code
 	}
 
-	target := []int32{ids[2], ids[0]}
+	// A target that differs from the (random) current placement: the
+	// broker without a replica first.
+	cur0 := current[tp{Topic: "fake"}]
+	var spare int32
+	for _, id := range ids {
+		if !slices.Contains(cur0, id) {
+			spare = id
+		}
+	}
+	target := []int32{spare, cur0[0]}
 	plan := writeFile(t, `{"version":1,"partitions":[{"topic":"fake","partition":0,"replicas":[`+joinInts(target, ",")+`]}]}`)
 	out, errOut, code := runTool("--execute", "--reassignment-json-file", plan, "--throttle", "1000000")
 	rollback := formatAssignmentJSON(assignment{{Topic: "fake"}: current[tp{Topic: "fake"}]})
