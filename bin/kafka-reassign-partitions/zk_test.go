@@ -137,6 +137,21 @@ func TestZooKeeperExecuteAndVerify(t *testing.T) {
 		t.Fatalf("config changes must be notified: %v %v", kids, err)
 	}
 
+	// A request node Kafka cannot parse (an extra field) blocks --execute
+	// but counts as nothing in progress for --verify.
+	if _, err := c.Create(zkpaths.ReassignPartitionsPath, []byte(`{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,3],"log_dirs":["any","any"]}]}`), zkclient.Persistent); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := runZk(t, connect, "--execute", "--reassignment-json-file", plan); code != 1 || out != zkWarning+cannotExecuteBecauseOfExisting+"\n" {
+		t.Fatalf("execute over an invalid node: %d %q", code, out)
+	}
+	if out, _, code := runZk(t, connect, "--verify", "--reassignment-json-file", plan, "--preserve-throttles"); code != 0 || !strings.HasSuffix(out, "Reassignment of partition orders-1 is complete.\n") {
+		t.Fatalf("verify over an invalid node: %d %q", code, out)
+	}
+	if err := c.Delete(zkpaths.ReassignPartitionsPath, -1); err != nil {
+		t.Fatal(err)
+	}
+
 	// A partition whose replica set differs from the file's target.
 	other := writeFile(t, `{"partitions":[{"topic":"orders","partition":2,"replicas":[4,1]}]}`)
 	out, _, code = runZk(t, connect, "--verify", "--reassignment-json-file", other, "--preserve-throttles")

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
@@ -217,9 +215,14 @@ func (t *tool) verifyZk(z *zkBackend, opts *options) error {
 		return &adminFailed{"bootstrap-server needs to be provided when replica reassignments are present."}
 	}
 	fmt.Fprintln(t.out, "Warning: because you are using the deprecated --zookeeper option, the results may be incomplete.  Use --bootstrap-server instead for more accurate results.")
-	pending, _, err := z.zk.GetPartitionReassignment()
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return err
+	pending, exists, err := z.zk.GetPartitionReassignment()
+	if err != nil {
+		if !exists {
+			return err
+		}
+		// Kafka ignores a node it cannot parse (it logs a warning) and
+		// reports nothing as being reassigned.
+		pending = nil
 	}
 	beingReassigned := map[tp]bool{}
 	for _, p := range pending {
