@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/klassik/klassik/broker/storage/record"
 )
 
 // recoverSegment rebuilds the indexes of s from its .log, validating every
@@ -217,6 +219,13 @@ func loadLog(p loadParams) (*Log, error) {
 			// rebuilt.
 			os.Remove(segmentPath(p.dir, off, indexFileSuffix))
 			os.Remove(segmentPath(p.dir, off, timeIndexFileSuffix))
+			// A cleaned segment may have merged several source segments. If
+			// the crash came before those were renamed away, they still
+			// cover offsets the swapped-in segment now holds: remove every
+			// segment whose base lies inside it, so no offset is held twice.
+			if err := removeSegmentsCoveredBySwap(p.dir, off, filepath.Join(p.dir, final)); err != nil {
+				return nil, err
+			}
 		} else {
 			os.Remove(path)
 		}
@@ -431,4 +440,63 @@ func loadLog(p loadParams) (*Log, error) {
 	l.lastFlushTime = now
 	l.startFlusher()
 	return l, nil
+}
+
+// removeSegmentsCoveredBySwap deletes the segments (with their index files)
+// whose base offset is above base and below the next offset of the completed
+// swap segment at path.
+func removeSegmentsCoveredBySwap(dir string, base int64, path string) error {
+	next, err := segmentNextOffset(path)
+	if err != nil {
+		return fmt.Errorf("storage: complete swap %s: %w", path, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("storage: list %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, logFileSuffix) {
+			continue
+		}
+		off, err := offsetFromFileName(name)
+		if err != nil || off <= base || off >= next {
+			continue
+		}
+		for _, suffix := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix} {
+			if err := os.Remove(segmentPath(dir, off, suffix)); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("storage: remove segment covered by swap: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// segmentNextOffset is the offset after the last whole batch of the segment
+// file at path, reading only batch headers; a torn tail is ignored (recovery
+// truncates it later). An empty file yields -1, which covers nothing.
+func segmentNextOffset(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	var hdr [record.BatchHeaderSize]byte
+	next := int64(-1)
+	for pos := int64(0); pos+record.BatchHeaderSize <= st.Size(); {
+		if _, err := f.ReadAt(hdr[:], pos); err != nil {
+			return 0, err
+		}
+		h, err := record.ParseBatchHeader(hdr[:])
+		if err != nil || pos+int64(h.Size()) > st.Size() {
+			break
+		}
+		next = h.LastOffset() + 1
+		pos += int64(h.Size())
+	}
+	return next, nil
 }
