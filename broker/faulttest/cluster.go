@@ -579,9 +579,13 @@ func (c *Cluster) close() {
 	for _, cl := range clients {
 		cl.Close()
 	}
-	if c.t.Failed() {
+	if c.t.Failed() || os.Getenv("KLASSIK_FAULTTEST_LOGS") != "" {
+		lines := 80
+		if v, err := strconv.Atoi(os.Getenv("KLASSIK_FAULTTEST_LOGS")); err == nil && v > 0 {
+			lines = v
+		}
 		for _, n := range c.nodes {
-			c.t.Logf("--- broker %d output (%s), last lines:\n%s", n.ID, n.Output, c.tail(n, 80))
+			c.t.Logf("--- broker %d output (%s), last lines:\n%s", n.ID, n.Output, c.tail(n, lines))
 		}
 	}
 	for _, n := range c.nodes {

@@ -77,7 +77,9 @@ func (s *scenario) finish() {
 	if !rep.OK() {
 		s.t.Errorf("delivery check failed (by partition and offset):\n%s", rep)
 	}
-	if f := s.c.CheckReplicas(s.topic, acks, 30*time.Second); len(f) > 0 {
+	sum, f := s.c.CheckReplicas(s.topic, acks, 30*time.Second)
+	s.t.Logf("replicas compared on disk: %s", sum)
+	if len(f) > 0 {
 		var b strings.Builder
 		for i, x := range f {
 			if i == 20 {

@@ -208,23 +208,27 @@ func (f ReplicaFinding) String() string {
 // (testcluster.Checker over the disk contents). It polls up to timeout for
 // the replicas to converge (followers may still be fetching) and returns
 // the findings of the last attempt (none if they converged).
-func (c *Cluster) CheckReplicas(topic string, acks []Ack, timeout time.Duration) []ReplicaFinding {
+//
+// The summary names, per partition, the high watermark and the replicas
+// compared.
+func (c *Cluster) CheckReplicas(topic string, acks []Ack, timeout time.Duration) (summary string, findings []ReplicaFinding) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		findings := c.checkReplicasOnce(topic, acks)
+		summary, findings = c.checkReplicasOnce(topic, acks)
 		if len(findings) == 0 || time.Now().After(deadline) {
-			return findings
+			return summary, findings
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 }
 
-func (c *Cluster) checkReplicasOnce(topic string, acks []Ack) []ReplicaFinding {
+func (c *Cluster) checkReplicasOnce(topic string, acks []Ack) (string, []ReplicaFinding) {
 	var out []ReplicaFinding
+	var summary strings.Builder
 	hw, err := c.HighWatermarks(topic)
 	if err != nil {
-		return []ReplicaFinding{{Partition: -1, Broker: -1, Detail: "high watermarks: " + err.Error()}}
+		return "", []ReplicaFinding{{Partition: -1, Broker: -1, Detail: "high watermarks: " + err.Error()}}
 	}
 	byPart := map[int32][]Ack{}
 	for _, a := range acks {
@@ -241,6 +245,7 @@ func (c *Cluster) checkReplicasOnce(topic string, acks []Ack) []ReplicaFinding {
 			out = append(out, ReplicaFinding{Partition: p, Broker: -1, Detail: "no state znode"})
 			continue
 		}
+		fmt.Fprintf(&summary, "partition %d: hw=%d isr=%v acked=%d; ", p, hw[p], st.ISR, len(byPart[p]))
 		var ref []byte
 		var refID int32 = -1
 		for _, id := range st.ISR {
@@ -272,7 +277,7 @@ func (c *Cluster) checkReplicasOnce(topic string, acks []Ack) []ReplicaFinding {
 			}
 		}
 	}
-	return out
+	return strings.TrimSuffix(summary.String(), "; "), out
 }
 
 func firstDiff(a, b []byte) int {

@@ -32,6 +32,9 @@ type WorkloadOptions struct {
 	ValueSize  int           // pad values to this size (0: just the id)
 }
 
+// maxRecordsCap bounds WorkloadOptions.MaxRecords.
+const maxRecordsCap = 100000
+
 // Workload is an idempotent acks=all producer sending records
 // "<prefix>-<seq>" round-robin over the partitions at a bounded rate, until
 // Stop or MaxRecords. Each acknowledgement goes to the Checker and to the
@@ -63,6 +66,7 @@ func ProducerOpts() []kgo.Opt {
 		kgo.ProducerLinger(2 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
 		kgo.MetadataMinAge(200 * time.Millisecond),
+		kgo.MaxBufferedRecords(maxRecordsCap + 1),
 	}
 }
 
@@ -74,7 +78,7 @@ func StartWorkload(c *Cluster, chk *testcluster.Checker, o WorkloadOptions) *Wor
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Millisecond
 	}
-	if o.MaxRecords <= 0 {
+	if o.MaxRecords <= 0 || o.MaxRecords > maxRecordsCap {
 		o.MaxRecords = 20000
 	}
 	w := &Workload{opts: o, cl: c.Client(ProducerOpts()...), chk: chk, stop: make(chan struct{}), done: make(chan struct{})}
@@ -114,15 +118,9 @@ func ValueID(value []byte) string {
 
 func (w *Workload) loop() {
 	defer close(w.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { // ends when the loop returns (cancel) or Stop closes stop
-		select {
-		case <-w.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	// Records are never cancelled: the buffer (ProducerOpts) holds more
+	// than MaxRecords, so Produce does not block, and Stop flushes.
+	ctx := context.Background()
 	tick := time.NewTicker(w.opts.Interval)
 	defer tick.Stop()
 	var seq int64
