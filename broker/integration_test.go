@@ -120,7 +120,9 @@ func TestCreateTopicProduceConsume(t *testing.T) {
 func produceAndCheck(t *testing.T, c *testcluster.Cluster, topic string, n int) *testcluster.Checker {
 	t.Helper()
 	chk := testcluster.NewChecker()
-	prod := c.Client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond))
+	// A bounded delivery timeout keeps a stuck cluster from hanging the test:
+	// unacknowledged records fail instead of being retried forever.
+	prod := c.Client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond), kgo.RecordDeliveryTimeout(60*time.Second))
 	ctx := ctxT(t, 90*time.Second)
 	var wg sync.WaitGroup
 	var failed atomic.Int64
@@ -139,7 +141,13 @@ func produceAndCheck(t *testing.T, c *testcluster.Cluster, topic string, n int) 
 			chk.Acked(id, seq, r.Partition, r.Offset)
 		})
 	}
-	wg.Wait()
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }() // ends when every callback ran
+	select {
+	case <-waited:
+	case <-time.After(100 * time.Second):
+		t.Fatalf("produce callbacks still pending after 100 s (%d failures so far)", failed.Load())
+	}
 	if f := failed.Load(); f > 0 {
 		t.Fatalf("%d produce failures, first: %v", f, firstErr.Load())
 	}
