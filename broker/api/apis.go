@@ -202,6 +202,8 @@ func New(cfg Config) *Apis {
 		42: a.handleDeleteGroups,
 		43: a.handleElectLeaders,
 		44: a.handleIncrementalAlterConfigs,
+		45: a.handleAlterPartitionReassignments,
+		46: a.handleListPartitionReassignments,
 		47: a.handleOffsetDelete,
 		60: a.handleDescribeCluster,
 	}
@@ -233,6 +235,9 @@ func (a *Apis) enabled(key int16) bool {
 		return true
 	case 43:
 		_, ok := a.controller.(LeaderElector)
+		return ok
+	case 45, 46:
+		_, ok := a.controller.(Reassigner)
 		return ok
 	case 19, 20, 32, 33, 37, 44:
 		return a.zk != nil && a.meta != nil

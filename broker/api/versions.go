@@ -44,6 +44,8 @@ var kafka34Ranges = map[int16]versionRange{
 	42: {0, 2},  // DeleteGroups
 	43: {0, 2},  // ElectLeaders
 	44: {0, 1},  // IncrementalAlterConfigs
+	45: {0, 0},  // AlterPartitionReassignments
+	46: {0, 0},  // ListPartitionReassignments
 	47: {0, 0},  // OffsetDelete
 	60: {0, 0},  // DescribeCluster
 }
