@@ -14,7 +14,13 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+func TestMain(m *testing.M) {
+	code := testcluster.Main(m)
+	if producerErr == nil && producerBin != "" {
+		os.RemoveAll(filepath.Dir(producerBin))
+	}
+	os.Exit(code)
+}
 
 var (
 	producerOnce sync.Once
@@ -99,6 +105,22 @@ func TestConsoleRoundTrip(t *testing.T) {
 	if code != 0 || out != "" || !strings.Contains(errOut, "ERROR Error processing message, terminating consumer process:") ||
 		!strings.Contains(errOut, "org.apache.kafka.common.errors.TimeoutException") || !strings.HasSuffix(errOut, "Processed a total of 0 messages\n") {
 		t.Fatalf("timeout run: %d %q %q", code, out, errOut)
+	}
+
+	// --whitelist subscribes by pattern.
+	out, _, code = consume(t, "--bootstrap-server", bs, "--whitelist", "r.*", "--from-beginning", "--max-messages", "3")
+	if code != 0 || out != "v1\nv2\nv3:with colon\n" {
+		t.Fatalf("whitelist run: %d %q", code, out)
+	}
+
+	// A signal (context end) stops a consumer that has no limit, with the
+	// count line and exit status 0.
+	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer scancel()
+	var sout, serr strings.Builder
+	code = run(sctx, []string{"--bootstrap-server", bs, "--topic", "rt", "--partition", "0", "--offset", "earliest"}, &sout, &serr)
+	if code != 0 || sout.String() != "v1\nv2\nv3:with colon\n" || !strings.HasSuffix(serr.String(), "Processed a total of 3 messages\n") {
+		t.Fatalf("signal run: %d %q %q", code, sout.String(), serr.String())
 	}
 
 	// --partition/--offset reads without a group.

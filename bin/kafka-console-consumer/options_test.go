@@ -72,3 +72,21 @@ func TestRunUsageAndHelp(t *testing.T) {
 		t.Fatalf("help: %d %q", code, out.String())
 	}
 }
+
+// FuzzParseOptions: the command line never panics the parser, and an
+// accepted one names exactly one of topic/whitelist and one server kind.
+func FuzzParseOptions(f *testing.F) {
+	f.Add("--bootstrap-server h:1 --topic t --from-beginning")
+	f.Add("--zookeeper z:2181/k --topic t --group g --delete-consumer-offsets")
+	f.Add("--bootstrap-server h:1 --topic t --partition 0 --offset earliest --property print.key=true")
+	f.Add("--bootstrap-server h:1 --whitelist .* --max-messages 3 --timeout-ms 10")
+	f.Fuzz(func(t *testing.T, line string) {
+		o, _, err := parseOptions(strings.Fields(line))
+		if err != nil || o == nil {
+			return
+		}
+		if (o.topic == "") == (o.whitelist == "") || (o.bootstrap == "") == (o.zookeeper == "") {
+			t.Fatalf("%q accepted as %+v", line, o)
+		}
+	})
+}

@@ -142,3 +142,38 @@ func FuzzParseDuration(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { _, _ = parseDuration(s) })
 }
+
+// FuzzParseDateTime: never panics; an accepted value survives a round
+// trip through the zone-qualified layout.
+func FuzzParseDateTime(f *testing.F) {
+	for _, s := range []string{"2026-11-29T10:00:00.250Z", "2026-11-29T10:00:00.000+02:00", "2026-11-29T10:00:00.000", "x", "2026-13-01T00:00:00.000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := parseDateTime(s)
+		if err != nil {
+			return
+		}
+		back, err := parseDateTime(ts.Format("2006-01-02T15:04:05.000Z07:00"))
+		if err != nil || !back.Equal(ts.Truncate(time.Millisecond)) {
+			t.Fatalf("%q -> %v -> %v %v", s, ts, back, err)
+		}
+	})
+}
+
+// FuzzParseOptions: never panics; an accepted command has one action.
+func FuzzParseOptions(f *testing.F) {
+	f.Add("--bootstrap-server h:1 --describe --group g --members --verbose")
+	f.Add("--bootstrap-server h:1 --reset-offsets --group g --topic t:0,1 --shift-by -2 --execute")
+	f.Add("--zookeeper z:1 --list")
+	f.Add("--bootstrap-server h:1 --list --state")
+	f.Fuzz(func(t *testing.T, line string) {
+		o, _, err := parseOptions(strings.Fields(line))
+		if err != nil || o == nil {
+			return
+		}
+		if o.action == "" {
+			t.Fatalf("%q accepted without an action", line)
+		}
+	})
+}
