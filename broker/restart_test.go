@@ -38,16 +38,13 @@ func configValue(t *testing.T, adm *kadm.Client, topic, key string) (string, kms
 // back with DescribeConfigs (source DYNAMIC_TOPIC_CONFIG), applied live to
 // the logs of every replica, and — with the topics, the data and the log
 // offsets — survive a restart of the whole cluster.
-//
-// The topic has one replica per partition: followers do not fetch yet (the
-// replica fetcher belongs to the replication work), so with more replicas a
-// controlled shutdown would hand leadership to an empty follower log.
+
 func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
 	adm := c.Admin()
 	ctx := ctxT(t, 120*time.Second)
 	const topic = "durable"
-	if res, err := adm.CreateTopic(ctx, 3, 1, map[string]*string{"segment.bytes": kadm.StringPtr("1048576")}, topic); err != nil || res.Err != nil {
+	if res, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"segment.bytes": kadm.StringPtr("1048576")}, topic); err != nil || res.Err != nil {
 		t.Fatalf("create: %v / %v", err, res.Err)
 	}
 	if v, src := configValue(t, adm, topic, "segment.bytes"); v != "1048576" || src != kmsg.ConfigSourceDynamicTopicConfig {
