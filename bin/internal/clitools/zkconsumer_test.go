@@ -239,3 +239,61 @@ func TestClassicConsumersSplitPartitions(t *testing.T) {
 		t.Errorf("owners left after both closed: %v %v", kids, err)
 	}
 }
+
+// A consumer whose ZooKeeper session expires loses its registration and
+// owner nodes (ephemeral); the other member takes every partition. When
+// it reconnects with a new session it registers again and the group
+// returns to the range split.
+func TestClassicConsumerSessionExpiry(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := c.Admin().CreateTopic(ctx, 4, 1, nil, "exp"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v / %v", err, res.Err)
+	}
+	addr, chroot, _ := strings.Cut(c.ZKConnect(), "/")
+	proxy, err := zkserver.NewProxy(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	zkA, err := zkclient.Connect(proxy.ConnectString("/"+chroot), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zkA.Close()
+
+	cfg := clitools.ZKConsumerDefaults("exp-group", "exp")
+	cfg.RebalanceBackoff = 100 * time.Millisecond
+	cfg.RebalanceMaxRetries = 20
+	cfgA, cfgB := cfg, cfg
+	cfgA.ConsumerID, cfgB.ConsumerID = "exp-group_a-1-00000000", "exp-group_b-1-00000000"
+	a, err := clitools.StartZKConsumer(zkA, cfgA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := clitools.StartZKConsumer(connect(t, c), cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	split := func() bool {
+		return fmt.Sprint(a.Owned()) == "map[exp:[0 1]]" && fmt.Sprint(b.Owned()) == "map[exp:[2 3]]"
+	}
+	c.WaitFor(30*time.Second, "range split", split)
+
+	proxy.Pause()
+	zk := c.ZK()
+	c.WaitFor(30*time.Second, "A's session expired and B owns everything", func() bool {
+		ok, _, _ := zk.Exists(zkpaths.ConsumerIDPath("exp-group", cfgA.ConsumerID))
+		owners, err := clitools.DescribeOwners(zk, "exp-group", "exp")
+		return !ok && err == nil && fmt.Sprint(b.Owned()) == "map[exp:[0 1 2 3]]" &&
+			owners[0] == cfgB.ConsumerID+"-0" && owners[3] == cfgB.ConsumerID+"-0"
+	})
+	proxy.Resume()
+	c.WaitFor(30*time.Second, "A re-registered and the split is back", func() bool {
+		owners, err := clitools.DescribeOwners(zk, "exp-group", "exp")
+		return split() && err == nil && owners[0] == cfgA.ConsumerID+"-0" && owners[2] == cfgB.ConsumerID+"-0"
+	})
+}
