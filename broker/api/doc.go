@@ -25,7 +25,8 @@
 // 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
 // 22 InitProducerId, 23 OffsetForLeaderEpoch, 32 DescribeConfigs,
 // 33 AlterConfigs, 37 CreatePartitions, 42 DeleteGroups, 43 ElectLeaders,
-// 44 IncrementalAlterConfigs, 47 OffsetDelete, 60 DescribeCluster. A key is
+// 44 IncrementalAlterConfigs, 45 AlterPartitionReassignments,
+// 46 ListPartitionReassignments, 47 OffsetDelete, 60 DescribeCluster. A key is
 // advertised only when the dependencies its handler needs are wired (the
 // replica manager for the data path, the group coordinator for the group
 // keys, ...).
