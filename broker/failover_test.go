@@ -143,3 +143,32 @@ func TestSingleReplicaPartitionSurvivesRestart(t *testing.T) {
 		})
 	}
 }
+
+// A controller that crashes without closing its ZooKeeper session (as after
+// kill -9) is replaced once the server expires that session: another broker
+// is controller with /controller_epoch + 1 within
+// zookeeper.session.timeout.ms + 2 s.
+func TestControllerCrashFailoverWithinSessionTimeout(t *testing.T) {
+	const session = 6 * time.Second
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks, ZKProxy: true, SessionTimeout: session})
+	oldCtrl, _ := c.Controller()
+	oldEpoch := c.ControllerEpoch()
+	i := c.Index(oldCtrl)
+	// Cut the controller off first, so that killing it cannot close its
+	// session: the session lingers on the server until it expires.
+	c.PauseZK(i)
+	crashed := time.Now()
+	c.KillBroker(i)
+	c.WaitFor(session+2*time.Second, "a new controller after the session timeout", func() bool {
+		id, ok := c.Controller()
+		return ok && id != oldCtrl
+	})
+	took := time.Since(crashed)
+	if e := c.ControllerEpoch(); e != oldEpoch+1 {
+		t.Fatalf("/controller_epoch = %d, want %d", e, oldEpoch+1)
+	}
+	if took < session/2 {
+		t.Fatalf("failover after %v: the old session was closed, not expired", took)
+	}
+	t.Logf("controller crash → new controller in %v (session timeout %v)", took.Round(time.Millisecond), session)
+}
