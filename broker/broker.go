@@ -131,7 +131,9 @@ func (b *Broker) Replicas() *replica.Manager { return b.replicas }
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
 // Startup brings the broker up in the order of zookeeper-layout.md §4.1.
-// On error everything started so far is stopped again.
+// On error everything started so far is stopped again. ctx bounds the
+// start-up: it is checked between the long steps (log recovery, binding,
+// registration); a cancelled start-up stops what it started.
 func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.mu.Lock()
 	if b.started || b.shutdown {
@@ -162,6 +164,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		return fmt.Errorf("broker: cluster id: %w", err)
 	}
 
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("broker: start-up abandoned: %w", err)
+	}
 	// Log manager: locks log.dirs and recovers every log.
 	mc, err := b.cfg.LogManager()
 	if err != nil {
@@ -257,6 +262,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		return err
 	}
 
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("broker: start-up abandoned: %w", err)
+	}
 	// Registration ("checked ephemeral"); refuses an id that is live
 	// elsewhere. Then meta.properties.
 	b.regInfo = b.registration()
