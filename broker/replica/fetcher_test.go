@@ -300,3 +300,27 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 		t.Fatalf("follower holds %v", vals)
 	}
 }
+
+// TestFollowerEmptyLogInsideLeaderBatch checks the special case of
+// replication.md §9.7: "if a follower with an empty log (LEO = logStart)
+// receives a batch that starts before its LEO but ends at or after it …
+// it restarts its log at the batch's base offset and appends."
+func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
+	c := newMiniCluster(t, nil, 1, 2)
+	c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
+	leader := c.broker(1)
+	if r := produceOne(t, leader, -1, "t", 0, makeBatch(1, "a", "b", "c", "d")); r.ErrorCode != 0 {
+		t.Fatal(r.ErrorCode)
+	}
+	if _, err := c.log(1, "t", 0).DeleteRecordsBefore(2); err != nil {
+		t.Fatal(err)
+	}
+	c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+	c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+	waitFor(t, "follower 2 in the ISR", func() bool {
+		return slices.Equal(mustPartition(t, leader, TopicPartition{"t", 0}).State().ISR, []int32{1, 2})
+	})
+	if !bytes.Equal(c.log(2, "t", 0).bytesUpTo(4), c.log(1, "t", 0).bytesUpTo(4)) {
+		t.Fatal("follower does not hold the leader's batch")
+	}
+}

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -61,6 +62,17 @@ func (m *Manager) appendFromLeader(tp TopicPartition, leaderEpoch int32, records
 	hwRose := false
 	err := m.withFollowerLog(tp, leaderEpoch, func(p *Partition, l Log) error {
 		if len(records) > 0 {
+			if base, last, ok := firstBatchRange(records); ok {
+				if leo := l.LogEndOffset(); leo == l.LogStartOffset() && base < leo && last >= leo {
+					// An empty follower log starting inside the leader's first
+					// batch (the leader's log start moved into a batch, e.g. by
+					// DeleteRecords): restart the log at the batch's base
+					// offset so the batch can be copied whole (§9.7).
+					if err := l.TruncateFullyAndStartAt(base); err != nil {
+						return fmt.Errorf("restarting %s-%d at %d: %w", tp.Topic, tp.Partition, base, err)
+					}
+				}
+			}
 			if _, err := l.AppendAsFollower(records); err != nil {
 				return fmt.Errorf("appending replicated records to %s-%d: %w", tp.Topic, tp.Partition, err)
 			}
@@ -160,4 +172,14 @@ func (m *Manager) restartFollowerLog(tp TopicPartition, leaderEpoch int32, offse
 			"log_end_offset", l.LogEndOffset(), "offset", offset)
 		return l.TruncateFullyAndStartAt(offset)
 	})
+}
+
+// firstBatchRange returns the base and last offsets of the first batch of
+// records.
+func firstBatchRange(records []byte) (base, last int64, ok bool) {
+	if len(records) < batchLastDeltaOffset+4 {
+		return 0, 0, false
+	}
+	base = int64(binary.BigEndian.Uint64(records))
+	return base, base + int64(int32(binary.BigEndian.Uint32(records[batchLastDeltaOffset:]))), true
 }
