@@ -3,8 +3,10 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker"
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -190,5 +194,61 @@ func consumeAll(t *testing.T, c *testcluster.Cluster, topic string, n int) {
 			next[r.Partition] = r.Offset + 1
 			seen++
 		})
+	}
+}
+
+// A second broker configured with the id of a live broker refuses to start
+// (its registration is "checked ephemeral"), and the live broker keeps its
+// registration; a broker with a different id joins.
+func TestDuplicateBrokerIDRefused(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	info, _, err := c.ZK().GetBroker(c.BrokerID(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{
+		"broker.id":                    fmt.Sprint(c.BrokerID(0)),
+		"listeners":                    "PLAINTEXT://127.0.0.1:0",
+		"log.dirs":                     t.TempDir(),
+		"zookeeper.connect":            c.ZKConnect(),
+		"zookeeper.session.timeout.ms": "6000",
+	}
+	cfg, err := config.FromMap(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup, err := broker.New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = dup.Startup(ctxT(t, 30*time.Second))
+	dup.Shutdown()
+	if err == nil || !strings.Contains(err.Error(), "register") {
+		t.Fatalf("duplicate broker id started: %v", err)
+	}
+	after, ok, err := c.ZK().GetBroker(c.BrokerID(0))
+	if err != nil || !ok || after.Epoch != info.Epoch {
+		t.Fatalf("the live broker's registration changed: %+v %v %v", after, ok, err)
+	}
+
+	props["broker.id"] = "42"
+	props["log.dirs"] = t.TempDir()
+	cfg, err = config.FromMap(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := broker.New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Startup(ctxT(t, 30*time.Second)); err != nil {
+		t.Fatalf("broker 42: %v", err)
+	}
+	defer other.Shutdown()
+	if _, ok, _ := c.ZK().GetBroker(42); !ok {
+		t.Fatal("broker 42 not registered")
+	}
+	if other.ClusterID() != c.Broker(0).ClusterID() {
+		t.Fatalf("cluster ids differ: %s vs %s", other.ClusterID(), c.Broker(0).ClusterID())
 	}
 }
