@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Golden output of ConsumerGroupCommand's tables (column widths grow with
@@ -115,6 +118,18 @@ func TestGroupStatus(t *testing.T) {
 		var o, e strings.Builder
 		if got := groupStatus(&o, &e, "g", c.state, c.rows); got != c.print || o.String() != c.stdout || e.String() != c.serr {
 			t.Errorf("%s/%d: %v %q %q", c.state, c.rows, got, o.String(), e.String())
+		}
+	}
+}
+
+func TestJavaError(t *testing.T) {
+	for err, want := range map[error]string{
+		kerr.NonEmptyGroup:   "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.",
+		kerr.GroupIDNotFound: "org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist.",
+		fmt.Errorf("request ListGroups has 1 separate shard errors, first: unable to dial: refused"): "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment.",
+	} {
+		if got := javaError(err); got != want {
+			t.Errorf("%v: %q, want %q", err, got, want)
 		}
 	}
 }

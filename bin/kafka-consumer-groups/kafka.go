@@ -54,7 +54,8 @@ func javaError(err error) string {
 		}
 		return k.String()
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	// The Java admin client reports unreachable brokers as a timeout.
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "unable to dial") {
 		return "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment."
 	}
 	return err.Error()
