@@ -76,10 +76,10 @@ func (c *miniCluster) waitSame(ids []int32, topic string, end int64) {
 		if ref == nil || ref.LogEndOffset() < end {
 			return false
 		}
-		want := ref.bytesUpTo(end)
+		want := bytesUpTo(c.t, ref, end)
 		for _, id := range ids[1:] {
 			l := c.log(id, topic, 0)
-			if l == nil || l.LogEndOffset() < end || !bytes.Equal(l.bytesUpTo(end), want) {
+			if l == nil || l.LogEndOffset() < end || !bytes.Equal(bytesUpTo(c.t, l, end), want) {
 				return false
 			}
 		}
@@ -91,37 +91,39 @@ func (c *miniCluster) waitSame(ids []int32, topic string, end int64) {
 // fetch handling, two fetchers; acks=all completes once both followers
 // have the records, and every replica holds identical bytes below the HW.
 func TestReplicationEndToEndInProcess(t *testing.T) {
-	c := newMiniCluster(t, nil, 1, 2, 3)
-	all := []int32{1, 2, 3}
-	c.lair(1, "t", 0, 1, 0, all, all)
-	c.lair(2, "t", 0, 1, 0, all, all)
-	c.lair(3, "t", 0, 1, 0, all, all)
-	leader := c.broker(1)
-	produceValues(t, leader, -1, "t", "a", "b", "c")
-	st := mustPartition(t, leader, TopicPartition{"t", 0}).State()
-	if st.HighWatermark != 3 {
-		t.Fatalf("acks=all returned with HW %d", st.HighWatermark)
-	}
-	c.waitSame(all, "t", 3)
-	// Followers learn the HW from later responses.
-	waitFor(t, "follower HWs", func() bool {
-		return c.log(2, "t", 0).HighWatermark() == 3 && c.log(3, "t", 0).HighWatermark() == 3
-	})
-	if _, vals := c.values(3, "t", 0); !slices.Equal(vals, []string{"a", "b", "c"}) {
-		t.Fatalf("follower values %v", vals)
-	}
-	// Stopping a follower: the fetchers stop with StopReplica/role change;
-	// leadership moves to 2 and 1 follows it.
-	c.lair(2, "t", 0, 2, 1, []int32{2, 1, 3}, all)
-	c.lair(1, "t", 0, 2, 1, []int32{2, 1, 3}, all)
-	c.lair(3, "t", 0, 2, 1, []int32{2, 1, 3}, all)
-	produceValues(t, c.broker(2), -1, "t", "d")
-	c.waitSame([]int32{2, 1, 3}, "t", 4)
-	for _, id := range all {
-		if e, _ := c.log(id, "t", 0).LatestEpoch(); e != 1 {
-			t.Fatalf("broker %d latest epoch %d", id, e)
+	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
+		c := newMiniClusterWith(t, newStore, nil, 1, 2, 3)
+		all := []int32{1, 2, 3}
+		c.lair(1, "t", 0, 1, 0, all, all)
+		c.lair(2, "t", 0, 1, 0, all, all)
+		c.lair(3, "t", 0, 1, 0, all, all)
+		leader := c.broker(1)
+		produceValues(t, leader, -1, "t", "a", "b", "c")
+		st := mustPartition(t, leader, TopicPartition{"t", 0}).State()
+		if st.HighWatermark != 3 {
+			t.Fatalf("acks=all returned with HW %d", st.HighWatermark)
 		}
-	}
+		c.waitSame(all, "t", 3)
+		// Followers learn the HW from later responses.
+		waitFor(t, "follower HWs", func() bool {
+			return c.log(2, "t", 0).HighWatermark() == 3 && c.log(3, "t", 0).HighWatermark() == 3
+		})
+		if _, vals := c.values(3, "t", 0); !slices.Equal(vals, []string{"a", "b", "c"}) {
+			t.Fatalf("follower values %v", vals)
+		}
+		// Stopping a follower: the fetchers stop with StopReplica/role change;
+		// leadership moves to 2 and 1 follows it.
+		c.lair(2, "t", 0, 2, 1, []int32{2, 1, 3}, all)
+		c.lair(1, "t", 0, 2, 1, []int32{2, 1, 3}, all)
+		c.lair(3, "t", 0, 2, 1, []int32{2, 1, 3}, all)
+		produceValues(t, c.broker(2), -1, "t", "d")
+		c.waitSame([]int32{2, 1, 3}, "t", 4)
+		for _, id := range all {
+			if e, _ := c.log(id, "t", 0).LatestEpoch(); e != 1 {
+				t.Fatalf("broker %d latest epoch %d", id, e)
+			}
+		}
+	})
 }
 
 // TestFollowerTruncatesByEpochNotHW checks replication.md §9.1: "A
@@ -137,65 +139,67 @@ func TestReplicationEndToEndInProcess(t *testing.T) {
 // is gone." With leader epochs B asks A for the end of epoch 0, gets 2, and
 // keeps m1; when A dies and B leads epoch 1, m1 survives.
 func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
-	c := newMiniCluster(t, nil, 1, 2)
-	ab := []int32{1, 2}
-	c.lair(1, "t", 0, 1, 0, ab, ab)
-	// B follows without a fetcher for the first steps, so the test decides
-	// exactly what B has and knows (steps 1–3 of the table).
-	b := c.broker(2)
-	b.cfg.Fetcher.(*FetcherManager).Shutdown()
-	b.cfg.Fetcher = nil
-	c.lair(2, "t", 0, 1, 0, ab, ab)
+	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
+		c := newMiniClusterWith(t, newStore, nil, 1, 2)
+		ab := []int32{1, 2}
+		c.lair(1, "t", 0, 1, 0, ab, ab)
+		// B follows without a fetcher for the first steps, so the test decides
+		// exactly what B has and knows (steps 1–3 of the table).
+		b := c.broker(2)
+		b.cfg.Fetcher.(*FetcherManager).Shutdown()
+		b.cfg.Fetcher = nil
+		c.lair(2, "t", 0, 1, 0, ab, ab)
 
-	a := c.broker(1)
-	acked := make(chan kmsg.ProduceResponseTopicPartition, 1)
-	produceValues(t, a, 1, "t", "m0")
-	go func() { acked <- produceOne(t, a, -1, "t", 0, makeBatch(1, "m1")) }()
-	waitFor(t, "m1 appended on A", func() bool { return c.log(1, "t", 0).LogEndOffset() == 2 })
-	// B fetches m0, m1 from offset 0 and appends them as follower.
-	r := followerFetch(t, a, 2, "t", 0, 0, 0)
-	if _, err := b.appendFromLeader(TopicPartition{"t", 0}, 0, r.RecordBatches, 1, 0); err != nil {
-		t.Fatal(err)
-	}
-	// B's next fetch (offset 2) tells A that B has m1: A.HW = 2, m1 acked.
-	followerFetch(t, a, 2, "t", 0, 2, 0)
-	if res := <-acked; res.ErrorCode != 0 || res.BaseOffset != 1 {
-		t.Fatalf("m1 not acknowledged: %+v", res)
-	}
-	if hw := c.log(1, "t", 0).HighWatermark(); hw != 2 {
-		t.Fatalf("A.HW = %d", hw)
-	}
-	if hw := c.log(2, "t", 0).HighWatermark(); hw != 1 {
-		t.Fatalf("B.HW = %d, the scenario needs B to lag in learning the HW", hw)
-	}
+		a := c.broker(1)
+		acked := make(chan kmsg.ProduceResponseTopicPartition, 1)
+		produceValues(t, a, 1, "t", "m0")
+		go func() { acked <- produceOne(t, a, -1, "t", 0, makeBatch(1, "m1")) }()
+		waitFor(t, "m1 appended on A", func() bool { return c.log(1, "t", 0).LogEndOffset() == 2 })
+		// B fetches m0, m1 from offset 0 and appends them as follower.
+		r := followerFetch(t, a, 2, "t", 0, 0, 0)
+		if _, err := b.appendFromLeader(TopicPartition{"t", 0}, 0, r.RecordBatches, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		// B's next fetch (offset 2) tells A that B has m1: A.HW = 2, m1 acked.
+		followerFetch(t, a, 2, "t", 0, 2, 0)
+		if res := <-acked; res.ErrorCode != 0 || res.BaseOffset != 1 {
+			t.Fatalf("m1 not acknowledged: %+v", res)
+		}
+		if hw := c.log(1, "t", 0).HighWatermark(); hw != 2 {
+			t.Fatalf("A.HW = %d", hw)
+		}
+		if hw := c.log(2, "t", 0).HighWatermark(); hw != 1 {
+			t.Fatalf("B.HW = %d, the scenario needs B to lag in learning the HW", hw)
+		}
 
-	// Step 4: B restarts (same log, HW 1) and follows A again.
-	c.kill(2)
-	c.start(2)
-	c.lair(2, "t", 0, 1, 0, ab, ab)
-	waitFor(t, "B done truncating", func() bool {
-		f := c.broker(2).fetcher.Fetching()
-		trunc, ok := f[TopicPartition{"t", 0}]
-		return ok && !trunc
+		// Step 4: B restarts (same log, HW 1) and follows A again.
+		c.kill(2)
+		c.start(2)
+		c.lair(2, "t", 0, 1, 0, ab, ab)
+		waitFor(t, "B done truncating", func() bool {
+			f := c.broker(2).fetcher.Fetching()
+			trunc, ok := f[TopicPartition{"t", 0}]
+			return ok && !trunc
+		})
+		if leo := c.log(2, "t", 0).LogEndOffset(); leo != 2 {
+			t.Fatalf("B truncated to %d; truncating by epoch must keep m1 (HW truncation would leave 1)", leo)
+		}
+		// A dies; B is elected from the ISR with epoch 1.
+		c.kill(1)
+		c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
+		if _, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"m0", "m1"}) {
+			t.Fatalf("new leader B holds %v; the acknowledged m1 must survive", vals)
+		}
+		// A returns as follower of B: its epoch 0 ends at 2 on B too; nothing
+		// is truncated and the logs agree.
+		c.start(1)
+		c.lair(1, "t", 0, 2, 1, []int32{2}, ab)
+		produceValues(t, c.broker(2), 1, "t", "m2")
+		c.waitSame([]int32{2, 1}, "t", 3)
+		if _, vals := c.values(1, "t", 0); !slices.Equal(vals, []string{"m0", "m1", "m2"}) {
+			t.Fatalf("A holds %v", vals)
+		}
 	})
-	if leo := c.log(2, "t", 0).LogEndOffset(); leo != 2 {
-		t.Fatalf("B truncated to %d; truncating by epoch must keep m1 (HW truncation would leave 1)", leo)
-	}
-	// A dies; B is elected from the ISR with epoch 1.
-	c.kill(1)
-	c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
-	if _, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"m0", "m1"}) {
-		t.Fatalf("new leader B holds %v; the acknowledged m1 must survive", vals)
-	}
-	// A returns as follower of B: its epoch 0 ends at 2 on B too; nothing
-	// is truncated and the logs agree.
-	c.start(1)
-	c.lair(1, "t", 0, 2, 1, []int32{2}, ab)
-	produceValues(t, c.broker(2), 1, "t", "m2")
-	c.waitSame([]int32{2, 1}, "t", 3)
-	if _, vals := c.values(1, "t", 0); !slices.Equal(vals, []string{"m0", "m1", "m2"}) {
-		t.Fatalf("A holds %v", vals)
-	}
 }
 
 // TestScenario2DivergenceAfterDoubleFailure is §9.5, scenario 2. A (broker
@@ -208,39 +212,41 @@ func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 // epoch 0 ends where epoch 1 starts, offset 1 … A truncates to 1 (dropping
 // m1), and re-fetches from offset 1, receiving m2. Logs agree again."
 func TestScenario2DivergenceAfterDoubleFailure(t *testing.T) {
-	c := newMiniCluster(t, nil, 1, 2)
-	ab := []int32{1, 2}
-	c.lair(1, "t", 0, 1, 0, ab, ab)
-	c.lair(2, "t", 0, 1, 0, ab, ab)
-	produceValues(t, c.broker(1), -1, "t", "m0", "m1")
-	c.waitSame(ab, "t", 2)
+	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
+		c := newMiniClusterWith(t, newStore, nil, 1, 2)
+		ab := []int32{1, 2}
+		c.lair(1, "t", 0, 1, 0, ab, ab)
+		c.lair(2, "t", 0, 1, 0, ab, ab)
+		produceValues(t, c.broker(1), -1, "t", "m0", "m1")
+		c.waitSame(ab, "t", 2)
 
-	// Step 2: both lose power; B's m1 was only in its page cache.
-	c.kill(1)
-	c.kill(2)
-	if err := c.log(2, "t", 0).TruncateTo(1); err != nil {
-		t.Fatal(err)
-	}
-	if hw := c.log(1, "t", 0).HighWatermark(); hw != 2 {
-		t.Fatalf("A's HW %d; the old protocol would keep everything below it", hw)
-	}
-	// Step 3–4: B alone restarts, leads epoch 1, and takes m2 at offset 1.
-	c.start(2)
-	c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
-	produceValues(t, c.broker(2), -1, "t", "m2")
-	if offs, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"m0", "m2"}) || offs[1] != 1 {
-		t.Fatalf("B holds %v at %v", vals, offs)
-	}
-	// Step 5: A restarts as follower of B.
-	c.start(1)
-	c.lair(1, "t", 0, 2, 1, []int32{2}, ab)
-	c.waitSame([]int32{2, 1}, "t", 2)
-	if _, vals := c.values(1, "t", 0); !slices.Equal(vals, []string{"m0", "m2"}) {
-		t.Fatalf("A holds %v; it must have dropped m1 and taken m2", vals)
-	}
-	if e, end := c.log(1, "t", 0).EndOffsetForEpoch(0); e != 0 || end != 1 {
-		t.Fatalf("A's epoch cache: epoch 0 ends at %d (epoch %d)", end, e)
-	}
+		// Step 2: both lose power; B's m1 was only in its page cache.
+		c.kill(1)
+		c.kill(2)
+		if err := c.log(2, "t", 0).TruncateTo(1); err != nil {
+			t.Fatal(err)
+		}
+		if hw := c.log(1, "t", 0).HighWatermark(); hw != 2 {
+			t.Fatalf("A's HW %d; the old protocol would keep everything below it", hw)
+		}
+		// Step 3–4: B alone restarts, leads epoch 1, and takes m2 at offset 1.
+		c.start(2)
+		c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
+		produceValues(t, c.broker(2), -1, "t", "m2")
+		if offs, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"m0", "m2"}) || offs[1] != 1 {
+			t.Fatalf("B holds %v at %v", vals, offs)
+		}
+		// Step 5: A restarts as follower of B.
+		c.start(1)
+		c.lair(1, "t", 0, 2, 1, []int32{2}, ab)
+		c.waitSame([]int32{2, 1}, "t", 2)
+		if _, vals := c.values(1, "t", 0); !slices.Equal(vals, []string{"m0", "m2"}) {
+			t.Fatalf("A holds %v; it must have dropped m1 and taken m2", vals)
+		}
+		if e, end := c.log(1, "t", 0).EndOffsetForEpoch(0); e != 0 || end != 1 {
+			t.Fatalf("A's epoch cache: epoch 0 ends at %d (epoch %d)", end, e)
+		}
+	})
 }
 
 // TestFetcherStopsOnRoleChange: a follower that becomes leader stops
@@ -269,36 +275,38 @@ func TestFetcherStopsOnRoleChange(t *testing.T) {
 // OFFSET_OUT_OF_RANGE, restarts its log at the leader's log start, copies
 // the rest, and then joins the ISR (its log end reached the HW).
 func TestFollowerBehindLeaderLogStart(t *testing.T) {
-	c := newMiniCluster(t, nil, 1, 2)
-	c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
-	leader := c.broker(1)
-	for i := range 10 {
-		produceValues(t, leader, -1, "t", fmt.Sprint("v", i))
-	}
-	dr := kmsg.NewPtrDeleteRecordsRequest()
-	drt := kmsg.NewDeleteRecordsRequestTopic()
-	drt.Topic = "t"
-	drp := kmsg.NewDeleteRecordsRequestTopicPartition()
-	drp.Offset = 5
-	drt.Partitions = append(drt.Partitions, drp)
-	dr.Topics = append(dr.Topics, drt)
-	if r := leader.DeleteRecords(context.Background(), dr); r.Topics[0].Partitions[0].ErrorCode != 0 {
-		t.Fatalf("DeleteRecords: %d", r.Topics[0].Partitions[0].ErrorCode)
-	}
-	// Reassignment adds broker 2 as a follower (ISR still {1}).
-	c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
-	c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
-	waitFor(t, "follower 2 caught up and in the ISR", func() bool {
-		st := mustPartition(t, leader, TopicPartition{"t", 0}).State()
-		return slices.Equal(st.ISR, []int32{1, 2}) && c.log(2, "t", 0).LogEndOffset() == 10
+	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
+		c := newMiniClusterWith(t, newStore, nil, 1, 2)
+		c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
+		leader := c.broker(1)
+		for i := range 10 {
+			produceValues(t, leader, -1, "t", fmt.Sprint("v", i))
+		}
+		dr := kmsg.NewPtrDeleteRecordsRequest()
+		drt := kmsg.NewDeleteRecordsRequestTopic()
+		drt.Topic = "t"
+		drp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		drp.Offset = 5
+		drt.Partitions = append(drt.Partitions, drp)
+		dr.Topics = append(dr.Topics, drt)
+		if r := leader.DeleteRecords(context.Background(), dr); r.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("DeleteRecords: %d", r.Topics[0].Partitions[0].ErrorCode)
+		}
+		// Reassignment adds broker 2 as a follower (ISR still {1}).
+		c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		waitFor(t, "follower 2 caught up and in the ISR", func() bool {
+			st := mustPartition(t, leader, TopicPartition{"t", 0}).State()
+			return slices.Equal(st.ISR, []int32{1, 2}) && c.log(2, "t", 0).LogEndOffset() == 10
+		})
+		l2 := c.log(2, "t", 0)
+		if l2.LogStartOffset() != 5 {
+			t.Fatalf("follower log start %d, want the leader's 5", l2.LogStartOffset())
+		}
+		if _, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"v5", "v6", "v7", "v8", "v9"}) {
+			t.Fatalf("follower holds %v", vals)
+		}
 	})
-	l2 := c.log(2, "t", 0)
-	if l2.LogStartOffset() != 5 {
-		t.Fatalf("follower log start %d, want the leader's 5", l2.LogStartOffset())
-	}
-	if _, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"v5", "v6", "v7", "v8", "v9"}) {
-		t.Fatalf("follower holds %v", vals)
-	}
 }
 
 // TestFollowerEmptyLogInsideLeaderBatch checks the special case of
@@ -306,21 +314,23 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 // receives a batch that starts before its LEO but ends at or after it …
 // it restarts its log at the batch's base offset and appends."
 func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
-	c := newMiniCluster(t, nil, 1, 2)
-	c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
-	leader := c.broker(1)
-	if r := produceOne(t, leader, -1, "t", 0, makeBatch(1, "a", "b", "c", "d")); r.ErrorCode != 0 {
-		t.Fatal(r.ErrorCode)
-	}
-	if _, err := c.log(1, "t", 0).DeleteRecordsBefore(2); err != nil {
-		t.Fatal(err)
-	}
-	c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
-	c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
-	waitFor(t, "follower 2 in the ISR", func() bool {
-		return slices.Equal(mustPartition(t, leader, TopicPartition{"t", 0}).State().ISR, []int32{1, 2})
+	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
+		c := newMiniClusterWith(t, newStore, nil, 1, 2)
+		c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
+		leader := c.broker(1)
+		if r := produceOne(t, leader, -1, "t", 0, makeBatch(1, "a", "b", "c", "d")); r.ErrorCode != 0 {
+			t.Fatal(r.ErrorCode)
+		}
+		if _, err := c.log(1, "t", 0).DeleteRecordsBefore(2); err != nil {
+			t.Fatal(err)
+		}
+		c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		waitFor(t, "follower 2 in the ISR", func() bool {
+			return slices.Equal(mustPartition(t, leader, TopicPartition{"t", 0}).State().ISR, []int32{1, 2})
+		})
+		if !bytes.Equal(bytesUpTo(t, c.log(2, "t", 0), 4), bytesUpTo(t, c.log(1, "t", 0), 4)) {
+			t.Fatal("follower does not hold the leader's batch")
+		}
 	})
-	if !bytes.Equal(c.log(2, "t", 0).bytesUpTo(4), c.log(1, "t", 0).bytesUpTo(4)) {
-		t.Fatal("follower does not hold the leader's batch")
-	}
 }

@@ -442,16 +442,3 @@ func (l *memLog) TruncateFullyAndStartAt(offset int64) error {
 	l.logStart, l.leo, l.hw = offset, offset, offset
 	return nil
 }
-
-// bytesUpTo returns the log's batches below end, for comparing replicas.
-func (l *memLog) bytesUpTo(end int64) []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []byte
-	for _, b := range l.batches {
-		if batchLast(b) < end {
-			out = append(out, b...)
-		}
-	}
-	return out
-}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/storage"
 )
 
 // miniCluster wires replica managers together in-process: each broker's
@@ -23,15 +25,40 @@ type miniCluster struct {
 	// mu guards the following.
 	mu      sync.Mutex
 	brokers map[int32]*Manager
-	stores  map[int32]*memStore
+	stores  map[int32]LogStore
 	down    map[int32]bool
 	mutate  func(*Config)
 }
 
 func newMiniCluster(t *testing.T, mutate func(*Config), ids ...int32) *miniCluster {
-	c := &miniCluster{t: t, brokers: map[int32]*Manager{}, stores: map[int32]*memStore{}, down: map[int32]bool{}, mutate: mutate}
+	return newMiniClusterWith(t, func() LogStore { return newMemStore() }, mutate, ids...)
+}
+
+// diskStore returns a LogStore over the real on-disk storage in a
+// temporary directory; it survives a broker's "restart" like a page cache.
+func diskStore(t *testing.T) func() LogStore {
+	return func() LogStore {
+		mc := storage.DefaultManagerConfig(t.TempDir())
+		mc.Logger = quietLogger()
+		lm, err := storage.NewLogManager(mc)
+		if err != nil {
+			t.Fatalf("log manager: %v", err)
+		}
+		t.Cleanup(func() { _ = lm.Shutdown() })
+		return NewStorageLogStore(lm, nil)
+	}
+}
+
+// forEachStore runs f against in-memory and on-disk logs.
+func forEachStore(t *testing.T, f func(t *testing.T, newStore func() LogStore)) {
+	t.Run("memory", func(t *testing.T) { f(t, func() LogStore { return newMemStore() }) })
+	t.Run("disk", func(t *testing.T) { f(t, diskStore(t)) })
+}
+
+func newMiniClusterWith(t *testing.T, newStore func() LogStore, mutate func(*Config), ids ...int32) *miniCluster {
+	c := &miniCluster{t: t, brokers: map[int32]*Manager{}, stores: map[int32]LogStore{}, down: map[int32]bool{}, mutate: mutate}
 	for _, id := range ids {
-		c.stores[id] = newMemStore()
+		c.stores[id] = newStore()
 		c.start(id)
 	}
 	t.Cleanup(func() {
@@ -88,11 +115,34 @@ func (c *miniCluster) broker(id int32) *Manager {
 	return c.brokers[id]
 }
 
-func (c *miniCluster) log(id int32, topic string, partition int32) *memLog {
-	s := c.stores[id]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs[TopicPartition{topic, partition}]
+func (c *miniCluster) log(id int32, topic string, partition int32) Log {
+	l, ok := c.stores[id].GetLog(TopicPartition{topic, partition})
+	if !ok {
+		return nil
+	}
+	return l
+}
+
+// bytesUpTo returns a log's batches below end (whole batches), for
+// comparing replicas byte for byte.
+func bytesUpTo(t *testing.T, l Log, end int64) []byte {
+	t.Helper()
+	start := l.LogStartOffset()
+	if end <= start {
+		return nil
+	}
+	rr, err := l.Read(start, 1<<30, end, true)
+	if err != nil {
+		t.Fatalf("reading [%d, %d): %v", start, end, err)
+	}
+	if rr.Records == nil {
+		return nil
+	}
+	b, err := rr.Records.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func (c *miniCluster) dial(_ context.Context, host string, port int32) (LeaderClient, error) {
@@ -159,7 +209,7 @@ func (c *miniCluster) lair(id int32, topic string, partition, leader, epoch int3
 func (c *miniCluster) values(id int32, topic string, partition int32) ([]int64, []string) {
 	c.t.Helper()
 	l := c.log(id, topic, partition)
-	offs, vals, err := batchValues(l.bytesUpTo(l.LogEndOffset()))
+	offs, vals, err := batchValues(bytesUpTo(c.t, l, l.LogEndOffset()))
 	if err != nil {
 		c.t.Fatal(err)
 	}
