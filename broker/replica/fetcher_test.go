@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -333,4 +334,42 @@ func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
 			t.Fatal("follower does not hold the leader's batch")
 		}
 	})
+}
+
+// TestFetcherLeaderEpochFencing checks replication.md §5.3: a
+// FENCED_LEADER_EPOCH answer for the epoch the follower itself holds means
+// its metadata is stale, so the partition leaves the fetcher until the
+// next LeaderAndIsr; UNKNOWN_LEADER_EPOCH (the leader is behind) is
+// retried until the leader catches up.
+func TestFetcherLeaderEpochFencing(t *testing.T) {
+	c := newMiniCluster(t, nil, 1, 2)
+	ab := []int32{1, 2}
+	tp := TopicPartition{"t", 0}
+	// The leader is already at epoch 1; the follower only heard of epoch 0.
+	c.lair(1, "t", 0, 1, 1, ab, ab)
+	produceValues(t, c.broker(1), 1, "t", "a")
+	c.lair(2, "t", 0, 1, 0, ab, ab)
+	f := c.broker(2).fetcher
+	waitFor(t, "the fenced partition to leave the fetcher", func() bool {
+		_, ok := f.Fetching()[tp]
+		return !ok
+	})
+	if leo := c.log(2, "t", 0).LogEndOffset(); leo != 0 {
+		t.Fatalf("a fenced follower copied data: LEO %d", leo)
+	}
+	c.lair(2, "t", 0, 1, 1, ab, ab)
+	c.waitSame([]int32{1, 2}, "t", 1)
+
+	// Now the follower is ahead: epoch 2 reaches it before the leader.
+	c.lair(2, "t", 0, 1, 2, ab, ab)
+	produceValues(t, c.broker(1), 1, "t", "b")
+	time.Sleep(50 * time.Millisecond) // several fetch rounds answered UNKNOWN_LEADER_EPOCH
+	if _, ok := f.Fetching()[tp]; !ok {
+		t.Fatal("UNKNOWN_LEADER_EPOCH must be retried, not drop the partition")
+	}
+	if leo := c.log(2, "t", 0).LogEndOffset(); leo != 1 {
+		t.Fatalf("copied data across an epoch the leader does not know yet: LEO %d", leo)
+	}
+	c.lair(1, "t", 0, 1, 2, ab, ab)
+	c.waitSame([]int32{1, 2}, "t", 2)
 }
