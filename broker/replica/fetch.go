@@ -61,9 +61,12 @@ type fetchParams struct {
 
 // Fetch serves consumer and follower fetches (protocol.md §9.2): reads up
 // to the high watermark (consumers) or the log end (followers, replica id
-// -2), honours max_bytes/partition_max_bytes with KIP-74's "at least one
-// batch", long-polls for min_bytes up to max_wait_ms, fences by current
-// leader epoch and runs fetch sessions (KIP-227).
+// >= 0, and the debugging replica id -2), honours
+// max_bytes/partition_max_bytes with KIP-74's "at least one batch",
+// long-polls for min_bytes up to max_wait_ms, fences by current leader
+// epoch and runs fetch sessions (KIP-227). A follower fetch also tells the
+// leader the follower's log end: it may raise the HW, complete acks=all
+// produces and expand the ISR (replication.md §6).
 //
 // The response is a *network.SplicedResponse whose record data are file
 // ranges the network layer sends with sendfile (a plain *kmsg.FetchResponse
