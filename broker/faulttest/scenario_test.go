@@ -210,3 +210,26 @@ func TestBounceBrokers(t *testing.T) {
 	}
 	s.finish()
 }
+
+// TestKill9LeadersRepeatedly kills -9 the current leader of a different
+// partition in each of three rounds, restarting it and waiting for full
+// ISRs in between, so every broker crashes once while leading and the
+// restarted brokers truncate by leader epoch and catch up each time.
+func TestKill9LeadersRepeatedly(t *testing.T) {
+	s := newScenario(t, faulttest.Options{Brokers: 3}, "kill-repeatedly", faulttest.RoundRobin(3, 3, 3))
+	for round := int32(0); round < 3; round++ {
+		p := round % s.partitions
+		old, _ := s.c.PartitionState(s.topic, p)
+		victim := s.c.Index(old.Leader)
+		s.c.Kill9(victim)
+		s.c.WaitFor(30*time.Second, "a new leader from the ISR", func() bool {
+			st, ok := s.c.PartitionState(s.topic, p)
+			return ok && st.Leader >= 0 && st.Leader != old.Leader && slices.Contains(old.ISR, st.Leader)
+		})
+		s.progress(150, 30*time.Second, "after the kill")
+		s.c.Restart(victim)
+		s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
+		s.progress(100, 20*time.Second, "after the restart")
+	}
+	s.finish()
+}

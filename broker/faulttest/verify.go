@@ -246,38 +246,50 @@ func (c *Cluster) checkReplicasOnce(topic string, acks []Ack) (string, []Replica
 			continue
 		}
 		fmt.Fprintf(&summary, "partition %d: hw=%d isr=%v acked=%d; ", p, hw[p], st.ISR, len(byPart[p]))
-		var ref []byte
-		var refID int32 = -1
-		for _, id := range st.ISR {
-			n := c.nodes[c.Index(id)]
-			dl, err := ReadReplicaLog(n.LogDir, topic, p, hw[p])
-			if err != nil {
-				out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: err.Error()})
-				continue
-			}
-			if dl.End < hw[p] {
-				out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: fmt.Sprintf("in the ISR %v but its log ends at %d below the high watermark %d", st.ISR, dl.End, hw[p])})
-				continue
-			}
-			if refID < 0 {
-				ref, refID = dl.Bytes, id
-			} else if !bytes.Equal(ref, dl.Bytes) {
-				out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: fmt.Sprintf("bytes below the high watermark %d differ from broker %d's at byte %d (%d vs %d bytes)",
-					hw[p], refID, firstDiff(ref, dl.Bytes), len(dl.Bytes), len(ref))})
-			}
-			chk := testcluster.NewChecker()
-			for _, a := range byPart[p] {
-				chk.Acked(a.ID, a.Seq, a.Partition, a.Offset)
-			}
-			for _, r := range dl.Records {
-				chk.Consumed(r.ID, p, r.Offset)
-			}
-			if rep := chk.Report(); !rep.OK() {
-				out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: "on disk below the high watermark: " + rep.String()})
-			}
-		}
+		out = append(out, ComparePartition(topic, p, hw[p], st.ISR, func(id int32) string {
+			return c.nodes[c.Index(id)].LogDir
+		}, byPart[p])...)
 	}
 	return strings.TrimSuffix(summary.String(), "; "), out
+}
+
+// ComparePartition checks one partition's replicas (isr, each read from
+// logDirOf(id)) up to the high watermark hw: each must reach hw, all must be
+// byte-identical below it, and each must hold every record of acks (the
+// partition's acknowledgements) exactly once at its acknowledged offset, in
+// producer order.
+func ComparePartition(topic string, p int32, hw int64, isr []int32, logDirOf func(int32) string, acks []Ack) []ReplicaFinding {
+	var out []ReplicaFinding
+	var ref []byte
+	var refID int32 = -1
+	for _, id := range isr {
+		dl, err := ReadReplicaLog(logDirOf(id), topic, p, hw)
+		if err != nil {
+			out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: err.Error()})
+			continue
+		}
+		if dl.End < hw {
+			out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: fmt.Sprintf("in the ISR %v but its log ends at %d below the high watermark %d", isr, dl.End, hw)})
+			continue
+		}
+		if refID < 0 {
+			ref, refID = dl.Bytes, id
+		} else if !bytes.Equal(ref, dl.Bytes) {
+			out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: fmt.Sprintf("bytes below the high watermark %d differ from broker %d's at byte %d (%d vs %d bytes)",
+				hw, refID, firstDiff(ref, dl.Bytes), len(dl.Bytes), len(ref))})
+		}
+		chk := testcluster.NewChecker()
+		for _, a := range acks {
+			chk.Acked(a.ID, a.Seq, a.Partition, a.Offset)
+		}
+		for _, r := range dl.Records {
+			chk.Consumed(r.ID, p, r.Offset)
+		}
+		if rep := chk.Report(); !rep.OK() {
+			out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: "on disk below the high watermark: " + rep.String()})
+		}
+	}
+	return out
 }
 
 func firstDiff(a, b []byte) int {
