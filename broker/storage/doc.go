@@ -42,9 +42,12 @@
 //     the tasks use the injected ManagerConfig.Clock, so tests call the
 //     exported task methods (RunRetention, DeletePending, Checkpoint*) with
 //     an advanced clock instead of sleeping.
+//
 //   - NewLogManager: RecoveryThreadsPerDataDir loader goroutines per
 //     directory while loading; all are joined before it returns.
+//
 //   - Shutdown: one goroutine per log to close logs in parallel; joined.
+//
 //   - The cleaner, when linked in, owns its own goroutines; Startup starts
 //     it and Shutdown stops it before any log is closed.
 //

@@ -79,7 +79,7 @@ type Log struct {
 	flushStop chan struct{}
 	flushDone chan struct{}
 	stopOnce  sync.Once
-	producers         *ProducerStateManager // producerstate.go; never nil after load
+	producers *ProducerStateManager // producerstate.go; never nil after load
 }
 
 // newLogLocked assembles a Log around loaded segments.
