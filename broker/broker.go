@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/api"
@@ -72,6 +73,10 @@ type Broker struct {
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
+	// metrics is this broker's registry (Kafka metric names); never the
+	// process-wide default, so in-process clusters keep them apart.
+	metrics gometrics.Registry
+
 	topicCfgs *topicConfigCache
 
 	// mu guards the following.
@@ -95,7 +100,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID}
+	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
 	b.epoch.Store(-1)
 	return b, nil
 }
@@ -117,6 +122,10 @@ func (b *Broker) BoundAddr(listener string) net.Addr {
 	}
 	return b.server.BoundAddr(listener)
 }
+
+// Metrics is this broker's metric registry (Kafka's metric names, e.g.
+// kafka.controller.KafkaController.ActiveControllerCount).
+func (b *Broker) Metrics() gometrics.Registry { return b.metrics }
 
 // Controller is this broker's controller module (nil before Startup).
 func (b *Broker) Controller() *controller.Controller { return b.ctrl }
@@ -195,6 +204,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		ReplicaLagTimeMax: rc.LagTimeMax,
 		IsrUpdater:        replica.NewZkIsrUpdater(b.zk),
 		IsBrokerAlive:     b.meta.IsAlive,
+		Metrics:           b.metrics,
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,
@@ -251,6 +261,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		RecvBufferBytes:    ss.ReceiveBufferBytes,
 		ConnectionsMaxIdle: ss.ConnectionsMaxIdle,
 		Logger:             b.logger,
+		Metrics:            b.metrics,
 	}
 	for _, e := range ss.Listeners {
 		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
@@ -374,6 +385,7 @@ func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	c.ControllerSocketTimeout = cc.SocketTimeout
 	c.Logger = logger
 	c.StateChangeLogger = logger.With("logger", "state.change.logger")
+	c.Metrics = b.metrics
 	return c
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -67,6 +68,23 @@ func TestClusterMetadataAndController(t *testing.T) {
 	if resp.ClusterID == nil || *resp.ClusterID != c.Broker(0).ClusterID() {
 		t.Fatalf("cluster id %v, want %s", resp.ClusterID, c.Broker(0).ClusterID())
 	}
+	// Kafka's ActiveControllerCount: 1 on the controller, 0 elsewhere.
+	c.WaitFor(10*time.Second, "ActiveControllerCount 1 on the controller only", func() bool {
+		for i := 0; i < c.N(); i++ {
+			g, ok := c.Broker(i).Metrics().Get("kafka.controller.KafkaController.ActiveControllerCount").(gometrics.Gauge)
+			if !ok {
+				return false
+			}
+			want := int64(0)
+			if c.BrokerID(i) == ctrl {
+				want = 1
+			}
+			if g.Value() != want {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // Topic creation through kadm lands in ZooKeeper exactly as the controller's
