@@ -150,31 +150,62 @@ func Compress(c Codec, src []byte) ([]byte, error) {
 // Decompress reverses Compress. For snappy it accepts both the xerial
 // framing (Java client) and a single raw snappy block (librdkafka). Errors
 // wrap kerr.CorruptMessage, or kerr.UnsupportedCompressionType for an
-// unknown codec.
+// unknown codec. The result is a new slice the caller owns.
 func Decompress(c Codec, src []byte) ([]byte, error) {
+	out, err := decompressAppend(nil, c, src)
+	if err == nil && out == nil {
+		out = []byte{}
+	}
+	return out, err
+}
+
+// decompressAppend is Decompress appending to dst, so a caller that only
+// inspects the records (ValidateBatch) can reuse one buffer across batches
+// instead of allocating the decompressed size every time. Stream readers
+// (gzip, lz4) are pooled: each allocates tens of KiB to MiB of window and
+// block buffers when created.
+func decompressAppend(dst []byte, c Codec, src []byte) ([]byte, error) {
 	switch c {
 	case None:
-		return append([]byte(nil), src...), nil
+		return append(dst, src...), nil
 	case Gzip:
-		r, err := gzip.NewReader(bytes.NewReader(src))
+		zr, _ := gzipReaders.Get().(*gzip.Reader)
+		var err error
+		if zr == nil {
+			zr, err = gzip.NewReader(bytes.NewReader(src))
+		} else {
+			err = zr.Reset(bytes.NewReader(src))
+		}
 		if err != nil {
 			return nil, corrupt("gzip: %v", err)
 		}
-		return readCapped(r, "gzip")
+		out, err := readAppend(dst, zr, "gzip")
+		gzipReaders.Put(zr)
+		return out, err
 	case Snappy:
-		return decodeSnappy(src)
+		return decodeSnappy(dst, src)
 	case LZ4:
-		return readCapped(lz4.NewReader(bytes.NewReader(src)), "lz4")
+		lr, _ := lz4Readers.Get().(*lz4.Reader)
+		if lr == nil {
+			lr = lz4.NewReader(bytes.NewReader(src))
+		} else {
+			lr.Reset(bytes.NewReader(src))
+		}
+		out, err := readAppend(dst, lr, "lz4")
+		lr.Reset(nil) // drop the reference to src
+		lz4Readers.Put(lr)
+		return out, err
 	case Zstd:
 		_, dec, err := zstdCodecs()
 		if err != nil {
 			return nil, err
 		}
-		out, err := dec.DecodeAll(src, nil)
+		start := len(dst)
+		out, err := dec.DecodeAll(src, dst)
 		if err != nil {
 			return nil, corrupt("zstd: %v", err)
 		}
-		if len(out) > MaxDecompressedBytes {
+		if len(out)-start > MaxDecompressedBytes {
 			return nil, errTooLarge
 		}
 		return out, nil
@@ -182,27 +213,41 @@ func Decompress(c Codec, src []byte) ([]byte, error) {
 	return nil, fmt.Errorf("record: compression codec %d: %w", int8(c), kerr.UnsupportedCompressionType)
 }
 
-func readCapped(r io.Reader, name string) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, int64(MaxDecompressedBytes)+1))
-	if err != nil {
-		return nil, corrupt("%s: %v", name, err)
+var (
+	gzipReaders sync.Pool // *gzip.Reader
+	lz4Readers  sync.Pool // *lz4.Reader
+)
+
+// readAppend reads r to its end, appending to dst, failing once more than
+// MaxDecompressedBytes came out.
+func readAppend(dst []byte, r io.Reader, name string) ([]byte, error) {
+	start := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)] // let append pick the growth
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst)-start > MaxDecompressedBytes {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return nil, corrupt("%s: %v", name, err)
+		}
 	}
-	if n > int64(MaxDecompressedBytes) {
-		return nil, errTooLarge
-	}
-	return buf.Bytes(), nil
 }
 
-func decodeSnappy(src []byte) ([]byte, error) {
+func decodeSnappy(out, src []byte) ([]byte, error) {
 	if !bytes.HasPrefix(src, xerialMagic) {
-		return decodeSnappyBlock(nil, src)
+		return decodeSnappyBlock(out, src)
 	}
 	pos := len(xerialMagic) + 8
 	if len(src) < pos {
 		return nil, corrupt("snappy: truncated xerial header")
 	}
-	var out []byte
 	for pos < len(src) {
 		if len(src)-pos < 4 {
 			return nil, corrupt("snappy: truncated xerial block length")
@@ -218,9 +263,6 @@ func decodeSnappy(src []byte) ([]byte, error) {
 		}
 		pos += n
 	}
-	if out == nil {
-		out = []byte{}
-	}
 	return out, nil
 }
 
@@ -234,7 +276,10 @@ func decodeSnappyBlock(dst, block []byte) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	start := len(dst)
-	dst = append(dst, make([]byte, n)...)
+	if cap(dst)-start < n {
+		dst = append(dst[:cap(dst)], make([]byte, start+n-cap(dst))...)
+	}
+	dst = dst[:start+n]
 	if _, err := s2.Decode(dst[start:], block); err != nil {
 		return nil, corrupt("snappy: %v", err)
 	}
