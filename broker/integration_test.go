@@ -139,12 +139,13 @@ func TestCreateTopicProduceConsume(t *testing.T) {
 // produceAndCheck produces n records with unique ids through an idempotent
 // franz-go producer (its default) and consumes the topic from the start,
 // reporting any loss, duplicate or reordering.
-func produceAndCheck(t *testing.T, c *testcluster.Cluster, topic string, n int) *testcluster.Checker {
+func produceAndCheck(t *testing.T, c *testcluster.Cluster, topic string, n int, producerOpts ...kgo.Opt) *testcluster.Checker {
 	t.Helper()
 	chk := testcluster.NewChecker()
 	// A bounded delivery timeout keeps a stuck cluster from hanging the test:
 	// unacknowledged records fail instead of being retried forever.
-	prod := c.Client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond), kgo.RecordDeliveryTimeout(60*time.Second))
+	prod := c.Client(append([]kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5 * time.Millisecond),
+		kgo.RecordDeliveryTimeout(60 * time.Second)}, producerOpts...)...)
 	ctx := ctxT(t, 90*time.Second)
 	var wg sync.WaitGroup
 	var failed atomic.Int64
