@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -46,5 +45,3 @@ func (a *Apis) codeMessage(err error, msg string, attrs ...any) (int16, *string)
 	}
 	return code, errorMessage(err)
 }
-
-var _ = slog.Default
