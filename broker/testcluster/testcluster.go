@@ -356,7 +356,14 @@ func (c *Cluster) RestartBroker(i int) {
 	if running {
 		c.StopBroker(i)
 	}
-	if err := c.startNode(c.nodes[i]); err != nil {
+	err := c.startNode(c.nodes[i])
+	if err != nil && strings.Contains(err.Error(), "address already in use") {
+		// Someone took the port meanwhile: take a new one; clients learn it
+		// from the new registration through metadata.
+		c.nodes[i].port = 0
+		err = c.startNode(c.nodes[i])
+	}
+	if err != nil {
 		c.t.Fatalf("testcluster: restarting broker %d: %v", c.nodes[i].id, err)
 	}
 }
