@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -277,6 +278,21 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 		return ok && len(ns.ISR) == 3
 	})
 	waitIdenticalReplicas(t, c, topic, 0, 1, 2)
+	// Kafka's ReplicaManager metrics on the leader.
+	reg := c.Broker(leaderIdx).Metrics()
+	meter := func(name string) int64 {
+		m, ok := reg.Get("kafka.server.ReplicaManager." + name).(gometrics.Meter)
+		if !ok {
+			t.Fatalf("metric %s not registered", name)
+		}
+		return m.Count()
+	}
+	if meter("IsrShrinksPerSec") < 1 || meter("IsrExpandsPerSec") < 1 {
+		t.Fatalf("IsrShrinksPerSec %d, IsrExpandsPerSec %d", meter("IsrShrinksPerSec"), meter("IsrExpandsPerSec"))
+	}
+	if g, ok := reg.Get("kafka.server.ReplicaManager.UnderReplicatedPartitions").(gometrics.Gauge); !ok || g.Value() != 0 {
+		t.Fatalf("UnderReplicatedPartitions after the follower rejoined: %v", g)
+	}
 	consumeAllTracked(t, c, chk, topic, 40)
 	if rep := chk.Report(); !rep.OK() {
 		t.Fatalf("delivery check failed:\n%s", rep)
