@@ -3,6 +3,7 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,8 +17,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
 // replicationOverrides keep the ISR timings short: a stuck follower leaves
@@ -296,5 +301,63 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 	consumeAllTracked(t, c, chk, topic, 40)
 	if rep := chk.Report(); !rep.OK() {
 		t.Fatalf("delivery check failed:\n%s", rep)
+	}
+}
+
+// TestZkIsrUpdaterOnRealZooKeeper checks the leader's own ISR write on a
+// real server (replication.md §7.3, zookeeper-layout.md §4.12): a setData
+// of the partition state conditional on the partition epoch, in Kafka's
+// JSON; a stale version is a conflict (the leader lost the race and waits
+// for the controller); notifications are persistent sequential
+// isr_change_ znodes listing the partitions.
+func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
+	zc, err := zkclient.Connect(zkserver.ConnectString(t), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	path := zkpaths.PartitionStatePath("t", 0)
+	initial := zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2, 3}, ControllerEpoch: 1}
+	if _, err := zc.CreateRecursive(path, initial.Encode(), 0); err != nil {
+		t.Fatal(err)
+	}
+	u := replica.NewZkIsrUpdater(zc)
+	tp := replicaTP("t", 0)
+	v, err := u.UpdateIsr(tp, replica.IsrState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, ControllerEpoch: 1, PartitionEpoch: 0})
+	if err != nil || v != 1 {
+		t.Fatalf("conditional ISR write: version %d, %v", v, err)
+	}
+	data, st, err := zc.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":3,"isr":[1,2]}`; string(data) != want || st.Version != 1 {
+		t.Fatalf("state znode %s (version %d), want %s", data, st.Version, want)
+	}
+	// The controller moves the state on (e.g. a new leader epoch).
+	moved := zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 4, ISR: []int32{2}, ControllerEpoch: 1}
+	if _, err := zc.Set(path, moved.Encode(), 1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = u.UpdateIsr(tp, replica.IsrState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1}, ControllerEpoch: 1, PartitionEpoch: 1})
+	if !errors.Is(err, replica.ErrIsrVersionConflict) {
+		t.Fatalf("stale partition epoch: %v, want a version conflict", err)
+	}
+	if data, _, _ := zc.Get(path); !bytes.Equal(data, moved.Encode()) {
+		t.Fatalf("a deposed leader overwrote the state: %s", data)
+	}
+	if err := u.NotifyIsrChange([]replica.TopicPartition{tp, replicaTP("t", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	names, err := zc.GetAllIsrChangeNotifications()
+	if err != nil || len(names) != 1 {
+		t.Fatalf("notifications %v, %v", names, err)
+	}
+	raw, _, err := zc.Get(zkpaths.IsrChangeNotificationPath + "/" + names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"version":1,"partitions":[{"topic":"t","partition":0},{"topic":"t","partition":1}]}`; string(raw) != want {
+		t.Fatalf("notification %s, want %s", raw, want)
 	}
 }
