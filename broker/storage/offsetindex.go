@@ -64,9 +64,11 @@ func (x *OffsetIndex) Append(offset int64, position int32) error {
 	if err := x.ensureCapacityLocked(); err != nil {
 		return err
 	}
-	e := x.mmap[x.entries*offsetIndexEntrySize:]
-	binary.BigEndian.PutUint32(e, uint32(rel))
-	binary.BigEndian.PutUint32(e[4:], uint32(position))
+	binary.BigEndian.PutUint32(x.scratch[:], uint32(rel))
+	binary.BigEndian.PutUint32(x.scratch[4:], uint32(position))
+	if err := x.writeEntryLocked(x.entries); err != nil {
+		return err
+	}
 	x.entries++
 	return nil
 }

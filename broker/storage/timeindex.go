@@ -79,9 +79,11 @@ func (x *TimeIndex) MaybeAppend(ts, offset int64, skipFullCheck bool) error {
 	if err := x.ensureCapacityLocked(); err != nil {
 		return err
 	}
-	e := x.mmap[x.entries*timeIndexEntrySize:]
-	binary.BigEndian.PutUint64(e, uint64(ts))
-	binary.BigEndian.PutUint32(e[8:], uint32(rel))
+	binary.BigEndian.PutUint64(x.scratch[:], uint64(ts))
+	binary.BigEndian.PutUint32(x.scratch[8:], uint32(rel))
+	if err := x.writeEntryLocked(x.entries); err != nil {
+		return err
+	}
 	x.entries++
 	return nil
 }
