@@ -102,3 +102,46 @@ func TestDecompressAppendKeepsPrefix(t *testing.T) {
 		t.Fatalf("empty snappy block: %v %v", out, err)
 	}
 }
+
+// FuzzDecompress: for any codec byte and input, decompressAppend into a
+// reused buffer with a prefix agrees with Decompress (same bytes or both
+// fail), keeps the prefix, and never panics; compressing the input and
+// decompressing it again gives the input back.
+func FuzzDecompress(f *testing.F) {
+	plain := bytes.Repeat([]byte("klassik"), 300)
+	for _, c := range []Codec{None, Gzip, Snappy, LZ4, Zstd} {
+		comp, err := Compress(c, plain)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint8(c), comp)
+		f.Add(uint8(c), comp[:len(comp)/2])
+	}
+	f.Add(uint8(Snappy), s2.EncodeSnappy(nil, plain))
+	f.Add(uint8(7), []byte("not a codec"))
+	reuse := make([]byte, 0, 64)
+	f.Fuzz(func(t *testing.T, codec uint8, data []byte) {
+		c := Codec(codec % 8)
+		want, werr := Decompress(c, data)
+		got, gerr := decompressAppend(append(reuse[:0], "pre"...), c, data)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("codec %s: Decompress err %v, decompressAppend err %v", c, werr, gerr)
+		}
+		if werr == nil {
+			if string(got[:3]) != "pre" || !bytes.Equal(got[3:], want) {
+				t.Fatalf("codec %s: decompressAppend differs from Decompress", c)
+			}
+			reuse = got
+		}
+		if c <= Zstd {
+			comp, err := Compress(c, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Decompress(c, comp)
+			if err != nil || !bytes.Equal(back, data) {
+				t.Fatalf("codec %s: round trip failed: %v", c, err)
+			}
+		}
+	})
+}
