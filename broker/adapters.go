@@ -5,7 +5,9 @@ package broker
 
 import (
 	"context"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/api"
@@ -90,9 +92,23 @@ func (a ctrlAdapter) ControlledShutdown(ctx context.Context, brokerID int32, bro
 // replica manager with acks=all and read back from the local log.
 type offsetStore struct{ r *replica.Manager }
 
-func (s offsetStore) Append(_ context.Context, partition int32, batch []byte) error {
-	_, err := s.r.AppendToLocalLog(replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}, batch, -1)
-	return err
+func (s offsetStore) Append(ctx context.Context, partition int32, batch []byte) error {
+	tp := replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}
+	res, err := s.r.AppendToLocalLog(tp, batch, -1)
+	if err != nil {
+		return err
+	}
+	// acks=all: a commit is acknowledged only once every ISR member has it,
+	// so it survives a coordinator failover. The coordinator bounds ctx by
+	// offsets.commit.timeout.ms.
+	timeout := 5 * time.Second
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
+	}
+	if code := s.r.WaitForReplication(ctx, tp, res.LastOffset, timeout); code != 0 {
+		return kerr.ErrorForCode(code)
+	}
+	return nil
 }
 
 func (s offsetStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
