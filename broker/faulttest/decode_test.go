@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -221,6 +222,41 @@ func FuzzDecodeResponseFrame(f *testing.F) {
 		}
 		if len(body) < 4 || len(body) != int(binary.BigEndian.Uint32(hdr[:])) {
 			t.Fatalf("body of %d bytes for header %v", len(body), hdr)
+		}
+	})
+}
+
+func TestParseDumpLog(t *testing.T) {
+	out := "Dumping /x/00000000000000000000.log\nLog starting offset: 0\n" +
+		"baseOffset: 0 lastOffset: 1 count: 2 baseSequence: 0 lastSequence: 1 producerId: 0 producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1 size: 80 magic: 2 compresscodec: none crc: 123 isvalid: true\n" +
+		"baseOffset: 2 lastOffset: 4 count: 3 baseSequence: 2 lastSequence: 4 producerId: 0 producerEpoch: 0 partitionLeaderEpoch: 1 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty position: 80 CreateTime: 1 size: 90 magic: 2 compresscodec: none crc: 456 isvalid: true\n"
+	got, err := parseDumpLog(out, 5)
+	if err != nil || len(got) != 2 || got[0] != "0..1 count=2 epoch=0 crc=123" || got[1] != "2..4 count=3 epoch=1 crc=456" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if got, _ := parseDumpLog(out, 4); len(got) != 1 {
+		t.Fatalf("end 4: got %q", got)
+	}
+	if _, err := parseDumpLog(strings.Replace(out, "crc: 123 isvalid: true", "crc: 123 isvalid: false", 1), 5); err == nil {
+		t.Fatal("an invalid batch below the end was accepted")
+	}
+}
+
+// FuzzParseDumpLog: never panics; every batch kept ends below end.
+func FuzzParseDumpLog(f *testing.F) {
+	f.Add("baseOffset: 0 lastOffset: 1 count: 2 x partitionLeaderEpoch: 0 y crc: 1 isvalid: true", int64(2))
+	f.Add("baseOffset: 9 lastOffset: 3 count: 2 x partitionLeaderEpoch: -1 y crc: 1 isvalid: true", int64(20))
+	f.Add("", int64(0))
+	f.Fuzz(func(t *testing.T, out string, end int64) {
+		got, err := parseDumpLog(out, end)
+		if err != nil {
+			return
+		}
+		for _, b := range got {
+			var base, last int64
+			if _, err := fmt.Sscanf(b, "%d..%d", &base, &last); err != nil || last >= end || last < base {
+				t.Fatalf("kept %q for end %d", b, end)
+			}
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,10 +246,13 @@ func (c *Cluster) checkReplicasOnce(topic string, acks []Ack) (string, []Replica
 			out = append(out, ReplicaFinding{Partition: p, Broker: -1, Detail: "no state znode"})
 			continue
 		}
-		fmt.Fprintf(&summary, "partition %d: hw=%d isr=%v acked=%d; ", p, hw[p], st.ISR, len(byPart[p]))
+		fmt.Fprintf(&summary, "partition %d: hw=%d isr=%v acked=%d ", p, hw[p], st.ISR, len(byPart[p]))
 		out = append(out, ComparePartition(topic, p, hw[p], st.ISR, func(id int32) string {
 			return c.nodes[c.Index(id)].LogDir
 		}, byPart[p])...)
+		n, f := c.compareDumpLog(topic, p, hw[p], st.ISR)
+		out = append(out, f...)
+		fmt.Fprintf(&summary, "kafka-dump-log batches=%d; ", n)
 	}
 	return strings.TrimSuffix(summary.String(), "; "), out
 }
@@ -302,4 +306,42 @@ func firstDiff(a, b []byte) int {
 		return len(a)
 	}
 	return len(b)
+}
+
+// compareDumpLog is the operator's view of the same check: kafka-dump-log
+// over each ISR replica's segments must list the same batches (offsets,
+// count, leader epoch, CRC) below the high watermark.
+func (c *Cluster) compareDumpLog(topic string, p int32, hw int64, isr []int32) (int, []ReplicaFinding) {
+	var out []ReplicaFinding
+	var ref []string
+	var refID int32 = -1
+	for _, id := range isr {
+		batches, err := DumpLogBatches(c.nodes[c.Index(id)].LogDir, topic, p, hw)
+		if err != nil {
+			out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: "kafka-dump-log: " + err.Error()})
+			continue
+		}
+		if refID < 0 {
+			ref, refID = batches, id
+			if hw > 0 && len(batches) == 0 {
+				out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: fmt.Sprintf("kafka-dump-log lists no batch below the high watermark %d", hw)})
+			}
+			continue
+		}
+		if !slices.Equal(ref, batches) {
+			i := 0
+			for i < len(ref) && i < len(batches) && ref[i] == batches[i] {
+				i++
+			}
+			a, b := "(none)", "(none)"
+			if i < len(ref) {
+				a = ref[i]
+			}
+			if i < len(batches) {
+				b = batches[i]
+			}
+			out = append(out, ReplicaFinding{Partition: p, Broker: id, Detail: fmt.Sprintf("kafka-dump-log differs from broker %d's at batch %d: %s vs %s", refID, i, b, a)})
+		}
+	}
+	return len(ref), out
 }
