@@ -39,7 +39,7 @@ var _ GroupCoordinator = (*group.Coordinator)(nil)
 // ensureOffsetsTopic creates __consumer_offsets when it does not exist, as
 // Kafka's FindCoordinator does regardless of auto.create.topics.enable:
 // offsets.topic.num.partitions partitions, offsets.topic.replication.factor
-// replicas (creation fails while fewer brokers are registered), compacted,
+// replicas (capped at the registered brokers, with a warning), compacted,
 // compression "producer", offsets.topic.segment.bytes. It reports whether
 // the topic existed already.
 func (a *Apis) ensureOffsetsTopic(ctx context.Context) (bool, error) {
@@ -55,9 +55,15 @@ func (a *Apis) ensureOffsetsTopic(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	rf := int(gc.OffsetsTopicReplication)
+	if len(brokers) == 0 {
+		return false, fmt.Errorf("%w: no alive brokers to host the offsets topic", kerr.CoordinatorNotAvailable)
+	}
 	if len(brokers) < rf {
-		return false, fmt.Errorf("%w: number of alive brokers '%d' does not meet the required replication factor '%d' for the offsets topic (configured via 'offsets.topic.replication.factor')",
-			kerr.CoordinatorNotAvailable, len(brokers), rf)
+		// As the classic brokers did: cap at the live brokers and warn,
+		// rather than leave consumer groups without a coordinator.
+		a.logger.Warn("fewer alive brokers than offsets.topic.replication.factor; creating the offsets topic with fewer replicas",
+			"alive_brokers", len(brokers), "offsets.topic.replication.factor", rf)
+		rf = len(brokers)
 	}
 	assignment, err := controller.AssignReplicasToBrokers(controller.ApplyRackAwareMode(brokers, controller.RackAwareSafe),
 		int(gc.OffsetsTopicPartitions), rf, a.fixedStartIndex, -1)
