@@ -58,7 +58,7 @@ done
 topic_ready() { bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --describe --topic demo | grep -q 'Leader: [0-9]'; }
 if ! bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --list | grep -qx demo; then
   wait_for 60 "3 registered brokers" sh -c "bin/zookeeper-shell.sh 127.0.0.1:2181 ls /brokers/ids | grep -q '1, 2, 3'"
-  bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --create --topic demo --partitions 6 --replication-factor 3
+  bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --create --topic demo --partitions 6 --replication-factor 3 --config min.insync.replicas=2
 fi
 wait_for 60 "leaders for topic demo" topic_ready
 bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --describe --topic demo
