@@ -70,7 +70,8 @@
 //   - logStartOffset <= highWatermark <= logEndOffset; logStartOffset >=
 //     first segment's base offset; recoveryPoint <= logEndOffset and every
 //     byte below it has been fsync'd (raised only after an fsync: by the
-//     flusher after a roll, by Flush, flush.messages/flush.ms and Close).
+//     flusher after a roll, by Flush, flush.messages/flush.ms and Close),
+//     and so has the directory entry of every segment below it.
 //   - index entries strictly increase; an offset-index entry is (last offset
 //     of an append, position where that append starts).
 //   - a rejected append (any error from validation) leaves the log
@@ -103,8 +104,13 @@
 //   - the post-roll fsync runs on the flusher goroutine, not under Log.mu.
 //   - no allocation per appended batch (TestAppendPathAllocations).
 //
-// Still on the append path at a roll (every segment.bytes): the directory
-// fsync and the producer-state snapshot, a few milliseconds per roll.
+//   - a roll does not fsync the directory under Log.mu: the flusher (or
+//     the next flushLocked, via dirDirty) does it before the recovery
+//     point passes the new segment.
+//
+// Still on the append path at a roll (every segment.bytes): the
+// producer-state snapshot with its fsyncs (producerstate.go), a few
+// milliseconds per roll on a busy disk.
 //
 // # Using the engine
 //

@@ -72,6 +72,7 @@ type Log struct {
 	lastFlushTime     time.Time
 	pending           []pendingDelete
 	rolled            []rolledSegment // awaiting their post-roll fsync
+	dirDirty          bool            // a segment file was created since the last directory fsync
 	closed            bool
 
 	// The flusher goroutine (startFlusher); channels set once at load.
@@ -644,6 +645,17 @@ func (l *Log) flushRolled() error {
 	queue := l.rolled
 	l.rolled = nil
 	l.mu.Unlock()
+	if len(queue) == 0 {
+		return nil
+	}
+	// The roll created segment files without fsyncing the directory;
+	// do it before any recovery point moves past them.
+	if err := syncDir(l.dir); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // the partition directory is gone (deleted log)
+		}
+		return err
+	}
 	var firstErr error
 	for _, r := range queue {
 		if err := r.seg.flush(); err != nil {
@@ -698,9 +710,14 @@ func (l *Log) rollLocked(newBase int64, now time.Time) (*Segment, error) {
 		return nil, err
 	}
 	l.segments = append(l.segments, seg)
-	if err := syncDir(l.dir); err != nil {
-		return nil, err
-	}
+	// The directory entry of the new segment is made durable by the next
+	// fsync that moves the recovery point past it (flushRolled, or
+	// flushLocked through dirDirty), not here under the lock: a directory
+	// fsync commits the filesystem journal, which waited for the rolled
+	// segment's data and stalled appends for milliseconds per roll. Until
+	// then everything in the new segment is above the recovery point, so
+	// losing the file in a crash loses only unflushed data.
+	l.dirDirty = true
 	l.producers.UpdateMapEndOffset(newBase)
 	if err := l.producers.TakeSnapshot(); err != nil {
 		return nil, fmt.Errorf("storage: producer snapshot at %d: %w", newBase, err)
@@ -733,6 +750,12 @@ func (l *Log) Flush() error {
 }
 
 func (l *Log) flushLocked() error {
+	if l.dirDirty {
+		if err := syncDir(l.dir); err != nil {
+			return err
+		}
+		l.dirDirty = false
+	}
 	start := l.floorSegmentLocked(l.recoveryPoint)
 	if start < 0 {
 		start = 0
