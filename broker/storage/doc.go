@@ -102,11 +102,10 @@
 //     pooled buffer (record.ValidateBatch), not a fresh allocation of the
 //     decompressed size per batch.
 //   - the post-roll fsync runs on the flusher goroutine, not under Log.mu.
-//   - no allocation per appended batch (TestAppendPathAllocations).
-//
 //   - a roll does not fsync the directory under Log.mu: the flusher (or
 //     the next flushLocked, via dirDirty) does it before the recovery
 //     point passes the new segment.
+//   - no allocation per appended batch (TestAppendPathAllocations).
 //
 // Still on the append path at a roll (every segment.bytes): the
 // producer-state snapshot with its fsyncs (producerstate.go), a few
