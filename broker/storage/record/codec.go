@@ -248,6 +248,11 @@ func decodeSnappy(out, src []byte) ([]byte, error) {
 	if len(src) < pos {
 		return nil, corrupt("snappy: truncated xerial header")
 	}
+	// Size the output once: growing it block by block (32 KiB each for
+	// the Java client) reallocated it log2(n) times.
+	if total, ok := xerialDecodedLen(src[pos:]); ok && total <= MaxDecompressedBytes-len(out) && cap(out)-len(out) < total {
+		out = append(out, make([]byte, total)...)[:len(out)]
+	}
 	for pos < len(src) {
 		if len(src)-pos < 4 {
 			return nil, corrupt("snappy: truncated xerial block length")
@@ -264,6 +269,29 @@ func decodeSnappy(out, src []byte) ([]byte, error) {
 		pos += n
 	}
 	return out, nil
+}
+
+// xerialDecodedLen sums the decoded lengths of the xerial blocks in b
+// (after the header); ok is false if the framing does not parse, in which
+// case the decoding loop reports the error.
+func xerialDecodedLen(b []byte) (total int, ok bool) {
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return 0, false
+		}
+		n := int(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		if n < 0 || n > len(b) {
+			return 0, false
+		}
+		d, err := s2.DecodedLen(b[:n])
+		if err != nil || d > MaxDecompressedBytes-total {
+			return 0, false
+		}
+		total += d
+		b = b[n:]
+	}
+	return total, true
 }
 
 // decodeSnappyBlock appends the decoding of one raw snappy block to dst.
