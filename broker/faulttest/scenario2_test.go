@@ -389,3 +389,79 @@ func TestMinInsyncReplicasWithTwoBrokersDown(t *testing.T) {
 	s.progress(150, 30*time.Second, "after both brokers returned")
 	s.finish()
 }
+
+// TestPausedControllerPastSessionIsFenced pauses the controller (SIGSTOP)
+// past its ZooKeeper session: another broker becomes controller with a
+// higher epoch. When continued, the old controller must not act: the
+// controller epoch in /controller_epoch and in every partition state stays
+// at least the new one, /controller keeps the new controller, and the old
+// one rejoins as a plain broker and every ISR fills again.
+func TestPausedControllerPastSessionIsFenced(t *testing.T) {
+	s := newScenario(t, faulttest.Options{Brokers: 3}, "zombie-controller", faulttest.RoundRobin(3, 3, 3))
+	old, ok := s.c.Controller()
+	if !ok {
+		t.Fatal("no controller")
+	}
+	oldEpoch, _, _, err := s.c.ZK().GetControllerEpoch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zi := s.c.Index(old)
+	s.c.Pause(zi)
+	resumed := false
+	defer func() {
+		if !resumed {
+			s.c.Resume(zi)
+		}
+	}()
+	var newCtl, newEpoch int32
+	s.c.WaitFor(30*time.Second, "a new controller with a higher epoch", func() bool {
+		id, ok := s.c.Controller()
+		e, _, eok, err := s.c.ZK().GetControllerEpoch()
+		newCtl, newEpoch = id, e
+		return ok && id != old && eok && err == nil && e > oldEpoch
+	})
+	s.c.WaitFor(30*time.Second, "every partition led by a live broker", func() bool {
+		for p := int32(0); p < s.partitions; p++ {
+			st, ok := s.c.PartitionState(s.topic, p)
+			if !ok || st.Leader < 0 || st.Leader == old {
+				return false
+			}
+		}
+		return true
+	})
+	s.progress(200, 30*time.Second, "with the old controller paused")
+	before := map[int32]int32{} // leader epoch per partition before the resume
+	for p := int32(0); p < s.partitions; p++ {
+		st, _ := s.c.PartitionState(s.topic, p)
+		before[p] = st.LeaderEpoch
+	}
+	s.c.Resume(zi)
+	resumed = true
+	// Watch the fenced controller's first seconds back: a leader election
+	// (a new leader epoch) written with an older controller epoch would be
+	// the zombie's.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if id, ok := s.c.Controller(); ok && id != newCtl {
+			t.Fatalf("/controller changed from %d to %d after the old controller %d was continued", newCtl, id, old)
+		}
+		if e, _, _, err := s.c.ZK().GetControllerEpoch(); err == nil && e < newEpoch {
+			t.Fatalf("/controller_epoch went back from %d to %d", newEpoch, e)
+		}
+		for p := int32(0); p < s.partitions; p++ {
+			if st, ok := s.c.PartitionState(s.topic, p); ok && st.LeaderEpoch > before[p] && st.ControllerEpoch < newEpoch {
+				t.Fatalf("partition %d: leader epoch %d (leader %d) written with controller epoch %d, older than the new controller's %d",
+					p, st.LeaderEpoch, st.Leader, st.ControllerEpoch, newEpoch)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
+	for p := int32(0); p < s.partitions; p++ {
+		st, _ := s.c.PartitionState(s.topic, p)
+		t.Logf("partition %d: leader %d epoch %d isr %v controller_epoch %d", p, st.Leader, st.LeaderEpoch, st.ISR, st.ControllerEpoch)
+	}
+	s.progress(150, 20*time.Second, "after the old controller rejoined")
+	s.finish()
+}
