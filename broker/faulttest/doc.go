@@ -28,18 +28,23 @@
 //	               acknowledged record exactly once, in order, at its offset
 //	rawproduce.go  ProduceDirect: one Produce request straight to a given
 //	               broker, for the zombie-leader probe
+//	dumplog.go     DumpLogBatches: the same comparison through the built
+//	               kafka-dump-log (offsets, count, leader epoch, CRC)
 //	topics.go      CreateTopics with an explicit assignment; RoundRobin
 //	proc_*.go      process attributes (own process group, Pdeathsig)
 //
-// Scenarios (scenario_test.go, scenario2_test.go), each 5-35 s: kill -9
+// Scenarios (scenario_test.go, scenario2_test.go), each 5-25 s: kill -9
 // the leader; the controller; a broker that is both; kill -9 leaders
-// repeatedly; bounce every broker with SIGTERM (three rounds, full ISR in
-// between); a follower paused past replica.lag.time.max.ms leaves and
-// rejoins the ISR (state znode and kafka-topics --describe); a leader
-// paused past its session is fenced (its acks=all produce is refused and
-// the record never appears) and rejoins; reassignment {1,2,3} -> {2,3,4}
-// under load with kafka-reassign-partitions --execute; preferred election
-// (ElectLeaders) and auto.leader.rebalance after a bounce.
+// repeatedly at a higher rate; bounce every broker with SIGTERM (three
+// rounds, full ISR in between); a follower paused past
+// replica.lag.time.max.ms leaves and rejoins the ISR (state znode and
+// kafka-topics --describe); a leader paused past its session is fenced (its
+// acks=all produce is refused and the record never appears) and rejoins;
+// the controller paused past its session is fenced; two brokers down
+// (ISR below min.insync.replicas: NOT_ENOUGH_REPLICAS, nothing
+// acknowledged); reassignment {1,2,3} -> {2,3,4} under load with
+// kafka-reassign-partitions --execute; preferred election (ElectLeaders)
+// and auto.leader.rebalance after a bounce.
 // BenchmarkReplicatedProduce compares RF=1 acks=1 with RF=3 acks=all.
 //
 // Goroutines:
@@ -50,6 +55,10 @@
 //     goroutines end when the Cluster closes its clients in cleanup;
 //   - the zombie probe in TestPausedLeaderPastSessionIsFenced, ended by the
 //     zombie's answer or the connection deadline.
+//
+// The package's tests take about 2 minutes with -race on two cores; each
+// scenario's loops are bounded in count (MaxRecords) and time (every wait
+// has a deadline).
 //
 // Invariants checked after every scenario:
 //   - every acknowledged record is consumed exactly once, at its
