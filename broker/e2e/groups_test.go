@@ -41,7 +41,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/testcluster"
@@ -119,7 +122,7 @@ type groupRun struct {
 	recs    []groupEvent
 	commits []groupEvent
 	members map[string]*memberProc
-	marks   []groupEvent // test actions (value says which), for reports
+	marks   []groupEvent  // test actions (value says which), for reports
 	all     []*memberProc // every member started, for the stderr dump
 }
 
@@ -146,13 +149,14 @@ func phase(marks []groupEvent, seq int) string {
 // memberProc is one running member process; its stdout reader goroutine is
 // owned by it and ends at the process's EOF.
 type memberProc struct {
-	name   string
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	killed atomic.Bool
-	done   chan struct{} // closed after stdout EOF and Wait
-	err    error         // Wait's result, read after done
-	stderr *lockedBuffer
+	name    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	killed  atomic.Bool   // set before SIGKILL
+	closing atomic.Bool   // set before stdin is closed
+	done    chan struct{} // closed after stdout EOF and Wait
+	err     error         // Wait's result, read after done
+	stderr  *lockedBuffer
 }
 
 type lockedBuffer struct {
@@ -270,6 +274,23 @@ func (r *groupRun) report(name, line string) {
 	}
 }
 
+// crashed names a member whose process ended on its own, with its stderr;
+// "" if none did.
+func (r *groupRun) crashed() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.members {
+		select {
+		case <-m.done:
+			if !m.killed.Load() && !m.closing.Load() {
+				return fmt.Sprintf("member %s exited on its own (%v); stderr:\n%s", m.name, m.err, tail(m.stderr.String()))
+			}
+		default:
+		}
+	}
+	return ""
+}
+
 // kill sends SIGKILL to a member: no LeaveGroup, no commit.
 func (r *groupRun) kill(name string) {
 	r.mu.Lock()
@@ -300,6 +321,7 @@ func (r *groupRun) stopAll() {
 	}
 	r.mu.Unlock()
 	for _, m := range ms {
+		m.closing.Store(true)
 		_ = m.stdin.Close()
 	}
 	for _, m := range ms {
@@ -383,6 +405,29 @@ func (r *groupRun) describeAssignments() map[string][]int32 {
 	return out
 }
 
+// describe is the coordinator's DescribeGroups answer, for failure reports.
+func (r *groupRun) describe() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	gs, err := r.c.Admin().DescribeGroups(ctx, r.group)
+	if err != nil {
+		return err.Error()
+	}
+	g := gs[r.group]
+	var b strings.Builder
+	fmt.Fprintf(&b, "coordinator %d, state %s, protocol %s, err %v, members:", g.Coordinator.NodeID, g.State, g.Protocol, g.Err)
+	for _, m := range g.Members {
+		var ps []int32
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, tp := range a.Topics {
+				ps = append(ps, tp.Partitions...)
+			}
+		}
+		fmt.Fprintf(&b, " %s(%s)=%v", m.ClientID, m.MemberID, ps)
+	}
+	return b.String()
+}
+
 // checkSplit reports why the assignment of want (member names) is not yet a
 // split of all partitions: each member owns at least one partition, no
 // partition is owned twice, every partition is owned, and no other member
@@ -428,6 +473,9 @@ func (r *groupRun) waitSplit(timeout time.Duration, want ...string) map[string][
 	var last map[string][]int32
 	var why string
 	ok := testcluster.Poll(timeout, func() bool {
+		if why = r.crashed(); why != "" {
+			return true
+		}
 		last = r.assignments()
 		if last == nil {
 			why = "group not Stable"
@@ -436,9 +484,12 @@ func (r *groupRun) waitSplit(timeout time.Duration, want ...string) map[string][
 		why = checkSplit(last, want)
 		return why == ""
 	})
+	if ok && why != "" {
+		t.Fatalf("%s: %s", r.client.name, why)
+	}
 	if !ok {
 		r.dumpStderr()
-		t.Fatalf("%s: members %v did not split %d partitions within %v: %s (assignments %v)", r.client.name, want, groupPartitions, timeout, why, last)
+		t.Fatalf("%s: members %v did not split %d partitions within %v: %s (assignments %v); coordinator's view: %s", r.client.name, want, groupPartitions, timeout, why, last, r.describe())
 	}
 	r.mark(fmt.Sprintf("%v split %v", want, last))
 	t.Logf("%s: %v split the partitions after %v: %v", r.client.name, want, time.Since(start).Round(time.Millisecond), last)
@@ -494,6 +545,9 @@ func (r *groupRun) waitReads(timeout time.Duration, members ...string) {
 		base[m] = r.readCount(m)
 	}
 	if !testcluster.Poll(timeout, func() bool {
+		if r.crashed() != "" {
+			return true
+		}
 		for _, m := range members {
 			if r.readCount(m) <= base[m] {
 				return false
@@ -504,6 +558,9 @@ func (r *groupRun) waitReads(timeout time.Duration, members ...string) {
 		r.dumpStderr()
 		t.Fatalf("%s: members %v did not all read new records within %v", r.client.name, members, timeout)
 	}
+	if why := r.crashed(); why != "" {
+		t.Fatalf("%s: %s", r.client.name, why)
+	}
 }
 
 // groupProducer writes "<prefix>-<i>" with key "k<i>" in small batches until
@@ -513,10 +570,27 @@ type groupProducer struct {
 	done   chan struct{}
 	acked  atomic.Int64
 	err    error // read after done
+
+	// mu guards the following.
+	mu    sync.Mutex
+	where []groupEvent // partition and offset of each acked id
+}
+
+// locate says where the producer's id landed.
+func (p *groupProducer) locate(id int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id < 0 || id >= len(p.where) {
+		return "unknown partition/offset"
+	}
+	return fmt.Sprintf("partition %d offset %d", p.where[id].p, p.where[id].o)
 }
 
 func (r *groupRun) startProducer() *groupProducer {
-	cl := r.c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(1000), kgo.ProducerLinger(time.Millisecond))
+	// Uncompressed: kafkajs and kafka-python on Debian cannot read snappy,
+	// franz-go's default.
+	cl := r.c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(1000), kgo.ProducerLinger(time.Millisecond),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &groupProducer{cancel: cancel, done: make(chan struct{})}
 	go func() { // the producer; stopped by cancel, joined by stop
@@ -530,12 +604,17 @@ func (r *groupRun) startProducer() *groupProducer {
 			// A batch is never abandoned half way: a cancel only stops
 			// the next one, so ids 0..acked-1 are exactly the acked ones.
 			bctx, bcancel := context.WithTimeout(context.Background(), 60*time.Second)
-			err := cl.ProduceSync(bctx, recs...).FirstErr()
+			res := cl.ProduceSync(bctx, recs...)
 			bcancel()
-			if err != nil {
+			if err := res.FirstErr(); err != nil {
 				p.err = fmt.Errorf("producing ids %d..%d: %w", i, i+batch-1, err)
 				return
 			}
+			p.mu.Lock()
+			for _, pr := range res {
+				p.where = append(p.where, groupEvent{p: pr.Record.Partition, o: pr.Record.Offset})
+			}
+			p.mu.Unlock()
 			p.acked.Store(int64(i + batch))
 			select {
 			case <-ctx.Done():
@@ -564,21 +643,21 @@ func (r *groupRun) finish(p *groupProducer) {
 	}
 	n := int(p.acked.Load())
 	t.Logf("%s: produced %d records", r.client.name, n)
-	if !testcluster.Poll(60*time.Second, func() bool { return len(r.missing(n)) == 0 }) {
+	if !testcluster.Poll(60*time.Second, func() bool { return len(r.missing(n, p)) == 0 }) {
 		r.dumpStderr()
-		miss := r.missing(n)
+		miss := r.missing(n, p)
 		if len(miss) > 20 {
 			miss = append(miss[:20], fmt.Sprintf("... and %d more", len(miss)-20))
 		}
 		t.Errorf("%s: records not read within 60s after the producer stopped: %v (assignments %v)", r.client.name, miss, r.assignments())
 	}
 	r.stopAll()
-	r.verify(n)
+	r.verify(n, p)
 	r.verifyCommitted()
 }
 
 // missing lists the acked ids nobody has read.
-func (r *groupRun) missing(n int) []string {
+func (r *groupRun) missing(n int, prod *groupProducer) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := make([]bool, n)
@@ -590,14 +669,14 @@ func (r *groupRun) missing(n int) []string {
 	var out []string
 	for i, ok := range seen {
 		if !ok {
-			out = append(out, fmt.Sprintf("%s-%d", r.prefix, i))
+			out = append(out, fmt.Sprintf("%s-%d (%s)", r.prefix, i, prod.locate(i)))
 		}
 	}
 	return out
 }
 
 // verify checks the scenario invariant (see the top of this file).
-func (r *groupRun) verify(n int) {
+func (r *groupRun) verify(n int, prod *groupProducer) {
 	t := r.t
 	t.Helper()
 	r.mu.Lock()
@@ -647,8 +726,12 @@ func (r *groupRun) verify(n int) {
 				e.p, e.o, e.member, phase(marks, e.seq), c.member, c.o, phase(marks, c.seq), f.member, phase(marks, f.seq)))
 		}
 	}
-	for _, id := range r.missingLocked(recs, n) {
-		problems = append(problems, "lost "+id)
+	if lost := r.missingLocked(recs, n, prod); len(lost) > 0 {
+		problems = append(problems, r.gaps(recs, marks)...)
+		problems = append(problems, r.inLog(prod, lost)...)
+		for _, id := range lost {
+			problems = append(problems, "lost "+id)
+		}
 	}
 	if len(problems) > 0 {
 		if len(problems) > 30 {
@@ -660,7 +743,78 @@ func (r *groupRun) verify(n int) {
 	t.Logf("%s: %d produced records all read; %d re-reads, all in the uncommitted tail; %d commits reported", r.client.name, n, dups, len(commits))
 }
 
-func (r *groupRun) missingLocked(recs []groupEvent, n int) []string {
+// gaps describes, per partition, the offset ranges no member read between
+// ranges that were read, with who read around them and when.
+func (r *groupRun) gaps(recs []groupEvent, marks []groupEvent) []string {
+	byPart := map[int32][]groupEvent{}
+	for _, e := range recs {
+		byPart[e.p] = append(byPart[e.p], e)
+	}
+	var out []string
+	for p := int32(0); p < groupPartitions; p++ {
+		rs := byPart[p]
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].o < rs[j].o })
+		for i := 1; i < len(rs); i++ {
+			a, b := rs[i-1], rs[i]
+			if b.o > a.o+1 {
+				var cs []string
+				r.mu.Lock()
+				for _, c := range r.commits {
+					if c.p == p && c.o > a.o+1 && c.o <= b.o && c.seq < b.seq {
+						cs = append(cs, fmt.Sprintf("%s committed %d (%s)", c.member, c.o, phase(marks, c.seq)))
+					}
+				}
+				r.mu.Unlock()
+				out = append(out, fmt.Sprintf("partition %d: offsets %d..%d never read; %d read by %s (%s), %d read by %s (%s); commits in the gap before the resume: %v",
+					p, a.o+1, b.o-1, a.o, a.member, phase(marks, a.seq), b.o, b.member, phase(marks, b.seq), cs))
+			}
+		}
+	}
+	return out
+}
+
+// inLog reads the topic back with franz-go (no group) and says whether the
+// records nobody read are in the log at all: broker loss or client skip.
+func (r *groupRun) inLog(prod *groupProducer, lost []string) []string {
+	n := int(prod.acked.Load())
+	recs := consumeAvailable(r.c, r.topic, 20*time.Second)
+	have := map[string]bool{}
+	for _, c := range recs {
+		have[c.value] = true
+	}
+	present := 0
+	for i := 0; i < n; i++ {
+		if have[fmt.Sprintf("%s-%d", r.prefix, i)] {
+			present++
+		}
+	}
+	return []string{fmt.Sprintf("reading the topic without a group finds %d of the %d acked records (%d lost by the group)", present, n, len(lost))}
+}
+
+// consumeAvailable reads every partition of topic from the start up to
+// the end offsets seen now, with franz-go and no group.
+func consumeAvailable(c *testcluster.Cluster, topic string, timeout time.Duration) []consumed {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ends, err := c.Admin().ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil
+	}
+	want := int64(0)
+	ends.Each(func(o kadm.ListedOffset) { want += o.Offset })
+	cl := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	defer cl.Close()
+	var recs []consumed
+	for int64(len(recs)) < want && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			recs = append(recs, consumed{partition: r.Partition, offset: r.Offset, value: string(r.Value)})
+		})
+	}
+	return recs
+}
+
+func (r *groupRun) missingLocked(recs []groupEvent, n int, prod *groupProducer) []string {
 	seen := make([]bool, n)
 	for _, e := range recs {
 		if i, ok := seqOf(r.prefix, e.value); ok && i >= 0 && i < n {
@@ -670,7 +824,7 @@ func (r *groupRun) missingLocked(recs []groupEvent, n int) []string {
 	var out []string
 	for i, ok := range seen {
 		if !ok {
-			out = append(out, fmt.Sprintf("%s-%d (never read)", r.prefix, i))
+			out = append(out, fmt.Sprintf("%s-%d (%s) never read", r.prefix, i, prod.locate(i)))
 		}
 	}
 	return out
@@ -799,6 +953,7 @@ func runCoordinatorFailoverScenario(t *testing.T, c *testcluster.Cluster, client
 	r.mark(fmt.Sprintf("killing coordinator %d", id))
 	c.KillBroker(idx)
 	r.checkCommitsSurvived(acked, id, op)
+	r.checkEveryBrokerNamesCoordinator(id)
 	if !testcluster.Poll(60*time.Second, func() bool { return r.commitsAfter("f1", before) > 0 && r.commitsAfter("f2", before) > 0 }) {
 		r.dumpStderr()
 		t.Fatalf("%s: members did not commit to a new coordinator within 60s of killing broker %d (commits since: f1 %d, f2 %d)",
@@ -877,6 +1032,57 @@ func (r *groupRun) checkCommitsSurvived(acked map[int32]groupEvent, killed int32
 		t.Errorf("%s: acknowledged commits lost in the coordinator failover (%s-%d, old leader %d, new leader %d):\n  %s",
 			r.client.name, offsetsTopic, op, killed, st.Leader, strings.Join(problems, "\n  "))
 	}
+}
+
+// checkEveryBrokerNamesCoordinator: clients ask any broker for the
+// coordinator (kafkajs asks the first broker it is connected to), so within
+// a few seconds of the failover every live broker must answer
+// FindCoordinator with the new coordinator, not the dead one (the
+// controller's UpdateMetadata reaches all of them).
+func (r *groupRun) checkEveryBrokerNamesCoordinator(killed int32) {
+	t := r.t
+	t.Helper()
+	answers := map[int32]string{}
+	ok := testcluster.Poll(15*time.Second, func() bool {
+		all := true
+		for i := 0; i < r.c.N(); i++ {
+			id := r.c.BrokerID(i)
+			if id == killed {
+				continue
+			}
+			ans, good := findCoordinatorAt(r.c, i, r.group, killed)
+			answers[id] = ans
+			all = all && good
+		}
+		return all
+	})
+	if !ok {
+		t.Errorf("%s: 15s after killing coordinator %d, FindCoordinator(%s) per live broker: %v", r.client.name, killed, r.group, answers)
+	}
+}
+
+// findCoordinatorAt sends FindCoordinator v2 (what kafkajs and librdkafka
+// send) to broker i and says whether it names a live broker other than
+// killed.
+func findCoordinatorAt(c *testcluster.Cluster, i int, group string, killed int32) (string, bool) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(i)), kgo.MaxVersions(kversion.V2_8_0()))
+	if err != nil {
+		return err.Error(), false
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.Version = 2
+	req.CoordinatorKey = group
+	resp, err := req.RequestWith(ctx, cl.Broker(int(c.BrokerID(i))))
+	if err != nil {
+		return err.Error(), false
+	}
+	if resp.ErrorCode != 0 {
+		return kerr.ErrorForCode(resp.ErrorCode).Error(), false
+	}
+	return fmt.Sprintf("node %d", resp.NodeID), resp.NodeID != killed && resp.NodeID >= 0
 }
 
 // fetchOffsetsOnce asks the group's coordinator for its committed offsets

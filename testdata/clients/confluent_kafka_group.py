@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""A confluent-kafka (Debian python3-confluent-kafka, librdkafka) consumer-group
+member for the Klassik group suite (broker/e2e/groups_test.go).
+
+Subscribes to --topic in --group with partition.assignment.strategy
+--assignor (e.g. "cooperative-sticky"), commits synchronously after every
+batch and prints the suite's line protocol on stdout:
+
+    ASSIGN <p>,<p>,...|-     the whole assignment after each change
+    REC <p> <offset> <value> every record handed to the application
+    COMMIT <p> <offset>      an acknowledged commit (offset = next to read)
+
+REC lines are flushed before the commit that covers them. EOF on stdin asks
+for a clean stop: the member closes the consumer (LeaveGroup) and exits 0.
+"""
+import argparse
+import sys
+import threading
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+
+def out(line):
+    sys.stdout.write(line + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bootstrap", required=True)
+    p.add_argument("--topic", required=True)
+    p.add_argument("--group", required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--assignor", default="cooperative-sticky")
+    p.add_argument("--session-ms", type=int, default=6000)
+    p.add_argument("--instance-id", default="")
+    a = p.parse_args()
+
+    stop = threading.Event()
+
+    def watch_stdin():  # EOF on stdin asks for a clean stop
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+
+    conf = {"bootstrap.servers": a.bootstrap, "group.id": a.group, "client.id": a.name,
+            "partition.assignment.strategy": a.assignor or "cooperative-sticky",
+            "session.timeout.ms": a.session_ms, "heartbeat.interval.ms": 1000,
+            "max.poll.interval.ms": 30000, "enable.auto.commit": False,
+            "enable.auto.offset.store": False, "auto.offset.reset": "earliest",
+            "fetch.wait.max.ms": 200, "topic.metadata.refresh.interval.ms": 5000}
+    if a.instance_id:
+        conf["group.instance.id"] = a.instance_id
+    cons = Consumer(conf)
+    owned = set()
+
+    def show():
+        ps = sorted(owned)
+        out("ASSIGN " + (",".join(str(p) for p in ps) if ps else "-"))
+        sys.stdout.flush()
+
+    # librdkafka applies the (incremental) assignment itself after these
+    # callbacks return; they only keep the reported set current.
+    def on_assign(c, parts):
+        owned.update(tp.partition for tp in parts if tp.topic == a.topic)
+        show()
+
+    def on_revoke(c, parts):
+        owned.difference_update(tp.partition for tp in parts if tp.topic == a.topic)
+        show()
+
+    cons.subscribe([a.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
+    while not stop.is_set():
+        # poll(), not consume(num_messages=...): librdkafka 2.0.x's batch
+        # consume can skip messages of partitions that were paused and
+        # resumed around a rebalance (fixed in librdkafka 2.1.0, #4208).
+        msgs = []
+        m = cons.poll(0.2)
+        while m is not None and len(msgs) < 1000:
+            msgs.append(m)
+            m = cons.poll(0)
+        if m is not None:
+            msgs.append(m)
+        nxt = {}
+        for m in msgs:
+            if m.error():
+                print("consume: %s" % m.error(), file=sys.stderr)
+                continue
+            out("REC %d %d %s" % (m.partition(), m.offset(), m.value().decode()))
+            nxt[m.partition()] = m.offset() + 1
+        if not nxt:
+            continue
+        sys.stdout.flush()
+        try:
+            res = cons.commit(offsets=[TopicPartition(a.topic, p, o) for p, o in nxt.items()], asynchronous=False)
+        except KafkaException as e:
+            print("commit failed: %s" % e, file=sys.stderr)
+            continue
+        for tp in res or []:
+            if tp.error is not None:
+                print("commit %d failed: %s" % (tp.partition, tp.error), file=sys.stderr)
+                continue
+            out("COMMIT %d %d" % (tp.partition, tp.offset))
+        sys.stdout.flush()
+    cons.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
