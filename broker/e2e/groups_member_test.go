@@ -235,9 +235,10 @@ func runKgoMember(ctx context.Context, s memberSpec, out *memberOut) error {
 type saramaHandler struct {
 	s   memberSpec
 	out *memberOut
-	adm *kadm.Client
-	// commitMu serialises Commit and the check that follows.
+	// commitMu serialises Commit and the check that follows, and guards
+	// adm.
 	commitMu sync.Mutex
+	adm      *kadm.Client
 }
 
 func (h *saramaHandler) Setup(sess sarama.ConsumerGroupSession) error {
@@ -295,7 +296,13 @@ func (h *saramaHandler) commit(sess sarama.ConsumerGroupSession, p int32, want i
 	defer cancel()
 	offs, err := h.adm.FetchOffsets(ctx, h.s.Group)
 	if err != nil {
+		// kgo keeps a coordinator it cannot dial cached; start afresh.
 		fmt.Fprintln(os.Stderr, "checking commit:", err)
+		h.adm.Close()
+		if h.adm, err = kadm.NewOptClient(kgo.SeedBrokers(strings.Split(h.s.Bootstrap, ",")...)); err != nil {
+			fmt.Fprintln(os.Stderr, "new admin client:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if o, ok := offs.Lookup(h.s.Topic, p); ok && o.Err == nil && o.At >= want {
@@ -319,6 +326,9 @@ func runSaramaMember(ctx context.Context, s memberSpec, out *memberOut) error {
 	cfg.Consumer.Return.Errors = true
 	cfg.Consumer.MaxWaitTime = 200 * time.Millisecond
 	cfg.Metadata.Retry.Backoff = 200 * time.Millisecond
+	cfg.Net.DialTimeout = 3 * time.Second
+	cfg.Net.ReadTimeout = 10 * time.Second
+	cfg.Net.WriteTimeout = 5 * time.Second
 	switch s.Assignor {
 	case "range", "":
 		cfg.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()}
@@ -338,7 +348,6 @@ func runSaramaMember(ctx context.Context, s memberSpec, out *memberOut) error {
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // logs group errors until the group is closed
@@ -359,6 +368,9 @@ func runSaramaMember(ctx context.Context, s memberSpec, out *memberOut) error {
 	}
 	err = cg.Close()
 	wg.Wait()
+	h.commitMu.Lock()
+	h.adm.Close()
+	h.commitMu.Unlock()
 	return err
 }
 
