@@ -64,7 +64,7 @@ const (
 // needs: no initial rebalance delay (members are started one by one and
 // each phase waits for a stable assignment anyway) and a replicated
 // __consumer_offsets with few partitions.
-func startGroupCluster(t *testing.T) *testcluster.Cluster {
+func startGroupCluster(t testing.TB) *testcluster.Cluster {
 	t.Helper()
 	return testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: []string{"a", "b", "c"}, Overrides: map[string]string{
 		"group.initial.rebalance.delay.ms": "0",
