@@ -107,9 +107,10 @@
 //     point passes the new segment.
 //   - no allocation per appended batch (TestAppendPathAllocations).
 //
-// Still on the append path at a roll (every segment.bytes): the
-// producer-state snapshot with its fsyncs (producerstate.go), a few
-// milliseconds per roll on a busy disk.
+//   - the producer snapshot taken at a roll is written without fsync
+//     (TakeSnapshotNoSync); the flusher fsyncs it with the directory before
+//     the recovery point passes the roll, as Kafka's roll does. A snapshot
+//     torn by a crash reads as corrupt and is rebuilt from an older one.
 //
 // # Using the engine
 //

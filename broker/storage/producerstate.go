@@ -771,19 +771,53 @@ func (m *ProducerStateManager) TruncateFullyAndStartAt(off int64) error {
 // TakeSnapshot writes a snapshot at MapEndOffset unless one at that offset
 // (or later) was already written.
 func (m *ProducerStateManager) TakeSnapshot() error {
+	_, err := m.takeSnapshot(true)
+	return err
+}
+
+// TakeSnapshotNoSync is TakeSnapshot without the fsyncs, for a roll (as
+// Kafka's roll takes its snapshot): it returns the path written ("" if
+// none), which the caller fsyncs (SyncProducerSnapshot) together with its
+// directory off the append path, before the recovery point passes it. A
+// crash before that may leave a torn file, which loading treats as any
+// corrupt snapshot: deleted, and the state rebuilt from an older one.
+func (m *ProducerStateManager) TakeSnapshotNoSync() (string, error) {
+	return m.takeSnapshot(false)
+}
+
+func (m *ProducerStateManager) takeSnapshot(sync bool) (string, error) {
 	if m.lastMapOffset <= m.lastSnapOffset {
-		return nil
+		return "", nil
 	}
 	entries := make([]ProducerStateEntry, 0, len(m.producers))
 	for _, e := range m.producers {
 		entries = append(entries, *e)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].ProducerID < entries[j].ProducerID })
-	if err := WriteProducerSnapshot(ProducerSnapshotPath(m.dir, m.lastMapOffset), entries); err != nil {
-		return err
+	path := ProducerSnapshotPath(m.dir, m.lastMapOffset)
+	if err := writeProducerSnapshot(path, entries, sync); err != nil {
+		return "", err
 	}
 	m.addSnapshot(m.lastMapOffset)
 	m.lastSnapOffset = m.lastMapOffset
+	return path, nil
+}
+
+// SyncProducerSnapshot fsyncs a snapshot written by TakeSnapshotNoSync. A
+// snapshot deleted meanwhile (truncation, retention) is not an error. The
+// caller fsyncs the directory for the rename.
+func SyncProducerSnapshot(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("storage: sync producer snapshot: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("storage: sync producer snapshot: %w", err)
+	}
 	return nil
 }
 
@@ -952,6 +986,10 @@ func ReadProducerSnapshot(path string) ([]ProducerStateEntry, error) {
 // WriteProducerSnapshot writes a snapshot file durably: a temporary file,
 // fsync, rename over path, fsync of the directory.
 func WriteProducerSnapshot(path string, entries []ProducerStateEntry) error {
+	return writeProducerSnapshot(path, entries, true)
+}
+
+func writeProducerSnapshot(path string, entries []ProducerStateEntry, sync bool) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -961,15 +999,20 @@ func WriteProducerSnapshot(path string, entries []ProducerStateEntry) error {
 		f.Close()
 		return fmt.Errorf("storage: write producer snapshot: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("storage: sync producer snapshot: %w", err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("storage: sync producer snapshot: %w", err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("storage: close producer snapshot: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("storage: rename producer snapshot: %w", err)
+	}
+	if !sync {
+		return nil
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		_ = d.Sync()
