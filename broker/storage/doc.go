@@ -98,13 +98,17 @@
 //     of the sparse preallocated index faults for milliseconds, which hit
 //     the first append of every segment and every 512th entry. Lookups
 //     still read the mapping, which shares the page cache with pwrite.
+//
 //   - compressed client batches are decompressed for validation into a
 //     pooled buffer (record.ValidateBatch), not a fresh allocation of the
 //     decompressed size per batch.
+//
 //   - the post-roll fsync runs on the flusher goroutine, not under Log.mu.
+//
 //   - a roll does not fsync the directory under Log.mu: the flusher (or
 //     the next flushLocked, via dirDirty) does it before the recovery
 //     point passes the new segment.
+//
 //   - no allocation per appended batch (TestAppendPathAllocations).
 //
 //   - the producer snapshot taken at a roll is written without fsync
