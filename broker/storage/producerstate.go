@@ -24,7 +24,7 @@ package storage
 //               txns, _ := m.Append(data)   // also advances MapEndOffset
 //               for each txn with IsAborted: write a .txnindex entry
 //               (ProducerID, FirstOffset, LastOffset, LastStableOffset).
-//   - roll:     m.UpdateMapEndOffset(newBase); m.TakeSnapshot()
+//   - roll:     m.UpdateMapEndOffset(newBase); m.TakeSnapshotNoSync() (the flusher fsyncs it)
 //   - close:    m.TakeSnapshot() (map end = log end)
 //   - truncate: m.TruncateAndReload(logStart, newLogEnd, now) then replay
 //               from MapEndOffset as at load; truncate fully:
