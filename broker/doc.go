@@ -12,23 +12,26 @@
 //	AdminZkClient / KafkaZkClient (admin writes)    zkadmin.go (api.AdminZK over zkclient)
 //	ZkConfigManager + TopicConfigHandler +          configlistener.go
 //	  ZkNodeChangeNotificationListener
-//	(type adapters between the packages)            adapters.go
+//	(type adapters between the packages, the group  adapters.go, adapters_reassign.go
+//	  coordinator's __consumer_offsets store)
 //
 // Start-up order (zookeeper-layout.md §4.1): ZooKeeper session (the client
 // creates the chroot) → persistent paths → cluster id → log manager (locks
-// log.dirs, recovers logs) → meta.properties check and broker id (configured,
-// stored or generated from /brokers/seqid) → metadata cache, replica
-// manager, controller object, request handlers → socket server bound
-// (requests are held until the end) → /brokers/ids/<id> registered with the
-// bound ports ("checked ephemeral"; a live registration of the same id
-// elsewhere refuses the start) → meta.properties written → session listener
-// for re-registration → controller module started (election) → log manager
-// background tasks → /config/changes listener → request processing enabled.
+// log.dirs, recovers logs) → meta.properties check and broker id
+// (configured, stored or generated from /brokers/seqid) → metadata cache,
+// replica manager (replica fetchers over the inter-broker listener, ISR
+// writes to ZooKeeper), group coordinator, controller object, request
+// handlers → socket server bound (requests are held until the end) →
+// /brokers/ids/<id> registered with the bound ports ("checked ephemeral"; a
+// live registration of the same id elsewhere refuses the start) →
+// meta.properties written → session listener for re-registration →
+// controller module started (election) → log manager background tasks →
+// ISR maintenance → /config/changes listener → request processing enabled.
 //
 // Shutdown (Shutdown): controlled shutdown through the controller
 // (controller.md §13.1, up to controlled.shutdown.max.retries) → request
-// handlers and socket server → config listener, replica manager,
-// controller → log manager (clean shutdown marker) → ZooKeeper session
+// handlers and socket server → config listener, group coordinator,
+// replica manager, controller → log manager (clean shutdown marker) → ZooKeeper session
 // (its ephemerals vanish at once). Kill skips the controlled shutdown, closes
 // the ZooKeeper session first and leaves the logs without the clean
 // shutdown marker, as a crash would.
@@ -37,6 +40,10 @@
 // by the /config/changes children watch and by new sessions; stopped and
 // joined by Shutdown/Kill). Everything else is owned by the subpackages and
 // stopped through their Shutdown/Close in the order above.
+//
+// Each broker has its own go-metrics registry (Metrics) with Kafka's metric
+// names, never the process-wide default, so in-process clusters keep their
+// metrics apart.
 //
 // Invariants:
 //   - The broker epoch (czxid of /brokers/ids/<id>) is replaced on every

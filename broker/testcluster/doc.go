@@ -11,6 +11,9 @@
 //	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: []string{"a", "b", "c"}})
 //	adm := c.Admin()                     // kadm over kgo, closed at cleanup
 //	c.KillBroker(0); c.RestartBroker(0)  // same id, log dirs and port
+//	c.Intercept(0, 0, fn)                // answer Produce on broker 0 in place of it
+//	// Options.ZKProxy: c.PauseZK(i) / c.ResumeZK(i) cut a broker off
+//	// ZooKeeper, e.g. to expire its session
 //	c.WaitFor(10*time.Second, "leader", func() bool { ... })
 //
 // Checker (checker.go) is the delivery oracle: it reports records lost,
