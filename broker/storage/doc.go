@@ -53,7 +53,8 @@
 //
 //   - Log flusher: one goroutine per Log, started at load, stopped (and
 //     waited for) by Close, and by detach when the partition is deleted.
-//     After a roll it fsyncs the inactive segment(s) outside Log.mu and
+//     After a roll it fsyncs, outside Log.mu, the producer snapshot the
+//     roll wrote, the partition directory and the inactive segment(s), and
 //     then raises the recovery point, as Kafka's asynchronous post-roll
 //     flush does; appends and reads never wait for it.
 //
