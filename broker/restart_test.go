@@ -40,7 +40,8 @@ func configValue(t *testing.T, adm *kadm.Client, topic, key string) (string, kms
 // offsets — survive a restart of the whole cluster.
 
 func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks,
+		Overrides: map[string]string{"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}})
 	adm := c.Admin()
 	ctx := ctxT(t, 120*time.Second)
 	const topic = "durable"
@@ -90,6 +91,14 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Committed group offsets (in __consumer_offsets) must survive too.
+	commits := kadm.Offsets{}
+	before.Each(func(lo kadm.ListedOffset) {
+		commits.Add(kadm.Offset{Topic: topic, Partition: lo.Partition, At: lo.Offset / 2, LeaderEpoch: -1, Metadata: "half"})
+	})
+	if resp, err := adm.CommitOffsets(ctx, "durable-group", commits); err != nil || resp.Error() != nil {
+		t.Fatalf("commit offsets: %v / %v", err, resp.Error())
+	}
 
 	// Restart the whole cluster.
 	for i := 0; i < c.N(); i++ {
@@ -123,6 +132,17 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 		a, ok := after.Lookup(topic, lo.Partition)
 		if !ok || a.Offset != lo.Offset {
 			t.Errorf("partition %d end offset %d before, %+v after the restart", lo.Partition, lo.Offset, a)
+		}
+	})
+	var fetched kadm.OffsetResponses
+	c.WaitFor(30*time.Second, "the committed offsets after the restart", func() bool {
+		fetched, err = adm2.FetchOffsets(ctx, "durable-group")
+		return err == nil && fetched.Error() == nil
+	})
+	commits.Each(func(o kadm.Offset) {
+		got, ok := fetched.Lookup(topic, o.Partition)
+		if !ok || got.At != o.At || got.Metadata != "half" {
+			t.Errorf("partition %d committed %+v after the restart, want %d/half", o.Partition, got, o.At)
 		}
 	})
 	topics, err := adm2.ListTopics(ctx)
