@@ -93,6 +93,18 @@ type groupClient struct {
 	// describeAssignments: the client cannot report its assignment, read
 	// it from DescribeGroups by client id instead (kafka-go's Reader).
 	describeAssignments bool
+	// lateCommits: the client may commit records it fetched in one
+	// generation after the next generation began (kafka-go's Reader
+	// commits whatever the application hands back, with the current
+	// generation id, and does not commit before rejoining; Kafka's broker
+	// accepts such commits, as it does not check partition ownership).
+	// The new owner may then have fetched the committed offset before that
+	// commit landed and re-read records the late commit covers. For such
+	// clients a re-read is only reported (not a failure) when the record's
+	// first reader is the member whose commit covered it; acknowledged
+	// commits surviving a coordinator failover and the committed offsets
+	// after a clean stop are still checked for every client.
+	lateCommits bool
 }
 
 // groupEvent is one line a member printed, numbered in arrival order.
@@ -705,7 +717,7 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 		o int64
 	}
 	first := map[key]groupEvent{}
-	dups := 0
+	dups, lateRereads := 0, 0
 	for _, e := range recs {
 		k := key{e.p, e.o}
 		if _, ok := seqOf(r.prefix, e.value); !ok {
@@ -722,6 +734,10 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 			problems = append(problems, fmt.Sprintf("partition %d offset %d read as %q by %s and as %q by %s", e.p, e.o, f.value, f.member, e.value, e.member))
 		}
 		if c := committedBefore(e.p, e.seq); c.o > e.o {
+			if r.client.lateCommits && c.member == f.member {
+				lateRereads++
+				continue
+			}
 			problems = append(problems, fmt.Sprintf("partition %d offset %d re-read by %s (%s) although %s had committed offset %d (%s); first read by %s (%s)",
 				e.p, e.o, e.member, phase(marks, e.seq), c.member, c.o, phase(marks, c.seq), f.member, phase(marks, f.seq)))
 		}
@@ -740,7 +756,10 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 		t.Errorf("%s: %d reads of %d produced records, violations:\n  %s", r.client.name, len(recs), n, strings.Join(problems, "\n  "))
 		return
 	}
-	t.Logf("%s: %d produced records all read; %d re-reads, all in the uncommitted tail; %d commits reported", r.client.name, n, dups, len(commits))
+	if lateRereads > 0 {
+		t.Logf("%s: %d re-reads of records whose first reader committed them late, after a rebalance (client behaviour, see groupClient.lateCommits)", r.client.name, lateRereads)
+	}
+	t.Logf("%s: %d produced records all read; %d re-reads, all in the uncommitted tail or late-committed; %d commits reported", r.client.name, n, dups, len(commits))
 }
 
 // gaps describes, per partition, the offset ranges no member read between
@@ -954,9 +973,9 @@ func runCoordinatorFailoverScenario(t *testing.T, c *testcluster.Cluster, client
 	c.KillBroker(idx)
 	r.checkCommitsSurvived(acked, id, op)
 	r.checkEveryBrokerNamesCoordinator(id)
-	if !testcluster.Poll(60*time.Second, func() bool { return r.commitsAfter("f1", before) > 0 && r.commitsAfter("f2", before) > 0 }) {
+	if !testcluster.Poll(90*time.Second, func() bool { return r.commitsAfter("f1", before) > 0 && r.commitsAfter("f2", before) > 0 }) {
 		r.dumpStderr()
-		t.Fatalf("%s: members did not commit to a new coordinator within 60s of killing broker %d (commits since: f1 %d, f2 %d)",
+		t.Fatalf("%s: members did not commit to a new coordinator within 90s of killing broker %d (commits since: f1 %d, f2 %d)",
 			client.name, id, r.commitsAfter("f1", before), r.commitsAfter("f2", before))
 	}
 	nid, _ := r.coordinator()
@@ -1165,8 +1184,11 @@ func TestGroupsSarama(t *testing.T) {
 }
 
 // TestGroupsKafkaGo: kafka-go's Reader does not expose its assignment, so
-// the split is read from DescribeGroups (members keyed by client id).
+// the split is read from DescribeGroups (members keyed by client id); it
+// commits late across generations (groupClient.lateCommits).
 func TestGroupsKafkaGo(t *testing.T) {
-	runGroupSuite(t, groupSuite{client: goMemberClient("kafka-go", "kafka-go", true),
+	client := goMemberClient("kafka-go", "kafka-go", true)
+	client.lateCommits = true
+	runGroupSuite(t, groupSuite{client: client,
 		membershipAssignor: "range", failoverAssignor: "roundrobin"})
 }
