@@ -40,7 +40,9 @@
 // replica.lag.time.max.ms leaves and rejoins the ISR (state znode and
 // kafka-topics --describe); a leader paused past its session is fenced (its
 // acks=all produce is refused and the record never appears) and rejoins;
-// the controller paused past its session is fenced; two brokers down
+// the controller paused past its session is fenced; the leader killed
+// while a follower is out of the ISR (only the ISR member may lead, the
+// stale follower truncates and catches up); two brokers down
 // (ISR below min.insync.replicas: NOT_ENOUGH_REPLICAS, nothing
 // acknowledged); reassignment {1,2,3} -> {2,3,4} under load with
 // kafka-reassign-partitions --execute; preferred election (ElectLeaders)

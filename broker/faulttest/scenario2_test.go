@@ -465,3 +465,59 @@ func TestPausedControllerPastSessionIsFenced(t *testing.T) {
 	s.progress(150, 20*time.Second, "after the old controller rejoined")
 	s.finish()
 }
+
+// TestLeaderKilledWhileFollowerOutOfIsr: a follower F of partition 0 is
+// paused until it leaves the ISR, the producer moves on, then the leader
+// is killed -9 and F is continued. Only the remaining ISR member may become
+// leader (unclean.leader.election.enable=false): never F, which lacks
+// acknowledged records. F then truncates and catches up from the new
+// leader, the killed broker returns, and no acknowledged record is lost.
+func TestLeaderKilledWhileFollowerOutOfIsr(t *testing.T) {
+	s := newScenario(t, faulttest.Options{Brokers: 3, SessionTimeout: 10 * time.Second}, "stale-follower", faulttest.RoundRobin(3, 3, 3))
+	ctl, _ := s.c.Controller()
+	const p = 0
+	leader := s.leader(p)
+	f := nonLeaderFollower(s, p, ctl)
+	var g int32 = -1
+	for _, id := range []int32{1, 2, 3} {
+		if id != leader && id != f {
+			g = id
+		}
+	}
+	fi := s.c.Index(f)
+	s.c.Pause(fi)
+	resumed := false
+	defer func() {
+		if !resumed {
+			s.c.Resume(fi)
+		}
+	}()
+	s.c.WaitFor(8*time.Second, "the paused follower out of partition 0's ISR", func() bool {
+		st, ok := s.c.PartitionState(s.topic, p)
+		return ok && !slices.Contains(st.ISR, f) && st.Leader == leader
+	})
+	s.progress(200, 10*time.Second, "with the follower out of the ISR")
+	li := s.c.Index(leader)
+	s.c.Kill9(li)
+	s.c.Resume(fi)
+	resumed = true
+	s.c.WaitFor(30*time.Second, "the remaining ISR member leading partition 0", func() bool {
+		st, ok := s.c.PartitionState(s.topic, p)
+		if ok && st.Leader == f {
+			t.Fatalf("broker %d, out of the ISR, was elected leader of partition 0 (state %+v)", f, st)
+		}
+		return ok && st.Leader == g
+	})
+	s.c.WaitFor(30*time.Second, "the continued follower back in partition 0's ISR", func() bool {
+		st, ok := s.c.PartitionState(s.topic, p)
+		if ok && st.Leader == f {
+			t.Fatalf("broker %d became leader of partition 0 before rejoining the ISR", f)
+		}
+		return ok && st.Leader == g && slices.Contains(st.ISR, f)
+	})
+	s.progress(150, 30*time.Second, "after the follower rejoined")
+	s.c.Restart(li)
+	s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
+	s.progress(150, 20*time.Second, "after the restart")
+	s.finish()
+}
