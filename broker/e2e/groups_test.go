@@ -245,41 +245,73 @@ func (r *groupRun) start(name, instanceID string) *memberProc {
 	return m
 }
 
+// memberLine is one parsed line of the member protocol.
+type memberLine struct {
+	kind  string  // "ASSIGN", "REC", "COMMIT", or "" for anything else
+	parts []int32 // ASSIGN: the partitions, sorted
+	p     int32   // REC, COMMIT
+	o     int64   // REC, COMMIT
+	value string  // REC
+}
+
+// parseMemberLine decodes one line of the member protocol (see the top of
+// this file). Lines that do not start with a keyword are library chatter
+// (kind ""); a keyword line that is malformed is an error.
+func parseMemberLine(line string) (memberLine, error) {
+	f := strings.SplitN(line, " ", 4)
+	switch f[0] {
+	case "ASSIGN":
+		if len(f) != 2 {
+			return memberLine{}, fmt.Errorf("bad ASSIGN line %q", line)
+		}
+		l := memberLine{kind: "ASSIGN"}
+		if f[1] != "-" && f[1] != "" {
+			for _, s := range strings.Split(f[1], ",") {
+				p, err := strconv.ParseInt(s, 10, 32)
+				if err != nil || p < 0 {
+					return memberLine{}, fmt.Errorf("bad ASSIGN line %q", line)
+				}
+				l.parts = append(l.parts, int32(p))
+			}
+		}
+		sort.Slice(l.parts, func(i, j int) bool { return l.parts[i] < l.parts[j] })
+		return l, nil
+	case "REC", "COMMIT":
+		if (f[0] == "REC" && len(f) != 4) || (f[0] == "COMMIT" && len(f) != 3) {
+			return memberLine{}, fmt.Errorf("bad %s line %q", f[0], line)
+		}
+		p, err1 := strconv.ParseInt(f[1], 10, 32)
+		o, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || p < 0 || o < 0 {
+			return memberLine{}, fmt.Errorf("bad %s line %q", f[0], line)
+		}
+		l := memberLine{kind: f[0], p: int32(p), o: o}
+		if f[0] == "REC" {
+			l.value = f[3]
+		}
+		return l, nil
+	}
+	return memberLine{}, nil
+}
+
 // report records one stdout line of member name.
 func (r *groupRun) report(name, line string) {
-	f := strings.SplitN(line, " ", 4)
+	l, err := parseMemberLine(line)
+	if err != nil {
+		r.t.Errorf("member %s: %v", name, err)
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	switch {
-	case f[0] == "ASSIGN" && len(f) == 2:
-		var ps []int32
-		if f[1] != "-" && f[1] != "" {
-			for _, s := range strings.Split(f[1], ",") {
-				p, err := strconv.Atoi(s)
-				if err != nil {
-					r.t.Errorf("member %s: bad line %q", name, line)
-					return
-				}
-				ps = append(ps, int32(p))
-			}
-		}
-		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-		r.assign[name] = ps
-	case (f[0] == "REC" && len(f) == 4) || (f[0] == "COMMIT" && len(f) == 3):
-		p, err1 := strconv.Atoi(f[1])
-		o, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil {
-			r.t.Errorf("member %s: bad line %q", name, line)
-			return
-		}
-		ev := groupEvent{seq: r.seq, member: name, p: int32(p), o: o}
-		if f[0] == "REC" {
-			ev.value = f[3]
-			r.recs = append(r.recs, ev)
-		} else {
-			r.commits = append(r.commits, ev)
-		}
+	ev := groupEvent{seq: r.seq, member: name, p: l.p, o: l.o, value: l.value}
+	switch l.kind {
+	case "ASSIGN":
+		r.assign[name] = l.parts
+	case "REC":
+		r.recs = append(r.recs, ev)
+	case "COMMIT":
+		r.commits = append(r.commits, ev)
 	default:
 		// Library chatter on stdout is tolerated but shown.
 		r.t.Logf("member %s: %s", name, line)
@@ -1191,4 +1223,45 @@ func TestGroupsKafkaGo(t *testing.T) {
 	client.lateCommits = true
 	runGroupSuite(t, groupSuite{client: client,
 		membershipAssignor: "range", failoverAssignor: "roundrobin"})
+}
+
+// FuzzParseMemberLine: the member-protocol decoder never panics; a line it
+// accepts as ASSIGN has sorted non-negative partitions, REC and COMMIT
+// lines have non-negative partition and offset, and re-encoding an accepted
+// REC/COMMIT line parses to the same values.
+func FuzzParseMemberLine(f *testing.F) {
+	for _, s := range []string{"ASSIGN 0,1,2", "ASSIGN -", "ASSIGN ", "ASSIGN 5,x", "REC 3 42 kafkajs-members-17",
+		"REC 3 42 value with spaces", "COMMIT 0 100", "COMMIT -1 5", "REC 1 2", "%6|librdkafka chatter", "", "ASSIGN",
+		"COMMIT 1 99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		l, err := parseMemberLine(line)
+		if err != nil {
+			return
+		}
+		switch l.kind {
+		case "ASSIGN":
+			for i, p := range l.parts {
+				if p < 0 || (i > 0 && l.parts[i-1] > p) {
+					t.Fatalf("%q: partitions %v", line, l.parts)
+				}
+			}
+		case "REC", "COMMIT":
+			if l.p < 0 || l.o < 0 {
+				t.Fatalf("%q: partition %d offset %d", line, l.p, l.o)
+			}
+			again := fmt.Sprintf("%s %d %d", l.kind, l.p, l.o)
+			if l.kind == "REC" {
+				again += " " + l.value
+			}
+			l2, err := parseMemberLine(again)
+			if err != nil || l2.p != l.p || l2.o != l.o || l2.value != l.value {
+				t.Fatalf("%q re-encoded as %q parses to %+v, %v", line, again, l2, err)
+			}
+		case "":
+		default:
+			t.Fatalf("%q: kind %q", line, l.kind)
+		}
+	})
 }
