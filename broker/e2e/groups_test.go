@@ -21,8 +21,19 @@ package e2e_test
 // and a record (p, o) read a second time is in the uncommitted tail: no
 // member had reported a COMMIT of an offset > o for p before the second
 // read. Re-reading what was committed is a violation (offsets did not
-// resume); so is reading nothing of what was produced. Violations are
-// reported by partition and offset.
+// resume). Violations are reported by partition and offset, with the test
+// action each read or commit followed (mark/phase), and lost records are
+// looked up in the log without a group to tell broker loss from a client
+// skip. The coordinator failover additionally checks that every commit the
+// killed coordinator acknowledged is still committed on the new one, and
+// that every live broker names the new coordinator; every scenario ends
+// with committed offsets equal to the log end offsets after a clean stop.
+//
+// Goroutines: one stdout reader per member process (ends at the process's
+// EOF; kill, stopAll and the killAll cleanup wait for it), one producer
+// per scenario (stopped by its context, joined by stop, also a cleanup).
+// The Go members (groups_member_test.go) are this test binary re-executed;
+// their stdin watcher ends the member at EOF.
 
 import (
 	"bufio"
