@@ -16,11 +16,12 @@ package e2e_test
 // REC lines are flushed before the commit that covers them is sent. A member
 // closes cleanly (commit, LeaveGroup) when its stdin reaches EOF.
 //
-// Invariant checked at the end of every scenario (verifyGroupRun): every
+// Invariant checked at the end of every scenario (groupRun.verify): every
 // record the producer had acknowledged was read by some member (none lost),
 // and a record (p, o) read a second time is in the uncommitted tail: no
 // member had reported a COMMIT of an offset > o for p before the second
-// read. Re-reading what was committed is a violation (offsets did not
+// read (kafka-go: see groupClient.lateCommits). Re-reading what was
+// committed is a violation (offsets did not
 // resume). Violations are reported by partition and offset, with the test
 // action each read or commit followed (mark/phase), and lost records are
 // looked up in the log without a group to tell broker loss from a client
