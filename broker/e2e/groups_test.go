@@ -21,8 +21,7 @@ package e2e_test
 // and a record (p, o) read a second time is in the uncommitted tail: no
 // member had reported a COMMIT of an offset > o for p before the second
 // read (kafka-go: see groupClient.lateCommits). Re-reading what was
-// committed is a violation (offsets did not
-// resume). Violations are reported by partition and offset, with the test
+// committed is a violation (offsets did not resume). Violations are reported by partition and offset, with the test
 // action each read or commit followed (mark/phase), and lost records are
 // looked up in the log without a group to tell broker loss from a client
 // skip. The coordinator failover additionally checks that every commit the
