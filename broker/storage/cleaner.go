@@ -293,6 +293,27 @@ func cleanableRatio(s *cleanerLogSnapshot, firstDirty, uncleanable int64) (ratio
 	return float64(cleanable) / float64(clean+cleanable), cleanable
 }
 
+// cleanerCheckpointMu serialises every read-modify-write of a
+// cleaner-offset-checkpoint file and of Log.cleanerFloor: the cleaner's
+// and the truncations' (Log.lowerCleanerCheckpointLocked). It is a leaf
+// lock, taken under Log.mu by truncation and alone by the cleaner.
+var cleanerCheckpointMu sync.Mutex
+
+// readCleanerCheckpoint returns l's checkpointed clean offset and resets
+// l's truncation floor: from here on the file reflects every truncation
+// and a later one lowers the floor again for the pass's final write.
+func readCleanerCheckpoint(l *Log) (int64, bool, error) {
+	cleanerCheckpointMu.Lock()
+	defer cleanerCheckpointMu.Unlock()
+	l.cleanerFloor.Store(0)
+	cp, err := ReadOffsetCheckpoint(cleanerCheckpointPath(l))
+	if err != nil {
+		return 0, false, err
+	}
+	off, ok := cp[l.tp]
+	return off, ok, nil
+}
+
 func cleanerCheckpointPath(l *Log) string {
 	return filepath.Join(filepath.Dir(l.Dir()), cleanerOffsetCheckpointFile)
 }
@@ -312,22 +333,17 @@ func (c *Cleaner) CleanOnce() (bool, error) {
 		bestForced                 bool
 	)
 	logs := c.m.AllLogs()
-	checkpoints := map[string]map[TopicPartition]int64{}
-	for tp, l := range logs {
+	for _, l := range logs {
 		snap, ok := snapshotForCleaning(l)
 		if !ok || !snap.cfg.CleanupPolicyCompact || len(snap.segs) == 0 {
 			continue
 		}
-		path := cleanerCheckpointPath(l)
-		cp, ok := checkpoints[path]
-		if !ok {
-			var err error
-			if cp, err = ReadOffsetCheckpoint(path); err != nil {
-				return false, err
-			}
-			checkpoints[path] = cp
+		// Read per log (not once per directory) so that each log's
+		// truncation floor is reset together with the entry it guards.
+		off, have, err := readCleanerCheckpoint(l)
+		if err != nil {
+			return false, err
 		}
-		off, have := cp[tp]
 		dirty, uncleanable, forced := cleanableRange(&snap, off, have, now.UnixMilli())
 		ratio, cleanable := cleanableRatio(&snap, dirty, uncleanable)
 		if cleanable == 0 {
@@ -371,11 +387,10 @@ func (c *Cleaner) CleanLog(l *Log) (CleanStats, error) {
 	if !ok {
 		return CleanStats{}, ErrLogClosed
 	}
-	cp, err := ReadOffsetCheckpoint(cleanerCheckpointPath(l))
+	off, have, err := readCleanerCheckpoint(l)
 	if err != nil {
 		return CleanStats{}, err
 	}
-	off, have := cp[l.tp]
 	dirty, uncleanable, _ := cleanableRange(&snap, off, have, now.UnixMilli())
 	return c.cleanLogLocked(l, dirty, uncleanable, now)
 }

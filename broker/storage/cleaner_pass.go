@@ -561,6 +561,14 @@ func (c *Cleaner) cleanLogLocked(l *Log, firstDirty, uncleanable int64, now time
 // writeCleanerCheckpoint records endOffset for l and drops entries of
 // partitions that no longer have a directory here.
 func (c *Cleaner) writeCleanerCheckpoint(l *Log, end int64) error {
+	cleanerCheckpointMu.Lock()
+	defer cleanerCheckpointMu.Unlock()
+	// A truncation during the pass (after its swap, or of segments the
+	// pass did not touch) already lowered the file; do not raise it again
+	// past the truncation point.
+	if f := l.cleanerFloor.Load(); f != 0 && f-1 < end {
+		end = f - 1
+	}
 	path := cleanerCheckpointPath(l)
 	cp, err := ReadOffsetCheckpoint(path)
 	if err != nil {

@@ -674,3 +674,79 @@ func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
 		t.Fatalf("a transaction looks open at %d after cleaning: %+v", fuo, hdrs)
 	}
 }
+
+// A truncation below the cleaner's checkpoint lowers it (Kafka's
+// LogCleaner.maybeTruncateCheckpoint): the records appended again above
+// the truncation point are dirty and must be deduplicated by the next pass,
+// and a pass that was running during the truncation does not record an
+// end offset above it.
+func TestTruncationLowersCleanerCheckpoint(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	dir := t.TempDir()
+	l := clOpen(t, dir, clCompactConfig(), clock)
+	ts := clock.Now().UnixMilli()
+	clAppend(t, l, ts, "a", "a0", "b", "b0") // 0-1
+	clAppend(t, l, ts, "c", "c0")            // 2
+	clRoll(t, l)
+	clAppend(t, l, ts, "d", "d0") // 3, active
+	l.SetHighWatermark(l.LogEndOffset())
+	c := newTestCleaner(clock)
+	if st, err := c.CleanLog(l); err != nil || st.EndOffset != 3 {
+		t.Fatalf("first pass %+v %v", st, err)
+	}
+	cpPath := filepath.Join(dir, "cleaner-offset-checkpoint")
+	readCP := func() string {
+		b, err := os.ReadFile(cpPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := readCP(); got != "0\n1\nt 0 3\n" {
+		t.Fatalf("checkpoint %q", got)
+	}
+	// Truncate into the cleaned segment and write new duplicates.
+	if err := l.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCP(); got != "0\n1\nt 0 2\n" {
+		t.Fatalf("checkpoint after truncation to 2: %q", got)
+	}
+	clAppend(t, l, ts, "a", "a1") // 2
+	clAppend(t, l, ts, "a", "a2") // 3
+	clRoll(t, l)
+	clAppend(t, l, ts, "e", "e0") // 4, active
+	l.SetHighWatermark(l.LogEndOffset())
+	st, err := c.CleanLog(l)
+	if err != nil || st.FirstDirtyOffset != 2 || st.EndOffset != 4 {
+		t.Fatalf("second pass %+v %v", st, err)
+	}
+	recs, _ := clReadLog(t, l)
+	want := []clRec{{Off: 1, Key: "b", Value: "b0"}, {Off: 3, Key: "a", Value: "a2"}, {Off: 4, Key: "e", Value: "e0"}}
+	if !reflect.DeepEqual(recs, want) {
+		t.Fatalf("after truncation and cleaning:\n got %+v\nwant %+v", recs, want)
+	}
+	// A full truncation lowers it as well.
+	if err := l.TruncateFullyAndStartAt(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCP(); got != "0\n1\nt 0 1\n" {
+		t.Fatalf("checkpoint after TruncateFullyAndStartAt(1): %q", got)
+	}
+	// The race: a pass reads the checkpoint, a truncation happens before
+	// the pass records its end; the recorded end is clamped.
+	if _, _, err := readCleanerCheckpoint(l); err != nil {
+		t.Fatal(err)
+	}
+	clAppend(t, l, ts, "x", "x0")            // 1
+	clAppend(t, l, ts, "x", "x1", "y", "y0") // 2-3
+	if err := l.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.writeCleanerCheckpoint(l, 4); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCP(); got != "0\n1\nt 0 2\n" {
+		t.Fatalf("checkpoint after a pass raced with a truncation: %q", got)
+	}
+}

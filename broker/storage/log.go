@@ -61,6 +61,12 @@ type Log struct {
 	logStartOffset atomic.Int64
 	logEndOffset   atomic.Int64
 	highWatermark  atomic.Int64
+	// cleanerFloor is 1 + the lowest offset this log was truncated to
+	// since the cleaner last read its cleaner-offset-checkpoint entry (0:
+	// none). It is read and written only under cleanerCheckpointMu; a
+	// pass that was running during a truncation clamps the end offset it
+	// records to it (see lowerCleanerCheckpointLocked).
+	cleanerFloor atomic.Int64
 
 	// mu guards the following. Appends, rolls, truncation and retention
 	// take it exclusively; reads take it shared only while locating bytes.
@@ -988,7 +994,34 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.epochs.TruncateFromEnd(offset); err != nil {
 		return err
 	}
+	if err := l.lowerCleanerCheckpointLocked(offset); err != nil {
+		return err
+	}
 	return l.reloadProducerStateLocked(now)
+}
+
+// lowerCleanerCheckpointLocked lowers this partition's entry in the
+// directory's cleaner-offset-checkpoint to offset after a truncation below
+// it (Kafka's LogCleaner.maybeTruncateCheckpoint). Without it the records
+// appended again between offset and the old checkpoint would count as
+// already cleaned and keep every duplicate key for good. The caller holds
+// l.mu; cleanerCheckpointMu is a leaf below it.
+func (l *Log) lowerCleanerCheckpointLocked(offset int64) error {
+	cleanerCheckpointMu.Lock()
+	defer cleanerCheckpointMu.Unlock()
+	if f := l.cleanerFloor.Load(); f == 0 || offset+1 < f {
+		l.cleanerFloor.Store(offset + 1)
+	}
+	path := cleanerCheckpointPath(l)
+	cp, err := ReadOffsetCheckpoint(path)
+	if err != nil {
+		return err
+	}
+	if off, ok := cp[l.tp]; !ok || off <= offset {
+		return nil
+	}
+	cp[l.tp] = offset
+	return WriteOffsetCheckpoint(path, cp)
 }
 
 // reactivateLocked extends a trimmed segment's indexes back to the maximum
@@ -1031,6 +1064,9 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {
 		return err
 	}
 	if err := l.producers.TruncateFullyAndStartAt(offset); err != nil {
+		return err
+	}
+	if err := l.lowerCleanerCheckpointLocked(offset); err != nil {
 		return err
 	}
 	return syncDir(l.dir)

@@ -5,23 +5,48 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 
+	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// modelBatch is one batch as the model remembers it.
+// modelRec is one record as the model remembers it; a nil value is a
+// tombstone.
+type modelRec struct {
+	Off        int64
+	Key, Value string
+	Tombstone  bool
+}
+
+// modelBatch is one batch as the model remembers it. data holds the exact
+// bytes while the batch is as appended; a cleaner pass that rewrites it
+// (records dropped, delete horizon stamped) clears data, and from then on
+// reads are checked record by record. base and last never change: the
+// cleaner keeps a batch's base offset and last offset delta.
 type modelBatch struct {
 	base, last int64
 	data       []byte
+	recs       []modelRec
+	// horizon is the delete horizon stamped by the first pass that
+	// retained a tombstone of this batch (KIP-534); 0 means none.
+	horizon int64
 }
 
 // logModel is the simple in-memory model of a Log: batches in order, the
-// log start offset and the log end offset.
+// log start offset, the log end offset and how far a cleaner has compacted
+// it.
 type logModel struct {
 	batches  []modelBatch
 	logStart int64
 	leo      int64
+	// cleanedTo is the cleaner's checkpoint as the model expects it: the
+	// end of the last pass, lowered by truncation below it (Kafka's
+	// LogCleaner.maybeTruncateCheckpoint).
+	cleanedTo int64
 }
 
 func (m *logModel) batchFor(off int64) (modelBatch, bool) {
@@ -31,6 +56,19 @@ func (m *logModel) batchFor(off int64) (modelBatch, bool) {
 		}
 	}
 	return modelBatch{}, false
+}
+
+// recsFrom returns every record at or after from up to and including to.
+func (m *logModel) recsFrom(from, to int64) []modelRec {
+	var out []modelRec
+	for _, b := range m.batches {
+		for _, r := range b.recs {
+			if r.Off >= from && r.Off <= to {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 func (m *logModel) truncateTo(off int64) {
@@ -46,33 +84,165 @@ func (m *logModel) truncateTo(off int64) {
 	if m.logStart > off {
 		m.logStart = off
 	}
+	m.cleanedTo = min(m.cleanedTo, off)
+}
+
+// firstDirty is where the model expects the next cleaner pass to start.
+func (m *logModel) firstDirty() int64 {
+	if m.cleanedTo >= m.logStart && m.cleanedTo <= m.leo {
+		return m.cleanedTo
+	}
+	return m.logStart
+}
+
+// compact applies one cleaner pass over [firstDirty, end) at nowMs: the
+// offset map holds the latest offset of every key in the dirty section;
+// every batch below end keeps the records at or above their key's latest
+// offset (records of keys not in the map stay), and a tombstone goes once
+// its batch's delete horizon has passed; the first pass that retains a
+// tombstone stamps the horizon; emptied batches disappear.
+func (m *logModel) compact(firstDirty, end, nowMs, deleteRetentionMs int64) {
+	latest := map[string]int64{}
+	for _, b := range m.batches {
+		for _, r := range b.recs {
+			if r.Off >= firstDirty && r.Off < end {
+				latest[r.Key] = r.Off
+			}
+		}
+	}
+	kept := m.batches[:0]
+	for _, b := range m.batches {
+		if b.last >= end {
+			kept = append(kept, b)
+			continue
+		}
+		passed := b.horizon != 0 && nowMs >= b.horizon
+		var recs []modelRec
+		needHorizon := false
+		for _, r := range b.recs {
+			lo, ok := latest[r.Key]
+			if ok && r.Off < lo {
+				continue
+			}
+			if r.Tombstone && passed {
+				continue
+			}
+			if r.Tombstone && b.horizon == 0 {
+				needHorizon = true
+			}
+			recs = append(recs, r)
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		if len(recs) != len(b.recs) || needHorizon {
+			b.data = nil
+		}
+		if needHorizon {
+			b.horizon = nowMs + deleteRetentionMs
+		}
+		b.recs = recs
+		kept = append(kept, b)
+	}
+	m.batches = kept
+	m.cleanedTo = end
+}
+
+// modelKeys is small so that compaction finds duplicates.
+var modelKeys = []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+
+// makeModelBatch builds a producer batch of n keyed records (about one in
+// eight a tombstone) and returns it with the records the model keeps.
+func makeModelBatch(rng *rand.Rand, n, valueSize int, ts int64, tag string) ([]byte, []modelRec) {
+	opts := record.DefaultBuildOptions()
+	opts.BaseTimestamp = ts
+	recs := make([]record.Record, n)
+	mrecs := make([]modelRec, n)
+	for i := range recs {
+		k := modelKeys[rng.IntN(len(modelKeys))]
+		recs[i] = record.Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Key: []byte(k)}
+		mrecs[i] = modelRec{Off: int64(i), Key: k}
+		if rng.IntN(8) == 0 {
+			mrecs[i].Tombstone = true
+			continue
+		}
+		v := make([]byte, valueSize)
+		copy(v, fmt.Sprintf("%s-%d", tag, i))
+		recs[i].Value = v
+		mrecs[i].Value = string(v)
+	}
+	return record.Build(opts, recs), mrecs
+}
+
+// decodeRead returns the records of every whole batch in data (a read
+// result may end in a partial batch) and the last offset covered.
+func decodeRead(t *testing.T, data []byte) ([]modelRec, int64) {
+	t.Helper()
+	var out []modelRec
+	last := int64(-1)
+	for len(data) > 0 {
+		batch, h, err := nextBatch(data)
+		if err != nil {
+			break
+		}
+		if err := record.CheckCRC(batch); err != nil {
+			t.Fatalf("batch at %d: %v", h.BaseOffset, err)
+		}
+		hdr, err := record.ParseBatchHeader(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = record.ForEachRecord(batch, func(r *record.Record) error {
+			out = append(out, modelRec{Off: r.Offset(hdr), Key: string(r.Key), Value: string(r.Value), Tombstone: r.Value == nil})
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("batch at %d: %v", h.BaseOffset, err)
+		}
+		last = h.LastOffset()
+		data = data[len(batch):]
+	}
+	return out, last
 }
 
 // TestLogAgainstModel runs random interleavings of append, read, roll,
-// truncate, retention and reopen against the model. Every read must return
-// exactly the model's batch holding the offset, byte for byte.
+// truncate, retention, compaction and reopen against the model. A read
+// must return exactly the model's batch holding the offset, byte for byte
+// while the batch is as appended, and exactly the model's records once a
+// cleaner pass has rewritten it.
 func TestLogAgainstModel(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runModel(t, seed, 250) })
+	for seed := uint64(1); seed <= 8; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runModel(t, seed, 300) })
 	}
 }
 
 func runModel(t *testing.T, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, 42))
-	dir := t.TempDir()
+	// The log lives in <tmp>/t-0 so that the cleaner's
+	// cleaner-offset-checkpoint lands in the test's own directory.
+	dir := filepath.Join(t.TempDir(), "t-0")
 	clock := newFakeClock()
 	cfg := testConfig()
 	cfg.SegmentBytes = int64(1500 + rng.IntN(3000))
+	// compact,delete: the cleaner runs, and DeleteRecords and retention
+	// still apply.
+	cfg.CleanupPolicyCompact, cfg.CleanupPolicyDelete = true, true
+	cfg.DeleteRetentionMs = 300
+	ccfg := DefaultCleanerConfig()
+	ccfg.DedupeBufferSize = 1 << 20
+	ccfg.Clock = clock.Now
+	cleaner := NewCleaner(nil, ccfg)
 	l := openTestLog(t, dir, cfg, clock)
 	defer func() { l.Close() }()
 	m := &logModel{}
 	epoch := int32(0)
+	compactions := 0
 	for step := 0; step < steps; step++ {
 		op := rng.IntN(100)
 		switch {
-		case op < 45: // append
+		case op < 42: // append
 			n := 1 + rng.IntN(5)
-			b := makeBatch(n, rng.IntN(200), clock.Now().UnixMilli(), fmt.Sprint(step))
+			b, recs := makeModelBatch(rng, n, rng.IntN(200), clock.Now().UnixMilli(), fmt.Sprint(step))
 			if rng.IntN(10) == 0 {
 				epoch++
 			}
@@ -83,10 +253,13 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			if info.FirstOffset != m.leo || info.LastOffset != m.leo+int64(n)-1 {
 				t.Fatalf("step %d: append info %+v, model leo %d", step, info, m.leo)
 			}
-			m.batches = append(m.batches, modelBatch{info.FirstOffset, info.LastOffset, b})
+			for i := range recs {
+				recs[i].Off += info.FirstOffset
+			}
+			m.batches = append(m.batches, modelBatch{base: info.FirstOffset, last: info.LastOffset, data: b, recs: recs})
 			m.leo = info.LastOffset + 1
 			clock.Advance(7)
-		case op < 70: // read
+		case op < 65: // read
 			if m.leo == m.logStart {
 				continue
 			}
@@ -101,13 +274,37 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			}
 			want, ok := m.batchFor(off)
 			if !ok {
-				t.Fatalf("model has no batch for %d", off)
+				// The cleaner removed every batch from off to the end of
+				// the inactive segments (tombstones past their horizon)
+				// and the active segment is empty: nothing to return.
+				if recs, _ := decodeRead(t, got); len(recs) != 0 {
+					t.Fatalf("step %d: read at %d returned %+v, the model has nothing there", step, off, recs)
+				}
+				continue
 			}
-			if len(got) < len(want.data) || !bytes.Equal(got[:len(want.data)], want.data) {
-				t.Fatalf("step %d: read at %d returned %d bytes not starting with batch %d-%d", step, off, len(got), want.base, want.last)
+			if want.data != nil {
+				if len(got) < len(want.data) || !bytes.Equal(got[:len(want.data)], want.data) {
+					t.Fatalf("step %d: read at %d returned %d bytes not starting with batch %d-%d", step, off, len(got), want.base, want.last)
+				}
+				if fd.FirstOffset != want.base {
+					t.Fatalf("step %d: FirstOffset %d want %d", step, fd.FirstOffset, want.base)
+				}
 			}
-			if fd.FirstOffset != want.base {
-				t.Fatalf("step %d: FirstOffset %d want %d", step, fd.FirstOffset, want.base)
+			// Record by record: everything from off to the end of the
+			// last whole batch returned is the model's.
+			gotRecs, last := decodeRead(t, got)
+			if last < want.last {
+				t.Fatalf("step %d: read at %d covers up to %d, model batch ends at %d", step, off, last, want.last)
+			}
+			from := max(off, m.logStart)
+			var gotFrom []modelRec
+			for _, r := range gotRecs {
+				if r.Off >= from {
+					gotFrom = append(gotFrom, r)
+				}
+			}
+			if wantRecs := m.recsFrom(from, last); !reflect.DeepEqual(gotFrom, wantRecs) {
+				t.Fatalf("step %d: read at %d:\n got %+v\nwant %+v", step, off, gotFrom, wantRecs)
 			}
 			// Upper bound: nothing at or past maxOffset.
 			if want.last+1 < m.leo {
@@ -115,11 +312,18 @@ func runModel(t *testing.T, seed uint64, steps int) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if fd.Records.Len() != len(want.data) {
-					t.Fatalf("step %d: bounded read returned %d bytes, want %d", step, fd.Records.Len(), len(want.data))
+				b, err := fd.Records.ReadAll()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, last := decodeRead(t, b); last != want.last {
+					t.Fatalf("step %d: read bounded by %d ends at %d", step, want.last+1, last)
+				}
+				if want.data != nil && len(b) != len(want.data) {
+					t.Fatalf("step %d: bounded read returned %d bytes, want %d", step, len(b), len(want.data))
 				}
 			}
-		case op < 75: // out of range reads
+		case op < 70: // out of range reads
 			if _, err := l.Read(m.leo+1, 100, m.leo+1, true); !errors.Is(err, kerr.OffsetOutOfRange) {
 				t.Fatalf("step %d: read past end: %v", step, err)
 			}
@@ -128,11 +332,11 @@ func runModel(t *testing.T, seed uint64, steps int) {
 					t.Fatalf("step %d: read below start: %v", step, err)
 				}
 			}
-		case op < 79:
+		case op < 74:
 			if err := l.Roll(); err != nil {
 				t.Fatalf("step %d roll: %v", step, err)
 			}
-		case op < 85: // truncate (replication), usually at a batch boundary
+		case op < 79: // truncate (replication), usually at a batch boundary
 			if len(m.batches) == 0 {
 				continue
 			}
@@ -145,7 +349,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 				t.Fatalf("step %d truncate %d: %v", step, off, err)
 			}
 			m.truncateTo(off)
-		case op < 92: // DeleteRecords + retention
+		case op < 85: // DeleteRecords + retention
 			l.SetHighWatermark(m.leo)
 			if m.leo == m.logStart {
 				continue
@@ -170,14 +374,55 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			if bs := l.SegmentBaseOffsets(); bs[0] > m.logStart {
 				t.Fatalf("step %d: first segment %d above log start %d", step, bs[0], m.logStart)
 			}
+		case op < 95: // compaction: one cleaner pass, time moving on
+			clock.Advance(time.Duration(rng.IntN(400)) * time.Millisecond)
+			l.SetHighWatermark(m.leo)
+			bases := l.SegmentBaseOffsets()
+			active := bases[len(bases)-1]
+			firstDirty := m.firstDirty()
+			st, err := cleaner.CleanLog(l)
+			if err != nil {
+				t.Fatalf("step %d clean: %v", step, err)
+			}
+			if st.Aborted {
+				t.Fatalf("step %d: pass aborted with no concurrent change: %+v", step, st)
+			}
+			if st.FirstDirtyOffset != firstDirty {
+				t.Fatalf("step %d: pass started at %d, model's first dirty offset is %d", step, st.FirstDirtyOffset, firstDirty)
+			}
+			// With the high watermark at the end, no lag and a large offset
+			// map, a pass cleans everything up to the active segment.
+			if wantEnd := max(firstDirty, active); st.EndOffset != wantEnd {
+				t.Fatalf("step %d: pass ended at %d, want %d (active segment %d)", step, st.EndOffset, wantEnd, active)
+			}
+			if st.EndOffset > firstDirty {
+				m.compact(firstDirty, st.EndOffset, clock.Now().UnixMilli(), cfg.DeleteRetentionMs)
+				compactions++
+			}
+			if err := l.deletePending(clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if bs := l.SegmentBaseOffsets(); bs[len(bs)-1] != active {
+				t.Fatalf("step %d: active segment moved from %d to %d", step, active, bs[len(bs)-1])
+			}
 		default: // reopen (treated as unclean: full recovery)
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
 			l = openTestLog(t, dir, cfg, clock)
-			if l.LogEndOffset() != m.leo {
-				t.Fatalf("step %d: LEO after reopen %d want %d", step, l.LogEndOffset(), m.leo)
+			// Recovery finds the log end after the last batch. It is the
+			// model's LEO unless a truncation made a compacted segment
+			// active again and the cleaner had removed the batches at its
+			// end; then, as in Kafka, the log ends after the last batch
+			// left (nothing readable is lost: those offsets were empty).
+			tail := int64(0)
+			if n := len(m.batches); n > 0 {
+				tail = m.batches[n-1].last + 1
 			}
+			if leo := l.LogEndOffset(); leo != m.leo && (tail == m.leo || leo < tail || leo > m.leo) {
+				t.Fatalf("step %d: LEO after reopen %d want %d (last batch ends at %d)", step, leo, m.leo, tail)
+			}
+			m.leo = l.LogEndOffset()
 			if ls := l.LogStartOffset(); ls > m.logStart {
 				t.Fatalf("step %d: log start after reopen %d above %d", step, ls, m.logStart)
 			} else {
@@ -190,5 +435,8 @@ func runModel(t *testing.T, seed uint64, steps int) {
 		if l.LogStartOffset() != m.logStart {
 			t.Fatalf("step %d: log start %d want %d", step, l.LogStartOffset(), m.logStart)
 		}
+	}
+	if compactions == 0 {
+		t.Fatalf("seed %d: no cleaner pass compacted anything", seed)
 	}
 }
