@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/broker/testcluster"
 )
@@ -82,6 +83,23 @@ func TestClients(t *testing.T) {
 		// kafkajs consumes only through a consumer group.
 		out = run(t, 120*time.Second, nil, node, filepath.Join(dir, "kafkajs_client.js"), "consume", c.Bootstrap()[0], topic, fmt.Sprint(records), "kafkajs-clients")
 		verifyExactlyOnce(t, prefix, records, parseLines(t, out))
+	})
+
+	t.Run("franz-go", func(t *testing.T) {
+		topic, prefix := "clients-franz-go", "franz-go"
+		createTopic(t, c, topic)
+		// Idempotent with acks=all: franz-go's defaults.
+		cl := c.Client(kgo.DefaultProduceTopic(topic))
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		var recs []*kgo.Record
+		for i := 0; i < records; i++ {
+			recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf("%s-%d", prefix, i))})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("franz-go produce: %v", err)
+		}
+		verifyExactlyOnce(t, prefix, records, consumeWithKgo(t, c, topic, records))
 	})
 
 	t.Run("sarama", func(t *testing.T) {
