@@ -22,8 +22,16 @@
 //
 // Differences from Kafka: a file with an unknown suffix, a missing file or
 // an undecodable record makes the exit status 1 (Kafka ignores the first
-// and dies with a stack trace on the others); legacy (magic 0/1) segments
-// are reported as invalid bytes, since Klassik only writes magic 2.
+// and dies with a stack trace on the others); a non-empty .log with no
+// valid batch at its start, and an .index or .timeindex whose size is not
+// a multiple of its entry size, are refused as "not a log segment" / "not
+// an offset index" with exit status 1 instead of being printed as garbage;
+// legacy (magic 0/1) segments are reported as invalid bytes, since Klassik
+// only writes magic 2.
+//
+// Tests: golden outputs of a hand-built fixture (dump_test.go), and
+// bin/kafka-dump-log.sh itself run on segments written by the storage
+// engine and on non-segment files (script_test.go).
 //
 // Goroutines: none. Invariants: never panics on any file content (fuzzed by
 // FuzzDumpFiles); stdout carries only what Kafka prints to stdout, the

@@ -210,7 +210,19 @@ func (d *dumper) dumpLog(path, abs string) error {
 	if recErr != nil {
 		return recErr
 	}
-	_ = err // a malformed or truncated tail ends the iteration, as in Kafka
+	// A malformed or truncated tail ends the iteration, as in Kafka. A
+	// file with no valid batch at all is not a segment (a log4j server.log
+	// renamed, a checkpoint, random bytes): refuse it rather than print a
+	// single "invalid bytes" line and succeed.
+	if validBytes == 0 && len(data) > 0 && d.opts.maxBytes == math.MaxInt32 {
+		reason := "no complete record batch"
+		if _, herr := record.ParseBatchHeader(data); herr != nil {
+			reason = herr.Error()
+		} else if err != nil {
+			reason = err.Error()
+		}
+		return fmt.Errorf("%s is not a log segment: its %d bytes do not start with a valid record batch (%s)", path, len(data), reason)
+	}
 	if trailing := len(data) - validBytes; trailing > 0 && d.opts.maxBytes == math.MaxInt32 {
 		fmt.Fprintf(d.out, "Found %d invalid bytes at the end of %s\n", trailing, filepath.Base(path))
 	}
@@ -497,6 +509,9 @@ func (d *dumper) dumpIndex(path, abs string) error {
 	if err != nil {
 		return err
 	}
+	if !d.opts.indexSanityOnly && length%8 != 0 {
+		return fmt.Errorf("%s is not an offset index: %d bytes is not a multiple of the 8-byte entry size", path, length)
+	}
 	if len(entries) == 0 {
 		fmt.Fprintf(d.out, "%s is empty.\n", path)
 		return nil
@@ -552,6 +567,9 @@ func (d *dumper) dumpTimeIndex(path, abs string) error {
 	entries, length, err := readTimeIndex(path, base)
 	if err != nil {
 		return err
+	}
+	if !d.opts.indexSanityOnly && length%12 != 0 {
+		return fmt.Errorf("%s is not a time index: %d bytes is not a multiple of the 12-byte entry size", path, length)
 	}
 	if d.opts.indexSanityOnly {
 		if len(entries) > 0 {
