@@ -1,0 +1,404 @@
+package e2e_test
+
+// The operator's harness: brokers started as child processes by the real
+// bin/kafka-server-start.sh, tools run through the real bin/*.sh scripts,
+// all against a chroot of the shared ZooKeeper server. Nothing here links the
+// broker into the test binary, so what is tested is the distribution as an
+// operator runs it.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zkserver"
+)
+
+// opsSessionTimeout is zookeeper.session.timeout.ms of the process brokers.
+const opsSessionTimeout = 6 * time.Second
+
+// opsBroker is one broker process. done is closed by the waiter goroutine
+// once cmd.Wait returned; exitCode and exitedAt are valid after that.
+type opsBroker struct {
+	id      int32
+	port    int
+	logDir  string
+	outPath string
+
+	cmd      *exec.Cmd
+	done     chan struct{}
+	exitCode int
+	exitedAt time.Time
+}
+
+// running reports whether the process has not exited yet.
+func (b *opsBroker) running() bool {
+	if b.cmd == nil {
+		return false
+	}
+	select {
+	case <-b.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// opsCluster owns the broker processes and one waiter goroutine per process
+// (ended by the process exit, which the cleanup forces with SIGKILL by pid).
+type opsCluster struct {
+	t       *testing.T
+	repo    string
+	build   string
+	root    string
+	props   string
+	zk      string
+	zc      *zkclient.Client
+	brokers map[int32]*opsBroker
+	ids     []int32
+}
+
+// repoRoot is the top of the repository, found from this file's path.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if _, err := os.Stat(filepath.Join(dir, "bin", "kafka-server-start.sh")); err != nil {
+		t.Fatalf("bin/kafka-server-start.sh not found under %s: %v", dir, err)
+	}
+	return dir
+}
+
+// buildTools builds the Go tools once through kafka-run-class.sh with
+// KLASSIK_BUILD_ONLY, so later starts do not race each other to build.
+func buildTools(t *testing.T, repo, build string, tools ...string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(tools))
+	outs := make([][]byte, len(tools))
+	for i, tool := range tools {
+		wg.Add(1)
+		go func() { // one build per tool; joined below
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, filepath.Join(repo, "bin", "kafka-run-class.sh"), tool)
+			cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+build, "KLASSIK_BUILD_ONLY=1")
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("building %s with kafka-run-class.sh: %v\n%s", tools[i], err, outs[i])
+		}
+	}
+}
+
+// newOpsCluster prepares (does not start) brokers ids in a fresh chroot.
+func newOpsCluster(t *testing.T, ids ...int32) *opsCluster {
+	t.Helper()
+	repo := repoRoot(t)
+	c := &opsCluster{t: t, repo: repo, build: t.TempDir(), root: t.TempDir(), brokers: map[int32]*opsBroker{}, ids: ids}
+	c.zk = zkserver.ConnectString(t)
+	buildTools(t, repo, c.build, "kafka-server", "kafka-topics", "kafka-leader-election")
+	// The shared properties file, as an operator would keep it; per-broker
+	// values come as --override on the command line.
+	c.props = filepath.Join(c.root, "server.properties")
+	props := strings.Join([]string{
+		"# operator test cluster",
+		"zookeeper.connect=" + c.zk,
+		"zookeeper.session.timeout.ms=" + strconv.Itoa(int(opsSessionTimeout/time.Millisecond)),
+		"controlled.shutdown.enable=true",
+		"controlled.shutdown.retry.backoff.ms=200",
+		"log.segment.delete.delay.ms=500",
+		"offsets.topic.replication.factor=3",
+		"offsets.topic.num.partitions=3",
+		"group.initial.rebalance.delay.ms=0",
+		"num.partitions=1",
+		"",
+	}, "\n")
+	if err := os.WriteFile(c.props, []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		port, err := zkserver.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.brokers[id] = &opsBroker{
+			id:      id,
+			port:    port,
+			logDir:  filepath.Join(c.root, fmt.Sprintf("kafka-logs-%d", id)),
+			outPath: filepath.Join(c.root, fmt.Sprintf("server-%d.out", id)),
+		}
+	}
+	t.Cleanup(c.close)
+	return c
+}
+
+// close kills what is still running (by pid: our own children only) and
+// closes the test's ZooKeeper session.
+func (c *opsCluster) close() {
+	for _, b := range c.brokers {
+		if b.running() {
+			_ = b.cmd.Process.Kill()
+			<-b.done
+		}
+	}
+	if c.zc != nil {
+		c.zc.Close()
+	}
+	if c.t.Failed() {
+		for _, id := range c.ids {
+			out, _ := os.ReadFile(c.brokers[id].outPath)
+			c.t.Logf("output of broker %d (tail):\n%s", id, tail(string(out)))
+		}
+	}
+}
+
+// ZK is the test's own ZooKeeper session on the cluster's chroot.
+func (c *opsCluster) ZK() *zkclient.Client {
+	if c.zc == nil {
+		zc, err := zkclient.Connect(c.zk, 10*time.Second)
+		if err != nil {
+			c.t.Fatalf("connecting to ZooKeeper %s: %v", c.zk, err)
+		}
+		c.zc = zc
+	}
+	return c.zc
+}
+
+// start runs bin/kafka-server-start.sh for broker id in the foreground (the
+// script execs the broker, so the child's pid is the broker's).
+func (c *opsCluster) start(id int32) {
+	c.t.Helper()
+	b := c.brokers[id]
+	if b.running() {
+		c.t.Fatalf("broker %d is already running", id)
+	}
+	out, err := os.OpenFile(b.outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer out.Close() // the child holds its own descriptor
+	cmd := exec.Command(filepath.Join(c.repo, "bin", "kafka-server-start.sh"), c.props,
+		"--override", "broker.id="+strconv.Itoa(int(id)),
+		"--override", "listeners=PLAINTEXT://127.0.0.1:"+strconv.Itoa(b.port),
+		"--override", "log.dirs="+b.logDir)
+	cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+c.build)
+	cmd.Stdout, cmd.Stderr = out, out
+	// The broker dies with the test binary if the tests crash.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("starting broker %d: %v", id, err)
+	}
+	b.cmd, b.done = cmd, make(chan struct{})
+	go func() { // waiter: owns cmd.Wait, ends with the process
+		err := cmd.Wait()
+		b.exitedAt = time.Now()
+		b.exitCode = 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			b.exitCode = ee.ExitCode()
+		} else if err != nil {
+			b.exitCode = -1
+		}
+		close(b.done)
+	}()
+}
+
+// startAll starts every broker and waits until all are registered and a
+// controller is elected.
+func (c *opsCluster) startAll() {
+	c.t.Helper()
+	for _, id := range c.ids {
+		c.start(id)
+	}
+	c.waitRegistered(c.ids...)
+}
+
+// waitRegistered waits until /brokers/ids lists ids and /controller exists.
+func (c *opsCluster) waitRegistered(ids ...int32) {
+	c.t.Helper()
+	c.waitFor(90*time.Second, fmt.Sprintf("brokers %v registered and a controller elected", ids), func() bool {
+		for _, id := range ids {
+			if !c.brokers[id].running() {
+				c.t.Fatalf("broker %d exited with code %d during start-up", id, c.brokers[id].exitCode)
+			}
+		}
+		live, err := c.ZK().GetBrokerIDs()
+		if err != nil {
+			return false
+		}
+		for _, id := range ids {
+			if !slices.Contains(live, id) {
+				return false
+			}
+		}
+		_, ok, err := c.ZK().GetController()
+		return err == nil && ok
+	})
+}
+
+// signal sends sig to broker id's process.
+func (c *opsCluster) signal(id int32, sig syscall.Signal) {
+	c.t.Helper()
+	b := c.brokers[id]
+	if !b.running() {
+		c.t.Fatalf("broker %d is not running", id)
+	}
+	if err := b.cmd.Process.Signal(sig); err != nil {
+		c.t.Fatalf("signalling broker %d: %v", id, err)
+	}
+}
+
+// waitExit waits for broker id's process to exit and returns its exit code.
+func (c *opsCluster) waitExit(id int32, timeout time.Duration) int {
+	c.t.Helper()
+	b := c.brokers[id]
+	select {
+	case <-b.done:
+		return b.exitCode
+	case <-time.After(timeout):
+		c.t.Fatalf("broker %d still running %v after the signal", id, timeout)
+		return -1
+	}
+}
+
+// addrs lists the listeners of the running brokers.
+func (c *opsCluster) addrs() []string {
+	var out []string
+	for _, id := range c.ids {
+		if b := c.brokers[id]; b.running() {
+			out = append(out, "127.0.0.1:"+strconv.Itoa(b.port))
+		}
+	}
+	return out
+}
+
+// bootstrap is the --bootstrap-server value.
+func (c *opsCluster) bootstrap() string { return strings.Join(c.addrs(), ",") }
+
+// client is a franz-go client on the running brokers, closed at test end.
+func (c *opsCluster) client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.addrs()...)}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+func (c *opsCluster) waitFor(timeout time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// state reads the state znode of topic/partition.
+func (c *opsCluster) state(topic string, p int32) (zkpaths.LeaderAndIsr, bool) {
+	c.t.Helper()
+	s, ok, err := c.ZK().GetPartitionState(zkpaths.TopicPartition{Topic: topic, Partition: p})
+	if err != nil {
+		c.t.Fatalf("reading the state of %s-%d: %v", topic, p, err)
+	}
+	return s, ok
+}
+
+// allStates reads the state of every partition of every topic.
+func (c *opsCluster) allStates() map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr {
+	c.t.Helper()
+	topics, err := c.ZK().GetAllTopics()
+	if err != nil {
+		c.t.Fatalf("listing topics: %v", err)
+	}
+	out := map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{}
+	for _, topic := range topics {
+		parts, err := c.ZK().Children("/brokers/topics/" + topic + "/partitions")
+		if err != nil {
+			continue // being created or deleted
+		}
+		for _, p := range parts {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				c.t.Fatalf("partition znode %q of %s", p, topic)
+			}
+			if s, ok := c.state(topic, int32(n)); ok {
+				out[zkpaths.TopicPartition{Topic: topic, Partition: int32(n)}] = s
+			}
+		}
+	}
+	return out
+}
+
+// tool runs bin/<script> with args and returns its combined output and exit
+// code, bounded by a deadline.
+func (c *opsCluster) tool(script string, args ...string) (string, int) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(c.repo, "bin", script), args...)
+	cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+c.build)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		c.t.Fatalf("%s %s timed out:\n%s", script, strings.Join(args, " "), out.String())
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	case err != nil:
+		c.t.Fatalf("%s: %v", script, err)
+	}
+	return out.String(), 0
+}
+
+// mustTool is tool failing the test on a non-zero exit.
+func (c *opsCluster) mustTool(script string, args ...string) string {
+	c.t.Helper()
+	out, code := c.tool(script, args...)
+	if code != 0 {
+		c.t.Fatalf("%s %s exited %d:\n%s", script, strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// partitionDirs lists the folders of topic's partitions (and their
+// "-delete" renames) in every broker's log dir.
+func (c *opsCluster) partitionDirs(topic string) []string {
+	var out []string
+	for _, id := range c.ids {
+		entries, _ := os.ReadDir(c.brokers[id].logDir)
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), topic+"-") {
+				out = append(out, fmt.Sprintf("broker %d: %s", id, e.Name()))
+			}
+		}
+	}
+	return out
+}
