@@ -1,0 +1,187 @@
+package storage
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pollUntil polls cond every 10ms until it holds or the wall-clock
+// deadline passes.
+func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func deletedFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if strings.HasSuffix(e.Name(), deletedFileSuffix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Retention driven by the LogManager's own schedule, not by direct calls:
+// "delete whole segments by retention.ms and retention.bytes ... on a
+// log.retention.check.interval.ms schedule; renaming to .deleted then
+// removing asynchronously; advance the log start offset". The schedule's
+// ticks are wall-clock; every decision (segment age, file.delete.delay.ms)
+// uses the injected clock, which the test holds still and then advances.
+func TestManagerScheduledRetention(t *testing.T) {
+	d := t.TempDir()
+	clock := newFakeClock()
+	cfg := testManagerConfig(clock, d)
+	cfg.InitialTaskDelayMs = 0
+	cfg.RetentionCheckIntervalMs = 100
+	cfg.FlushStartOffsetCheckpointIntervalMs = 100
+	cfg.Defaults.FileDeleteDelayMs = 60000
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+
+	// byTime: retention.ms = 1h; its first four segments hold records two
+	// hours old, the rest are current.
+	timeCfg := cfg.Defaults
+	timeCfg.RetentionMs = 3600000
+	byTime, err := m.GetOrCreateLog(TopicPartition{"by-time", 0}, timeCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := clock.Now().Add(-2 * time.Hour).UnixMilli()
+	for byTime.NumSegments() < 4 {
+		if _, err := byTime.AppendAsLeader(makeBatch(3, 200, old, "old"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := byTime.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	oldEnd := byTime.LogEndOffset()
+	for i := 0; i < 3; i++ {
+		if _, err := byTime.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "new"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byTime.SetHighWatermark(byTime.LogEndOffset())
+
+	// bySize: retention.bytes = 3000, current records, several segments.
+	sizeCfg := cfg.Defaults
+	sizeCfg.RetentionMs = -1
+	sizeCfg.RetentionBytes = 3000
+	bySize, err := m.GetOrCreateLog(TopicPartition{"by-size", 0}, sizeCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bySize.NumSegments() < 6 {
+		if _, err := bySize.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "s"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bySize.SetHighWatermark(bySize.LogEndOffset())
+	sizeBefore, segsBefore := bySize.Size(), bySize.SegmentBaseOffsets()
+
+	// Nothing happens before the schedule runs.
+	if byTime.LogStartOffset() != 0 || bySize.LogStartOffset() != 0 || len(deletedFiles(t, byTime.Dir())) != 0 {
+		t.Fatal("retention ran before Startup")
+	}
+	m.Startup()
+
+	pollUntil(t, 5*time.Second, "time retention by the schedule", func() bool { return byTime.LogStartOffset() == oldEnd })
+	pollUntil(t, 5*time.Second, "size retention by the schedule", func() bool { return bySize.LogStartOffset() > 0 })
+	if got := byTime.SegmentBaseOffsets(); got[0] != oldEnd {
+		t.Fatalf("by-time segments %v, want the first at %d", got, oldEnd)
+	}
+	// Size retention deletes whole oldest segments while the rest stays
+	// above retention.bytes: what is left minus the next oldest segment
+	// would be below the limit.
+	segs := bySize.SegmentBaseOffsets()
+	if bySize.LogStartOffset() != segs[0] || len(segs) >= len(segsBefore) {
+		t.Fatalf("by-size: log start %d, segments %v (before %v)", bySize.LogStartOffset(), segs, segsBefore)
+	}
+	if size := bySize.Size(); size >= sizeBefore || size-sizeCfg.RetentionBytes > sizeCfg.SegmentBytes {
+		t.Fatalf("by-size: %d bytes left of %d, retention.bytes %d", size, sizeBefore, sizeCfg.RetentionBytes)
+	}
+	// Reads below the new start are out of range, reads at it work.
+	if _, err := byTime.Read(oldEnd-1, 100, byTime.LogEndOffset(), true); err == nil {
+		t.Fatal("read below the log start offset succeeded")
+	}
+	if fd, err := byTime.Read(oldEnd, 1<<20, byTime.LogEndOffset(), true); err != nil || fd.FirstOffset != oldEnd {
+		t.Fatalf("read at the new log start: %+v %v", fd, err)
+	}
+
+	// log-start-offset-checkpoint, written on its own schedule, records a
+	// log start offset only where it lies inside the first segment (as
+	// Kafka: a start at the first segment's base is implied by the files).
+	// DeleteRecords moves by-time's start one past its first base.
+	if ls, err := byTime.DeleteRecordsBefore(oldEnd + 1); err != nil || ls != oldEnd+1 {
+		t.Fatalf("DeleteRecordsBefore(%d): %d %v", oldEnd+1, ls, err)
+	}
+	cpPath := filepath.Join(d, logStartOffsetCheckpointFile)
+	pollUntil(t, 5*time.Second, "log-start-offset-checkpoint", func() bool {
+		cp, err := ReadOffsetCheckpoint(cpPath)
+		if err != nil {
+			return false
+		}
+		_, sizeListed := cp[TopicPartition{"by-size", 0}]
+		return cp[TopicPartition{"by-time", 0}] == oldEnd+1 && !sizeListed
+	})
+
+	// The deleted segments wait as .deleted files: with the injected clock
+	// held still, file.delete.delay.ms (60 s) never passes, however many
+	// deletion sweeps (one a second) run.
+	timeDeleted, sizeDeleted := deletedFiles(t, byTime.Dir()), deletedFiles(t, bySize.Dir())
+	if len(timeDeleted) < 4*3 || len(sizeDeleted) == 0 { // .log, .index, .timeindex per segment
+		t.Fatalf(".deleted files: %v / %v", timeDeleted, sizeDeleted)
+	}
+	for _, n := range timeDeleted {
+		if !strings.Contains(n, ".log.deleted") && !strings.Contains(n, "index.deleted") && !strings.Contains(n, ".snapshot.deleted") && !strings.Contains(n, ".txnindex.deleted") {
+			t.Fatalf("unexpected deleted file %s", n)
+		}
+	}
+	stillThere := time.Now().Add(1300 * time.Millisecond)
+	for time.Now().Before(stillThere) {
+		if got := deletedFiles(t, byTime.Dir()); len(got) != len(timeDeleted) {
+			t.Fatalf("removed before file.delete.delay.ms: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Once the delay has passed, the next sweep removes them.
+	clock.Advance(61 * time.Second)
+	pollUntil(t, 5*time.Second, "asynchronous removal of .deleted files", func() bool {
+		return len(deletedFiles(t, byTime.Dir())) == 0 && len(deletedFiles(t, bySize.Dir())) == 0
+	})
+
+	// A clean restart restores the advanced log start offsets from the
+	// checkpoint.
+	wantSizeStart := bySize.LogStartOffset()
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Shutdown()
+	l1, ok1 := m2.GetLog(TopicPartition{"by-time", 0})
+	l2, ok2 := m2.GetLog(TopicPartition{"by-size", 0})
+	if !ok1 || !ok2 || l1.LogStartOffset() != oldEnd+1 || l2.LogStartOffset() != wantSizeStart {
+		t.Fatalf("after restart: %v %v", l1, l2)
+	}
+}
