@@ -39,6 +39,19 @@ func TestOpsBadConfigKey(t *testing.T) {
 	if !strings.Contains(string(out), "log.retention.hourz") {
 		t.Errorf("start-up error does not name the key log.retention.hourz:\n%s", out)
 	}
+	// An unparsable value is named by its key too.
+	if err := os.WriteFile(c.props, append(data, []byte("num.partitions=three\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(c.brokers[1].outPath, 0); err != nil {
+		t.Fatal(err)
+	}
+	c.start(1)
+	code = c.waitExit(1, 60*time.Second)
+	out, _ = os.ReadFile(c.brokers[1].outPath)
+	if code == 0 || !strings.Contains(string(out), "num.partitions") {
+		t.Errorf("broker with num.partitions=three: exit %d, output:\n%s", code, out)
+	}
 	if ids, err := c.ZK().GetBrokerIDs(); err == nil && len(ids) > 0 {
 		t.Errorf("a broker with a bad configuration registered: %v", ids)
 	}
@@ -585,6 +598,13 @@ func opsWholeClusterRestart(t *testing.T, c *opsCluster) {
 		o, ok := fetched.Lookup("ops-a", p)
 		if !ok || o.At != int64(10+p) || o.Metadata != "ops" {
 			t.Errorf("committed offset of ops-group on ops-a-%d after the restart: %+v (found %v), want %d", p, o, ok, 10+p)
+		}
+	}
+	for _, mode := range [][]string{{"--bootstrap-server", c.bootstrap()}, {"--zookeeper", c.zk}} {
+		out := c.mustTool("kafka-topics.sh", append(mode, "--describe", "--topic", "ops-a")...)
+		if !regexp.MustCompile(`(?m)^Topic: ops-a\t.*\tConfigs: .*\bretention\.ms=123456789\b`).MatchString(out) ||
+			!strings.Contains(out, "max.message.bytes=2000000") || len(describeLines(out)) != 3 {
+			t.Errorf("%s --describe ops-a after the restart does not show the topic configs:\n%s", mode[0], out)
 		}
 	}
 	out := c.mustTool("kafka-topics.sh", "--zookeeper", c.zk, "--list")
