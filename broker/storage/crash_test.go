@@ -137,6 +137,13 @@ func TestCrashKill9(t *testing.T) {
 				lines <- sc.Text()
 			}
 		}()
+		// On any failure below, the child is killed and its reader drained
+		// so that neither outlives the test.
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			for range lines {
+			}
+		})
 		killAt := time.After(time.Duration(80+rng.IntN(250)) * time.Millisecond)
 		deadline := time.After(20 * time.Second)
 		killed := false
