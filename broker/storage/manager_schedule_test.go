@@ -1,11 +1,14 @@
 package storage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klassik/klassik/broker/storage/record"
 )
 
 // pollUntil polls cond every 10ms until it holds or the wall-clock
@@ -183,5 +186,179 @@ func TestManagerScheduledRetention(t *testing.T) {
 	l2, ok2 := m2.GetLog(TopicPartition{"by-size", 0})
 	if !ok1 || !ok2 || l1.LogStartOffset() != oldEnd+1 || l2.LogStartOffset() != wantSizeStart {
 		t.Fatalf("after restart: %v %v", l1, l2)
+	}
+}
+
+// "A log manager that ... runs the retention and cleaner schedules": with
+// log.cleaner.enable the manager starts the cleaner's goroutine, which
+// compacts a dirty cleanup.policy=compact log on its own (recording
+// cleaner-offset-checkpoint) and applies time retention to a
+// compact,delete log after its pass, while the manager's retention task
+// leaves compacted logs to it. Shutdown stops both.
+func TestManagerRunsCleaner(t *testing.T) {
+	d := t.TempDir()
+	clock := newFakeClock()
+	cfg := testManagerConfig(clock, d)
+	cfg.CleanerEnable = true
+	cfg.CleanerDedupeBufferSize = 1 << 20
+	cfg.InitialTaskDelayMs = 0
+	cfg.RetentionCheckIntervalMs = 100
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	compact := cfg.Defaults
+	compact.CleanupPolicyCompact, compact.CleanupPolicyDelete = true, false
+	both := compact
+	both.CleanupPolicyDelete = true
+	both.RetentionMs = 3600000
+	lc, err := m.GetOrCreateLog(TopicPartition{"compacted", 0}, compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := m.GetOrCreateLog(TopicPartition{"compact-delete", 0}, both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := clock.Now().UnixMilli()
+	// compacted: 40 batches over 4 keys, in several segments.
+	for lc.NumSegments() < 4 {
+		if _, err := lc.AppendAsLeader(makeBatch(4, 100, now, "v"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lc.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.AppendAsLeader(makeBatch(1, 10, now, "active"), 0); err != nil {
+		t.Fatal(err)
+	}
+	lc.SetHighWatermark(lc.LogEndOffset())
+	// compact-delete: old segments (two hours) then current data.
+	for lb.NumSegments() < 3 {
+		if _, err := lb.AppendAsLeader(makeBatch(4, 100, now-2*3600000, "old"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lb.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	oldEnd := lb.LogEndOffset()
+	if _, err := lb.AppendAsLeader(makeBatch(4, 100, now, "new"), 0); err != nil {
+		t.Fatal(err)
+	}
+	lb.SetHighWatermark(lb.LogEndOffset())
+	cleanBefore := lc.SegmentBaseOffsets()
+	activeBase := cleanBefore[len(cleanBefore)-1]
+
+	m.Startup()
+	cpPath := filepath.Join(d, cleanerOffsetCheckpointFile)
+	pollUntil(t, 10*time.Second, "the cleaner's pass over the compacted log", func() bool {
+		cp, err := ReadOffsetCheckpoint(cpPath)
+		return err == nil && cp[TopicPartition{"compacted", 0}] == activeBase
+	})
+	pollUntil(t, 10*time.Second, "retention of the compact,delete log", func() bool { return lb.LogStartOffset() == oldEnd })
+
+	// Below the active segment only the latest record of each key k0..k3
+	// is left, at its original offset.
+	recs := map[string]int64{}
+	n := 0
+	for _, b := range readAllBatches(t, lc, lc.LogStartOffset()) {
+		h, err := record.ParseBatchHeader(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.BaseOffset >= activeBase {
+			continue
+		}
+		err = record.ForEachRecord(b, func(r *record.Record) error {
+			if _, dup := recs[string(r.Key)]; dup {
+				t.Fatalf("key %s kept twice", r.Key)
+			}
+			recs[string(r.Key)] = r.Offset(h)
+			n++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last batch before the active segment holds k0..k3 at
+	// activeBase-4 .. activeBase-1.
+	for i := 0; i < 4; i++ {
+		if off := recs[fmt.Sprintf("k%d", i)]; off != activeBase-4+int64(i) {
+			t.Fatalf("k%d kept at %d, want %d (records %v)", i, off, activeBase-4+int64(i), recs)
+		}
+	}
+	if n != 4 || lc.LogEndOffset() != activeBase+1 {
+		t.Fatalf("%d records below the active segment, LEO %d", n, lc.LogEndOffset())
+	}
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// "loads existing logs in parallel on start": after an unclean shutdown
+// every partition of two log.dirs is recovered by
+// num.recovery.threads.per.data.dir workers per directory (run under
+// -race, this also checks the workers share nothing unguarded), and each
+// comes back with its data and offsets.
+func TestManagerLoadsLogsInParallel(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	clock := newFakeClock()
+	cfg := testManagerConfig(clock, d1, d2)
+	cfg.RecoveryThreadsPerDataDir = 4
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[TopicPartition][][]byte{}
+	for p := int32(0); p < 12; p++ {
+		tp := TopicPartition{"par", p}
+		l, err := m.GetOrCreateLog(tp, cfg.Defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < int(p)+3; i++ {
+			if _, err := l.AppendAsLeader(makeBatch(2, 300, clock.Now().UnixMilli(), fmt.Sprint(p)), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[tp] = readAllBatches(t, l, 0)
+	}
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	// Make it unclean: without the marker every log is recovered from its
+	// checkpointed recovery point.
+	for _, d := range []string{d1, d2} {
+		if err := os.Remove(filepath.Join(d, cleanShutdownFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m2, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Shutdown()
+	logs := m2.AllLogs()
+	if len(logs) != len(want) {
+		t.Fatalf("loaded %d logs, want %d", len(logs), len(want))
+	}
+	for tp, batches := range want {
+		l := logs[tp]
+		if l == nil {
+			t.Fatalf("%s not loaded", tp)
+		}
+		got := readAllBatches(t, l, 0)
+		if len(got) != len(batches) {
+			t.Fatalf("%s: %d batches, want %d", tp, len(got), len(batches))
+		}
+		for i := range got {
+			if string(got[i]) != string(batches[i]) {
+				t.Fatalf("%s: batch %d differs after recovery", tp, i)
+			}
+		}
 	}
 }
