@@ -116,6 +116,15 @@ type groupClient struct {
 	// commits surviving a coordinator failover and the committed offsets
 	// after a clean stop are still checked for every client.
 	lateCommits bool
+	// zombieAfterFailover: after the coordinator is killed the client
+	// keeps fetching partitions the group has already given to others
+	// (kafkajs keeps a generation's coordinator for heartbeats and commits
+	// (its offsetManager), so its members cannot reach the new coordinator,
+	// are expired after the session timeout and go on fetching until the
+	// consumer crashes and rejoins). In the failover scenario re-reads are
+	// then reported, not failed; losses, the survival of acknowledged
+	// commits and the final committed offsets are still checked.
+	zombieAfterFailover bool
 }
 
 // groupEvent is one line a member printed, numbered in arrival order.
@@ -147,6 +156,10 @@ type groupRun struct {
 	members map[string]*memberProc
 	marks   []groupEvent  // test actions (value says which), for reports
 	all     []*memberProc // every member started, for the stderr dump
+
+	// tolerateRereads, when set before members start, says why re-reads
+	// of committed records are reported instead of failed.
+	tolerateRereads string
 }
 
 // mark records a test action in the event order, so violations can say
@@ -760,7 +773,7 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 		o int64
 	}
 	first := map[key]groupEvent{}
-	dups, lateRereads := 0, 0
+	dups, lateRereads, tolerated := 0, 0, 0
 	for _, e := range recs {
 		k := key{e.p, e.o}
 		if _, ok := seqOf(r.prefix, e.value); !ok {
@@ -781,6 +794,14 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 				lateRereads++
 				continue
 			}
+			if r.tolerateRereads != "" {
+				tolerated++
+				if tolerated <= 5 {
+					t.Logf("%s: tolerated (%s): partition %d offset %d re-read by %s (%s) although %s had committed offset %d (%s)",
+						r.client.name, r.tolerateRereads, e.p, e.o, e.member, phase(marks, e.seq), c.member, c.o, phase(marks, c.seq))
+				}
+				continue
+			}
 			problems = append(problems, fmt.Sprintf("partition %d offset %d re-read by %s (%s) although %s had committed offset %d (%s); first read by %s (%s)",
 				e.p, e.o, e.member, phase(marks, e.seq), c.member, c.o, phase(marks, c.seq), f.member, phase(marks, f.seq)))
 		}
@@ -798,6 +819,9 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 		}
 		t.Errorf("%s: %d reads of %d produced records, violations:\n  %s", r.client.name, len(recs), n, strings.Join(problems, "\n  "))
 		return
+	}
+	if tolerated > 0 {
+		t.Logf("%s: %d re-reads of committed records tolerated: %s", r.client.name, tolerated, r.tolerateRereads)
 	}
 	if lateRereads > 0 {
 		t.Logf("%s: %d re-reads of records whose first reader committed them late, after a rebalance (client behaviour, see groupClient.lateCommits)", r.client.name, lateRereads)
@@ -996,6 +1020,9 @@ func runMembershipScenario(t *testing.T, c *testcluster.Cluster, client groupCli
 // resumes from the offsets the new coordinator loaded.
 func runCoordinatorFailoverScenario(t *testing.T, c *testcluster.Cluster, client groupClient, assignor string) {
 	r := newGroupRun(t, c, client, assignor, "failover")
+	if client.zombieAfterFailover {
+		r.tolerateRereads = "client keeps fetching after the coordinator failover (groupClient.zombieAfterFailover)"
+	}
 	p := r.startProducer()
 	r.start("f1", "")
 	r.start("f2", "")
@@ -1209,7 +1236,9 @@ func TestGroupsKafkaJS(t *testing.T) {
 	if err := fileExists(filepath.Join(clientsDir(t), "node_modules", "kafkajs", "package.json")); err != nil {
 		t.Fatalf("kafkajs is not installed in testdata/clients: run (cd testdata/clients && npm ci) or bin/klassik-install-deps.sh: %v", err)
 	}
-	runGroupSuite(t, groupSuite{client: scriptClient("kafkajs", node, "kafkajs_group.js"),
+	client := scriptClient("kafkajs", node, "kafkajs_group.js")
+	client.zombieAfterFailover = true
+	runGroupSuite(t, groupSuite{client: client,
 		membershipAssignor: "roundrobin", failoverAssignor: "roundrobin"})
 }
 
