@@ -266,3 +266,32 @@ func TestGoldenManagerCheckpoints(t *testing.T) {
 		t.Fatalf(".kafka_cleanshutdown: %v", err)
 	}
 }
+
+// cleaner-offset-checkpoint has the offset-checkpoint text format (§1.3):
+// version 0, the entry count, then "topic partition offset" per compacted
+// log, the offset being the end of the last cleaned section.
+func TestGoldenCleanerCheckpoint(t *testing.T) {
+	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	dir := t.TempDir()
+	l, err := OpenLog(filepath.Join(dir, "compacted-0"), TopicPartition{"compacted", 0}, clCompactConfig(), clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ts := clock.Now().UnixMilli()
+	clAppend(t, l, ts, "a", "1", "b", "1", "a", "2") // 0-2
+	clRoll(t, l)
+	clAppend(t, l, ts, "b", "2") // 3, active
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := newTestCleaner(clock).CleanLog(l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, cleanerOffsetCheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "0\n1\ncompacted 0 3\n" {
+		t.Fatalf("cleaner-offset-checkpoint %q", got)
+	}
+	golden(t, "cleaner-offset-checkpoint", got)
+}
