@@ -38,10 +38,12 @@
 //     intervals, retention (log.retention.check.interval.ms), the
 //     recovery-point, log-start-offset and high-watermark checkpoints,
 //     removal of .deleted segments and -delete directories whose
-//     file.delete.delay.ms has passed, and flush.ms checks. Decisions inside
-//     the tasks use the injected ManagerConfig.Clock, so tests call the
-//     exported task methods (RunRetention, DeletePending, Checkpoint*) with
-//     an advanced clock instead of sleeping.
+//     file.delete.delay.ms has passed (a sweep every second), and flush.ms
+//     checks. Decisions inside the tasks use the injected
+//     ManagerConfig.Clock, so tests either call the exported task methods
+//     (RunRetention, DeletePending, Checkpoint*) with an advanced clock, or
+//     run the schedule with short intervals and advance the clock
+//     (manager_schedule_test.go, roll_flush_test.go).
 //
 //   - NewLogManager: RecoveryThreadsPerDataDir loader goroutines per
 //     directory while loading; all are joined before it returns.
@@ -141,6 +143,13 @@
 // fields, and never while it reads or writes segment data (LOCKS.md).
 // While a cleaner runs, RunRetention skips compacted logs.
 //
+// Truncation and the cleaner: TruncateTo and TruncateFullyAndStartAt lower
+// the partition's cleaner-offset-checkpoint entry to the truncation point
+// (Kafka's LogCleaner.maybeTruncateCheckpoint), since the records written
+// again above it are dirty; a pass that ran across a truncation records at
+// most the truncation point (Log.cleanerFloor). Both go through
+// cleanerCheckpointMu, a leaf lock (LOCKS.md).
+//
 // Producer state: every Log owns a ProducerStateManager (producerstate.go),
 // used only under Log.mu. Appends with producer ids are checked before any
 // byte is written (CheckAppend; a duplicate returns the original offsets
@@ -154,6 +163,26 @@
 // snapshot at its base offset; raising the log start offset or the high
 // watermark is forwarded. The LogManager expires idle producers every
 // producer.id.expiration.check.interval.ms.
+//
+// # How the demands are tested
+//
+//	append, header rewrite, codecs as-is    append_test.go TestRejectedAppendsLeaveLogUntouched, TestLogAppendTime,
+//	                                        append_codec_test.go TestAppendCompressedBatchesAsIs, TestTopicCompressionTypeRecompresses
+//	read (index + scan, bounds, sendfile)   TestReadBounds, TestFileRecordsSendfileConcurrent, TestConcurrentReadsDuringAppends
+//	time index, earliest/latest             TestFetchOffsetByTimestamp, TestFetchOffsetsBeforeV0
+//	rolls, preallocation, trimming          TestRollTriggersAndPreallocation, TestPreallocate, roll_flush_test.go
+//	                                        (TestRollOnSegmentMsWithJitter, TestOffsetOverflowRollsOnFollowerGaps)
+//	retention, .deleted, log start          manager_schedule_test.go TestManagerScheduledRetention, TestManagerRetention
+//	compaction                              cleaner_test.go, TestManagerRunsCleaner, TestTruncationLowersCleanerCheckpoint
+//	model of the whole log                  model_test.go TestLogAgainstModel: append/read/roll/truncate/
+//	                                        DeleteRecords+retention/cleaner passes/reopen against an in-memory model
+//	flush and recovery point                TestFlushMessagesAdvancesRecoveryPoint, TestFlushIntervalMsOnScheduleAndRecoveryPoint,
+//	                                        TestManagerRecoversOnlyPastRecoveryPoint
+//	crash safety                            crash_test.go TestCrashKill9 (child process, SIGKILL), TestRandomCutRecovery,
+//	                                        fuzz_test.go FuzzRecovery, FuzzIndexLoad, FuzzParseBatchHeader
+//	golden bytes                            golden_test.go against testdata/storage
+//	log manager                             manager_test.go, TestManagerLoadsLogsInParallel
+//	memory                                  TestHeapBoundedWhileAppending, BenchmarkLogAppend's heap-MiB metrics
 //
 // # Known gaps
 //
