@@ -299,18 +299,22 @@ func cleanableRatio(s *cleanerLogSnapshot, firstDirty, uncleanable int64) (ratio
 // lock, taken under Log.mu by truncation and alone by the cleaner.
 var cleanerCheckpointMu sync.Mutex
 
-// readCleanerCheckpoint returns l's checkpointed clean offset and resets
-// l's truncation floor: from here on the file reflects every truncation
-// and a later one lowers the floor again for the pass's final write.
+// readCleanerCheckpoint returns l's checkpointed clean offset, lowered to
+// any truncation since the last read (in case the truncation could not
+// rewrite the file), and resets l's truncation floor: a later truncation
+// lowers it again for the pass's final write.
 func readCleanerCheckpoint(l *Log) (int64, bool, error) {
 	cleanerCheckpointMu.Lock()
 	defer cleanerCheckpointMu.Unlock()
-	l.cleanerFloor.Store(0)
 	cp, err := ReadOffsetCheckpoint(cleanerCheckpointPath(l))
 	if err != nil {
 		return 0, false, err
 	}
 	off, ok := cp[l.tp]
+	if f := l.cleanerFloor.Load(); ok && f != 0 && f-1 < off {
+		off = f - 1
+	}
+	l.cleanerFloor.Store(0)
 	return off, ok, nil
 }
 

@@ -994,10 +994,11 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.epochs.TruncateFromEnd(offset); err != nil {
 		return err
 	}
-	if err := l.lowerCleanerCheckpointLocked(offset); err != nil {
+	if err := l.reloadProducerStateLocked(now); err != nil {
 		return err
 	}
-	return l.reloadProducerStateLocked(now)
+	l.lowerCleanerCheckpointLocked(offset)
+	return nil
 }
 
 // lowerCleanerCheckpointLocked lowers this partition's entry in the
@@ -1006,7 +1007,12 @@ func (l *Log) TruncateTo(offset int64) error {
 // appended again between offset and the old checkpoint would count as
 // already cleaned and keep every duplicate key for good. The caller holds
 // l.mu; cleanerCheckpointMu is a leaf below it.
-func (l *Log) lowerCleanerCheckpointLocked(offset int64) error {
+//
+// The truncation itself has succeeded by now, so a failure to rewrite the
+// file is logged, not returned: the in-memory floor still makes this
+// process's next pass start at or below offset (readCleanerCheckpoint),
+// and that pass records a correct checkpoint.
+func (l *Log) lowerCleanerCheckpointLocked(offset int64) {
 	cleanerCheckpointMu.Lock()
 	defer cleanerCheckpointMu.Unlock()
 	if f := l.cleanerFloor.Load(); f == 0 || offset+1 < f {
@@ -1014,14 +1020,17 @@ func (l *Log) lowerCleanerCheckpointLocked(offset int64) error {
 	}
 	path := cleanerCheckpointPath(l)
 	cp, err := ReadOffsetCheckpoint(path)
+	if err == nil {
+		off, ok := cp[l.tp]
+		if !ok || off <= offset {
+			return
+		}
+		cp[l.tp] = offset
+		err = WriteOffsetCheckpoint(path, cp)
+	}
 	if err != nil {
-		return err
+		l.logger.Warn("cannot lower the cleaner checkpoint after a truncation", "offset", offset, "err", err)
 	}
-	if off, ok := cp[l.tp]; !ok || off <= offset {
-		return nil
-	}
-	cp[l.tp] = offset
-	return WriteOffsetCheckpoint(path, cp)
 }
 
 // reactivateLocked extends a trimmed segment's indexes back to the maximum
@@ -1066,9 +1075,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {
 	if err := l.producers.TruncateFullyAndStartAt(offset); err != nil {
 		return err
 	}
-	if err := l.lowerCleanerCheckpointLocked(offset); err != nil {
-		return err
-	}
+	l.lowerCleanerCheckpointLocked(offset)
 	return syncDir(l.dir)
 }
 

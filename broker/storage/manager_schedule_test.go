@@ -235,9 +235,20 @@ func TestManagerRunsCleaner(t *testing.T) {
 		t.Fatal(err)
 	}
 	lc.SetHighWatermark(lc.LogEndOffset())
-	// compact-delete: old segments (two hours) then current data.
-	for lb.NumSegments() < 3 {
-		if _, err := lb.AppendAsLeader(makeBatch(4, 100, now-2*3600000, "old"), 0); err != nil {
+	// compact-delete: old segments (two hours) then current data. Every
+	// old record has its own key, so a cleaner pass over them keeps them
+	// all, with their timestamps: a segment the cleaner emptied would
+	// instead fall back to its file's mtime, which is wall-clock time
+	// while this test's clock stands in 2023, and time retention stops at
+	// a segment it does not find old enough (as Kafka's does).
+	for i := 0; lb.NumSegments() < 3; i++ {
+		o := record.DefaultBuildOptions()
+		o.BaseTimestamp = now - 2*3600000
+		var recs []record.Record
+		for j := 0; j < 4; j++ {
+			recs = append(recs, record.Record{OffsetDelta: int32(j), Key: []byte(fmt.Sprint("old-", i, "-", j)), Value: make([]byte, 100)})
+		}
+		if _, err := lb.AppendAsLeader(record.Build(o, recs), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
