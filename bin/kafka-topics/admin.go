@@ -27,7 +27,14 @@ type adminService struct {
 
 func newAdminService(o *topicOptions, out io.Writer) (*adminService, error) {
 	timeout := 60 * time.Second // Kafka's default.api.timeout.ms
-	opts := []kgo.Opt{kgo.SeedBrokers(splitServers(o.bootstrapServer)...), kgo.ClientID("kafka-topics")}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(splitServers(o.bootstrapServer)...), kgo.ClientID("kafka-topics"),
+		// A broker that accepts a request and never answers (paused,
+		// overloaded) is given up on after this much beyond the request's
+		// own timeout, and kgo retries elsewhere; its 10 s default made a
+		// describe against a cluster with one stalled broker take ~20 s.
+		kgo.RequestTimeoutOverhead(perBrokerTimeout),
+	}
 	if v, ok := o.commandConfig["client.id"]; ok {
 		opts = append(opts, kgo.ClientID(v))
 	}
@@ -178,15 +185,21 @@ func (s *adminService) describe(o *topicOptions) error {
 	if err != nil {
 		return err
 	}
-	configs, err := s.adm.DescribeTopicConfigs(ctx, topics...)
+	live := map[int32]bool{}
+	var ids []int32
+	for _, b := range md.Brokers {
+		live[b.NodeID] = true
+		ids = append(ids, b.NodeID)
+	}
+	configs, err := s.describeTopicConfigs(ctx, ids, topics)
 	if err != nil {
 		return err
 	}
-	live := map[int32]bool{}
-	for _, b := range md.Brokers {
-		live[b.NodeID] = true
-	}
-	reassign := s.reassignments(ctx, topics)
+	// ListPartitionReassignments goes to the controller; a stalled
+	// controller must not hold the describe, and no answer means "none".
+	rctx, rcancel := context.WithTimeout(ctx, perBrokerTimeout)
+	reassign := s.reassignments(rctx, topics)
+	rcancel()
 	var infos []topicInfo
 	for _, name := range topics {
 		td, ok := md.Topics[name]
@@ -196,9 +209,9 @@ func (s *adminService) describe(o *topicOptions) error {
 		if td.Err != nil {
 			return td.Err
 		}
-		rc, err := configs.On(name, nil)
-		if err != nil {
-			return err
+		rc, ok := configs[name]
+		if !ok {
+			return fmt.Errorf("no configs returned for topic %s", name)
 		}
 		if rc.Err != nil {
 			if rc.ErrMessage != "" {
@@ -238,6 +251,62 @@ func (s *adminService) describe(o *topicOptions) error {
 	}
 	writeDescription(s.out, infos, o, live)
 	return nil
+}
+
+// perBrokerTimeout bounds one DescribeConfigs attempt. Topic configs live
+// in ZooKeeper and every broker can answer for any topic, so a broker that
+// does not answer in this time (paused, overloaded, partitioned) is skipped
+// for the next one instead of holding the whole command for the client's
+// full request timeout.
+const perBrokerTimeout = 3 * time.Second
+
+// describeTopicConfigs sends DescribeConfigs for topics to the brokers in
+// ids one after another, each attempt bounded by perBrokerTimeout (or the
+// remaining command time if shorter), and returns the first complete answer
+// keyed by topic. The Java tool lets its admin client pick "least loaded
+// node"; a stalled node there also costs one request timeout, which here is
+// kept short because any broker will do.
+func (s *adminService) describeTopicConfigs(ctx context.Context, ids []int32, topics []string) (map[string]kadm.ResourceConfig, error) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, t := range topics {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType = kmsg.ConfigResourceTypeTopic
+		r.ResourceName = t
+		req.Resources = append(req.Resources, r)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("no brokers in the cluster metadata")
+	}
+	var lastErr error
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		actx, cancel := context.WithTimeout(ctx, perBrokerTimeout)
+		kresp, err := s.cl.Broker(int(id)).Request(actx, req)
+		cancel()
+		if err != nil {
+			lastErr = fmt.Errorf("describe configs on broker %d: %w", id, err)
+			continue
+		}
+		resp := kresp.(*kmsg.DescribeConfigsResponse)
+		out := make(map[string]kadm.ResourceConfig, len(resp.Resources))
+		for _, r := range resp.Resources {
+			rc := kadm.ResourceConfig{Name: r.ResourceName, Err: kerr.ErrorForCode(r.ErrorCode)}
+			if r.ErrorMessage != nil {
+				rc.ErrMessage = *r.ErrorMessage
+			}
+			for _, c := range r.Configs {
+				rc.Configs = append(rc.Configs, kadm.Config{Key: c.Name, Value: c.Value, Sensitive: c.IsSensitive, Source: c.Source})
+			}
+			out[r.ResourceName] = rc
+		}
+		return out, nil
+	}
+	if lastErr == nil {
+		lastErr = ctx.Err()
+	}
+	return nil, lastErr
 }
 
 // minISRFrom reads min.insync.replicas from a topic's config entries of any
