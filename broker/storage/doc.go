@@ -178,6 +178,7 @@
 //	                                        DeleteRecords+retention/cleaner passes/reopen against an in-memory model
 //	flush and recovery point                TestFlushMessagesAdvancesRecoveryPoint, TestFlushIntervalMsOnScheduleAndRecoveryPoint,
 //	                                        TestManagerRecoversOnlyPastRecoveryPoint
+//	index rebuild on load                   index_rebuild_test.go TestMissingAndCorruptIndexesRebuilt
 //	crash safety                            crash_test.go TestCrashKill9 (child process, SIGKILL), TestRandomCutRecovery,
 //	                                        fuzz_test.go FuzzRecovery, FuzzIndexLoad, FuzzParseBatchHeader
 //	golden bytes                            golden_test.go against testdata/storage
