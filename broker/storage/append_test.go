@@ -49,7 +49,7 @@ func TestRejectedAppendsLeaveLogUntouched(t *testing.T) {
 	setCRCFor := func(b []byte) []byte { copy(b[offCRC:], u32(batchCRC(b))); return b }
 	setCRCFor(countMismatch)
 	nonZeroBase := makeBatch(1, 10, 0, "z")
-	setBaseOffset(nonZeroBase, 7)
+	record.SetBaseOffset(nonZeroBase, 7)
 	cases := []struct {
 		name string
 		data []byte
@@ -82,7 +82,7 @@ func TestRejectedAppendsLeaveLogUntouched(t *testing.T) {
 	}
 	// Follower data that goes backwards is refused.
 	f := append([]byte(nil), good...)
-	setBaseOffset(f, 0)
+	record.SetBaseOffset(f, 0)
 	if _, err := l.AppendAsFollower(f); !errors.Is(err, ErrNonMonotonicOffsets) {
 		t.Fatalf("follower append below LEO: %v", err)
 	}
@@ -302,7 +302,7 @@ func TestRollTriggersAndPreallocation(t *testing.T) {
 	// Relative offset overflow: follower data 2^31 offsets ahead.
 	leo := l.LogEndOffset()
 	far := makeBatch(1, 10, ts+1001, "o")
-	setBaseOffset(far, leo+1<<31+5)
+	record.SetBaseOffset(far, leo+1<<31+5)
 	if _, err := l.AppendAsFollower(far); err != nil {
 		t.Fatal(err)
 	}

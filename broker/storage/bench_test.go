@@ -65,7 +65,7 @@ func BenchmarkLogAppend(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		setBaseOffset(batch, 0) // the producer always sends 0
+		record.SetBaseOffset(batch, 0) // the producer always sends 0
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			b.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func BenchmarkLogAppend(b *testing.B) {
 	// the data written is not append work (the raw baseline does not
 	// fsync either), and it used to be a large, variable part of ns/op.
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)*float64(h.RecordsCount)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(b.N)*float64(h.NumRecords)/b.Elapsed().Seconds(), "records/s")
 	runtime.ReadMemStats(&ms)
 	maxGrowth = max(maxGrowth, int64(ms.HeapInuse)-base)
 	runtime.GC()
@@ -116,11 +116,11 @@ func BenchmarkLogAppendCompressed(b *testing.B) {
 	defer l.Close()
 	batch := producerSnappyBatch()
 	h, _ := parseBatchHeader(batch)
-	b.SetBytes(int64(h.RecordsCount) * 1024)
+	b.SetBytes(int64(h.NumRecords) * 1024)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		setBaseOffset(batch, 0)
+		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			b.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func BenchmarkLogAppendCompressed(b *testing.B) {
 	// the data written is not append work (the raw baseline does not
 	// fsync either), and it used to be a large, variable part of ns/op.
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)*float64(h.RecordsCount)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(b.N)*float64(h.NumRecords)/b.Elapsed().Seconds(), "records/s")
 }
 
 // BenchmarkRawFileAppend is the baseline: the same bytes with plain
@@ -154,7 +154,7 @@ func BenchmarkRawFileAppend(b *testing.B) {
 	}
 	// Timed like BenchmarkLogAppend: up to the last append.
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)*float64(h.RecordsCount)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(b.N)*float64(h.NumRecords)/b.Elapsed().Seconds(), "records/s")
 }
 
 // rawAppender writes batches to plain files, rolling at segBytes: the
@@ -245,7 +245,7 @@ func BenchmarkAppendVsRaw(b *testing.B) {
 		ratios             = make([]float64, 0, b.N/window+1)
 	)
 	appendLog := func() {
-		setBaseOffset(batch, 0) // the producer always sends 0
+		record.SetBaseOffset(batch, 0) // the producer always sends 0
 		t0 := time.Now()
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			b.Fatal(err)
@@ -308,7 +308,7 @@ func BenchmarkLogRead(b *testing.B) {
 	defer l.Close()
 	batch := benchBatch()
 	for l.Size() < 32<<20 {
-		setBaseOffset(batch, 0)
+		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			b.Fatal(err)
 		}
@@ -333,11 +333,11 @@ func BenchmarkLogRead(b *testing.B) {
 			b.Fatal(err)
 		}
 		bytesRead += int64(n)
-		off = fd.FirstOffset + int64(n/len(batch))*int64(h.RecordsCount)
+		off = fd.FirstOffset + int64(n/len(batch))*int64(h.NumRecords)
 	}
 	b.StopTimer() // not the deferred Close
 	b.SetBytes(bytesRead / int64(b.N))
-	b.ReportMetric(float64(bytesRead)/float64(len(batch))*float64(h.RecordsCount)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(bytesRead)/float64(len(batch))*float64(h.NumRecords)/b.Elapsed().Seconds(), "records/s")
 }
 
 // BenchmarkIndexLookup measures random lookups in a full-size offset index.
@@ -378,7 +378,7 @@ func TestAppendPathAllocations(t *testing.T) {
 	defer l.Close()
 	batch := benchBatch()
 	avg := testing.AllocsPerRun(200, func() {
-		setBaseOffset(batch, 0)
+		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -396,7 +396,7 @@ func TestCompressedAppendAllocations(t *testing.T) {
 	defer l.Close()
 	batch := producerSnappyBatch()
 	appendOnce := func() {
-		setBaseOffset(batch, 0)
+		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -438,7 +438,7 @@ func TestHeapBoundedWhileAppending(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for l.Size() < 48<<20 {
-		setBaseOffset(batch, 0)
+		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			t.Fatal(err)
 		}

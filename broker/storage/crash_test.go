@@ -33,8 +33,8 @@ func deterministicBatch(firstOffset int64, stored bool) []byte {
 	}
 	b := record.Build(opts, recs)
 	if stored {
-		setBaseOffset(b, firstOffset)
-		setPartitionLeaderEpoch(b, 1)
+		record.SetBaseOffset(b, firstOffset)
+		record.SetPartitionLeaderEpoch(b, 1)
 	}
 	return b
 }

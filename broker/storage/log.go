@@ -323,7 +323,7 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 		if err != nil {
 			return v, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
 		}
-		size := int64(h.Length) + logOverhead
+		size := int64(h.BatchLength) + logOverhead
 		if leader && size > int64(cfg.MaxMessageBytes) {
 			return v, fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", kerr.MessageTooLarge, size, cfg.MaxMessageBytes)
 		}
@@ -336,8 +336,8 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 		if origin != OriginClient && !checkBatchCRC(batch) {
 			return v, fmt.Errorf("%w: batch at offset %d has an invalid CRC", kerr.CorruptMessage, h.BaseOffset)
 		}
-		if h.RecordsCount < 0 || (leader && (h.RecordsCount == 0 || int64(h.LastOffsetDelta)+1 != int64(h.RecordsCount))) {
-			return v, fmt.Errorf("%w: lastOffsetDelta %d does not match record count %d", kerr.InvalidRecord, h.LastOffsetDelta, h.RecordsCount)
+		if h.NumRecords < 0 || (leader && (h.NumRecords == 0 || int64(h.LastOffsetDelta)+1 != int64(h.NumRecords))) {
+			return v, fmt.Errorf("%w: lastOffsetDelta %d does not match record count %d", kerr.InvalidRecord, h.LastOffsetDelta, h.NumRecords)
 		}
 		if h.LastOffsetDelta < 0 {
 			return v, fmt.Errorf("%w: negative lastOffsetDelta %d", kerr.InvalidRecord, h.LastOffsetDelta)
@@ -386,7 +386,7 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 		if h.ProducerID >= 0 {
 			v.hasProducer = true
 		}
-		v.numMessages += h.RecordsCount
+		v.numMessages += h.NumRecords
 		v.numBatches++
 		v.validBytes += int(size)
 		data = data[size:]
@@ -532,12 +532,12 @@ func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigi
 			h, _ := parseBatchHeader(data[p:])
 			size := h.Size()
 			batch := data[p : p+size]
-			setBaseOffset(batch, next)
-			setPartitionLeaderEpoch(batch, leaderEpoch)
+			record.SetBaseOffset(batch, next)
+			record.SetPartitionLeaderEpoch(batch, leaderEpoch)
 			last := next + int64(h.LastOffsetDelta)
 			ts := h.MaxTimestamp
 			if logAppendTime {
-				setLogAppendTime(batch, nowMs)
+				record.SetLogAppendTime(batch, nowMs)
 				ts = nowMs
 			}
 			if ts > info.MaxTimestamp {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/klassik/klassik/broker/storage/record"
 )
 
 // "Roll segments on ... log.roll.ms/log.roll.hours (with jitter)": each
@@ -87,7 +89,7 @@ func TestOffsetOverflowRollsOnFollowerGaps(t *testing.T) {
 	appendAt := func(base int64, n int) {
 		t.Helper()
 		b := makeBatch(n, 50, ts, "gap")
-		setBaseOffset(b, base)
+		record.SetBaseOffset(b, base)
 		if _, err := l.AppendAsFollower(b); err != nil {
 			t.Fatalf("follower append at %d: %v", base, err)
 		}
