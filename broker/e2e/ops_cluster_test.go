@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -404,7 +406,24 @@ func opsControlledShutdown(t *testing.T, c *opsCluster) {
 	if ctrl == 1 {
 		victim, preferred = 2, 1
 	}
-	opsControlledShutdownOf(t, c, victim, preferred)
+	opsControlledShutdownOf(t, c, victim, preferred, true)
+	// The check above tells the two apart: the same broker with
+	// controlled.shutdown.enable=false is moved only after it is gone.
+	c.signal(victim, syscall.SIGTERM)
+	c.waitExit(victim, 60*time.Second)
+	c.brokers[victim].extra = []string{"controlled.shutdown.enable=false"}
+	c.start(victim)
+	c.waitRegistered(victim)
+	c.waitFor(60*time.Second, "ops-a's ISRs full again", func() bool {
+		for p := int32(0); p < 3; p++ {
+			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 || a.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
+	c.brokers[victim].extra = nil
+	opsControlledShutdownOf(t, c, victim, preferred, false)
 	c.waitFor(30*time.Second, "a controller", func() bool {
 		_, ok, err := c.ZK().GetController()
 		return err == nil && ok
@@ -418,14 +437,55 @@ func opsControlledShutdown(t *testing.T, c *opsCluster) {
 		preferred = ctrl - 1
 	}
 	t.Logf("now the controller, broker %d", ctrl)
-	opsControlledShutdownOf(t, c, ctrl, preferred)
+	opsControlledShutdownOf(t, c, ctrl, preferred, true)
 }
 
 // replicated reports whether topic has more than one replica per partition
 // in this suite (ops-z was created with replication factor 1).
 func replicated(topic string) bool { return topic != "ops-z" }
 
-func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferred int32) {
+// watchOrder sets one-shot watches on the given state znodes (data) and
+// on dir (children) in a session of its own, and returns a function that
+// yields the paths (relative to the chroot) of the watch events seen so
+// far, in the order ZooKeeper delivered them.
+func watchOrder(t *testing.T, c *opsCluster, states []zkpaths.TopicPartition, dir string) func() []string {
+	t.Helper()
+	server, chroot, _ := strings.Cut(c.zk, "/")
+	chroot = "/" + chroot
+	var mu sync.Mutex
+	var events []string
+	conn, _, err := zk.Connect([]string{server}, 10*time.Second, zk.WithLogInfo(false), zk.WithEventCallback(func(ev zk.Event) {
+		if ev.Type == zk.EventSession || ev.Type == zk.EventNotWatching {
+			return
+		}
+		mu.Lock()
+		events = append(events, strings.TrimPrefix(ev.Path, chroot))
+		mu.Unlock()
+	}))
+	if err != nil {
+		t.Fatalf("connecting to ZooKeeper: %v", err)
+	}
+	t.Cleanup(conn.Close)
+	for _, tp := range states {
+		if _, _, _, err := conn.GetW(chroot + fmt.Sprintf("/brokers/topics/%s/partitions/%d/state", tp.Topic, tp.Partition)); err != nil {
+			t.Fatalf("watching the state of %s-%d: %v", tp.Topic, tp.Partition, err)
+		}
+	}
+	if _, _, _, err := conn.ChildrenW(chroot + dir); err != nil {
+		t.Fatalf("watching %s: %v", dir, err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(events)
+	}
+}
+
+// opsControlledShutdownOf stops victim with SIGTERM (after making it lead
+// ops-a-<preferred> when preferred >= 0) and checks the outcome: with
+// controlled set, every replicated partition it led moved before it
+// deregistered; without, they moved after. It restarts victim at the end.
+func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferred int32, controlled bool) {
 	leads := func() bool {
 		for p := int32(0); p < 3; p++ {
 			if a, _ := c.state("ops-a", p); a.Leader == victim && len(a.ISR) == 3 {
@@ -447,37 +507,52 @@ func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferre
 			led = append(led, tp)
 		}
 	}
+	if len(led) == 0 {
+		t.Fatalf("broker %d led nothing before SIGTERM", victim)
+	}
+	// ZooKeeper delivers the watch events of one session in the order of
+	// the changes. Watch the state znodes the victim leads and
+	// /brokers/ids: with a controlled shutdown every state znode changes
+	// (leadership moved) before the broker's registration goes away; a
+	// broker that merely died is moved after it.
+	order := watchOrder(t, c, led, "/brokers/ids")
 	c.signal(victim, syscall.SIGTERM)
 	code := c.waitExit(victim, 60*time.Second)
 	if code != 0 {
 		t.Errorf("broker %d exited %d after SIGTERM, want 0", victim, code)
 	}
-	// ZooKeeper orders every write by zxid. The pzxid of /brokers/ids is the
-	// zxid of the last child change: the removal of /brokers/ids/<victim>
-	// when the broker closed its session. Every state znode the controlled
-	// shutdown moved away from the broker must have been written before
-	// that; a broker that merely died would be moved after it.
 	c.waitFor(10*time.Second, fmt.Sprintf("/brokers/ids/%d removed", victim), func() bool {
 		ok, _, err := c.ZK().Exists(fmt.Sprintf("/brokers/ids/%d", victim))
 		return err == nil && !ok
 	})
-	_, idsStat, err := c.ZK().Exists("/brokers/ids")
-	if err != nil {
-		t.Fatal(err)
+	var events []string
+	c.waitFor(10*time.Second, "the watch event of /brokers/ids", func() bool {
+		events = order()
+		return slices.Contains(events, "/brokers/ids")
+	})
+	deregistered := slices.Index(events, "/brokers/ids")
+	if !controlled {
+		c.waitFor(30*time.Second, "leaderships moved after the broker died", func() bool {
+			for _, tp := range led {
+				if s, _ := c.state(tp.Topic, tp.Partition); s.Leader == victim {
+					return false
+				}
+			}
+			return true
+		})
+		events = order()
 	}
 	for _, tp := range led {
-		_, st, err := c.ZK().Exists(fmt.Sprintf("/brokers/topics/%s/partitions/%d/state", tp.Topic, tp.Partition))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Mzxid > idsStat.Pzxid {
-			t.Errorf("%s-%d (led by broker %d before SIGTERM) was moved only after the broker deregistered (state mzxid %#x > /brokers/ids pzxid %#x): no controlled shutdown", tp.Topic, tp.Partition, victim, st.Mzxid, idsStat.Pzxid)
+		p := fmt.Sprintf("/brokers/topics/%s/partitions/%d/state", tp.Topic, tp.Partition)
+		i := slices.Index(events, p)
+		switch {
+		case controlled && (i < 0 || i > deregistered):
+			t.Errorf("%s-%d (led by broker %d before SIGTERM) did not change before the broker deregistered: no controlled shutdown (events in order: %v)", tp.Topic, tp.Partition, victim, events)
+		case !controlled && (i < 0 || i < deregistered):
+			t.Errorf("with controlled.shutdown.enable=false, %s-%d was expected to move only after broker %d deregistered (events in order: %v)", tp.Topic, tp.Partition, victim, events)
 		}
 	}
-	if len(led) == 0 {
-		t.Fatalf("broker %d led nothing before SIGTERM", victim)
-	}
-	t.Logf("broker %d led %v before SIGTERM; all moved before it deregistered", victim, led)
+	t.Logf("broker %d led %v before SIGTERM (controlled shutdown %v); watch events in order: %v", victim, led, controlled, events)
 	for tp, s := range c.allStates() {
 		if !replicated(tp.Topic) {
 			// Nothing can take over a single replica; Kafka leaves it to

@@ -5,6 +5,21 @@ package e2e_test
 // all against a chroot of the shared ZooKeeper server. Nothing here links the
 // broker into the test binary, so what is tested is the distribution as an
 // operator runs it.
+//
+// Files: ops_harness_test.go (opsCluster: processes, tools, ZooKeeper
+// reads), ops_cluster_test.go (the scenarios: kafka-topics.sh in both modes,
+// zookeeper-shell.sh, kill -9 and unavailable partitions, controller
+// failover bound, controlled shutdown on SIGTERM, whole-cluster restart,
+// start-up refusal of a bad server.properties).
+//
+// Goroutines: one waiter per broker process (owns cmd.Wait, ends when the
+// process exits; the cleanup SIGKILLs survivors by pid and waits for it),
+// plus one short-lived build goroutine per tool in buildTools, joined there.
+//
+// Invariants: brokers listen on 127.0.0.1 ports chosen free at set-up and
+// kept across restarts; tools are built once per test into a private
+// KLASSIK_BUILD_DIR, so concurrent starts never race to build; every wait is
+// a bounded poll.
 
 import (
 	"bytes"
@@ -40,6 +55,8 @@ type opsBroker struct {
 	port    int
 	logDir  string
 	outPath string
+	// extra holds additional "--override k=v" arguments for the next starts.
+	extra []string
 
 	cmd      *exec.Cmd
 	done     chan struct{}
@@ -202,6 +219,9 @@ func (c *opsCluster) start(id int32) {
 		"--override", "broker.id="+strconv.Itoa(int(id)),
 		"--override", "listeners=PLAINTEXT://127.0.0.1:"+strconv.Itoa(b.port),
 		"--override", "log.dirs="+b.logDir)
+	for _, kv := range b.extra {
+		cmd.Args = append(cmd.Args, "--override", kv)
+	}
 	cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+c.build)
 	cmd.Stdout, cmd.Stderr = out, out
 	// The broker dies with the test binary if the tests crash.
