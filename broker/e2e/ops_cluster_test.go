@@ -80,6 +80,9 @@ func TestOpsScriptedCluster(t *testing.T) {
 	opsWholeClusterRestart(t, c)
 }
 
+// opsAParts is the partition count of ops-a once --alter --partitions 4 ran.
+const opsAParts = 4
+
 // describeLines returns the partition lines ("\tTopic: ...") of a
 // --describe output, in order.
 func describeLines(out string) []string {
@@ -103,7 +106,7 @@ func opsTopicsCommands(t *testing.T, c *opsCluster) {
 	t.Log("step: kafka-topics.sh in --bootstrap-server and --zookeeper modes")
 	bs, zk := c.bootstrap(), c.zk
 
-	out := c.mustTool("kafka-topics.sh", "--bootstrap-server", bs, "--create", "--topic", "ops-a", "--replica-assignment", "1:2:3,2:3:1")
+	out := c.mustTool("kafka-topics.sh", "--bootstrap-server", bs, "--create", "--topic", "ops-a", "--replica-assignment", "1:2:3,2:3:1,3:1:2")
 	if out != "Created topic ops-a.\n" {
 		t.Fatalf("create ops-a: %q", out)
 	}
@@ -112,7 +115,7 @@ func opsTopicsCommands(t *testing.T, c *opsCluster) {
 		t.Fatalf("create ops-z: %q", out)
 	}
 	c.waitFor(30*time.Second, "leaders of ops-a and ops-z", func() bool {
-		for _, tp := range []zkpaths.TopicPartition{{Topic: "ops-a", Partition: 0}, {Topic: "ops-a", Partition: 1}, {Topic: "ops-z", Partition: 0}, {Topic: "ops-z", Partition: 1}} {
+		for _, tp := range []zkpaths.TopicPartition{{Topic: "ops-a", Partition: 0}, {Topic: "ops-a", Partition: 1}, {Topic: "ops-a", Partition: 2}, {Topic: "ops-z", Partition: 0}, {Topic: "ops-z", Partition: 1}} {
 			if s, ok := c.state(tp.Topic, tp.Partition); !ok || s.Leader < 0 {
 				return false
 			}
@@ -129,8 +132,9 @@ func opsTopicsCommands(t *testing.T, c *opsCluster) {
 		expectLines(t, mode[0]+" --describe ops-a", out, []string{
 			"\tTopic: ops-a\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2,3",
 			"\tTopic: ops-a\tPartition: 1\tLeader: 2\tReplicas: 2,3,1\tIsr: 2,3,1",
+			"\tTopic: ops-a\tPartition: 2\tLeader: 3\tReplicas: 3,1,2\tIsr: 3,1,2",
 		})
-		header := regexp.MustCompile(`(?m)^Topic: ops-a\t(TopicId: [A-Za-z0-9_-]{22}\t)?PartitionCount: 2\tReplicationFactor: 3\tConfigs: `)
+		header := regexp.MustCompile(`(?m)^Topic: ops-a\t(TopicId: [A-Za-z0-9_-]{22}\t)?PartitionCount: 3\tReplicationFactor: 3\tConfigs: `)
 		if !header.MatchString(out) {
 			t.Fatalf("%s --describe ops-a: no header line in Kafka's format:\n%s", mode[0], out)
 		}
@@ -142,22 +146,22 @@ func opsTopicsCommands(t *testing.T, c *opsCluster) {
 	}
 
 	// --alter --partitions in both modes.
-	c.mustTool("kafka-topics.sh", "--bootstrap-server", bs, "--alter", "--topic", "ops-a", "--partitions", "3")
+	c.mustTool("kafka-topics.sh", "--bootstrap-server", bs, "--alter", "--topic", "ops-a", "--partitions", "4")
 	out = c.mustTool("kafka-topics.sh", "--zookeeper", zk, "--alter", "--topic", "ops-z", "--partitions", "3")
 	if !strings.Contains(out, "Adding partitions succeeded!") {
 		t.Fatalf("--zookeeper --alter --partitions: %q", out)
 	}
 	c.waitFor(30*time.Second, "leaders of the new partitions", func() bool {
-		a, ok1 := c.state("ops-a", 2)
+		a, ok1 := c.state("ops-a", 3)
 		z, ok2 := c.state("ops-z", 2)
 		return ok1 && ok2 && a.Leader >= 0 && z.Leader >= 0
 	})
 	for _, mode := range [][]string{{"--bootstrap-server", bs}, {"--zookeeper", zk}} {
 		out = c.mustTool("kafka-topics.sh", append(mode, "--describe", "--topic", "ops-a")...)
 		lines := describeLines(out)
-		if len(lines) != 3 || !regexp.MustCompile(`^\tTopic: ops-a\tPartition: 2\tLeader: [123]\tReplicas: [123],[123],[123]\tIsr: [123],[123],[123]$`).MatchString(lines[2]) ||
-			!strings.Contains(out, "PartitionCount: 3\tReplicationFactor: 3") {
-			t.Fatalf("%s --describe after --alter --partitions 3:\n%s", mode[0], out)
+		if len(lines) != opsAParts || !regexp.MustCompile(`^\tTopic: ops-a\tPartition: 3\tLeader: [123]\tReplicas: [123],[123],[123]\tIsr: [123],[123],[123]$`).MatchString(lines[3]) ||
+			!strings.Contains(out, "PartitionCount: 4\tReplicationFactor: 3") {
+			t.Fatalf("%s --describe ops-a after --alter --partitions 4:\n%s", mode[0], out)
 		}
 		out = c.mustTool("kafka-topics.sh", append(mode, "--describe", "--topic", "ops-z")...)
 		if len(describeLines(out)) != 3 || !strings.Contains(out, "PartitionCount: 3\tReplicationFactor: 1") {
@@ -296,7 +300,7 @@ func opsKillBrokerRF1(t *testing.T, c *opsCluster) {
 		if z.Leader != -1 {
 			return false
 		}
-		for p := int32(0); p < 3; p++ {
+		for p := int32(0); p < opsAParts; p++ {
 			a, _ := c.state("ops-a", p)
 			if a.Leader == victim || a.Leader < 0 || slices.Contains(a.ISR, victim) {
 				return false
@@ -312,8 +316,8 @@ func opsKillBrokerRF1(t *testing.T, c *opsCluster) {
 		})
 		out = c.mustTool("kafka-topics.sh", append(mode, "--describe", "--under-replicated-partitions", "--topic", "ops-a")...)
 		lines := describeLines(out)
-		if len(lines) != 3 {
-			t.Fatalf("%s --under-replicated-partitions: want the 3 partitions of ops-a:\n%s", mode[0], out)
+		if len(lines) != opsAParts {
+			t.Fatalf("%s --under-replicated-partitions: want every partition of ops-a:\n%s", mode[0], out)
 		}
 		for _, l := range lines {
 			if strings.Contains(l, "Leader: 2") || strings.Contains(l, "Leader: none") || strings.Contains(strings.SplitN(l, "Isr: ", 2)[1], "2") {
@@ -327,7 +331,7 @@ func opsKillBrokerRF1(t *testing.T, c *opsCluster) {
 		if z, _ := c.state("ops-z", 0); z.Leader != victim {
 			return false
 		}
-		for p := int32(0); p < 3; p++ {
+		for p := int32(0); p < opsAParts; p++ {
 			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 {
 				return false
 			}
@@ -381,7 +385,7 @@ func opsControllerFailover(t *testing.T, c *opsCluster) {
 	c.start(old)
 	c.waitRegistered(old)
 	c.waitFor(60*time.Second, "ops-a's ISRs full again", func() bool {
-		for p := int32(0); p < 3; p++ {
+		for p := int32(0); p < opsAParts; p++ {
 			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 || a.Leader < 0 {
 				return false
 			}
@@ -401,11 +405,12 @@ func opsControlledShutdown(t *testing.T, c *opsCluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// ops-a-0 prefers broker 1, ops-a-1 broker 2 (--replica-assignment 1:2:3,2:3:1).
-	victim, preferred := int32(1), int32(0)
+	// ops-a-<n-1> prefers broker n (--replica-assignment 1:2:3,2:3:1,3:1:2).
+	victim := int32(1)
 	if ctrl == 1 {
-		victim, preferred = 2, 1
+		victim = 2
 	}
+	preferred := victim - 1
 	opsControlledShutdownOf(t, c, victim, preferred, true)
 	// The check above tells the two apart: the same broker with
 	// controlled.shutdown.enable=false is moved only after it is gone.
@@ -415,7 +420,7 @@ func opsControlledShutdown(t *testing.T, c *opsCluster) {
 	c.start(victim)
 	c.waitRegistered(victim)
 	c.waitFor(60*time.Second, "ops-a's ISRs full again", func() bool {
-		for p := int32(0); p < 3; p++ {
+		for p := int32(0); p < opsAParts; p++ {
 			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 || a.Leader < 0 {
 				return false
 			}
@@ -432,10 +437,7 @@ func opsControlledShutdown(t *testing.T, c *opsCluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	preferred = -1
-	if ctrl <= 2 {
-		preferred = ctrl - 1
-	}
+	preferred = ctrl - 1
 	t.Logf("now the controller, broker %d", ctrl)
 	opsControlledShutdownOf(t, c, ctrl, preferred, true)
 }
@@ -487,7 +489,7 @@ func watchOrder(t *testing.T, c *opsCluster, states []zkpaths.TopicPartition, di
 // deregistered; without, they moved after. It restarts victim at the end.
 func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferred int32, controlled bool) {
 	leads := func() bool {
-		for p := int32(0); p < 3; p++ {
+		for p := int32(0); p < opsAParts; p++ {
 			if a, _ := c.state("ops-a", p); a.Leader == victim && len(a.ISR) == 3 {
 				return true
 			}
@@ -583,7 +585,7 @@ func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferre
 	c.start(victim)
 	c.waitRegistered(victim)
 	c.waitFor(60*time.Second, "ops-a's ISRs full again", func() bool {
-		for p := int32(0); p < 3; p++ {
+		for p := int32(0); p < opsAParts; p++ {
 			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 || a.Leader < 0 {
 				return false
 			}
@@ -617,13 +619,13 @@ func opsWholeClusterRestart(t *testing.T, c *opsCluster) {
 	const n = 300
 	recs := make([]*kgo.Record, n)
 	for i := range recs {
-		recs[i] = &kgo.Record{Topic: "ops-a", Partition: int32(i % 3), Value: []byte(fmt.Sprintf("restart-%d", i))}
+		recs[i] = &kgo.Record{Topic: "ops-a", Partition: int32(i % opsAParts), Value: []byte(fmt.Sprintf("restart-%d", i))}
 	}
 	if err := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatalf("producing to ops-a: %v", err)
 	}
 	commit := kadm.Offsets{}
-	for p := int32(0); p < 3; p++ {
+	for p := int32(0); p < opsAParts; p++ {
 		commit.Add(kadm.Offset{Topic: "ops-a", Partition: p, At: int64(10 + p), LeaderEpoch: -1, Metadata: "ops"})
 	}
 	var cresp kadm.OffsetResponses
@@ -643,7 +645,7 @@ func opsWholeClusterRestart(t *testing.T, c *opsCluster) {
 	}
 	c.startAll()
 	c.waitFor(60*time.Second, "leaders of ops-a after the restart", func() bool {
-		for p := int32(0); p < 3; p++ {
+		for p := int32(0); p < opsAParts; p++ {
 			if a, _ := c.state("ops-a", p); a.Leader < 0 {
 				return false
 			}
@@ -663,13 +665,13 @@ func opsWholeClusterRestart(t *testing.T, c *opsCluster) {
 	if got["retention.ms"] != "123456789" || got["max.message.bytes"] != "2000000" {
 		t.Errorf("topic configs after the restart: retention.ms=%q max.message.bytes=%q", got["retention.ms"], got["max.message.bytes"])
 	}
-	verifyExactlyOnce(t, "restart", n, readAll(t, c, "ops-a", []int32{0, 1, 2}, n))
+	verifyExactlyOnce(t, "restart", n, readAll(t, c, "ops-a", []int32{0, 1, 2, 3}, n))
 	var fetched kadm.OffsetResponses
 	c.waitFor(60*time.Second, "the committed offsets of ops-group", func() bool {
 		fetched, err = adm2.FetchOffsets(ctx, "ops-group")
 		return err == nil && fetched.Error() == nil
 	})
-	for p := int32(0); p < 3; p++ {
+	for p := int32(0); p < opsAParts; p++ {
 		o, ok := fetched.Lookup("ops-a", p)
 		if !ok || o.At != int64(10+p) || o.Metadata != "ops" {
 			t.Errorf("committed offset of ops-group on ops-a-%d after the restart: %+v (found %v), want %d", p, o, ok, 10+p)
@@ -678,7 +680,7 @@ func opsWholeClusterRestart(t *testing.T, c *opsCluster) {
 	for _, mode := range [][]string{{"--bootstrap-server", c.bootstrap()}, {"--zookeeper", c.zk}} {
 		out := c.mustTool("kafka-topics.sh", append(mode, "--describe", "--topic", "ops-a")...)
 		if !regexp.MustCompile(`(?m)^Topic: ops-a\t.*\tConfigs: .*\bretention\.ms=123456789\b`).MatchString(out) ||
-			!strings.Contains(out, "max.message.bytes=2000000") || len(describeLines(out)) != 3 {
+			!strings.Contains(out, "max.message.bytes=2000000") || len(describeLines(out)) != opsAParts {
 			t.Errorf("%s --describe ops-a after the restart does not show the topic configs:\n%s", mode[0], out)
 		}
 	}
