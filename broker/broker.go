@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -426,6 +427,12 @@ func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
 		}
 	}
 	b.logger.Info("applied topic config change", "topic", topic, "logs", n, "configs", overrides)
+	// Kafka's TopicConfigHandler: turning unclean election on for a topic
+	// lets the controller elect leaders for its offline partitions now,
+	// not at the next broker change. Non-controllers ignore the call.
+	if v, ok := overrides["unclean.leader.election.enable"]; ok && strings.EqualFold(strings.TrimSpace(v), "true") && b.ctrl != nil {
+		b.ctrl.TopicUncleanLeaderElectionEnabled(topic)
+	}
 }
 
 // onLeadershipChange hands __consumer_offsets leadership changes to the
