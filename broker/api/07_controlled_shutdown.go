@@ -15,6 +15,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -44,7 +45,13 @@ func (a *Apis) handleControlledShutdown(ctx context.Context, r *request) (kmsg.R
 	}
 	remaining, err := a.controller.ControlledShutdown(ctx, req.BrokerID, epoch)
 	if err != nil {
-		resp.ErrorCode = a.errorCode(err, "controlled shutdown failed", "broker", req.BrokerID)
+		if errors.Is(err, context.Canceled) || a.stoppingNow() {
+			// This broker (the controller) is itself shutting down: the
+			// requester should find the next controller and retry.
+			resp.ErrorCode = kerr.NotController.Code
+			return resp, nil
+		}
+		resp.ErrorCode = a.errorCode(err, "controlled shutdown failed", "requester", req.BrokerID)
 		return resp, nil
 	}
 	topics := make([]string, 0, len(remaining))
@@ -61,4 +68,14 @@ func (a *Apis) handleControlledShutdown(ctx context.Context, r *request) (kmsg.R
 		}
 	}
 	return resp, nil
+}
+
+// stoppingNow reports whether Close was called (the broker is shutting down).
+func (a *Apis) stoppingNow() bool {
+	select {
+	case <-a.stopping:
+		return true
+	default:
+		return false
+	}
 }

@@ -182,10 +182,16 @@ func (m *fakeMeta) PartitionLeaders(topic string) (map[int32]int32, bool) {
 	return maps.Clone(l), ok
 }
 
-type fakeController struct{ active bool }
+type fakeController struct {
+	active bool
+	err    error // returned by ControlledShutdown when set
+}
 
 func (c fakeController) IsActive() bool { return c.active }
 func (c fakeController) ControlledShutdown(context.Context, int32, int64) (map[string][]int32, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
 	return map[string][]int32{"t": {1, 0}}, nil
 }
 
@@ -430,6 +436,12 @@ func TestNotControllerForAdminWrites(t *testing.T) {
 	a.controller = fakeController{active: true}
 	if r := call[*kmsg.ControlledShutdownResponse](t, a, cs); r.ErrorCode != 0 || len(r.PartitionsRemaining) != 2 {
 		t.Fatalf("ControlledShutdown at the controller: %+v", r)
+	}
+	// A controller that is itself shutting down sends the requester on to
+	// the next controller rather than answering UNKNOWN_SERVER_ERROR.
+	a.controller = fakeController{active: true, err: fmt.Errorf("waiting for the controller: %w", context.Canceled)}
+	if r := call[*kmsg.ControlledShutdownResponse](t, a, cs); r.ErrorCode != kerr.NotController.Code {
+		t.Fatalf("ControlledShutdown at a stopping controller: code %d, want NOT_CONTROLLER", r.ErrorCode)
 	}
 }
 
