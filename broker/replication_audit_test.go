@@ -313,7 +313,8 @@ func TestAuditMinInsyncReplicasTopicOverride(t *testing.T) {
 // Issue part 5, reassignment through AlterPartitionReassignments and
 // ListPartitionReassignments (API 45/46): while the new replica cannot catch
 // up, /brokers/topics/<t> carries adding_replicas and removing_replicas and
-// the list call reports them; once it catches up the assignment is the
+// the list call reports them (the leader holds the new replica's fetches
+// to keep the move in flight); once it catches up the assignment is the
 // target, nothing is listed, the removed replica got StopReplica(delete)
 // and its log directory is gone from its broker's disk, and every record
 // is still there.
@@ -482,4 +483,85 @@ func TestAuditAutoRebalanceThreshold(t *testing.T) {
 		s, ok := c.PartitionState("pair", 0)
 		return ok && s.Leader == x
 	})
+}
+
+// Issue part 5, election rules, broker level: with
+// unclean.leader.election.enable=true in server.properties a topic without
+// an override elects an out-of-sync replica, while a topic that sets it to
+// false stays offline (the topic's value beats the broker's).
+func TestAuditUncleanLeaderElectionBrokerDefault(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"unclean.leader.election.enable": "true"}})
+	xi, yi := otherTwo(c)
+	x, y := c.BrokerID(xi), c.BrokerID(yi)
+	as := [][]int32{{x, y}}
+	createAssigned(t, c, "inherits", as, nil)
+	createAssigned(t, c, "refuses", as, map[string]string{"unclean.leader.election.enable": "false"})
+	c.KillBroker(yi)
+	c.WaitFor(20*time.Second, "ISR [x]", func() bool {
+		for _, tp := range []string{"inherits", "refuses"} {
+			if s, ok := c.PartitionState(tp, 0); !ok || !reflect.DeepEqual(s.ISR, []int32{x}) {
+				return false
+			}
+		}
+		return true
+	})
+	c.KillBroker(xi)
+	c.WaitFor(20*time.Second, "both offline", func() bool {
+		for _, tp := range []string{"inherits", "refuses"} {
+			if s, ok := c.PartitionState(tp, 0); !ok || s.Leader != -1 {
+				return false
+			}
+		}
+		return true
+	})
+	c.RestartBroker(yi)
+	c.WaitFor(20*time.Second, "inherits-0 elected uncleanly", func() bool {
+		s, ok := c.PartitionState("inherits", 0)
+		return ok && s.Leader == y
+	})
+	if s, _ := c.PartitionState("refuses", 0); s.Leader != -1 {
+		t.Errorf("refuses-0 with the topic override false: %s, want Leader: none", s)
+	}
+}
+
+// Issue part 5, reassignment through /admin/reassign_partitions (what
+// kafka-reassign-partitions.sh --zookeeper writes): the controller moves
+// the partition, deletes the znode when done, and the removed replica's
+// directory leaves its broker's disk.
+func TestAuditReassignmentZnodeRemovesLogDir(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 4})
+	ids := []int32{c.BrokerID(0), c.BrokerID(1), c.BrokerID(2), c.BrokerID(3)}
+	createAssigned(t, c, "zmove", [][]int32{{ids[0], ids[1], ids[2]}}, map[string]string{"file.delete.delay.ms": "100"})
+	produceAndCheck(t, c, "zmove", 100)
+	target := []int32{ids[1], ids[2], ids[3]}
+	if err := c.ZK().CreatePartitionReassignment([]zkpaths.PartitionReplicas{{Topic: "zmove", Partition: 0, Replicas: target}}); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor(30*time.Second, "the reassignment done and the znode deleted", func() bool {
+		ok, _, err := c.ZK().Exists(zkpaths.ReassignPartitionsPath)
+		ta, _, err2 := c.ZK().GetTopicAssignment("zmove")
+		return err == nil && err2 == nil && !ok && reflect.DeepEqual(ta.Partitions[0], target) && len(ta.Adding) == 0 && len(ta.Removing) == 0
+	})
+	lm := c.Broker(0).LogManager()
+	dir := lm.Dirs()[0]
+	c.WaitFor(20*time.Second, "zmove-0 gone from the removed replica's disk", func() bool {
+		if _, err := os.Stat(filepath.Join(dir, "zmove-0")); !os.IsNotExist(err) {
+			return false
+		}
+		_ = lm.DeletePending() // the sweep, run now rather than after its 30 s initial delay
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return false
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "zmove-0") {
+				return false
+			}
+		}
+		return true
+	})
+	s, _ := c.PartitionState("zmove", 0)
+	if s.Leader == ids[0] || slices.Contains(s.ISR, ids[0]) || s.Leader < 0 {
+		t.Errorf("state after the move: %s", s)
+	}
 }
