@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -171,19 +172,22 @@ func (s *adminService) list(o *topicOptions) error {
 func (s *adminService) describe(o *topicOptions) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	topics, err := s.selectTopics(ctx, o)
+	// One metadata round trip for the names, partitions and live brokers:
+	// each request may land on a stalled broker and cost a timeout.
+	f, err := newTopicFilter(o.topic, o.hasTopic, o.excludeInternal)
 	if err != nil {
 		return err
 	}
+	md, err := s.adm.Metadata(ctx)
+	if err != nil {
+		return err
+	}
+	topics := filterTopics(md.Topics.Names(), f)
 	if err := ensureTopicExists(topics, o); err != nil {
 		return err
 	}
 	if len(topics) == 0 {
 		return nil
-	}
-	md, err := s.adm.Metadata(ctx, topics...)
-	if err != nil {
-		return err
 	}
 	live := map[int32]bool{}
 	var ids []int32
@@ -253,58 +257,72 @@ func (s *adminService) describe(o *topicOptions) error {
 	return nil
 }
 
-// perBrokerTimeout bounds one DescribeConfigs attempt. Topic configs live
-// in ZooKeeper and every broker can answer for any topic, so a broker that
-// does not answer in this time (paused, overloaded, partitioned) is skipped
-// for the next one instead of holding the whole command for the client's
-// full request timeout.
+// perBrokerTimeout bounds one request to one broker where any broker can
+// answer (topic configs live in ZooKeeper and every broker reads them): a
+// broker that does not answer in this time (paused, overloaded,
+// partitioned) must not hold the whole command for the client's full
+// request timeout.
 const perBrokerTimeout = 3 * time.Second
 
-// describeTopicConfigs sends DescribeConfigs for topics to the brokers in
-// ids one after another, each attempt bounded by perBrokerTimeout (or the
-// remaining command time if shorter), and returns the first complete answer
-// keyed by topic. The Java tool lets its admin client pick "least loaded
-// node"; a stalled node there also costs one request timeout, which here is
-// kept short because any broker will do.
+// describeTopicConfigs sends DescribeConfigs for topics to every broker in
+// ids at once, each attempt bounded by perBrokerTimeout (or the remaining
+// command time if shorter), and returns the first complete answer keyed by
+// topic; the other attempts are cancelled and waited for. Any broker can
+// answer, so one paused or overloaded broker costs nothing as long as
+// another one answers.
 func (s *adminService) describeTopicConfigs(ctx context.Context, ids []int32, topics []string) (map[string]kadm.ResourceConfig, error) {
-	req := kmsg.NewPtrDescribeConfigsRequest()
-	for _, t := range topics {
-		r := kmsg.NewDescribeConfigsRequestResource()
-		r.ResourceType = kmsg.ConfigResourceTypeTopic
-		r.ResourceName = t
-		req.Resources = append(req.Resources, r)
-	}
 	if len(ids) == 0 {
 		return nil, errors.New("no brokers in the cluster metadata")
 	}
-	var lastErr error
+	type result struct {
+		resp *kmsg.DescribeConfigsResponse
+		err  error
+	}
+	actx, cancel := context.WithTimeout(ctx, perBrokerTimeout)
+	results := make(chan result, len(ids))
+	var wg sync.WaitGroup
 	for _, id := range ids {
-		if ctx.Err() != nil {
-			break
-		}
-		actx, cancel := context.WithTimeout(ctx, perBrokerTimeout)
-		kresp, err := s.cl.Broker(int(id)).Request(actx, req)
+		wg.Add(1)
+		go func() { // one attempt per broker; cancelled and joined below
+			defer wg.Done()
+			req := kmsg.NewPtrDescribeConfigsRequest()
+			for _, t := range topics {
+				r := kmsg.NewDescribeConfigsRequestResource()
+				r.ResourceType = kmsg.ConfigResourceTypeTopic
+				r.ResourceName = t
+				req.Resources = append(req.Resources, r)
+			}
+			kresp, err := s.cl.Broker(int(id)).Request(actx, req)
+			if err != nil {
+				results <- result{err: fmt.Errorf("describe configs on broker %d: %w", id, err)}
+				return
+			}
+			results <- result{resp: kresp.(*kmsg.DescribeConfigsResponse)}
+		}()
+	}
+	defer func() {
 		cancel()
-		if err != nil {
-			lastErr = fmt.Errorf("describe configs on broker %d: %w", id, err)
+		wg.Wait()
+	}()
+	var lastErr error
+	for range ids {
+		r := <-results
+		if r.err != nil {
+			lastErr = r.err
 			continue
 		}
-		resp := kresp.(*kmsg.DescribeConfigsResponse)
-		out := make(map[string]kadm.ResourceConfig, len(resp.Resources))
-		for _, r := range resp.Resources {
-			rc := kadm.ResourceConfig{Name: r.ResourceName, Err: kerr.ErrorForCode(r.ErrorCode)}
-			if r.ErrorMessage != nil {
-				rc.ErrMessage = *r.ErrorMessage
+		out := make(map[string]kadm.ResourceConfig, len(r.resp.Resources))
+		for _, res := range r.resp.Resources {
+			rc := kadm.ResourceConfig{Name: res.ResourceName, Err: kerr.ErrorForCode(res.ErrorCode)}
+			if res.ErrorMessage != nil {
+				rc.ErrMessage = *res.ErrorMessage
 			}
-			for _, c := range r.Configs {
+			for _, c := range res.Configs {
 				rc.Configs = append(rc.Configs, kadm.Config{Key: c.Name, Value: c.Value, Sensitive: c.IsSensitive, Source: c.Source})
 			}
-			out[r.ResourceName] = rc
+			out[res.ResourceName] = rc
 		}
 		return out, nil
-	}
-	if lastErr == nil {
-		lastErr = ctx.Err()
 	}
 	return nil, lastErr
 }

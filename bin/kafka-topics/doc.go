@@ -37,7 +37,15 @@
 // "Error while executing topic command : <message>" on stdout and exit 1;
 // option mistakes print the message and the option list on stderr.
 //
-// Goroutines: none of its own (the franz-go client's are closed by close()).
+// A stalled broker (paused, overloaded: connection open, no answer) must
+// not hang --describe: the client gives up on a request 3 s beyond its own
+// timeout and retries elsewhere, describe makes one Metadata round trip,
+// sends DescribeConfigs to every live broker at once and takes the first
+// answer, and bounds ListPartitionReassignments (to the controller) to 3 s.
+//
+// Goroutines: describeTopicConfigs starts one per live broker for a single
+// DescribeConfigs attempt; it cancels and waits for all of them before
+// returning. Otherwise only the franz-go client's, closed by close().
 // Invariant: the tool never writes a znode the controller owns (partition
 // state, controller epoch); it only creates what Kafka's AdminZkClient does.
 package main
