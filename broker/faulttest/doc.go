@@ -46,7 +46,9 @@
 // (ISR below min.insync.replicas: NOT_ENOUGH_REPLICAS, nothing
 // acknowledged); reassignment {1,2,3} -> {2,3,4} under load with
 // kafka-reassign-partitions --execute; preferred election (ElectLeaders)
-// and auto.leader.rebalance after a bounce.
+// and auto.leader.rebalance after a bounce. audit_describe_test.go:
+// kafka-topics --describe --under-replicated-partitions lists exactly the
+// partitions a paused follower follows.
 // BenchmarkReplicatedProduce compares RF=1 acks=1 with RF=3 acks=all.
 //
 // Goroutines:
