@@ -168,6 +168,16 @@ func TestConsumerGroupsOverBootstrap(t *testing.T) {
 	if committed() != "12,7,0" {
 		t.Fatalf("to-datetime: %s", committed())
 	}
+	// An explicit --dry-run prints the plan and changes nothing.
+	out, errOut, _ = tool(t, "--bootstrap-server", bs, "--reset-offsets", "--group", "billing", "--topic", "orders", "--to-latest", "--dry-run")
+	if errOut != "" || committed() != "12,7,0" || !regexp.MustCompile(`(?m)^billing +orders +1 +12 *$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^GROUP +TOPIC +PARTITION +NEW-OFFSET *$`).MatchString(out) {
+		t.Fatalf("to-latest dry run: %q %q %s", out, errOut, committed())
+	}
+	tool(t, "--bootstrap-server", bs, "--reset-offsets", "--group", "billing", "--topic", "orders", "--to-latest", "--execute")
+	if committed() != "12,12,12" {
+		t.Fatalf("to-latest: %s", committed())
+	}
 
 	out, _, _ = tool(t, "--bootstrap-server", bs, "--delete", "--group", "billing")
 	if out != "Deletion of requested consumer groups ('billing') was successful.\n" {
