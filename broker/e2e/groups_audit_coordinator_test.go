@@ -192,7 +192,9 @@ func TestGroupsAuditOffsetsTopicAndDumpLog(t *testing.T) {
 
 // TestGroupsAuditFindCoordinatorVersions: every FindCoordinator version
 // names the leader of the group's offsets partition; v4 answers batched
-// keys one entry each; unknown key types are refused per Kafka.
+// keys one entry each; unknown key types are refused per Kafka; after the
+// coordinator stops, the new leader is named and accepts commits, and the
+// old broker, restarted as a follower, answers NOT_COORDINATOR.
 func TestGroupsAuditFindCoordinatorVersions(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -338,6 +340,33 @@ func TestGroupsAuditFindCoordinatorVersions(t *testing.T) {
 	}
 	if o, ok := fo.Lookup("fc", 0); !ok || o.At != 1 {
 		t.Fatalf("alpha fc-0 = %+v (%v), want 1", o, ok)
+	}
+
+	// The old coordinator comes back as a follower of alpha's partition:
+	// asked directly, it answers NOT_COORDINATOR (after at most a
+	// COORDINATOR_LOAD_IN_PROGRESS or a refused connection while it starts).
+	c.RestartBroker(c.Index(old))
+	var codes []int16
+	c.WaitFor(60*time.Second, "the restarted broker answers NOT_COORDINATOR for alpha", func() bool {
+		nc, err := network.Dial(ctx, c.Addr(c.Index(old)), "audit-old", 5*time.Second)
+		if err != nil {
+			return false
+		}
+		defer nc.Close()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group = 3, "alpha"
+		resp, err := nc.Request(ctx, req)
+		if err != nil {
+			return false
+		}
+		code := resp.(*kmsg.OffsetFetchResponse).ErrorCode
+		codes = append(codes, code)
+		return code == kerr.NotCoordinator.Code
+	})
+	for _, code := range codes {
+		if code != kerr.NotCoordinator.Code && code != kerr.CoordinatorLoadInProgress.Code {
+			t.Errorf("old coordinator answered error %d for alpha, want only NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS (all: %v)", code, codes)
+		}
 	}
 }
 
