@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -201,6 +202,19 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		p.log = log
 	}
 	if lp.topicID != ([16]byte{}) {
+		// partition.metadata: recorded before any record of this
+		// incarnation is appended; a directory of an older incarnation
+		// of the topic answers INCONSISTENT_TOPIC_ID.
+		if ts, ok := p.log.(topicIDStore); ok {
+			if err := ts.SetTopicID(lp.topicID); err != nil {
+				if errors.Is(err, kerr.InconsistentTopicID) {
+					m.state.Error("partition directory belongs to another incarnation of the topic",
+						"topic", tp.Topic, "partition", tp.Partition, "err", err)
+					return kerr.InconsistentTopicID.Code, nil, false
+				}
+				return m.storageErrorCode(err, tp, "partition_metadata"), nil, false
+			}
+		}
 		p.topicID = lp.topicID
 	}
 
@@ -461,4 +475,10 @@ func (m *Manager) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequ
 		m.cfg.OnPartitionsDeleted(deleted)
 	}
 	return resp
+}
+
+// topicIDStore is implemented by logs that persist their topic id in
+// partition.metadata (the on-disk storage log).
+type topicIDStore interface {
+	SetTopicID(id [16]byte) error
 }

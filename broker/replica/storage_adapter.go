@@ -160,3 +160,5 @@ func (s storageLog) DeleteRecordsAllowed() bool {
 // CompressionType is the topic's compression.type; Fetch below v10 cannot
 // carry zstd batches.
 func (s storageLog) CompressionType() string { return s.l.Config().CompressionType }
+
+func (s storageLog) SetTopicID(id [16]byte) error { return s.l.SetTopicID(id) }

@@ -68,6 +68,12 @@ type Log struct {
 	// records to it (see lowerCleanerCheckpointLocked).
 	cleanerFloor atomic.Int64
 
+	// topicIDMu guards the following (partition.metadata's cached topic
+	// id); it is a leaf lock, taken with no other log lock held.
+	topicIDMu    sync.Mutex
+	topicID      [16]byte
+	topicIDKnown bool
+
 	// mu guards the following. Appends, rolls, truncation and retention
 	// take it exclusively; reads take it shared only while locating bytes.
 	mu                sync.RWMutex

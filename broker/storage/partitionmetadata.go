@@ -1,0 +1,118 @@
+package storage
+
+// partition.metadata (log-format.md §1.8): the topic id (KIP-516) of the
+// topic a partition directory belongs to, so that data on disk is never
+// orphaned from its topic's incarnation. Two lines, no trailing newline:
+//
+//	version: 0
+//	topic_id: nI4cjbI6TRmG5jBrqZVqjA
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+const partitionMetadataFile = "partition.metadata"
+
+// EncodePartitionMetadata renders the file for topic id id.
+func EncodePartitionMetadata(id [16]byte) []byte {
+	return []byte("version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]))
+}
+
+// DecodePartitionMetadata parses the file; the all-zero id and any version
+// but 0 are errors.
+func DecodePartitionMetadata(data []byte) ([16]byte, error) {
+	var id [16]byte
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) != 2 {
+		return id, fmt.Errorf("storage: partition.metadata: want 2 lines, have %d", len(lines))
+	}
+	field := func(line, name string) (string, error) {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(k) != name {
+			return "", fmt.Errorf("storage: partition.metadata: expected %q, found %q", name, line)
+		}
+		return strings.TrimSpace(v), nil
+	}
+	v, err := field(lines[0], "version")
+	if err != nil {
+		return id, err
+	}
+	if v != "0" {
+		return id, fmt.Errorf("storage: partition.metadata: unsupported version %q", v)
+	}
+	enc, err := field(lines[1], "topic_id")
+	if err != nil {
+		return id, err
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || len(raw) != 16 {
+		return id, fmt.Errorf("storage: partition.metadata: bad topic id %q", enc)
+	}
+	copy(id[:], raw)
+	if id == ([16]byte{}) {
+		return id, errors.New("storage: partition.metadata: the all-zero topic id is invalid")
+	}
+	return id, nil
+}
+
+// TopicID returns the topic id recorded in partition.metadata; ok is false
+// when the partition has none yet.
+func (l *Log) TopicID() (id [16]byte, ok bool, err error) {
+	l.topicIDMu.Lock()
+	defer l.topicIDMu.Unlock()
+	return l.topicIDLocked()
+}
+
+func (l *Log) topicIDLocked() ([16]byte, bool, error) {
+	if l.topicIDKnown {
+		return l.topicID, true, nil
+	}
+	data, err := os.ReadFile(filepath.Join(l.dir, partitionMetadataFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return [16]byte{}, false, nil
+	}
+	if err != nil {
+		return [16]byte{}, false, fmt.Errorf("storage: read partition.metadata: %w", err)
+	}
+	id, err := DecodePartitionMetadata(data)
+	if err != nil {
+		return [16]byte{}, false, err
+	}
+	l.topicID, l.topicIDKnown = id, true
+	return id, true, nil
+}
+
+// SetTopicID records id in partition.metadata the first time the broker
+// learns it (written atomically, before records are appended for that
+// incarnation). A different id already on file is an INCONSISTENT_TOPIC_ID:
+// the directory belongs to an older incarnation of the topic.
+func (l *Log) SetTopicID(id [16]byte) error {
+	if id == ([16]byte{}) {
+		return nil
+	}
+	l.topicIDMu.Lock()
+	defer l.topicIDMu.Unlock()
+	cur, ok, err := l.topicIDLocked()
+	if err != nil {
+		return err
+	}
+	if ok {
+		if cur != id {
+			return fmt.Errorf("%w: %s holds topic id %s, the controller names %s", kerr.InconsistentTopicID, l.dir,
+				base64.RawURLEncoding.EncodeToString(cur[:]), base64.RawURLEncoding.EncodeToString(id[:]))
+		}
+		return nil
+	}
+	if err := writeFileAtomic(filepath.Join(l.dir, partitionMetadataFile), EncodePartitionMetadata(id)); err != nil {
+		return fmt.Errorf("storage: write partition.metadata: %w", err)
+	}
+	l.topicID, l.topicIDKnown = id, true
+	return nil
+}
