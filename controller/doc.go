@@ -3,7 +3,7 @@
 // manages partition leadership for the whole cluster, writes partition
 // state znodes and tells brokers what to do with LeaderAndIsr,
 // UpdateMetadata and StopReplica requests. The normative description is
-// /work/shared/spec/controller.md (referred to as §N below).
+// shared/spec/controller.md (referred to as §N below).
 //
 // # Kafka classes and Go files
 //

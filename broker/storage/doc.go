@@ -3,7 +3,7 @@
 // log.dirs, cut into segments named by their 20-digit base offset, each a
 // .log of magic-v2 record batches with a sparse .index and a .timeindex.
 // The byte layouts and algorithms are those of
-// /work/shared/spec/log-format.md (Kafka 3.4, ZooKeeper mode).
+// shared/spec/log-format.md (Kafka 3.4, ZooKeeper mode).
 //
 // # Kafka classes and Go files
 //
