@@ -34,21 +34,10 @@ func main() {
 // option mistake or a failed send (in --sync mode) or a bad line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, prompt bool) int {
 	o, special, err := parseOptions(args)
-	switch {
-	case special == "help":
-		fmt.Fprintln(stdout, toolHelp)
-		fmt.Fprint(stdout, admintool.Usage(specs))
-		return 0
-	case special == "version":
-		fmt.Fprintln(stdout, admintool.Version)
-		return 0
-	case err != nil:
-		var ue *admintool.UsageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, ue.Msg)
-			fmt.Fprint(stderr, admintool.Usage(specs))
-			return 1
-		}
+	if code, done := admintool.CommandLine(special, err, admintool.HelpAndExit, toolHelp, specs, stdout, stderr); done {
+		return code
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

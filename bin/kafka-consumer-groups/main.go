@@ -40,21 +40,10 @@ type service interface {
 // and, as in Kafka, still exit 0.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, special, err := parseOptions(args)
-	switch {
-	case special == "help":
-		fmt.Fprintln(stdout, toolHelp)
-		fmt.Fprint(stdout, admintool.Usage(specs))
-		return 0
-	case special == "version":
-		fmt.Fprintln(stdout, admintool.Version)
-		return 0
-	case err != nil:
-		var ue *admintool.UsageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, ue.Msg)
-			fmt.Fprint(stderr, admintool.Usage(specs))
-			return 1
-		}
+	if code, done := admintool.CommandLine(special, err, admintool.HelpAndExit, toolHelp, specs, stdout, stderr); done {
+		return code
+	}
+	if err != nil {
 		printError(stdout, "Executing consumer group command failed due to "+err.Error())
 		return 1
 	}

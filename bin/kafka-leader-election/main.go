@@ -159,15 +159,10 @@ func parseElectionData(data []byte) ([]admintool.TopicPartition, error) {
 // run executes one command and returns the exit status.
 func run(args []string, stdout, stderr io.Writer, timeout time.Duration) int {
 	req, special, err := parse(args)
-	switch {
-	case special == "help":
-		fmt.Fprintln(stderr, helpText)
-		fmt.Fprint(stderr, admintool.Usage(specs))
-		return 1
-	case special == "version":
-		fmt.Fprintln(stdout, admintool.Version)
-		return 0
-	case err != nil:
+	if code, done := admintool.CommandLine(special, err, admintool.UsageAndDie, helpText, specs, stdout, stderr); done {
+		return code
+	}
+	if err != nil {
 		return fail(err, stderr)
 	}
 	props := map[string]string{}

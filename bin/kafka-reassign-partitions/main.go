@@ -184,20 +184,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func (t *tool) run(args []string, stderr io.Writer) int {
 	opts, special, err := parse(args)
-	var ue *admintool.UsageError
+	if code, done := admintool.CommandLine(special, err, admintool.UsageAndDie, helpText, specs, t.out, stderr); done {
+		return code
+	}
 	var re *runtimeError
 	switch {
-	case special == "help":
-		fmt.Fprintln(stderr, helpText)
-		fmt.Fprint(stderr, admintool.Usage(specs))
-		return 1
-	case special == "version":
-		fmt.Fprintln(t.out, admintool.Version)
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintln(stderr, ue.Msg)
-		fmt.Fprint(stderr, admintool.Usage(specs))
-		return 1
 	case errors.As(err, &re):
 		fmt.Fprint(stderr, admintool.Uncaught("java.lang.RuntimeException", re.msg))
 		return 1
