@@ -13,8 +13,17 @@ export LOG_DIR="${LOG_DIR:-$repo/logs}"
 mkdir -p "$LOG_DIR"
 
 if [ "${1:-}" = "stop" ]; then
+  # Brokers first, and wait for them: their controlled shutdown needs
+  # ZooKeeper and the controller.
+  pids=$(cat "$LOG_DIR"/server-*.pid 2>/dev/null || true)
   bin/kafka-server-stop.sh || true
-  sleep 2
+  for _ in $(seq 1 120); do
+    alive=""
+    for pid in $pids; do kill -0 "$pid" 2>/dev/null && alive="$alive $pid"; done
+    [ -z "$alive" ] && break
+    sleep 0.5
+  done
+  [ -n "${alive:-}" ] && echo "klassik: brokers still running after 60 s:$alive" >&2
   bin/zookeeper-server-stop.sh || true
   exit 0
 fi
