@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
@@ -38,15 +36,6 @@ var specs = append([]admintool.Spec{
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, defaultTimeout))
 }
-
-// commandFailed is Kafka's AdminCommandFailedException escaping main: the
-// JVM prints it on stderr and the exit status is 1.
-type commandFailed struct {
-	msg   string
-	cause error // printed as the "Caused by:" line
-}
-
-func (e *commandFailed) Error() string { return e.msg }
 
 // request is a validated command line.
 type request struct {
@@ -95,7 +84,7 @@ func parse(args []string) (req *request, special string, err error) {
 		missing = append([]string{"election-type"}, missing...)
 	}
 	if len(missing) > 0 {
-		return nil, "", &commandFailed{msg: "Missing required option(s): " + strings.Join(missing, ", ")}
+		return nil, "", &admintool.CommandFailed{Msg: "Missing required option(s): " + strings.Join(missing, ", ")}
 	}
 	n := 0
 	for _, name := range []string{"topic", "all-topic-partitions", "path-to-json-file"} {
@@ -104,13 +93,13 @@ func parse(args []string) (req *request, special string, err error) {
 		}
 	}
 	if n != 1 {
-		return nil, "", &commandFailed{msg: "One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file"}
+		return nil, "", &admintool.CommandFailed{Msg: "One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file"}
 	}
 	switch {
 	case o.Has("topic") && !o.Has("partition"):
-		return nil, "", &commandFailed{msg: "Missing required option(s): partition"}
+		return nil, "", &admintool.CommandFailed{Msg: "Missing required option(s): partition"}
 	case !o.Has("topic") && o.Has("partition"):
-		return nil, "", &commandFailed{msg: "Option partition is only allowed if topic is used"}
+		return nil, "", &admintool.CommandFailed{Msg: "Option partition is only allowed if topic is used"}
 	}
 	req.bootstrap = o.Value("bootstrap-server")
 	req.adminConfig = o.Value("admin.config")
@@ -131,23 +120,18 @@ func parse(args []string) (req *request, special string, err error) {
 	return req, "", nil
 }
 
-// adminOperation is Kafka's AdminOperationException.
-type adminOperation struct{ msg string }
-
-func (e *adminOperation) Error() string { return e.msg }
-
 // parseElectionData reads --path-to-json-file with Kafka's messages.
 func parseElectionData(data []byte) ([]admintool.TopicPartition, error) {
 	l, err := admintool.ParsePartitionList(data)
 	switch {
 	case errors.Is(err, admintool.ErrNotJSON):
-		return nil, &adminOperation{"Replica election data is empty"}
+		return nil, &admintool.AdminOperation{Msg: "Replica election data is empty"}
 	case errors.Is(err, admintool.ErrNoPartitions):
-		return nil, &adminOperation{`Replica election data is missing "partitions" field`}
+		return nil, &admintool.AdminOperation{Msg: `Replica election data is missing "partitions" field`}
 	case err != nil:
-		return nil, &adminOperation{err.Error()}
+		return nil, &admintool.AdminOperation{Msg: err.Error()}
 	case len(l.Duplicates) > 0:
-		return nil, &adminOperation{"Replica election data contains duplicate partitions: " + admintool.JoinPartitions(l.Duplicates, ",")}
+		return nil, &admintool.AdminOperation{Msg: "Replica election data contains duplicate partitions: " + admintool.JoinPartitions(l.Duplicates, ",")}
 	}
 	// Kafka turns the list into a set; an empty list elects nothing.
 	if l.Partitions == nil {
@@ -199,15 +183,7 @@ func elect(ctx context.Context, out io.Writer, req *request, call electFunc) err
 	typeName := admintool.ElectionTypeName(req.electionType)
 	res, err := call(ctx, req.electionType, req.partitions)
 	if err != nil {
-		switch {
-		case admintool.IsKafkaError(err, kerr.RequestTimedOut.Code):
-			fmt.Fprintln(out, "Timeout waiting for election results")
-			return &commandFailed{msg: "Timeout waiting for election results", cause: err}
-		case admintool.IsKafkaError(err, kerr.ClusterAuthorizationFailed.Code):
-			fmt.Fprintln(out, "Not authorized to perform leader election")
-			return &commandFailed{msg: "Not authorized to perform leader election", cause: err}
-		}
-		return &executionError{err}
+		return admintool.ElectionCallError(out, err)
 	}
 	if len(res.Succeeded) > 0 {
 		fmt.Fprintf(out, "Successfully completed leader election (%s) for partitions %s\n", typeName, admintool.JoinPartitions(res.Succeeded, ", "))
@@ -219,42 +195,11 @@ func elect(ctx context.Context, out io.Writer, req *request, call electFunc) err
 		for _, tp := range res.FailedSorted() {
 			fmt.Fprintf(out, "Error completing leader election (%s) for partition: %s: %s\n", typeName, tp, admintool.JavaString(res.Failed[tp]))
 		}
-		return &commandFailed{msg: fmt.Sprintf("%d replica(s) could not be elected", len(res.Failed))}
+		return &admintool.CommandFailed{Msg: fmt.Sprintf("%d replica(s) could not be elected", len(res.Failed))}
 	}
 	return nil
 }
 
-// executionError is a failed admin call rethrown by the tool (Java's
-// ExecutionException wrapping the client's exception).
-type executionError struct{ cause error }
-
-func (e *executionError) Error() string { return e.cause.Error() }
-
 // fail prints an error escaping the tool the way Kafka's JVM shows it and
 // returns the exit status 1.
-func fail(err error, stderr io.Writer) int {
-	var (
-		ue *admintool.UsageError
-		cf *commandFailed
-		ao *adminOperation
-		ee *executionError
-	)
-	switch {
-	case errors.As(err, &ue):
-		fmt.Fprintln(stderr, ue.Msg)
-		fmt.Fprint(stderr, admintool.Usage(specs))
-	case errors.As(err, &cf):
-		var causes []string
-		if cf.cause != nil {
-			causes = append(causes, admintool.JavaString(cf.cause))
-		}
-		fmt.Fprint(stderr, admintool.Uncaught("kafka.common.AdminCommandFailedException", cf.msg, causes...))
-	case errors.As(err, &ao):
-		fmt.Fprint(stderr, admintool.Uncaught("kafka.admin.AdminOperationException", ao.msg))
-	case errors.As(err, &ee):
-		fmt.Fprint(stderr, admintool.Uncaught("java.util.concurrent.ExecutionException", admintool.JavaString(ee.cause)))
-	default:
-		fmt.Fprintf(stderr, "Exception in thread \"main\" %s\n", admintool.JavaString(err))
-	}
-	return 1
-}
+func fail(err error, stderr io.Writer) int { return admintool.Fail(err, specs, stderr) }

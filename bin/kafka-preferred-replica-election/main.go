@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
@@ -47,21 +45,6 @@ type request struct {
 	// partitions is nil when no file was given: every partition.
 	partitions []admintool.TopicPartition
 }
-
-// adminOperation is Kafka's AdminOperationException.
-type adminOperation struct{ msg string }
-
-func (e *adminOperation) Error() string { return e.msg }
-
-// commandFailed is Kafka's AdminCommandFailedException; cause, if set, is
-// printed as its "Caused by:" line.
-type commandFailed struct {
-	msg   string
-	cause error
-}
-
-func (e *commandFailed) Error() string { return e.msg }
-func (e *commandFailed) Unwrap() error { return e.cause }
 
 func parse(args []string) (req *request, special string, err error) {
 	o, err := admintool.Parse(specs, args)
@@ -118,11 +101,11 @@ func parseElectionData(data []byte) ([]admintool.TopicPartition, error) {
 	l, err := admintool.ParsePartitionList(data)
 	switch {
 	case errors.Is(err, admintool.ErrNotJSON), errors.Is(err, admintool.ErrNoPartitions):
-		return nil, &adminOperation{"Preferred replica election data is empty"}
+		return nil, &admintool.AdminOperation{Msg: "Preferred replica election data is empty"}
 	case err != nil:
-		return nil, &adminOperation{err.Error()}
+		return nil, &admintool.AdminOperation{Msg: err.Error()}
 	case len(l.Duplicates) > 0:
-		return nil, &adminOperation{"Preferred replica election data contains duplicate partitions: " + admintool.JoinPartitions(l.Duplicates, ",")}
+		return nil, &admintool.AdminOperation{Msg: "Preferred replica election data contains duplicate partitions: " + admintool.JoinPartitions(l.Duplicates, ",")}
 	}
 	out := []admintool.TopicPartition{}
 	seen := map[admintool.TopicPartition]bool{}
@@ -150,7 +133,7 @@ func run(args []string, stdout, stderr io.Writer, timeout time.Duration) int {
 		fmt.Fprintln(stdout, "Use --bootstrap-server instead to specify a broker to connect to.")
 		zc, err := connectZk(req.zookeeper, timeout)
 		if err != nil {
-			return fail(&commandFailed{msg: "Admin command failed", cause: err}, stderr)
+			return fail(&admintool.CommandFailed{Msg: "Admin command failed", Cause: err}, stderr)
 		}
 		defer zc.Close()
 		if err := electViaZk(zc, req.partitions, stdout); err != nil {
@@ -194,15 +177,7 @@ type electFunc func(ctx context.Context, tps []admintool.TopicPartition) (admint
 func electViaAdmin(ctx context.Context, out io.Writer, tps []admintool.TopicPartition, call electFunc) error {
 	res, err := call(ctx, tps)
 	if err != nil {
-		switch {
-		case admintool.IsKafkaError(err, kerr.RequestTimedOut.Code):
-			fmt.Fprintln(out, "Timeout waiting for election results")
-			return &commandFailed{msg: "Timeout waiting for election results", cause: err}
-		case admintool.IsKafkaError(err, kerr.ClusterAuthorizationFailed.Code):
-			fmt.Fprintln(out, "Not authorized to perform leader election")
-			return &commandFailed{msg: "Not authorized to perform leader election", cause: err}
-		}
-		return &executionError{err}
+		return admintool.ElectionCallError(out, err)
 	}
 	if len(res.Succeeded) > 0 {
 		fmt.Fprintf(out, "Successfully completed preferred leader election for partitions %s\n", admintool.JoinPartitions(res.Succeeded, ", "))
@@ -214,48 +189,10 @@ func electViaAdmin(ctx context.Context, out io.Writer, tps []admintool.TopicPart
 		for _, tp := range res.FailedSorted() {
 			fmt.Fprintf(out, "Error completing preferred leader election for partition: %s: %s\n", tp, admintool.JavaString(res.Failed[tp]))
 		}
-		return &commandFailed{msg: fmt.Sprintf("%d preferred replica(s) could not be elected", len(res.Failed))}
+		return &admintool.CommandFailed{Msg: fmt.Sprintf("%d preferred replica(s) could not be elected", len(res.Failed))}
 	}
 	return nil
 }
 
-// executionError is a failed admin call rethrown by the tool.
-type executionError struct{ cause error }
-
-func (e *executionError) Error() string { return e.cause.Error() }
-
 // fail prints an error escaping the tool as Kafka's JVM shows it; exit 1.
-func fail(err error, stderr io.Writer) int {
-	var (
-		ue *admintool.UsageError
-		cf *commandFailed
-		ao *adminOperation
-		ee *executionError
-	)
-	switch {
-	case errors.As(err, &ue):
-		fmt.Fprintln(stderr, ue.Msg)
-		fmt.Fprint(stderr, admintool.Usage(specs))
-	case errors.As(err, &cf):
-		var causes []string
-		if cf.cause != nil {
-			causes = append(causes, javaCause(cf.cause))
-		}
-		fmt.Fprint(stderr, admintool.Uncaught("kafka.common.AdminCommandFailedException", cf.msg, causes...))
-	case errors.As(err, &ao):
-		fmt.Fprint(stderr, admintool.Uncaught("kafka.admin.AdminOperationException", ao.msg))
-	case errors.As(err, &ee):
-		fmt.Fprint(stderr, admintool.Uncaught("java.util.concurrent.ExecutionException", admintool.JavaString(ee.cause)))
-	default:
-		fmt.Fprintf(stderr, "Exception in thread \"main\" %s\n", admintool.JavaString(err))
-	}
-	return 1
-}
-
-func javaCause(err error) string {
-	var ao *adminOperation
-	if errors.As(err, &ao) {
-		return "kafka.admin.AdminOperationException: " + ao.msg
-	}
-	return admintool.JavaString(err)
-}
+func fail(err error, stderr io.Writer) int { return admintool.Fail(err, specs, stderr) }

@@ -32,10 +32,10 @@ func connectZk(connect string, timeout time.Duration) (zkStore, error) {
 func electViaZk(zc zkStore, requested []admintool.TopicPartition, out io.Writer) error {
 	valid, invalid, err := splitExisting(zc, requested)
 	if err != nil {
-		return &commandFailed{msg: "Admin command failed", cause: &adminOperation{err.Error()}}
+		return &admintool.CommandFailed{Msg: "Admin command failed", Cause: &admintool.AdminOperation{Msg: err.Error()}}
 	}
 	if err := writeElection(zc, valid, out); err != nil {
-		return &commandFailed{msg: "Admin command failed", cause: err}
+		return &admintool.CommandFailed{Msg: "Admin command failed", Cause: err}
 	}
 	fmt.Fprintf(out, "Successfully started preferred replica election for partitions %s\n", scalaSet(valid))
 	for _, tp := range admintool.SortPartitions(invalid) {
@@ -98,16 +98,16 @@ func writeElection(zc zkStore, tps []admintool.TopicPartition, out io.Writer) er
 	if errors.Is(err, zkclient.ErrPreferredElectionInProgress) {
 		current, _, rerr := zc.GetPreferredReplicaElection()
 		if rerr != nil {
-			return &adminOperation{rerr.Error()}
+			return &admintool.AdminOperation{Msg: rerr.Error()}
 		}
 		names := make([]string, len(current))
 		for i, tp := range current {
 			names[i] = fmt.Sprintf("%s-%d", tp.Topic, tp.Partition)
 		}
-		return &adminOperation{fmt.Sprintf("Preferred replica leader election currently in progress for %s. Aborting operation", strings.Join(names, ","))}
+		return &admintool.AdminOperation{Msg: fmt.Sprintf("Preferred replica leader election currently in progress for %s. Aborting operation", strings.Join(names, ","))}
 	}
 	if err != nil {
-		return &adminOperation{err.Error()}
+		return &admintool.AdminOperation{Msg: err.Error()}
 	}
 	fmt.Fprintf(out, "Created preferred replica election path with %s\n", admintool.JoinPartitions(tps, ","))
 	return nil

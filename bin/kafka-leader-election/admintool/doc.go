@@ -16,6 +16,11 @@
 //	Utils.readFileAsString (NoSuchFileException)   errors.go (ReadFile, NoSuchFile)
 //	Admin.electLeaders + result classification   client.go (NewClient, ElectLeaders;
 //	                                               BrokerSupports asks ApiVersions, for tests)
+//	CommandLineUtils.printHelpAndExitIfNeeded /  commandline.go (CommandLine: --help,
+//	  printUsageAndDie at the top of each tool     --version and usage errors, in one place)
+//	AdminCommandFailedException,                 failure.go (CommandFailed, AdminOperation,
+//	  AdminOperationException, ExecutionException  ExecutionError; Fail prints what escapes
+//	  escaping the election tools' main            main; ElectionCallError)
 //
 // Goroutines: none of its own; the franz-go client a tool creates with
 // NewClient is closed by that tool.
