@@ -56,18 +56,9 @@ type options struct {
 // parseOptions applies ConsoleConsumer's checks, in its order, with its
 // messages.
 func parseOptions(args []string) (*options, string, error) {
-	if len(args) == 0 {
-		return nil, "", admintool.Usagef("%s", toolHelp)
-	}
-	p, err := admintool.Parse(specs, args)
-	if err != nil {
-		return nil, "", err
-	}
-	if p.Has("help") {
-		return nil, "help", nil
-	}
-	if p.Has("version") {
-		return nil, "version", nil
+	p, special, err := admintool.ParseCommand(specs, args, toolHelp)
+	if p == nil {
+		return nil, special, err
 	}
 	all := func(name string) []string {
 		if !p.Has(name) {

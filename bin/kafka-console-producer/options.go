@@ -50,35 +50,11 @@ type options struct {
 	clientID    string
 }
 
-// normalizeArgs gives --compression-codec its optional value: without one
-// (end of line or another option next) it means gzip, as joptsimple's
-// withOptionalArg does in Kafka.
-func normalizeArgs(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i, a := range args {
-		if a == "--compression-codec" && (i+1 >= len(args) || strings.HasPrefix(args[i+1], "--")) {
-			out = append(out, "--compression-codec=gzip")
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
 func parseOptions(args []string) (*options, string, error) {
-	if len(args) == 0 {
-		return nil, "", admintool.Usagef("%s", toolHelp)
-	}
-	args = normalizeArgs(args)
-	p, err := admintool.Parse(specs, args)
-	if err != nil {
-		return nil, "", err
-	}
-	if p.Has("help") {
-		return nil, "help", nil
-	}
-	if p.Has("version") {
-		return nil, "version", nil
+	args = admintool.DefaultOptionalArg(args, "compression-codec", "gzip")
+	p, special, err := admintool.ParseCommand(specs, args, toolHelp)
+	if p == nil {
+		return nil, special, err
 	}
 	if !p.Has("topic") {
 		return nil, "", admintool.Usagef(`Missing required argument "[topic]"`)

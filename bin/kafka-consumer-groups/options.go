@@ -60,36 +60,13 @@ type options struct {
 	execute  bool
 }
 
-// normalizeArgs gives --state its optional value ("" when another option or
-// nothing follows), as joptsimple's withOptionalArg does.
-func normalizeArgs(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i, a := range args {
-		if a == "--state" && (i+1 >= len(args) || strings.HasPrefix(args[i+1], "--")) {
-			out = append(out, "--state=")
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
 // parseOptions applies ConsumerGroupCommandOptions.checkArgs with Kafka's
 // messages (joptsimple prints options as "[name]").
 func parseOptions(args []string) (*options, string, error) {
-	if len(args) == 0 {
-		return nil, "", admintool.Usagef("%s", toolHelp)
-	}
-	args = normalizeArgs(args)
-	p, err := admintool.Parse(specs, args)
-	if err != nil {
-		return nil, "", err
-	}
-	if p.Has("help") {
-		return nil, "help", nil
-	}
-	if p.Has("version") {
-		return nil, "version", nil
+	args = admintool.DefaultOptionalArg(args, "state", "")
+	p, special, err := admintool.ParseCommand(specs, args, toolHelp)
+	if p == nil {
+		return nil, special, err
 	}
 	o := &options{p: p, bootstrap: p.Value("bootstrap-server"), zookeeper: p.Value("zookeeper"),
 		allGroups: p.Has("all-groups"), timeout: 5 * time.Second, hasState: p.Has("state"), state: p.Value("state"),

@@ -3,6 +3,7 @@ package admintool
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,41 @@ func TestCommandLine(t *testing.T) {
 		code, done := CommandLine(tc.special, tc.err, tc.style, "Tool help.", specs, &out, &errOut)
 		if code != tc.code || done != tc.done || out.String() != tc.stdout || errOut.String() != tc.stderr {
 			t.Errorf("%s: got (%d, %v) stdout %q stderr %q", tc.name, code, done, out.String(), errOut.String())
+		}
+	}
+}
+
+func TestParseCommand(t *testing.T) {
+	specs := append([]Spec{{Name: "list"}, {Name: "state", HasArg: true}}, HelpSpecs...)
+	var ue *UsageError
+	if _, _, err := ParseCommand(specs, nil, "Tool help."); !errors.As(err, &ue) || ue.Msg != "Tool help." {
+		t.Fatalf("no args: %v", err)
+	}
+	if _, _, err := ParseCommand(specs, []string{"--nope"}, "Tool help."); !errors.As(err, &ue) || ue.Msg != "nope is not a recognized option" {
+		t.Fatalf("bad option: %v", err)
+	}
+	for args, want := range map[string]string{"--list --help --version": "help", "--version --list": "version"} {
+		p, special, err := ParseCommand(specs, strings.Fields(args), "Tool help.")
+		if p != nil || special != want || err != nil {
+			t.Errorf("%q: %v %q %v", args, p, special, err)
+		}
+	}
+	p, special, err := ParseCommand(specs, []string{"--list"}, "Tool help.")
+	if err != nil || special != "" || !p.Has("list") {
+		t.Fatalf("--list: %v %q %v", p, special, err)
+	}
+}
+
+func TestDefaultOptionalArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"--state":               "--state=x",
+		"--state --list":        "--state=x --list",
+		"--state Stable --list": "--state Stable --list",
+		"--list --state=y":      "--list --state=y",
+		"--states":              "--states",
+	} {
+		if got := strings.Join(DefaultOptionalArg(strings.Fields(in), "state", "x"), " "); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
 }

@@ -125,3 +125,38 @@ var HelpSpecs = []Spec{
 // Version is what --version prints: Klassik implements Kafka 2.8's
 // ZooKeeper-era tools.
 const Version = "2.8.2 (Klassik)"
+
+// ParseCommand is how the console and group tools start: no argument at
+// all is a usage error whose message is helpText; otherwise args are
+// parsed against specs, and --help or --version, if given, win over every
+// other option (special is "help" or "version" and p is nil).
+func ParseCommand(specs []Spec, args []string, helpText string) (p *Options, special string, err error) {
+	if len(args) == 0 {
+		return nil, "", Usagef("%s", helpText)
+	}
+	p, err = Parse(specs, args)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case p.Has("help"):
+		return nil, "help", nil
+	case p.Has("version"):
+		return nil, "version", nil
+	}
+	return p, "", nil
+}
+
+// DefaultOptionalArg gives an option with an optional value (joptsimple's
+// withOptionalArg) its default: "--name" at the end of args or followed by
+// another option becomes "--name=def".
+func DefaultOptionalArg(args []string, name, def string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--"+name && (i+1 >= len(args) || strings.HasPrefix(args[i+1], "--")) {
+			out = append(out, "--"+name+"="+def)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
