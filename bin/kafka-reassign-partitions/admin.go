@@ -243,11 +243,7 @@ func configResource(typ kmsg.ConfigResourceType, name string, op kmsg.Incrementa
 
 // executeAdmin is executeAssignment over the admin API.
 func (t *tool) executeAdmin(a *adminBackend, opts *options) error {
-	data, err := readFile(opts.reassignmentFile)
-	if err != nil {
-		return err
-	}
-	proposed, dirs, err := parseExecuteAssignmentArgs(data)
+	proposed, dirs, err := readExecuteAssignmentFile(opts.reassignmentFile)
 	if err != nil {
 		return err
 	}
@@ -352,11 +348,7 @@ func sortedKeys(m map[string]string) []string {
 
 // verifyAdmin is verifyAssignment over the admin API.
 func (t *tool) verifyAdmin(a *adminBackend, opts *options) error {
-	data, err := readFile(opts.reassignmentFile)
-	if err != nil {
-		return err
-	}
-	targets, dirs, err := parseReassignmentData(data)
+	targets, dirs, err := readReassignmentFile(opts.reassignmentFile)
 	if err != nil {
 		return err
 	}
@@ -473,11 +465,7 @@ func reassignmentsToString(current map[tp]ongoing) string {
 // cancelAdmin is cancelAssignment: cancel those of the file's partitions
 // that are still moving, then clear the throttles.
 func (t *tool) cancelAdmin(a *adminBackend, opts *options) error {
-	data, err := readFile(opts.reassignmentFile)
-	if err != nil {
-		return err
-	}
-	targets, dirs, err := parseReassignmentData(data)
+	targets, dirs, err := readReassignmentFile(opts.reassignmentFile)
 	if err != nil {
 		return err
 	}

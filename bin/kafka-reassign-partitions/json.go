@@ -269,3 +269,23 @@ func joinInts(xs []int32, sep string) string {
 func scalaList(xs []int32) string { return "List(" + joinInts(xs, ", ") + ")" }
 
 func scalaStrings(xs []string) string { return "List(" + strings.Join(xs, ", ") + ")" }
+
+// readReassignmentFile reads --reassignment-json-file and parses it with
+// parseReassignmentData.
+func readReassignmentFile(path string) ([]reassignmentEntry, []replicaDir, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parseReassignmentData(data)
+}
+
+// readExecuteAssignmentFile reads --reassignment-json-file and parses it
+// with parseExecuteAssignmentArgs.
+func readExecuteAssignmentFile(path string) (assignment, []replicaDir, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parseExecuteAssignmentArgs(data)
+}

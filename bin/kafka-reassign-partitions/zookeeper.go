@@ -94,11 +94,7 @@ func (z *zkBackend) brokerIDs() ([]int32, error) {
 // rollback JSON, apply the throttle to the topic and broker configs, then
 // create the znode.
 func (t *tool) executeZk(z *zkBackend, opts *options) error {
-	data, err := readFile(opts.reassignmentFile)
-	if err != nil {
-		return err
-	}
-	proposed, dirs, err := parseExecuteAssignmentArgs(data)
+	proposed, dirs, err := readExecuteAssignmentFile(opts.reassignmentFile)
 	if err != nil {
 		return err
 	}
@@ -203,11 +199,7 @@ func (z *zkBackend) setBrokerThrottles(brokers []int32, rate int64) error {
 // is no longer listed in /admin/reassign_partitions; throttles are cleared
 // once the node is gone.
 func (t *tool) verifyZk(z *zkBackend, opts *options) error {
-	data, err := readFile(opts.reassignmentFile)
-	if err != nil {
-		return err
-	}
-	targets, dirs, err := parseReassignmentData(data)
+	targets, dirs, err := readReassignmentFile(opts.reassignmentFile)
 	if err != nil {
 		return err
 	}
