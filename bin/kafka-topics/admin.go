@@ -370,11 +370,8 @@ func (s *adminService) reassignments(ctx context.Context, topics []string) map[p
 func (s *adminService) alter(o *topicOptions) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	topics, err := s.selectTopics(ctx, o)
+	topics, err := s.existingTopics(ctx, o)
 	if err != nil {
-		return err
-	}
-	if err := ensureTopicExists(topics, o); err != nil {
 		return err
 	}
 	if len(topics) == 0 {
@@ -418,11 +415,8 @@ func (s *adminService) alter(o *topicOptions) error {
 func (s *adminService) delete(o *topicOptions) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	topics, err := s.selectTopics(ctx, o)
+	topics, err := s.existingTopics(ctx, o)
 	if err != nil {
-		return err
-	}
-	if err := ensureTopicExists(topics, o); err != nil {
 		return err
 	}
 	if len(topics) == 0 {
@@ -456,4 +450,17 @@ func sortedPartitions(m map[int32][]int32) []int32 {
 	}
 	slices.Sort(ps)
 	return ps
+}
+
+// existingTopics is selectTopics, failing as Kafka does when the --topic
+// given matches nothing and --if-exists is absent.
+func (s *adminService) existingTopics(ctx context.Context, o *topicOptions) ([]string, error) {
+	topics, err := s.selectTopics(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureTopicExists(topics, o); err != nil {
+		return nil, err
+	}
+	return topics, nil
 }

@@ -191,11 +191,8 @@ func (s *zkService) collisionError(topic string) error {
 }
 
 func (s *zkService) describe(o *topicOptions) error {
-	topics, err := s.selectTopics(o)
+	topics, err := s.existingTopics(o)
 	if err != nil {
-		return err
-	}
-	if err := ensureTopicExists(topics, o); err != nil {
 		return err
 	}
 	ids, err := s.zk.GetBrokerIDs()
@@ -256,11 +253,8 @@ func (s *zkService) describe(o *topicOptions) error {
 }
 
 func (s *zkService) delete(o *topicOptions) error {
-	topics, err := s.selectTopics(o)
+	topics, err := s.existingTopics(o)
 	if err != nil {
-		return err
-	}
-	if err := ensureTopicExists(topics, o); err != nil {
 		return err
 	}
 	for _, t := range topics {
@@ -282,11 +276,8 @@ func (s *zkService) delete(o *topicOptions) error {
 }
 
 func (s *zkService) alter(o *topicOptions) error {
-	topics, err := s.selectTopics(o)
+	topics, err := s.existingTopics(o)
 	if err != nil {
-		return err
-	}
-	if err := ensureTopicExists(topics, o); err != nil {
 		return err
 	}
 	for _, t := range topics {
@@ -362,4 +353,17 @@ func (s *zkService) alter(o *topicOptions) error {
 		fmt.Fprintln(s.out, "Adding partitions succeeded!")
 	}
 	return nil
+}
+
+// existingTopics is selectTopics, failing as Kafka does when the --topic
+// given matches nothing and --if-exists is absent.
+func (s *zkService) existingTopics(o *topicOptions) ([]string, error) {
+	topics, err := s.selectTopics(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureTopicExists(topics, o); err != nil {
+		return nil, err
+	}
+	return topics, nil
 }
