@@ -225,17 +225,10 @@ func memberPartitions(m kadm.DescribedGroupMember) []tp {
 }
 
 func (s *kafkaService) describe(ctx context.Context) error {
-	groups, err := s.groupIDs(ctx)
+	dg, sorted, err := s.describeSelected(ctx)
 	if err != nil {
 		return err
 	}
-	dg, err := s.describeGroups(ctx, groups)
-	if err != nil {
-		return err
-	}
-	sorted := slices.Clone(groups)
-	sort.Strings(sorted)
-	sorted = slices.Compact(sorted)
 	p := s.o.p
 	switch {
 	case p.Has("members") && !p.Has("offsets"):
@@ -393,17 +386,10 @@ func (s *kafkaService) delete(ctx context.Context) error {
 }
 
 func (s *kafkaService) reset(ctx context.Context) error {
-	groups, err := s.groupIDs(ctx)
+	dg, sorted, err := s.describeSelected(ctx)
 	if err != nil {
 		return err
 	}
-	dg, err := s.describeGroups(ctx, groups)
-	if err != nil {
-		return err
-	}
-	sorted := slices.Clone(groups)
-	sort.Strings(sorted)
-	sorted = slices.Compact(sorted)
 	var plan []resetRow
 	for _, g := range sorted {
 		d := dg[g]
@@ -646,4 +632,19 @@ func (s *kafkaService) checkRange(ctx context.Context, req map[tp]int64, topics 
 		}
 	}
 	return req, nil
+}
+
+// describeSelected describes the groups the command selects; sorted lists
+// their ids once each, in the order the output uses.
+func (s *kafkaService) describeSelected(ctx context.Context) (dg kadm.DescribedGroups, sorted []string, err error) {
+	groups, err := s.groupIDs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dg, err = s.describeGroups(ctx, groups); err != nil {
+		return nil, nil, err
+	}
+	sorted = slices.Clone(groups)
+	sort.Strings(sorted)
+	return dg, slices.Compact(sorted), nil
 }
