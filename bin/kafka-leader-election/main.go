@@ -49,15 +49,9 @@ type request struct {
 // parse validates the command line as LeaderElectionCommand.validate does.
 // special is "help" or "version" when the tool should only print those.
 func parse(args []string) (req *request, special string, err error) {
-	o, err := admintool.Parse(specs, args)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(args) == 0 || o.Has("help") {
-		return nil, "help", nil
-	}
-	if o.Has("version") {
-		return nil, "version", nil
+	o, special, err := admintool.ParseAdminCommand(specs, args)
+	if o == nil {
+		return nil, special, err
 	}
 	req = &request{}
 	// joptsimple converts --election-type when parsing, before validate.

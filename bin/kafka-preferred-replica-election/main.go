@@ -47,15 +47,9 @@ type request struct {
 }
 
 func parse(args []string) (req *request, special string, err error) {
-	o, err := admintool.Parse(specs, args)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(args) == 0 || o.Has("help") {
-		return nil, "help", nil
-	}
-	if o.Has("version") {
-		return nil, "version", nil
+	o, special, err := admintool.ParseAdminCommand(specs, args)
+	if o == nil {
+		return nil, special, err
 	}
 	// joptsimple's mutuallyExclusive and availableIf rules.
 	if o.Has("zookeeper") && o.Has("bootstrap-server") {

@@ -91,15 +91,9 @@ func (e *runtimeError) Error() string { return e.msg }
 
 // parse is validateAndParseArgs. special is "help" or "version".
 func parse(args []string) (*options, string, error) {
-	o, err := admintool.Parse(specs, args)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(args) == 0 || o.Has("help") {
-		return nil, "help", nil
-	}
-	if o.Has("version") {
-		return nil, "version", nil
+	o, special, err := admintool.ParseAdminCommand(specs, args)
+	if o == nil {
+		return nil, special, err
 	}
 	var given []string
 	for _, a := range actions {

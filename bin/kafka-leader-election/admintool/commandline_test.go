@@ -69,3 +69,20 @@ func TestDefaultOptionalArg(t *testing.T) {
 		}
 	}
 }
+
+func TestParseAdminCommand(t *testing.T) {
+	specs := append([]Spec{{Name: "list"}}, HelpSpecs...)
+	if p, special, err := ParseAdminCommand(specs, nil); p != nil || special != "help" || err != nil {
+		t.Fatalf("no args: %v %q %v", p, special, err)
+	}
+	var ue *UsageError
+	if _, _, err := ParseAdminCommand(specs, []string{"x"}); !errors.As(err, &ue) {
+		t.Fatalf("positional: %v", err)
+	}
+	if p, special, err := ParseAdminCommand(specs, []string{"--list", "--version"}); p != nil || special != "version" || err != nil {
+		t.Fatalf("--version: %v %q %v", p, special, err)
+	}
+	if p, special, err := ParseAdminCommand(specs, []string{"--list"}); err != nil || special != "" || !p.Has("list") {
+		t.Fatalf("--list: %v %q %v", p, special, err)
+	}
+}

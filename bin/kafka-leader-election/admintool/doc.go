@@ -9,7 +9,8 @@
 //	CommandDefaultOptions, joptsimple parsing,   options.go (Parse: exact option names,
 //	  CommandLineUtils.printUsageAndDie            --opt v / --opt=v; Usage: the option table)
 //	                                               ParseCommand: the no-argument, --help and
-//	                                               --version start; DefaultOptionalArg)
+//	                                               --version start; ParseAdminCommand for
+//	                                               the admin tools; DefaultOptionalArg)
 //	org.apache.kafka.common.errors.*, Errors,    errors.go (KafkaError: class name and message
 //	  Throwable.toString, uncaught exceptions      per error code; ClientError for franz-go
 //	                                               failures; Uncaught for what the JVM prints)

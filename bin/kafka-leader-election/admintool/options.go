@@ -160,3 +160,13 @@ func DefaultOptionalArg(args []string, name, def string) []string {
 	}
 	return out
 }
+
+// ParseAdminCommand is how the election and reassignment tools start: as
+// ParseCommand, except that no argument at all asks for the help (they
+// print it with printUsageAndDie).
+func ParseAdminCommand(specs []Spec, args []string) (p *Options, special string, err error) {
+	if len(args) == 0 {
+		return nil, "help", nil
+	}
+	return ParseCommand(specs, args, "")
+}
