@@ -138,18 +138,13 @@ func (s *zkService) groupRows(ctx context.Context, g string) ([]assignmentRow, e
 	var rows []assignmentRow
 	owning := map[string]int{}
 	for _, t := range topics {
-		a, _, err := s.zk.GetTopicAssignment(t)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
+		parts, ok, err := clitools.PartitionIDs(s.zk, t)
 		if err != nil {
 			return nil, err
 		}
-		parts := make([]int32, 0, len(a.Partitions))
-		for p := range a.Partitions {
-			parts = append(parts, p)
+		if !ok {
+			continue
 		}
-		sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 		for _, p := range parts {
 			owner := missing
 			data, _, err := s.zk.Get(zkpaths.ConsumerOwnerPath(g, t, p))

@@ -7,7 +7,8 @@
 // consumer still lived; 2.8 for the tools):
 //
 //	kafka.consumer.ZookeeperConsumerConnector   zkconsumer.go (ZKConsumer: registration,
-//	                                            rebalance, owner claims, offset commits)
+//	                                            rebalance, owner claims, offset commits;
+//	                                            PartitionIDs, shared with kafka-consumer-groups)
 //	kafka.consumer.RangeAssignor                rangeassign.go (RangeAssign, ThreadIDs)
 //	kafka.consumer.ConsumerConfig (subset)      zkconsumer.go (ZKConsumerConfig.ApplyProperties)
 //	kafka.utils.CommandLineUtils.parseKeyValueArgs  props.go (ParseKeyValues, RepeatedValues)

@@ -447,16 +447,12 @@ func (c *ZKConsumer) assignment() ([]topicPartition, error) {
 	me := c.id + "-0"
 	var mine []topicPartition
 	for _, t := range c.cfg.Topics {
-		a, _, err := c.zk.GetTopicAssignment(t)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
+		parts, ok, err := PartitionIDs(c.zk, t)
 		if err != nil {
 			return nil, err
 		}
-		parts := make([]int32, 0, len(a.Partitions))
-		for p := range a.Partitions {
-			parts = append(parts, p)
+		if !ok {
+			continue
 		}
 		for _, p := range RangeAssign(threadsByTopic[t], parts)[me] {
 			mine = append(mine, topicPartition{t, p})
@@ -627,4 +623,23 @@ func DescribeOwners(zkc *zkclient.Client, group, topic string) (map[int32]string
 		}
 	}
 	return out, nil
+}
+
+// PartitionIDs lists a topic's partition ids in ascending order, read from
+// its /brokers/topics/<topic> assignment; ok is false when the topic does
+// not exist.
+func PartitionIDs(zc *zkclient.Client, topic string) (ids []int32, ok bool, err error) {
+	a, _, err := zc.GetTopicAssignment(topic)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	ids = make([]int32, 0, len(a.Partitions))
+	for p := range a.Partitions {
+		ids = append(ids, p)
+	}
+	slices.Sort(ids)
+	return ids, true, nil
 }
