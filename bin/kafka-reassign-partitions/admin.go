@@ -337,15 +337,6 @@ func (t *tool) modifyReassignmentThrottle(a *adminBackend, mm moveMap, rate int6
 	return nil
 }
 
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // verifyAdmin is verifyAssignment over the admin API.
 func (t *tool) verifyAdmin(a *adminBackend, opts *options) error {
 	targets, dirs, err := readReassignmentFile(opts.reassignmentFile)
@@ -410,7 +401,7 @@ func (t *tool) clearThrottlesAdmin(a *adminBackend, targets []reassignmentEntry)
 			topics = append(topics, e.Part.Topic)
 		}
 	}
-	brokers := sortedSet(set)
+	brokers := sortedKeys(set)
 	slices.Sort(topics)
 	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
 	var res []kmsg.IncrementalAlterConfigsRequestResource

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,13 +130,14 @@ func (mm moveMap) reassigningBrokers() []int32 {
 			}
 		}
 	}
-	return sortedSet(set)
+	return sortedKeys(set)
 }
 
-func sortedSet(set map[int32]bool) []int32 {
-	out := make([]int32, 0, len(set))
-	for b := range set {
-		out = append(out, b)
+// sortedKeys lists a map's keys in ascending order (never nil).
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out

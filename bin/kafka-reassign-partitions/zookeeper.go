@@ -127,7 +127,7 @@ func (t *tool) executeZk(z *zkBackend, opts *options) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return &adminFailed{"The proposed assignment contains non-existent brokerIDs: " + joinInts(sortedSet(unknown), ",")}
+		return &adminFailed{"The proposed assignment contains non-existent brokerIDs: " + joinInts(sortedKeys(unknown), ",")}
 	}
 	if _, inProgress, err := z.zk.GetPartitionReassignment(); err != nil && !inProgress {
 		return err
@@ -266,7 +266,7 @@ func (t *tool) clearThrottlesZk(z *zkBackend, targets []reassignmentEntry) error
 			topics = append(topics, e.Part.Topic)
 		}
 	}
-	brokers := sortedSet(brokerSet)
+	brokers := sortedKeys(brokerSet)
 	slices.Sort(topics)
 	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
 	for _, id := range brokers {
