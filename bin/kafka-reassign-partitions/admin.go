@@ -124,18 +124,11 @@ func (a *adminBackend) listReassignments(parts []tp) (map[tp]ongoing, error) {
 	req := kmsg.NewPtrListPartitionReassignmentsRequest()
 	req.TimeoutMillis = int32(a.timeout / time.Millisecond)
 	if parts != nil {
-		idx := map[string]int{}
 		req.Topics = []kmsg.ListPartitionReassignmentsRequestTopic{}
-		for _, p := range parts {
-			i, ok := idx[p.Topic]
-			if !ok {
-				i = len(req.Topics)
-				idx[p.Topic] = i
-				t := kmsg.NewListPartitionReassignmentsRequestTopic()
-				t.Topic = p.Topic
-				req.Topics = append(req.Topics, t)
-			}
-			req.Topics[i].Partitions = append(req.Topics[i].Partitions, p.Partition)
+		for _, g := range admintool.GroupByTopic(parts) {
+			t := kmsg.NewListPartitionReassignmentsRequestTopic()
+			t.Topic, t.Partitions = g.Topic, g.Partitions
+			req.Topics = append(req.Topics, t)
 		}
 	}
 	resp, err := req.RequestWith(ctx, a.cl)

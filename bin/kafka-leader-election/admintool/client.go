@@ -110,18 +110,11 @@ func ElectLeaders(ctx context.Context, cl *kgo.Client, typ int8, tps []TopicPart
 	req.ElectionType = typ
 	req.TimeoutMillis = int32(timeout / time.Millisecond)
 	if tps != nil {
-		byTopic := map[string]int{}
 		req.Topics = []kmsg.ElectLeadersRequestTopic{}
-		for _, tp := range tps {
-			i, ok := byTopic[tp.Topic]
-			if !ok {
-				i = len(req.Topics)
-				byTopic[tp.Topic] = i
-				t := kmsg.NewElectLeadersRequestTopic()
-				t.Topic = tp.Topic
-				req.Topics = append(req.Topics, t)
-			}
-			req.Topics[i].Partitions = append(req.Topics[i].Partitions, tp.Partition)
+		for _, g := range GroupByTopic(tps) {
+			t := kmsg.NewElectLeadersRequestTopic()
+			t.Topic, t.Partitions = g.Topic, g.Partitions
+			req.Topics = append(req.Topics, t)
 		}
 	}
 	resp, err := req.RequestWith(ctx, cl)

@@ -3,6 +3,7 @@ package admintool
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -84,5 +85,16 @@ func TestParseAdminCommand(t *testing.T) {
 	}
 	if p, special, err := ParseAdminCommand(specs, []string{"--list"}); err != nil || special != "" || !p.Has("list") {
 		t.Fatalf("--list: %v %q %v", p, special, err)
+	}
+}
+
+func TestGroupByTopic(t *testing.T) {
+	if got := GroupByTopic(nil); got == nil || len(got) != 0 {
+		t.Fatalf("nil input: %#v", got)
+	}
+	got := GroupByTopic([]TopicPartition{{"b", 2}, {"a", 1}, {"b", 0}, {"a", 3}})
+	want := []TopicPartitions{{Topic: "b", Partitions: []int32{2, 0}}, {Topic: "a", Partitions: []int32{1, 3}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }

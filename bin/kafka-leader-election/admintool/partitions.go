@@ -141,3 +141,28 @@ func Field(obj map[string]json.RawMessage, name string, into any) error {
 
 // DecodeJSON is the exported form of decodeJSON.
 func DecodeJSON(data []byte, into any) error { return decodeJSON(data, into) }
+
+// TopicPartitions is one topic's entry in a request that lists partitions
+// per topic.
+type TopicPartitions struct {
+	Topic      string
+	Partitions []int32
+}
+
+// GroupByTopic gathers tps per topic, topics in order of first appearance
+// and partitions in the order given, as the Java admin client builds its
+// per-topic request lists. The result is empty (not nil) for no partitions.
+func GroupByTopic(tps []TopicPartition) []TopicPartitions {
+	out := []TopicPartitions{}
+	index := map[string]int{}
+	for _, tp := range tps {
+		i, ok := index[tp.Topic]
+		if !ok {
+			i = len(out)
+			index[tp.Topic] = i
+			out = append(out, TopicPartitions{Topic: tp.Topic})
+		}
+		out[i].Partitions = append(out[i].Partitions, tp.Partition)
+	}
+	return out
+}
