@@ -143,11 +143,9 @@ func run(args []string, stdout, stderr io.Writer, timeout time.Duration) int {
 	if err != nil {
 		return fail(err, stderr)
 	}
-	props := map[string]string{}
-	if req.adminConfig != "" {
-		if props, err = admintool.LoadProperties(req.adminConfig); err != nil {
-			return fail(err, stderr)
-		}
+	props, err := admintool.LoadOptionalProperties(req.adminConfig)
+	if err != nil {
+		return fail(err, stderr)
 	}
 	// Kafka sets request.timeout.ms to half the tool's timeout.
 	if _, ok := props["request.timeout.ms"]; !ok {

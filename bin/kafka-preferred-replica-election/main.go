@@ -139,12 +139,9 @@ func run(args []string, stdout, stderr io.Writer, timeout time.Duration) int {
 }
 
 func runBootstrap(req *request, stdout, stderr io.Writer, timeout time.Duration) int {
-	props := map[string]string{}
-	if req.adminConfig != "" {
-		var err error
-		if props, err = admintool.LoadProperties(req.adminConfig); err != nil {
-			return fail(err, stderr)
-		}
+	props, err := admintool.LoadOptionalProperties(req.adminConfig)
+	if err != nil {
+		return fail(err, stderr)
 	}
 	// Kafka sets request.timeout.ms to the timeout and the API timeout to
 	// twice that.

@@ -29,12 +29,9 @@ type adminBackend struct {
 }
 
 func newAdminBackend(opts *options) (*adminBackend, error) {
-	props := map[string]string{}
-	if opts.commandConfig != "" {
-		var err error
-		if props, err = admintool.LoadProperties(opts.commandConfig); err != nil {
-			return nil, err
-		}
+	props, err := admintool.LoadOptionalProperties(opts.commandConfig)
+	if err != nil {
+		return nil, err
 	}
 	// default.api.timeout.ms of Kafka's admin client.
 	cl, timeout, err := admintool.NewClient(opts.bootstrap, "reassign-partitions-tool", 60*time.Second, props)

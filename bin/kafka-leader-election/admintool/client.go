@@ -47,6 +47,15 @@ func LoadProperties(path string) (map[string]string, error) {
 	return props, nil
 }
 
+// LoadOptionalProperties is LoadProperties for an optional config-file
+// option: an empty path yields an empty (writable) map.
+func LoadOptionalProperties(path string) (map[string]string, error) {
+	if path == "" {
+		return map[string]string{}, nil
+	}
+	return LoadProperties(path)
+}
+
 // NewClient builds the franz-go client a tool uses in --bootstrap-server
 // mode. props are admin client properties; client.id and request.timeout.ms
 // are honoured. The returned timeout bounds every call.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,23 @@ func TestGroupByTopic(t *testing.T) {
 	want := []TopicPartitions{{Topic: "b", Partitions: []int32{2, 0}}, {Topic: "a", Partitions: []int32{1, 3}}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func TestLoadOptionalProperties(t *testing.T) {
+	p, err := LoadOptionalProperties("")
+	if err != nil || p == nil || len(p) != 0 {
+		t.Fatalf("empty path: %v %v", p, err)
+	}
+	p["written"] = "ok" // callers add defaults to the map
+	path := t.TempDir() + "/admin.properties"
+	if err := os.WriteFile(path, []byte("# comment\nclient.id = tool\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := LoadOptionalProperties(path); err != nil || p["client.id"] != "tool" || len(p) != 1 {
+		t.Fatalf("file: %v %v", p, err)
+	}
+	if _, err := LoadOptionalProperties(path + ".missing"); err == nil {
+		t.Fatal("a missing file must fail")
 	}
 }
