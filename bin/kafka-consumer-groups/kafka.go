@@ -555,16 +555,11 @@ func (s *kafkaService) prepareOffsets(ctx context.Context, group string, parts [
 				out[x] = cur
 				continue
 			}
-			if lo == nil {
-				if lo, err = s.listOffsets(ctx, listEnd, topics); err != nil {
-					return nil, err
-				}
+			end, err := s.fallbackEndOffset(ctx, &lo, topics, x, "Error getting ending offset of topic partition")
+			if err != nil {
+				return nil, err
 			}
-			o := lookup(lo, x.topic, x.partition)
-			if o == nil {
-				return nil, &admintool.UsageError{Msg: fmt.Sprintf("Error getting ending offset of topic partition: %s-%d", x.topic, x.partition)}
-			}
-			out[x] = *o
+			out[x] = end
 		}
 		return out, nil
 	case "to-datetime", "by-duration":
@@ -588,20 +583,33 @@ func (s *kafkaService) prepareOffsets(ctx context.Context, group string, parts [
 				continue
 			}
 			fmt.Fprintf(s.stdout, "\nWarn: Partition %d from topic %s is empty. Falling back to latest known offset.\n", x.partition, x.topic)
-			if ends == nil {
-				if ends, err = s.listOffsets(ctx, listEnd, topics); err != nil {
-					return nil, err
-				}
+			end, err := s.fallbackEndOffset(ctx, &ends, topics, x, "Error getting offset by timestamp of topic partition")
+			if err != nil {
+				return nil, err
 			}
-			o := lookup(ends, x.topic, x.partition)
-			if o == nil {
-				return nil, &admintool.UsageError{Msg: fmt.Sprintf("Error getting offset by timestamp of topic partition: %s-%d", x.topic, x.partition)}
-			}
-			out[x] = *o
+			out[x] = end
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown reset scenario %s", s.o.scenario)
+}
+
+// fallbackEndOffset is x's log end offset for a reset that falls back to
+// it: the end offsets of topics are listed on first use and kept in *ends;
+// a partition missing from them fails with "<what>: <topic>-<partition>".
+func (s *kafkaService) fallbackEndOffset(ctx context.Context, ends *kadm.ListedOffsets, topics []string, x tp, what string) (int64, error) {
+	if *ends == nil {
+		lo, err := s.listOffsets(ctx, listEnd, topics)
+		if err != nil {
+			return 0, err
+		}
+		*ends = lo
+	}
+	o := lookup(*ends, x.topic, x.partition)
+	if o == nil {
+		return 0, &admintool.UsageError{Msg: fmt.Sprintf("%s: %s-%d", what, x.topic, x.partition)}
+	}
+	return *o, nil
 }
 
 // checkRange clamps requested offsets into [log start, log end], warning
