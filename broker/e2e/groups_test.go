@@ -1054,7 +1054,10 @@ func runCoordinatorFailoverScenario(t *testing.T, c *testcluster.Cluster, client
 	}
 	r.mark(fmt.Sprintf("commits reached the new coordinator %d", nid))
 	r.start("f3", "")
-	r.waitSplit(60*time.Second, "f1", "f2", "f3")
+	// Two minutes: kafkajs keeps heartbeating the dead coordinator until
+	// its consumer crashes and rejoins (about 50-60 s), only then does it
+	// give up partitions the new generation moved to f3.
+	r.waitSplit(120*time.Second, "f1", "f2", "f3")
 	r.waitReads(30*time.Second, "f1", "f2", "f3")
 	r.finish(p)
 }
