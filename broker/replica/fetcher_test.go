@@ -250,6 +250,42 @@ func TestScenario2DivergenceAfterDoubleFailure(t *testing.T) {
 	})
 }
 
+// TestLeaderWithoutWritesLeavesNoStaleEpoch: a broker leads an epoch and
+// writes nothing in it (the preferred leader was bounced, then won the
+// preferred election back). Its epoch cache holds an entry the new leader
+// never had; following again it must drop that entry, catch up and stay
+// byte-identical, instead of asking with the stale epoch forever.
+func TestLeaderWithoutWritesLeavesNoStaleEpoch(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
+		c := newMiniClusterWith(t, newStore, nil, 1, 2)
+		ab := []int32{1, 2}
+		c.lair(1, "t", 0, 1, 0, ab, ab)
+		c.lair(2, "t", 0, 1, 0, ab, ab)
+		produceValues(t, c.broker(1), -1, "t", "m0", "m1")
+		c.waitSame(ab, "t", 2)
+		// Broker 1 is bounced: 2 leads epoch 1 and takes no write.
+		c.kill(1)
+		c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
+		c.start(1)
+		c.lair(1, "t", 0, 2, 1, []int32{2}, ab)
+		c.waitSame([]int32{2, 1}, "t", 2)
+		// Preferred election: 1 leads epoch 2 from offset 2, 2 follows.
+		c.lair(1, "t", 0, 1, 2, ab, ab)
+		c.lair(2, "t", 0, 1, 2, ab, ab)
+		produceValues(t, c.broker(1), -1, "t", "m2", "m3")
+		c.waitSame(ab, "t", 4)
+		if _, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"m0", "m1", "m2", "m3"}) {
+			t.Fatalf("follower 2 holds %v", vals)
+		}
+		if e, ok := c.log(2, "t", 0).LatestEpoch(); !ok || e != 2 {
+			t.Fatalf("follower 2's latest epoch is %d (ok %v), want 2", e, ok)
+		}
+		if e, end := c.log(2, "t", 0).EndOffsetForEpoch(1); e != 0 || end != 2 {
+			t.Fatalf("follower 2 still knows epoch 1: EndOffsetForEpoch(1) = %d, %d; want 0, 2", e, end)
+		}
+	})
+}
+
 // TestFetcherStopsOnRoleChange: a follower that becomes leader stops
 // fetching, and its fetcher goroutine goes away.
 func TestFetcherStopsOnRoleChange(t *testing.T) {

@@ -150,6 +150,12 @@ func (m *Manager) truncateFollower(tp TopicPartition, leaderEpoch int32, offset 
 func (m *Manager) truncateLocked(p *Partition, l Log, offset int64, reason string) error {
 	leo, hw := l.LogEndOffset(), l.HighWatermark()
 	if offset >= leo {
+		// No record goes, but the log still cuts its leader epoch cache
+		// back to the log end: an epoch this broker assigned as leader
+		// without writing must not outlive the leadership.
+		if err := l.TruncateTo(offset); err != nil {
+			return fmt.Errorf("truncating %s-%d epochs at %d: %w", p.tp.Topic, p.tp.Partition, leo, err)
+		}
 		return nil
 	}
 	if offset < hw {

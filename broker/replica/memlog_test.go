@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -410,6 +411,8 @@ func (l *memLog) TruncateTo(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if offset >= l.leo {
+		// As storage.Log: the epoch cache is still cut at the log end.
+		l.epochs = slices.DeleteFunc(l.epochs, func(e epochEntry) bool { return e.start >= l.leo })
 		return nil
 	}
 	kept := l.batches[:0]

@@ -591,3 +591,44 @@ func TestFetchOffsetsBeforeV0(t *testing.T) {
 		t.Fatalf("before every mtime: %v", got)
 	}
 }
+
+// A broker that became leader assigns its epoch at the log end before any
+// append; if it loses the leadership without writing, the new leader never
+// has that epoch. The follower's truncation to the common end must drop the
+// entry even though no record goes, or it keeps asking with the stale epoch
+// and never catches up (Kafka's Log.truncateTo makes the same cut).
+func TestTruncateToLogEndDropsEmptyLeaderEpoch(t *testing.T) {
+	clock := newFakeClock()
+	dir := t.TempDir()
+	l := openTestLog(t, dir, testConfig(), clock)
+	defer l.Close()
+	for i := 0; i < 5; i++ {
+		if _, err := l.AppendAsLeader(makeBatch(10, 20, clock.Now().UnixMilli(), "r"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := l.LogEndOffset()
+	// Leader at epoch 1 from the log end, with no write in it.
+	if err := l.LeaderEpochs().Assign(1, end); err != nil {
+		t.Fatal(err)
+	}
+	// Follower again: the new leader (epoch 2) answers epoch 0 ends at end.
+	if err := l.TruncateTo(end); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LeaderEpochs().Entries(); len(got) != 1 || got[0] != (EpochEntry{0, 0}) {
+		t.Fatalf("epoch cache after truncating to the log end %d: %v, want [{0 0}]", end, got)
+	}
+	if l.LogEndOffset() != end {
+		t.Fatalf("log end moved to %d, want %d", l.LogEndOffset(), end)
+	}
+	// The checkpoint on disk says the same, so a restart does not bring the
+	// stale epoch back.
+	data, err := os.ReadFile(filepath.Join(l.Dir(), "leader-epoch-checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0\n1\n0 0\n"; string(data) != want {
+		t.Fatalf("leader-epoch-checkpoint = %q, want %q", data, want)
+	}
+}

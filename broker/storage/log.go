@@ -956,8 +956,16 @@ func (l *Log) FetchOffsetByTimestamp(ts int64) (offset int64, timestamp int64, l
 
 // ---------------------------------------------------------------- truncation
 
-// TruncateTo removes every record at or after offset (replication). It is a
-// no-op if offset >= the log end offset.
+// TruncateTo removes every record at or after offset (replication).
+//
+// At or past the log end no record goes, but the leader epoch cache is
+// still cut back to the log end: a broker that became leader assigns its
+// epoch at the log end before writing anything, and if it loses the
+// leadership before its first append that entry names an epoch the new
+// leader never had. Kept, it makes the follower send that stale epoch
+// forever and be answered with a diverging epoch at the same offset, so it
+// never catches up and drops out of the ISR (Kafka's Log.truncateTo makes
+// the same cut).
 func (l *Log) TruncateTo(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("storage: cannot truncate %s to negative offset %d", l.tp, offset)
@@ -967,8 +975,8 @@ func (l *Log) TruncateTo(offset int64) error {
 	if l.closed {
 		return ErrLogClosed
 	}
-	if offset >= l.logEndOffset.Load() {
-		return nil
+	if leo := l.logEndOffset.Load(); offset >= leo {
+		return l.epochs.TruncateFromEnd(leo)
 	}
 	now := l.clock()
 	if offset < l.segments[0].baseOffset {
