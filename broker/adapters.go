@@ -14,7 +14,6 @@ import (
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/config"
-	"github.com/klassik/klassik/controller"
 )
 
 // metaAdapter feeds the replica manager's accepted UpdateMetadata requests
@@ -70,23 +69,6 @@ func (v metaView) PartitionLeaders(topic string) (map[int32]int32, bool) {
 	return out, true
 }
 
-// ctrlAdapter exposes the controller module to the api layer.
-type ctrlAdapter struct{ c *controller.Controller }
-
-func (a ctrlAdapter) IsActive() bool { return a.c.IsActive() }
-
-func (a ctrlAdapter) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) (map[string][]int32, error) {
-	tps, err := a.c.ControlledShutdown(ctx, brokerID, brokerEpoch)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]int32{}
-	for _, tp := range tps {
-		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
-	}
-	return out, nil
-}
-
 // offsetStore is the group coordinator's persistence: the
 // __consumer_offsets partitions this broker leads, written through the
 // replica manager with acks=all and read back from the local log.
@@ -113,28 +95,4 @@ func (s offsetStore) Append(ctx context.Context, partition int32, batch []byte) 
 
 func (s offsetStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
 	return s.r.ReadLocalLog(ctx, replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}, 0, fn)
-}
-
-func (a ctrlAdapter) ElectLeaders(ctx context.Context, kind int8, partitions map[string][]int32) (map[string]map[int32]error, error) {
-	var tps []controller.TopicPartition
-	if partitions != nil {
-		tps = []controller.TopicPartition{}
-		for t, ps := range partitions {
-			for _, p := range ps {
-				tps = append(tps, controller.TopicPartition{Topic: t, Partition: p})
-			}
-		}
-	}
-	outcomes, err := a.c.ElectLeaders(ctx, controller.ElectionType(kind), tps)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]map[int32]error{}
-	for tp, o := range outcomes {
-		if out[tp.Topic] == nil {
-			out[tp.Topic] = map[int32]error{}
-		}
-		out[tp.Topic][tp.Partition] = o.Err
-	}
-	return out, nil
 }

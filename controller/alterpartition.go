@@ -82,7 +82,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 			name, unknownID = n, !ok
 		}
 		for _, p := range t.Partitions {
-			it := &alterPartitionItem{tp: TopicPartition{name, p.Partition}, topicIdx: ti}
+			it := &alterPartitionItem{tp: TopicPartition{Topic: name, Partition: p.Partition}, topicIdx: ti}
 			items = append(items, it)
 			if unknownID {
 				it.err = kerr.UnknownTopicID

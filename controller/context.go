@@ -8,15 +8,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
-// TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+// TopicPartition is the one partition name all packages share.
+type TopicPartition = common.TopicPartition
 
 // PartitionReplica names one replica: a partition on a broker.
 type PartitionReplica struct {
@@ -300,7 +297,7 @@ func (c *Context) Replicas(tp TopicPartition) []int32 {
 func (c *Context) PartitionsForTopic(t string) []TopicPartition {
 	out := make([]TopicPartition, 0, len(c.assignments[t]))
 	for p := range c.assignments[t] {
-		out = append(out, TopicPartition{t, p})
+		out = append(out, TopicPartition{Topic: t, Partition: p})
 	}
 	sortTPs(out)
 	return out
@@ -311,7 +308,7 @@ func (c *Context) AllPartitions() []TopicPartition {
 	var out []TopicPartition
 	for t := range c.assignments {
 		for p := range c.assignments[t] {
-			out = append(out, TopicPartition{t, p})
+			out = append(out, TopicPartition{Topic: t, Partition: p})
 		}
 	}
 	sortTPs(out)

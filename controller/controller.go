@@ -769,7 +769,7 @@ func (c *Controller) loadTopicAssignment(t string) error {
 	}
 	c.ctx.SetTopicID(t, decodeTopicID(ta.TopicID))
 	for p := range ta.Partitions {
-		c.ctx.UpdateAssignment(TopicPartition{t, p}, assignmentFromZk(ta, p))
+		c.ctx.UpdateAssignment(TopicPartition{Topic: t, Partition: p}, assignmentFromZk(ta, p))
 	}
 	return nil
 }
@@ -861,7 +861,7 @@ func (c *Controller) onResponse(broker int32, o outgoingRequest, resp kmsg.Respo
 		}
 		if top == nil {
 			for _, p := range r.Partitions {
-				tp := TopicPartition{p.Topic, p.Partition}
+				tp := TopicPartition{Topic: p.Topic, Partition: p.Partition}
 				if _, ok := errs[tp]; ok {
 					errs[tp] = kerr.ErrorForCode(p.ErrorCode)
 				}
@@ -1136,7 +1136,7 @@ func (c *Controller) processPartitionModifications(t string) error {
 	}
 	var toAdd []TopicPartition
 	for p := range ta.Partitions {
-		tp := TopicPartition{t, p}
+		tp := TopicPartition{Topic: t, Partition: p}
 		if _, ok := c.ctx.Assignment(tp); !ok {
 			toAdd = append(toAdd, tp)
 		}
@@ -1212,7 +1212,7 @@ func (c *Controller) processIsrChangeNotification() error {
 			continue
 		}
 		for _, tp := range tps {
-			tp := TopicPartition{tp.Topic, tp.Partition}
+			tp := TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
 			if _, ok := c.ctx.Assignment(tp); ok {
 				changed[tp] = true
 			}

@@ -65,7 +65,7 @@ func TestPartitionLeaderElectionAlgorithms(t *testing.T) {
 // controller.md §10: every strategy bumps the leader epoch by exactly one
 // and keeps the partition epoch as read.
 func TestElectionResults(t *testing.T) {
-	tp := TopicPartition{"t", 0}
+	tp := TopicPartition{Topic: "t", Partition: 0}
 	cur := LeaderAndIsr{Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 2, 3}, PartitionEpoch: 9}
 
 	r := electOffline(tp, cur, []int32{1, 2, 3}, set(2, 3), false)

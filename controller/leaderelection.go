@@ -93,7 +93,7 @@ func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) 
 		}
 		partitions = nil
 		for _, tp := range tps {
-			partitions = append(partitions, TopicPartition{tp.Topic, tp.Partition})
+			partitions = append(partitions, TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
 		}
 	} else if partitions == nil {
 		partitions = c.ctx.AllPartitions()

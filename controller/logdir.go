@@ -95,11 +95,11 @@ func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) er
 			continue
 		}
 		for _, p := range t.Partitions {
-			record(TopicPartition{name, p.Partition}, p.ErrorCode)
+			record(TopicPartition{Topic: name, Partition: p.Partition}, p.ErrorCode)
 		}
 	}
 	for _, p := range e.resp.Partitions {
-		record(TopicPartition{p.Topic, p.Partition}, p.ErrorCode)
+		record(TopicPartition{Topic: p.Topic, Partition: p.Partition}, p.ErrorCode)
 	}
 	prev := c.ctx.offlineDirs[e.broker]
 	next := map[TopicPartition]bool{}

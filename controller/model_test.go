@@ -88,7 +88,7 @@ func runModel(t *testing.T, ops []byte) {
 				step = "bounce " + bs
 			case 3:
 				p := int32(ops[i+1]) % 5
-				s, ok := prev[TopicPartition{"m", p}]
+				s, ok := prev[TopicPartition{Topic: "m", Partition: p}]
 				if !ok || s.Leader < 0 || !registered[s.Leader] {
 					continue
 				}
@@ -195,7 +195,7 @@ func snapshotStates(t *testing.T, h *harness) map[TopicPartition]zkpaths.LeaderA
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[TopicPartition{"m", p}] = s
+		out[TopicPartition{Topic: "m", Partition: p}] = s
 	}
 	return out
 }

@@ -281,7 +281,7 @@ func (c *Controller) processZkPartitionReassignment() error {
 	}
 	var failed []TopicPartition
 	for _, p := range parts {
-		tp := TopicPartition{p.Topic, p.Partition}
+		tp := TopicPartition{Topic: p.Topic, Partition: p.Partition}
 		cur, known := c.ctx.Assignment(tp)
 		if !known || c.ctx.IsTopicQueuedForDeletion(tp.Topic) || len(p.Replicas) == 0 {
 			failed = append(failed, tp)
@@ -304,7 +304,7 @@ func (c *Controller) processZkPartitionReassignment() error {
 	}
 	kept := parts[:0:0]
 	for _, p := range parts {
-		if !slices.Contains(failed, TopicPartition{p.Topic, p.Partition}) {
+		if !slices.Contains(failed, TopicPartition{Topic: p.Topic, Partition: p.Partition}) {
 			kept = append(kept, p)
 		}
 	}
@@ -463,7 +463,7 @@ func (c *Controller) processApiReassignment(e apiReassignmentEvent) (map[TopicPa
 		if err == nil && ok {
 			kept := parts[:0:0]
 			for _, p := range parts {
-				if _, ok := toStart[TopicPartition{p.Topic, p.Partition}]; !ok {
+				if _, ok := toStart[TopicPartition{Topic: p.Topic, Partition: p.Partition}]; !ok {
 					kept = append(kept, p)
 				}
 			}

@@ -124,7 +124,7 @@ func (m *machines) addTopic(topic string, assignment map[int32][]int32) []TopicP
 	m.ctx.AddTopic(topic)
 	var tps []TopicPartition
 	for p, rs := range assignment {
-		tp := TopicPartition{topic, p}
+		tp := TopicPartition{Topic: topic, Partition: p}
 		m.ctx.UpdateAssignment(tp, ReplicaAssignment{Replicas: rs})
 		tps = append(tps, tp)
 	}
@@ -180,11 +180,11 @@ func TestNewPartitionInitialisesLeadership(t *testing.T) {
 	if len(failed) != 0 {
 		t.Fatalf("failed: %v", failed)
 	}
-	got := m.store.states[TopicPartition{"orders", 0}]
+	got := m.store.states[TopicPartition{Topic: "orders", Partition: 0}]
 	if got.Leader != 1 || !reflect.DeepEqual(got.ISR, []int32{1, 2, 3}) || got.LeaderEpoch != 0 || got.ControllerEpoch != 3 {
 		t.Fatalf("orders-0 state: %s", got)
 	}
-	got = m.store.states[TopicPartition{"orders", 1}]
+	got = m.store.states[TopicPartition{Topic: "orders", Partition: 1}]
 	if got.Leader != 2 || !reflect.DeepEqual(got.ISR, []int32{2, 3}) {
 		t.Fatalf("orders-1 state (broker 4 is down): %s", got)
 	}
@@ -260,21 +260,21 @@ func TestBrokerFailureFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(failed[TopicPartition{"t", 1}], ErrStateChangeFailed) || len(failed) != 1 {
+	if !errors.Is(failed[TopicPartition{Topic: "t", Partition: 1}], ErrStateChangeFailed) || len(failed) != 1 {
 		t.Fatalf("failed = %v", failed)
 	}
 	must(m.rsm.handleStateChanges(m.ctx.ReplicasOnBrokers([]int32{1}), OfflineReplica, "broker failure"))(t)
 
-	p0 := m.store.states[TopicPartition{"t", 0}]
+	p0 := m.store.states[TopicPartition{Topic: "t", Partition: 0}]
 	// Election: leader 2, isr [2,3], epoch 1; then removing 1 (not in ISR) writes nothing.
 	if p0.Leader != 2 || !reflect.DeepEqual(p0.ISR, []int32{2, 3}) || p0.LeaderEpoch != 1 || p0.PartitionEpoch != 1 {
 		t.Fatalf("t-0 %s", p0)
 	}
-	p1 := m.store.states[TopicPartition{"t", 1}]
+	p1 := m.store.states[TopicPartition{Topic: "t", Partition: 1}]
 	if p1.Leader != NoLeader || !reflect.DeepEqual(p1.ISR, []int32{1}) || p1.LeaderEpoch != 1 {
 		t.Fatalf("t-1 %s", p1)
 	}
-	if m.psm.state(TopicPartition{"t", 1}) != OfflinePartition {
+	if m.psm.state(TopicPartition{Topic: "t", Partition: 1}) != OfflinePartition {
 		t.Fatal("t-1 should be offline")
 	}
 	if n := m.ctx.OfflinePartitionCount(); n != 1 {

@@ -56,7 +56,7 @@ func (s *recordingSink) send(reqs []outgoingRequest) {
 				for _, p := range ts.PartitionStates {
 					rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 					rp.Partition = p.Partition
-					if s.storage[o.broker][TopicPartition{ts.Topic, p.Partition}] {
+					if s.storage[o.broker][TopicPartition{Topic: ts.Topic, Partition: p.Partition}] {
 						rp.ErrorCode = kerr.KafkaStorageError.Code
 					}
 					rt.Partitions = append(rt.Partitions, rp)
@@ -279,7 +279,7 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		for _, a := range args[1:] {
 			i := strings.LastIndex(a, "-")
 			p, _ := strconv.Atoi(a[i+1:])
-			tps = append(tps, TopicPartition{a[:i], int32(p)})
+			tps = append(tps, TopicPartition{Topic: a[:i], Partition: int32(p)})
 		}
 		var active *Controller
 		for _, c := range h.ctrls {
@@ -331,7 +331,7 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		}
 		i := strings.LastIndex(args[0], "-")
 		p, _ := strconv.Atoi(args[0][i+1:])
-		tp := TopicPartition{args[0][:i], int32(p)}
+		tp := TopicPartition{Topic: args[0][:i], Partition: int32(p)}
 		var target []int32
 		if cmd == "reassign" {
 			target = parseInts(args[1])
@@ -363,7 +363,7 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 				if s.storage[id] == nil {
 					s.storage[id] = map[TopicPartition]bool{}
 				}
-				s.storage[id][TopicPartition{a[:i], int32(p)}] = true
+				s.storage[id][TopicPartition{Topic: a[:i], Partition: int32(p)}] = true
 			}
 		}
 		seq := len(z.childrenLocked(zkpaths.LogDirEventNotificationPath))

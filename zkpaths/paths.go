@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // Top-level and fixed znode paths, relative to the chroot. Kafka: the
@@ -255,10 +257,5 @@ func ParsePartition(name string) (int32, error) {
 	return int32(n), nil
 }
 
-// TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
+// TopicPartition is the one partition name all packages share.
+type TopicPartition = common.TopicPartition

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,11 +20,8 @@ const LeaderDuringDelete = -2
 // NoLeader is the leader id of a partition without a leader.
 const NoLeader = -1
 
-// TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
+// TopicPartition is the one partition name all packages share.
+type TopicPartition = common.TopicPartition
 
 // PartitionState is the cached leadership of one partition, as last sent by
 // the controller (Kafka's UpdateMetadataPartitionState).
@@ -217,7 +216,7 @@ func (c *Cache) Update(req *kmsg.UpdateMetadataRequest) (deleted []TopicPartitio
 		}
 		if p.Leader == LeaderDuringDelete {
 			if _, ok := ts.partitions[p.Partition]; ok {
-				deleted = append(deleted, TopicPartition{topic, p.Partition})
+				deleted = append(deleted, TopicPartition{Topic: topic, Partition: p.Partition})
 			}
 			delete(ts.partitions, p.Partition)
 			return

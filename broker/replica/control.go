@@ -73,7 +73,7 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	var toFetch map[TopicPartition]FollowerStart
 	var toStopFetching []TopicPartition
 	for i, lp := range parts {
-		tp := TopicPartition{lp.topic, lp.st.Partition}
+		tp := TopicPartition{Topic: lp.topic, Partition: lp.st.Partition}
 		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp)
 		codes[i] = code
 		if code == 0 {
@@ -337,14 +337,14 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 	for _, t := range req.Topics {
 		switch {
 		case req.Version == 0:
-			parts = append(parts, stopPart{TopicPartition{t.Topic, t.Partition}, -1, req.DeletePartitions})
+			parts = append(parts, stopPart{TopicPartition{Topic: t.Topic, Partition: t.Partition}, -1, req.DeletePartitions})
 		case req.Version <= 2:
 			for _, p := range t.Partitions {
-				parts = append(parts, stopPart{TopicPartition{t.Topic, p}, -1, req.DeletePartitions})
+				parts = append(parts, stopPart{TopicPartition{Topic: t.Topic, Partition: p}, -1, req.DeletePartitions})
 			}
 		default:
 			for _, ps := range t.PartitionStates {
-				parts = append(parts, stopPart{TopicPartition{t.Topic, ps.Partition}, ps.LeaderEpoch, ps.Delete})
+				parts = append(parts, stopPart{TopicPartition{Topic: t.Topic, Partition: ps.Partition}, ps.LeaderEpoch, ps.Delete})
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func (f *fakeMeta) UpdateMetadata(req *kmsg.UpdateMetadataRequest) []TopicPartit
 	for _, ts := range req.TopicStates {
 		for _, ps := range ts.PartitionStates {
 			if ps.Leader == -2 {
-				del = append(del, TopicPartition{ts.Topic, ps.Partition})
+				del = append(del, TopicPartition{Topic: ts.Topic, Partition: ps.Partition})
 			}
 		}
 	}
@@ -60,7 +60,7 @@ func (f *fakeMeta) UpdateMetadata(req *kmsg.UpdateMetadataRequest) []TopicPartit
 func (f *fakeMeta) HasPartition(topic string, p int32) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.known[TopicPartition{topic, p}]
+	return f.known[TopicPartition{Topic: topic, Partition: p}]
 }
 
 // "If ControllerEpoch < highest controller epoch seen → STALE_CONTROLLER_EPOCH
@@ -83,7 +83,7 @@ func TestStaleControllerEpochRejected(t *testing.T) {
 	if resp.ErrorCode != kerr.StaleControllerEpoch.Code {
 		t.Fatalf("LeaderAndIsr from epoch 4: top-level %d", resp.ErrorCode)
 	}
-	if p, _ := m.Partition(TopicPartition{"t", 0}); p.State().LeaderEpoch != 0 {
+	if p, _ := m.Partition(TopicPartition{Topic: "t", Partition: 0}); p.State().LeaderEpoch != 0 {
 		t.Fatal("stale LeaderAndIsr changed the partition")
 	}
 
@@ -144,7 +144,7 @@ func TestLeaderAndIsrTransitions(t *testing.T) {
 	ff := &fakeFetcher{}
 	m, _ := newTestManager(t, func(c *Config) { c.Fetcher = ff })
 	ctx := context.Background()
-	tp := TopicPartition{"t", 0}
+	tp := TopicPartition{Topic: "t", Partition: 0}
 	id := topicIDFor("t")
 
 	// Leader at epoch 1.
@@ -224,7 +224,7 @@ func TestLeaderAndIsrTransitions(t *testing.T) {
 		t.Fatal(c)
 	}
 	ff.mu.Lock()
-	_, fetching := ff.added[TopicPartition{"w", 0}]
+	_, fetching := ff.added[TopicPartition{Topic: "w", Partition: 0}]
 	ff.mu.Unlock()
 	if fetching {
 		t.Fatal("fetcher started for a partition whose leader is not live")
@@ -303,18 +303,18 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 	if r := stop(3, 4, true, 0); r.Partitions[0].ErrorCode != kerr.FencedLeaderEpoch.Code {
 		t.Fatalf("older epoch: %+v", r)
 	}
-	if _, ok := m.Partition(TopicPartition{"t", 0}); !ok {
+	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); !ok {
 		t.Fatal("fenced StopReplica removed the partition")
 	}
 	// Without delete: stays hosted, fetcher stopped.
 	if r := stop(3, 5, false, 0); r.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("stop without delete: %+v", r)
 	}
-	if _, ok := m.Partition(TopicPartition{"t", 0}); !ok {
+	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); !ok {
 		t.Fatal("StopReplica without delete removed the partition")
 	}
 	ff.mu.Lock()
-	if !slices.Contains(ff.removed, TopicPartition{"t", 0}) {
+	if !slices.Contains(ff.removed, TopicPartition{Topic: "t", Partition: 0}) {
 		t.Error("fetcher not told to stop")
 	}
 	ff.mu.Unlock()
@@ -326,10 +326,10 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 	if r := stop(1, -1, true, 0); r.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("delete: %+v", r)
 	}
-	if _, ok := m.Partition(TopicPartition{"t", 0}); ok {
+	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); ok {
 		t.Fatal("partition still hosted after delete")
 	}
-	if !slices.Contains(store.deleted, TopicPartition{"t", 0}) {
+	if !slices.Contains(store.deleted, TopicPartition{Topic: "t", Partition: 0}) {
 		t.Fatal("log not deleted")
 	}
 }
@@ -347,7 +347,7 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 		done <- raw.(*kmsg.FetchResponse)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for m.fetches.Watched(partitionKey(TopicPartition{"t", 0})) == 0 {
+	for m.fetches.Watched(partitionKey(TopicPartition{Topic: "t", Partition: 0})) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("fetch never parked")
 		}
@@ -379,7 +379,7 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 }
 
 func TestUpdateMetadataDeletesHostedPartitions(t *testing.T) {
-	fm := &fakeMeta{known: map[TopicPartition]bool{{"known", 0}: true}}
+	fm := &fakeMeta{known: map[TopicPartition]bool{{Topic: "known", Partition: 0}: true}}
 	store := newMemStore()
 	var gotDeleted []TopicPartition
 	m := New(Config{BrokerID: 1, Logger: quietLogger(), OnPartitionsDeleted: func(tps []TopicPartition) { gotDeleted = tps }}, store, fm)
@@ -410,13 +410,13 @@ func TestUpdateMetadataDeletesHostedPartitions(t *testing.T) {
 	if fm.updates != 1 {
 		t.Fatalf("cache updated %d times", fm.updates)
 	}
-	if _, ok := m.Partition(TopicPartition{"t", 0}); ok {
+	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); ok {
 		t.Fatal("deleted partition still hosted")
 	}
-	if !slices.Contains(store.deleted, TopicPartition{"t", 0}) {
+	if !slices.Contains(store.deleted, TopicPartition{Topic: "t", Partition: 0}) {
 		t.Fatal("log of deleted partition not removed")
 	}
-	if !slices.Equal(gotDeleted, []TopicPartition{{"t", 0}}) {
+	if !slices.Equal(gotDeleted, []TopicPartition{{Topic: "t", Partition: 0}}) {
 		t.Fatalf("OnPartitionsDeleted got %v", gotDeleted)
 	}
 }
@@ -468,7 +468,7 @@ func TestOnLeadershipChange(t *testing.T) {
 	sr.Topics = append(sr.Topics, rt)
 	m.StopReplica(ctx, sr)
 
-	co := func(p int32) TopicPartition { return TopicPartition{"__consumer_offsets", p} }
+	co := func(p int32) TopicPartition { return TopicPartition{Topic: "__consumer_offsets", Partition: p} }
 	want := [][]LeadershipChange{
 		{{TopicPartition: co(0), Leader: true, LeaderEpoch: 4}},
 		{{TopicPartition: co(1), Leader: false, LeaderEpoch: 7}},

@@ -23,7 +23,7 @@ func (m *Manager) DeleteRecords(_ context.Context, req *kmsg.DeleteRecordsReques
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			tp := TopicPartition{t.Topic, rp.Partition}
+			tp := TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 			low, err := m.deleteRecords(tp, rp.Offset)
 			sp.ErrorCode = m.errorCode(err, tp, "delete_records")
 			if sp.ErrorCode == 0 {

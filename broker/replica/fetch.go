@@ -131,7 +131,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 					name, _ = m.topicName(ft.TopicID)
 				}
 				for _, p := range ft.Partitions {
-					s.forgetLocked(TopicPartition{name, p})
+					s.forgetLocked(TopicPartition{Topic: name, Partition: p})
 				}
 			}
 			s.touch(m.cfg.Clock())
@@ -216,7 +216,7 @@ func (m *Manager) unsplice(resp *kmsg.FetchResponse, parts []fetchPart, reads []
 		t := &resp.Topics[ti]
 		for pi := range t.Partitions {
 			sp := &t.Partitions[pi]
-			rd, ok := data[TopicPartition{t.Topic, sp.Partition}]
+			rd, ok := data[TopicPartition{Topic: t.Topic, Partition: sp.Partition}]
 			if !ok || sp.ErrorCode != 0 {
 				sp.RecordBatches = []byte{}
 				continue
@@ -250,7 +250,7 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 		}
 		for _, p := range t.Partitions {
 			fp := fetchPart{
-				tp:                 TopicPartition{name, p.Partition},
+				tp:                 TopicPartition{Topic: name, Partition: p.Partition},
 				topicID:            id,
 				fetchOffset:        p.FetchOffset,
 				currentLeaderEpoch: -1,

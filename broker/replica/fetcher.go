@@ -435,7 +435,7 @@ func (t *fetcherThread) maybeTruncate() error {
 	}
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
-			tp := TopicPartition{rt.Topic, rp.Partition}
+			tp := TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			a, ok := index[tp]
 			if !ok || t.current(tp, a.epoch) == nil {
 				continue
@@ -562,7 +562,7 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	for _, rt := range resp.Topics {
 		for i := range rt.Partitions {
 			rp := &rt.Partitions[i]
-			tp := TopicPartition{rt.Topic, rp.Partition}
+			tp := TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			ps, ok := sent[tp]
 			if !ok {
 				continue

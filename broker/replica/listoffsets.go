@@ -23,14 +23,14 @@ func (m *Manager) ListOffsets(_ context.Context, req *kmsg.ListOffsetsRequest) *
 	seen := make(map[TopicPartition]int)
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			seen[TopicPartition{t.Topic, p.Partition}]++
+			seen[TopicPartition{Topic: t.Topic, Partition: p.Partition}]++
 		}
 	}
 	for _, t := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = t.Topic
 		for _, p := range t.Partitions {
-			tp := TopicPartition{t.Topic, p.Partition}
+			tp := TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = p.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1

@@ -84,7 +84,7 @@ func TestNewManagerWithMetadataCache(t *testing.T) {
 	if r := m.UpdateMetadata(ctx, del); r.ErrorCode != 0 {
 		t.Fatal(r.ErrorCode)
 	}
-	if _, ok := m.Partition(TopicPartition{"gone", 0}); ok {
+	if _, ok := m.Partition(TopicPartition{Topic: "gone", Partition: 0}); ok {
 		t.Fatal("deleted topic's partition still hosted")
 	}
 	if _, ok := lm.GetLog(storage.TopicPartition{Topic: "gone", Partition: 0}); ok {

@@ -116,7 +116,7 @@ func (c *miniCluster) broker(id int32) *Manager {
 }
 
 func (c *miniCluster) log(id int32, topic string, partition int32) Log {
-	l, ok := c.stores[id].GetLog(TopicPartition{topic, partition})
+	l, ok := c.stores[id].GetLog(TopicPartition{Topic: topic, Partition: partition})
 	if !ok {
 		return nil
 	}

@@ -23,7 +23,7 @@ func (m *Manager) OffsetForLeaderEpoch(_ context.Context, req *kmsg.OffsetForLea
 			if req.Version >= 2 {
 				current = rp.CurrentLeaderEpoch
 			}
-			sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = m.endOffsetForEpoch(TopicPartition{t.Topic, rp.Partition}, current, rp.LeaderEpoch)
+			sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = m.endOffsetForEpoch(TopicPartition{Topic: t.Topic, Partition: rp.Partition}, current, rp.LeaderEpoch)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -56,7 +56,7 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 			code := global
 			if code == 0 {
-				tp := TopicPartition{rt.Topic, rp.Partition}
+				tp := TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 				// Kafka's order: unknown partitions first, then the
 				// internal-topic rule, then leadership (in the append).
 				if isInternalTopic(tp.Topic) && clientID != "__admin_client" && m.knownPartition(tp) {

@@ -3,16 +3,13 @@ package replica
 import (
 	"io"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TopicPartition names one partition. It mirrors storage.TopicPartition so
-// that the core of this package compiles and is testable on its own; the
-// storage adapter converts between the two.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
+// TopicPartition is the one partition name all packages share.
+type TopicPartition = common.TopicPartition
 
 // AppendResult is what a leader append reports (storage.AppendInfo).
 type AppendResult struct {

@@ -16,7 +16,7 @@ import (
 func TestConcurrentProduceFetchAndEpochBumps(t *testing.T) {
 	m, store := newTestManager(t, nil)
 	makeLeader(t, m, "t", 0, 0)
-	tp := TopicPartition{"t", 0}
+	tp := TopicPartition{Topic: "t", Partition: 0}
 	const producers, perProducer, bumps = 4, 40, 10
 
 	ctx, cancel := context.WithCancel(context.Background())

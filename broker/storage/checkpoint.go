@@ -155,7 +155,7 @@ func decodeOffsetEntries(name string, lines [][]string) (map[TopicPartition]int6
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("storage: %s line %d: malformed entry %q", name, i+3, strings.Join(f, " "))
 		}
-		m[TopicPartition{f[0], int32(p)}] = o
+		m[TopicPartition{Topic: f[0], Partition: int32(p)}] = o
 	}
 	return m, nil
 }

@@ -5,16 +5,12 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
-// TopicPartition names one partition replica.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// String renders the Kafka directory name "<topic>-<partition>".
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+// TopicPartition is the one partition name all packages share.
+type TopicPartition = common.TopicPartition
 
 // LogConfig holds the topic-level log settings. Each field is named after the
 // Kafka topic config it carries (broker default in parentheses).

@@ -81,7 +81,7 @@ func TestCrashWriterChild(t *testing.T) {
 		fmt.Println("ERR", err)
 		os.Exit(2)
 	}
-	l, err := m.GetOrCreateLog(TopicPartition{"crash", 0}, cfg.Defaults)
+	l, err := m.GetOrCreateLog(TopicPartition{Topic: "crash", Partition: 0}, cfg.Defaults)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(2)
@@ -188,7 +188,7 @@ func TestCrashKill9(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: recovery: %v", round, err)
 		}
-		l, ok := m.GetLog(TopicPartition{"crash", 0})
+		l, ok := m.GetLog(TopicPartition{Topic: "crash", Partition: 0})
 		if !ok {
 			t.Fatalf("round %d: log missing after crash", round)
 		}

@@ -23,7 +23,7 @@ func TestMissingAndCorruptIndexesRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := TopicPartition{"idx", 0}
+	tp := TopicPartition{Topic: "idx", Partition: 0}
 	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 	// hours old, the rest are current.
 	timeCfg := cfg.Defaults
 	timeCfg.RetentionMs = 3600000
-	byTime, err := m.GetOrCreateLog(TopicPartition{"by-time", 0}, timeCfg)
+	byTime, err := m.GetOrCreateLog(TopicPartition{Topic: "by-time", Partition: 0}, timeCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 	sizeCfg := cfg.Defaults
 	sizeCfg.RetentionMs = -1
 	sizeCfg.RetentionBytes = 3000
-	bySize, err := m.GetOrCreateLog(TopicPartition{"by-size", 0}, sizeCfg)
+	bySize, err := m.GetOrCreateLog(TopicPartition{Topic: "by-size", Partition: 0}, sizeCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +142,8 @@ func TestManagerScheduledRetention(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		_, sizeListed := cp[TopicPartition{"by-size", 0}]
-		return cp[TopicPartition{"by-time", 0}] == oldEnd+1 && !sizeListed
+		_, sizeListed := cp[TopicPartition{Topic: "by-size", Partition: 0}]
+		return cp[TopicPartition{Topic: "by-time", Partition: 0}] == oldEnd+1 && !sizeListed
 	})
 
 	// The deleted segments wait as .deleted files: with the injected clock
@@ -182,8 +182,8 @@ func TestManagerScheduledRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m2.Shutdown()
-	l1, ok1 := m2.GetLog(TopicPartition{"by-time", 0})
-	l2, ok2 := m2.GetLog(TopicPartition{"by-size", 0})
+	l1, ok1 := m2.GetLog(TopicPartition{Topic: "by-time", Partition: 0})
+	l2, ok2 := m2.GetLog(TopicPartition{Topic: "by-size", Partition: 0})
 	if !ok1 || !ok2 || l1.LogStartOffset() != oldEnd+1 || l2.LogStartOffset() != wantSizeStart {
 		t.Fatalf("after restart: %v %v", l1, l2)
 	}
@@ -213,11 +213,11 @@ func TestManagerRunsCleaner(t *testing.T) {
 	both := compact
 	both.CleanupPolicyDelete = true
 	both.RetentionMs = 3600000
-	lc, err := m.GetOrCreateLog(TopicPartition{"compacted", 0}, compact)
+	lc, err := m.GetOrCreateLog(TopicPartition{Topic: "compacted", Partition: 0}, compact)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := m.GetOrCreateLog(TopicPartition{"compact-delete", 0}, both)
+	lb, err := m.GetOrCreateLog(TopicPartition{Topic: "compact-delete", Partition: 0}, both)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestManagerRunsCleaner(t *testing.T) {
 	cpPath := filepath.Join(d, cleanerOffsetCheckpointFile)
 	pollUntil(t, 10*time.Second, "the cleaner's pass over the compacted log", func() bool {
 		cp, err := ReadOffsetCheckpoint(cpPath)
-		return err == nil && cp[TopicPartition{"compacted", 0}] == activeBase
+		return err == nil && cp[TopicPartition{Topic: "compacted", Partition: 0}] == activeBase
 	})
 	pollUntil(t, 10*time.Second, "retention of the compact,delete log", func() bool { return lb.LogStartOffset() == oldEnd })
 
@@ -326,7 +326,7 @@ func TestManagerLoadsLogsInParallel(t *testing.T) {
 	}
 	want := map[TopicPartition][][]byte{}
 	for p := int32(0); p < 12; p++ {
-		tp := TopicPartition{"par", p}
+		tp := TopicPartition{Topic: "par", Partition: p}
 		l, err := m.GetOrCreateLog(tp, cfg.Defaults)
 		if err != nil {
 			t.Fatal(err)

@@ -7,29 +7,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
-// TopicPartition names one partition; String is Kafka's "topic-partition".
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
-
-// Compare orders by topic, then partition (Kafka's compareTopicPartitions).
-func (tp TopicPartition) Compare(o TopicPartition) int {
-	if c := strings.Compare(tp.Topic, o.Topic); c != 0 {
-		return c
-	}
-	switch {
-	case tp.Partition < o.Partition:
-		return -1
-	case tp.Partition > o.Partition:
-		return 1
-	}
-	return 0
-}
+// TopicPartition is the one partition name all packages share.
+type TopicPartition = common.TopicPartition
 
 // SortPartitions sorts in place by topic, then partition, and returns tps.
 func SortPartitions(tps []TopicPartition) []TopicPartition {

@@ -54,3 +54,44 @@ func (a ctrlAdapter) ListPartitionReassignments(ctx context.Context, partitions 
 	}
 	return out, nil
 }
+
+// ctrlAdapter exposes the controller module to the api layer.
+type ctrlAdapter struct{ c *controller.Controller }
+
+func (a ctrlAdapter) IsActive() bool { return a.c.IsActive() }
+
+func (a ctrlAdapter) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) (map[string][]int32, error) {
+	tps, err := a.c.ControlledShutdown(ctx, brokerID, brokerEpoch)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]int32{}
+	for _, tp := range tps {
+		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
+	}
+	return out, nil
+}
+
+func (a ctrlAdapter) ElectLeaders(ctx context.Context, kind int8, partitions map[string][]int32) (map[string]map[int32]error, error) {
+	var tps []controller.TopicPartition
+	if partitions != nil {
+		tps = []controller.TopicPartition{}
+		for t, ps := range partitions {
+			for _, p := range ps {
+				tps = append(tps, controller.TopicPartition{Topic: t, Partition: p})
+			}
+		}
+	}
+	outcomes, err := a.c.ElectLeaders(ctx, controller.ElectionType(kind), tps)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]error{}
+	for tp, o := range outcomes {
+		if out[tp.Topic] == nil {
+			out[tp.Topic] = map[int32]error{}
+		}
+		out[tp.Topic][tp.Partition] = o.Err
+	}
+	return out, nil
+}
