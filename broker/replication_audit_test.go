@@ -21,9 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/faulttest"
 	"github.com/klassik/klassik/broker/network"
-	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -388,7 +388,7 @@ func TestAuditReassignmentAPIRemovesLogDir(t *testing.T) {
 	// the test runs the sweep itself instead of waiting.
 	lm := c.Broker(0).LogManager()
 	gone := testcluster.Poll(20*time.Second, func() bool {
-		if _, ok := lm.GetLog(storage.TopicPartition{Topic: "move", Partition: 0}); ok {
+		if _, ok := lm.GetLog(common.TopicPartition{Topic: "move", Partition: 0}); ok {
 			return false
 		}
 		if _, err := os.Stat(filepath.Join(dir, "move-0")); !os.IsNotExist(err) {
@@ -414,10 +414,10 @@ func TestAuditReassignmentAPIRemovesLogDir(t *testing.T) {
 		for _, e := range ents {
 			t.Logf("left in %s: %s", dir, e.Name())
 		}
-		_, ok := c.Broker(0).LogManager().GetLog(storage.TopicPartition{Topic: "move", Partition: 0})
+		_, ok := c.Broker(0).LogManager().GetLog(common.TopicPartition{Topic: "move", Partition: 0})
 		t.Logf("broker %d still has the log: %v", ids[0], ok)
 	}
-	if _, ok := c.Broker(3).LogManager().GetLog(storage.TopicPartition{Topic: "move", Partition: 0}); !ok {
+	if _, ok := c.Broker(3).LogManager().GetLog(common.TopicPartition{Topic: "move", Partition: 0}); !ok {
 		t.Error("the added replica has no log for move-0")
 	}
 	// Every acknowledged record is still readable from the new replicas.

@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
-	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
@@ -54,7 +54,7 @@ func replicaBytes(t *testing.T, c *testcluster.Cluster, i int, topic string, end
 	if b == nil {
 		t.Fatalf("broker %d not running", i)
 	}
-	l, ok := b.LogManager().GetLog(storage.TopicPartition{Topic: topic, Partition: 0})
+	l, ok := b.LogManager().GetLog(common.TopicPartition{Topic: topic, Partition: 0})
 	if !ok {
 		return nil, -1
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/storage/record"
 )
@@ -29,7 +30,7 @@ func realPartition(t *testing.T) (string, []int64, int64) {
 	cfg.IndexIntervalBytes = 256
 	cfg.SegmentIndexBytes = 1024
 	now := time.UnixMilli(ts0)
-	l, err := storage.OpenLog(dir, storage.TopicPartition{Topic: "demo", Partition: 0}, cfg, func() time.Time { return now })
+	l, err := storage.OpenLog(dir, common.TopicPartition{Topic: "demo", Partition: 0}, cfg, func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}

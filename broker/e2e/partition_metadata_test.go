@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klassik/klassik/broker/storage"
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -31,7 +31,7 @@ func TestPartitionMetadataFiles(t *testing.T) {
 		problem = ""
 		for i := 0; i < c.N(); i++ {
 			for p := int32(0); p < 6; p++ {
-				l, ok := c.Broker(i).LogManager().GetLog(storage.TopicPartition{Topic: "ids", Partition: p})
+				l, ok := c.Broker(i).LogManager().GetLog(common.TopicPartition{Topic: "ids", Partition: p})
 				if !ok {
 					continue
 				}

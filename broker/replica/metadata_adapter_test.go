@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/storage"
 )
@@ -87,7 +88,7 @@ func TestNewManagerWithMetadataCache(t *testing.T) {
 	if _, ok := m.Partition(TopicPartition{Topic: "gone", Partition: 0}); ok {
 		t.Fatal("deleted topic's partition still hosted")
 	}
-	if _, ok := lm.GetLog(storage.TopicPartition{Topic: "gone", Partition: 0}); ok {
+	if _, ok := lm.GetLog(common.TopicPartition{Topic: "gone", Partition: 0}); ok {
 		t.Fatal("deleted topic's log still open")
 	}
 }

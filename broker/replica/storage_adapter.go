@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
 )
 
@@ -29,7 +30,7 @@ func (s *storageStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.logs.GetOrCreateLog(storage.TopicPartition(tp), cfg)
+	l, err := s.logs.GetOrCreateLog(common.TopicPartition(tp), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func (s *storageStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
 }
 
 func (s *storageStore) GetLog(tp TopicPartition) (Log, bool) {
-	l, ok := s.logs.GetLog(storage.TopicPartition(tp))
+	l, ok := s.logs.GetLog(common.TopicPartition(tp))
 	if !ok {
 		return nil, false
 	}
@@ -45,7 +46,7 @@ func (s *storageStore) GetLog(tp TopicPartition) (Log, bool) {
 }
 
 func (s *storageStore) DeleteLog(tp TopicPartition) error {
-	return s.logs.DeleteLog(storage.TopicPartition(tp))
+	return s.logs.DeleteLog(common.TopicPartition(tp))
 }
 
 // storageLog adapts *storage.Log to Log.

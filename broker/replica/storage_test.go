@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
 )
 
@@ -71,7 +72,7 @@ func TestStorageProduceFetchRoundTrip(t *testing.T) {
 	if !slices.Equal(vals, []string{"b", "c"}) || !slices.Equal(offs, []int64{1, 2}) || fp.HighWatermark != 3 {
 		t.Fatalf("fetched %v at %v, hw %d", vals, offs, fp.HighWatermark)
 	}
-	l, ok := lm.GetLog(storage.TopicPartition{Topic: "t", Partition: 0})
+	l, ok := lm.GetLog(common.TopicPartition{Topic: "t", Partition: 0})
 	if !ok || l.HighWatermark() != 3 || l.LeaderEpochs().LatestEpoch() != 0 {
 		t.Fatalf("storage state: ok=%v hw=%d", ok, l.HighWatermark())
 	}
@@ -282,7 +283,7 @@ func TestStorageStopReplicaDeletesLog(t *testing.T) {
 	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); ok {
 		t.Fatal("partition still hosted")
 	}
-	if _, ok := lm.GetLog(storage.TopicPartition{Topic: "t", Partition: 0}); ok {
+	if _, ok := lm.GetLog(common.TopicPartition{Topic: "t", Partition: 0}); ok {
 		t.Fatal("log still open in the log manager")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "t-0")); !os.IsNotExist(err) {
@@ -296,7 +297,7 @@ func TestStorageStopReplicaDeletesLog(t *testing.T) {
 func TestStorageIdempotentProduce(t *testing.T) {
 	m, lm, _ := newStorageManager(t, nil)
 	makeLeader(t, m, "t", 0, 0)
-	l, _ := lm.GetLog(storage.TopicPartition{Topic: "t", Partition: 0})
+	l, _ := lm.GetLog(common.TopicPartition{Topic: "t", Partition: 0})
 
 	if r := produceOne(t, m, -1, "t", 0, makeProducerBatch(42, 0, 0, 1, "a", "b")); r.ErrorCode != 0 || r.BaseOffset != 0 {
 		t.Fatalf("first batch: %+v", r)

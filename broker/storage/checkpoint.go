@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 const (
@@ -133,10 +135,10 @@ func readCheckpointFile(path string) ([][]string, error) {
 
 // ReadOffsetCheckpoint reads a "<topic> <partition> <offset>" checkpoint. A
 // missing file is an empty map.
-func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
+func ReadOffsetCheckpoint(path string) (map[common.TopicPartition]int64, error) {
 	lines, err := readCheckpointFile(path)
 	if os.IsNotExist(err) {
-		return map[TopicPartition]int64{}, nil
+		return map[common.TopicPartition]int64{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -144,8 +146,8 @@ func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
 	return decodeOffsetEntries(path, lines)
 }
 
-func decodeOffsetEntries(name string, lines [][]string) (map[TopicPartition]int64, error) {
-	m := make(map[TopicPartition]int64, len(lines))
+func decodeOffsetEntries(name string, lines [][]string) (map[common.TopicPartition]int64, error) {
+	m := make(map[common.TopicPartition]int64, len(lines))
 	for i, f := range lines {
 		if len(f) != 3 {
 			return nil, fmt.Errorf("storage: %s line %d: want 3 fields, got %d", name, i+3, len(f))
@@ -155,15 +157,15 @@ func decodeOffsetEntries(name string, lines [][]string) (map[TopicPartition]int6
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("storage: %s line %d: malformed entry %q", name, i+3, strings.Join(f, " "))
 		}
-		m[TopicPartition{Topic: f[0], Partition: int32(p)}] = o
+		m[common.TopicPartition{Topic: f[0], Partition: int32(p)}] = o
 	}
 	return m, nil
 }
 
 // encodeOffsetCheckpoint renders entries sorted by topic and partition
 // (Kafka's order is unspecified; sorting keeps files diffable).
-func encodeOffsetCheckpoint(m map[TopicPartition]int64) []string {
-	tps := make([]TopicPartition, 0, len(m))
+func encodeOffsetCheckpoint(m map[common.TopicPartition]int64) []string {
+	tps := make([]common.TopicPartition, 0, len(m))
 	for tp := range m {
 		tps = append(tps, tp)
 	}
@@ -181,7 +183,7 @@ func encodeOffsetCheckpoint(m map[TopicPartition]int64) []string {
 }
 
 // WriteOffsetCheckpoint atomically writes an offset checkpoint file.
-func WriteOffsetCheckpoint(path string, m map[TopicPartition]int64) error {
+func WriteOffsetCheckpoint(path string, m map[common.TopicPartition]int64) error {
 	return writeCheckpointFile(path, encodeOffsetCheckpoint(m))
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -109,7 +110,7 @@ func newTestCleaner(clock *clClock) *Cleaner {
 
 func clOpen(t *testing.T, dir string, cfg LogConfig, clock *clClock) *Log {
 	t.Helper()
-	l, err := OpenLog(filepath.Join(dir, "t-0"), TopicPartition{Topic: "t", Partition: 0}, cfg, clock.Now)
+	l, err := OpenLog(filepath.Join(dir, "t-0"), common.TopicPartition{Topic: "t", Partition: 0}, cfg, clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,11 +389,11 @@ func TestCleanerCleanOnceDirtyRatio(t *testing.T) {
 	t.Cleanup(func() { m.Shutdown() })
 	cfg := clCompactConfig()
 	cfg.MinCleanableDirtyRatio = 0.5
-	l, err := m.GetOrCreateLog(TopicPartition{Topic: "c", Partition: 0}, cfg)
+	l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "c", Partition: 0}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := m.GetOrCreateLog(TopicPartition{Topic: "p", Partition: 0}, DefaultLogConfig())
+	plain, err := m.GetOrCreateLog(common.TopicPartition{Topic: "p", Partition: 0}, DefaultLogConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"time"
-
-	"github.com/klassik/klassik/broker/common"
 )
-
-// TopicPartition is the one partition name all packages share.
-type TopicPartition = common.TopicPartition
 
 // LogConfig holds the topic-level log settings. Each field is named after the
 // Kafka topic config it carries (broker default in parentheses).

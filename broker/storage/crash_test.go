@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -81,7 +82,7 @@ func TestCrashWriterChild(t *testing.T) {
 		fmt.Println("ERR", err)
 		os.Exit(2)
 	}
-	l, err := m.GetOrCreateLog(TopicPartition{Topic: "crash", Partition: 0}, cfg.Defaults)
+	l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "crash", Partition: 0}, cfg.Defaults)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(2)
@@ -188,7 +189,7 @@ func TestCrashKill9(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: recovery: %v", round, err)
 		}
-		l, ok := m.GetLog(TopicPartition{Topic: "crash", Partition: 0})
+		l, ok := m.GetLog(common.TopicPartition{Topic: "crash", Partition: 0})
 		if !ok {
 			t.Fatalf("round %d: log missing after crash", round)
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // seedSegment returns the .log, .index and .timeindex bytes of a small
@@ -62,7 +64,7 @@ func FuzzIndexLoad(f *testing.F) {
 			os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), logb, 0o644)
 			os.WriteFile(filepath.Join(dir, "00000000000000000000.index"), idxData, 0o644)
 			os.WriteFile(filepath.Join(dir, "00000000000000000000.timeindex"), tidxData, 0o644)
-			l, err := loadLog(loadParams{dir: dir, tp: TopicPartition{Topic: "f", Partition: 0}, cfg: testConfig(), cleanShutdown: clean, clock: newFakeClock().Now})
+			l, err := loadLog(loadParams{dir: dir, tp: common.TopicPartition{Topic: "f", Partition: 0}, cfg: testConfig(), cleanShutdown: clean, clock: newFakeClock().Now})
 			if err != nil {
 				continue // refusing damaged input is fine; panicking is not
 			}
@@ -113,7 +115,7 @@ func FuzzRecovery(f *testing.F) {
 		path := filepath.Join(dir, "00000000000000000000.log")
 		os.WriteFile(path, data, 0o644)
 		open := func() *Log {
-			l, err := loadLog(loadParams{dir: dir, tp: TopicPartition{Topic: "f", Partition: 0}, cfg: testConfig(), clock: newFakeClock().Now})
+			l, err := loadLog(loadParams{dir: dir, tp: common.TopicPartition{Topic: "f", Partition: 0}, cfg: testConfig(), clock: newFakeClock().Now})
 			if err != nil {
 				t.Fatalf("recovery failed: %v", err)
 			}

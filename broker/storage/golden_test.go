@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -159,14 +160,14 @@ func TestGoldenSpecIndexes(t *testing.T) {
 func TestGoldenCheckpoints(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "recovery-point-offset-checkpoint")
-	m := map[TopicPartition]int64{{Topic: "orders", Partition: 0}: 368769, {Topic: "orders", Partition: 1}: 401220, {Topic: "__consumer_offsets", Partition: 17}: 12}
+	m := map[common.TopicPartition]int64{{Topic: "orders", Partition: 0}: 368769, {Topic: "orders", Partition: 1}: 401220, {Topic: "__consumer_offsets", Partition: 17}: 12}
 	if err := WriteOffsetCheckpoint(p, m); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
 	golden(t, "recovery-point-offset-checkpoint", got)
 	back, err := ReadOffsetCheckpoint(p)
-	if err != nil || len(back) != 3 || back[TopicPartition{Topic: "orders", Partition: 1}] != 401220 {
+	if err != nil || len(back) != 3 || back[common.TopicPartition{Topic: "orders", Partition: 1}] != 401220 {
 		t.Fatalf("read back %v %v", back, err)
 	}
 	// The spec's example, in Kafka's (hash) order, must read the same.
@@ -240,7 +241,7 @@ func TestGoldenManagerCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	for p := int32(0); p < 2; p++ {
-		l, err := m.GetOrCreateLog(TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
+		l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +274,7 @@ func TestGoldenManagerCheckpoints(t *testing.T) {
 func TestGoldenCleanerCheckpoint(t *testing.T) {
 	clock := &clClock{now: time.UnixMilli(1700000000000)}
 	dir := t.TempDir()
-	l, err := OpenLog(filepath.Join(dir, "compacted-0"), TopicPartition{Topic: "compacted", Partition: 0}, clCompactConfig(), clock.Now)
+	l, err := OpenLog(filepath.Join(dir, "compacted-0"), common.TopicPartition{Topic: "compacted", Partition: 0}, clCompactConfig(), clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

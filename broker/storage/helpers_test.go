@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -55,7 +56,7 @@ func testConfig() LogConfig {
 
 func openTestLog(t testing.TB, dir string, cfg LogConfig, clock *fakeClock) *Log {
 	t.Helper()
-	l, err := OpenLog(dir, TopicPartition{Topic: "t", Partition: 0}, cfg, clock.Now)
+	l, err := OpenLog(dir, common.TopicPartition{Topic: "t", Partition: 0}, cfg, clock.Now)
 	if err != nil {
 		t.Fatalf("OpenLog: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // "... and rebuilds a missing or corrupt index": after a clean shutdown
@@ -23,7 +25,7 @@ func TestMissingAndCorruptIndexesRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := TopicPartition{Topic: "idx", Partition: 0}
+	tp := common.TopicPartition{Topic: "idx", Partition: 0}
 	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -52,7 +53,7 @@ type pendingDelete struct {
 // Log is safe for concurrent use. See LOCKS.md for the lock order.
 type Log struct {
 	dir    string
-	tp     TopicPartition
+	tp     common.TopicPartition
 	clock  func() time.Time
 	logger *slog.Logger
 	epochs *LeaderEpochCache
@@ -100,7 +101,7 @@ type Log struct {
 func (l *Log) activeLocked() *Segment { return l.segments[len(l.segments)-1] }
 
 // TopicPartition returns the partition this log belongs to.
-func (l *Log) TopicPartition() TopicPartition { return l.tp }
+func (l *Log) TopicPartition() common.TopicPartition { return l.tp }
 
 // Dir returns the partition directory.
 func (l *Log) Dir() string { return l.dir }

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // ErrLogDirLocked means another process holds a log directory's .lock.
@@ -48,8 +50,8 @@ type LogManager struct {
 	// mu guards the following. Never held while calling into a Log's
 	// blocking operations other than Close during shutdown (see LOCKS.md).
 	mu          sync.Mutex
-	logs        map[TopicPartition]*Log
-	logDirOf    map[TopicPartition]*logDir
+	logs        map[common.TopicPartition]*Log
+	logDirOf    map[common.TopicPartition]*logDir
 	dirDeletes  []pendingDirDelete
 	started     bool
 	shutdown    bool
@@ -70,7 +72,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 		return nil, err
 	}
 	m := &LogManager{cfg: cfg, clock: cfg.Clock, logger: cfg.Logger,
-		logs: map[TopicPartition]*Log{}, logDirOf: map[TopicPartition]*logDir{}, stop: make(chan struct{})}
+		logs: map[common.TopicPartition]*Log{}, logDirOf: map[common.TopicPartition]*logDir{}, stop: make(chan struct{})}
 	if m.clock == nil {
 		m.clock = time.Now
 	}
@@ -144,7 +146,7 @@ func (m *LogManager) unlockAll() {
 
 // ParseTopicPartitionName parses "<topic>-<partition>" (split at the last
 // '-'), also accepting the -delete / -future forms.
-func ParseTopicPartitionName(name string) (tp TopicPartition, suffix string, err error) {
+func ParseTopicPartitionName(name string) (tp common.TopicPartition, suffix string, err error) {
 	base := name
 	if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, "-future") {
 		mm := deleteDirPattern.FindStringSubmatch(name)
@@ -162,7 +164,7 @@ func ParseTopicPartitionName(name string) (tp TopicPartition, suffix string, err
 	if perr != nil || p < 0 {
 		return tp, "", fmt.Errorf("storage: directory %q is not in the form of topic-partition", name)
 	}
-	return TopicPartition{Topic: base[:i], Partition: int32(p)}, suffix, nil
+	return common.TopicPartition{Topic: base[:i], Partition: int32(p)}, suffix, nil
 }
 
 // loadDir implements §9.1 for one directory.
@@ -196,7 +198,7 @@ func (m *LogManager) loadDir(d *logDir) error {
 		return fmt.Errorf("storage: list %s: %w", d.path, err)
 	}
 	type job struct {
-		tp   TopicPartition
+		tp   common.TopicPartition
 		path string
 	}
 	var jobs []job
@@ -408,7 +410,7 @@ func (m *LogManager) DeletePending() error {
 }
 
 // GetLog returns the log of tp.
-func (m *LogManager) GetLog(tp TopicPartition) (*Log, bool) {
+func (m *LogManager) GetLog(tp common.TopicPartition) (*Log, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, ok := m.logs[tp]
@@ -416,10 +418,10 @@ func (m *LogManager) GetLog(tp TopicPartition) (*Log, bool) {
 }
 
 // AllLogs returns a snapshot of every log.
-func (m *LogManager) AllLogs() map[TopicPartition]*Log {
+func (m *LogManager) AllLogs() map[common.TopicPartition]*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[TopicPartition]*Log, len(m.logs))
+	out := make(map[common.TopicPartition]*Log, len(m.logs))
 	for tp, l := range m.logs {
 		out[tp] = l
 	}
@@ -438,7 +440,7 @@ func (m *LogManager) Dirs() []string {
 // GetOrCreateLog returns tp's log, creating it in the directory with the
 // fewest partitions. For an existing log, cfg replaces its configuration
 // (the caller passes the topic's effective config).
-func (m *LogManager) GetOrCreateLog(tp TopicPartition, cfg LogConfig) (*Log, error) {
+func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*Log, error) {
 	if err := validateTopicName(tp.Topic); err != nil {
 		return nil, err
 	}
@@ -500,7 +502,7 @@ func validateTopicName(t string) error {
 
 // DeleteLog removes tp's log: the directory is renamed to
 // <topic>-<p>.<uuid>-delete and removed after file.delete.delay.ms.
-func (m *LogManager) DeleteLog(tp TopicPartition) error {
+func (m *LogManager) DeleteLog(tp common.TopicPartition) error {
 	m.mu.Lock()
 	l, ok := m.logs[tp]
 	if !ok {
@@ -546,9 +548,9 @@ func (m *LogManager) checkpoint(file string, f func(l *Log) (int64, bool)) error
 	m.checkpoints.Lock()
 	defer m.checkpoints.Unlock()
 	m.mu.Lock()
-	per := map[*logDir]map[TopicPartition]int64{}
+	per := map[*logDir]map[common.TopicPartition]int64{}
 	for _, d := range m.dirs {
-		per[d] = map[TopicPartition]int64{}
+		per[d] = map[common.TopicPartition]int64{}
 	}
 	for tp, l := range m.logs {
 		if v, ok := f(l); ok {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -63,7 +64,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 	// hours old, the rest are current.
 	timeCfg := cfg.Defaults
 	timeCfg.RetentionMs = 3600000
-	byTime, err := m.GetOrCreateLog(TopicPartition{Topic: "by-time", Partition: 0}, timeCfg)
+	byTime, err := m.GetOrCreateLog(common.TopicPartition{Topic: "by-time", Partition: 0}, timeCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 	sizeCfg := cfg.Defaults
 	sizeCfg.RetentionMs = -1
 	sizeCfg.RetentionBytes = 3000
-	bySize, err := m.GetOrCreateLog(TopicPartition{Topic: "by-size", Partition: 0}, sizeCfg)
+	bySize, err := m.GetOrCreateLog(common.TopicPartition{Topic: "by-size", Partition: 0}, sizeCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +143,8 @@ func TestManagerScheduledRetention(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		_, sizeListed := cp[TopicPartition{Topic: "by-size", Partition: 0}]
-		return cp[TopicPartition{Topic: "by-time", Partition: 0}] == oldEnd+1 && !sizeListed
+		_, sizeListed := cp[common.TopicPartition{Topic: "by-size", Partition: 0}]
+		return cp[common.TopicPartition{Topic: "by-time", Partition: 0}] == oldEnd+1 && !sizeListed
 	})
 
 	// The deleted segments wait as .deleted files: with the injected clock
@@ -182,8 +183,8 @@ func TestManagerScheduledRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m2.Shutdown()
-	l1, ok1 := m2.GetLog(TopicPartition{Topic: "by-time", Partition: 0})
-	l2, ok2 := m2.GetLog(TopicPartition{Topic: "by-size", Partition: 0})
+	l1, ok1 := m2.GetLog(common.TopicPartition{Topic: "by-time", Partition: 0})
+	l2, ok2 := m2.GetLog(common.TopicPartition{Topic: "by-size", Partition: 0})
 	if !ok1 || !ok2 || l1.LogStartOffset() != oldEnd+1 || l2.LogStartOffset() != wantSizeStart {
 		t.Fatalf("after restart: %v %v", l1, l2)
 	}
@@ -213,11 +214,11 @@ func TestManagerRunsCleaner(t *testing.T) {
 	both := compact
 	both.CleanupPolicyDelete = true
 	both.RetentionMs = 3600000
-	lc, err := m.GetOrCreateLog(TopicPartition{Topic: "compacted", Partition: 0}, compact)
+	lc, err := m.GetOrCreateLog(common.TopicPartition{Topic: "compacted", Partition: 0}, compact)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := m.GetOrCreateLog(TopicPartition{Topic: "compact-delete", Partition: 0}, both)
+	lb, err := m.GetOrCreateLog(common.TopicPartition{Topic: "compact-delete", Partition: 0}, both)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestManagerRunsCleaner(t *testing.T) {
 	cpPath := filepath.Join(d, cleanerOffsetCheckpointFile)
 	pollUntil(t, 10*time.Second, "the cleaner's pass over the compacted log", func() bool {
 		cp, err := ReadOffsetCheckpoint(cpPath)
-		return err == nil && cp[TopicPartition{Topic: "compacted", Partition: 0}] == activeBase
+		return err == nil && cp[common.TopicPartition{Topic: "compacted", Partition: 0}] == activeBase
 	})
 	pollUntil(t, 10*time.Second, "retention of the compact,delete log", func() bool { return lb.LogStartOffset() == oldEnd })
 
@@ -324,9 +325,9 @@ func TestManagerLoadsLogsInParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[TopicPartition][][]byte{}
+	want := map[common.TopicPartition][][]byte{}
 	for p := int32(0); p < 12; p++ {
-		tp := TopicPartition{Topic: "par", Partition: p}
+		tp := common.TopicPartition{Topic: "par", Partition: p}
 		l, err := m.GetOrCreateLog(tp, cfg.Defaults)
 		if err != nil {
 			t.Fatal(err)

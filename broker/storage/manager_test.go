@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 func testManagerConfig(clock *fakeClock, dirs ...string) ManagerConfig {
@@ -32,7 +34,7 @@ func TestManagerPlacementCheckpointsAndCleanShutdown(t *testing.T) {
 	// "A new partition is placed in the live directory that currently
 	// holds the fewest partitions."
 	for p := int32(0); p < 4; p++ {
-		l, err := m.GetOrCreateLog(TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
+		l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +58,7 @@ func TestManagerPlacementCheckpointsAndCleanShutdown(t *testing.T) {
 	if count(d1) != 2 || count(d2) != 2 {
 		t.Fatalf("placement %d/%d, want 2/2", count(d1), count(d2))
 	}
-	l0, _ := m.GetLog(TopicPartition{Topic: "orders", Partition: 0})
+	l0, _ := m.GetLog(common.TopicPartition{Topic: "orders", Partition: 0})
 	l0.SetHighWatermark(20)
 	if _, err := l0.DeleteRecordsBefore(5); err != nil {
 		t.Fatal(err)
@@ -87,11 +89,11 @@ func TestManagerPlacementCheckpointsAndCleanShutdown(t *testing.T) {
 	if len(m2.AllLogs()) != 4 {
 		t.Fatalf("reloaded %d logs", len(m2.AllLogs()))
 	}
-	l0, _ = m2.GetLog(TopicPartition{Topic: "orders", Partition: 0})
+	l0, _ = m2.GetLog(common.TopicPartition{Topic: "orders", Partition: 0})
 	if l0.LogStartOffset() != 5 || l0.HighWatermark() != 20 || l0.LogEndOffset() != 20 || l0.RecoveryPoint() != 20 {
 		t.Fatalf("restored start %d hw %d leo %d rp %d", l0.LogStartOffset(), l0.HighWatermark(), l0.LogEndOffset(), l0.RecoveryPoint())
 	}
-	l1, _ := m2.GetLog(TopicPartition{Topic: "orders", Partition: 1})
+	l1, _ := m2.GetLog(common.TopicPartition{Topic: "orders", Partition: 1})
 	if l1.HighWatermark() != 15 {
 		t.Fatalf("hw of orders-1 = %d", l1.HighWatermark())
 	}
@@ -125,11 +127,11 @@ func TestManagerRejectsBadDirectoryNames(t *testing.T) {
 		}
 	}
 	tp, suf, err := ParseTopicPartitionName("my-topic-12")
-	if err != nil || tp != (TopicPartition{Topic: "my-topic", Partition: 12}) || suf != "" {
+	if err != nil || tp != (common.TopicPartition{Topic: "my-topic", Partition: 12}) || suf != "" {
 		t.Fatalf("parse: %v %v %v", tp, suf, err)
 	}
 	tp, suf, err = ParseTopicPartitionName("orders-2.3f0c1d2e9a8b4c7d8e9f00112233aabb-delete")
-	if err != nil || tp != (TopicPartition{Topic: "orders", Partition: 2}) || suf != "delete" {
+	if err != nil || tp != (common.TopicPartition{Topic: "orders", Partition: 2}) || suf != "delete" {
 		t.Fatalf("parse delete: %v %v %v", tp, suf, err)
 	}
 }
@@ -144,7 +146,7 @@ func TestManagerDeleteLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Shutdown()
-	tp := TopicPartition{Topic: "gone", Partition: 3}
+	tp := common.TopicPartition{Topic: "gone", Partition: 3}
 	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func TestManagerRetention(t *testing.T) {
 	defer m.Shutdown()
 	lc := cfg.Defaults
 	lc.RetentionMs = 3600000
-	l, err := m.GetOrCreateLog(TopicPartition{Topic: "r", Partition: 0}, lc)
+	l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "r", Partition: 0}, lc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +275,14 @@ func TestManagerSchedulerStartsAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _ := m.GetOrCreateLog(TopicPartition{Topic: "s", Partition: 0}, cfg.Defaults)
+	l, _ := m.GetOrCreateLog(common.TopicPartition{Topic: "s", Partition: 0}, cfg.Defaults)
 	l.AppendAsLeader(makeBatch(1, 1, 0, "x"), 0)
 	m.Startup()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		cp, err := ReadOffsetCheckpoint(filepath.Join(d, recoveryPointCheckpointFile))
 		if err == nil {
-			if _, ok := cp[TopicPartition{Topic: "s", Partition: 0}]; ok {
+			if _, ok := cp[common.TopicPartition{Topic: "s", Partition: 0}]; ok {
 				break
 			}
 		}
@@ -306,7 +308,7 @@ func TestManagerRecoversOnlyPastRecoveryPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := TopicPartition{Topic: "rp", Partition: 0}
+	tp := common.TopicPartition{Topic: "rp", Partition: 0}
 	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
 	if err != nil {
 		t.Fatal(err)

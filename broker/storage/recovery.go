@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -137,7 +138,7 @@ func segmentBases(segs []*Segment) []int64 {
 // loadParams is what a LogManager knows about a partition before loading.
 type loadParams struct {
 	dir            string
-	tp             TopicPartition
+	tp             common.TopicPartition
 	cfg            LogConfig
 	recoveryPoint  int64 // from recovery-point-offset-checkpoint (0 if absent)
 	logStartOffset int64 // from log-start-offset-checkpoint (0 if absent)
@@ -151,7 +152,7 @@ type loadParams struct {
 // LogManager, as an unclean start with recovery point 0: every segment is
 // recovered, which may truncate torn data and rewrite indexes. For tests
 // and offline tools; never point it at a directory a broker is using.
-func OpenLog(dir string, tp TopicPartition, cfg LogConfig, clock func() time.Time) (*Log, error) {
+func OpenLog(dir string, tp common.TopicPartition, cfg LogConfig, clock func() time.Time) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

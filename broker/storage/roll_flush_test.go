@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -170,11 +171,11 @@ func TestFlushIntervalMsOnScheduleAndRecoveryPoint(t *testing.T) {
 	defer m.Shutdown()
 	timed := cfg.Defaults
 	timed.FlushMs = 5000
-	lt, err := m.GetOrCreateLog(TopicPartition{Topic: "timed", Partition: 0}, timed)
+	lt, err := m.GetOrCreateLog(common.TopicPartition{Topic: "timed", Partition: 0}, timed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lp, err := m.GetOrCreateLog(TopicPartition{Topic: "pagecache", Partition: 0}, cfg.Defaults)
+	lp, err := m.GetOrCreateLog(common.TopicPartition{Topic: "pagecache", Partition: 0}, cfg.Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,8 +192,8 @@ func TestFlushIntervalMsOnScheduleAndRecoveryPoint(t *testing.T) {
 	cpPath := filepath.Join(d, recoveryPointCheckpointFile)
 	pollUntil(t, 5*time.Second, "recovery-point checkpoint", func() bool {
 		cp, err := ReadOffsetCheckpoint(cpPath)
-		_, ok1 := cp[TopicPartition{Topic: "timed", Partition: 0}]
-		_, ok2 := cp[TopicPartition{Topic: "pagecache", Partition: 0}]
+		_, ok1 := cp[common.TopicPartition{Topic: "timed", Partition: 0}]
+		_, ok2 := cp[common.TopicPartition{Topic: "pagecache", Partition: 0}]
 		return err == nil && ok1 && ok2
 	})
 	hold := time.Now().Add(300 * time.Millisecond)
@@ -206,7 +207,7 @@ func TestFlushIntervalMsOnScheduleAndRecoveryPoint(t *testing.T) {
 	pollUntil(t, 5*time.Second, "flush.ms flush by the schedule", func() bool { return lt.RecoveryPoint() == lt.LogEndOffset() })
 	pollUntil(t, 5*time.Second, "recovery point checkpointed", func() bool {
 		cp, err := ReadOffsetCheckpoint(cpPath)
-		return err == nil && cp[TopicPartition{Topic: "timed", Partition: 0}] == 6
+		return err == nil && cp[common.TopicPartition{Topic: "timed", Partition: 0}] == 6
 	})
 	if lp.RecoveryPoint() != 0 {
 		t.Fatalf("default flush.ms flushed: recovery point %d", lp.RecoveryPoint())
@@ -225,7 +226,7 @@ func TestFlushIntervalMsOnScheduleAndRecoveryPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp, err := ReadOffsetCheckpoint(cpPath)
-	if err != nil || cp[TopicPartition{Topic: "timed", Partition: 0}] != 6 || cp[TopicPartition{Topic: "pagecache", Partition: 0}] != 8 {
+	if err != nil || cp[common.TopicPartition{Topic: "timed", Partition: 0}] != 6 || cp[common.TopicPartition{Topic: "pagecache", Partition: 0}] != 8 {
 		t.Fatalf("recovery points after clean shutdown: %v %v", cp, err)
 	}
 }
