@@ -178,7 +178,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		return fmt.Errorf("broker: start-up abandoned: %w", err)
 	}
 	// Log manager: locks log.dirs and recovers every log.
-	mc, err := b.cfg.LogManager()
+	mc, err := logManagerConfig(b.cfg)
 	if err != nil {
 		return fmt.Errorf("broker: log configuration: %w", err)
 	}
@@ -397,7 +397,7 @@ func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
 	if err != nil {
 		return storage.LogConfig{}, err
 	}
-	return b.cfg.LogConfig(overrides)
+	return logConfig(b.cfg, overrides)
 }
 
 func (b *Broker) minInsyncReplicas(topic string) int {
@@ -414,7 +414,7 @@ func (b *Broker) minInsyncReplicas(topic string) int {
 // applyTopicConfig re-applies a topic's configuration to its local logs
 // after a /config/changes notification.
 func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
-	lc, err := b.cfg.LogConfig(overrides)
+	lc, err := logConfig(b.cfg, overrides)
 	if err != nil {
 		b.logger.Error("invalid topic config in ZooKeeper; keeping the current one", "topic", topic, "err", err)
 		return

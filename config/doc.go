@@ -13,13 +13,17 @@
 //	kafka.cluster.EndPoint, CoreUtils         listeners.go (listeners, advertised.listeners,
 //	  .listenerListToEndPoints                listener.security.protocol.map)
 //	kafka.log.LogConfig, TopicConfig          topic.go (TopicConfigs, ValidateTopicConfig,
-//	                                          broker synonyms), logconfig.go (storage.LogConfig
-//	                                          and storage.ManagerConfig from the broker
-//	                                          defaults plus topic overrides)
+//	                                          broker synonyms, EffectiveTopicConfig: the
+//	                                          broker defaults plus topic overrides)
 //	o.a.k.common.internals.Topic              topicname.go (ValidateTopicName,
 //	                                          TopicNamesCollide, internal topic names)
-//	(narrow views, STYLE.md §4)               subconfigs.go (ZooKeeper, SocketServer,
-//	                                          Controller, Replica, GroupCoordinator, ...)
+//	(narrow views: each component gets only  subconfigs.go (ZooKeeper, SocketServer,
+//	 the settings it uses, never the whole)   Controller, Replica, GroupCoordinator, ...)
+//
+// config imports no broker package: the broker turns the effective topic
+// properties into storage's types (broker/logconfig.go with
+// storage.LogConfigFromProps), so dependencies point broker -> config and
+// broker -> storage only.
 //
 // Loading: Load reads server.properties (Java properties syntax) or YAML
 // (.yaml/.yml) and applies --override pairs on top. Every key is checked

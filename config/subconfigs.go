@@ -2,7 +2,7 @@ package config
 
 import "time"
 
-// Narrow views of Config for components (STYLE.md §4): each component gets
+// Narrow views of Config for components, never the whole struct: each component gets
 // only the settings it reads, already converted to Go types and with Kafka's
 // fallbacks applied.
 

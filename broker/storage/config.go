@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,6 +63,85 @@ func DefaultLogConfig() LogConfig {
 		MessageTimestampDifferenceMaxMs: math.MaxInt64,
 		CompressionType:                 "producer",
 	}
+}
+
+// LogConfigFromProps builds a LogConfig from topic config properties
+// (Kafka's names: segment.bytes, cleanup.policy, ...), as Kafka's
+// LogConfig.fromProps does. A property missing from props keeps its
+// DefaultLogConfig value; a number that does not parse is an error. A
+// negative retention.ms means unlimited and becomes -1.
+func LogConfigFromProps(props map[string]string) (LogConfig, error) {
+	lc := DefaultLogConfig()
+	var firstErr error
+	i64 := func(k string, dst *int64) {
+		v, ok := props[k]
+		if !ok {
+			return
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("storage: %s: %w", k, err)
+			}
+			return
+		}
+		*dst = n
+	}
+	i32 := func(k string, dst *int32) {
+		n := int64(*dst)
+		i64(k, &n)
+		*dst = int32(n)
+	}
+	str := func(k string, dst *string) {
+		if v, ok := props[k]; ok {
+			*dst = strings.TrimSpace(v)
+		}
+	}
+	i64("segment.bytes", &lc.SegmentBytes)
+	i64("segment.ms", &lc.SegmentMs)
+	i64("segment.jitter.ms", &lc.SegmentJitterMs)
+	i32("segment.index.bytes", &lc.SegmentIndexBytes)
+	i32("index.interval.bytes", &lc.IndexIntervalBytes)
+	i32("max.message.bytes", &lc.MaxMessageBytes)
+	i64("retention.ms", &lc.RetentionMs)
+	i64("retention.bytes", &lc.RetentionBytes)
+	if v, ok := props["cleanup.policy"]; ok {
+		lc.CleanupPolicyCompact, lc.CleanupPolicyDelete = false, false
+		for _, p := range strings.Split(v, ",") {
+			switch strings.TrimSpace(p) {
+			case "compact":
+				lc.CleanupPolicyCompact = true
+			case "delete":
+				lc.CleanupPolicyDelete = true
+			}
+		}
+	}
+	i64("delete.retention.ms", &lc.DeleteRetentionMs)
+	i64("min.compaction.lag.ms", &lc.MinCompactionLagMs)
+	i64("max.compaction.lag.ms", &lc.MaxCompactionLagMs)
+	if v, ok := props["min.cleanable.dirty.ratio"]; ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("storage: min.cleanable.dirty.ratio: %w", err)
+		}
+		lc.MinCleanableDirtyRatio = f
+	}
+	i64("file.delete.delay.ms", &lc.FileDeleteDelayMs)
+	i64("flush.messages", &lc.FlushMessages)
+	i64("flush.ms", &lc.FlushMs)
+	str("message.timestamp.type", &lc.MessageTimestampType)
+	i64("message.timestamp.difference.max.ms", &lc.MessageTimestampDifferenceMaxMs)
+	str("compression.type", &lc.CompressionType)
+	if v, ok := props["preallocate"]; ok {
+		lc.Preallocate = strings.EqualFold(strings.TrimSpace(v), "true")
+	}
+	if firstErr != nil {
+		return LogConfig{}, firstErr
+	}
+	if lc.RetentionMs < 0 {
+		lc.RetentionMs = -1
+	}
+	return lc, nil
 }
 
 // maxIndexEntries returns how many entries of size entrySize fit in
