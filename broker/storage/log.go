@@ -484,8 +484,12 @@ func (l *Log) stopFlusher() {
 	<-l.flushDone
 }
 
+// appendLocked appends records at the log end (Kafka's Log.append): it
+// validates them, answers a producer's retried batch from producer state
+// without writing, assigns offsets as leader (or checks the leader's as
+// follower), rolls the segment if needed, writes, and updates the leader
+// epoch cache, producer state and flush accounting.
 func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigin) (AppendInfo, error) {
-	leader := origin != OriginReplication
 	if l.closed {
 		return AppendInfo{}, ErrLogClosed
 	}
@@ -505,18 +509,14 @@ func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigi
 	data := records[:v.validBytes]
 
 	if v.hasProducer {
-		// Producer-state check before anything is written (§8.1 step 7).
-		dup, derr := l.producers.CheckAppend(data, origin)
-		if derr != nil {
-			return AppendInfo{}, derr
+		// Producer state is checked before anything is written, so a
+		// rejected or duplicate batch leaves the log untouched.
+		dup, err := l.producers.CheckAppend(data, origin)
+		if err != nil {
+			return AppendInfo{}, err
 		}
 		if dup != nil {
-			d := AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: dup.Timestamp,
-				OffsetOfMaxTimestamp: dup.LastOffset, LogAppendTime: -1, LogStartOffset: info.LogStartOffset, Duplicate: true}
-			if cfg.MessageTimestampType == "LogAppendTime" {
-				d.LogAppendTime = dup.Timestamp
-			}
-			return d, nil
+			return duplicateAppendInfo(dup, cfg, info.LogStartOffset), nil
 		}
 	}
 
@@ -529,31 +529,8 @@ func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigi
 		}
 	}
 
-	if leader {
-		logAppendTime := cfg.MessageTimestampType == "LogAppendTime"
-		if logAppendTime {
-			info.LogAppendTime = nowMs
-		}
-		next := leo
-		for p := 0; p < len(data); {
-			h, _ := parseBatchHeader(data[p:])
-			size := h.Size()
-			batch := data[p : p+size]
-			record.SetBaseOffset(batch, next)
-			record.SetPartitionLeaderEpoch(batch, leaderEpoch)
-			last := next + int64(h.LastOffsetDelta)
-			ts := h.MaxTimestamp
-			if logAppendTime {
-				record.SetLogAppendTime(batch, nowMs)
-				ts = nowMs
-			}
-			if ts > info.MaxTimestamp {
-				info.MaxTimestamp, info.OffsetOfMaxTimestamp = ts, last
-			}
-			next = last + 1
-			p += size
-		}
-		info.LastOffset = next - 1
+	if origin != OriginReplication {
+		assignOffsets(data, leo, leaderEpoch, cfg.MessageTimestampType == "LogAppendTime", nowMs, &info)
 	} else {
 		if v.firstOffset < leo {
 			return AppendInfo{}, fmt.Errorf("%w: first offset %d below log end offset %d", ErrNonMonotonicOffsets, v.firstOffset, leo)
@@ -570,7 +547,56 @@ func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigi
 	if err := seg.append(info.LastOffset, info.MaxTimestamp, info.OffsetOfMaxTimestamp, data); err != nil {
 		return AppendInfo{}, err
 	}
-	if leader {
+	return info, l.afterAppendLocked(data, leaderEpoch, origin, v.hasProducer, info, now)
+}
+
+// duplicateAppendInfo answers a retried producer batch with the offsets
+// and timestamp of the copy already in the log.
+func duplicateAppendInfo(dup *DuplicateInfo, cfg *LogConfig, logStartOffset int64) AppendInfo {
+	d := AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: dup.Timestamp,
+		OffsetOfMaxTimestamp: dup.LastOffset, LogAppendTime: -1, LogStartOffset: logStartOffset, Duplicate: true}
+	if cfg.MessageTimestampType == "LogAppendTime" {
+		d.LogAppendTime = dup.Timestamp
+	}
+	return d
+}
+
+// assignOffsets is the leader's rewrite of validated batches in place:
+// consecutive offsets from leo, the leader epoch, and with logAppendTime
+// the broker's clock as every batch's timestamp. It fills info's offsets
+// and maximum timestamp.
+func assignOffsets(data []byte, leo int64, leaderEpoch int32, logAppendTime bool, nowMs int64, info *AppendInfo) {
+	if logAppendTime {
+		info.LogAppendTime = nowMs
+	}
+	next := leo
+	for p := 0; p < len(data); {
+		h, _ := parseBatchHeader(data[p:])
+		size := h.Size()
+		batch := data[p : p+size]
+		record.SetBaseOffset(batch, next)
+		record.SetPartitionLeaderEpoch(batch, leaderEpoch)
+		last := next + int64(h.LastOffsetDelta)
+		ts := h.MaxTimestamp
+		if logAppendTime {
+			record.SetLogAppendTime(batch, nowMs)
+			ts = nowMs
+		}
+		if ts > info.MaxTimestamp {
+			info.MaxTimestamp, info.OffsetOfMaxTimestamp = ts, last
+		}
+		next = last + 1
+		p += size
+	}
+	info.LastOffset = next - 1
+}
+
+// afterAppendLocked updates what follows a write: the leader epoch cache
+// (the leader's epoch, or the epochs in a follower's batches), the log end
+// offset, producer state with its aborted transactions, and the flush
+// accounting (flush.messages, flush.ms).
+func (l *Log) afterAppendLocked(data []byte, leaderEpoch int32, origin AppendOrigin, hasProducer bool, info AppendInfo, now time.Time) error {
+	if origin != OriginReplication {
 		if leaderEpoch >= 0 {
 			if err := l.epochs.Assign(leaderEpoch, info.FirstOffset); err != nil {
 				l.logger.Warn("leader epoch cache write failed", "err", err)
@@ -580,10 +606,10 @@ func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigi
 		l.assignEpochsFromBatches(data)
 	}
 	l.logEndOffset.Store(info.LastOffset + 1)
-	if v.hasProducer {
-		txns, perr := l.producers.Append(data)
-		if perr != nil {
-			l.logger.Warn("producer state update failed", "err", perr)
+	if hasProducer {
+		txns, err := l.producers.Append(data)
+		if err != nil {
+			l.logger.Warn("producer state update failed", "err", err)
 		}
 		for _, t := range txns {
 			if t.IsAborted {
@@ -592,14 +618,13 @@ func (l *Log) appendLocked(records []byte, leaderEpoch int32, origin AppendOrigi
 		}
 	}
 	l.producers.UpdateMapEndOffset(info.LastOffset + 1)
-	l.unflushedMessages += int64(v.numMessages)
+	l.unflushedMessages += int64(info.NumMessages)
+	cfg := &l.cfg
 	if l.unflushedMessages >= cfg.FlushMessages ||
 		(cfg.FlushMs != math.MaxInt64 && now.Sub(l.lastFlushTime).Milliseconds() >= cfg.FlushMs) {
-		if err := l.flushLocked(); err != nil {
-			return info, err
-		}
+		return l.flushLocked()
 	}
-	return info, nil
+	return nil
 }
 
 // assignEpochsFromBatches applies §1.7 assign for each batch whose epoch is
