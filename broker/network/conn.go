@@ -53,6 +53,8 @@ func readFrame(r io.Reader, max int32) ([]byte, error) {
 	return buf, nil
 }
 
+// serve is the connection's goroutine: it serves one request at a time
+// until the peer leaves, a request is bad or the server stops.
 func (c *conn) serve() {
 	defer c.s.wg.Done()
 	defer c.s.removeConn(c)
@@ -66,100 +68,139 @@ func (c *conn) serve() {
 	// writes go straight to the socket so file pieces can use sendfile.
 	br := bufio.NewReaderSize(c.nc, 16<<10)
 	c.session = &Session{Authenticated: !isSASL(c.lc.SecurityProtocol), Principal: "User:ANONYMOUS"}
-	for {
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
-		max := c.s.cfg.MaxRequestBytes
-		if !c.session.Authenticated && max > SaslMaxReceiveBytes {
-			max = SaslMaxReceiveBytes
-		}
-		frame, err := readFrame(br, max)
-		if err != nil {
-			switch {
-			case errors.Is(err, errFrameSize):
-				log.Warn("closing connection", "err", err)
-			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
-			case isTimeout(err):
-				log.Debug("closing idle connection")
-			default:
-				log.Debug("read failed", "err", err)
-			}
-			return
-		}
-		received := time.Now()
-		if c.session.RawSASL != nil {
-			if err := c.rawSASL(frame); err != nil {
-				log.Warn("closing connection after raw SASL token", "err", err)
-				return
-			}
-			continue
-		}
-		d, err := decodeRequest(frame, c.s.h.Versions)
-		if err != nil {
-			log.Warn("closing connection on unparseable request", "err", err)
-			return
-		}
-		if !c.session.Authenticated && !allowedBeforeAuth(d.req.Key) {
-			log.Warn("closing unauthenticated connection on a request other than ApiVersions or SASL", "api", kmsg.NameForKey(d.req.Key))
-			return
-		}
-		c.s.mReq.Mark(1)
-		req := d.req
-		req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
-		req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
-		req.Session = c.session
-
-		var resp kmsg.Response
-		switch {
-		case d.fallback:
-			log.Debug("ApiVersions version above our maximum, answering v0", "version", req.Version)
-			resp = apiVersionsFallback(c.s.h)
-		case req.Key == int16(kmsg.ApiVersions):
-			// Answered here rather than by the Handler: it is part
-			// of the connection handshake, needs only the version
-			// table, and records the client software on the
-			// connection.
-			av := req.Body.(*kmsg.ApiVersionsRequest)
-			r := ApiVersionsResponse(c.s.h, av)
-			if r.ErrorCode == 0 && av.Version >= 3 {
-				c.swName, c.swVersion = av.ClientSoftwareName, av.ClientSoftwareVersion
-			}
-			resp = r
-		default:
-			req.ClientSoftwareName, req.ClientSoftwareVersion = c.swName, c.swVersion
-			resp, err = c.handle(ctx, req)
-			if err != nil {
-				log.Warn("closing connection on handler error", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID, "err", err)
-				return
-			}
-		}
-		if resp == nil {
-			c.s.requestDone(req.Key, received)
-			continue // e.g. acks=0 produce
-		}
-		if resp.Key() != req.Key {
-			log.Error("handler returned a response for another api; closing", "api", kmsg.NameForKey(req.Key), "response_key", resp.Key())
-			return
-		}
-		if !d.fallback && resp.GetVersion() != req.Version {
-			if _, spliced := resp.(*SplicedResponse); spliced {
-				// Already encoded at the wrong version.
-				log.Error("spliced response has the wrong version; closing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
-				return
-			}
-			log.Warn("handler response version differs from request; fixing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
-			resp.SetVersion(req.Version)
-		}
-		if err := c.write(req, resp); err != nil {
-			log.Debug("write failed", "err", err)
-			return
-		}
-		c.s.requestDone(req.Key, received)
-		if log.Enabled(ctx, slog.LevelDebug) {
-			// Kafka's kafka.request.logger line.
-			log.Debug("completed request", "api", kmsg.NameForKey(req.Key), "version", req.Version,
-				"correlation_id", req.CorrelationID, "client_id", req.ClientIDOrEmpty(), "total_ms", time.Since(received).Milliseconds())
-		}
+	for c.serveOne(ctx, br, log) {
 	}
+}
+
+// serveOne reads one request, handles it and writes its response. It
+// reports false when the connection must close.
+func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger) bool {
+	frame, ok := c.readRequestFrame(br, log)
+	if !ok {
+		return false
+	}
+	received := time.Now()
+	if c.session.RawSASL != nil {
+		if err := c.rawSASL(frame); err != nil {
+			log.Warn("closing connection after raw SASL token", "err", err)
+			return false
+		}
+		return true
+	}
+	d, err := decodeRequest(frame, c.s.h.Versions)
+	if err != nil {
+		log.Warn("closing connection on unparseable request", "err", err)
+		return false
+	}
+	if !c.session.Authenticated && !allowedBeforeAuth(d.req.Key) {
+		log.Warn("closing unauthenticated connection on a request other than ApiVersions or SASL", "api", kmsg.NameForKey(d.req.Key))
+		return false
+	}
+	c.s.mReq.Mark(1)
+	req := d.req
+	req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
+	req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
+	req.Session = c.session
+
+	resp, ok := c.dispatch(ctx, d, log)
+	if !ok {
+		return false
+	}
+	if resp == nil {
+		c.s.requestDone(req.Key, received)
+		return true // e.g. acks=0 produce
+	}
+	if !checkResponse(d, resp, log) {
+		return false
+	}
+	if err := c.write(req, resp); err != nil {
+		log.Debug("write failed", "err", err)
+		return false
+	}
+	c.s.requestDone(req.Key, received)
+	if log.Enabled(ctx, slog.LevelDebug) {
+		// Kafka's kafka.request.logger line.
+		log.Debug("completed request", "api", kmsg.NameForKey(req.Key), "version", req.Version,
+			"correlation_id", req.CorrelationID, "client_id", req.ClientIDOrEmpty(), "total_ms", time.Since(received).Milliseconds())
+	}
+	return true
+}
+
+// readRequestFrame reads the next frame, allowing an idle peer
+// connections.max.idle.ms and an unauthenticated one only a SASL-sized
+// frame. It reports false (after logging why) when the connection must
+// close.
+func (c *conn) readRequestFrame(br *bufio.Reader, log *slog.Logger) ([]byte, bool) {
+	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
+	max := c.s.cfg.MaxRequestBytes
+	if !c.session.Authenticated && max > SaslMaxReceiveBytes {
+		max = SaslMaxReceiveBytes
+	}
+	frame, err := readFrame(br, max)
+	if err != nil {
+		switch {
+		case errors.Is(err, errFrameSize):
+			log.Warn("closing connection", "err", err)
+		case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		case isTimeout(err):
+			log.Debug("closing idle connection")
+		default:
+			log.Debug("read failed", "err", err)
+		}
+		return nil, false
+	}
+	return frame, true
+}
+
+// dispatch answers ApiVersions itself and passes every other request to
+// the Handler. It reports false when the handler failed and the
+// connection must close.
+func (c *conn) dispatch(ctx context.Context, d decoded, log *slog.Logger) (kmsg.Response, bool) {
+	req := d.req
+	switch {
+	case d.fallback:
+		log.Debug("ApiVersions version above our maximum, answering v0", "version", req.Version)
+		return apiVersionsFallback(c.s.h), true
+	case req.Key == int16(kmsg.ApiVersions):
+		// Answered here rather than by the Handler: it is part of the
+		// connection handshake, needs only the version table, and
+		// records the client software on the connection.
+		av := req.Body.(*kmsg.ApiVersionsRequest)
+		r := ApiVersionsResponse(c.s.h, av)
+		if r.ErrorCode == 0 && av.Version >= 3 {
+			c.swName, c.swVersion = av.ClientSoftwareName, av.ClientSoftwareVersion
+		}
+		return r, true
+	default:
+		req.ClientSoftwareName, req.ClientSoftwareVersion = c.swName, c.swVersion
+		resp, err := c.handle(ctx, req)
+		if err != nil {
+			log.Warn("closing connection on handler error", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID, "err", err)
+			return nil, false
+		}
+		return resp, true
+	}
+}
+
+// checkResponse makes sure the handler answered the request's API at its
+// version, fixing the version of a response not yet encoded. It reports
+// false when the response cannot be sent.
+func checkResponse(d decoded, resp kmsg.Response, log *slog.Logger) bool {
+	req := d.req
+	if resp.Key() != req.Key {
+		log.Error("handler returned a response for another api; closing", "api", kmsg.NameForKey(req.Key), "response_key", resp.Key())
+		return false
+	}
+	if !d.fallback && resp.GetVersion() != req.Version {
+		if _, spliced := resp.(*SplicedResponse); spliced {
+			// Already encoded at the wrong version.
+			log.Error("spliced response has the wrong version; closing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
+			return false
+		}
+		log.Warn("handler response version differs from request; fixing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
+		resp.SetVersion(req.Version)
+	}
+	return true
 }
 
 // handle calls the Handler, turning a panic into an error so a bad request
