@@ -28,7 +28,7 @@ import (
 var binaries string
 
 // Commands built by Main, by the name of their bin/ directory.
-var commands = []string{"kafka-server", "kafka-topics", "kafka-reassign-partitions", "kafka-dump-log"}
+var commands = []string{"kafka-server", "kafka-topics", "kafka-reassign-partitions", "kafka-dump-log", "kafka-leader-election"}
 
 // Main builds the broker and tool binaries once for the test binary, runs
 // the tests against a shared real ZooKeeper and removes the binaries. Use it

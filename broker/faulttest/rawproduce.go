@@ -17,6 +17,14 @@ import (
 // returns the partition's error code and base offset. It is how a test
 // talks to a broker that may wrongly believe it still leads (a zombie).
 func ProduceDirect(addr, topic string, partition int32, value []byte, timeout time.Duration) (int16, int64, error) {
+	return ProduceDirectNotify(addr, topic, partition, value, timeout, nil)
+}
+
+// ProduceDirectNotify is ProduceDirect calling written (if not nil) once
+// the request has been written to the connection, before it waits for the
+// answer: a test that pauses the broker can then continue it knowing the
+// request is already in the broker's socket buffer.
+func ProduceDirectNotify(addr, topic string, partition int32, value []byte, timeout time.Duration, written func()) (int16, int64, error) {
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return 0, 0, err
@@ -45,6 +53,9 @@ func ProduceDirect(addr, topic string, partition int32, value []byte, timeout ti
 	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("faulttest-zombie-probe")).AppendRequest(nil, req, correlationID)
 	if _, err := conn.Write(frame); err != nil {
 		return 0, 0, err
+	}
+	if written != nil {
+		written()
 	}
 	body, err := readResponseFrame(conn, correlationID)
 	if err != nil {

@@ -1,6 +1,7 @@
 package faulttest_test
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -165,39 +166,36 @@ func TestKillController(t *testing.T) {
 // and the leader of a partition: the new controller must elect a new leader
 // for it from the ISR.
 func TestKillLeaderAndController(t *testing.T) {
-	c := faulttest.Start(t, faulttest.Options{Brokers: 3})
-	ctl, ok := c.Controller()
-	if !ok {
-		t.Fatal("no controller")
-	}
-	// Partition 0's preferred leader is the controller.
-	assignment := map[int32][]int32{}
-	for p := int32(0); p < 3; p++ {
-		var rs []int32
-		for r := int32(0); r < 3; r++ {
-			rs = append(rs, (ctl-1+p+r)%3+1)
+	s := newScenario(t, faulttest.Options{Brokers: 3}, "kill-both", faulttest.RoundRobin(3, 3, 3))
+	// Every broker is the preferred leader of one partition, so the
+	// controller leads one; which broker is the controller, and so which
+	// partition, is whatever the election gave, read here.
+	var ctl int32
+	p := int32(-1)
+	s.c.WaitFor(30*time.Second, "the controller leading a partition", func() bool {
+		id, ok := s.c.Controller()
+		if !ok {
+			return false
 		}
-		assignment[p] = rs
-	}
-	s := &scenario{t: t, c: c, topic: "kill-both", partitions: 3, chk: testcluster.NewChecker(), start: time.Now()}
-	c.CreateTopic(s.topic, assignment, nil)
-	s.w = faulttest.StartWorkload(c, s.chk, faulttest.WorkloadOptions{Topic: s.topic, Partitions: 3, Interval: 10 * time.Millisecond, MaxRecords: 30000})
-	t.Cleanup(func() { s.w.Stop() })
-	s.progress(150, 20*time.Second, "first acknowledgements")
-	if l := s.leader(0); l != ctl {
-		t.Fatalf("partition 0 is led by %d, not by the controller %d", l, ctl)
-	}
-	old, _ := c.PartitionState(s.topic, 0)
-	victim := c.Index(ctl)
-	c.Kill9(victim)
-	c.WaitFor(30*time.Second, "a new controller and a new leader of partition 0 from its ISR", func() bool {
-		id, ok := c.Controller()
-		st, sok := c.PartitionState(s.topic, 0)
+		ctl, p = id, -1
+		for q := int32(0); q < s.partitions; q++ {
+			if st, ok := s.c.PartitionState(s.topic, q); ok && st.Leader == id {
+				p = q
+			}
+		}
+		return p >= 0
+	})
+	old, _ := s.c.PartitionState(s.topic, p)
+	victim := s.c.Index(ctl)
+	s.c.Kill9(victim)
+	s.c.WaitFor(30*time.Second, fmt.Sprintf("a new controller and a new leader of partition %d from its ISR", p), func() bool {
+		id, ok := s.c.Controller()
+		st, sok := s.c.PartitionState(s.topic, p)
 		return ok && id != ctl && sok && st.Leader >= 0 && st.Leader != ctl && slices.Contains(old.ISR, st.Leader)
 	})
 	s.progress(300, 30*time.Second, "after the controller and leader was killed")
-	c.Restart(victim)
-	c.WaitFullISR(s.topic, 3, 45*time.Second)
+	s.c.Restart(victim)
+	s.c.WaitFullISR(s.topic, 3, 45*time.Second)
 	s.progress(150, 20*time.Second, "after the restart")
 	s.finish()
 }

@@ -165,6 +165,16 @@ func (w *Workload) loop() {
 	}
 }
 
+// Sent is the number of records handed to the producer so far.
+func (w *Workload) Sent() int64 { return w.sent.Load() }
+
+// Acks is a snapshot of the acknowledgements so far.
+func (w *Workload) Acks() []Ack {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Ack(nil), w.acks...)
+}
+
 // Acked is the number of acknowledged records so far.
 func (w *Workload) Acked() int64 { return w.acked.Load() }
 
