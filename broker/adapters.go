@@ -16,23 +16,6 @@ import (
 	"github.com/klassik/klassik/config"
 )
 
-// metaAdapter feeds the replica manager's accepted UpdateMetadata requests
-// into the metadata cache and wakes admin requests waiting for it.
-type metaAdapter struct {
-	cache   *metadata.Cache
-	changed func()
-}
-
-func (m *metaAdapter) UpdateMetadata(req *kmsg.UpdateMetadataRequest) []replica.TopicPartition {
-	deleted := m.cache.Update(req)
-	m.changed()
-	out := make([]replica.TopicPartition, len(deleted))
-	for i, tp := range deleted {
-		out[i] = replica.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
-	}
-	return out
-}
-
 // metaView is the api layer's read view of the metadata cache.
 type metaView struct{ c *metadata.Cache }
 

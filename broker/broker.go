@@ -218,7 +218,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		Logger:             base,
 		StateChangeLogger:  base.With("logger", "state.change.logger"),
 		OnLeadershipChange: b.onLeadershipChange,
-	}, replica.NewStorageLogStore(b.logs, b.logConfigFor), &metaAdapter{cache: b.meta, changed: b.metadataChanged})
+	}, replica.NewStorageLogStore(b.logs, b.logConfigFor), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	b.groups, err = group.New(group.Config{
 		InitialRebalanceDelay:         gc.InitialRebalanceDelay,
@@ -452,12 +452,6 @@ func (b *Broker) onLeadershipChange(changes []replica.LeadershipChange) {
 		} else {
 			b.groups.OnResign(ch.Partition)
 		}
-	}
-}
-
-func (b *Broker) metadataChanged() {
-	if b.apis != nil {
-		b.apis.MetadataChanged()
 	}
 }
 

@@ -406,3 +406,14 @@ func (c *Cache) TopicName(id [16]byte) (string, bool) {
 	name, ok := c.snap.Load().byID[id]
 	return name, ok
 }
+
+// HasPartition reports whether the cluster knows the partition (it is in
+// the last UpdateMetadata), hosted here or not.
+func (c *Cache) HasPartition(topic string, partition int32) bool {
+	ts, ok := c.snap.Load().topics[topic]
+	if !ok {
+		return false
+	}
+	_, ok = ts.partitions[partition]
+	return ok
+}

@@ -461,10 +461,7 @@ func (m *Manager) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequ
 		m.rememberTopicIDLocked(ts.Topic, ts.TopicID)
 	}
 	m.mu.Unlock()
-	var deleted []TopicPartition
-	if m.meta != nil {
-		deleted = m.meta.UpdateMetadata(req)
-	}
+	deleted := m.meta.Update(req)
 	for _, tp := range deleted {
 		if _, hosted := m.Partition(tp); hosted {
 			m.stopPartition(tp, -2, true)

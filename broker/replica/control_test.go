@@ -41,7 +41,7 @@ type fakeMeta struct {
 	known   map[TopicPartition]bool
 }
 
-func (f *fakeMeta) UpdateMetadata(req *kmsg.UpdateMetadataRequest) []TopicPartition {
+func (f *fakeMeta) Update(req *kmsg.UpdateMetadataRequest) []TopicPartition {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.updates++
@@ -62,6 +62,8 @@ func (f *fakeMeta) HasPartition(topic string, p int32) bool {
 	defer f.mu.Unlock()
 	return f.known[TopicPartition{Topic: topic, Partition: p}]
 }
+
+func (f *fakeMeta) TopicName([16]byte) (string, bool) { return "", false }
 
 // "If ControllerEpoch < highest controller epoch seen → STALE_CONTROLLER_EPOCH
 // (LeaderAndIsr, StopReplica) or a failure (UpdateMetadata). Otherwise record

@@ -32,8 +32,8 @@
 //	kafka.server.ReplicaFetcherManager     fetcher.go FetcherManager
 //	kafka.server.ReplicaFetcherThread      fetcher.go fetcherThread (truncate, fetch,
 //	                                       out-of-range handling)
-//	log / LogManager access                store.go (interfaces), storage_adapter.go,
-//	                                       metadata_adapter.go (NewManager)
+//	log / LogManager access                store.go (interfaces), storage_adapter.go;
+//	                                       the metadata cache is *metadata.Cache
 //	appendRecords(internalTopicsAllowed),  produce.go AppendToLocalLog, readlog.go
 //	onLeadershipChange (KafkaApis)         ReadLocalLog, Config.OnLeadershipChange:
 //	                                       the hooks for the group/txn coordinators

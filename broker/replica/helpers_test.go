@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/metadata"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,7 +22,7 @@ func newTestManager(t *testing.T, mutate func(*Config)) (*Manager, *memStore) {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	m := New(cfg, store, nil)
+	m := New(cfg, store, metadata.New(cfg.BrokerID, "test"))
 	t.Cleanup(m.Shutdown)
 	return m, store
 }

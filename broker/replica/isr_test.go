@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/metadata"
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -218,7 +219,7 @@ func TestIsrExpandNeedsEpochStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.SetHighWatermark(1)
-	m := New(Config{BrokerID: 1, Logger: quietLogger(), Clock: clock.Now, ReplicaLagTimeMax: testLag}, store, nil)
+	m := New(Config{BrokerID: 1, Logger: quietLogger(), Clock: clock.Now, ReplicaLagTimeMax: testLag}, store, metadata.New(1, "test"))
 	t.Cleanup(m.Shutdown)
 	// Leader with ISR {1,2}; follower 3 outside.
 	if c := lairCode(t, m.LeaderAndIsr(context.Background(), lairReq(1, "t", topicIDFor("t"), 0, 1, 3, []int32{1, 2}, []int32{1, 2, 3}))); c != 0 {

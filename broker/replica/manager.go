@@ -131,8 +131,8 @@ type Manager struct {
 	done      chan struct{}
 }
 
-// New builds a manager over any LogStore and MetadataCache. meta may be nil
-// (UpdateMetadata then only checks epochs).
+// New builds a manager over any LogStore and the broker's metadata cache
+// (required: it tells unhosted partitions from unknown ones).
 func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
@@ -148,6 +148,9 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 	}
 	if cfg.ReplicaLagTimeMax <= 0 {
 		cfg.ReplicaLagTimeMax = 30 * time.Second
+	}
+	if meta == nil {
+		panic("replica: New without a metadata cache")
 	}
 	m := &Manager{
 		cfg:             cfg,
@@ -236,12 +239,7 @@ func (m *Manager) topicName(id [16]byte) (string, bool) {
 	if ok {
 		return n, true
 	}
-	if tn, ok := m.meta.(interface {
-		TopicName(id [16]byte) (string, bool)
-	}); ok {
-		return tn.TopicName(id)
-	}
-	return "", false
+	return m.meta.TopicName(id)
 }
 
 func (m *Manager) topicID(name string) [16]byte {

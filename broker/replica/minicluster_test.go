@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/storage"
 )
 
@@ -91,7 +92,7 @@ func (c *miniCluster) start(id int32) *Manager {
 	if c.mutate != nil {
 		c.mutate(&cfg)
 	}
-	m := New(cfg, c.stores[id], nil)
+	m := New(cfg, c.stores[id], metadata.New(id, "test"))
 	c.mu.Lock()
 	c.brokers[id] = m
 	c.down[id] = false

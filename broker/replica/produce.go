@@ -197,9 +197,7 @@ func (m *Manager) knownPartition(tp TopicPartition) bool {
 // unknownPartitionError distinguishes a partition the cluster knows but this
 // broker does not host (NOT_LEADER_OR_FOLLOWER) from an unknown one.
 func (m *Manager) unknownPartitionError(tp TopicPartition) error {
-	if hp, ok := m.meta.(interface {
-		HasPartition(topic string, partition int32) bool
-	}); ok && hp.HasPartition(tp.Topic, tp.Partition) {
+	if m.meta.HasPartition(tp.Topic, tp.Partition) {
 		return kerr.NotLeaderForPartition
 	}
 	return kerr.UnknownTopicOrPartition

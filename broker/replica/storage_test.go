@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/storage"
 )
 
@@ -42,7 +43,7 @@ func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.L
 		}
 		return c, nil
 	}
-	m := New(cfg, NewStorageLogStore(lm, compact), nil)
+	m := New(cfg, NewStorageLogStore(lm, compact), metadata.New(cfg.BrokerID, "test"))
 	t.Cleanup(m.Shutdown)
 	return m, lm, dir
 }

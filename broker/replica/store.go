@@ -101,21 +101,19 @@ type LogStore interface {
 	DeleteLog(tp TopicPartition) error
 }
 
-// MetadataCache is the part of broker/metadata's Cache the manager drives.
-//
-// Implementations may also provide two optional lookups, used when present:
-//
-//	HasPartition(topic string, partition int32) bool // known to the cluster:
-//	    unhosted partitions answer NOT_LEADER_OR_FOLLOWER instead of
-//	    UNKNOWN_TOPIC_OR_PARTITION
-//	TopicName(id [16]byte) (string, bool)            // Fetch v13 ids of topics
-//	    not hosted here
-//
-// NewManager's adapter over *metadata.Cache provides both.
+// MetadataCache is the part of the broker's metadata cache the manager
+// drives and reads. *metadata.Cache satisfies it.
 type MetadataCache interface {
-	// UpdateMetadata applies an accepted UpdateMetadata request and returns
-	// the partitions the request marked as deleted (leader -2).
-	UpdateMetadata(req *kmsg.UpdateMetadataRequest) (deleted []TopicPartition)
+	// Update applies an accepted UpdateMetadata request and returns the
+	// partitions the request marked as deleted (leader -2).
+	Update(req *kmsg.UpdateMetadataRequest) (deleted []common.TopicPartition)
+	// HasPartition tells a partition the cluster knows (a request for it
+	// that this broker does not host answers NOT_LEADER_OR_FOLLOWER) from
+	// an unknown one (UNKNOWN_TOPIC_OR_PARTITION).
+	HasPartition(topic string, partition int32) bool
+	// TopicName resolves the topic ids of Fetch v13+ for topics this broker
+	// learned from UpdateMetadata but does not host.
+	TopicName(id [16]byte) (string, bool)
 }
 
 // FollowerFetcher is told which partitions to fetch from which leader and

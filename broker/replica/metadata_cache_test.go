@@ -23,7 +23,7 @@ func umPartition(topic string, partition, leader, epoch int32) kmsg.UpdateMetada
 	return ps
 }
 
-func TestNewManagerWithMetadataCache(t *testing.T) {
+func TestManagerWithMetadataCache(t *testing.T) {
 	dir := t.TempDir()
 	mc := storage.DefaultManagerConfig(dir)
 	mc.Logger = quietLogger()
@@ -33,7 +33,7 @@ func TestNewManagerWithMetadataCache(t *testing.T) {
 	}
 	defer func() { _ = lm.Shutdown() }()
 	cache := metadata.New(1, "cluster")
-	m := NewManager(Config{BrokerID: 1, Logger: quietLogger()}, lm, cache)
+	m := New(Config{BrokerID: 1, Logger: quietLogger()}, NewStorageLogStore(lm, nil), cache)
 	defer m.Shutdown()
 	ctx := context.Background()
 	makeLeader(t, m, "gone", 0, 0)

@@ -1,0 +1,143 @@
+package broker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/storage/record"
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+// A data-path request for a partition the cluster knows but this broker
+// does not host answers NOT_LEADER_OR_FOLLOWER, so the client refreshes its
+// metadata and goes to the leader; only a partition the cluster does not
+// know answers UNKNOWN_TOPIC_OR_PARTITION. Kafka's ReplicaManager tells the
+// two apart with its metadata cache.
+func TestNotHostedPartitionAnswersNotLeader(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	ctx := ctxT(t, 60*time.Second)
+	const topic = "led-by-one"
+
+	// Partition 0 lives on broker 1 only (RF 1).
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, []int32{c.BrokerID(0)}
+	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{ra}
+	req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+	cl := c.Client()
+	c.WaitFor(15*time.Second, "the client learns both brokers", func() bool {
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		return err == nil && len(resp.Brokers) == 2
+	})
+	ctrl, _ := c.Controller()
+	kresp, err := cl.Broker(int(ctrl)).Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := kresp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != 0 {
+		t.Fatalf("create: code %d", code)
+	}
+	other := c.Broker(1)
+	c.WaitFor(15*time.Second, "broker 2's metadata cache knows the partition and its leader", func() bool {
+		st, ok := other.Metadata().Partition(topic, 0)
+		return ok && st.Leader == c.BrokerID(0)
+	})
+	if _, hosted := other.Replicas().Partition(replicaTP(topic, 0)); hosted {
+		t.Fatal("broker 2 hosts a partition assigned to broker 1 only")
+	}
+	topicID, _ := other.Metadata().TopicID(topic)
+	to := cl.Broker(int(c.BrokerID(1)))
+
+	for _, tc := range []struct {
+		topic string
+		want  int16
+	}{
+		{topic, kerr.NotLeaderForPartition.Code},
+		{"never-created", kerr.UnknownTopicOrPartition.Code},
+	} {
+		id := topicID
+		if tc.topic != topic {
+			id = [16]byte{}
+		}
+		if got := produceCode(ctx, t, to, tc.topic); got != tc.want {
+			t.Errorf("Produce of %s at broker 2: code %d, want %d", tc.topic, got, tc.want)
+		}
+		if tc.topic == topic { // a fetch by name of an unknown topic id is a different error in v13
+			if got := fetchCode(ctx, t, to, tc.topic, id); got != tc.want {
+				t.Errorf("Fetch of %s at broker 2: code %d, want %d", tc.topic, got, tc.want)
+			}
+		}
+		if got := listOffsetsCode(ctx, t, to, tc.topic); got != tc.want {
+			t.Errorf("ListOffsets of %s at broker 2: code %d, want %d", tc.topic, got, tc.want)
+		}
+	}
+}
+
+func produceCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = 1, 5000
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = topic
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Partition, pp.Records = 0, oneRecordBatch("v")
+	pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
+	req.Topics = []kmsg.ProduceRequestTopic{pt}
+	resp, err := req.RequestWith(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+func fetchCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, id [16]byte) int16 {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 0, 1<<20
+	req.SessionEpoch = -1 // no fetch session
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = topic, id
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 0, 0, 1<<20, -1
+	ft.Partitions = []kmsg.FetchRequestTopicPartition{fp}
+	req.Topics = []kmsg.FetchRequestTopic{ft}
+	resp, err := req.RequestWith(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch response shape: code %d, %d topics", resp.ErrorCode, len(resp.Topics))
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+func listOffsetsCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = topic
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = 0, -1, -1
+	lt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{lp}
+	req.Topics = []kmsg.ListOffsetsRequestTopic{lt}
+	resp, err := req.RequestWith(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+func oneRecordBatch(value string) []byte {
+	o := record.DefaultBuildOptions()
+	o.BaseTimestamp = time.Now().UnixMilli()
+	return record.Build(o, []record.Record{{Value: []byte(value)}})
+}
