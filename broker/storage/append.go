@@ -62,32 +62,8 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 			return v, fmt.Errorf("%w: negative lastOffsetDelta %d", kerr.InvalidRecord, h.LastOffsetDelta)
 		}
 		if leader {
-			if h.BaseOffset != 0 {
-				return v, fmt.Errorf("%w: producer batch base offset %d is not 0", kerr.InvalidRecord, h.BaseOffset)
-			}
-			if h.IsControl() && origin == OriginClient {
-				return v, fmt.Errorf("%w: clients may not produce control batches", kerr.InvalidRecord)
-			}
-			if h.ProducerID >= 0 && h.BaseSequence < 0 && !h.IsControl() {
-				return v, fmt.Errorf("%w: batch with producer id %d has no base sequence", kerr.InvalidRecord, h.ProducerID)
-			}
-			if h.Attributes&attrCompressionMask > 4 {
-				return v, fmt.Errorf("%w: unknown compression codec %d", kerr.InvalidRecord, h.Attributes&attrCompressionMask)
-			}
-			// Record-level checks (§8.1 step 3): keys on compacted topics,
-			// CreateTime bounds, record framing and offset deltas.
-			createTime := cfg.MessageTimestampType == "CreateTime"
-			if origin == OriginClient {
-				if err := record.ValidateBatch(batch, record.ValidateOptions{
-					MaxMessageBytes:    int(cfg.MaxMessageBytes),
-					FromClient:         true,
-					RequireKeys:        cfg.CleanupPolicyCompact,
-					CheckTimestamps:    createTime && cfg.MessageTimestampDifferenceMaxMs != math.MaxInt64,
-					NowMs:              now,
-					TimestampDiffMaxMs: cfg.MessageTimestampDifferenceMaxMs,
-				}); err != nil {
-					return v, err
-				}
+			if err := validateLeaderBatch(h, batch, cfg, origin, now); err != nil {
+				return v, err
 			}
 		} else {
 			if h.BaseOffset < prevNext || h.BaseOffset < 0 {
@@ -114,6 +90,38 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 		return v, fmt.Errorf("%w: %d bytes exceed segment.bytes %d", kerr.RecordListTooLarge, v.validBytes, cfg.SegmentBytes)
 	}
 	return v, nil
+}
+
+// validateLeaderBatch holds a batch a leader is about to assign offsets to
+// to what a producer may send: base offset 0, no control batch from a
+// client, a base sequence with a producer id, a known codec, and for client
+// batches the record-level checks (keys on compacted topics, CreateTime
+// bounds, record framing and offset deltas).
+func validateLeaderBatch(h batchHeader, batch []byte, cfg *LogConfig, origin AppendOrigin, now int64) error {
+	if h.BaseOffset != 0 {
+		return fmt.Errorf("%w: producer batch base offset %d is not 0", kerr.InvalidRecord, h.BaseOffset)
+	}
+	if h.IsControl() && origin == OriginClient {
+		return fmt.Errorf("%w: clients may not produce control batches", kerr.InvalidRecord)
+	}
+	if h.ProducerID >= 0 && h.BaseSequence < 0 && !h.IsControl() {
+		return fmt.Errorf("%w: batch with producer id %d has no base sequence", kerr.InvalidRecord, h.ProducerID)
+	}
+	if h.Attributes&attrCompressionMask > 4 {
+		return fmt.Errorf("%w: unknown compression codec %d", kerr.InvalidRecord, h.Attributes&attrCompressionMask)
+	}
+	if origin != OriginClient {
+		return nil
+	}
+	createTime := cfg.MessageTimestampType == "CreateTime"
+	return record.ValidateBatch(batch, record.ValidateOptions{
+		MaxMessageBytes:    int(cfg.MaxMessageBytes),
+		FromClient:         true,
+		RequireKeys:        cfg.CleanupPolicyCompact,
+		CheckTimestamps:    createTime && cfg.MessageTimestampDifferenceMaxMs != math.MaxInt64,
+		NowMs:              now,
+		TimestampDiffMaxMs: cfg.MessageTimestampDifferenceMaxMs,
+	})
 }
 
 // AppendAsLeader validates records (one or more v2 batches as sent in a
