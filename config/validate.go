@@ -17,8 +17,21 @@ func (c *Config) Validate() error {
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
+	c.validateKeys(add)
+	c.validateIdentity(add)
+	c.validateLogs(add)
+	c.validateLimits(add)
+	c.validateListeners(add)
+	c.validateVersions(add)
+	if len(ps) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: ps}
+}
 
-	// Per-key checks again, for Configs built or changed in code.
+// validateKeys runs every key's own check again, for Configs built or
+// changed in code.
+func (c *Config) validateKeys(add func(key, format string, args ...any)) {
 	for i := range brokerKeys {
 		k := &brokerKeys[i]
 		if k.check == nil {
@@ -33,7 +46,10 @@ func (c *Config) Validate() error {
 			add(k.Name, "%s", err.Error())
 		}
 	}
+}
 
+// validateIdentity checks zookeeper.connect and broker.id.
+func (c *Config) validateIdentity(add func(key, format string, args ...any)) {
 	if strings.TrimSpace(c.ZookeeperConnect) == "" {
 		add("zookeeper.connect", "missing required configuration which has no default value")
 	} else if msg := checkZkConnect(c.ZookeeperConnect); msg != "" {
@@ -47,7 +63,11 @@ func (c *Config) Validate() error {
 	} else if c.BrokerID < 0 {
 		add("broker.id", "%d: must be greater than or equal to 0 when broker.id.generation.enable is false", c.BrokerID)
 	}
+}
 
+// validateLogs checks the log roll, retention, directories and cleaner
+// buffer.
+func (c *Config) validateLogs(add func(key, format string, args ...any)) {
 	if c.EffectiveLogRollMs() < 1 {
 		add("log.roll.ms", "must be greater than or equal to 1")
 	}
@@ -79,6 +99,12 @@ func (c *Config) Validate() error {
 	if c.LogCleanerThreads > 0 && c.LogCleanerDedupeBufferSize/int64(c.LogCleanerThreads) <= 1024*1024 {
 		add("log.cleaner.dedupe.buffer.size", "must be at least 1MB per cleaner thread")
 	}
+}
+
+// validateLimits checks the rules that tie keys to each other (replica
+// fetch timeouts, offsets acks, group session bounds) and the values that
+// must fit a protocol short.
+func (c *Config) validateLimits(add func(key, format string, args ...any)) {
 	if c.ReplicaFetchWaitMaxMs > c.ReplicaSocketTimeoutMs {
 		add("replica.socket.timeout.ms", "must be at least replica.fetch.wait.max.ms (%d) to prevent unnecessary socket timeouts", c.ReplicaFetchWaitMaxMs)
 	}
@@ -97,20 +123,17 @@ func (c *Config) Validate() error {
 	if c.MinInsyncReplicas > 32767 {
 		add("min.insync.replicas", "must be at most 32767")
 	}
+}
 
-	c.validateListeners(add)
-
+// validateVersions checks that the protocol version keys name a Kafka
+// version.
+func (c *Config) validateVersions(add func(key, format string, args ...any)) {
 	for _, key := range []string{"log.message.format.version", "inter.broker.protocol.version"} {
 		v, _ := c.Value(key)
 		if !validAPIVersion(v) {
 			add(key, "%q is not a valid Kafka version (e.g. 2.8 or 2.8-IV1)", v)
 		}
 	}
-
-	if len(ps) == 0 {
-		return nil
-	}
-	return &ValidationError{Problems: ps}
 }
 
 func (c *Config) validateListeners(add func(key, format string, args ...any)) {

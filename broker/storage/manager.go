@@ -169,69 +169,27 @@ func ParseTopicPartitionName(name string) (tp common.TopicPartition, suffix stri
 
 // loadDir implements §9.1 for one directory.
 func (m *LogManager) loadDir(d *logDir) error {
-	cleanPath := filepath.Join(d.path, cleanShutdownFile)
-	_, err := os.Stat(cleanPath)
-	clean := err == nil
-	if clean {
-		if err := os.Remove(cleanPath); err != nil {
-			return fmt.Errorf("storage: remove %s: %w", cleanPath, err)
-		}
-		if err := syncDir(d.path); err != nil {
-			return err
-		}
+	clean, err := takeCleanShutdownMarker(d.path)
+	if err != nil {
+		return err
 	}
 	os.Remove(filepath.Join(d.path, metaPropertiesFile+checkpointTmpSuffix))
-	rps, err := ReadOffsetCheckpoint(filepath.Join(d.path, recoveryPointCheckpointFile))
-	if err != nil {
-		return fmt.Errorf("storage: log dir %s offline: %w", d.path, err)
-	}
-	lss, err := ReadOffsetCheckpoint(filepath.Join(d.path, logStartOffsetCheckpointFile))
-	if err != nil {
-		return fmt.Errorf("storage: log dir %s offline: %w", d.path, err)
-	}
-	hws, err := ReadOffsetCheckpoint(filepath.Join(d.path, replicationOffsetCheckpoint))
-	if err != nil {
-		return fmt.Errorf("storage: log dir %s offline: %w", d.path, err)
-	}
-	entries, err := os.ReadDir(d.path)
-	if err != nil {
-		return fmt.Errorf("storage: list %s: %w", d.path, err)
-	}
-	type job struct {
-		tp   common.TopicPartition
-		path string
-	}
-	var jobs []job
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+	var cps [3]map[common.TopicPartition]int64
+	for i, name := range []string{recoveryPointCheckpointFile, logStartOffsetCheckpointFile, replicationOffsetCheckpoint} {
+		if cps[i], err = ReadOffsetCheckpoint(filepath.Join(d.path, name)); err != nil {
+			return fmt.Errorf("storage: log dir %s offline: %w", d.path, err)
 		}
-		tp, suffix, err := ParseTopicPartitionName(e.Name())
-		if err != nil {
-			return err
-		}
-		path := filepath.Join(d.path, e.Name())
-		switch suffix {
-		case "delete":
-			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
-			continue
-		case "future":
-			// AlterReplicaLogDirs is not supported: a leftover future copy
-			// is incomplete by definition, so drop it.
-			m.logger.Warn("removing unsupported future replica directory", "dir", path)
-			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
-			continue
-		}
-		if _, dup := m.logs[tp]; dup {
-			return fmt.Errorf("storage: duplicate log directories for %s", tp)
-		}
-		jobs = append(jobs, job{tp, path})
+	}
+	rps, lss, hws := cps[0], cps[1], cps[2]
+	jobs, err := m.partitionDirs(d)
+	if err != nil {
+		return err
 	}
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
-		work     = make(chan job)
+		work     = make(chan loadJob)
 	)
 	for i := 0; i < m.cfg.RecoveryThreadsPerDataDir; i++ {
 		wg.Add(1)
@@ -261,6 +219,62 @@ func (m *LogManager) loadDir(d *logDir) error {
 	wg.Wait()
 	m.logger.Info("loaded log directory", "dir", d.path, "logs", len(jobs), "clean_shutdown", clean)
 	return firstErr
+}
+
+// takeCleanShutdownMarker reports whether the directory was shut down
+// cleanly (.kafka_cleanshutdown exists) and deletes the marker, so a crash
+// from now on is seen as unclean.
+func takeCleanShutdownMarker(dir string) (bool, error) {
+	path := filepath.Join(dir, cleanShutdownFile)
+	if _, err := os.Stat(path); err != nil {
+		return false, nil
+	}
+	if err := os.Remove(path); err != nil {
+		return false, fmt.Errorf("storage: remove %s: %w", path, err)
+	}
+	return true, syncDir(dir)
+}
+
+// loadJob is one partition directory to load.
+type loadJob struct {
+	tp   common.TopicPartition
+	path string
+}
+
+// partitionDirs lists the partition directories of d to load. A
+// directory marked -delete is queued for deletion; a -future one
+// (AlterReplicaLogDirs, not supported) is an incomplete copy and is
+// queued for deletion too.
+func (m *LogManager) partitionDirs(d *logDir) ([]loadJob, error) {
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: list %s: %w", d.path, err)
+	}
+	var jobs []loadJob
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		tp, suffix, err := ParseTopicPartitionName(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(d.path, e.Name())
+		switch suffix {
+		case "delete":
+			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
+			continue
+		case "future":
+			m.logger.Warn("removing unsupported future replica directory", "dir", path)
+			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
+			continue
+		}
+		if _, dup := m.logs[tp]; dup {
+			return nil, fmt.Errorf("storage: duplicate log directories for %s", tp)
+		}
+		jobs = append(jobs, loadJob{tp, path})
+	}
+	return jobs, nil
 }
 
 // Startup starts the background schedule (retention, checkpoints, async

@@ -54,20 +54,11 @@ func recoverSegment(s *Segment, epochs *LeaderEpochCache, crcBuf []byte) (int64,
 		if !ok {
 			break
 		}
-		if h.MaxTimestamp > s.maxTimestampSoFar {
-			s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar = h.MaxTimestamp, h.LastOffset()
-		}
 		if pos == 0 {
 			s.firstBatchTimestamp = h.MaxTimestamp
 		}
-		if s.bytesSinceLastIndexEntry > int64(s.indexIntervalBytes) {
-			if err := s.offsetIdx.Append(h.LastOffset(), int32(pos)); err != nil {
-				return 0, err
-			}
-			if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, false); err != nil {
-				return 0, err
-			}
-			s.bytesSinceLastIndexEntry = 0
+		if err := s.indexBatch(pos, h.LastOffset(), h.MaxTimestamp, h.LastOffset()); err != nil {
+			return 0, err
 		}
 		s.bytesSinceLastIndexEntry += int64(h.Size())
 		if epochs != nil && h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > epochs.LatestEpoch() {

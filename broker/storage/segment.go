@@ -203,18 +203,8 @@ func (s *Segment) append(largestOffset, maxTs, offsetOfMaxTs int64, data []byte)
 		return fmt.Errorf("storage: offset %d out of range for segment %d", largestOffset, s.baseOffset)
 	}
 	pos := s.size
-	if maxTs > s.maxTimestampSoFar {
-		s.maxTimestampSoFar = maxTs
-		s.offsetOfMaxTimestampSoFar = offsetOfMaxTs
-	}
-	if s.bytesSinceLastIndexEntry > int64(s.indexIntervalBytes) {
-		if err := s.offsetIdx.Append(largestOffset, int32(pos)); err != nil {
-			return err
-		}
-		if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, false); err != nil {
-			return err
-		}
-		s.bytesSinceLastIndexEntry = 0
+	if err := s.indexBatch(pos, largestOffset, maxTs, offsetOfMaxTs); err != nil {
+		return err
 	}
 	if _, err := s.log.WriteAt(data, pos); err != nil {
 		// Leave the size where it was; the torn bytes are beyond it and
@@ -226,6 +216,29 @@ func (s *Segment) append(largestOffset, maxTs, offsetOfMaxTs int64, data []byte)
 	}
 	s.size += int64(len(data))
 	s.bytesSinceLastIndexEntry += int64(len(data))
+	return nil
+}
+
+// indexBatch accounts for bytes about to sit at pos and ending at
+// lastOffset (an append, or a batch recovery re-reads): it raises the
+// segment's largest timestamp and, once more than index.interval.bytes
+// were written since the last index entry, adds an offset index entry for
+// pos and a time index entry for the largest timestamp so far. The caller
+// adds the bytes to bytesSinceLastIndexEntry afterwards.
+func (s *Segment) indexBatch(pos, lastOffset, maxTs, offsetOfMaxTs int64) error {
+	if maxTs > s.maxTimestampSoFar {
+		s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar = maxTs, offsetOfMaxTs
+	}
+	if s.bytesSinceLastIndexEntry <= int64(s.indexIntervalBytes) {
+		return nil
+	}
+	if err := s.offsetIdx.Append(lastOffset, int32(pos)); err != nil {
+		return err
+	}
+	if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, false); err != nil {
+		return err
+	}
+	s.bytesSinceLastIndexEntry = 0
 	return nil
 }
 

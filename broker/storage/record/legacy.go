@@ -139,33 +139,9 @@ func ConvertLegacy(data []byte) ([]byte, error) {
 		if codec == None {
 			codec = c
 		}
-		if m.value == nil {
-			return nil, invalid("compressed wrapper message without value")
-		}
-		inner, err := Decompress(c, m.value)
+		msgs, err := unwrapLegacy(m, c)
 		if err != nil {
 			return nil, err
-		}
-		var msgs []legacyMessage
-		for ip := 0; ip < len(inner); {
-			im, in, err := parseLegacyMessage(inner[ip:])
-			if err == ErrTruncated {
-				return nil, corrupt("truncated message inside a compressed wrapper")
-			}
-			if err != nil {
-				return nil, err
-			}
-			ip += in
-			if im.magic != m.magic {
-				return nil, invalid("inner message magic %d in wrapper of magic %d", im.magic, m.magic)
-			}
-			if im.attrs&attrCompressionMask != 0 {
-				return nil, invalid("nested compressed message")
-			}
-			msgs = append(msgs, im)
-		}
-		if len(msgs) == 0 {
-			return nil, invalid("compressed wrapper message without inner messages")
 		}
 		logAppend := m.magic == MagicV1 && m.attrs&legacyAttrTimestampType != 0
 		lastRel := msgs[len(msgs)-1].offset
@@ -194,4 +170,39 @@ func ConvertLegacy(data []byte) ([]byte, error) {
 		recs[i].TimestampDelta = times[i] - times[0]
 	}
 	return BuildChecked(o, recs)
+}
+
+// unwrapLegacy decompresses the inner messages of wrapper message m
+// (compressed with c). They must share the wrapper's magic, be
+// uncompressed themselves, and there must be at least one.
+func unwrapLegacy(m legacyMessage, c Codec) ([]legacyMessage, error) {
+	if m.value == nil {
+		return nil, invalid("compressed wrapper message without value")
+	}
+	inner, err := Decompress(c, m.value)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []legacyMessage
+	for ip := 0; ip < len(inner); {
+		im, in, err := parseLegacyMessage(inner[ip:])
+		if err == ErrTruncated {
+			return nil, corrupt("truncated message inside a compressed wrapper")
+		}
+		if err != nil {
+			return nil, err
+		}
+		ip += in
+		if im.magic != m.magic {
+			return nil, invalid("inner message magic %d in wrapper of magic %d", im.magic, m.magic)
+		}
+		if im.attrs&attrCompressionMask != 0 {
+			return nil, invalid("nested compressed message")
+		}
+		msgs = append(msgs, im)
+	}
+	if len(msgs) == 0 {
+		return nil, invalid("compressed wrapper message without inner messages")
+	}
+	return msgs, nil
 }

@@ -79,6 +79,22 @@ func ValidateBatch(batch []byte, o ValidateOptions) error {
 	if err := CheckCRC(batch); err != nil {
 		return err
 	}
+	if err := validateHeader(h, o); err != nil {
+		return err
+	}
+	if err := validateRecords(batch, h, o); err != nil {
+		return err
+	}
+	if h.IsControl() && !h.IsTransactional() {
+		return invalid("control batch that is not transactional")
+	}
+	return nil
+}
+
+// validateHeader checks the batch header's codec and counts, and for a
+// client's batch what only a broker may set: offsets, control batches,
+// LogAppendTime, and the producer fields' consistency.
+func validateHeader(h BatchHeader, o ValidateOptions) error {
 	if h.Compression() > Zstd {
 		return fmt.Errorf("record: compression codec %d: %w", h.Compression(), kerr.UnsupportedCompressionType)
 	}
@@ -108,7 +124,14 @@ func ValidateBatch(batch []byte, o ValidateOptions) error {
 	} else if int64(h.NumRecords) > int64(h.LastOffsetDelta)+1 {
 		return corrupt("%d records do not fit offset span %d", h.NumRecords, h.LastOffsetDelta)
 	}
+	return nil
+}
 
+// validateRecords decodes every record of the batch (decompressing it into
+// a pooled buffer) and checks framing, offset deltas, keys on compacted
+// topics and CreateTime bounds.
+func validateRecords(batch []byte, h BatchHeader, o ValidateOptions) error {
+	var err error
 	payload := batch[BatchHeaderSize:]
 	if h.Compression() != None {
 		// The decompressed records are only inspected, never kept, so
@@ -154,9 +177,6 @@ func ValidateBatch(batch []byte, o ValidateOptions) error {
 	}
 	if pos != len(payload) {
 		return corrupt("%d bytes after the last record", len(payload)-pos)
-	}
-	if h.IsControl() && !h.IsTransactional() {
-		return invalid("control batch that is not transactional")
 	}
 	return nil
 }
