@@ -66,7 +66,7 @@ func TestOpsScriptedCluster(t *testing.T) {
 	c := newOpsCluster(t, 1, 2, 3)
 	c.startAll()
 	for _, id := range c.ids {
-		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].cmd.Process.Pid) + "/exe")
+		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].proc.Pid()) + "/exe")
 		if err != nil || filepath.Base(exe) != "kafka-server" {
 			t.Fatalf("pid of kafka-server-start.sh for broker %d is %q, not the broker (exec expected): %v", id, exe, err)
 		}
