@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/faulttest"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/storage"
@@ -253,7 +254,7 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 	if n := produceTracked(t, cl, chk, topic, "s", 0, 20, nil); n != 20 {
 		t.Fatalf("acks=all with one follower stuck: %d of 20 acknowledged", n)
 	}
-	c.WaitFor(15*time.Second, "the stuck follower out of the ISR", func() bool {
+	c.WaitFor(30*time.Second, "the stuck follower out of the ISR", func() bool {
 		ns, ok := c.PartitionState(topic, 0)
 		return ok && len(ns.ISR) == 2 && !slices.Contains(ns.ISR, stuck) && ns.Leader == st.Leader
 	})
@@ -278,7 +279,7 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 	produceTracked(t, cl, chk, topic, "s", 20, 20, nil)
 
 	c.Intercept(leaderIdx, 1, nil)
-	c.WaitFor(15*time.Second, "the follower back in the ISR", func() bool {
+	c.WaitFor(30*time.Second, "the follower back in the ISR", func() bool {
 		ns, ok := c.PartitionState(topic, 0)
 		return ok && len(ns.ISR) == 3
 	})
@@ -360,4 +361,53 @@ func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
 	if want := `{"version":1,"partitions":[{"topic":"t","partition":0},{"topic":"t","partition":1}]}`; string(raw) != want {
 		t.Fatalf("notification %s, want %s", raw, want)
 	}
+}
+
+// TestMinInsyncReplicasTopicOverride: min.insync.replicas set on a topic beats the broker's
+// value in both directions. Brokers say 2; "strict" says 3, "lax" says 1,
+// "dflt" inherits 2. Produce is acks=all straight to the leader.
+func TestMinInsyncReplicasTopicOverride(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"min.insync.replicas": "2"}})
+	ctrl, _ := c.Controller()
+	ci := c.Index(ctrl)
+	xi, yi := otherTwo(c)
+	all := [][]int32{{ctrl, c.BrokerID(xi), c.BrokerID(yi)}} // the controller leads
+	createAssigned(t, c, "strict", all, map[string]string{"min.insync.replicas": "3"})
+	createAssigned(t, c, "lax", all, map[string]string{"min.insync.replicas": "1"})
+	createAssigned(t, c, "dflt", all, nil)
+	addr := c.Addr(ci)
+	expect := func(topic string, want int16, what string) {
+		t.Helper()
+		var code int16
+		var err error
+		ok := testcluster.Poll(20*time.Second, func() bool {
+			code, _, err = faulttest.ProduceDirect(addr, topic, 0, []byte(what), 2*time.Second)
+			return err == nil && code == want
+		})
+		if !ok {
+			t.Errorf("%s: acks=all produce to %s: %v / %v, want %v", what, topic, kerr.ErrorForCode(code), err, kerr.ErrorForCode(want))
+		}
+	}
+	for _, tp := range []string{"strict", "lax", "dflt"} {
+		expect(tp, 0, "full ISR")
+	}
+	shrunk := func(n int) func() bool {
+		return func() bool {
+			for _, tp := range []string{"strict", "lax", "dflt"} {
+				if s, ok := c.PartitionState(tp, 0); !ok || len(s.ISR) != n {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	c.KillBroker(xi)
+	c.WaitFor(20*time.Second, "ISR of 2", shrunk(2))
+	expect("strict", kerr.NotEnoughReplicas.Code, "ISR 2 < topic 3")
+	expect("dflt", 0, "ISR 2 = broker 2")
+	expect("lax", 0, "ISR 2 > topic 1")
+	c.KillBroker(yi)
+	c.WaitFor(20*time.Second, "ISR of 1", shrunk(1))
+	expect("dflt", kerr.NotEnoughReplicas.Code, "ISR 1 < broker 2")
+	expect("lax", 0, "ISR 1 = topic 1")
 }
