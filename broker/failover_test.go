@@ -15,9 +15,10 @@ import (
 )
 
 // Killing the controller's broker makes another broker controller with
-// /controller_epoch + 1 within zookeeper.session.timeout.ms + 2 s, and a
-// LeaderAndIsr still carrying the old epoch is refused by the brokers that
-// have seen the new one (zombie-controller fencing, controller.md §17.4).
+// /controller_epoch + 1, and a LeaderAndIsr still carrying the old epoch is
+// refused by the brokers that have seen the new one (zombie-controller
+// fencing: a broker rejects every controller request whose controller
+// epoch is below the highest it has seen, with STALE_CONTROLLER_EPOCH).
 func TestControllerFailoverFencesOldEpoch(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
 	oldCtrl, _ := c.Controller()

@@ -77,9 +77,8 @@ func replicaBytes(t *testing.T, c *testcluster.Cluster, i int, topic string, end
 }
 
 // waitIdenticalReplicas waits until every listed broker's HW equals the
-// leader's and their logs below it are byte-for-byte equal (replication.md
-// §17 invariant 2: "All replicas agree byte-for-byte on every offset below
-// the leader's HW").
+// leader's and their logs below it are byte-for-byte equal (every replica
+// agrees byte for byte on every offset below the leader's high watermark).
 func waitIdenticalReplicas(t *testing.T, c *testcluster.Cluster, topic string, idx ...int) int64 {
 	t.Helper()
 	var hw int64
@@ -160,8 +159,9 @@ func consumeAllTracked(t *testing.T, c *testcluster.Cluster, chk *testcluster.Ch
 // the leader) in miniature: RF 3, min.insync.replicas 2, an idempotent
 // acks=all producer; the leader is killed (kill -9 equivalent) mid-produce.
 // A new leader is elected from the ISR, and "every record acknowledged with
-// acks=all is readable from the partition" exactly once, in order
-// (replication.md §17 invariants 1, 6, 12). The replicas then agree byte
+// acks=all is readable from the partition" exactly once, in order (an
+// acknowledged record survives any failure the ISR survives, and a new
+// leader comes only from the ISR). The replicas then agree byte
 // for byte below the HW, including the killed broker once it has restarted
 // and rejoined the ISR.
 func TestReplicationLeaderKilledMidProduce(t *testing.T) {
@@ -216,8 +216,8 @@ func TestReplicationLeaderKilledMidProduce(t *testing.T) {
 
 // TestReplicationStuckFollowerLeavesAndRejoinsIsr is Kafka's
 // replication_replica_failure_test in miniature: a follower whose fetches
-// the leader stops serving leaves the ISR ("a stuck follower leaves the ISR
-// within 1.5 × replica.lag.time.max.ms", replication.md §17 invariant 15)
+// the leader stops serving leaves the ISR (the leader drops a follower that
+// has not caught up to its log end for replica.lag.time.max.ms)
 // — the leader's own conditional write shows in the partition state znode —
 // and rejoins once it has caught up. Meanwhile acks=all produce keeps
 // working with the two remaining ISR members (min.insync.replicas 2).
@@ -306,7 +306,7 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 }
 
 // TestZkIsrUpdaterOnRealZooKeeper checks the leader's own ISR write on a
-// real server (replication.md §7.3, zookeeper-layout.md §4.12): a setData
+// real server: a setData
 // of the partition state conditional on the partition epoch, in Kafka's
 // JSON; a stale version is a conflict (the leader lost the race and waits
 // for the controller); notifications are persistent sequential

@@ -62,7 +62,7 @@ func (s *scenario) leader(p int32) int32 {
 	return st.Leader
 }
 
-// finish stops the workload and checks the invariants: every
+// finish stops the workload and checks the fault suite's invariants: every
 // acknowledged record is consumed exactly once, in order, at its offset
 // (testcluster.Checker), and every ISR replica of every partition holds
 // identical bytes up to the high watermark containing each acknowledged
