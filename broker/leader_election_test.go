@@ -175,13 +175,30 @@ func TestAutoRebalanceThreshold(t *testing.T) {
 		}
 		return true
 	})
-	// Four checks at 1 s: 1 of x's 4 preferred partitions is led elsewhere.
-	deadline := time.Now().Add(4 * time.Second)
-	for time.Now().Before(deadline) {
+	// Four imbalance checks, counted on the controller's
+	// AutoLeaderBalance timer rather than assumed from the clock: 1 of x's
+	// 4 preferred partitions is led elsewhere, so none of them may move it.
+	// Summed over every broker, so a controller move does not matter.
+	checks := func() int64 {
+		var n int64
+		for i := 0; i < c.N(); i++ {
+			if tm, ok := c.Broker(i).Metrics().Get("kafka.controller.ControllerStats.AutoLeaderBalanceRateAndTimeMs").(gometrics.Timer); ok {
+				n += tm.Count()
+			}
+		}
+		return n
+	}
+	start := checks()
+	c.WaitFor(60*time.Second, "four more imbalance checks by the controller", func() bool {
 		if s, _ := c.PartitionState("pair", 0); s.Leader != y {
 			t.Fatalf("pair-0 moved to %d with a 25%% imbalance under a 50%% threshold", s.Leader)
 		}
-		time.Sleep(100 * time.Millisecond)
+		return checks() >= start+4
+	})
+	// The last check may have finished its ZooKeeper write after the poll
+	// read the state; read it once more.
+	if s, _ := c.PartitionState("pair", 0); s.Leader != y {
+		t.Fatalf("pair-0 moved to %d with a 25%% imbalance under a 50%% threshold", s.Leader)
 	}
 	dres, err := c.Admin().DeleteTopics(ctxT(t, 20*time.Second), "solo")
 	if err != nil || dres["solo"].Err != nil {
