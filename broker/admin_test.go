@@ -24,7 +24,7 @@ func TestAdminDescribeClusterCreatePartitionsDeleteTopics(t *testing.T) {
 
 	ctrl, _ := c.Controller()
 	var meta kadm.Metadata
-	c.WaitFor(10*time.Second, "DescribeCluster with 3 brokers", func() bool {
+	c.WaitFor(30*time.Second, "DescribeCluster with 3 brokers", func() bool {
 		m, err := adm.BrokerMetadata(ctx)
 		meta = m
 		return err == nil && len(m.Brokers) == 3 && m.Controller == ctrl
@@ -55,7 +55,7 @@ func TestAdminDescribeClusterCreatePartitionsDeleteTopics(t *testing.T) {
 		t.Fatalf("after growth: %+v %v (topic id before %s)", after, err, before.TopicID)
 	}
 	for p := int32(0); p < 5; p++ {
-		c.WaitFor(10*time.Second, "a leader for every partition", func() bool {
+		c.WaitFor(30*time.Second, "a leader for every partition", func() bool {
 			s, ok := c.PartitionState("grow", p)
 			return ok && s.Leader >= 0
 		})
@@ -72,7 +72,7 @@ func TestAdminDescribeClusterCreatePartitionsDeleteTopics(t *testing.T) {
 	if err != nil || dres["grow"].Err != nil {
 		t.Fatalf("delete: %v / %+v", err, dres)
 	}
-	c.WaitFor(15*time.Second, "the topic's znodes and logs gone", func() bool {
+	c.WaitFor(30*time.Second, "the topic's znodes and logs gone", func() bool {
 		if ok, _ := c.ZK().TopicExists("grow"); ok {
 			return false
 		}
@@ -131,7 +131,7 @@ func TestControlledShutdownMovesLeadership(t *testing.T) {
 		t.Fatalf("create: %v / %v", err, res.Err)
 	}
 	for p := int32(0); p < 6; p++ {
-		c.WaitFor(10*time.Second, "leaders", func() bool {
+		c.WaitFor(30*time.Second, "leaders", func() bool {
 			s, ok := c.PartitionState("moving", p)
 			return ok && s.Leader >= 0
 		})
@@ -159,7 +159,7 @@ func TestControlledShutdownMovesLeadership(t *testing.T) {
 // admin call returns once the controller's broker knows, not every broker).
 func waitMetadataPropagated(t *testing.T, c *testcluster.Cluster, topic string, n int) {
 	t.Helper()
-	c.WaitFor(15*time.Second, "metadata of "+topic+" on every broker", func() bool {
+	c.WaitFor(30*time.Second, "metadata of "+topic+" on every broker", func() bool {
 		for i := 0; i < c.N(); i++ {
 			b := c.Broker(i)
 			if b == nil {
@@ -223,7 +223,7 @@ func TestPreferredLeaderElection(t *testing.T) {
 	c.RestartBroker(victim)
 	set := kadm.TopicsSet{}
 	set.Add("pref", moved...)
-	c.WaitFor(10*time.Second, "the restarted broker registered", func() bool {
+	c.WaitFor(30*time.Second, "the restarted broker registered", func() bool {
 		_, ok, _ := c.ZK().GetBroker(id)
 		return ok
 	})

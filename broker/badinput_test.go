@@ -113,7 +113,7 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 			}
 		}
 	}
-	c.WaitFor(15*time.Second, "the auto-created topic's leader", func() bool {
+	c.WaitFor(30*time.Second, "the auto-created topic's leader", func() bool {
 		s, ok := c.PartitionState("auto-created", 0)
 		return ok && s.Leader >= 0
 	})

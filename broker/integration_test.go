@@ -41,7 +41,7 @@ func TestClusterMetadataAndController(t *testing.T) {
 	}
 	cl := c.Client()
 	var resp *kmsg.MetadataResponse
-	c.WaitFor(15*time.Second, "metadata with 3 brokers and the controller", func() bool {
+	c.WaitFor(30*time.Second, "metadata with 3 brokers and the controller", func() bool {
 		req := kmsg.NewPtrMetadataRequest()
 		r, err := req.RequestWith(ctxT(t, 5*time.Second), cl)
 		if err != nil {
@@ -69,7 +69,7 @@ func TestClusterMetadataAndController(t *testing.T) {
 		t.Fatalf("cluster id %v, want %s", resp.ClusterID, c.Broker(0).ClusterID())
 	}
 	// Kafka's ActiveControllerCount: 1 on the controller, 0 elsewhere.
-	c.WaitFor(10*time.Second, "ActiveControllerCount 1 on the controller only", func() bool {
+	c.WaitFor(30*time.Second, "ActiveControllerCount 1 on the controller only", func() bool {
 		for i := 0; i < c.N(); i++ {
 			g, ok := c.Broker(i).Metrics().Get("kafka.controller.KafkaController.ActiveControllerCount").(gometrics.Gauge)
 			if !ok {
@@ -120,7 +120,7 @@ func TestCreateTopicProduceConsume(t *testing.T) {
 	}
 	for p := int32(0); p < 6; p++ {
 		var st zkpaths.LeaderAndIsr
-		c.WaitFor(15*time.Second, fmt.Sprintf("state znode of %s-%d", topic, p), func() bool {
+		c.WaitFor(30*time.Second, fmt.Sprintf("state znode of %s-%d", topic, p), func() bool {
 			s, ok := c.PartitionState(topic, p)
 			st = s
 			return ok && s.Leader >= 0

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/faulttest"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/testcluster"
@@ -76,9 +77,8 @@ func replicaBytes(t *testing.T, c *testcluster.Cluster, i int, topic string, end
 }
 
 // waitIdenticalReplicas waits until every listed broker's HW equals the
-// leader's and their logs below it are byte-for-byte equal (replication.md
-// §17 invariant 2: "All replicas agree byte-for-byte on every offset below
-// the leader's HW").
+// leader's and their logs below it are byte-for-byte equal (every replica
+// agrees byte for byte on every offset below the leader's high watermark).
 func waitIdenticalReplicas(t *testing.T, c *testcluster.Cluster, topic string, idx ...int) int64 {
 	t.Helper()
 	var hw int64
@@ -159,8 +159,9 @@ func consumeAllTracked(t *testing.T, c *testcluster.Cluster, chk *testcluster.Ch
 // the leader) in miniature: RF 3, min.insync.replicas 2, an idempotent
 // acks=all producer; the leader is killed (kill -9 equivalent) mid-produce.
 // A new leader is elected from the ISR, and "every record acknowledged with
-// acks=all is readable from the partition" exactly once, in order
-// (replication.md §17 invariants 1, 6, 12). The replicas then agree byte
+// acks=all is readable from the partition" exactly once, in order (an
+// acknowledged record survives any failure the ISR survives, and a new
+// leader comes only from the ISR). The replicas then agree byte
 // for byte below the HW, including the killed broker once it has restarted
 // and rejoined the ISR.
 func TestReplicationLeaderKilledMidProduce(t *testing.T) {
@@ -215,8 +216,8 @@ func TestReplicationLeaderKilledMidProduce(t *testing.T) {
 
 // TestReplicationStuckFollowerLeavesAndRejoinsIsr is Kafka's
 // replication_replica_failure_test in miniature: a follower whose fetches
-// the leader stops serving leaves the ISR ("a stuck follower leaves the ISR
-// within 1.5 × replica.lag.time.max.ms", replication.md §17 invariant 15)
+// the leader stops serving leaves the ISR (the leader drops a follower that
+// has not caught up to its log end for replica.lag.time.max.ms)
 // — the leader's own conditional write shows in the partition state znode —
 // and rejoins once it has caught up. Meanwhile acks=all produce keeps
 // working with the two remaining ISR members (min.insync.replicas 2).
@@ -253,7 +254,7 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 	if n := produceTracked(t, cl, chk, topic, "s", 0, 20, nil); n != 20 {
 		t.Fatalf("acks=all with one follower stuck: %d of 20 acknowledged", n)
 	}
-	c.WaitFor(15*time.Second, "the stuck follower out of the ISR", func() bool {
+	c.WaitFor(30*time.Second, "the stuck follower out of the ISR", func() bool {
 		ns, ok := c.PartitionState(topic, 0)
 		return ok && len(ns.ISR) == 2 && !slices.Contains(ns.ISR, stuck) && ns.Leader == st.Leader
 	})
@@ -278,7 +279,7 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 	produceTracked(t, cl, chk, topic, "s", 20, 20, nil)
 
 	c.Intercept(leaderIdx, 1, nil)
-	c.WaitFor(15*time.Second, "the follower back in the ISR", func() bool {
+	c.WaitFor(30*time.Second, "the follower back in the ISR", func() bool {
 		ns, ok := c.PartitionState(topic, 0)
 		return ok && len(ns.ISR) == 3
 	})
@@ -305,7 +306,7 @@ func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
 }
 
 // TestZkIsrUpdaterOnRealZooKeeper checks the leader's own ISR write on a
-// real server (replication.md §7.3, zookeeper-layout.md §4.12): a setData
+// real server: a setData
 // of the partition state conditional on the partition epoch, in Kafka's
 // JSON; a stale version is a conflict (the leader lost the race and waits
 // for the controller); notifications are persistent sequential
@@ -360,4 +361,53 @@ func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
 	if want := `{"version":1,"partitions":[{"topic":"t","partition":0},{"topic":"t","partition":1}]}`; string(raw) != want {
 		t.Fatalf("notification %s, want %s", raw, want)
 	}
+}
+
+// TestMinInsyncReplicasTopicOverride: min.insync.replicas set on a topic beats the broker's
+// value in both directions. Brokers say 2; "strict" says 3, "lax" says 1,
+// "dflt" inherits 2. Produce is acks=all straight to the leader.
+func TestMinInsyncReplicasTopicOverride(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"min.insync.replicas": "2"}})
+	ctrl, _ := c.Controller()
+	ci := c.Index(ctrl)
+	xi, yi := otherTwo(c)
+	all := [][]int32{{ctrl, c.BrokerID(xi), c.BrokerID(yi)}} // the controller leads
+	createAssigned(t, c, "strict", all, map[string]string{"min.insync.replicas": "3"})
+	createAssigned(t, c, "lax", all, map[string]string{"min.insync.replicas": "1"})
+	createAssigned(t, c, "dflt", all, nil)
+	addr := c.Addr(ci)
+	expect := func(topic string, want int16, what string) {
+		t.Helper()
+		var code int16
+		var err error
+		ok := testcluster.Poll(20*time.Second, func() bool {
+			code, _, err = faulttest.ProduceDirect(addr, topic, 0, []byte(what), 2*time.Second)
+			return err == nil && code == want
+		})
+		if !ok {
+			t.Errorf("%s: acks=all produce to %s: %v / %v, want %v", what, topic, kerr.ErrorForCode(code), err, kerr.ErrorForCode(want))
+		}
+	}
+	for _, tp := range []string{"strict", "lax", "dflt"} {
+		expect(tp, 0, "full ISR")
+	}
+	shrunk := func(n int) func() bool {
+		return func() bool {
+			for _, tp := range []string{"strict", "lax", "dflt"} {
+				if s, ok := c.PartitionState(tp, 0); !ok || len(s.ISR) != n {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	c.KillBroker(xi)
+	c.WaitFor(20*time.Second, "ISR of 2", shrunk(2))
+	expect("strict", kerr.NotEnoughReplicas.Code, "ISR 2 < topic 3")
+	expect("dflt", 0, "ISR 2 = broker 2")
+	expect("lax", 0, "ISR 2 > topic 1")
+	c.KillBroker(yi)
+	c.WaitFor(20*time.Second, "ISR of 1", shrunk(1))
+	expect("dflt", kerr.NotEnoughReplicas.Code, "ISR 1 < broker 2")
+	expect("lax", 0, "ISR 1 = topic 1")
 }

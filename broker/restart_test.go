@@ -156,7 +156,7 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 // broker satisfies ok.
 func waitLogConfig(t *testing.T, c *testcluster.Cluster, topic string, ok func(storage.LogConfig) bool) {
 	t.Helper()
-	c.WaitFor(15*time.Second, "the topic config applied to every replica's log", func() bool {
+	c.WaitFor(30*time.Second, "the topic config applied to every replica's log", func() bool {
 		found := 0
 		for i := 0; i < c.N(); i++ {
 			b := c.Broker(i)

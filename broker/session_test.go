@@ -23,18 +23,18 @@ func TestSessionExpiryReregistersWithNewEpoch(t *testing.T) {
 	if err := c.ZK().CreateTopic("lonely", zkpaths.TopicAssignment{Partitions: req}, map[string]string{}); err != nil {
 		t.Fatal(err)
 	}
-	c.WaitFor(10*time.Second, "the partition online on the victim", func() bool {
+	c.WaitFor(30*time.Second, "the partition online on the victim", func() bool {
 		s, ok := c.PartitionState("lonely", 0)
 		return ok && s.Leader == id
 	})
 	epoch0 := b.BrokerEpoch()
 
 	c.PauseZK(victim)
-	c.WaitFor(15*time.Second, "the victim's registration to expire", func() bool {
+	c.WaitFor(30*time.Second, "the victim's registration to expire", func() bool {
 		_, ok, err := c.ZK().GetBroker(id)
 		return err == nil && !ok
 	})
-	c.WaitFor(10*time.Second, "the partition offline", func() bool {
+	c.WaitFor(30*time.Second, "the partition offline", func() bool {
 		s, _ := c.PartitionState("lonely", 0)
 		return s.Leader == zkpaths.NoLeader
 	})
@@ -43,7 +43,7 @@ func TestSessionExpiryReregistersWithNewEpoch(t *testing.T) {
 		info, ok, err := c.ZK().GetBroker(id)
 		return err == nil && ok && info.Epoch > epoch0 && b.BrokerEpoch() == info.Epoch
 	})
-	c.WaitFor(15*time.Second, "the partition back online on the victim", func() bool {
+	c.WaitFor(30*time.Second, "the partition back online on the victim", func() bool {
 		s, _ := c.PartitionState("lonely", 0)
 		return s.Leader == id
 	})
@@ -60,7 +60,7 @@ func TestControllerSessionExpiryMovesControllership(t *testing.T) {
 	epoch := c.ControllerEpoch()
 	old := c.Index(ctrl)
 	c.PauseZK(old)
-	c.WaitFor(15*time.Second, "another controller", func() bool {
+	c.WaitFor(30*time.Second, "another controller", func() bool {
 		id, ok := c.Controller()
 		return ok && id != ctrl
 	})

@@ -9,17 +9,33 @@
 //     partition, in the order the producer sent it; violations are reported
 //     by partition and offset.
 //   - inspect_test.go: what an operator sees with kcat -L and zkCli.
-//   - groups_test.go (+ groups_member_test.go, groups_bench_test.go):
-//     consumer groups with every client (membership changes, kill -9 of a
-//     member and of the coordinator broker, committed offsets resuming);
-//     the invariants are stated in its header.
-//   - ops_*_test.go: the distribution's scripts as processes
-//     (kafka-server-start.sh and SIGTERM = controlled shutdown,
-//     kafka-topics.sh in both modes, controller failover, whole-cluster
-//     restart, zookeeper-shell.sh).
+//   - groups_driver_test.go: the consumer-group driver every client shares
+//     (members as processes, membership changes, kill -9 of a member and
+//     of the coordinator broker, committed offsets resuming; the invariants
+//     are stated in its header); one file per client runs it:
+//     groups_kafka_python_test.go, groups_confluent_kafka_test.go,
+//     groups_kafkajs_test.go, groups_franz_go_test.go,
+//     groups_sarama_test.go, groups_kafka_go_test.go (the Go clients'
+//     member loops beside their test; groups_member_test.go re-executes
+//     the test binary as a member); groups_bench_test.go.
+//   - groups_coordinator_test.go: the coordinator as a cluster shows it:
+//     the offsets topic read back with kafka-dump-log.sh, FindCoordinator
+//     in every version, the admin group APIs.
+//   - ops_harness_test.go, ops_cluster_test.go: the distribution's scripts
+//     as processes (kafka-server-start.sh and SIGTERM = controlled
+//     shutdown, kafka-topics.sh in both modes, controller failover,
+//     whole-cluster restart, zookeeper-shell.sh), started and signalled
+//     through broker/testcluster/proc, the process harness faulttest uses.
+//   - partition_metadata_test.go: partition.metadata names the topic id.
+//   - verify_test.go: running external clients and the shared
+//     exactly-once check.
 //   - offsets_topic_test.go: __consumer_offsets on a cluster smaller than
 //     offsets.topic.replication.factor.
 //   - bench_test.go: produce/consume throughput next to franz-go's kfake.
+//
+// No verdict depends on timing: waits poll for their condition with a
+// deadline that only bounds a failure, and durations (a controller
+// failover) are logged, not judged.
 //
 // The external clients are required: a missing kcat, python3-kafka,
 // python3-confluent-kafka, node or kafkajs fails the test with the command

@@ -66,7 +66,7 @@ func TestOpsScriptedCluster(t *testing.T) {
 	c := newOpsCluster(t, 1, 2, 3)
 	c.startAll()
 	for _, id := range c.ids {
-		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].cmd.Process.Pid) + "/exe")
+		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].proc.Pid()) + "/exe")
 		if err != nil || filepath.Base(exe) != "kafka-server" {
 			t.Fatalf("pid of kafka-server-start.sh for broker %d is %q, not the broker (exec expected): %v", id, exe, err)
 		}
@@ -528,12 +528,12 @@ func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferre
 	if code != 0 {
 		t.Errorf("broker %d exited %d after SIGTERM, want 0", victim, code)
 	}
-	c.waitFor(10*time.Second, fmt.Sprintf("/brokers/ids/%d removed", victim), func() bool {
+	c.waitFor(30*time.Second, fmt.Sprintf("/brokers/ids/%d removed", victim), func() bool {
 		ok, _, err := c.ZK().Exists(fmt.Sprintf("/brokers/ids/%d", victim))
 		return err == nil && !ok
 	})
 	var events []string
-	c.waitFor(10*time.Second, "the watch event of /brokers/ids", func() bool {
+	c.waitFor(30*time.Second, "the watch event of /brokers/ids", func() bool {
 		events = order()
 		return slices.Contains(events, "/brokers/ids")
 	})
@@ -576,7 +576,7 @@ func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferre
 			t.Logf("%s-%d ISR %v still holds broker %d right after it exited", tp.Topic, tp.Partition, s.ISR, victim)
 		}
 	}
-	c.waitFor(10*time.Second, fmt.Sprintf("broker %d out of every ISR", victim), func() bool {
+	c.waitFor(30*time.Second, fmt.Sprintf("broker %d out of every ISR", victim), func() bool {
 		for tp, s := range c.allStates() {
 			if replicated(tp.Topic) && slices.Contains(s.ISR, victim) {
 				return false

@@ -12,9 +12,13 @@ package e2e_test
 // failover bound, controlled shutdown on SIGTERM, whole-cluster restart,
 // start-up refusal of a bad server.properties).
 //
-// Goroutines: one waiter per broker process (owns cmd.Wait, ends when the
-// process exits; the cleanup SIGKILLs survivors by pid and waits for it),
-// plus one short-lived build goroutine per tool in buildTools, joined there.
+// Processes, tool runs and output tails go through broker/testcluster/proc,
+// the process harness broker/faulttest uses too.
+//
+// Goroutines: one proc waiter per broker process (owns cmd.Wait, ends when
+// the process exits; the cleanup SIGKILLs survivors by pid and waits for
+// it), plus one short-lived build goroutine per tool in buildTools, joined
+// there.
 //
 // Invariants: brokers listen on 127.0.0.1 ports chosen free at set-up and
 // kept across restarts; tools are built once per test into a private
@@ -22,14 +26,9 @@ package e2e_test
 // a bounded poll.
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +39,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/broker/testcluster/proc"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
@@ -48,8 +49,8 @@ import (
 // opsSessionTimeout is zookeeper.session.timeout.ms of the process brokers.
 const opsSessionTimeout = 6 * time.Second
 
-// opsBroker is one broker process. done is closed by the waiter goroutine
-// once cmd.Wait returned; exitCode and exitedAt are valid after that.
+// opsBroker is one broker: its fixed port and folders, and its latest
+// process (nil before the first start).
 type opsBroker struct {
 	id      int32
 	port    int
@@ -58,24 +59,11 @@ type opsBroker struct {
 	// extra holds additional "--override k=v" arguments for the next starts.
 	extra []string
 
-	cmd      *exec.Cmd
-	done     chan struct{}
-	exitCode int
-	exitedAt time.Time
+	proc *proc.Process
 }
 
-// running reports whether the process has not exited yet.
-func (b *opsBroker) running() bool {
-	if b.cmd == nil {
-		return false
-	}
-	select {
-	case <-b.done:
-		return false
-	default:
-		return true
-	}
-}
+// running reports whether the latest process has not exited yet.
+func (b *opsBroker) running() bool { return b.proc != nil && b.proc.Running() }
 
 // opsCluster owns the broker processes and one waiter goroutine per process
 // (ended by the process exit, which the cleanup forces with SIGKILL by pid).
@@ -91,13 +79,12 @@ type opsCluster struct {
 	ids     []int32
 }
 
-// repoRoot is the top of the repository, found from this file's path.
+// repoRoot is the top of the repository.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-	if _, err := os.Stat(filepath.Join(dir, "bin", "kafka-server-start.sh")); err != nil {
-		t.Fatalf("bin/kafka-server-start.sh not found under %s: %v", dir, err)
+	dir, err := proc.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
@@ -108,16 +95,17 @@ func buildTools(t *testing.T, repo, build string, tools ...string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, len(tools))
-	outs := make([][]byte, len(tools))
+	outs := make([]string, len(tools))
 	for i, tool := range tools {
 		wg.Add(1)
 		go func() { // one build per tool; joined below
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, filepath.Join(repo, "bin", "kafka-run-class.sh"), tool)
-			cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+build, "KLASSIK_BUILD_ONLY=1")
-			outs[i], errs[i] = cmd.CombinedOutput()
+			var code int
+			outs[i], code, errs[i] = proc.Run(5*time.Minute, []string{"KLASSIK_BUILD_DIR=" + build, "KLASSIK_BUILD_ONLY=1"},
+				filepath.Join(repo, "bin", "kafka-run-class.sh"), tool)
+			if errs[i] == nil && code != 0 {
+				errs[i] = fmt.Errorf("exit status %d", code)
+			}
 		}()
 	}
 	wg.Wait()
@@ -175,8 +163,7 @@ func newOpsCluster(t *testing.T, ids ...int32) *opsCluster {
 func (c *opsCluster) close() {
 	for _, b := range c.brokers {
 		if b.running() {
-			_ = b.cmd.Process.Kill()
-			<-b.done
+			b.proc.Kill()
 		}
 	}
 	if c.zc != nil {
@@ -184,8 +171,7 @@ func (c *opsCluster) close() {
 	}
 	if c.t.Failed() {
 		for _, id := range c.ids {
-			out, _ := os.ReadFile(c.brokers[id].outPath)
-			c.t.Logf("output of broker %d (tail):\n%s", id, tail(string(out)))
+			c.t.Logf("output of broker %d (tail):\n%s", id, proc.Tail(c.brokers[id].outPath, 40))
 		}
 	}
 }
@@ -210,38 +196,21 @@ func (c *opsCluster) start(id int32) {
 	if b.running() {
 		c.t.Fatalf("broker %d is already running", id)
 	}
-	out, err := os.OpenFile(b.outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer out.Close() // the child holds its own descriptor
-	cmd := exec.Command(filepath.Join(c.repo, "bin", "kafka-server-start.sh"), c.props,
-		"--override", "broker.id="+strconv.Itoa(int(id)),
-		"--override", "listeners=PLAINTEXT://127.0.0.1:"+strconv.Itoa(b.port),
-		"--override", "log.dirs="+b.logDir)
+	args := []string{c.props,
+		"--override", "broker.id=" + strconv.Itoa(int(id)),
+		"--override", "listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(b.port),
+		"--override", "log.dirs=" + b.logDir}
 	for _, kv := range b.extra {
-		cmd.Args = append(cmd.Args, "--override", kv)
+		args = append(args, "--override", kv)
 	}
-	cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+c.build)
-	cmd.Stdout, cmd.Stderr = out, out
-	// The broker dies with the test binary if the tests crash.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// The broker dies with the test binary if the tests crash (proc's
+	// process attributes).
+	p, err := proc.Start(proc.Spec{Path: filepath.Join(c.repo, "bin", "kafka-server-start.sh"), Args: args,
+		Env: []string{"KLASSIK_BUILD_DIR=" + c.build}, Output: b.outPath})
+	if err != nil {
 		c.t.Fatalf("starting broker %d: %v", id, err)
 	}
-	b.cmd, b.done = cmd, make(chan struct{})
-	go func() { // waiter: owns cmd.Wait, ends with the process
-		err := cmd.Wait()
-		b.exitedAt = time.Now()
-		b.exitCode = 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			b.exitCode = ee.ExitCode()
-		} else if err != nil {
-			b.exitCode = -1
-		}
-		close(b.done)
-	}()
+	b.proc = p
 }
 
 // startAll starts every broker and waits until all are registered and a
@@ -260,7 +229,7 @@ func (c *opsCluster) waitRegistered(ids ...int32) {
 	c.waitFor(90*time.Second, fmt.Sprintf("brokers %v registered and a controller elected", ids), func() bool {
 		for _, id := range ids {
 			if !c.brokers[id].running() {
-				c.t.Fatalf("broker %d exited with code %d during start-up", id, c.brokers[id].exitCode)
+				c.t.Fatalf("broker %d exited with code %d during start-up", id, c.brokers[id].proc.ExitCode())
 			}
 		}
 		live, err := c.ZK().GetBrokerIDs()
@@ -284,7 +253,7 @@ func (c *opsCluster) signal(id int32, sig syscall.Signal) {
 	if !b.running() {
 		c.t.Fatalf("broker %d is not running", id)
 	}
-	if err := b.cmd.Process.Signal(sig); err != nil {
+	if err := b.proc.Signal(sig); err != nil {
 		c.t.Fatalf("signalling broker %d: %v", id, err)
 	}
 }
@@ -293,13 +262,10 @@ func (c *opsCluster) signal(id int32, sig syscall.Signal) {
 func (c *opsCluster) waitExit(id int32, timeout time.Duration) int {
 	c.t.Helper()
 	b := c.brokers[id]
-	select {
-	case <-b.done:
-		return b.exitCode
-	case <-time.After(timeout):
+	if !b.proc.Wait(timeout) {
 		c.t.Fatalf("broker %d still running %v after the signal", id, timeout)
-		return -1
 	}
+	return b.proc.ExitCode()
 }
 
 // addrs lists the listeners of the running brokers.
@@ -329,12 +295,8 @@ func (c *opsCluster) client(opts ...kgo.Opt) *kgo.Client {
 
 func (c *opsCluster) waitFor(timeout time.Duration, what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testcluster.Poll(timeout, cond) {
+		c.t.Fatalf("timed out after %v waiting for %s", timeout, what)
 	}
 }
 
@@ -378,24 +340,11 @@ func (c *opsCluster) allStates() map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr
 // code, bounded by a deadline.
 func (c *opsCluster) tool(script string, args ...string) (string, int) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(c.repo, "bin", script), args...)
-	cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+c.build)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		c.t.Fatalf("%s %s timed out:\n%s", script, strings.Join(args, " "), out.String())
+	out, code, err := proc.Run(2*time.Minute, []string{"KLASSIK_BUILD_DIR=" + c.build}, filepath.Join(c.repo, "bin", script), args...)
+	if err != nil {
+		c.t.Fatalf("%v:\n%s", err, out)
 	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	case err != nil:
-		c.t.Fatalf("%s: %v", script, err)
-	}
-	return out.String(), 0
+	return out, code
 }
 
 // mustTool is tool failing the test on a non-zero exit.

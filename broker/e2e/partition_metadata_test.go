@@ -12,8 +12,8 @@ import (
 )
 
 // Every replica directory of a new topic holds partition.metadata naming the
-// topic id the controller assigned in /brokers/topics/<t> (log-format.md
-// §1.8), as a Kafka 2.8+ broker writes it.
+// topic id the controller assigned in /brokers/topics/<t>, as a Kafka 2.8+
+// broker writes it: a text file "version: 0" and "topic_id: <base64 id>".
 func TestPartitionMetadataFiles(t *testing.T) {
 	c := startCluster(t)
 	createTopic(t, c, "ids")

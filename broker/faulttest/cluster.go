@@ -1,12 +1,10 @@
 package faulttest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -19,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/broker/testcluster/proc"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
@@ -53,17 +53,11 @@ func Main(m *testing.M) int {
 // Build compiles the commands into dir with the go tool of the running
 // toolchain.
 func Build(dir string) error {
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	var pkgs []string
 	for _, c := range commands {
-		args = append(args, "github.com/klassik/klassik/bin/"+c)
+		pkgs = append(pkgs, "github.com/klassik/klassik/bin/"+c)
 	}
-	cmd := exec.Command("go", args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	return nil
+	return proc.Build(dir, pkgs...)
 }
 
 // Bin returns the path of a built command ("kafka-topics", ...).
@@ -119,18 +113,8 @@ type Node struct {
 
 	// mu guards the following.
 	mu     sync.Mutex
-	proc   *process
-	killed bool // the last process ended without a clean shutdown
-}
-
-// process is one running kafka-server. Its waiter goroutine owns cmd.Wait
-// and closes done when the process has exited; Kill9/Stop end the process,
-// so the goroutine always ends.
-type process struct {
-	cmd  *exec.Cmd
-	out  *os.File
-	done chan struct{}
-	err  error // valid after done
+	proc   *proc.Process // the running kafka-server, if any
+	killed bool          // the last process ended without a clean shutdown
 }
 
 // Start writes a server.properties per broker and starts them all, then
@@ -253,23 +237,11 @@ func (c *Cluster) startProcess(i int) {
 	if n.proc != nil {
 		c.t.Fatalf("faulttest: broker %d already running", n.ID)
 	}
-	out, err := os.OpenFile(n.Output, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := proc.Start(proc.Spec{Path: Bin("kafka-server"), Args: []string{n.Props}, Output: n.Output,
+		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)})
 	if err != nil {
-		c.t.Fatal(err)
-	}
-	fmt.Fprintf(out, "=== faulttest: starting broker %d at %s\n", n.ID, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(Bin("kafka-server"), n.Props)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		out.Close()
 		c.t.Fatalf("faulttest: starting broker %d: %v", n.ID, err)
 	}
-	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { // waiter: owns cmd.Wait; ends when the process exits
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	n.proc = p
 	n.killed = false
 }
@@ -288,10 +260,8 @@ func (c *Cluster) waitRegistered(i int) {
 		if p == nil {
 			c.t.Fatalf("faulttest: broker %d not running", n.ID)
 		}
-		select {
-		case <-p.done:
-			c.t.Fatalf("faulttest: broker %d exited during startup (%v):\n%s", n.ID, p.err, c.tail(n, 60))
-		default:
+		if !p.Running() {
+			c.t.Fatalf("faulttest: broker %d exited during startup (%v):\n%s", n.ID, p.Err(), c.tail(n, 60))
 		}
 		ok, _, err := c.zk.Exists(zkpaths.BrokerIDPath(n.ID))
 		if err == nil && ok {
@@ -319,15 +289,7 @@ func (c *Cluster) Running(i int) bool {
 	n := c.nodes[i]
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.proc == nil {
-		return false
-	}
-	select {
-	case <-n.proc.done:
-		return false
-	default:
-		return true
-	}
+	return n.proc != nil && n.proc.Running()
 }
 
 // Kill9 sends SIGKILL to broker i and waits for the process to exit.
@@ -357,17 +319,13 @@ func (c *Cluster) signalAndWait(i int, sig syscall.Signal, timeout time.Duration
 	}
 	if sig == syscall.SIGTERM {
 		// A paused process would never handle SIGTERM.
-		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		_ = p.Signal(syscall.SIGCONT)
 	}
-	_ = p.cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(timeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	_ = p.Signal(sig)
+	if !p.Wait(timeout) {
+		p.Kill()
 		c.t.Fatalf("faulttest: broker %d did not exit within %v of %v:\n%s", n.ID, timeout, sig, c.tail(n, 60))
 	}
-	p.out.Close()
 	n.mu.Lock()
 	n.proc = nil
 	n.killed = sig == syscall.SIGKILL
@@ -389,7 +347,7 @@ func (c *Cluster) signal(i int, sig syscall.Signal) {
 	if p == nil {
 		c.t.Fatalf("faulttest: broker %d is not running", n.ID)
 	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Signal(sig); err != nil {
 		c.t.Fatalf("faulttest: %v to broker %d: %v", sig, n.ID, err)
 	}
 	c.t.Logf("faulttest: broker %d sent %v", n.ID, sig)
@@ -515,16 +473,12 @@ func sameSet(a, b []int32) bool {
 	return true
 }
 
-// WaitFor polls cond every 100ms until it holds, failing the test after
-// timeout with the brokers' output tails.
+// WaitFor polls cond (testcluster.Poll) until it holds, failing the test
+// after timeout with the brokers' output tails.
 func (c *Cluster) WaitFor(timeout time.Duration, what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("faulttest: timed out after %v waiting for %s\n%s", timeout, what, c.DumpState())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !testcluster.Poll(timeout, cond) {
+		c.t.Fatalf("faulttest: timed out after %v waiting for %s\n%s", timeout, what, c.DumpState())
 	}
 }
 
@@ -544,29 +498,19 @@ func (c *Cluster) DumpState() string {
 }
 
 // tail returns the last lines of a broker's output file.
-func (c *Cluster) tail(n *Node, lines int) string {
-	data, err := os.ReadFile(n.Output)
-	if err != nil {
-		return "(" + err.Error() + ")"
-	}
-	ls := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
+func (c *Cluster) tail(n *Node, lines int) string { return proc.Tail(n.Output, lines) }
 
 // RunTool runs a built command (e.g. "kafka-topics") and returns its
 // combined output; a non-zero exit is returned as an error with the output.
 func RunTool(timeout time.Duration, name string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, Bin(name), args...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	out, code, err := proc.Run(timeout, nil, Bin(name), args...)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
 	}
-	return string(out), nil
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out, nil
 }
 
 // close kills every broker process, closes clients and the ZooKeeper
@@ -596,9 +540,7 @@ func (c *Cluster) close() {
 		if p == nil {
 			continue
 		}
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		p.out.Close()
+		p.Kill()
 	}
 	if c.zk != nil {
 		c.zk.Close()

@@ -11,13 +11,18 @@
 // clean/hard bounce and kill of the leader and the controller,
 // replica_verification_tool) in Go.
 //
+// Processes are started, waited for and signalled through
+// broker/testcluster/proc, the one process harness (broker/e2e uses it too);
+// this package adds the cluster of kafka-server processes on top.
+//
 // Files:
 //
 //	cluster.go     Main (builds kafka-server, kafka-topics,
-//	               kafka-reassign-partitions, kafka-dump-log), Cluster: one
-//	               server.properties per broker (ids 1..N, fixed free
-//	               loopback port, log dir in t.TempDir), Kill9/Stop/Pause/
-//	               Resume/Restart, ZooKeeper reads, kgo/kadm clients, RunTool
+//	               kafka-reassign-partitions, kafka-dump-log,
+//	               kafka-leader-election), Cluster: one server.properties
+//	               per broker (ids 1..N, fixed free loopback port, log dir in
+//	               t.TempDir), Kill9/Stop/Pause/Resume/Restart over
+//	               proc.Process, ZooKeeper reads, kgo/kadm clients, RunTool
 //	workload.go    Workload: idempotent acks=all producer at a bounded rate,
 //	               record ids "<prefix>-<seq>", acknowledgements to a
 //	               testcluster.Checker and an Ack list
@@ -26,34 +31,51 @@
 //	               the segment files of every ISR replica compared byte for
 //	               byte up to the high watermark, each checked for every
 //	               acknowledged record exactly once, in order, at its offset
-//	rawproduce.go  ProduceDirect: one Produce request straight to a given
-//	               broker, for the zombie-leader probe
+//	rawproduce.go  ProduceDirect(Notify): one Produce request straight to a
+//	               given broker, for the zombie-leader and min.insync probes
 //	dumplog.go     DumpLogBatches: the same comparison through the built
 //	               kafka-dump-log (offsets, count, leader epoch, CRC)
 //	topics.go      CreateTopics with an explicit assignment; RoundRobin
-//	proc_*.go      process attributes (own process group, Pdeathsig)
 //
-// Scenarios (scenario_test.go, scenario2_test.go), each 5-25 s: kill -9
-// the leader; the controller; a broker that is both; kill -9 leaders
-// repeatedly at a higher rate; bounce every broker with SIGTERM (three
-// rounds, full ISR in between); a follower paused past
-// replica.lag.time.max.ms leaves and rejoins the ISR (state znode and
-// kafka-topics --describe); a leader paused past its session is fenced (its
-// acks=all produce is refused and the record never appears) and rejoins;
-// the controller paused past its session is fenced; the leader killed
-// while a follower is out of the ISR (only the ISR member may lead, the
-// stale follower truncates and catches up); two brokers down
-// (ISR below min.insync.replicas: NOT_ENOUGH_REPLICAS, nothing
-// acknowledged); reassignment {1,2,3} -> {2,3,4} under load with
-// kafka-reassign-partitions --execute; preferred election (ElectLeaders)
-// and auto.leader.rebalance after a bounce. audit_describe_test.go:
-// kafka-topics --describe --under-replicated-partitions lists exactly the
-// partitions a paused follower follows.
-// BenchmarkReplicatedProduce compares RF=1 acks=1 with RF=3 acks=all.
+// Tests, by concept (each scenario 5-25 s):
+//
+//	scenario_test.go           TestMain and the scenario driver (cluster,
+//	                           topic, workload, the final checks)
+//	crash_restart_test.go      kill -9 the leader; the controller; a broker
+//	                           that is both; leaders repeatedly at a higher
+//	                           rate; SIGTERM bounce of every broker
+//	isr_test.go                a paused follower leaves and rejoins the ISR
+//	                           (state znode and kafka-topics --describe);
+//	                           --under-replicated-partitions with a paused
+//	                           broker; the leader killed while a follower is
+//	                           out of the ISR (only an ISR member leads); two
+//	                           brokers down (NOT_ENOUGH_REPLICAS)
+//	fencing_test.go            a leader, and the controller, paused past
+//	                           their session are fenced and rejoin
+//	reassign_test.go           {1,2,3} -> {2,3,4} under load with
+//	                           kafka-reassign-partitions --execute
+//	preferred_election_test.go the preferred leader bounced with no write in
+//	                           the middle epoch, then kafka-leader-election
+//	                           --election-type preferred or the automatic
+//	                           election, then 30 acks=all records: every
+//	                           replica (not only the ISR) byte-identical at
+//	                           the leader's end, equal epoch checkpoints,
+//	                           the ISR full; and the same under load
+//	compare_test.go, decode_test.go  unit tests of the helpers (and fuzz)
+//
+// BenchmarkReplicatedProduce (bench_test.go) compares RF=1 acks=1 with RF=3
+// acks=all.
+//
+// No verdict depends on timing: every test waits for the condition it
+// checks (with a deadline that only bounds a failure), and where a loaded
+// machine can change what happens (a paused broker's session expiring
+// before its ISR shrink, which broker the controller is) the test reads
+// the outcome from ZooKeeper and asserts what holds for every
+// interleaving.
 //
 // Goroutines:
-//   - per broker process: one waiter owning cmd.Wait, closing done when the
-//     process exits; Kill9/Stop and the test cleanup (SIGKILL) end every
+//   - per broker process: proc's waiter owning cmd.Wait, closing Done when
+//     the process exits; Kill9/Stop and the test cleanup (SIGKILL) end every
 //     process, so every waiter ends;
 //   - per Workload: the send loop, ended by Stop (or MaxRecords); kgo's own
 //     goroutines end when the Cluster closes its clients in cleanup;

@@ -2,6 +2,7 @@ package faulttest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/broker/faulttest"
@@ -168,4 +171,68 @@ func TestAutoPreferredElectionAfterBounce(t *testing.T) {
 	})
 	acks = append(acks, produceAcked(t, c, topic, len(acks), 30)...)
 	checkEveryReplica(t, c, topic, acks)
+}
+
+// TestPreferredElectionAfterBounceUnderLoad bounces broker 1 (SIGTERM, restart):
+// controlled shutdown moves its leadership away and, with
+// auto.leader.rebalance.enable=false, nothing moves it back, until
+// ElectLeaders (PREFERRED, as kafka-leader-election.sh sends) restores the
+// preferred leader of every partition.
+func TestPreferredElectionAfterBounceUnderLoad(t *testing.T) {
+	s := newScenario(t, faulttest.Options{Brokers: 3}, "preferred", faulttest.RoundRobin(3, 3, 3))
+	s.c.Stop(0)
+	s.progress(100, 30*time.Second, "with broker 1 stopped")
+	s.c.Restart(0)
+	s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
+	if l := s.leader(0); l == 1 {
+		t.Fatalf("partition 0 is led by broker 1 again without an election (auto.leader.rebalance.enable=false)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.c.Admin().ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{s.topic: {0: {}, 1: {}, 2: {}}})
+	if err != nil {
+		t.Fatalf("ElectLeaders: %v", err)
+	}
+	for p, r := range res[s.topic] {
+		if r.Err != nil && !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+			t.Errorf("ElectLeaders partition %d: %v %s", p, r.Err, r.ErrMessage)
+		}
+	}
+	assignment := s.c.Assignment(s.topic)
+	s.c.WaitFor(20*time.Second, "every partition led by its preferred replica", func() bool {
+		for p, rs := range assignment {
+			st, ok := s.c.PartitionState(s.topic, p)
+			if !ok || st.Leader != rs[0] {
+				return false
+			}
+		}
+		return true
+	})
+	s.progress(150, 20*time.Second, "after the election")
+	s.finish()
+}
+
+// TestAutoPreferredElectionAfterBounceUnderLoad is the same bounce with
+// auto.leader.rebalance.enable=true and a one-second imbalance check: the
+// controller itself moves leadership back to the preferred replicas.
+func TestAutoPreferredElectionAfterBounceUnderLoad(t *testing.T) {
+	s := newScenario(t, faulttest.Options{Brokers: 3, Overrides: map[string]string{
+		"auto.leader.rebalance.enable":            "true",
+		"leader.imbalance.check.interval.seconds": "1",
+	}}, "rebalance", faulttest.RoundRobin(3, 3, 3))
+	s.c.Stop(0)
+	s.progress(100, 30*time.Second, "with broker 1 stopped")
+	s.c.Restart(0)
+	assignment := s.c.Assignment(s.topic)
+	s.c.WaitFor(30*time.Second, "every partition led by its preferred replica again", func() bool {
+		for p, rs := range assignment {
+			st, ok := s.c.PartitionState(s.topic, p)
+			if !ok || st.Leader != rs[0] || len(st.ISR) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	s.progress(150, 20*time.Second, "after the rebalance")
+	s.finish()
 }

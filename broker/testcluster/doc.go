@@ -17,7 +17,19 @@
 //	c.WaitFor(10*time.Second, "leader", func() bool { ... })
 //
 // Checker (checker.go) is the delivery oracle: it reports records lost,
-// duplicated, reordered or moved, by partition and offset.
+// duplicated, reordered or moved, by partition and offset. Poll is the one
+// bounded poll every harness waits with.
+//
+// The suite has two harnesses, as etcd's tests/framework has integration
+// and e2e: this package for in-process brokers, and the process harness in
+// the subpackage proc (Process: start, signal, wait, kill; Run: a tool with
+// a deadline; Build; Tail), on which broker/faulttest builds its cluster of
+// kafka-server processes and broker/e2e its cluster started through
+// bin/kafka-server-start.sh. Neither suite starts or waits for a process
+// on its own.
+//
+// Files: testcluster.go (Cluster, Options, Main, Poll), checker.go
+// (Checker), proc/ (the process harness).
 //
 // Goroutines: brokers own theirs; Start starts the brokers in parallel and
 // joins; Close (t.Cleanup) kills every broker, closes the clients and the

@@ -29,6 +29,12 @@ package e2e_test
 // that every live broker names the new coordinator; every scenario ends
 // with committed offsets equal to the log end offsets after a clean stop.
 //
+// Files: this one is the driver every client shares (groupRun, members as
+// processes, the producer, verify and the two scenarios); each client has
+// its own test file, groups_<client>_test.go (kafka_python,
+// confluent_kafka, kafkajs, franz_go, sarama, kafka_go), and the Go
+// clients' member loops live there too, run by groups_member_test.go.
+//
 // Goroutines: one stdout reader per member process (ends at the process's
 // EOF; kill, stopAll and the killAll cleanup wait for it), one producer
 // per scenario (stopped by its context, joined by stop, also a cleanup).
@@ -1220,52 +1226,6 @@ func scriptClient(name, interpreter, script string) groupClient {
 		}
 		return exec.Command(interpreter, args...)
 	}}
-}
-
-func TestGroupsKafkaPython(t *testing.T) {
-	requirePython(t, "kafka", "python3-kafka")
-	runGroupSuite(t, groupSuite{client: scriptClient("kafka-python", "/usr/bin/python3", "kafka_python_group.py"),
-		membershipAssignor: "range", failoverAssignor: "roundrobin"})
-}
-
-func TestGroupsConfluentKafka(t *testing.T) {
-	requirePython(t, "confluent_kafka", "python3-confluent-kafka")
-	runGroupSuite(t, groupSuite{client: scriptClient("confluent-kafka", "/usr/bin/python3", "confluent_kafka_group.py"),
-		membershipAssignor: "cooperative-sticky", failoverAssignor: "cooperative-sticky"})
-}
-
-func TestGroupsKafkaJS(t *testing.T) {
-	node := requireTool(t, "node", "apt-get install -y nodejs")
-	if err := fileExists(filepath.Join(clientsDir(t), "node_modules", "kafkajs", "package.json")); err != nil {
-		t.Fatalf("kafkajs is not installed in testdata/clients: run (cd testdata/clients && npm ci) or bin/klassik-install-deps.sh: %v", err)
-	}
-	client := scriptClient("kafkajs", node, "kafkajs_group.js")
-	client.zombieAfterFailover = true
-	runGroupSuite(t, groupSuite{client: client,
-		membershipAssignor: "roundrobin", failoverAssignor: "roundrobin"})
-}
-
-// TestGroupsFranzGo: cooperative-sticky; the membership scenario's members
-// are static (group.instance.id), so the killed one keeps its partitions
-// until its session times out and then loses them.
-func TestGroupsFranzGo(t *testing.T) {
-	runGroupSuite(t, groupSuite{client: goMemberClient("franz-go", "franz-go", false),
-		membershipAssignor: "cooperative-sticky", failoverAssignor: "cooperative-sticky", static: true})
-}
-
-func TestGroupsSarama(t *testing.T) {
-	runGroupSuite(t, groupSuite{client: goMemberClient("sarama", "sarama", false),
-		membershipAssignor: "range", failoverAssignor: "roundrobin"})
-}
-
-// TestGroupsKafkaGo: kafka-go's Reader does not expose its assignment, so
-// the split is read from DescribeGroups (members keyed by client id); it
-// commits late across generations (groupClient.lateCommits).
-func TestGroupsKafkaGo(t *testing.T) {
-	client := goMemberClient("kafka-go", "kafka-go", true)
-	client.lateCommits = true
-	runGroupSuite(t, groupSuite{client: client,
-		membershipAssignor: "range", failoverAssignor: "roundrobin"})
 }
 
 // FuzzParseMemberLine: the member-protocol decoder never panics; a line it

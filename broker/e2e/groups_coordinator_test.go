@@ -1,7 +1,7 @@
 package e2e_test
 
-// Audit of the consumer-groups demands that need a whole cluster rather
-// than the coordinator alone: the offsets topic as created on first use
+// The group coordinator as a whole cluster shows it, rather than the
+// coordinator alone: the offsets topic as created on first use
 // (partition count, replication, compaction) with records that
 // bin/kafka-dump-log.sh --offsets-decoder reads back from a broker's own
 // segment file; FindCoordinator in every version (v4 with batched keys)
@@ -31,9 +31,9 @@ import (
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
-// auditConsume joins group g on topic, reads want records, commits them
+// groupConsume joins group g on topic, reads want records, commits them
 // and returns the client (still a member) and the member id.
-func auditConsume(t *testing.T, ctx context.Context, c *testcluster.Cluster, g, topic string, want int) *kgo.Client {
+func groupConsume(t *testing.T, ctx context.Context, c *testcluster.Cluster, g, topic string, want int) *kgo.Client {
 	t.Helper()
 	cons := c.Client(kgo.ConsumerGroup(g), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
 		kgo.Balancers(kgo.RangeBalancer()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -51,7 +51,7 @@ func auditConsume(t *testing.T, ctx context.Context, c *testcluster.Cluster, g, 
 	return cons
 }
 
-func auditProduce(t *testing.T, ctx context.Context, c *testcluster.Cluster, topic string, partitions int32, per int) {
+func spreadProduce(t *testing.T, ctx context.Context, c *testcluster.Cluster, topic string, partitions int32, per int) {
 	t.Helper()
 	prod := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite())
 	for p := int32(0); p < partitions; p++ {
@@ -64,12 +64,12 @@ func auditProduce(t *testing.T, ctx context.Context, c *testcluster.Cluster, top
 	}
 }
 
-// TestGroupsAuditOffsetsTopicAndDumpLog: the first group creates
+// TestGroupsOffsetsTopicAndDumpLog: the first group creates
 // __consumer_offsets with 50 partitions, replication factor 3 and
 // cleanup.policy=compact; the segment of the group's partition, read from
 // the leader's log dir, decodes with bin/kafka-dump-log.sh
 // --offsets-decoder into Kafka's offset_commit and group_metadata lines.
-func TestGroupsAuditOffsetsTopicAndDumpLog(t *testing.T) {
+func TestGroupsOffsetsTopicAndDumpLog(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -99,9 +99,9 @@ func TestGroupsAuditOffsetsTopicAndDumpLog(t *testing.T) {
 	if res, err := adm.CreateTopic(ctx, 2, 3, nil, "audit"); err != nil || res.Err != nil {
 		t.Fatalf("create topic: %v / %v", err, res.Err)
 	}
-	auditProduce(t, ctx, c, "audit", 2, 5)
+	spreadProduce(t, ctx, c, "audit", 2, 5)
 	const g = "audit-dump"
-	cons := auditConsume(t, ctx, c, g, "audit", 10)
+	cons := groupConsume(t, ctx, c, g, "audit", 10)
 	defer cons.Close()
 
 	td, err := adm.ListTopics(ctx, offsetsTopic)
@@ -190,12 +190,12 @@ func TestGroupsAuditOffsetsTopicAndDumpLog(t *testing.T) {
 	}
 }
 
-// TestGroupsAuditFindCoordinatorVersions: every FindCoordinator version
+// TestGroupsFindCoordinatorVersions: every FindCoordinator version
 // names the leader of the group's offsets partition; v4 answers batched
 // keys one entry each; unknown key types are refused per Kafka; after the
 // coordinator stops, the new leader is named and accepts commits, and the
 // old broker, restarted as a follower, answers NOT_COORDINATOR.
-func TestGroupsAuditFindCoordinatorVersions(t *testing.T) {
+func TestGroupsFindCoordinatorVersions(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -370,10 +370,10 @@ func TestGroupsAuditFindCoordinatorVersions(t *testing.T) {
 	}
 }
 
-// TestGroupsAuditAdminAPIs: ListGroups filtered by state, OffsetDelete
+// TestGroupsAdminAPIs: ListGroups filtered by state, OffsetDelete
 // (refused for a subscribed partition, allowed otherwise) and DeleteGroups
 // (refused for a non-empty group) through kadm against a 3-broker cluster.
-func TestGroupsAuditAdminAPIs(t *testing.T) {
+func TestGroupsAdminAPIs(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -383,8 +383,8 @@ func TestGroupsAuditAdminAPIs(t *testing.T) {
 			t.Fatalf("create %s: %v / %v", tp, err, res.Err)
 		}
 	}
-	auditProduce(t, ctx, c, "adm-a", 2, 3)
-	auditProduce(t, ctx, c, "adm-b", 2, 3)
+	spreadProduce(t, ctx, c, "adm-a", 2, 3)
+	spreadProduce(t, ctx, c, "adm-b", 2, 3)
 
 	// A simple (generation -1) commit for adm-b into "live" while it has
 	// no members (Kafka refuses one into a group with members): adm-b is
@@ -395,9 +395,9 @@ func TestGroupsAuditAdminAPIs(t *testing.T) {
 	if r, err := adm.CommitOffsets(ctx, "live", ob); err != nil || r.Error() != nil {
 		t.Fatalf("simple commit: %v / %v", err, r.Error())
 	}
-	live := auditConsume(t, ctx, c, "live", "adm-a", 6)
+	live := groupConsume(t, ctx, c, "live", "adm-a", 6)
 	defer live.Close()
-	gone := auditConsume(t, ctx, c, "gone", "adm-a", 6)
+	gone := groupConsume(t, ctx, c, "gone", "adm-a", 6)
 	gone.Close()
 	c.WaitFor(30*time.Second, "gone is Empty and live is Stable", func() bool {
 		dg, err := adm.DescribeGroups(ctx, "live", "gone")

@@ -1,12 +1,12 @@
 //go:build linux
 
-package faulttest
+package proc
 
 import "syscall"
 
-// sysProcAttr puts each broker in its own process group (so a terminal's
+// sysProcAttr puts each child in its own process group (so a terminal's
 // signals aimed at the test binary do not reach it) and makes it die with the
-// test binary (Pdeathsig), so a crashed run leaves no broker behind.
+// test binary (Pdeathsig), so a crashed run leaves no process behind.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package faulttest
+package proc
 
 import "syscall"
 
