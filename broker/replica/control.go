@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/klassik/klassik/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -161,6 +162,20 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	m.rememberTopicIDLocked(lp.topic, lp.topicID)
 	m.mu.Unlock()
 
+	// The configuration of a log about to be created may come from
+	// ZooKeeper: resolve it before taking the partition lock. The control
+	// lock, held here, is the only writer of p.log.
+	p.mu.RLock()
+	needLog := p.log == nil
+	p.mu.RUnlock()
+	var logCfg storage.LogConfig
+	if needLog {
+		var err error
+		if logCfg, err = m.logConfig(tp.Topic); err != nil {
+			return m.storageErrorCode(err, tp, "topic_config"), nil, false
+		}
+	}
+
 	p.mu.Lock()
 	defer func() {
 		p.mu.Unlock()
@@ -191,13 +206,9 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	}
 
 	if p.log == nil {
-		log, err := m.logs.GetOrCreateLog(tp, st.IsNew)
+		log, err := m.logs.GetOrCreateLog(tp, logCfg)
 		if err != nil {
-			c := m.errorCode(err, tp, "create_log")
-			if c == kerr.UnknownServerError.Code {
-				c = kerr.KafkaStorageError.Code
-			}
-			return c, nil, false
+			return m.storageErrorCode(err, tp, "create_log"), nil, false
 		}
 		p.log = log
 	}

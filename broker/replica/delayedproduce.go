@@ -75,6 +75,7 @@ func (m *Manager) checkEnoughReplicasReachOffset(tp TopicPartition, requiredOffs
 	if !ok {
 		return kerr.NotLeaderForPartition.Code, true
 	}
+	minISR := m.minISR(tp.Topic) // resolved before the lock
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if !p.isLeaderLocked() {
@@ -83,7 +84,7 @@ func (m *Manager) checkEnoughReplicasReachOffset(tp TopicPartition, requiredOffs
 	if p.log.HighWatermark() < requiredOffset {
 		return 0, false
 	}
-	if len(p.maximalIsrLocked()) < m.minISR(tp.Topic) {
+	if len(p.maximalIsrLocked()) < minISR {
 		return kerr.NotEnoughReplicasAfterAppend.Code, true
 	}
 	return 0, true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/storage"
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -213,7 +214,7 @@ func mustPartition(t *testing.T, m *Manager, tp TopicPartition) *Partition {
 func TestIsrExpandNeedsEpochStart(t *testing.T) {
 	clock := newFakeClock()
 	store := newMemStore()
-	l, _ := store.GetOrCreateLog(TopicPartition{Topic: "t", Partition: 0}, true)
+	l, _ := store.GetOrCreateLog(TopicPartition{Topic: "t", Partition: 0}, storage.DefaultLogConfig())
 	// Records from an earlier epoch; the HW checkpoint says 1.
 	if _, err := l.AppendAsLeader(makeBatch(1, "a", "b", "c"), 2); err != nil {
 		t.Fatal(err)

@@ -21,15 +21,18 @@ type Config struct {
 	BrokerID int32
 	// LogConfigFor returns a topic's effective log configuration (topic
 	// overrides from ZooKeeper merged over the broker defaults, e.g. via
-	// config.Config.LogConfig). Used by NewManager; nil means storage
-	// defaults.
+	// config.Config.LogConfig) for a log about to be created. It may read
+	// ZooKeeper: the manager calls it under the control lock only, before
+	// it takes the partition's lock. Nil means storage defaults.
 	LogConfigFor func(topic string) (storage.LogConfig, error)
 	// BrokerEpoch returns this broker's current broker epoch (the czxid of
 	// its /brokers/ids registration). Nil disables the STALE_BROKER_EPOCH
 	// check (single-node setups and tests).
 	BrokerEpoch func() int64
 	// MinInsyncReplicas returns min.insync.replicas for a topic (topic
-	// override over the broker default). Nil means 1.
+	// override over the broker default). It must answer from memory without
+	// blocking; the manager resolves it before taking a partition lock.
+	// Nil means 1.
 	MinInsyncReplicas func(topic string) int
 	// ReplicaLagTimeMax is replica.lag.time.max.ms: a follower that has
 	// not caught up for this long leaves the ISR. 0 means 30 s.
@@ -260,6 +263,17 @@ func (m *Manager) rememberTopicIDLocked(name string, id [16]byte) {
 	m.topicNames[id] = name
 }
 
+// logConfig is the configuration a new log of topic gets. Never call it
+// holding a partition lock: it may read ZooKeeper.
+func (m *Manager) logConfig(topic string) (storage.LogConfig, error) {
+	if m.cfg.LogConfigFor == nil {
+		return storage.DefaultLogConfig(), nil
+	}
+	return m.cfg.LogConfigFor(topic)
+}
+
+// minISR is min.insync.replicas of topic; resolve it before taking a
+// partition lock.
 func (m *Manager) minISR(topic string) int {
 	if m.cfg.MinInsyncReplicas == nil {
 		return 1

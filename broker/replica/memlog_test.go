@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/klassik/klassik/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -271,7 +272,7 @@ type memStore struct {
 
 func newMemStore() *memStore { return &memStore{logs: make(map[TopicPartition]*memLog)} }
 
-func (s *memStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
+func (s *memStore) GetOrCreateLog(tp TopicPartition, _ storage.LogConfig) (Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.logs[tp]

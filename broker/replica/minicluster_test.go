@@ -46,7 +46,7 @@ func diskStore(t *testing.T) func() LogStore {
 			t.Fatalf("log manager: %v", err)
 		}
 		t.Cleanup(func() { _ = lm.Shutdown() })
-		return NewStorageLogStore(lm, nil)
+		return NewStorageLogStore(lm)
 	}
 }
 

@@ -148,6 +148,10 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, 
 	if !ok {
 		return AppendResult{}, m.unknownPartitionError(tp)
 	}
+	minISR := 0
+	if acks == -1 {
+		minISR = m.minISR(tp.Topic) // resolved before the lock
+	}
 	p.mu.RLock()
 	if !p.isLeaderLocked() {
 		p.mu.RUnlock()
@@ -156,7 +160,7 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, 
 	log := p.log
 	// acks=all: refuse before writing when the ISR is already too small
 	// (NOT_ENOUGH_REPLICAS, nothing appended).
-	if acks == -1 && len(p.isr) < m.minISR(tp.Topic) {
+	if acks == -1 && len(p.isr) < minISR {
 		p.mu.RUnlock()
 		return AppendResult{}, kerr.NotEnoughReplicas
 	}

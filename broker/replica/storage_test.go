@@ -32,7 +32,7 @@ func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.L
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	compact := func(topic string) (storage.LogConfig, error) {
+	cfg.LogConfigFor = func(topic string) (storage.LogConfig, error) {
 		c := storage.DefaultLogConfig()
 		switch topic {
 		case "compacted":
@@ -42,7 +42,7 @@ func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.L
 		}
 		return c, nil
 	}
-	m := New(cfg, NewStorageLogStore(lm, compact), metadata.New(cfg.BrokerID, "test"))
+	m := New(cfg, NewStorageLogStore(lm), metadata.New(cfg.BrokerID, "test"))
 	t.Cleanup(m.Shutdown)
 	return m, lm, dir
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/storage"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -94,9 +95,10 @@ type AbortedTxn struct {
 
 // LogStore owns every partition log of this broker (storage.LogManager).
 type LogStore interface {
-	// GetOrCreateLog opens or creates the log of tp. isNew comes from
-	// LeaderAndIsr's IsNew and only matters when log dirs are offline.
-	GetOrCreateLog(tp TopicPartition, isNew bool) (Log, error)
+	// GetOrCreateLog opens the log of tp, or creates it with cfg (the
+	// topic's effective configuration, resolved by the caller before it
+	// takes the partition lock).
+	GetOrCreateLog(tp TopicPartition, cfg storage.LogConfig) (Log, error)
 	GetLog(tp TopicPartition) (Log, bool)
 	DeleteLog(tp TopicPartition) error
 }
