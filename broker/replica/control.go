@@ -32,6 +32,13 @@ func (m *Manager) checkControlEpochsLocked(hasBrokerEpoch bool, brokerEpoch int6
 	return nil
 }
 
+// topicLogConfig is a topic's resolved log configuration, or why it could
+// not be resolved.
+type topicLogConfig struct {
+	cfg storage.LogConfig
+	err error
+}
+
 // lairPartition is one LeaderAndIsr partition state with its topic.
 type lairPartition struct {
 	topic   string
@@ -60,6 +67,16 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 		}
 	}
 
+	// The configuration of each log this request may create can come from
+	// ZooKeeper: resolve it before taking any lock.
+	logCfgs := make(map[string]topicLogConfig)
+	for _, lp := range parts {
+		if _, ok := logCfgs[lp.topic]; !ok {
+			cfg, err := m.logConfig(lp.topic)
+			logCfgs[lp.topic] = topicLogConfig{cfg, err}
+		}
+	}
+
 	m.controlMu.Lock()
 	defer m.controlMu.Unlock()
 	if e := m.checkControlEpochsLocked(req.Version >= 2, req.BrokerEpoch, req.ControllerEpoch, "LeaderAndIsr"); e != nil {
@@ -75,7 +92,7 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	var toStopFetching []TopicPartition
 	for i, lp := range parts {
 		tp := TopicPartition{Topic: lp.topic, Partition: lp.st.Partition}
-		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp)
+		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp, logCfgs[lp.topic])
 		codes[i] = code
 		if code == 0 {
 			changes = append(changes, LeadershipChange{TopicPartition: tp, Leader: lp.st.Leader == m.cfg.BrokerID, LeaderEpoch: lp.st.LeaderEpoch})
@@ -151,7 +168,7 @@ func (m *Manager) fillLeaderAndIsrResponse(req *kmsg.LeaderAndISRRequest, resp *
 // become-leader / become-follower transition. follow is non-nil when the
 // partition became a follower and should fetch; wasFollowing reports that
 // its fetcher (if any) must stop.
-func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp TopicPartition) (code int16, follow *FollowerStart, wasFollowing bool) {
+func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp TopicPartition, logCfg topicLogConfig) (code int16, follow *FollowerStart, wasFollowing bool) {
 	st := lp.st
 	m.mu.Lock()
 	p, ok := m.partitions[tp]
@@ -161,20 +178,6 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	}
 	m.rememberTopicIDLocked(lp.topic, lp.topicID)
 	m.mu.Unlock()
-
-	// The configuration of a log about to be created may come from
-	// ZooKeeper: resolve it before taking the partition lock. The control
-	// lock, held here, is the only writer of p.log.
-	p.mu.RLock()
-	needLog := p.log == nil
-	p.mu.RUnlock()
-	var logCfg storage.LogConfig
-	if needLog {
-		var err error
-		if logCfg, err = m.logConfig(tp.Topic); err != nil {
-			return m.storageErrorCode(err, tp, "topic_config"), nil, false
-		}
-	}
 
 	p.mu.Lock()
 	defer func() {
@@ -206,7 +209,10 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	}
 
 	if p.log == nil {
-		log, err := m.logs.GetOrCreateLog(tp, logCfg)
+		if logCfg.err != nil {
+			return m.storageErrorCode(logCfg.err, tp, "topic_config"), nil, false
+		}
+		log, err := m.logs.GetOrCreateLog(tp, logCfg.cfg)
 		if err != nil {
 			return m.storageErrorCode(err, tp, "create_log"), nil, false
 		}

@@ -22,8 +22,8 @@ type Config struct {
 	// LogConfigFor returns a topic's effective log configuration (topic
 	// overrides from ZooKeeper merged over the broker defaults, e.g. via
 	// config.Config.LogConfig) for a log about to be created. It may read
-	// ZooKeeper: the manager calls it under the control lock only, before
-	// it takes the partition's lock. Nil means storage defaults.
+	// ZooKeeper: LeaderAndIsr calls it for each of its topics before taking
+	// any lock. Nil means storage defaults.
 	LogConfigFor func(topic string) (storage.LogConfig, error)
 	// BrokerEpoch returns this broker's current broker epoch (the czxid of
 	// its /brokers/ids registration). Nil disables the STALE_BROKER_EPOCH
@@ -264,7 +264,7 @@ func (m *Manager) rememberTopicIDLocked(name string, id [16]byte) {
 }
 
 // logConfig is the configuration a new log of topic gets. Never call it
-// holding a partition lock: it may read ZooKeeper.
+// holding a lock: it may read ZooKeeper.
 func (m *Manager) logConfig(topic string) (storage.LogConfig, error) {
 	if m.cfg.LogConfigFor == nil {
 		return storage.DefaultLogConfig(), nil
