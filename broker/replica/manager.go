@@ -12,6 +12,7 @@ import (
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage"
 )
@@ -68,7 +69,7 @@ type Config struct {
 	OnLeadershipChange func([]LeadershipChange)
 	// OnPartitionsDeleted is called (outside locks) with the partitions that
 	// UpdateMetadata reported as deleted, e.g. for the group coordinator.
-	OnPartitionsDeleted func([]TopicPartition)
+	OnPartitionsDeleted func([]common.TopicPartition)
 	// FetchPurgatory holds parked fetches; nil means the manager creates
 	// (and on Shutdown shuts down) its own, with PurgatoryClock (nil: the
 	// wall clock; tests pass a purgatory.FakeClock to expire max_wait_ms
@@ -88,7 +89,7 @@ type Config struct {
 
 // LeadershipChange is one partition whose role changed.
 type LeadershipChange struct {
-	TopicPartition
+	common.TopicPartition
 	Leader      bool  // true: this broker now leads it; false: follower or removed
 	LeaderEpoch int32 // -1 when unknown (StopReplica before v3)
 }
@@ -106,7 +107,7 @@ type Manager struct {
 
 	// mu guards the following.
 	mu              sync.RWMutex
-	partitions      map[TopicPartition]*Partition
+	partitions      map[common.TopicPartition]*Partition
 	controllerEpoch int32               // highest controller epoch seen; -1 initially
 	topicNames      map[[16]byte]string // topic id → name (LeaderAndIsr v5+, UpdateMetadata v7+)
 	topicIDs        map[string][16]byte // name → topic id
@@ -124,7 +125,7 @@ type Manager struct {
 
 	// isrNotifyMu guards the following (a leaf lock).
 	isrNotifyMu        sync.Mutex
-	isrChanged         map[TopicPartition]struct{}
+	isrChanged         map[common.TopicPartition]struct{}
 	lastIsrChange      time.Time
 	lastIsrPropagation time.Time
 
@@ -161,14 +162,14 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 		meta:            meta,
 		log:             cfg.Logger.With("broker", cfg.BrokerID),
 		state:           cfg.StateChangeLogger.With("broker", cfg.BrokerID),
-		partitions:      make(map[TopicPartition]*Partition),
+		partitions:      make(map[common.TopicPartition]*Partition),
 		controllerEpoch: -1,
 		topicNames:      make(map[[16]byte]string),
 		topicIDs:        make(map[string][16]byte),
 		fetches:         cfg.FetchPurgatory,
 		sessions:        newSessionCache(cfg.MaxSessions, cfg.Clock),
 		produces:        cfg.ProducePurgatory,
-		isrChanged:      make(map[TopicPartition]struct{}),
+		isrChanged:      make(map[common.TopicPartition]struct{}),
 		done:            make(chan struct{}),
 	}
 	if m.fetches == nil {
@@ -217,7 +218,7 @@ func (m *Manager) ControllerEpoch() int32 {
 }
 
 // Partition returns the hosted partition tp.
-func (m *Manager) Partition(tp TopicPartition) (*Partition, bool) {
+func (m *Manager) Partition(tp common.TopicPartition) (*Partition, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	p, ok := m.partitions[tp]
@@ -284,7 +285,7 @@ func (m *Manager) minISR(topic string) int {
 // errorCode maps an error from a lower layer to a protocol error code.
 // Protocol outcomes travel as kerr values; anything else is logged and
 // answered as UNKNOWN_SERVER_ERROR (STYLE.md §3).
-func (m *Manager) errorCode(err error, tp TopicPartition, op string) int16 {
+func (m *Manager) errorCode(err error, tp common.TopicPartition, op string) int16 {
 	if err == nil {
 		return 0
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/storage"
 )
@@ -84,7 +85,7 @@ func TestManagerWithMetadataCache(t *testing.T) {
 	if r := m.UpdateMetadata(ctx, del); r.ErrorCode != 0 {
 		t.Fatal(r.ErrorCode)
 	}
-	if _, ok := m.Partition(TopicPartition{Topic: "gone", Partition: 0}); ok {
+	if _, ok := m.Partition(common.TopicPartition{Topic: "gone", Partition: 0}); ok {
 		t.Fatal("deleted topic's partition still hosted")
 	}
 	if _, ok := lm.GetLog(storage.TopicPartition{Topic: "gone", Partition: 0}); ok {

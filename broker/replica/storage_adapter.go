@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
 )
 
@@ -10,7 +11,7 @@ type storageStore struct{ logs *storage.LogManager }
 // NewStorageLogStore wraps the broker's log manager.
 func NewStorageLogStore(logs *storage.LogManager) LogStore { return &storageStore{logs: logs} }
 
-func (s *storageStore) GetOrCreateLog(tp TopicPartition, cfg storage.LogConfig) (Log, error) {
+func (s *storageStore) GetOrCreateLog(tp common.TopicPartition, cfg storage.LogConfig) (Log, error) {
 	l, err := s.logs.GetOrCreateLog(tp, cfg)
 	if err != nil {
 		return nil, err
@@ -18,7 +19,7 @@ func (s *storageStore) GetOrCreateLog(tp TopicPartition, cfg storage.LogConfig) 
 	return storageLog{l}, nil
 }
 
-func (s *storageStore) GetLog(tp TopicPartition) (Log, bool) {
+func (s *storageStore) GetLog(tp common.TopicPartition) (Log, bool) {
 	l, ok := s.logs.GetLog(storage.TopicPartition(tp))
 	if !ok {
 		return nil, false
@@ -26,7 +27,7 @@ func (s *storageStore) GetLog(tp TopicPartition) (Log, bool) {
 	return storageLog{l}, true
 }
 
-func (s *storageStore) DeleteLog(tp TopicPartition) error {
+func (s *storageStore) DeleteLog(tp common.TopicPartition) error {
 	return s.logs.DeleteLog(storage.TopicPartition(tp))
 }
 

@@ -9,9 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TopicPartition is the one partition name all packages share.
-type TopicPartition = common.TopicPartition
-
 // AppendResult is what a leader append reports (storage.AppendInfo).
 type AppendResult struct {
 	FirstOffset    int64
@@ -98,9 +95,9 @@ type LogStore interface {
 	// GetOrCreateLog opens the log of tp, or creates it with cfg (the
 	// topic's effective configuration, resolved by the caller before it
 	// takes the partition lock).
-	GetOrCreateLog(tp TopicPartition, cfg storage.LogConfig) (Log, error)
-	GetLog(tp TopicPartition) (Log, bool)
-	DeleteLog(tp TopicPartition) error
+	GetOrCreateLog(tp common.TopicPartition, cfg storage.LogConfig) (Log, error)
+	GetLog(tp common.TopicPartition) (Log, bool)
+	DeleteLog(tp common.TopicPartition) error
 }
 
 // MetadataCache is the part of the broker's metadata cache the manager
@@ -126,8 +123,8 @@ type MetadataCache interface {
 type FollowerFetcher interface {
 	// AddPartitions starts fetching each partition from its leader; the
 	// fetcher truncates by leader epoch before fetching from the log end.
-	AddPartitions(parts map[TopicPartition]FollowerStart)
-	RemovePartitions(tps []TopicPartition)
+	AddPartitions(parts map[common.TopicPartition]FollowerStart)
+	RemovePartitions(tps []common.TopicPartition)
 }
 
 // FollowerStart is where a follower begins fetching.
