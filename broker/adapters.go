@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/api"
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/config"
@@ -58,7 +59,7 @@ func (v metaView) PartitionLeaders(topic string) (map[int32]int32, bool) {
 type offsetStore struct{ r *replica.Manager }
 
 func (s offsetStore) Append(ctx context.Context, partition int32, batch []byte) error {
-	tp := replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}
+	tp := common.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}
 	res, err := s.r.AppendToLocalLog(tp, batch, -1)
 	if err != nil {
 		return err
@@ -77,5 +78,5 @@ func (s offsetStore) Append(ctx context.Context, partition int32, batch []byte) 
 }
 
 func (s offsetStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
-	return s.r.ReadLocalLog(ctx, replica.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}, 0, fn)
+	return s.r.ReadLocalLog(ctx, common.TopicPartition{Topic: config.GroupMetadataTopicName, Partition: partition}, 0, fn)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/api"
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
@@ -201,6 +202,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.replicas = replica.New(replica.Config{
 		BrokerID:          b.brokerID,
 		BrokerEpoch:       b.epoch.Load,
+		LogConfigFor:      b.logConfigFor,
 		MinInsyncReplicas: b.minInsyncReplicas,
 		ReplicaLagTimeMax: rc.LagTimeMax,
 		IsrUpdater:        replica.NewZkIsrUpdater(b.zk),
@@ -215,10 +217,11 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 			Backoff:          rc.FetchBackoff,
 			Dial:             replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
-		Logger:             base,
-		StateChangeLogger:  base.With("logger", "state.change.logger"),
-		OnLeadershipChange: b.onLeadershipChange,
-	}, replica.NewStorageLogStore(b.logs, b.logConfigFor), b.meta)
+		Logger:              base,
+		StateChangeLogger:   base.With("logger", "state.change.logger"),
+		OnLeadershipChange:  b.onLeadershipChange,
+		OnPartitionsDeleted: b.onPartitionsDeleted,
+	}, replica.NewStorageLogStore(b.logs), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	b.groups, err = group.New(group.Config{
 		InitialRebalanceDelay:         gc.InitialRebalanceDelay,
@@ -400,8 +403,11 @@ func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
 	return logConfig(b.cfg, overrides)
 }
 
+// minInsyncReplicas answers from the topic config cache without reading
+// ZooKeeper: the cache entry of every hosted partition's topic was filled
+// when its log was created (logConfigFor).
 func (b *Broker) minInsyncReplicas(topic string) int {
-	if overrides, err := b.topicCfgs.get(topic); err == nil {
+	if overrides, ok := b.topicCfgs.cached(topic); ok {
 		if v, ok := overrides["min.insync.replicas"]; ok {
 			if n, err := strconv.Atoi(v); err == nil {
 				return n
@@ -432,6 +438,14 @@ func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
 	// not at the next broker change. Non-controllers ignore the call.
 	if v, ok := overrides["unclean.leader.election.enable"]; ok && strings.EqualFold(strings.TrimSpace(v), "true") && b.ctrl != nil {
 		b.ctrl.TopicUncleanLeaderElectionEnabled(topic)
+	}
+}
+
+// onPartitionsDeleted drops the config overrides of deleted topics, so a
+// topic re-created with the same name does not inherit them.
+func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
+	for _, tp := range tps {
+		b.topicCfgs.drop(tp.Topic)
 	}
 }
 

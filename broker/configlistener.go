@@ -1,9 +1,13 @@
 package broker
 
 // Dynamic topic configuration on every broker: a cache of the topic
-// overrides in /config/topics/<t> and the /config/changes broadcast-queue
-// listener (Kafka's ZkNodeChangeNotificationListener + TopicConfigHandler,
-// zookeeper-layout.md §1.5, §3.8.2, §4.16).
+// overrides in /config/topics/<t> and the listener of /config/changes
+// (Kafka's ZkNodeChangeNotificationListener + TopicConfigHandler). An
+// alteration writes the new overrides to /config/topics/<t>, then a
+// persistent sequential /config/changes/config_change_<n> znode naming the
+// entity; every broker reads the notifications in sequence order, reloads
+// the named topic's overrides and applies them to its logs, and deletes
+// notifications older than 15 minutes.
 
 import (
 	"errors"
@@ -18,10 +22,13 @@ import (
 	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
-// topicConfigCache holds the overrides of each topic, loaded from ZooKeeper
-// on first use and refreshed by the change listener. A topic created after
-// start-up has no notification (Kafka sends none at creation), so a miss
-// reads ZooKeeper.
+// topicConfigCache holds the overrides of each topic. A topic created after
+// start-up has no notification (Kafka sends none at creation), so the first
+// log created for it reads ZooKeeper (get, called outside partition locks);
+// the change listener reloads a topic on every notification; a deleted
+// topic is dropped, so a topic re-created under the same name starts from
+// its own overrides. Lookups on the data path (cached) never read
+// ZooKeeper.
 type topicConfigCache struct {
 	zk *zkclient.Client
 
@@ -42,6 +49,21 @@ func (c *topicConfigCache) get(topic string) (map[string]string, error) {
 		return v, nil
 	}
 	return c.reload(topic)
+}
+
+// cached returns the topic's overrides if they are in memory.
+func (c *topicConfigCache) cached(topic string) (map[string]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[topic]
+	return v, ok
+}
+
+// drop forgets a deleted topic.
+func (c *topicConfigCache) drop(topic string) {
+	c.mu.Lock()
+	delete(c.m, topic)
+	c.mu.Unlock()
 }
 
 // reload reads the topic's overrides from ZooKeeper into the cache.

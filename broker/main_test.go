@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -12,6 +12,6 @@ import (
 // each cluster works in its own chroot.
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
-func replicaTP(topic string, p int32) replica.TopicPartition {
-	return replica.TopicPartition{Topic: topic, Partition: p}
+func replicaTP(topic string, p int32) common.TopicPartition {
+	return common.TopicPartition{Topic: topic, Partition: p}
 }

@@ -83,8 +83,15 @@ func TestNotHostedPartitionAnswersNotLeader(t *testing.T) {
 
 func produceCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string) int16 {
 	t.Helper()
+	return produceAcks(ctx, t, b, topic, 1)
+}
+
+// produceAcks sends one record to partition 0 of topic with the given acks
+// and returns the partition's error code.
+func produceAcks(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, acks int16) int16 {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = 1, 5000
+	req.Acks, req.TimeoutMillis = acks, 5000
 	pt := kmsg.NewProduceRequestTopic()
 	pt.Topic = topic
 	pp := kmsg.NewProduceRequestTopicPartition()

@@ -347,7 +347,7 @@ func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
 	if data, _, _ := zc.Get(path); !bytes.Equal(data, moved.Encode()) {
 		t.Fatalf("a deposed leader overwrote the state: %s", data)
 	}
-	if err := u.NotifyIsrChange([]replica.TopicPartition{tp, replicaTP("t", 1)}); err != nil {
+	if err := u.NotifyIsrChange([]common.TopicPartition{tp, replicaTP("t", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	names, err := zc.GetAllIsrChangeNotifications()

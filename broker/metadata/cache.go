@@ -20,9 +20,6 @@ const LeaderDuringDelete = -2
 // NoLeader is the leader id of a partition without a leader.
 const NoLeader = -1
 
-// TopicPartition is the one partition name all packages share.
-type TopicPartition = common.TopicPartition
-
 // PartitionState is the cached leadership of one partition, as last sent by
 // the controller (Kafka's UpdateMetadataPartitionState).
 type PartitionState struct {
@@ -152,7 +149,7 @@ func listenerForSecurityProtocol(sp int16) string {
 // caller can complete delayed operations on them. Epoch checks (stale
 // controller or broker epoch) are the caller's job, as in Kafka's
 // ReplicaManager.
-func (c *Cache) Update(req *kmsg.UpdateMetadataRequest) (deleted []TopicPartition) {
+func (c *Cache) Update(req *kmsg.UpdateMetadataRequest) (deleted []common.TopicPartition) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.snap.Load()
@@ -216,7 +213,7 @@ func (c *Cache) Update(req *kmsg.UpdateMetadataRequest) (deleted []TopicPartitio
 		}
 		if p.Leader == LeaderDuringDelete {
 			if _, ok := ts.partitions[p.Partition]; ok {
-				deleted = append(deleted, TopicPartition{Topic: topic, Partition: p.Partition})
+				deleted = append(deleted, common.TopicPartition{Topic: topic, Partition: p.Partition})
 			}
 			delete(ts.partitions, p.Partition)
 			return

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -132,7 +133,7 @@ func TestUpdateAccessors(t *testing.T) {
 		part{topic: "a", id: idA, p: 0, leader: LeaderDuringDelete, epoch: 5},
 		part{topic: "a", id: idA, p: 1, leader: 1, epoch: 7, isr: []int32{1}, replicas: []int32{1}},
 	))
-	if !reflect.DeepEqual(del, []TopicPartition{{Topic: "a", Partition: 0}}) {
+	if !reflect.DeepEqual(del, []common.TopicPartition{{Topic: "a", Partition: 0}}) {
 		t.Fatalf("deleted %v", del)
 	}
 	if len(c.AliveBrokers()) != 1 || c.IsAlive(2) || !c.IsAlive(1) {

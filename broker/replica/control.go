@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -29,6 +31,13 @@ func (m *Manager) checkControlEpochsLocked(hasBrokerEpoch bool, brokerEpoch int6
 	}
 	m.controllerEpoch = controllerEpoch
 	return nil
+}
+
+// topicLogConfig is a topic's resolved log configuration, or why it could
+// not be resolved.
+type topicLogConfig struct {
+	cfg storage.LogConfig
+	err error
 }
 
 // lairPartition is one LeaderAndIsr partition state with its topic.
@@ -59,6 +68,16 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 		}
 	}
 
+	// The configuration of each log this request may create can come from
+	// ZooKeeper: resolve it before taking any lock.
+	logCfgs := make(map[string]topicLogConfig)
+	for _, lp := range parts {
+		if _, ok := logCfgs[lp.topic]; !ok {
+			cfg, err := m.logConfig(lp.topic)
+			logCfgs[lp.topic] = topicLogConfig{cfg, err}
+		}
+	}
+
 	m.controlMu.Lock()
 	defer m.controlMu.Unlock()
 	if e := m.checkControlEpochsLocked(req.Version >= 2, req.BrokerEpoch, req.ControllerEpoch, "LeaderAndIsr"); e != nil {
@@ -70,11 +89,11 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 
 	codes := make([]int16, len(parts))
 	var changes []LeadershipChange
-	var toFetch map[TopicPartition]FollowerStart
-	var toStopFetching []TopicPartition
+	var toFetch map[common.TopicPartition]FollowerStart
+	var toStopFetching []common.TopicPartition
 	for i, lp := range parts {
-		tp := TopicPartition{Topic: lp.topic, Partition: lp.st.Partition}
-		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp)
+		tp := common.TopicPartition{Topic: lp.topic, Partition: lp.st.Partition}
+		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp, logCfgs[lp.topic])
 		codes[i] = code
 		if code == 0 {
 			changes = append(changes, LeadershipChange{TopicPartition: tp, Leader: lp.st.Leader == m.cfg.BrokerID, LeaderEpoch: lp.st.LeaderEpoch})
@@ -97,7 +116,7 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 				continue
 			}
 			if toFetch == nil {
-				toFetch = make(map[TopicPartition]FollowerStart)
+				toFetch = make(map[common.TopicPartition]FollowerStart)
 			}
 			toFetch[tp] = *follow
 		}
@@ -150,7 +169,7 @@ func (m *Manager) fillLeaderAndIsrResponse(req *kmsg.LeaderAndISRRequest, resp *
 // become-leader / become-follower transition. follow is non-nil when the
 // partition became a follower and should fetch; wasFollowing reports that
 // its fetcher (if any) must stop.
-func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp TopicPartition) (code int16, follow *FollowerStart, wasFollowing bool) {
+func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp common.TopicPartition, logCfg topicLogConfig) (code int16, follow *FollowerStart, wasFollowing bool) {
 	st := lp.st
 	m.mu.Lock()
 	p, ok := m.partitions[tp]
@@ -191,13 +210,12 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	}
 
 	if p.log == nil {
-		log, err := m.logs.GetOrCreateLog(tp, st.IsNew)
+		if logCfg.err != nil {
+			return m.storageErrorCode(logCfg.err, tp, "topic_config"), nil, false
+		}
+		log, err := m.logs.GetOrCreateLog(tp, logCfg.cfg)
 		if err != nil {
-			c := m.errorCode(err, tp, "create_log")
-			if c == kerr.UnknownServerError.Code {
-				c = kerr.KafkaStorageError.Code
-			}
-			return c, nil, false
+			return m.storageErrorCode(err, tp, "create_log"), nil, false
 		}
 		p.log = log
 	}
@@ -329,7 +347,7 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 	resp.Version = req.Version
 
 	type stopPart struct {
-		tp          TopicPartition
+		tp          common.TopicPartition
 		leaderEpoch int32
 		delete      bool
 	}
@@ -337,14 +355,14 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 	for _, t := range req.Topics {
 		switch {
 		case req.Version == 0:
-			parts = append(parts, stopPart{TopicPartition{Topic: t.Topic, Partition: t.Partition}, -1, req.DeletePartitions})
+			parts = append(parts, stopPart{common.TopicPartition{Topic: t.Topic, Partition: t.Partition}, -1, req.DeletePartitions})
 		case req.Version <= 2:
 			for _, p := range t.Partitions {
-				parts = append(parts, stopPart{TopicPartition{Topic: t.Topic, Partition: p}, -1, req.DeletePartitions})
+				parts = append(parts, stopPart{common.TopicPartition{Topic: t.Topic, Partition: p}, -1, req.DeletePartitions})
 			}
 		default:
 			for _, ps := range t.PartitionStates {
-				parts = append(parts, stopPart{TopicPartition{Topic: t.Topic, Partition: ps.Partition}, ps.LeaderEpoch, ps.Delete})
+				parts = append(parts, stopPart{common.TopicPartition{Topic: t.Topic, Partition: ps.Partition}, ps.LeaderEpoch, ps.Delete})
 			}
 		}
 	}
@@ -356,7 +374,7 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 		return resp
 	}
 
-	var stopped []TopicPartition
+	var stopped []common.TopicPartition
 	var resigned []LeadershipChange
 	for _, sp := range parts {
 		code := m.stopPartition(sp.tp, sp.leaderEpoch, sp.delete)
@@ -381,7 +399,7 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 	return resp
 }
 
-func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) int16 {
+func (m *Manager) stopPartition(tp common.TopicPartition, leaderEpoch int32, del bool) int16 {
 	p, hosted := m.Partition(tp)
 	if !hosted {
 		// Not hosted: NONE, but remove a stray log directory on delete.
@@ -435,7 +453,7 @@ func (m *Manager) stopPartition(tp TopicPartition, leaderEpoch int32, del bool) 
 	return 0
 }
 
-func (m *Manager) storageErrorCode(err error, tp TopicPartition, op string) int16 {
+func (m *Manager) storageErrorCode(err error, tp common.TopicPartition, op string) int16 {
 	c := m.errorCode(err, tp, op)
 	if c == kerr.UnknownServerError.Code {
 		c = kerr.KafkaStorageError.Code

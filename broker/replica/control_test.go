@@ -7,28 +7,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 type fakeFetcher struct {
 	mu      sync.Mutex
-	added   map[TopicPartition]FollowerStart
-	removed []TopicPartition
+	added   map[common.TopicPartition]FollowerStart
+	removed []common.TopicPartition
 }
 
-func (f *fakeFetcher) AddPartitions(parts map[TopicPartition]FollowerStart) {
+func (f *fakeFetcher) AddPartitions(parts map[common.TopicPartition]FollowerStart) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.added == nil {
-		f.added = make(map[TopicPartition]FollowerStart)
+		f.added = make(map[common.TopicPartition]FollowerStart)
 	}
 	for tp, s := range parts {
 		f.added[tp] = s
 	}
 }
 
-func (f *fakeFetcher) RemovePartitions(tps []TopicPartition) {
+func (f *fakeFetcher) RemovePartitions(tps []common.TopicPartition) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.removed = append(f.removed, tps...)
@@ -37,19 +38,19 @@ func (f *fakeFetcher) RemovePartitions(tps []TopicPartition) {
 type fakeMeta struct {
 	mu      sync.Mutex
 	updates int
-	deleted []TopicPartition
-	known   map[TopicPartition]bool
+	deleted []common.TopicPartition
+	known   map[common.TopicPartition]bool
 }
 
-func (f *fakeMeta) Update(req *kmsg.UpdateMetadataRequest) []TopicPartition {
+func (f *fakeMeta) Update(req *kmsg.UpdateMetadataRequest) []common.TopicPartition {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.updates++
-	var del []TopicPartition
+	var del []common.TopicPartition
 	for _, ts := range req.TopicStates {
 		for _, ps := range ts.PartitionStates {
 			if ps.Leader == -2 {
-				del = append(del, TopicPartition{Topic: ts.Topic, Partition: ps.Partition})
+				del = append(del, common.TopicPartition{Topic: ts.Topic, Partition: ps.Partition})
 			}
 		}
 	}
@@ -60,7 +61,7 @@ func (f *fakeMeta) Update(req *kmsg.UpdateMetadataRequest) []TopicPartition {
 func (f *fakeMeta) HasPartition(topic string, p int32) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.known[TopicPartition{Topic: topic, Partition: p}]
+	return f.known[common.TopicPartition{Topic: topic, Partition: p}]
 }
 
 func (f *fakeMeta) TopicName([16]byte) (string, bool) { return "", false }
@@ -85,7 +86,7 @@ func TestStaleControllerEpochRejected(t *testing.T) {
 	if resp.ErrorCode != kerr.StaleControllerEpoch.Code {
 		t.Fatalf("LeaderAndIsr from epoch 4: top-level %d", resp.ErrorCode)
 	}
-	if p, _ := m.Partition(TopicPartition{Topic: "t", Partition: 0}); p.State().LeaderEpoch != 0 {
+	if p, _ := m.Partition(common.TopicPartition{Topic: "t", Partition: 0}); p.State().LeaderEpoch != 0 {
 		t.Fatal("stale LeaderAndIsr changed the partition")
 	}
 
@@ -146,7 +147,7 @@ func TestLeaderAndIsrTransitions(t *testing.T) {
 	ff := &fakeFetcher{}
 	m, _ := newTestManager(t, func(c *Config) { c.Fetcher = ff })
 	ctx := context.Background()
-	tp := TopicPartition{Topic: "t", Partition: 0}
+	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	id := topicIDFor("t")
 
 	// Leader at epoch 1.
@@ -226,7 +227,7 @@ func TestLeaderAndIsrTransitions(t *testing.T) {
 		t.Fatal(c)
 	}
 	ff.mu.Lock()
-	_, fetching := ff.added[TopicPartition{Topic: "w", Partition: 0}]
+	_, fetching := ff.added[common.TopicPartition{Topic: "w", Partition: 0}]
 	ff.mu.Unlock()
 	if fetching {
 		t.Fatal("fetcher started for a partition whose leader is not live")
@@ -305,18 +306,18 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 	if r := stop(3, 4, true, 0); r.Partitions[0].ErrorCode != kerr.FencedLeaderEpoch.Code {
 		t.Fatalf("older epoch: %+v", r)
 	}
-	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); !ok {
+	if _, ok := m.Partition(common.TopicPartition{Topic: "t", Partition: 0}); !ok {
 		t.Fatal("fenced StopReplica removed the partition")
 	}
 	// Without delete: stays hosted, fetcher stopped.
 	if r := stop(3, 5, false, 0); r.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("stop without delete: %+v", r)
 	}
-	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); !ok {
+	if _, ok := m.Partition(common.TopicPartition{Topic: "t", Partition: 0}); !ok {
 		t.Fatal("StopReplica without delete removed the partition")
 	}
 	ff.mu.Lock()
-	if !slices.Contains(ff.removed, TopicPartition{Topic: "t", Partition: 0}) {
+	if !slices.Contains(ff.removed, common.TopicPartition{Topic: "t", Partition: 0}) {
 		t.Error("fetcher not told to stop")
 	}
 	ff.mu.Unlock()
@@ -328,10 +329,10 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 	if r := stop(1, -1, true, 0); r.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("delete: %+v", r)
 	}
-	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); ok {
+	if _, ok := m.Partition(common.TopicPartition{Topic: "t", Partition: 0}); ok {
 		t.Fatal("partition still hosted after delete")
 	}
-	if !slices.Contains(store.deleted, TopicPartition{Topic: "t", Partition: 0}) {
+	if !slices.Contains(store.deleted, common.TopicPartition{Topic: "t", Partition: 0}) {
 		t.Fatal("log not deleted")
 	}
 }
@@ -349,7 +350,7 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 		done <- raw.(*kmsg.FetchResponse)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for m.fetches.Watched(partitionKey(TopicPartition{Topic: "t", Partition: 0})) == 0 {
+	for m.fetches.Watched(partitionKey(common.TopicPartition{Topic: "t", Partition: 0})) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("fetch never parked")
 		}
@@ -381,10 +382,10 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 }
 
 func TestUpdateMetadataDeletesHostedPartitions(t *testing.T) {
-	fm := &fakeMeta{known: map[TopicPartition]bool{{Topic: "known", Partition: 0}: true}}
+	fm := &fakeMeta{known: map[common.TopicPartition]bool{{Topic: "known", Partition: 0}: true}}
 	store := newMemStore()
-	var gotDeleted []TopicPartition
-	m := New(Config{BrokerID: 1, Logger: quietLogger(), OnPartitionsDeleted: func(tps []TopicPartition) { gotDeleted = tps }}, store, fm)
+	var gotDeleted []common.TopicPartition
+	m := New(Config{BrokerID: 1, Logger: quietLogger(), OnPartitionsDeleted: func(tps []common.TopicPartition) { gotDeleted = tps }}, store, fm)
 	defer m.Shutdown()
 	makeLeader(t, m, "t", 0, 0)
 
@@ -412,13 +413,13 @@ func TestUpdateMetadataDeletesHostedPartitions(t *testing.T) {
 	if fm.updates != 1 {
 		t.Fatalf("cache updated %d times", fm.updates)
 	}
-	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); ok {
+	if _, ok := m.Partition(common.TopicPartition{Topic: "t", Partition: 0}); ok {
 		t.Fatal("deleted partition still hosted")
 	}
-	if !slices.Contains(store.deleted, TopicPartition{Topic: "t", Partition: 0}) {
+	if !slices.Contains(store.deleted, common.TopicPartition{Topic: "t", Partition: 0}) {
 		t.Fatal("log of deleted partition not removed")
 	}
-	if !slices.Equal(gotDeleted, []TopicPartition{{Topic: "t", Partition: 0}}) {
+	if !slices.Equal(gotDeleted, []common.TopicPartition{{Topic: "t", Partition: 0}}) {
 		t.Fatalf("OnPartitionsDeleted got %v", gotDeleted)
 	}
 }
@@ -470,7 +471,9 @@ func TestOnLeadershipChange(t *testing.T) {
 	sr.Topics = append(sr.Topics, rt)
 	m.StopReplica(ctx, sr)
 
-	co := func(p int32) TopicPartition { return TopicPartition{Topic: "__consumer_offsets", Partition: p} }
+	co := func(p int32) common.TopicPartition {
+		return common.TopicPartition{Topic: "__consumer_offsets", Partition: p}
+	}
 	want := [][]LeadershipChange{
 		{{TopicPartition: co(0), Leader: true, LeaderEpoch: 4}},
 		{{TopicPartition: co(1), Leader: false, LeaderEpoch: 7}},

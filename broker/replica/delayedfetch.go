@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
 )
 
@@ -33,13 +34,13 @@ func (d *delayedFetch) TryComplete() bool {
 func (d *delayedFetch) OnComplete()   { close(d.done) }
 func (d *delayedFetch) OnExpiration() {}
 
-func partitionKey(tp TopicPartition) string {
+func partitionKey(tp common.TopicPartition) string {
 	return purgatory.TopicPartitionKey(tp.Topic, tp.Partition)
 }
 
 // wakeFetches re-checks the fetches parked on tp (after an append, a
 // high-watermark move or a role change). Never call it holding a
 // Partition's lock: TryComplete takes partition read locks.
-func (m *Manager) wakeFetches(tp TopicPartition) {
+func (m *Manager) wakeFetches(tp common.TopicPartition) {
 	m.fetches.CheckAndComplete(partitionKey(tp))
 }

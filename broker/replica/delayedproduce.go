@@ -5,12 +5,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // producePart is one partition of an acks=all produce waiting for the ISR.
 type producePart struct {
-	tp             TopicPartition
+	tp             common.TopicPartition
 	requiredOffset int64 // last appended offset + 1
 	code           int16 // REQUEST_TIMED_OUT until done
 	done           bool
@@ -70,11 +71,12 @@ func (d *delayedProduce) OnExpiration() {}
 // still has min.insync.replicas members and NOT_ENOUGH_REPLICAS_AFTER_APPEND
 // otherwise (the records are in the log and will be visible, but the
 // durability asked for was not reached); else not done.
-func (m *Manager) checkEnoughReplicasReachOffset(tp TopicPartition, requiredOffset int64) (int16, bool) {
+func (m *Manager) checkEnoughReplicasReachOffset(tp common.TopicPartition, requiredOffset int64) (int16, bool) {
 	p, ok := m.Partition(tp)
 	if !ok {
 		return kerr.NotLeaderForPartition.Code, true
 	}
+	minISR := m.minISR(tp.Topic) // resolved before the lock
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if !p.isLeaderLocked() {
@@ -83,7 +85,7 @@ func (m *Manager) checkEnoughReplicasReachOffset(tp TopicPartition, requiredOffs
 	if p.log.HighWatermark() < requiredOffset {
 		return 0, false
 	}
-	if len(p.maximalIsrLocked()) < m.minISR(tp.Topic) {
+	if len(p.maximalIsrLocked()) < minISR {
 		return kerr.NotEnoughReplicasAfterAppend.Code, true
 	}
 	return 0, true
@@ -91,13 +93,13 @@ func (m *Manager) checkEnoughReplicasReachOffset(tp TopicPartition, requiredOffs
 
 // wakeProduces re-checks the acks=all produces parked on tp. Never call it
 // holding a Partition's lock.
-func (m *Manager) wakeProduces(tp TopicPartition) {
+func (m *Manager) wakeProduces(tp common.TopicPartition) {
 	m.produces.CheckAndComplete(partitionKey(tp))
 }
 
 // wakeOnHighWatermark re-checks everything parked on tp after its HW rose
 // or its role changed.
-func (m *Manager) wakeOnHighWatermark(tp TopicPartition) {
+func (m *Manager) wakeOnHighWatermark(tp common.TopicPartition) {
 	m.wakeFetches(tp)
 	m.wakeProduces(tp)
 }
@@ -109,7 +111,7 @@ func (m *Manager) wakeOnHighWatermark(tp TopicPartition) {
 // call it after AppendToLocalLog(acks=-1) to answer only once their write
 // is durable, like Kafka's appendRecords with a DelayedProduce; it must not
 // be called holding a lock that the fetch path needs.
-func (m *Manager) WaitForReplication(ctx context.Context, tp TopicPartition, lastOffset int64, timeout time.Duration) int16 {
+func (m *Manager) WaitForReplication(ctx context.Context, tp common.TopicPartition, lastOffset int64, timeout time.Duration) int16 {
 	pp := &producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}
 	op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: []*producePart{pp}}
 	key := partitionKey(tp)

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -23,7 +24,7 @@ func (m *Manager) DeleteRecords(_ context.Context, req *kmsg.DeleteRecordsReques
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			tp := TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+			tp := common.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 			low, err := m.deleteRecords(tp, rp.Offset)
 			sp.ErrorCode = m.errorCode(err, tp, "delete_records")
 			if sp.ErrorCode == 0 {
@@ -36,7 +37,7 @@ func (m *Manager) DeleteRecords(_ context.Context, req *kmsg.DeleteRecordsReques
 	return resp
 }
 
-func (m *Manager) deleteRecords(tp TopicPartition, offset int64) (int64, error) {
+func (m *Manager) deleteRecords(tp common.TopicPartition, offset int64) (int64, error) {
 	if isInternalTopic(tp.Topic) {
 		return -1, kerr.InvalidTopicException
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
 )
 
@@ -20,7 +21,7 @@ const (
 // fetchPart is one partition of a fetch, as requested (or as remembered by
 // a fetch session).
 type fetchPart struct {
-	tp                 TopicPartition
+	tp                 common.TopicPartition
 	topicID            [16]byte
 	fetchOffset        int64
 	currentLeaderEpoch int32
@@ -131,7 +132,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 					name, _ = m.topicName(ft.TopicID)
 				}
 				for _, p := range ft.Partitions {
-					s.forgetLocked(TopicPartition{Topic: name, Partition: p})
+					s.forgetLocked(common.TopicPartition{Topic: name, Partition: p})
 				}
 			}
 			s.touch(m.cfg.Clock())
@@ -159,12 +160,12 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		resp.SessionID = session.id
 	}
 	var cur *kmsg.FetchResponseTopic
-	var returnedData map[TopicPartition]bool
+	var returnedData map[common.TopicPartition]bool
 	for i := range parts {
 		p, r := &parts[i], &reads[i]
 		if incremental && r.size() > 0 {
 			if returnedData == nil {
-				returnedData = make(map[TopicPartition]bool)
+				returnedData = make(map[common.TopicPartition]bool)
 			}
 			returnedData[p.tp] = true
 		}
@@ -206,7 +207,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 
 // unsplice replaces every placeholder of resp by the record bytes.
 func (m *Manager) unsplice(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead) {
-	data := make(map[TopicPartition]RecordData)
+	data := make(map[common.TopicPartition]RecordData)
 	for i := range parts {
 		if reads[i].size() > 0 {
 			data[parts[i].tp] = reads[i].records
@@ -216,7 +217,7 @@ func (m *Manager) unsplice(resp *kmsg.FetchResponse, parts []fetchPart, reads []
 		t := &resp.Topics[ti]
 		for pi := range t.Partitions {
 			sp := &t.Partitions[pi]
-			rd, ok := data[TopicPartition{Topic: t.Topic, Partition: sp.Partition}]
+			rd, ok := data[common.TopicPartition{Topic: t.Topic, Partition: sp.Partition}]
 			if !ok || sp.ErrorCode != 0 {
 				sp.RecordBatches = []byte{}
 				continue
@@ -250,7 +251,7 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 		}
 		for _, p := range t.Partitions {
 			fp := fetchPart{
-				tp:                 TopicPartition{Topic: name, Partition: p.Partition},
+				tp:                 common.TopicPartition{Topic: name, Partition: p.Partition},
 				topicID:            id,
 				fetchOffset:        p.FetchOffset,
 				currentLeaderEpoch: -1,

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
 )
 
@@ -100,7 +101,7 @@ func NewFetcherManager(cfg FetcherConfig, m *Manager) *FetcherManager {
 
 // fetcherID is Kafka's getFetcherId: abs(31 * topic.hashCode + partition)
 // mod num.replica.fetchers, with Java's String.hashCode.
-func fetcherID(tp TopicPartition, n int) int {
+func fetcherID(tp common.TopicPartition, n int) int {
 	var h int32
 	for _, c := range tp.Topic { // UTF-16 units for the BMP, as Java
 		h = 31*h + int32(c)
@@ -120,7 +121,7 @@ func fetcherID(tp TopicPartition, n int) int {
 // Every partition starts in the Truncating state: the fetcher asks the
 // leader where its log stops agreeing (OffsetForLeaderEpoch) before it
 // fetches (replication.md §5.1, Klassik's default).
-func (f *FetcherManager) AddPartitions(parts map[TopicPartition]FollowerStart) {
+func (f *FetcherManager) AddPartitions(parts map[common.TopicPartition]FollowerStart) {
 	var idle []*fetcherThread
 	f.mu.Lock()
 	if f.closed {
@@ -153,7 +154,7 @@ func (f *FetcherManager) AddPartitions(parts map[TopicPartition]FollowerStart) {
 // partitions stop (Kafka's shutdownIdleFetcherThreads). When it returns,
 // no goroutine will start new work for them; a response in flight is
 // dropped by the leader-epoch check of the follower log.
-func (f *FetcherManager) RemovePartitions(tps []TopicPartition) {
+func (f *FetcherManager) RemovePartitions(tps []common.TopicPartition) {
 	var idle []*fetcherThread
 	f.mu.Lock()
 	for k, t := range f.threads {
@@ -173,7 +174,7 @@ func (f *FetcherManager) RemovePartitions(tps []TopicPartition) {
 
 // removeFailed is called by a goroutine that gives up on a partition
 // (fenced with its own current epoch, or no longer following).
-func (f *FetcherManager) removeFailed(t *fetcherThread, tp TopicPartition, epoch int32, why string) {
+func (f *FetcherManager) removeFailed(t *fetcherThread, tp common.TopicPartition, epoch int32, why string) {
 	t.mu.Lock()
 	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
 		delete(t.parts, tp)
@@ -197,8 +198,8 @@ func (f *FetcherManager) Shutdown() {
 
 // Fetching reports, for tests and tools, the partitions being fetched and
 // whether each is still truncating.
-func (f *FetcherManager) Fetching() map[TopicPartition]bool {
-	out := make(map[TopicPartition]bool)
+func (f *FetcherManager) Fetching() map[common.TopicPartition]bool {
+	out := make(map[common.TopicPartition]bool)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, t := range f.threads {
@@ -232,7 +233,7 @@ type fetcherThread struct {
 
 	// mu guards the following.
 	mu    sync.Mutex
-	parts map[TopicPartition]*fetchState
+	parts map[common.TopicPartition]*fetchState
 
 	client LeaderClient // used only by the goroutine
 }
@@ -244,7 +245,7 @@ func newFetcherThread(f *FetcherManager, key fetcherKey) *fetcherThread {
 		log:   f.log.With("leader", key.leader, "fetcher_id", key.id),
 		done:  make(chan struct{}),
 		wake:  make(chan struct{}, 1),
-		parts: make(map[TopicPartition]*fetchState),
+		parts: make(map[common.TopicPartition]*fetchState),
 	}
 }
 
@@ -255,7 +256,7 @@ func (t *fetcherThread) stop() {
 	<-t.done
 }
 
-func (t *fetcherThread) add(tp TopicPartition, st FollowerStart) {
+func (t *fetcherThread) add(tp common.TopicPartition, st FollowerStart) {
 	t.mu.Lock()
 	if s := t.parts[tp]; s != nil && s.leaderEpoch == st.LeaderEpoch {
 		t.mu.Unlock()
@@ -269,7 +270,7 @@ func (t *fetcherThread) add(tp TopicPartition, st FollowerStart) {
 	}
 }
 
-func (t *fetcherThread) remove(tp TopicPartition) bool {
+func (t *fetcherThread) remove(tp common.TopicPartition) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, ok := t.parts[tp]
@@ -284,7 +285,7 @@ func (t *fetcherThread) empty() bool {
 }
 
 // current returns the state of tp if it still has epoch.
-func (t *fetcherThread) current(tp TopicPartition, epoch int32) *fetchState {
+func (t *fetcherThread) current(tp common.TopicPartition, epoch int32) *fetchState {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
@@ -293,7 +294,7 @@ func (t *fetcherThread) current(tp TopicPartition, epoch int32) *fetchState {
 	return nil
 }
 
-func (t *fetcherThread) delay(tp TopicPartition, epoch int32) {
+func (t *fetcherThread) delay(tp common.TopicPartition, epoch int32) {
 	t.mu.Lock()
 	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
 		s.delayUntil = time.Now().Add(t.f.cfg.Backoff)
@@ -301,7 +302,7 @@ func (t *fetcherThread) delay(tp TopicPartition, epoch int32) {
 	t.mu.Unlock()
 }
 
-func (t *fetcherThread) setFetching(tp TopicPartition, epoch int32) {
+func (t *fetcherThread) setFetching(tp common.TopicPartition, epoch int32) {
 	t.mu.Lock()
 	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
 		s.truncating = false
@@ -365,7 +366,7 @@ func (t *fetcherThread) requestFailed(err error) {
 }
 
 type partSnap struct {
-	tp      TopicPartition
+	tp      common.TopicPartition
 	epoch   int32
 	topicID [16]byte
 }
@@ -398,7 +399,7 @@ func (t *fetcherThread) maybeTruncate() error {
 		partSnap
 		hw int64
 	}
-	index := make(map[TopicPartition]asked)
+	index := make(map[common.TopicPartition]asked)
 	for _, ps := range parts {
 		st, err := m.followerState(ps.tp, ps.epoch)
 		if err != nil {
@@ -435,7 +436,7 @@ func (t *fetcherThread) maybeTruncate() error {
 	}
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
-			tp := TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			a, ok := index[tp]
 			if !ok || t.current(tp, a.epoch) == nil {
 				continue
@@ -474,7 +475,7 @@ func findOrAddOFLETopic(req *kmsg.OffsetForLeaderEpochRequest, topic string) *km
 // (replication.md §5.3): FENCED_LEADER_EPOCH with our own current epoch
 // means our view is stale, so the partition leaves this goroutine until the
 // next LeaderAndIsr; everything else is retried after the backoff.
-func (t *fetcherThread) fetchErrorCode(tp TopicPartition, epoch int32, code int16) {
+func (t *fetcherThread) fetchErrorCode(tp common.TopicPartition, epoch int32, code int16) {
 	if code == kerr.FencedLeaderEpoch.Code {
 		if p, ok := t.f.m.Partition(tp); ok && p.State().LeaderEpoch == epoch {
 			t.f.removeFailed(t, tp, epoch, "fenced leader epoch")
@@ -484,7 +485,7 @@ func (t *fetcherThread) fetchErrorCode(tp TopicPartition, epoch int32, code int1
 	t.delay(tp, epoch)
 }
 
-func (t *fetcherThread) partitionError(tp TopicPartition, epoch int32, err error) {
+func (t *fetcherThread) partitionError(tp common.TopicPartition, epoch int32, err error) {
 	if errors.Is(err, errNotFollowing) {
 		t.f.removeFailed(t, tp, epoch, "not following at this epoch")
 		return
@@ -512,7 +513,7 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	req.IsolationLevel = 0
 	req.SessionID = 0
 	req.SessionEpoch = -1 // sessionless full fetches (replication.md §5.2)
-	sent := make(map[TopicPartition]partSnap)
+	sent := make(map[common.TopicPartition]partSnap)
 	for _, ps := range parts {
 		st, err := m.followerState(ps.tp, ps.epoch)
 		if err != nil {
@@ -562,7 +563,7 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	for _, rt := range resp.Topics {
 		for i := range rt.Partitions {
 			rp := &rt.Partitions[i]
-			tp := TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			ps, ok := sent[tp]
 			if !ok {
 				continue
@@ -576,7 +577,7 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	return true, nil
 }
 
-func (t *fetcherThread) handleFetched(tp TopicPartition, epoch int32, rp *kmsg.FetchResponseTopicPartition) {
+func (t *fetcherThread) handleFetched(tp common.TopicPartition, epoch int32, rp *kmsg.FetchResponseTopicPartition) {
 	m := t.f.m
 	switch {
 	case rp.ErrorCode == 0 && rp.DivergingEpoch.EndOffset >= 0:
@@ -607,7 +608,7 @@ func (t *fetcherThread) handleFetched(tp TopicPartition, epoch int32, rp *kmsg.F
 // (after an unclean election) makes the follower truncate to its end; a
 // leader whose log starts beyond the follower's end makes it restart its
 // log there.
-func (t *fetcherThread) handleOutOfRange(tp TopicPartition, epoch int32) error {
+func (t *fetcherThread) handleOutOfRange(tp common.TopicPartition, epoch int32) error {
 	m := t.f.m
 	st, err := m.followerState(tp, epoch)
 	if err != nil {
@@ -632,7 +633,7 @@ func (t *fetcherThread) handleOutOfRange(tp TopicPartition, epoch int32) error {
 
 // leaderOffset asks the leader for its latest (-1) or earliest (-2) offset
 // with ListOffsets as a replica.
-func (t *fetcherThread) leaderOffset(tp TopicPartition, epoch int32, ts int64) (int64, error) {
+func (t *fetcherThread) leaderOffset(tp common.TopicPartition, epoch int32, ts int64) (int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version = 4
 	req.ReplicaID = t.f.m.cfg.BrokerID

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -51,11 +52,11 @@ func TestTruncationOffset(t *testing.T) {
 func TestFetcherID(t *testing.T) {
 	// Java: "topic".hashCode() = 110546223; 31*h + 3 = 3426932916 → int32
 	// -868034380 → abs 868034380; mod 7 = 3.
-	if got := fetcherID(TopicPartition{Topic: "topic", Partition: 3}, 7); got != 3 {
+	if got := fetcherID(common.TopicPartition{Topic: "topic", Partition: 3}, 7); got != 3 {
 		t.Fatalf("fetcher id %d", got)
 	}
 	for p := range int32(50) {
-		if id := fetcherID(TopicPartition{Topic: "orders", Partition: p}, 3); id < 0 || id >= 3 {
+		if id := fetcherID(common.TopicPartition{Topic: "orders", Partition: p}, 3); id < 0 || id >= 3 {
 			t.Fatalf("out of range: %d", id)
 		}
 	}
@@ -100,7 +101,7 @@ func TestReplicationEndToEndInProcess(t *testing.T) {
 		c.lair(3, "t", 0, 1, 0, all, all)
 		leader := c.broker(1)
 		produceValues(t, leader, -1, "t", "a", "b", "c")
-		st := mustPartition(t, leader, TopicPartition{Topic: "t", Partition: 0}).State()
+		st := mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State()
 		if st.HighWatermark != 3 {
 			t.Fatalf("acks=all returned with HW %d", st.HighWatermark)
 		}
@@ -158,7 +159,7 @@ func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 		waitFor(t, "m1 appended on A", func() bool { return c.log(1, "t", 0).LogEndOffset() == 2 })
 		// B fetches m0, m1 from offset 0 and appends them as follower.
 		r := followerFetch(t, a, 2, "t", 0, 0, 0)
-		if _, err := b.appendFromLeader(TopicPartition{Topic: "t", Partition: 0}, 0, r.RecordBatches, 1, 0); err != nil {
+		if _, err := b.appendFromLeader(common.TopicPartition{Topic: "t", Partition: 0}, 0, r.RecordBatches, 1, 0); err != nil {
 			t.Fatal(err)
 		}
 		// B's next fetch (offset 2) tells A that B has m1: A.HW = 2, m1 acked.
@@ -179,7 +180,7 @@ func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 		c.lair(2, "t", 0, 1, 0, ab, ab)
 		waitFor(t, "B done truncating", func() bool {
 			f := c.broker(2).fetcher.Fetching()
-			trunc, ok := f[TopicPartition{Topic: "t", Partition: 0}]
+			trunc, ok := f[common.TopicPartition{Topic: "t", Partition: 0}]
 			return ok && !trunc
 		})
 		if leo := c.log(2, "t", 0).LogEndOffset(); leo != 2 {
@@ -294,7 +295,7 @@ func TestFetcherStopsOnRoleChange(t *testing.T) {
 	c.lair(1, "t", 0, 1, 0, ab, ab)
 	c.lair(2, "t", 0, 1, 0, ab, ab)
 	f := c.broker(2).fetcher
-	waitFor(t, "fetching", func() bool { _, ok := f.Fetching()[TopicPartition{Topic: "t", Partition: 0}]; return ok })
+	waitFor(t, "fetching", func() bool { _, ok := f.Fetching()[common.TopicPartition{Topic: "t", Partition: 0}]; return ok })
 	c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
 	if n := len(f.Fetching()); n != 0 {
 		t.Fatalf("still fetching %d partitions", n)
@@ -333,7 +334,7 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 		c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
 		c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
 		waitFor(t, "follower 2 caught up and in the ISR", func() bool {
-			st := mustPartition(t, leader, TopicPartition{Topic: "t", Partition: 0}).State()
+			st := mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State()
 			return slices.Equal(st.ISR, []int32{1, 2}) && c.log(2, "t", 0).LogEndOffset() == 10
 		})
 		l2 := c.log(2, "t", 0)
@@ -364,7 +365,7 @@ func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
 		c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
 		c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
 		waitFor(t, "follower 2 in the ISR", func() bool {
-			return slices.Equal(mustPartition(t, leader, TopicPartition{Topic: "t", Partition: 0}).State().ISR, []int32{1, 2})
+			return slices.Equal(mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State().ISR, []int32{1, 2})
 		})
 		if !bytes.Equal(bytesUpTo(t, c.log(2, "t", 0), 4), bytesUpTo(t, c.log(1, "t", 0), 4)) {
 			t.Fatal("follower does not hold the leader's batch")
@@ -380,7 +381,7 @@ func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
 func TestFetcherLeaderEpochFencing(t *testing.T) {
 	c := newMiniCluster(t, nil, 1, 2)
 	ab := []int32{1, 2}
-	tp := TopicPartition{Topic: "t", Partition: 0}
+	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	// The leader is already at epoch 1; the follower only heard of epoch 0.
 	c.lair(1, "t", 0, 1, 1, ab, ab)
 	produceValues(t, c.broker(1), 1, "t", "a")

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // sessionCache is Kafka's FetchSessionCache (KIP-227): incremental fetch
@@ -36,7 +38,7 @@ type fetchSession struct {
 	mu    sync.Mutex
 	epoch int32 // next expected session epoch
 	parts []*sessionPart
-	index map[TopicPartition]*sessionPart
+	index map[common.TopicPartition]*sessionPart
 }
 
 type sessionPart struct {
@@ -57,7 +59,7 @@ func (c *sessionCache) create(parts []fetchPart) *fetchSession {
 	if c.max <= 0 {
 		return nil
 	}
-	s := &fetchSession{epoch: 1, index: make(map[TopicPartition]*sessionPart)}
+	s := &fetchSession{epoch: 1, index: make(map[common.TopicPartition]*sessionPart)}
 	s.touch(c.clock())
 	for _, p := range parts {
 		s.upsertLocked(p)
@@ -118,7 +120,7 @@ func (s *fetchSession) upsertLocked(p fetchPart) {
 	s.index[p.tp] = sp
 }
 
-func (s *fetchSession) forgetLocked(tp TopicPartition) {
+func (s *fetchSession) forgetLocked(tp common.TopicPartition) {
 	if _, ok := s.index[tp]; !ok {
 		return
 	}
@@ -146,7 +148,7 @@ func (s *fetchSession) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }
 // order, keeping the relative order of both groups. Partitions that just
 // returned data go last so that, under max_bytes, the others get their turn
 // on the next incremental fetch (Kafka does the same in its session cache).
-func (s *fetchSession) moveToEndLocked(tps map[TopicPartition]bool) {
+func (s *fetchSession) moveToEndLocked(tps map[common.TopicPartition]bool) {
 	if len(tps) == 0 {
 		return
 	}

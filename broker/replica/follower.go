@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // errNotFollowing means the partition is no longer a follower at the
@@ -26,7 +28,7 @@ func (p *Partition) followerLogLocked(leaderEpoch int32) (Log, error) {
 	return p.log, nil
 }
 
-func (m *Manager) withFollowerLog(tp TopicPartition, leaderEpoch int32, f func(p *Partition, l Log) error) error {
+func (m *Manager) withFollowerLog(tp common.TopicPartition, leaderEpoch int32, f func(p *Partition, l Log) error) error {
 	p, ok := m.Partition(tp)
 	if !ok {
 		return errNotFollowing
@@ -41,7 +43,7 @@ func (m *Manager) withFollowerLog(tp TopicPartition, leaderEpoch int32, f func(p
 }
 
 // followerState reads the follower's log ends and latest epoch.
-func (m *Manager) followerState(tp TopicPartition, leaderEpoch int32) (followerLogState, error) {
+func (m *Manager) followerState(tp common.TopicPartition, leaderEpoch int32) (followerLogState, error) {
 	var st followerLogState
 	err := m.withFollowerLog(tp, leaderEpoch, func(_ *Partition, l Log) error {
 		st.leo, st.logStart, st.hw = l.LogEndOffset(), l.LogStartOffset(), l.HighWatermark()
@@ -57,7 +59,7 @@ func (m *Manager) followerState(tp TopicPartition, leaderEpoch int32) (followerL
 // appendFromLeader appends a fetch response's records as follower and
 // copies the leader's HW and log start (replication.md §5.3): the HW is
 // clamped to the follower's own log end, the log start only moves forward.
-func (m *Manager) appendFromLeader(tp TopicPartition, leaderEpoch int32, records []byte, leaderHW, leaderLogStart int64) (followerLogState, error) {
+func (m *Manager) appendFromLeader(tp common.TopicPartition, leaderEpoch int32, records []byte, leaderHW, leaderLogStart int64) (followerLogState, error) {
 	var st followerLogState
 	hwRose := false
 	err := m.withFollowerLog(tp, leaderEpoch, func(p *Partition, l Log) error {
@@ -127,7 +129,7 @@ func truncationOffset(leaderEpoch int32, leaderEnd int64, localEndFor func(int32
 // truncateByEpoch applies the leader's OffsetForLeaderEpoch answer (or a
 // Fetch diverging epoch) to a follower: a follower never truncates to its
 // own HW alone, which may be stale (replication.md §9.1).
-func (m *Manager) truncateByEpoch(tp TopicPartition, leaderEpoch int32, le int32, lend int64, fetchOffset int64) (int64, bool, error) {
+func (m *Manager) truncateByEpoch(tp common.TopicPartition, leaderEpoch int32, le int32, lend int64, fetchOffset int64) (int64, bool, error) {
 	var off int64
 	var done bool
 	err := m.withFollowerLog(tp, leaderEpoch, func(p *Partition, l Log) error {
@@ -141,7 +143,7 @@ func (m *Manager) truncateByEpoch(tp TopicPartition, leaderEpoch int32, le int32
 // truncateFollower truncates a follower's log to offset (after an
 // OFFSET_OUT_OF_RANGE whose leader has a shorter log, or to the HW when
 // the log has no epochs).
-func (m *Manager) truncateFollower(tp TopicPartition, leaderEpoch int32, offset int64, reason string) error {
+func (m *Manager) truncateFollower(tp common.TopicPartition, leaderEpoch int32, offset int64, reason string) error {
 	return m.withFollowerLog(tp, leaderEpoch, func(p *Partition, l Log) error {
 		return m.truncateLocked(p, l, offset, reason)
 	})
@@ -172,7 +174,7 @@ func (m *Manager) truncateLocked(p *Partition, l Log, offset int64, reason strin
 
 // restartFollowerLog empties a follower's log and restarts it at offset
 // (the leader's log start is beyond the follower's log end, §9.7).
-func (m *Manager) restartFollowerLog(tp TopicPartition, leaderEpoch int32, offset int64) error {
+func (m *Manager) restartFollowerLog(tp common.TopicPartition, leaderEpoch int32, offset int64) error {
 	return m.withFollowerLog(tp, leaderEpoch, func(p *Partition, l Log) error {
 		m.log.Warn("restarting follower log at the leader's log start", "topic", tp.Topic, "partition", tp.Partition,
 			"log_end_offset", l.LogEndOffset(), "offset", offset)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -212,12 +213,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 type fakeIsrUpdater struct {
 	mu       sync.Mutex
 	writes   []IsrState
-	notified [][]TopicPartition
+	notified [][]common.TopicPartition
 	conflict bool
 	fail     error
 }
 
-func (f *fakeIsrUpdater) UpdateIsr(tp TopicPartition, st IsrState) (int32, error) {
+func (f *fakeIsrUpdater) UpdateIsr(tp common.TopicPartition, st IsrState) (int32, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conflict {
@@ -233,7 +234,7 @@ func (f *fakeIsrUpdater) UpdateIsr(tp TopicPartition, st IsrState) (int32, error
 	return st.PartitionEpoch + 1, nil
 }
 
-func (f *fakeIsrUpdater) NotifyIsrChange(tps []TopicPartition) error {
+func (f *fakeIsrUpdater) NotifyIsrChange(tps []common.TopicPartition) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.notified = append(f.notified, tps)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // remoteReplica is what a leader knows about one follower (Kafka's
@@ -132,7 +134,7 @@ var ErrIsrVersionConflict = errors.New("replica: partition state version conflic
 type IsrUpdater interface {
 	// UpdateIsr writes st conditionally on st.PartitionEpoch and returns the
 	// new version; ErrIsrVersionConflict (possibly wrapped) on a mismatch.
-	UpdateIsr(tp TopicPartition, st IsrState) (int32, error)
+	UpdateIsr(tp common.TopicPartition, st IsrState) (int32, error)
 	// NotifyIsrChange records one change notification listing tps.
-	NotifyIsrChange(tps []TopicPartition) error
+	NotifyIsrChange(tps []common.TopicPartition) error
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/storage"
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -125,7 +127,7 @@ func newIsrFixture(t *testing.T, isr []int32, mutate func(*Config)) *isrFixture 
 }
 
 func (f *isrFixture) isr(t *testing.T) []int32 {
-	p, _ := f.m.Partition(TopicPartition{Topic: "t", Partition: 0})
+	p, _ := f.m.Partition(common.TopicPartition{Topic: "t", Partition: 0})
 	return p.State().ISR
 }
 
@@ -139,7 +141,7 @@ func (f *isrFixture) meter(name string) int64 {
 // reaches the HW and the leader's epoch start offset.
 func TestIsrShrinkAndExpand(t *testing.T) {
 	f := newIsrFixture(t, []int32{1, 2, 3}, nil)
-	tp := TopicPartition{Topic: "t", Partition: 0}
+	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	for i := range 3 {
 		if r := produceOne(t, f.m, 1, "t", 0, makeBatch(1, "v"+string(rune('0'+i)))); r.ErrorCode != 0 {
 			t.Fatal(r)
@@ -193,12 +195,12 @@ func TestIsrShrinkAndExpand(t *testing.T) {
 	f.clock.Advance(isrChangePropagationBlackout)
 	f.m.MaybePropagateIsrChanges()
 	f.m.MaybePropagateIsrChanges()
-	if len(f.zk.notified) != 1 || !slices.Equal(f.zk.notified[0], []TopicPartition{tp}) {
+	if len(f.zk.notified) != 1 || !slices.Equal(f.zk.notified[0], []common.TopicPartition{tp}) {
 		t.Fatalf("notifications: %v", f.zk.notified)
 	}
 }
 
-func mustPartition(t *testing.T, m *Manager, tp TopicPartition) *Partition {
+func mustPartition(t *testing.T, m *Manager, tp common.TopicPartition) *Partition {
 	t.Helper()
 	p, ok := m.Partition(tp)
 	if !ok {
@@ -213,7 +215,7 @@ func mustPartition(t *testing.T, m *Manager, tp TopicPartition) *Partition {
 func TestIsrExpandNeedsEpochStart(t *testing.T) {
 	clock := newFakeClock()
 	store := newMemStore()
-	l, _ := store.GetOrCreateLog(TopicPartition{Topic: "t", Partition: 0}, true)
+	l, _ := store.GetOrCreateLog(common.TopicPartition{Topic: "t", Partition: 0}, storage.DefaultLogConfig())
 	// Records from an earlier epoch; the HW checkpoint says 1.
 	if _, err := l.AppendAsLeader(makeBatch(1, "a", "b", "c"), 2); err != nil {
 		t.Fatal(err)
@@ -225,16 +227,16 @@ func TestIsrExpandNeedsEpochStart(t *testing.T) {
 	if c := lairCode(t, m.LeaderAndIsr(context.Background(), lairReq(1, "t", topicIDFor("t"), 0, 1, 3, []int32{1, 2}, []int32{1, 2, 3}))); c != 0 {
 		t.Fatal(c)
 	}
-	st := mustPartition(t, m, TopicPartition{Topic: "t", Partition: 0}).State()
+	st := mustPartition(t, m, common.TopicPartition{Topic: "t", Partition: 0}).State()
 	if st.EpochStartOffset != 3 || st.HighWatermark != 1 {
 		t.Fatalf("epoch start %d, HW %d", st.EpochStartOffset, st.HighWatermark)
 	}
 	followerFetch(t, m, 3, "t", 0, 2, 3) // ≥ HW 1, < epoch start 3
-	if got := mustPartition(t, m, TopicPartition{Topic: "t", Partition: 0}).State().ISR; !slices.Equal(got, []int32{1, 2}) {
+	if got := mustPartition(t, m, common.TopicPartition{Topic: "t", Partition: 0}).State().ISR; !slices.Equal(got, []int32{1, 2}) {
 		t.Fatalf("joined below the epoch start offset: %v", got)
 	}
 	followerFetch(t, m, 3, "t", 0, 3, 3)
-	if got := mustPartition(t, m, TopicPartition{Topic: "t", Partition: 0}).State().ISR; !slices.Equal(got, []int32{1, 2, 3}) {
+	if got := mustPartition(t, m, common.TopicPartition{Topic: "t", Partition: 0}).State().ISR; !slices.Equal(got, []int32{1, 2, 3}) {
 		t.Fatalf("did not join at the epoch start offset: %v", got)
 	}
 }
@@ -275,7 +277,7 @@ func TestAcksAllWaitsForIsr(t *testing.T) {
 	got := make(chan kmsg.ProduceResponseTopicPartition, 1)
 	go func() { got <- produceOne(t, f.m, -1, "t", 0, makeBatch(1, "a", "b")) }()
 	waitFor(t, "append", func() bool {
-		return mustPartition(t, f.m, TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset == 2
+		return mustPartition(t, f.m, common.TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset == 2
 	})
 	followerFetch(t, f.m, 2, "t", 0, 2, 3)
 	select {
@@ -292,7 +294,7 @@ func TestAcksAllWaitsForIsr(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("acks=all did not complete after every ISR member fetched")
 	}
-	if hw := mustPartition(t, f.m, TopicPartition{Topic: "t", Partition: 0}).State().HighWatermark; hw != 2 {
+	if hw := mustPartition(t, f.m, common.TopicPartition{Topic: "t", Partition: 0}).State().HighWatermark; hw != 2 {
 		t.Fatalf("HW %d", hw)
 	}
 }
@@ -307,7 +309,7 @@ func TestAcksAllTimeout(t *testing.T) {
 	if c := resp.Topics[0].Partitions[0].ErrorCode; c != kerr.RequestTimedOut.Code {
 		t.Fatalf("code %d", c)
 	}
-	st := mustPartition(t, f.m, TopicPartition{Topic: "t", Partition: 0}).State()
+	st := mustPartition(t, f.m, common.TopicPartition{Topic: "t", Partition: 0}).State()
 	if st.LogEndOffset != 1 || st.HighWatermark != 0 {
 		t.Fatalf("LEO %d HW %d", st.LogEndOffset, st.HighWatermark)
 	}
@@ -324,7 +326,7 @@ func TestNotEnoughReplicasAfterAppend(t *testing.T) {
 	got := make(chan kmsg.ProduceResponseTopicPartition, 1)
 	go func() { got <- produceOne(t, f.m, -1, "t", 0, makeBatch(1, "a")) }()
 	waitFor(t, "append", func() bool {
-		return mustPartition(t, f.m, TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset == 1
+		return mustPartition(t, f.m, common.TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset == 1
 	})
 	f.clock.Advance(testLag + time.Millisecond)
 	f.m.MaybeShrinkIsr() // follower 2 never fetched: ISR {1}, HW → 1
@@ -337,7 +339,7 @@ func TestNotEnoughReplicasAfterAppend(t *testing.T) {
 	if r.ErrorCode != kerr.NotEnoughReplicas.Code {
 		t.Fatalf("code %d", r.ErrorCode)
 	}
-	if leo := mustPartition(t, f.m, TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset; leo != 1 {
+	if leo := mustPartition(t, f.m, common.TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset; leo != 1 {
 		t.Fatalf("NOT_ENOUGH_REPLICAS appended: LEO %d", leo)
 	}
 }
@@ -349,7 +351,7 @@ func TestAcksAllLeadershipLost(t *testing.T) {
 	got := make(chan kmsg.ProduceResponseTopicPartition, 1)
 	go func() { got <- produceOne(t, f.m, -1, "t", 0, makeBatch(1, "a")) }()
 	waitFor(t, "append", func() bool {
-		return mustPartition(t, f.m, TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset == 1
+		return mustPartition(t, f.m, common.TopicPartition{Topic: "t", Partition: 0}).State().LogEndOffset == 1
 	})
 	if c := lairCode(t, f.m.LeaderAndIsr(context.Background(), lairReq(1, "t", topicIDFor("t"), 0, 2, 4, []int32{2}, []int32{1, 2, 3}))); c != 0 {
 		t.Fatal(c)
@@ -397,7 +399,7 @@ func TestLeaderEpochFencing(t *testing.T) {
 // the ISR has it.
 func TestWaitForReplication(t *testing.T) {
 	f := newIsrFixture(t, []int32{1, 2}, nil)
-	tp := TopicPartition{Topic: "t", Partition: 0}
+	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	info, err := f.m.AppendToLocalLog(tp, makeBatch(1, "offset-commit"), -1)
 	if err != nil {
 		t.Fatal(err)

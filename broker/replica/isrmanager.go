@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // Timing of ISR change notifications (Kafka's ReplicaManager constants of
@@ -181,7 +183,7 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 }
 
 // recordIsrChange queues tp for the next ISR change notification.
-func (m *Manager) recordIsrChange(tp TopicPartition) {
+func (m *Manager) recordIsrChange(tp common.TopicPartition) {
 	m.isrNotifyMu.Lock()
 	defer m.isrNotifyMu.Unlock()
 	m.isrChanged[tp] = struct{}{}
@@ -200,14 +202,14 @@ func (m *Manager) MaybePropagateIsrChanges() {
 		m.isrNotifyMu.Unlock()
 		return
 	}
-	tps := make([]TopicPartition, 0, len(m.isrChanged))
+	tps := make([]common.TopicPartition, 0, len(m.isrChanged))
 	for tp := range m.isrChanged {
 		tps = append(tps, tp)
 	}
 	clear(m.isrChanged)
 	m.lastIsrPropagation = now
 	m.isrNotifyMu.Unlock()
-	slices.SortFunc(tps, func(a, b TopicPartition) int {
+	slices.SortFunc(tps, func(a, b common.TopicPartition) int {
 		if a.Topic != b.Topic {
 			if a.Topic < b.Topic {
 				return -1

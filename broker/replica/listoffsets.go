@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,17 +21,17 @@ func (m *Manager) ListOffsets(_ context.Context, req *kmsg.ListOffsetsRequest) *
 	resp.Version = req.Version
 
 	// A partition listed twice (v1+) gets INVALID_REQUEST.
-	seen := make(map[TopicPartition]int)
+	seen := make(map[common.TopicPartition]int)
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			seen[TopicPartition{Topic: t.Topic, Partition: p.Partition}]++
+			seen[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}]++
 		}
 	}
 	for _, t := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = t.Topic
 		for _, p := range t.Partitions {
-			tp := TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = p.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
@@ -46,7 +47,7 @@ func (m *Manager) ListOffsets(_ context.Context, req *kmsg.ListOffsetsRequest) *
 	return resp
 }
 
-func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp TopicPartition, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp common.TopicPartition, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
 	p, ok := m.Partition(tp)
 	if !ok {
 		sp.ErrorCode = m.errorCode(m.unknownPartitionError(tp), tp, "list_offsets")

@@ -12,6 +12,7 @@ import (
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage"
 )
@@ -21,15 +22,18 @@ type Config struct {
 	BrokerID int32
 	// LogConfigFor returns a topic's effective log configuration (topic
 	// overrides from ZooKeeper merged over the broker defaults, e.g. via
-	// config.Config.LogConfig). Used by NewManager; nil means storage
-	// defaults.
+	// config.Config.LogConfig) for a log about to be created. It may read
+	// ZooKeeper: LeaderAndIsr calls it for each of its topics before taking
+	// any lock. Nil means storage defaults.
 	LogConfigFor func(topic string) (storage.LogConfig, error)
 	// BrokerEpoch returns this broker's current broker epoch (the czxid of
 	// its /brokers/ids registration). Nil disables the STALE_BROKER_EPOCH
 	// check (single-node setups and tests).
 	BrokerEpoch func() int64
 	// MinInsyncReplicas returns min.insync.replicas for a topic (topic
-	// override over the broker default). Nil means 1.
+	// override over the broker default). It must answer from memory without
+	// blocking; the manager resolves it before taking a partition lock.
+	// Nil means 1.
 	MinInsyncReplicas func(topic string) int
 	// ReplicaLagTimeMax is replica.lag.time.max.ms: a follower that has
 	// not caught up for this long leaves the ISR. 0 means 30 s.
@@ -65,7 +69,7 @@ type Config struct {
 	OnLeadershipChange func([]LeadershipChange)
 	// OnPartitionsDeleted is called (outside locks) with the partitions that
 	// UpdateMetadata reported as deleted, e.g. for the group coordinator.
-	OnPartitionsDeleted func([]TopicPartition)
+	OnPartitionsDeleted func([]common.TopicPartition)
 	// FetchPurgatory holds parked fetches; nil means the manager creates
 	// (and on Shutdown shuts down) its own, with PurgatoryClock (nil: the
 	// wall clock; tests pass a purgatory.FakeClock to expire max_wait_ms
@@ -85,7 +89,7 @@ type Config struct {
 
 // LeadershipChange is one partition whose role changed.
 type LeadershipChange struct {
-	TopicPartition
+	common.TopicPartition
 	Leader      bool  // true: this broker now leads it; false: follower or removed
 	LeaderEpoch int32 // -1 when unknown (StopReplica before v3)
 }
@@ -103,7 +107,7 @@ type Manager struct {
 
 	// mu guards the following.
 	mu              sync.RWMutex
-	partitions      map[TopicPartition]*Partition
+	partitions      map[common.TopicPartition]*Partition
 	controllerEpoch int32               // highest controller epoch seen; -1 initially
 	topicNames      map[[16]byte]string // topic id → name (LeaderAndIsr v5+, UpdateMetadata v7+)
 	topicIDs        map[string][16]byte // name → topic id
@@ -121,7 +125,7 @@ type Manager struct {
 
 	// isrNotifyMu guards the following (a leaf lock).
 	isrNotifyMu        sync.Mutex
-	isrChanged         map[TopicPartition]struct{}
+	isrChanged         map[common.TopicPartition]struct{}
 	lastIsrChange      time.Time
 	lastIsrPropagation time.Time
 
@@ -158,14 +162,14 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 		meta:            meta,
 		log:             cfg.Logger.With("broker", cfg.BrokerID),
 		state:           cfg.StateChangeLogger.With("broker", cfg.BrokerID),
-		partitions:      make(map[TopicPartition]*Partition),
+		partitions:      make(map[common.TopicPartition]*Partition),
 		controllerEpoch: -1,
 		topicNames:      make(map[[16]byte]string),
 		topicIDs:        make(map[string][16]byte),
 		fetches:         cfg.FetchPurgatory,
 		sessions:        newSessionCache(cfg.MaxSessions, cfg.Clock),
 		produces:        cfg.ProducePurgatory,
-		isrChanged:      make(map[TopicPartition]struct{}),
+		isrChanged:      make(map[common.TopicPartition]struct{}),
 		done:            make(chan struct{}),
 	}
 	if m.fetches == nil {
@@ -214,7 +218,7 @@ func (m *Manager) ControllerEpoch() int32 {
 }
 
 // Partition returns the hosted partition tp.
-func (m *Manager) Partition(tp TopicPartition) (*Partition, bool) {
+func (m *Manager) Partition(tp common.TopicPartition) (*Partition, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	p, ok := m.partitions[tp]
@@ -260,6 +264,17 @@ func (m *Manager) rememberTopicIDLocked(name string, id [16]byte) {
 	m.topicNames[id] = name
 }
 
+// logConfig is the configuration a new log of topic gets. Never call it
+// holding a lock: it may read ZooKeeper.
+func (m *Manager) logConfig(topic string) (storage.LogConfig, error) {
+	if m.cfg.LogConfigFor == nil {
+		return storage.DefaultLogConfig(), nil
+	}
+	return m.cfg.LogConfigFor(topic)
+}
+
+// minISR is min.insync.replicas of topic; resolve it before taking a
+// partition lock.
 func (m *Manager) minISR(topic string) int {
 	if m.cfg.MinInsyncReplicas == nil {
 		return 1
@@ -270,7 +285,7 @@ func (m *Manager) minISR(topic string) int {
 // errorCode maps an error from a lower layer to a protocol error code.
 // Protocol outcomes travel as kerr values; anything else is logged and
 // answered as UNKNOWN_SERVER_ERROR (STYLE.md §3).
-func (m *Manager) errorCode(err error, tp TopicPartition, op string) int16 {
+func (m *Manager) errorCode(err error, tp common.TopicPartition, op string) int16 {
 	if err == nil {
 		return 0
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
 )
 
@@ -44,7 +45,7 @@ func TestProduceFetchRoundTrip(t *testing.T) {
 	}
 
 	// The leader epoch is stamped into every batch.
-	p, _ := m.Partition(TopicPartition{Topic: "t", Partition: 0})
+	p, _ := m.Partition(common.TopicPartition{Topic: "t", Partition: 0})
 	if e, _ := p.Log().LatestEpoch(); e != 0 {
 		t.Fatalf("latest epoch %d", e)
 	}
@@ -114,7 +115,7 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 		}
 	}
 	// Only the good batch was written.
-	if leo := store.logs[TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
+	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
 		t.Fatalf("log end %d after one good batch", leo)
 	}
 
@@ -137,7 +138,7 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	if c := out.Topics[0].Partitions[0].ErrorCode; c != 0 {
 		t.Fatalf("admin client to internal topic: %d", c)
 	}
-	if leo := store.logs[TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
+	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
 		t.Fatalf("log end %d: rejected requests must not append", leo)
 	}
 }
@@ -148,7 +149,7 @@ func TestProduceAcksZero(t *testing.T) {
 	if resp := m.Produce(context.Background(), produceReq(0, "t", 0, makeBatch(1, "a"))); resp != nil {
 		t.Fatalf("acks=0 must not answer, got %+v", resp)
 	}
-	if leo := store.logs[TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
+	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
 		t.Fatalf("acks=0 produce not appended: leo %d", leo)
 	}
 	resp, err := m.ProduceOrClose(context.Background(), produceReq(0, "t", 0, makeBatch(1, "b")))
@@ -175,7 +176,7 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 	if r.ErrorCode != kerr.NotEnoughReplicas.Code {
 		t.Fatalf("acks=all with ISR 1 < min.insync.replicas 2: %+v", r)
 	}
-	if leo := store.logs[TopicPartition{Topic: "strict", Partition: 0}].LogEndOffset(); leo != 0 {
+	if leo := store.logs[common.TopicPartition{Topic: "strict", Partition: 0}].LogEndOffset(); leo != 0 {
 		t.Fatalf("NOT_ENOUGH_REPLICAS must not append; leo %d", leo)
 	}
 	// acks=1 ignores min.insync.replicas.
@@ -191,7 +192,9 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 	// offset 2 (the log end after the append) tells the leader so.
 	got := make(chan kmsg.ProduceResponseTopicPartition, 1)
 	go func() { got <- produceOne(t, m, -1, "strict", 0, makeBatch(1, "b")) }()
-	waitFor(t, "append of b", func() bool { return store.logs[TopicPartition{Topic: "strict", Partition: 0}].LogEndOffset() == 2 })
+	waitFor(t, "append of b", func() bool {
+		return store.logs[common.TopicPartition{Topic: "strict", Partition: 0}].LogEndOffset() == 2
+	})
 	select {
 	case r := <-got:
 		t.Fatalf("acks=all answered before the follower had the record: %+v", r)
@@ -220,7 +223,7 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 		done <- result{resp, err, time.Since(start)}
 	}()
 	// Wait until the fetch is parked, then append.
-	tp := TopicPartition{Topic: "t", Partition: 0}
+	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	deadline := time.Now().Add(5 * time.Second)
 	for m.fetches.Watched(partitionKey(tp)) == 0 {
 		if time.Now().After(deadline) {
@@ -287,7 +290,7 @@ func TestFetchLongPollTimeout(t *testing.T) {
 		defer wg.Done()
 		_, _ = m.Fetch(context.Background(), fetchReq("t", 0, 1, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
 	}()
-	for m.fetches.Watched(partitionKey(TopicPartition{Topic: "t", Partition: 0})) == 0 {
+	for m.fetches.Watched(partitionKey(common.TopicPartition{Topic: "t", Partition: 0})) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	m.Shutdown()
@@ -314,7 +317,7 @@ func TestFetchContextCancelled(t *testing.T) {
 		_, err := m.Fetch(ctx, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
 		errc <- err
 	}()
-	for m.fetches.Watched(partitionKey(TopicPartition{Topic: "t", Partition: 0})) == 0 {
+	for m.fetches.Watched(partitionKey(common.TopicPartition{Topic: "t", Partition: 0})) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
@@ -546,7 +549,7 @@ func TestFollowerFetchReadsToLogEnd(t *testing.T) {
 	// ISR {1,2}: broker 2 is a replica and may fetch.
 	makeLeader(t, m, "t", 0, 0, 1, 2)
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
-	p, _ := m.Partition(TopicPartition{Topic: "t", Partition: 0})
+	p, _ := m.Partition(common.TopicPartition{Topic: "t", Partition: 0})
 	// Pretend the HW lags so the difference between consumer and follower
 	// reads is visible.
 	p.Log().(*memLog).mu.Lock()
@@ -601,7 +604,7 @@ func TestProduceZstdNeedsV7(t *testing.T) {
 	if c := m.Produce(context.Background(), req).Topics[0].Partitions[0].ErrorCode; c != kerr.UnsupportedCompressionType.Code {
 		t.Fatalf("zstd with Produce v6: %d", c)
 	}
-	if leo := store.logs[TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 0 {
+	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 0 {
 		t.Fatalf("rejected zstd batch appended; leo %d", leo)
 	}
 }
@@ -609,7 +612,7 @@ func TestProduceZstdNeedsV7(t *testing.T) {
 func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
 	m, _ := newTestManager(t, nil)
 	makeLeader(t, m, "__consumer_offsets", 0, 0)
-	tp := TopicPartition{Topic: "__consumer_offsets", Partition: 0}
+	tp := common.TopicPartition{Topic: "__consumer_offsets", Partition: 0}
 	// Coordinators write internal topics directly.
 	info, err := m.AppendToLocalLog(tp, makeBatch(1, "offset-commit"), -1)
 	if err != nil || info.FirstOffset != 0 {
@@ -618,7 +621,7 @@ func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
 	if p, _ := m.Partition(tp); p.State().HighWatermark != 1 {
 		t.Fatal("internal append did not advance the HW")
 	}
-	if _, err := m.AppendToLocalLog(TopicPartition{Topic: "nope", Partition: 0}, makeBatch(1, "x"), 1); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	if _, err := m.AppendToLocalLog(common.TopicPartition{Topic: "nope", Partition: 0}, makeBatch(1, "x"), 1); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Fatalf("unknown partition: %v", err)
 	}
 	if n := m.UnderReplicatedPartitions(); n != 0 {
@@ -639,7 +642,7 @@ func TestReadCommittedStopsAtLastStableOffset(t *testing.T) {
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "b"))
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "c"))
-	l := store.logs[TopicPartition{Topic: "t", Partition: 0}]
+	l := store.logs[common.TopicPartition{Topic: "t", Partition: 0}]
 	l.mu.Lock()
 	l.lso = 1 // a transaction is open from offset 1
 	l.aborted = []memAborted{{AbortedTxn{ProducerID: 7, FirstOffset: 0}, 0}}
@@ -784,7 +787,7 @@ func TestListOffsetsWhileHighWatermarkLagsEpochStart(t *testing.T) {
 	makeLeader(t, m, "t", 0, 0)
 	produceOne(t, m, 1, "t", 0, makeBatch(1000, "a", "b", "c"))
 	makeLeader(t, m, "t", 0, 1) // epoch 1 starts at offset 3
-	l := store.logs[TopicPartition{Topic: "t", Partition: 0}]
+	l := store.logs[common.TopicPartition{Topic: "t", Partition: 0}]
 	l.mu.Lock()
 	l.hw = 1 // as after an election, before followers report
 	l.mu.Unlock()

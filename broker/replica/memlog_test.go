@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -264,14 +266,14 @@ func (l *memLog) DeleteRecordsAllowed() bool { return !l.compactOnly }
 // memStore is an in-memory LogStore.
 type memStore struct {
 	mu      sync.Mutex
-	logs    map[TopicPartition]*memLog
-	deleted []TopicPartition
+	logs    map[common.TopicPartition]*memLog
+	deleted []common.TopicPartition
 	maxMsg  int
 }
 
-func newMemStore() *memStore { return &memStore{logs: make(map[TopicPartition]*memLog)} }
+func newMemStore() *memStore { return &memStore{logs: make(map[common.TopicPartition]*memLog)} }
 
-func (s *memStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
+func (s *memStore) GetOrCreateLog(tp common.TopicPartition, _ storage.LogConfig) (Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.logs[tp]
@@ -282,7 +284,7 @@ func (s *memStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
 	return l, nil
 }
 
-func (s *memStore) GetLog(tp TopicPartition) (Log, bool) {
+func (s *memStore) GetLog(tp common.TopicPartition) (Log, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.logs[tp]
@@ -292,7 +294,7 @@ func (s *memStore) GetLog(tp TopicPartition) (Log, bool) {
 	return l, true
 }
 
-func (s *memStore) DeleteLog(tp TopicPartition) error {
+func (s *memStore) DeleteLog(tp common.TopicPartition) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.logs, tp)

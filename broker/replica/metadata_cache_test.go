@@ -33,7 +33,7 @@ func TestManagerWithMetadataCache(t *testing.T) {
 	}
 	defer func() { _ = lm.Shutdown() }()
 	cache := metadata.New(1, "cluster")
-	m := New(Config{BrokerID: 1, Logger: quietLogger()}, NewStorageLogStore(lm, nil), cache)
+	m := New(Config{BrokerID: 1, Logger: quietLogger()}, NewStorageLogStore(lm), cache)
 	defer m.Shutdown()
 	ctx := context.Background()
 	makeLeader(t, m, "gone", 0, 0)
@@ -85,7 +85,7 @@ func TestManagerWithMetadataCache(t *testing.T) {
 	if r := m.UpdateMetadata(ctx, del); r.ErrorCode != 0 {
 		t.Fatal(r.ErrorCode)
 	}
-	if _, ok := m.Partition(TopicPartition{Topic: "gone", Partition: 0}); ok {
+	if _, ok := m.Partition(common.TopicPartition{Topic: "gone", Partition: 0}); ok {
 		t.Fatal("deleted topic's partition still hosted")
 	}
 	if _, ok := lm.GetLog(common.TopicPartition{Topic: "gone", Partition: 0}); ok {

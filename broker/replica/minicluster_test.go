@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/storage"
 )
@@ -46,7 +47,7 @@ func diskStore(t *testing.T) func() LogStore {
 			t.Fatalf("log manager: %v", err)
 		}
 		t.Cleanup(func() { _ = lm.Shutdown() })
-		return NewStorageLogStore(lm, nil)
+		return NewStorageLogStore(lm)
 	}
 }
 
@@ -117,7 +118,7 @@ func (c *miniCluster) broker(id int32) *Manager {
 }
 
 func (c *miniCluster) log(id int32, topic string, partition int32) Log {
-	l, ok := c.stores[id].GetLog(TopicPartition{Topic: topic, Partition: partition})
+	l, ok := c.stores[id].GetLog(common.TopicPartition{Topic: topic, Partition: partition})
 	if !ok {
 		return nil
 	}

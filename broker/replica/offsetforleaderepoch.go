@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -23,7 +24,7 @@ func (m *Manager) OffsetForLeaderEpoch(_ context.Context, req *kmsg.OffsetForLea
 			if req.Version >= 2 {
 				current = rp.CurrentLeaderEpoch
 			}
-			sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = m.endOffsetForEpoch(TopicPartition{Topic: t.Topic, Partition: rp.Partition}, current, rp.LeaderEpoch)
+			sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = m.endOffsetForEpoch(common.TopicPartition{Topic: t.Topic, Partition: rp.Partition}, current, rp.LeaderEpoch)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -31,7 +32,7 @@ func (m *Manager) OffsetForLeaderEpoch(_ context.Context, req *kmsg.OffsetForLea
 	return resp
 }
 
-func (m *Manager) endOffsetForEpoch(tp TopicPartition, current, epoch int32) (int16, int32, int64) {
+func (m *Manager) endOffsetForEpoch(tp common.TopicPartition, current, epoch int32) (int16, int32, int64) {
 	p, ok := m.Partition(tp)
 	if !ok {
 		return m.errorCode(m.unknownPartitionError(tp), tp, "offset_for_leader_epoch"), -1, -1

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -18,7 +19,7 @@ const noLeader int32 = -1
 // a role change (write lock) never interleaves with an append stamped with an
 // old epoch. The log has its own append lock, always taken after mu.
 type Partition struct {
-	tp       TopicPartition
+	tp       common.TopicPartition
 	brokerID int32
 
 	// mu guards the following.
@@ -45,7 +46,7 @@ type Partition struct {
 	remotes map[int32]*remoteReplica
 }
 
-func newPartition(tp TopicPartition, brokerID int32) *Partition {
+func newPartition(tp common.TopicPartition, brokerID int32) *Partition {
 	return &Partition{
 		tp:               tp,
 		brokerID:         brokerID,
@@ -59,7 +60,7 @@ func newPartition(tp TopicPartition, brokerID int32) *Partition {
 }
 
 // TopicPartition returns the partition's name.
-func (p *Partition) TopicPartition() TopicPartition { return p.tp }
+func (p *Partition) TopicPartition() common.TopicPartition { return p.tp }
 
 // PartitionState is a snapshot of a partition's role.
 type PartitionState struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -56,7 +57,7 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 			code := global
 			if code == 0 {
-				tp := TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+				tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 				// Kafka's order: unknown partitions first, then the
 				// internal-topic rule, then leadership (in the append).
 				if isInternalTopic(tp.Topic) && clientID != "__admin_client" && m.knownPartition(tp) {
@@ -143,10 +144,14 @@ func anyTransactional(req *kmsg.ProduceRequest) bool {
 // partition's read lock (so no role change interleaves), check leadership
 // and min.insync.replicas, append with the current leader epoch, then move
 // the high watermark and wake parked fetches.
-func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, coordinator bool) (AppendResult, error) {
+func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks int16, coordinator bool) (AppendResult, error) {
 	p, ok := m.Partition(tp)
 	if !ok {
 		return AppendResult{}, m.unknownPartitionError(tp)
+	}
+	minISR := 0
+	if acks == -1 {
+		minISR = m.minISR(tp.Topic) // resolved before the lock
 	}
 	p.mu.RLock()
 	if !p.isLeaderLocked() {
@@ -156,7 +161,7 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, 
 	log := p.log
 	// acks=all: refuse before writing when the ISR is already too small
 	// (NOT_ENOUGH_REPLICAS, nothing appended).
-	if acks == -1 && len(p.isr) < m.minISR(tp.Topic) {
+	if acks == -1 && len(p.isr) < minISR {
 		p.mu.RUnlock()
 		return AppendResult{}, kerr.NotEnoughReplicas
 	}
@@ -187,7 +192,7 @@ func (m *Manager) appendToLeader(tp TopicPartition, records []byte, acks int16, 
 }
 
 // knownPartition reports whether tp is hosted here or known to the cluster.
-func (m *Manager) knownPartition(tp TopicPartition) bool {
+func (m *Manager) knownPartition(tp common.TopicPartition) bool {
 	if _, ok := m.Partition(tp); ok {
 		return true
 	}
@@ -196,7 +201,7 @@ func (m *Manager) knownPartition(tp TopicPartition) bool {
 
 // unknownPartitionError distinguishes a partition the cluster knows but this
 // broker does not host (NOT_LEADER_OR_FOLLOWER) from an unknown one.
-func (m *Manager) unknownPartitionError(tp TopicPartition) error {
+func (m *Manager) unknownPartitionError(tp common.TopicPartition) error {
 	if m.meta.HasPartition(tp.Topic, tp.Partition) {
 		return kerr.NotLeaderForPartition
 	}
@@ -211,6 +216,6 @@ func (m *Manager) unknownPartitionError(tp TopicPartition) error {
 // ReplicaManager.appendRecords with internalTopicsAllowed = true and
 // AppendOrigin.Coordinator). acks is 1 or -1 (min.insync.replicas is
 // checked for -1).
-func (m *Manager) AppendToLocalLog(tp TopicPartition, records []byte, acks int16) (AppendResult, error) {
+func (m *Manager) AppendToLocalLog(tp common.TopicPartition, records []byte, acks int16) (AppendResult, error) {
 	return m.appendToLeader(tp, records, acks, true)
 }

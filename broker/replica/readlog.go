@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -19,7 +20,7 @@ const readChunk = 1 << 20
 // end, not the HW: right after an election the new leader's HW may still
 // lag records that were committed under the previous leader. fn's slice is only valid during the call. Errors: not
 // hosted → UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (kerr).
-func (m *Manager) ReadLocalLog(ctx context.Context, tp TopicPartition, startOffset int64, fn func(batch []byte) error) error {
+func (m *Manager) ReadLocalLog(ctx context.Context, tp common.TopicPartition, startOffset int64, fn func(batch []byte) error) error {
 	p, ok := m.Partition(tp)
 	if !ok {
 		return m.unknownPartitionError(tp)

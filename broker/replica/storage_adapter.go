@@ -5,48 +5,30 @@ import (
 	"github.com/klassik/klassik/broker/storage"
 )
 
-// storageStore adapts *storage.LogManager to LogStore. Each log is created
-// (or re-opened) with the topic's effective configuration from
-// logConfigFor, as Kafka's LogManager.getOrCreateLog receives it from the
-// topic config overrides in ZooKeeper merged over the broker defaults.
-type storageStore struct {
-	logs         *storage.LogManager
-	logConfigFor func(topic string) (storage.LogConfig, error)
-}
+// storageStore adapts *storage.LogManager to LogStore.
+type storageStore struct{ logs *storage.LogManager }
 
-// NewStorageLogStore wraps the broker's log manager. logConfigFor may be
-// nil: then every log gets storage.DefaultLogConfig().
-func NewStorageLogStore(logs *storage.LogManager, logConfigFor func(topic string) (storage.LogConfig, error)) LogStore {
-	if logConfigFor == nil {
-		logConfigFor = func(string) (storage.LogConfig, error) { return storage.DefaultLogConfig(), nil }
-	}
-	return &storageStore{logs: logs, logConfigFor: logConfigFor}
-}
+// NewStorageLogStore wraps the broker's log manager.
+func NewStorageLogStore(logs *storage.LogManager) LogStore { return &storageStore{logs: logs} }
 
-func (s *storageStore) GetOrCreateLog(tp TopicPartition, _ bool) (Log, error) {
-	// isNew only matters with offline log dirs, which storage does not
-	// report yet: every dir is online, so creating is always safe.
-	cfg, err := s.logConfigFor(tp.Topic)
-	if err != nil {
-		return nil, err
-	}
-	l, err := s.logs.GetOrCreateLog(common.TopicPartition(tp), cfg)
+func (s *storageStore) GetOrCreateLog(tp common.TopicPartition, cfg storage.LogConfig) (Log, error) {
+	l, err := s.logs.GetOrCreateLog(tp, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return storageLog{l}, nil
 }
 
-func (s *storageStore) GetLog(tp TopicPartition) (Log, bool) {
-	l, ok := s.logs.GetLog(common.TopicPartition(tp))
+func (s *storageStore) GetLog(tp common.TopicPartition) (Log, bool) {
+	l, ok := s.logs.GetLog(tp)
 	if !ok {
 		return nil, false
 	}
 	return storageLog{l}, true
 }
 
-func (s *storageStore) DeleteLog(tp TopicPartition) error {
-	return s.logs.DeleteLog(common.TopicPartition(tp))
+func (s *storageStore) DeleteLog(tp common.TopicPartition) error {
+	return s.logs.DeleteLog(tp)
 }
 
 // storageLog adapts *storage.Log to Log.

@@ -33,7 +33,7 @@ func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.L
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	compact := func(topic string) (storage.LogConfig, error) {
+	cfg.LogConfigFor = func(topic string) (storage.LogConfig, error) {
 		c := storage.DefaultLogConfig()
 		switch topic {
 		case "compacted":
@@ -43,7 +43,7 @@ func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.L
 		}
 		return c, nil
 	}
-	m := New(cfg, NewStorageLogStore(lm, compact), metadata.New(cfg.BrokerID, "test"))
+	m := New(cfg, NewStorageLogStore(lm), metadata.New(cfg.BrokerID, "test"))
 	t.Cleanup(m.Shutdown)
 	return m, lm, dir
 }
@@ -281,7 +281,7 @@ func TestStorageStopReplicaDeletesLog(t *testing.T) {
 	if resp.ErrorCode != 0 || len(resp.Partitions) != 1 || resp.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("StopReplica: %+v", resp)
 	}
-	if _, ok := m.Partition(TopicPartition{Topic: "t", Partition: 0}); ok {
+	if _, ok := m.Partition(common.TopicPartition{Topic: "t", Partition: 0}); ok {
 		t.Fatal("partition still hosted")
 	}
 	if _, ok := lm.GetLog(common.TopicPartition{Topic: "t", Partition: 0}); ok {
@@ -357,7 +357,7 @@ func TestStorageZstdTopicNeedsFetchV10(t *testing.T) {
 func TestStorageReadLocalLog(t *testing.T) {
 	m, _, _ := newStorageManager(t, nil)
 	makeLeader(t, m, "__consumer_offsets", 3, 0)
-	tp := TopicPartition{Topic: "__consumer_offsets", Partition: 3}
+	tp := common.TopicPartition{Topic: "__consumer_offsets", Partition: 3}
 	for i := 0; i < 5; i++ {
 		if _, err := m.AppendToLocalLog(tp, makeBatch(int64(i), "k"+string(rune('0'+i)), "v"), -1); err != nil {
 			t.Fatal(err)
@@ -382,7 +382,7 @@ func TestStorageReadLocalLog(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("read %v, want %v", got, want)
 	}
-	if err := m.ReadLocalLog(context.Background(), TopicPartition{Topic: "nope", Partition: 0}, 0, func([]byte) error { return nil }); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	if err := m.ReadLocalLog(context.Background(), common.TopicPartition{Topic: "nope", Partition: 0}, 0, func([]byte) error { return nil }); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Fatalf("unknown partition: %v", err)
 	}
 }

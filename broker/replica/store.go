@@ -4,12 +4,10 @@ import (
 	"io"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/storage"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// TopicPartition is the one partition name all packages share.
-type TopicPartition = common.TopicPartition
 
 // AppendResult is what a leader append reports (storage.AppendInfo).
 type AppendResult struct {
@@ -94,11 +92,12 @@ type AbortedTxn struct {
 
 // LogStore owns every partition log of this broker (storage.LogManager).
 type LogStore interface {
-	// GetOrCreateLog opens or creates the log of tp. isNew comes from
-	// LeaderAndIsr's IsNew and only matters when log dirs are offline.
-	GetOrCreateLog(tp TopicPartition, isNew bool) (Log, error)
-	GetLog(tp TopicPartition) (Log, bool)
-	DeleteLog(tp TopicPartition) error
+	// GetOrCreateLog opens the log of tp, or creates it with cfg (the
+	// topic's effective configuration, resolved by the caller before it
+	// takes the partition lock).
+	GetOrCreateLog(tp common.TopicPartition, cfg storage.LogConfig) (Log, error)
+	GetLog(tp common.TopicPartition) (Log, bool)
+	DeleteLog(tp common.TopicPartition) error
 }
 
 // MetadataCache is the part of the broker's metadata cache the manager
@@ -124,8 +123,8 @@ type MetadataCache interface {
 type FollowerFetcher interface {
 	// AddPartitions starts fetching each partition from its leader; the
 	// fetcher truncates by leader epoch before fetching from the log end.
-	AddPartitions(parts map[TopicPartition]FollowerStart)
-	RemovePartitions(tps []TopicPartition)
+	AddPartitions(parts map[common.TopicPartition]FollowerStart)
+	RemovePartitions(tps []common.TopicPartition)
 }
 
 // FollowerStart is where a follower begins fetching.

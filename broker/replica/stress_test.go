@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestConcurrentProduceFetchAndEpochBumps(t *testing.T) {
 	m, store := newTestManager(t, nil)
 	makeLeader(t, m, "t", 0, 0)
-	tp := TopicPartition{Topic: "t", Partition: 0}
+	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	const producers, perProducer, bumps = 4, 40, 10
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 )
@@ -21,7 +22,7 @@ type zkIsrUpdater struct{ c *zkclient.Client }
 // znodes.
 func NewZkIsrUpdater(c *zkclient.Client) IsrUpdater { return zkIsrUpdater{c} }
 
-func (u zkIsrUpdater) UpdateIsr(tp TopicPartition, st IsrState) (int32, error) {
+func (u zkIsrUpdater) UpdateIsr(tp common.TopicPartition, st IsrState) (int32, error) {
 	v, err := u.c.UpdateLeaderAndIsrConditional(zkpaths.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, zkpaths.LeaderAndIsr{
 		Leader:              st.Leader,
 		LeaderEpoch:         st.LeaderEpoch,
@@ -36,7 +37,7 @@ func (u zkIsrUpdater) UpdateIsr(tp TopicPartition, st IsrState) (int32, error) {
 	return v, err
 }
 
-func (u zkIsrUpdater) NotifyIsrChange(tps []TopicPartition) error {
+func (u zkIsrUpdater) NotifyIsrChange(tps []common.TopicPartition) error {
 	out := make([]zkpaths.TopicPartition, len(tps))
 	for i, tp := range tps {
 		out[i] = zkpaths.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
