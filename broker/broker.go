@@ -240,7 +240,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
 		Broker:          b.cfg,
-		ZK:              zkAdmin{zk: b.zk},
+		ZK:              b.zk,
 		Metadata:        metaView{b.meta},
 		Replicas:        b.replicas,
 		Controller:      ctrlAdapter{b.ctrl},

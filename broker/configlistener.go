@@ -46,7 +46,7 @@ func (c *topicConfigCache) get(topic string) (map[string]string, error) {
 
 // reload reads the topic's overrides from ZooKeeper into the cache.
 func (c *topicConfigCache) reload(topic string) (map[string]string, error) {
-	v, err := readEntityConfig(c.zk, zkpaths.ConfigTypeTopic, topic)
+	v, err := c.zk.GetEntityConfigs(zkpaths.ConfigTypeTopic, topic)
 	if err != nil {
 		return nil, err
 	}

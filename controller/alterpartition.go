@@ -10,6 +10,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -116,7 +118,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 				continue
 			}
 			if e := errs[it.tp]; e != nil {
-				if errors.Is(e, errBadVersion) {
+				if errors.Is(e, zk.ErrBadVersion) {
 					it.err = kerr.InvalidUpdateVersion
 				} else {
 					it.err = kerr.UnknownServerError

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
@@ -208,11 +209,13 @@ func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
 	}
 
 	// A zombie still holding the old epochZkVersion cannot write.
-	zombie := newZkAdapter(cl.admin)
+	var zombie zkClient = cl.admin
 	cl.createTopic("fenced", map[int32][]int32{0: {second.id}})
 	waitFor(t, "state znode of fenced-0", func() bool { _, ok := cl.state("fenced", 0); return ok })
 	s, _ := cl.state("fenced", 0)
-	_, err = zombie.FencedSet(version1, zkpaths.PartitionStatePath("fenced", 0), zkpaths.LeaderAndIsr{Leader: 99, ISR: []int32{99}, ControllerEpoch: epoch1}.Encode(), s.ZkVersion)
+	fencedTP := common.TopicPartition{Topic: "fenced", Partition: 0}
+	zombieState := zkpaths.LeaderAndIsr{Leader: 99, ISR: []int32{99}, ControllerEpoch: epoch1, ZkVersion: s.ZkVersion}
+	_, err = zombie.UpdatePartitionStates(version1, map[common.TopicPartition]zkpaths.LeaderAndIsr{fencedTP: zombieState})
 	if !errors.Is(err, ErrControllerMoved) {
 		t.Fatalf("zombie write: err = %v, want ErrControllerMoved", err)
 	}
@@ -311,7 +314,7 @@ func TestIntegrationTopicCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ta.Partitions = all
-	if _, err := cl.admin.UpdateTopicAssignment("orders", ta); err != nil {
+	if _, err := cl.admin.UpdateTopicAssignment("orders", ta, -1); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "state of the added partition orders-3", func() bool { _, ok := cl.state("orders", 3); return ok })

@@ -9,8 +9,6 @@ import (
 	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/klassik/klassik/zkpaths"
 )
 
 // ElectionType is ElectLeaders' election_type.
@@ -80,21 +78,14 @@ func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) 
 	}
 	partitions := e.partitions
 	if e.trigger == triggerZK {
-		data, _, err := c.zk.GetData(zkpaths.PreferredReplicaElectionPath)
-		if errors.Is(err, errNoNode) {
-			return nil, nil
-		}
-		if err != nil {
+		tps, exists, err := c.zk.GetPreferredReplicaElection()
+		if !exists {
 			return nil, err
 		}
-		tps, err := zkpaths.DecodePreferredReplicaElection(data)
 		if err != nil {
 			c.log.Warn("ignoring an undecodable preferred replica election request", "err", err)
 		}
-		partitions = nil
-		for _, tp := range tps {
-			partitions = append(partitions, TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
-		}
+		partitions = tps
 	} else if partitions == nil {
 		partitions = c.ctx.AllPartitions()
 	}
@@ -149,7 +140,7 @@ func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) 
 		}
 	}
 	if e.trigger == triggerZK {
-		if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.PreferredReplicaElectionPath, -1); err != nil && !errors.Is(err, errNoNode) {
+		if err := c.zk.DeletePreferredReplicaElection(c.ctx.EpochZkVersion); err != nil {
 			return out, err
 		}
 	}

@@ -157,7 +157,7 @@ func runModel(t *testing.T, ops []byte) {
 			if actives > 1 {
 				t.Fatalf("after %s: %d active controllers", step, actives)
 			}
-			data, _, err := h.zk.GetData(zkpaths.ControllerEpochPath)
+			data, _, err := h.get(zkpaths.ControllerEpochPath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func runModel(t *testing.T, ops []byte) {
 }
 
 func zkAssignment(t *testing.T, h *harness, topic string, p int32) ([]int32, bool) {
-	data, _, err := h.zk.GetData(zkpaths.TopicPath(topic))
+	data, _, err := h.get(zkpaths.TopicPath(topic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func zkAssignment(t *testing.T, h *harness, topic string, p int32) ([]int32, boo
 func snapshotStates(t *testing.T, h *harness) map[TopicPartition]zkpaths.LeaderAndIsr {
 	out := map[TopicPartition]zkpaths.LeaderAndIsr{}
 	for p := int32(0); p < 5; p++ {
-		data, st, err := h.zk.GetData(zkpaths.PartitionStatePath("m", p))
+		data, st, err := h.get(zkpaths.PartitionStatePath("m", p))
 		if err != nil {
 			continue
 		}

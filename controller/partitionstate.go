@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // PartitionState is a partition's state in the partition state machine.
@@ -276,7 +278,7 @@ func (m *partitionStateMachine) electLeadersOnce(tps []TopicPartition, spec elec
 	var retry []TopicPartition
 	for _, tp := range sortedKeys(updates) {
 		if e := errs[tp]; e != nil {
-			if errors.Is(e, errBadVersion) {
+			if errors.Is(e, zk.ErrBadVersion) {
 				retry = append(retry, tp)
 				continue
 			}

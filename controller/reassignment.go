@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -47,7 +49,7 @@ func (c *Controller) writeTopicAssignment(topic string) error {
 		ta.Adding[tp.Partition] = a.AddingReplicas
 		ta.Removing[tp.Partition] = a.RemovingReplicas
 	}
-	_, err := c.zk.FencedSet(c.ctx.EpochZkVersion, zkpaths.TopicPath(topic), ta.Encode(), -1)
+	_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, topic, ta, -1)
 	return err
 }
 
@@ -196,7 +198,7 @@ func (c *Controller) updateLeaderEpochAndSend(tp TopicPartition, a ReplicaAssign
 			return err
 		}
 		if e := errs[tp]; e != nil {
-			if errors.Is(e, errBadVersion) {
+			if errors.Is(e, zk.ErrBadVersion) {
 				continue
 			}
 			return e
@@ -223,30 +225,16 @@ func (zkPartitionReassignmentEvent) state() string { return "AlterPartitionReass
 func (zkPartitionReassignmentEvent) preempt()      {}
 
 func (c *Controller) readZkReassignment() ([]zkpaths.PartitionReplicas, bool, error) {
-	data, _, err := c.zk.GetData(zkpaths.ReassignPartitionsPath)
-	if errors.Is(err, errNoNode) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	parts, err := zkpaths.DecodeReassignment(data)
-	if err != nil {
-		return nil, true, err
-	}
-	return parts, true, nil
+	return c.zk.GetPartitionReassignment()
 }
 
+// writeZkReassignment rewrites /admin/reassign_partitions with the
+// partitions still in progress, deleting it when none is left.
 func (c *Controller) writeZkReassignment(parts []zkpaths.PartitionReplicas) error {
 	if len(parts) == 0 {
-		err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.ReassignPartitionsPath, -1)
-		if errors.Is(err, errNoNode) {
-			return nil
-		}
-		return err
+		return c.zk.DeletePartitionReassignment(c.ctx.EpochZkVersion)
 	}
-	_, err := c.zk.FencedSet(c.ctx.EpochZkVersion, zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts), -1)
-	return err
+	return c.zk.SetOrCreatePartitionReassignment(c.ctx.EpochZkVersion, parts)
 }
 
 // removeFromZkReassignment drops tp from the znode if it is listed there

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // ReplicaState is a replica's state in the replica state machine.
@@ -266,7 +268,7 @@ func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []TopicPar
 		}
 		for _, tp := range sortedKeys(updates) {
 			if e := werrs[tp]; e != nil {
-				if errors.Is(e, errBadVersion) {
+				if errors.Is(e, zk.ErrBadVersion) {
 					remaining = append(remaining, tp)
 				} else {
 					errs[tp] = e

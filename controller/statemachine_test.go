@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -62,7 +64,7 @@ func (s *memStore) UpdateStates(states map[TopicPartition]LeaderAndIsr, epoch in
 	for _, tp := range sortedKeys(states) {
 		cur, ok := s.states[tp]
 		if !ok {
-			errs[tp] = errNoNode
+			errs[tp] = zk.ErrNoNode
 			continue
 		}
 		if s.conflict[tp] > 0 {
@@ -70,11 +72,11 @@ func (s *memStore) UpdateStates(states map[TopicPartition]LeaderAndIsr, epoch in
 			// Simulate a leader's concurrent ISR write.
 			cur.PartitionEpoch++
 			s.states[tp] = cur
-			errs[tp] = errBadVersion
+			errs[tp] = zk.ErrBadVersion
 			continue
 		}
 		if cur.PartitionEpoch != states[tp].PartitionEpoch {
-			errs[tp] = errBadVersion
+			errs[tp] = zk.ErrBadVersion
 			continue
 		}
 		l := LeaderIsrAndControllerEpoch{LeaderAndIsr: states[tp], ControllerEpoch: epoch}

@@ -28,7 +28,7 @@ type zkStore interface {
 	GetEntityConfigs(entityType, name string) (map[string]string, error)
 	ChangeEntityConfigs(entityType, name string, configs map[string]string) error
 	CreateTopic(topic string, assignment zkpaths.TopicAssignment, configs map[string]string) error
-	UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment) (int32, error)
+	UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment, expectedVersion int32) (int32, error)
 	CreateDeleteTopicPath(topic string) error
 	Exists(p string) (bool, *zk.Stat, error)
 	Close()
@@ -347,7 +347,7 @@ func (s *zkService) alter(o *topicOptions) error {
 		na := a
 		na.Partitions = maps.Clone(a.Partitions)
 		maps.Copy(na.Partitions, added)
-		if _, err := s.zk.UpdateTopicAssignment(t, na); err != nil {
+		if _, err := s.zk.UpdateTopicAssignment(t, na, -1); err != nil {
 			return err
 		}
 		fmt.Fprintln(s.out, "Adding partitions succeeded!")

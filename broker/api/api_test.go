@@ -18,6 +18,7 @@ import (
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 // fakeZK is an in-memory AdminZK for the handlers' validation logic; the
@@ -49,11 +50,18 @@ func newFakeZK(racks ...string) *fakeZK {
 	return z
 }
 
-func (z *fakeZK) Brokers(context.Context) ([]controller.BrokerMetadata, error) {
-	return z.brokers, nil
+func (z *fakeZK) GetAllBrokers() ([]zkpaths.BrokerInfo, error) {
+	out := make([]zkpaths.BrokerInfo, len(z.brokers))
+	for i, b := range z.brokers {
+		out[i] = zkpaths.BrokerInfo{ID: b.ID}
+		if b.Rack != nil {
+			out[i].Rack = *b.Rack
+		}
+	}
+	return out, nil
 }
 
-func (z *fakeZK) AllTopics(context.Context) ([]string, error) {
+func (z *fakeZK) GetAllTopics() ([]string, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	var out []string
@@ -64,87 +72,87 @@ func (z *fakeZK) AllTopics(context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (z *fakeZK) TopicAssignment(_ context.Context, topic string) (zkpaths.TopicAssignment, int32, error) {
+func (z *fakeZK) GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int32, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	ta, ok := z.topics[topic]
 	if !ok {
-		return ta, 0, ErrNoTopic
+		return ta, 0, zkclient.ErrTopicNotFound
 	}
 	return ta, z.versions[topic], nil
 }
 
-func (z *fakeZK) TopicMarkedForDeletion(_ context.Context, topic string) (bool, error) {
+func (z *fakeZK) IsTopicMarkedForDeletion(topic string) (bool, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	return z.marked[topic], nil
 }
 
-func (z *fakeZK) CreateTopic(_ context.Context, topic string, a map[int32][]int32, cfgs map[string]string) error {
+func (z *fakeZK) CreateTopic(topic string, a zkpaths.TopicAssignment, cfgs map[string]string) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	z.configs[topic] = maps.Clone(cfgs)
 	if _, ok := z.topics[topic]; ok {
-		return ErrTopicExists
+		return zkclient.ErrTopicExists
 	}
-	z.topics[topic] = zkpaths.TopicAssignment{Partitions: a, TopicID: zkpaths.RandomUUID()}
+	z.configs[topic] = maps.Clone(cfgs)
+	z.topics[topic] = a
 	return nil
 }
 
-func (z *fakeZK) SetTopicAssignment(_ context.Context, topic string, a zkpaths.TopicAssignment, version int32) error {
+func (z *fakeZK) UpdateTopicAssignment(topic string, a zkpaths.TopicAssignment, version int32) (int32, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.versions[topic] != version {
-		return errors.New("bad version")
+		return 0, errors.New("bad version")
 	}
 	z.topics[topic] = a
 	z.versions[topic]++
-	return nil
+	return z.versions[topic], nil
 }
 
-func (z *fakeZK) MarkTopicForDeletion(_ context.Context, topic string) error {
+func (z *fakeZK) CreateDeleteTopicPath(topic string) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.marked[topic] {
-		return ErrTopicExists
+		return zkclient.ErrTopicAlreadyMarkedForDeletion
 	}
 	z.marked[topic] = true
 	return nil
 }
 
-func (z *fakeZK) TopicConfig(_ context.Context, topic string) (map[string]string, error) {
+func (z *fakeZK) GetEntityConfigs(_, name string) (map[string]string, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	return maps.Clone(z.configs[topic]), nil
+	return maps.Clone(z.configs[name]), nil
 }
 
-func (z *fakeZK) SetTopicConfig(_ context.Context, topic string, cfgs map[string]string) error {
+func (z *fakeZK) ChangeEntityConfigs(typ, name string, cfgs map[string]string) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	z.configs[topic] = maps.Clone(cfgs)
-	z.changes = append(z.changes, "topics/"+topic)
+	z.configs[name] = maps.Clone(cfgs)
+	z.changes = append(z.changes, typ+"/"+name)
 	return nil
 }
 
-func (z *fakeZK) ClaimProducerIDBlock(_ context.Context, broker int32) (int64, int64, error) {
+func (z *fakeZK) AllocateProducerIDBlock(broker int32) (zkpaths.ProducerIDBlock, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.failPIDs {
-		return 0, 0, errors.New("zookeeper unavailable")
+		return zkpaths.ProducerIDBlock{}, errors.New("zookeeper unavailable")
 	}
 	start := z.block + 1
 	z.block = start + producerIDBlockSize - 1
-	return start, z.block, nil
+	return zkpaths.ProducerIDBlock{BrokerID: broker, BlockStart: start, BlockEnd: z.block}, nil
 }
 
-func (z *fakeZK) ConsumerOffset(_ context.Context, g, t string, p int32) (int64, bool, error) {
+func (z *fakeZK) GetConsumerOffset(g, t string, p int32) (int64, bool, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	o, ok := z.offsets[fmt.Sprintf("%s/%s/%d", g, t, p)]
 	return o, ok, nil
 }
 
-func (z *fakeZK) SetConsumerOffset(_ context.Context, g, t string, p int32, o int64) error {
+func (z *fakeZK) SetConsumerOffset(g, t string, p int32, o int64) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.offsets == nil {

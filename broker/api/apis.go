@@ -170,7 +170,7 @@ func New(cfg Config) *Apis {
 		metaCh:          make(chan struct{}),
 	}
 	if cfg.ZK != nil {
-		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.ClaimProducerIDBlock)
+		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.AllocateProducerIDBlock)
 	}
 	a.handlers = map[int16]handlerFunc{
 		0:  a.handleProduce,

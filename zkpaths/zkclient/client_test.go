@@ -476,7 +476,7 @@ func TestTopicLifecycle(t *testing.T) {
 		}
 		// Partition addition (admin path, any-version).
 		a.Partitions[2] = []int32{1, 2}
-		zv, err = c.UpdateTopicAssignment("orders.v1", a)
+		zv, err = c.UpdateTopicAssignment("orders.v1", a, -1)
 		if err != nil || zv != 1 {
 			t.Fatalf("add partitions: %d %v", zv, err)
 		}

@@ -3,6 +3,8 @@ package zkclient
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -16,15 +18,16 @@ type PartitionStateResult struct {
 	Err       error // e.g. zk.ErrBadVersion, zk.ErrNodeExists, zk.ErrNoNode
 }
 
-// parallelism bounds concurrent requests of batch operations, like Kafka's
-// zookeeper.max.in.flight.requests (default 10); go-zookeeper pipelines them
-// on one connection.
-const parallelism = 10
+// defaultMaxInFlight bounds concurrent requests of batch operations, like
+// Kafka's zookeeper.max.in.flight.requests (default 10); go-zookeeper
+// pipelines them on one connection.
+const defaultMaxInFlight = 10
 
-// forEach runs fn for every item with bounded parallelism; the goroutines
-// are owned by the call and finish before it returns.
-func forEach[T any](items []T, fn func(T)) {
-	if len(items) <= 1 {
+// forEach runs fn for every item with at most parallelism calls at once;
+// the goroutines are owned by the call and finish before it returns. With
+// parallelism 1 the items run in order on the caller's goroutine.
+func forEach[T any](parallelism int, items []T, fn func(T)) {
+	if len(items) <= 1 || parallelism <= 1 {
 		for _, it := range items {
 			fn(it)
 		}
@@ -56,19 +59,25 @@ func (c *Client) GetPartitionState(tp zkpaths.TopicPartition) (zkpaths.LeaderAnd
 	}
 	s, err := zkpaths.DecodeLeaderAndIsr(data, st.Version)
 	if err != nil {
-		return zkpaths.LeaderAndIsr{}, false, fmt.Errorf("zkclient: state of %s: %w", tp, err)
+		return zkpaths.LeaderAndIsr{}, false, fmt.Errorf("%w: state of %s: %w", ErrUndecodable, tp, err)
 	}
 	return s, true, nil
 }
 
 // GetPartitionStates reads many state znodes concurrently; partitions
-// without a state znode are omitted from the result.
+// without a state znode are omitted from the result, and so are undecodable
+// ones (logged), so that one bad znode fails its partition rather than the
+// whole read.
 func (c *Client) GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, error) {
 	var mu sync.Mutex
 	out := make(map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, len(tps))
 	var firstErr error
-	forEach(tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp zkpaths.TopicPartition) {
 		s, ok, err := c.GetPartitionState(tp)
+		if errors.Is(err, ErrUndecodable) {
+			c.log.Warn("ignoring an undecodable partition state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -100,7 +109,8 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.
 		topics[tp.Topic] = true
 		tps = append(tps, tp)
 	}
-	for t := range topics {
+	slices.SortFunc(tps, zkpaths.TopicPartition.Compare)
+	for _, t := range slices.Sorted(maps.Keys(topics)) {
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionsPath(t), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
 			return nil, err
 		}
@@ -108,7 +118,7 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.
 	var mu sync.Mutex
 	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
 	moved := false
-	forEach(tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp zkpaths.TopicPartition) {
 		var r PartitionStateResult
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
 			r.Err = err
@@ -135,14 +145,11 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.
 // new ZkVersion or zk.ErrBadVersion (re-read and retry) / zk.ErrNoNode. If
 // the epoch check failed the error is ErrControllerMoved.
 func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr) (map[zkpaths.TopicPartition]PartitionStateResult, error) {
-	tps := make([]zkpaths.TopicPartition, 0, len(states))
-	for tp := range states {
-		tps = append(tps, tp)
-	}
+	tps := slices.SortedFunc(maps.Keys(states), zkpaths.TopicPartition.Compare)
 	var mu sync.Mutex
 	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
 	moved := false
-	forEach(tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp zkpaths.TopicPartition) {
 		s := states[tp]
 		var r PartitionStateResult
 		res, err := c.fencedOne(epochZkVersion, SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion))

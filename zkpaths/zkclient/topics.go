@@ -27,7 +27,8 @@ func (c *Client) TopicExists(topic string) (bool, error) {
 }
 
 // GetTopicAssignment reads /brokers/topics/<t> and its zkVersion; a missing
-// topic returns an error matching ErrTopicNotFound and zk.ErrNoNode.
+// topic returns an error matching ErrTopicNotFound and zk.ErrNoNode, an
+// undecodable one an error matching ErrUndecodable.
 func (c *Client) GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int32, error) {
 	data, st, err := c.Get(zkpaths.TopicPath(topic))
 	if errors.Is(err, zk.ErrNoNode) {
@@ -38,7 +39,7 @@ func (c *Client) GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int3
 	}
 	a, err := zkpaths.DecodeTopicAssignment(data)
 	if err != nil {
-		return zkpaths.TopicAssignment{}, 0, fmt.Errorf("zkclient: topic %s: %w", topic, err)
+		return zkpaths.TopicAssignment{}, 0, fmt.Errorf("%w: topic %s: %w", ErrUndecodable, topic, err)
 	}
 	return a, st.Version, nil
 }
@@ -98,7 +99,7 @@ func (c *Client) GetTopicPartitions(topic string) ([]int32, error) {
 // NodeExists on that create also yields ErrTopicExists. The assignment is
 // written as given (set TopicID for a v3 topic id).
 func (c *Client) CreateTopic(topic string, assignment zkpaths.TopicAssignment, configs map[string]string) error {
-	if ok, _, err := c.Exists(zkpaths.DeleteTopicPath(topic)); err != nil {
+	if ok, err := c.IsTopicMarkedForDeletion(topic); err != nil {
 		return err
 	} else if ok {
 		return fmt.Errorf("%w: %s", ErrTopicMarkedForDeletion, topic)
@@ -130,11 +131,12 @@ func (c *Client) CreateTopic(topic string, assignment zkpaths.TopicAssignment, c
 	return err
 }
 
-// UpdateTopicAssignment overwrites a topic's assignment any-version, as the
-// partition-addition path does (not fenced). The topic must exist. Returns
-// the new zkVersion.
-func (c *Client) UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment) (int32, error) {
-	st, err := c.Set(zkpaths.TopicPath(topic), assignment.Encode(), -1)
+// UpdateTopicAssignment overwrites a topic's assignment, as the
+// partition-addition path does (not fenced), conditionally on
+// expectedVersion (-1: any version; a lost race matches zk.ErrBadVersion).
+// The topic must exist. Returns the new zkVersion.
+func (c *Client) UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment, expectedVersion int32) (int32, error) {
+	st, err := c.Set(zkpaths.TopicPath(topic), assignment.Encode(), expectedVersion)
 	if errors.Is(err, zk.ErrNoNode) {
 		return 0, fmt.Errorf("%w: %s: %w", ErrTopicNotFound, topic, err)
 	}
@@ -173,6 +175,12 @@ func (c *Client) DeleteTopicConfigs(epochZkVersion int32, topics ...string) erro
 		}
 	}
 	return nil
+}
+
+// IsTopicMarkedForDeletion reports whether /admin/delete_topics/<t> exists.
+func (c *Client) IsTopicMarkedForDeletion(topic string) (bool, error) {
+	ok, _, err := c.Exists(zkpaths.DeleteTopicPath(topic))
+	return ok, err
 }
 
 // CreateDeleteTopicPath marks a topic for deletion (/admin/delete_topics/<t>,
