@@ -144,16 +144,6 @@ func (c *Client) DeleteIsrChangeNotifications(epochZkVersion int32, names ...str
 	return c.deleteChildrenFenced(epochZkVersion, zkpaths.IsrChangeNotificationPath, names)
 }
 
-// CreateLogDirEventNotification writes one log dir failure notification and
-// returns its child name.
-func (c *Client) CreateLogDirEventNotification(brokerID int32) (string, error) {
-	p, err := c.CreateRecursive(zkpaths.LogDirEventNotificationSeqPath(), zkpaths.EncodeLogDirEventNotification(brokerID), PersistentSequential)
-	if err != nil {
-		return "", err
-	}
-	return baseName(p), nil
-}
-
 // GetAllLogDirEventNotifications lists the log dir event child names, sorted.
 func (c *Client) GetAllLogDirEventNotifications() ([]string, error) {
 	return c.childrenOrEmpty(zkpaths.LogDirEventNotificationPath)
@@ -234,9 +224,9 @@ func (c *Client) GetEntityConfigs(entityType, name string) (map[string]string, e
 	return cfg, nil
 }
 
-// SetOrCreateEntityConfigs writes the complete override set of an entity
+// setOrCreateEntityConfigs writes the complete override set of an entity
 // ("set, else create", any-version; last writer wins). No notification.
-func (c *Client) SetOrCreateEntityConfigs(entityType, name string, configs map[string]string) error {
+func (c *Client) setOrCreateEntityConfigs(entityType, name string, configs map[string]string) error {
 	p := zkpaths.ConfigPath(entityType, name)
 	data := zkpaths.EncodeEntityConfig(configs)
 	_, err := c.Set(p, data, -1)
@@ -250,10 +240,10 @@ func (c *Client) SetOrCreateEntityConfigs(entityType, name string, configs map[s
 	return err
 }
 
-// CreateConfigChangeNotification creates a version 2
+// createConfigChangeNotification creates a version 2
 // /config/changes/config_change_ node for "<type>/<name>" and returns its
 // child name.
-func (c *Client) CreateConfigChangeNotification(entityType, name string) (string, error) {
+func (c *Client) createConfigChangeNotification(entityType, name string) (string, error) {
 	if err := c.EnsurePath(zkpaths.ConfigChangesPath); err != nil {
 		return "", err
 	}
@@ -281,20 +271,15 @@ func (c *Client) ChangeEntityConfigs(entityType, name string, configs map[string
 				return err
 			}
 		default:
-			if err := c.SetOrCreateEntityConfigs(entityType, name, configs); err != nil {
+			if err := c.setOrCreateEntityConfigs(entityType, name, configs); err != nil {
 				return err
 			}
 		}
-	} else if err := c.SetOrCreateEntityConfigs(entityType, name, configs); err != nil {
+	} else if err := c.setOrCreateEntityConfigs(entityType, name, configs); err != nil {
 		return err
 	}
-	_, err := c.CreateConfigChangeNotification(entityType, name)
+	_, err := c.createConfigChangeNotification(entityType, name)
 	return err
-}
-
-// GetAllEntitiesWithConfig lists the entity names under /config/<type>.
-func (c *Client) GetAllEntitiesWithConfig(entityType string) ([]string, error) {
-	return c.childrenOrEmpty(zkpaths.ConfigTypePath(entityType))
 }
 
 // GetConsumerOffset reads a legacy consumer offset

@@ -171,24 +171,6 @@ func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[zkpaths.
 	return out, nil
 }
 
-// CreatePartitionState is CreatePartitionStates for one partition.
-func (c *Client) CreatePartitionState(epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
-	res, err := c.CreatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
-	if err != nil {
-		return 0, err
-	}
-	return res[tp].ZkVersion, res[tp].Err
-}
-
-// UpdatePartitionState is UpdatePartitionStates for one partition.
-func (c *Client) UpdatePartitionState(epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
-	res, err := c.UpdatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
-	if err != nil {
-		return 0, err
-	}
-	return res[tp].ZkVersion, res[tp].Err
-}
-
 // UpdateLeaderAndIsrConditional is the partition leader's own ISR write of
 // the legacy path (IBP < 2.7-IV2, ReplicationUtils.updateLeaderAndIsr): a
 // setData conditional on s.ZkVersion, not fenced. On BadVersion it re-reads

@@ -3,7 +3,6 @@ package zkclient
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -69,28 +68,6 @@ func (c *Client) GetReplicaAssignment(topic string) (map[int32][]int32, error) {
 	return a.Partitions, nil
 }
 
-// GetTopicPartitions lists the partition nodes under
-// /brokers/topics/<t>/partitions (created by the controller), ascending.
-func (c *Client) GetTopicPartitions(topic string) ([]int32, error) {
-	kids, err := c.Children(zkpaths.TopicPartitionsPath(topic))
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int32, 0, len(kids))
-	for _, k := range kids {
-		p, err := zkpaths.ParsePartition(k)
-		if err != nil {
-			continue
-		}
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
-}
-
 // CreateTopic creates a topic as Kafka's AdminZkClient does: refuse if the
 // topic is marked for deletion (ErrTopicMarkedForDeletion), exists
 // (ErrTopicExists) or collides with another topic by '.' versus '_'
@@ -121,7 +98,7 @@ func (c *Client) CreateTopic(topic string, assignment zkpaths.TopicAssignment, c
 			}
 		}
 	}
-	if err := c.SetOrCreateEntityConfigs(zkpaths.ConfigTypeTopic, topic, configs); err != nil {
+	if err := c.setOrCreateEntityConfigs(zkpaths.ConfigTypeTopic, topic, configs); err != nil {
 		return err
 	}
 	_, err := c.CreateRecursive(zkpaths.TopicPath(topic), assignment.Encode(), Persistent)
