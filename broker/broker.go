@@ -243,7 +243,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		ZK:              b.zk,
 		Metadata:        metaView{b.meta},
 		Replicas:        b.replicas,
-		Controller:      ctrlAdapter{b.ctrl},
+		Controller:      b.ctrl,
 		Groups:          b.groups,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,

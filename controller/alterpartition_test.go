@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -100,7 +102,7 @@ func TestAlterPartition(t *testing.T) {
 	// a-1 lost replica 3 from its ISR (leader epoch 1 now): its leader's
 	// request with the old leader epoch 0 is fenced.
 	e2, _ := c.ctx.BrokerEpoch(2)
-	if l, _ := c.ctx.Leadership(TopicPartition{Topic: "a", Partition: 1}); l.LeaderEpoch != 1 {
+	if l, _ := c.ctx.Leadership(common.TopicPartition{Topic: "a", Partition: 1}); l.LeaderEpoch != 1 {
 		t.Fatalf("a-1 leadership %s", l)
 	}
 	resp, _ = c.processAlterPartition(alterReq(2, e2, id, alterPart(1, 0, 1, 2)))

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -150,7 +152,7 @@ func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controlle
 	c.psm = &partitionStateMachine{
 		ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog, controllerID: cfg.BrokerID,
 		uncleanDflt: func() bool { return c.cfg.UncleanLeaderElectionEnable },
-		onUnclean:   func(TopicPartition) { c.metrics.unclean.Mark(1) },
+		onUnclean:   func(common.TopicPartition) { c.metrics.unclean.Mark(1) },
 	}
 	c.rsm = &replicaStateMachine{ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog}
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)
@@ -233,7 +235,7 @@ func (c *Controller) TopicUncleanLeaderElectionEnabled(topic string) {
 // §13.2) and returns the partitions it still leads. Errors are kerr values:
 // StaleControllerEpoch when this broker is not the controller,
 // StaleBrokerEpoch, BrokerNotAvailable.
-func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error) {
+func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]common.TopicPartition, error) {
 	reply := make(chan controlledShutdownResult, 1)
 	c.em.put(controlledShutdownEvent{id: brokerID, brokerEpoch: brokerEpoch, reply: reply})
 	select {
@@ -731,7 +733,7 @@ func (c *Controller) loadTopicAssignment(t string) error {
 	}
 	c.ctx.SetTopicID(t, decodeTopicID(ta.TopicID))
 	for p := range ta.Partitions {
-		c.ctx.UpdateAssignment(TopicPartition{Topic: t, Partition: p}, assignmentFromZk(ta, p))
+		c.ctx.UpdateAssignment(common.TopicPartition{Topic: t, Partition: p}, assignmentFromZk(ta, p))
 	}
 	return nil
 }
@@ -746,7 +748,7 @@ func (c *Controller) sendBatch() {
 	}
 }
 
-func (c *Controller) sendUpdateMetadata(brokers []int32, tps []TopicPartition) error {
+func (c *Controller) sendUpdateMetadata(brokers []int32, tps []common.TopicPartition) error {
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)
 	}
@@ -757,7 +759,7 @@ func (c *Controller) sendUpdateMetadata(brokers []int32, tps []TopicPartition) e
 
 // partitionChange runs one partition state machine call in a fresh batch
 // and sends the batch.
-func (c *Controller) partitionChange(tps []TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[TopicPartition]error, error) {
+func (c *Controller) partitionChange(tps []common.TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[common.TopicPartition]error, error) {
 	if err := c.batch.newBatch(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errIllegalState, err)
 	}
@@ -816,14 +818,14 @@ func (c *Controller) onResponse(broker int32, o outgoingRequest, resp kmsg.Respo
 		if len(o.deletePartitions) == 0 {
 			return
 		}
-		errs := map[TopicPartition]error{}
+		errs := map[common.TopicPartition]error{}
 		top := kerr.ErrorForCode(r.ErrorCode)
 		for _, tp := range o.deletePartitions {
 			errs[tp] = top
 		}
 		if top == nil {
 			for _, p := range r.Partitions {
-				tp := TopicPartition{Topic: p.Topic, Partition: p.Partition}
+				tp := common.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 				if _, ok := errs[tp]; ok {
 					errs[tp] = kerr.ErrorForCode(p.ErrorCode)
 				}
@@ -916,7 +918,7 @@ func (c *Controller) onBrokerStartup(newIDs []int32) error {
 	if err := c.sendUpdateMetadata(existing, nil); err != nil {
 		return err
 	}
-	var withLeadership []TopicPartition
+	var withLeadership []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		if _, ok := c.ctx.Leadership(tp); ok && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
 			withLeadership = append(withLeadership, tp)
@@ -983,7 +985,7 @@ func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason
 			others = append(others, r)
 		}
 	}
-	var offlineLeader []TopicPartition
+	var offlineLeader []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		l, ok := c.ctx.Leadership(tp)
 		if !ok || c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
@@ -1064,7 +1066,7 @@ func (c *Controller) processTopicChange() error {
 		c.unwatchTopic(t)
 		c.ctx.RemoveTopic(t)
 	}
-	var newPartitions []TopicPartition
+	var newPartitions []common.TopicPartition
 	for _, t := range added {
 		c.ctx.AddTopic(t)
 		c.watchTopic(t)
@@ -1093,9 +1095,9 @@ func (c *Controller) processPartitionModifications(t string) error {
 	if err != nil {
 		return fmt.Errorf("controller: reading topic %s: %w", t, err)
 	}
-	var toAdd []TopicPartition
+	var toAdd []common.TopicPartition
 	for p := range ta.Partitions {
-		tp := TopicPartition{Topic: t, Partition: p}
+		tp := common.TopicPartition{Topic: t, Partition: p}
 		if _, ok := c.ctx.Assignment(tp); !ok {
 			toAdd = append(toAdd, tp)
 		}
@@ -1125,7 +1127,7 @@ func (c *Controller) processPartitionModifications(t string) error {
 }
 
 // onNewPartitionCreation is §11.3.
-func (c *Controller) onNewPartitionCreation(tps []TopicPartition) error {
+func (c *Controller) onNewPartitionCreation(tps []common.TopicPartition) error {
 	var replicas []PartitionReplica
 	for _, tp := range tps {
 		for _, r := range c.ctx.Replicas(tp) {
@@ -1157,7 +1159,7 @@ func (c *Controller) processIsrChangeNotification() error {
 	if err != nil {
 		return err
 	}
-	changed := map[TopicPartition]bool{}
+	changed := map[common.TopicPartition]bool{}
 	for _, tp := range notified {
 		if _, ok := c.ctx.Assignment(tp); ok {
 			changed[tp] = true
@@ -1184,7 +1186,7 @@ func (c *Controller) processIsrChangeNotification() error {
 
 // --- controlled shutdown (§13.2) ---
 
-func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]TopicPartition, error) {
+func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]common.TopicPartition, error) {
 	if !c.IsActive() {
 		return nil, kerr.StaleControllerEpoch
 	}
@@ -1197,7 +1199,7 @@ func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]T
 	}
 	c.ctx.SetShuttingDown(id)
 	c.log.Info("controlled shutdown requested", "shutting_down_broker", id)
-	var led []TopicPartition
+	var led []common.TopicPartition
 	var followed []PartitionReplica
 	for _, tp := range c.ctx.AllPartitions() {
 		rs := c.ctx.Replicas(tp)
@@ -1227,7 +1229,7 @@ func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]T
 			return nil, err
 		}
 	}
-	var remaining []TopicPartition
+	var remaining []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		l, has := c.ctx.Leadership(tp)
 		if has && l.Leader == id && len(c.ctx.Replicas(tp)) > 1 && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
@@ -1259,7 +1261,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 			c.scheduleRebalance(c.cfg.LeaderImbalanceCheckInterval)
 		}
 	}()
-	byPreferred := map[int32][]TopicPartition{}
+	byPreferred := map[int32][]common.TopicPartition{}
 	for _, tp := range c.ctx.AllPartitions() {
 		if c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
 			continue
@@ -1270,7 +1272,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 	}
 	for _, b := range sortedBrokerKeys(byPreferred) {
 		tps := byPreferred[b]
-		var notPreferred []TopicPartition
+		var notPreferred []common.TopicPartition
 		for _, tp := range tps {
 			if l, ok := c.ctx.Leadership(tp); ok && l.Leader != b {
 				notPreferred = append(notPreferred, tp)
@@ -1280,7 +1282,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 		if ratio <= float64(c.cfg.LeaderImbalancePerBrokerPercentage)/100 {
 			continue
 		}
-		var candidates []TopicPartition
+		var candidates []common.TopicPartition
 		for _, tp := range notPreferred {
 			l, _ := c.ctx.Leadership(tp)
 			if c.ctx.IsLive(b) && slices.Contains(l.ISR, b) {

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -39,14 +41,14 @@ type ElectionOutcome struct {
 }
 
 type replicaLeaderElectionEvent struct {
-	partitions []TopicPartition // nil: every partition (admin) / the znode's list (ZK)
+	partitions []common.TopicPartition // nil: every partition (admin) / the znode's list (ZK)
 	kind       ElectionType
 	trigger    electionTrigger
 	reply      chan electLeadersResult // nil for ZK-triggered elections
 }
 
 type electLeadersResult struct {
-	outcomes map[TopicPartition]ElectionOutcome
+	outcomes map[common.TopicPartition]ElectionOutcome
 	err      error
 }
 
@@ -61,7 +63,7 @@ func (e replicaLeaderElectionEvent) preempt() {
 // ElectLeaders runs an election of the given type for partitions (nil
 // means every partition) and returns the outcome per partition. The error
 // is kerr.NotController when this broker is not the controller.
-func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partitions []TopicPartition) (map[TopicPartition]ElectionOutcome, error) {
+func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partitions []common.TopicPartition) (map[common.TopicPartition]ElectionOutcome, error) {
 	reply := make(chan electLeadersResult, 1)
 	c.em.put(replicaLeaderElectionEvent{partitions: partitions, kind: kind, trigger: triggerAdmin, reply: reply})
 	select {
@@ -72,7 +74,7 @@ func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partit
 	}
 }
 
-func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) (map[TopicPartition]ElectionOutcome, error) {
+func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) (map[common.TopicPartition]ElectionOutcome, error) {
 	if !c.IsActive() {
 		return nil, kerr.NotController
 	}
@@ -89,8 +91,8 @@ func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) 
 	} else if partitions == nil {
 		partitions = c.ctx.AllPartitions()
 	}
-	out := map[TopicPartition]ElectionOutcome{}
-	var toElect []TopicPartition
+	out := map[common.TopicPartition]ElectionOutcome{}
+	var toElect []common.TopicPartition
 	for _, tp := range partitions {
 		if _, ok := c.ctx.Assignment(tp); !ok {
 			out[tp] = ElectionOutcome{Leader: NoLeader, Err: kerr.UnknownTopicOrPartition}

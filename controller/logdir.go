@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -59,9 +61,9 @@ func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) er
 	for t, id := range c.ctx.topicIDs {
 		byID[id] = t
 	}
-	offline := map[TopicPartition]bool{}
-	online := map[TopicPartition]bool{}
-	record := func(tp TopicPartition, code int16) {
+	offline := map[common.TopicPartition]bool{}
+	online := map[common.TopicPartition]bool{}
+	record := func(tp common.TopicPartition, code int16) {
 		switch err := kerr.ErrorForCode(code); {
 		case err == nil:
 			online[tp] = true
@@ -77,14 +79,14 @@ func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) er
 			continue
 		}
 		for _, p := range t.Partitions {
-			record(TopicPartition{Topic: name, Partition: p.Partition}, p.ErrorCode)
+			record(common.TopicPartition{Topic: name, Partition: p.Partition}, p.ErrorCode)
 		}
 	}
 	for _, p := range e.resp.Partitions {
-		record(TopicPartition{Topic: p.Topic, Partition: p.Partition}, p.ErrorCode)
+		record(common.TopicPartition{Topic: p.Topic, Partition: p.Partition}, p.ErrorCode)
 	}
 	prev := c.ctx.offlineDirs[e.broker]
-	next := map[TopicPartition]bool{}
+	next := map[common.TopicPartition]bool{}
 	for tp := range prev {
 		if !online[tp] {
 			next[tp] = true

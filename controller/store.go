@@ -4,7 +4,10 @@ package controller
 // interface so transitions run against an in-memory store in unit tests and
 // against the fenced ZooKeeper client in production (zkstore.go).
 
-import "github.com/klassik/klassik/zkpaths/zkclient"
+import (
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+)
 
 // ErrControllerMoved is raised when a fenced write fails its
 // /controller_epoch check, or when this node finds it is no longer the
@@ -18,13 +21,13 @@ var ErrControllerMoved = zkclient.ErrControllerMoved
 type partitionStateStore interface {
 	// ReadStates returns the state znodes that exist (with their version as
 	// PartitionEpoch).
-	ReadStates(tps []TopicPartition) (map[TopicPartition]LeaderIsrAndControllerEpoch, error)
+	ReadStates(tps []common.TopicPartition) (map[common.TopicPartition]LeaderIsrAndControllerEpoch, error)
 	// CreateStates creates the state znodes (and their parents).
-	CreateStates(states map[TopicPartition]LeaderIsrAndControllerEpoch) (map[TopicPartition]error, error)
+	CreateStates(states map[common.TopicPartition]LeaderIsrAndControllerEpoch) (map[common.TopicPartition]error, error)
 	// UpdateStates writes new leaderships conditionally on PartitionEpoch and
 	// returns the new versions; a lost race is reported per partition as an
 	// error matching zk.ErrBadVersion (the caller re-reads and retries).
-	UpdateStates(states map[TopicPartition]LeaderAndIsr, controllerEpoch int32) (map[TopicPartition]int32, map[TopicPartition]error, error)
+	UpdateStates(states map[common.TopicPartition]LeaderAndIsr, controllerEpoch int32) (map[common.TopicPartition]int32, map[common.TopicPartition]error, error)
 	// UncleanElectionEnabled returns the topic's effective
 	// unclean.leader.election.enable (override over the broker default).
 	UncleanElectionEnabled(topic string, brokerDefault bool) (bool, error)

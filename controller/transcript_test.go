@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,7 +38,7 @@ type recordingSink struct {
 	known map[int32]bool
 	// storage lists, per broker, partitions on a failed log dir: their
 	// LeaderAndIsr answers are KAFKA_STORAGE_ERROR.
-	storage map[int32]map[TopicPartition]bool
+	storage map[int32]map[common.TopicPartition]bool
 }
 
 func (s *recordingSink) addBroker(b Broker)    { s.known[b.ID] = true }
@@ -59,7 +61,7 @@ func (s *recordingSink) send(reqs []outgoingRequest) {
 				for _, p := range ts.PartitionStates {
 					rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 					rp.Partition = p.Partition
-					if s.storage[o.broker][TopicPartition{Topic: ts.Topic, Partition: p.Partition}] {
+					if s.storage[o.broker][common.TopicPartition{Topic: ts.Topic, Partition: p.Partition}] {
 						rp.ErrorCode = kerr.KafkaStorageError.Code
 					}
 					rt.Partitions = append(rt.Partitions, rp)
@@ -152,7 +154,7 @@ func (h *harness) controller(id int32) *Controller {
 		h.t.Fatal(err)
 	}
 	c := newController(cfg, syncWatchClient{Client: cl, srv: h.srv}, func() int64 { return 0 })
-	sink := &recordingSink{c: c, known: map[int32]bool{}, fail: map[int32]bool{}, storage: map[int32]map[TopicPartition]bool{}}
+	sink := &recordingSink{c: c, known: map[int32]bool{}, fail: map[int32]bool{}, storage: map[int32]map[common.TopicPartition]bool{}}
 	c.newSink = func() requestSink { return sink }
 	h.ctrls[id], h.clients[id], h.sinks[id] = c, cl, sink
 	h.t.Cleanup(func() {
@@ -299,7 +301,7 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			return "", err
 		}
 		seq := h.numChildren(zkpaths.IsrChangeNotificationPath)
-		note := zkpaths.EncodeIsrChangeNotification([]zkpaths.TopicPartition{{Topic: args[0], Partition: int32(p)}})
+		note := zkpaths.EncodeIsrChangeNotification([]common.TopicPartition{{Topic: args[0], Partition: int32(p)}})
 		if err := h.create(fmt.Sprintf("%s/isr_change_%010d", zkpaths.IsrChangeNotificationPath, seq), note); err != nil {
 			return "", err
 		}
@@ -322,11 +324,11 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		if args[0] == "unclean" {
 			kind = ElectUnclean
 		}
-		var tps []TopicPartition
+		var tps []common.TopicPartition
 		for _, a := range args[1:] {
 			i := strings.LastIndex(a, "-")
 			p, _ := strconv.Atoi(a[i+1:])
-			tps = append(tps, TopicPartition{Topic: a[:i], Partition: int32(p)})
+			tps = append(tps, common.TopicPartition{Topic: a[:i], Partition: int32(p)})
 		}
 		var active *Controller
 		for _, c := range h.ctrls {
@@ -348,11 +350,11 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		}
 		return b.String() + h.output(), nil
 	case "zk-preferred-election":
-		var tps []zkpaths.TopicPartition
+		var tps []common.TopicPartition
 		for _, a := range args {
 			i := strings.LastIndex(a, "-")
 			p, _ := strconv.Atoi(a[i+1:])
-			tps = append(tps, zkpaths.TopicPartition{Topic: a[:i], Partition: int32(p)})
+			tps = append(tps, common.TopicPartition{Topic: a[:i], Partition: int32(p)})
 		}
 		if err := h.create(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps)); err != nil {
 			return "", err
@@ -378,12 +380,12 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		}
 		i := strings.LastIndex(args[0], "-")
 		p, _ := strconv.Atoi(args[0][i+1:])
-		tp := TopicPartition{Topic: args[0][:i], Partition: int32(p)}
+		tp := common.TopicPartition{Topic: args[0][:i], Partition: int32(p)}
 		var target []int32
 		if cmd == "reassign" {
 			target = parseInts(args[1])
 		}
-		errs, err := active.processApiReassignment(apiReassignmentEvent{targets: map[TopicPartition][]int32{tp: target}})
+		errs, err := active.processApiReassignment(apiReassignmentEvent{targets: map[common.TopicPartition][]int32{tp: target}})
 		h.drain()
 		fmt.Fprintf(&b, "%s: err=%v", tp, errs[tp])
 		if err != nil {
@@ -408,9 +410,9 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			p, _ := strconv.Atoi(a[i+1:])
 			for _, s := range h.sinks {
 				if s.storage[id] == nil {
-					s.storage[id] = map[TopicPartition]bool{}
+					s.storage[id] = map[common.TopicPartition]bool{}
 				}
-				s.storage[id][TopicPartition{Topic: a[:i], Partition: int32(p)}] = true
+				s.storage[id][common.TopicPartition{Topic: a[:i], Partition: int32(p)}] = true
 			}
 		}
 		seq := h.numChildren(zkpaths.LogDirEventNotificationPath)

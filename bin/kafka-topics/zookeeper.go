@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -24,7 +26,7 @@ type zkStore interface {
 	GetAllBrokers() ([]zkpaths.BrokerInfo, error)
 	GetBrokerIDs() ([]int32, error)
 	GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int32, error)
-	GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, error)
+	GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error)
 	GetEntityConfigs(entityType, name string) (map[string]string, error)
 	ChangeEntityConfigs(entityType, name string, configs map[string]string) error
 	CreateTopic(topic string, assignment zkpaths.TopicAssignment, configs map[string]string) error
@@ -231,9 +233,9 @@ func (s *zkService) describe(o *topicOptions) error {
 		for _, k := range slices.Sorted(maps.Keys(overrides)) {
 			ti.Configs = append(ti.Configs, configEntry{k, overrides[k]})
 		}
-		var tps []zkpaths.TopicPartition
+		var tps []common.TopicPartition
 		for _, p := range a.SortedPartitions() {
-			tps = append(tps, zkpaths.TopicPartition{Topic: t, Partition: p})
+			tps = append(tps, common.TopicPartition{Topic: t, Partition: p})
 		}
 		states, err := s.zk.GetPartitionStates(tps)
 		if err != nil {

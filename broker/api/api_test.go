@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
@@ -196,11 +197,23 @@ type fakeController struct {
 }
 
 func (c fakeController) IsActive() bool { return c.active }
-func (c fakeController) ControlledShutdown(context.Context, int32, int64) (map[string][]int32, error) {
+func (c fakeController) ControlledShutdown(context.Context, int32, int64) ([]common.TopicPartition, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	return map[string][]int32{"t": {1, 0}}, nil
+	return []common.TopicPartition{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 0}}, nil
+}
+
+// The admin elections and reassignments are the controller's (its
+// transcripts test them); here they only answer NOT_CONTROLLER.
+func (c fakeController) ElectLeaders(context.Context, controller.ElectionType, []common.TopicPartition) (map[common.TopicPartition]controller.ElectionOutcome, error) {
+	return nil, kerr.NotController
+}
+func (c fakeController) AlterPartitionReassignments(context.Context, map[common.TopicPartition][]int32) (map[common.TopicPartition]error, error) {
+	return nil, kerr.NotController
+}
+func (c fakeController) ListPartitionReassignments(context.Context, []common.TopicPartition) (map[common.TopicPartition]controller.ReplicaAssignment, error) {
+	return nil, kerr.NotController
 }
 
 func newTestApis(t testing.TB, z *fakeZK, props map[string]string) (*Apis, *fakeMeta) {
@@ -230,7 +243,8 @@ func call[R kmsg.Response](t *testing.T, a *Apis, req kmsg.Request) R {
 func TestVersionTableIsKafka34CappedByKmsg(t *testing.T) {
 	a, _ := newTestApis(t, newFakeZK("a"), nil)
 	want := map[int16][2]int16{0: {0, 9}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 4: {0, 7}, 5: {0, 4}, 6: {0, 8}, 7: {0, 3},
-		18: {0, 3}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 33: {0, 2}, 37: {0, 3}, 44: {0, 1}, 60: {0, 0}}
+		18: {0, 3}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 33: {0, 2}, 37: {0, 3}, 43: {0, 2}, 44: {0, 1},
+		45: {0, 0}, 46: {0, 0}, 60: {0, 0}}
 	// Without a replica manager the data-path keys are not advertised.
 	for _, k := range []int16{0, 1, 2, 4, 5, 6, 21, 23} {
 		if _, _, ok := a.Versions(k); ok {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -59,7 +61,7 @@ func (c *Client) DeletePartitionReassignment(epochZkVersion int32) error {
 
 // GetPreferredReplicaElection reads /admin/preferred_replica_election; ok is
 // false if absent.
-func (c *Client) GetPreferredReplicaElection() ([]zkpaths.TopicPartition, bool, error) {
+func (c *Client) GetPreferredReplicaElection() ([]common.TopicPartition, bool, error) {
 	data, _, err := c.Get(zkpaths.PreferredReplicaElectionPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, false, nil
@@ -76,7 +78,7 @@ func (c *Client) GetPreferredReplicaElection() ([]zkpaths.TopicPartition, bool, 
 
 // CreatePreferredReplicaElection submits a legacy preferred election; an
 // existing node yields ErrPreferredElectionInProgress.
-func (c *Client) CreatePreferredReplicaElection(tps []zkpaths.TopicPartition) error {
+func (c *Client) CreatePreferredReplicaElection(tps []common.TopicPartition) error {
 	_, err := c.CreateRecursive(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps), Persistent)
 	if errors.Is(err, zk.ErrNodeExists) {
 		return ErrPreferredElectionInProgress
@@ -95,7 +97,7 @@ func (c *Client) DeletePreferredReplicaElection(epochZkVersion int32) error {
 
 // CreateIsrChangeNotification writes one /isr_change_notification/isr_change_
 // sequential node (legacy leader path) and returns its child name.
-func (c *Client) CreateIsrChangeNotification(tps []zkpaths.TopicPartition) (string, error) {
+func (c *Client) CreateIsrChangeNotification(tps []common.TopicPartition) (string, error) {
 	p, err := c.CreateRecursive(zkpaths.IsrChangeNotificationSeqPath(), zkpaths.EncodeIsrChangeNotification(tps), PersistentSequential)
 	if err != nil {
 		return "", err
@@ -113,9 +115,9 @@ func (c *Client) GetAllIsrChangeNotifications() ([]string, error) {
 // returns the partitions they name (duplicates removed, first-seen order).
 // Notifications that vanished are skipped; undecodable ones are logged and
 // skipped.
-func (c *Client) GetPartitionsFromIsrChangeNotifications(names []string) ([]zkpaths.TopicPartition, error) {
-	seen := map[zkpaths.TopicPartition]bool{}
-	var out []zkpaths.TopicPartition
+func (c *Client) GetPartitionsFromIsrChangeNotifications(names []string) ([]common.TopicPartition, error) {
+	seen := map[common.TopicPartition]bool{}
+	var out []common.TopicPartition
 	for _, n := range names {
 		data, _, err := c.Get(zkpaths.IsrChangeNotificationPath + "/" + n)
 		if errors.Is(err, zk.ErrNoNode) {

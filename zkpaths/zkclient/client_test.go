@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -63,7 +65,7 @@ func TestConnectCreatesChroot(t *testing.T) {
 	}
 	// Paths are chroot-relative, including those returned by sequential creates.
 	mustNoErr(t, c.EnsureTopLevelPaths())
-	name, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "t", Partition: 0}})
+	name, err := c.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "t", Partition: 0}})
 	mustNoErr(t, err)
 	if name != "isr_change_0000000000" {
 		t.Fatalf("sequential child %q", name)
@@ -310,7 +312,7 @@ func TestControllerElectionAndFencing(t *testing.T) {
 		}
 		// Fenced writes of the active controller succeed.
 		mustNoErr(t, a.CreateTopic("orders", zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1, 2}}}, nil))
-		tp := zkpaths.TopicPartition{Topic: "orders", Partition: 0}
+		tp := common.TopicPartition{Topic: "orders", Partition: 0}
 		zv, err := createState(a, ver, tp, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2}, ControllerEpoch: epoch})
 		mustNoErr(t, err)
 		if zv != 0 {
@@ -384,9 +386,9 @@ func TestPartitionStates(t *testing.T) {
 		epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
 		mustNoErr(t, c.CreateTopic("t", zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1}}}, nil))
-		states := map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{}
+		states := map[common.TopicPartition]zkpaths.LeaderAndIsr{}
 		for p := int32(0); p < 20; p++ {
-			states[zkpaths.TopicPartition{Topic: "t", Partition: p}] = zkpaths.LeaderAndIsr{Leader: p % 3, ISR: []int32{p % 3, (p + 1) % 3}, ControllerEpoch: epoch}
+			states[common.TopicPartition{Topic: "t", Partition: p}] = zkpaths.LeaderAndIsr{Leader: p % 3, ISR: []int32{p % 3, (p + 1) % 3}, ControllerEpoch: epoch}
 		}
 		res, err := c.CreatePartitionStates(ver, states)
 		mustNoErr(t, err)
@@ -398,7 +400,7 @@ func TestPartitionStates(t *testing.T) {
 		// Creating again: NodeExists per partition, not fatal.
 		res, err = c.CreatePartitionStates(ver, states)
 		mustNoErr(t, err)
-		if !errors.Is(res[zkpaths.TopicPartition{Topic: "t", Partition: 3}].Err, zk.ErrNodeExists) {
+		if !errors.Is(res[common.TopicPartition{Topic: "t", Partition: 3}].Err, zk.ErrNodeExists) {
 			t.Fatalf("re-create: %+v", res)
 		}
 		parts, err := c.Children(zkpaths.TopicPartitionsPath("t"))
@@ -406,11 +408,11 @@ func TestPartitionStates(t *testing.T) {
 		if len(parts) != 20 {
 			t.Fatalf("partitions %v", parts)
 		}
-		tps := make([]zkpaths.TopicPartition, 0, 21)
+		tps := make([]common.TopicPartition, 0, 21)
 		for tp := range states {
 			tps = append(tps, tp)
 		}
-		tps = append(tps, zkpaths.TopicPartition{Topic: "t", Partition: 99})
+		tps = append(tps, common.TopicPartition{Topic: "t", Partition: 99})
 		got, err := c.GetPartitionStates(tps)
 		mustNoErr(t, err)
 		if len(got) != 20 {
@@ -427,7 +429,7 @@ func TestPartitionStates(t *testing.T) {
 		}
 		// Leader-side conditional update: success, then a resend of the same
 		// content with the stale version counts as landed.
-		tp := zkpaths.TopicPartition{Topic: "t", Partition: 4}
+		tp := common.TopicPartition{Topic: "t", Partition: 4}
 		s := got[tp]
 		s.ISR = []int32{1}
 		v1, err := c.UpdateLeaderAndIsrConditional(tp, s)
@@ -500,7 +502,7 @@ func TestTopicLifecycle(t *testing.T) {
 		// Controller completes the deletion with fenced deletes.
 		epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
-		_, err = createState(c, ver, zkpaths.TopicPartition{Topic: "orders.v1", Partition: 0}, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: epoch})
+		_, err = createState(c, ver, common.TopicPartition{Topic: "orders.v1", Partition: 0}, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: epoch})
 		mustNoErr(t, err)
 		a.Removing = map[int32][]int32{0: {2}}
 		zv, err = c.SetTopicAssignment(ver, "orders.v1", a, 1)
@@ -524,9 +526,9 @@ func TestNotificationsAndAdminNodes(t *testing.T) {
 		mustNoErr(t, c.EnsureTopLevelPaths())
 		_, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
-		n1, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}})
+		n1, err := c.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}})
 		mustNoErr(t, err)
-		n2, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}})
+		n2, err := c.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}})
 		mustNoErr(t, err)
 		if n1 != "isr_change_0000000000" || n2 != "isr_change_0000000001" {
 			t.Fatalf("names %s %s", n1, n2)
@@ -577,7 +579,7 @@ func TestNotificationsAndAdminNodes(t *testing.T) {
 			t.Fatalf("fenced create of reassignment missing")
 		}
 
-		mustNoErr(t, c.CreatePreferredReplicaElection([]zkpaths.TopicPartition{{Topic: "a", Partition: 0}}))
+		mustNoErr(t, c.CreatePreferredReplicaElection([]common.TopicPartition{{Topic: "a", Partition: 0}}))
 		if err := c.CreatePreferredReplicaElection(nil); !errors.Is(err, zkclient.ErrPreferredElectionInProgress) {
 			t.Fatalf("second election: %v", err)
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -177,8 +179,8 @@ func golden(t *testing.T, name string) []byte {
 }
 
 // createState creates one partition state znode through the batch call.
-func createState(c *zkclient.Client, epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
-	res, err := c.CreatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
+func createState(c *zkclient.Client, epochZkVersion int32, tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+	res, err := c.CreatePartitionStates(epochZkVersion, map[common.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
 	if err != nil {
 		return 0, err
 	}
@@ -186,8 +188,8 @@ func createState(c *zkclient.Client, epochZkVersion int32, tp zkpaths.TopicParti
 }
 
 // updateState writes one partition state znode through the batch call.
-func updateState(c *zkclient.Client, epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
-	res, err := c.UpdatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
+func updateState(c *zkclient.Client, epochZkVersion int32, tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+	res, err := c.UpdatePartitionStates(epochZkVersion, map[common.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
 	if err != nil {
 		return 0, err
 	}

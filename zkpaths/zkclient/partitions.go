@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -49,7 +51,7 @@ func forEach[T any](parallelism int, items []T, fn func(T)) {
 
 // GetPartitionState reads one state znode; ok is false if it does not exist.
 // The returned state carries the partition epoch in ZkVersion.
-func (c *Client) GetPartitionState(tp zkpaths.TopicPartition) (zkpaths.LeaderAndIsr, bool, error) {
+func (c *Client) GetPartitionState(tp common.TopicPartition) (zkpaths.LeaderAndIsr, bool, error) {
 	data, st, err := c.Get(zkpaths.PartitionStatePath(tp.Topic, tp.Partition))
 	if errors.Is(err, zk.ErrNoNode) {
 		return zkpaths.LeaderAndIsr{}, false, nil
@@ -68,11 +70,11 @@ func (c *Client) GetPartitionState(tp zkpaths.TopicPartition) (zkpaths.LeaderAnd
 // without a state znode are omitted from the result, and so are undecodable
 // ones (logged), so that one bad znode fails its partition rather than the
 // whole read.
-func (c *Client) GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, error) {
+func (c *Client) GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error) {
 	var mu sync.Mutex
-	out := make(map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, len(tps))
+	out := make(map[common.TopicPartition]zkpaths.LeaderAndIsr, len(tps))
 	var firstErr error
-	forEach(c.opts.maxInFlight, tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
 		s, ok, err := c.GetPartitionState(tp)
 		if errors.Is(err, ErrUndecodable) {
 			c.log.Warn("ignoring an undecodable partition state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
@@ -102,23 +104,23 @@ func (c *Client) GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.T
 // given content. Per-partition outcomes are returned (ZkVersion 0 on
 // success, zk.ErrNodeExists if a state already exists); if any fenced op
 // failed its epoch check the error is ErrControllerMoved.
-func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr) (map[zkpaths.TopicPartition]PartitionStateResult, error) {
+func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
 	topics := map[string]bool{}
-	tps := make([]zkpaths.TopicPartition, 0, len(states))
+	tps := make([]common.TopicPartition, 0, len(states))
 	for tp := range states {
 		topics[tp.Topic] = true
 		tps = append(tps, tp)
 	}
-	slices.SortFunc(tps, zkpaths.TopicPartition.Compare)
+	slices.SortFunc(tps, common.TopicPartition.Compare)
 	for _, t := range slices.Sorted(maps.Keys(topics)) {
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionsPath(t), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
 			return nil, err
 		}
 	}
 	var mu sync.Mutex
-	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
+	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
 	moved := false
-	forEach(c.opts.maxInFlight, tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
 		var r PartitionStateResult
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
 			r.Err = err
@@ -144,12 +146,12 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.
 // partition epoch the controller last read). Per-partition results carry the
 // new ZkVersion or zk.ErrBadVersion (re-read and retry) / zk.ErrNoNode. If
 // the epoch check failed the error is ErrControllerMoved.
-func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr) (map[zkpaths.TopicPartition]PartitionStateResult, error) {
-	tps := slices.SortedFunc(maps.Keys(states), zkpaths.TopicPartition.Compare)
+func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
+	tps := slices.SortedFunc(maps.Keys(states), common.TopicPartition.Compare)
 	var mu sync.Mutex
-	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
+	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
 	moved := false
-	forEach(c.opts.maxInFlight, tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
 		s := states[tp]
 		var r PartitionStateResult
 		res, err := c.fencedOne(epochZkVersion, SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion))
@@ -177,7 +179,7 @@ func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[zkpaths.
 // the node; if it already holds exactly s (an earlier resend landed) that
 // counts as success with the current version, otherwise zk.ErrBadVersion is
 // returned. Returns the new partition epoch.
-func (c *Client) UpdateLeaderAndIsrConditional(tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+func (c *Client) UpdateLeaderAndIsrConditional(tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
 	p := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
 	st, err := c.Set(p, s.Encode(), s.ZkVersion)
 	if err == nil {
