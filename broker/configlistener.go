@@ -68,7 +68,7 @@ func (c *topicConfigCache) drop(topic string) {
 
 // reload reads the topic's overrides from ZooKeeper into the cache.
 func (c *topicConfigCache) reload(topic string) (map[string]string, error) {
-	v, err := readEntityConfig(c.zk, zkpaths.ConfigTypeTopic, topic)
+	v, err := c.zk.GetEntityConfigs(zkpaths.ConfigTypeTopic, topic)
 	if err != nil {
 		return nil, err
 	}

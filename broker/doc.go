@@ -9,7 +9,7 @@
 //
 //	KafkaServer (startup, shutdown, registration,  broker.go
 //	  controlled shutdown, broker epoch)
-//	AdminZkClient / KafkaZkClient (admin writes)    zkadmin.go (api.AdminZK over zkclient)
+//	AdminZkClient / KafkaZkClient (admin writes)    zkpaths/zkclient (*zkclient.Client is api.AdminZK)
 //	ZkConfigManager + TopicConfigHandler +          configlistener.go
 //	  ZkNodeChangeNotificationListener
 //	(type adapters between the packages, the group  adapters.go, adapters_reassign.go

@@ -10,6 +10,10 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/klassik/klassik/broker/common"
+
+	"github.com/go-zookeeper/zk"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -47,7 +51,7 @@ func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitio
 }
 
 type alterPartitionItem struct {
-	tp        TopicPartition
+	tp        common.TopicPartition
 	topicIdx  int
 	proposed  LeaderAndIsr
 	err       error
@@ -82,7 +86,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 			name, unknownID = n, !ok
 		}
 		for _, p := range t.Partitions {
-			it := &alterPartitionItem{tp: TopicPartition{Topic: name, Partition: p.Partition}, topicIdx: ti}
+			it := &alterPartitionItem{tp: common.TopicPartition{Topic: name, Partition: p.Partition}, topicIdx: ti}
 			items = append(items, it)
 			if unknownID {
 				it.err = kerr.UnknownTopicID
@@ -100,7 +104,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 		}
 	}
 	// Write every accepted change, conditionally on the partition epoch.
-	updates := map[TopicPartition]LeaderAndIsr{}
+	updates := map[common.TopicPartition]LeaderAndIsr{}
 	for _, it := range items {
 		if it.err == nil && !it.succeeded {
 			updates[it.tp] = it.proposed
@@ -116,7 +120,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 				continue
 			}
 			if e := errs[it.tp]; e != nil {
-				if errors.Is(e, errBadVersion) {
+				if errors.Is(e, zk.ErrBadVersion) {
 					it.err = kerr.InvalidUpdateVersion
 				} else {
 					it.err = kerr.UnknownServerError
@@ -129,7 +133,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 			it.result, it.succeeded = l.LeaderAndIsr, true
 		}
 	}
-	var all []TopicPartition
+	var all []common.TopicPartition
 	for _, it := range items {
 		if _, ok := c.ctx.Assignment(it.tp); ok {
 			all = append(all, it.tp)
@@ -154,7 +158,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 			return resp, err
 		}
 	}
-	var done []TopicPartition
+	var done []common.TopicPartition
 	for _, it := range items {
 		if it.succeeded && it.err == nil {
 			done = append(done, it.tp)
@@ -166,7 +170,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 // checkAlterPartition runs the per-partition checks of §16.2 step 4 in
 // order. succeeded reports an idempotent retry answered with the current
 // state.
-func (c *Controller) checkAlterPartition(tp TopicPartition, p LeaderAndIsr, version int16) (LeaderAndIsr, bool, error) {
+func (c *Controller) checkAlterPartition(tp common.TopicPartition, p LeaderAndIsr, version int16) (LeaderAndIsr, bool, error) {
 	cur, ok := c.ctx.Leadership(tp)
 	switch {
 	case !ok:

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -59,7 +61,7 @@ func TestAlterPartition(t *testing.T) {
 	if code(resp, 1) != kerr.InvalidRequest.Code {
 		t.Fatalf("a-1 from a non-leader: %d", code(resp, 1))
 	}
-	data, st, _ := h.zk.GetData(zkpaths.PartitionStatePath("a", 0))
+	data, st, _ := h.get(zkpaths.PartitionStatePath("a", 0))
 	s, _ := zkpaths.DecodeLeaderAndIsr(data, st.Version)
 	if !reflect.DeepEqual(s.ISR, []int32{1, 2}) || s.ZkVersion != 1 || s.LeaderEpoch != 0 {
 		t.Fatalf("state znode %s", s)
@@ -91,7 +93,7 @@ func TestAlterPartition(t *testing.T) {
 
 	// Expanding with a dead broker: INELIGIBLE_REPLICA (v2+).
 	h.exec("broker-down", []string{"3"})
-	data, st, _ = h.zk.GetData(zkpaths.PartitionStatePath("a", 0))
+	data, st, _ = h.get(zkpaths.PartitionStatePath("a", 0))
 	s, _ = zkpaths.DecodeLeaderAndIsr(data, st.Version)
 	resp, _ = c.processAlterPartition(alterReq(1, e1, id, alterPart(0, s.LeaderEpoch, s.ZkVersion, 1, 2, 3)))
 	if code(resp, 0) != kerr.IneligibleReplica.Code {
@@ -100,7 +102,7 @@ func TestAlterPartition(t *testing.T) {
 	// a-1 lost replica 3 from its ISR (leader epoch 1 now): its leader's
 	// request with the old leader epoch 0 is fenced.
 	e2, _ := c.ctx.BrokerEpoch(2)
-	if l, _ := c.ctx.Leadership(TopicPartition{Topic: "a", Partition: 1}); l.LeaderEpoch != 1 {
+	if l, _ := c.ctx.Leadership(common.TopicPartition{Topic: "a", Partition: 1}); l.LeaderEpoch != 1 {
 		t.Fatalf("a-1 leadership %s", l)
 	}
 	resp, _ = c.processAlterPartition(alterReq(2, e2, id, alterPart(1, 0, 1, 2)))
@@ -154,7 +156,7 @@ func FuzzAlterPartition(f *testing.F) {
 				}
 			}
 		}
-		data, st, err := h.zk.GetData(zkpaths.PartitionStatePath("a", 0))
+		data, st, err := h.get(zkpaths.PartitionStatePath("a", 0))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,12 +12,9 @@ import (
 	"github.com/klassik/klassik/broker/common"
 )
 
-// TopicPartition is the one partition name all packages share.
-type TopicPartition = common.TopicPartition
-
 // PartitionReplica names one replica: a partition on a broker.
 type PartitionReplica struct {
-	TopicPartition
+	common.TopicPartition
 	Replica int32
 }
 
@@ -145,11 +142,11 @@ type Context struct {
 	allTopics        map[string]bool
 	topicIDs         map[string][16]byte
 	assignments      map[string]map[int32]ReplicaAssignment
-	leadership       map[TopicPartition]LeaderIsrAndControllerEpoch
-	partitionStates  map[TopicPartition]PartitionState
+	leadership       map[common.TopicPartition]LeaderIsrAndControllerEpoch
+	partitionStates  map[common.TopicPartition]PartitionState
 	replicaStates    map[PartitionReplica]ReplicaState
-	beingReassigned  map[TopicPartition]bool
-	offlineDirs      map[int32]map[TopicPartition]bool
+	beingReassigned  map[common.TopicPartition]bool
+	offlineDirs      map[int32]map[common.TopicPartition]bool
 	topicsToDelete   map[string]bool
 	deletionStarted  map[string]bool
 	deleteIneligible map[string]bool
@@ -171,11 +168,11 @@ func (c *Context) Reset() {
 		allTopics:           map[string]bool{},
 		topicIDs:            map[string][16]byte{},
 		assignments:         map[string]map[int32]ReplicaAssignment{},
-		leadership:          map[TopicPartition]LeaderIsrAndControllerEpoch{},
-		partitionStates:     map[TopicPartition]PartitionState{},
+		leadership:          map[common.TopicPartition]LeaderIsrAndControllerEpoch{},
+		partitionStates:     map[common.TopicPartition]PartitionState{},
 		replicaStates:       map[PartitionReplica]ReplicaState{},
-		beingReassigned:     map[TopicPartition]bool{},
-		offlineDirs:         map[int32]map[TopicPartition]bool{},
+		beingReassigned:     map[common.TopicPartition]bool{},
+		offlineDirs:         map[int32]map[common.TopicPartition]bool{},
 		topicsToDelete:      map[string]bool{},
 		deletionStarted:     map[string]bool{},
 		deleteIneligible:    map[string]bool{},
@@ -239,7 +236,7 @@ func (c *Context) IsShuttingDown(id int32) bool { return c.shuttingDown[id] }
 
 // IsReplicaOnline: the broker is live (or, with includeShuttingDown, merely
 // registered) and the partition is not on one of its failed log dirs.
-func (c *Context) IsReplicaOnline(broker int32, tp TopicPartition, includeShuttingDown bool) bool {
+func (c *Context) IsReplicaOnline(broker int32, tp common.TopicPartition, includeShuttingDown bool) bool {
 	registered := c.IsLiveOrShuttingDown(broker)
 	live := registered && (includeShuttingDown || !c.shuttingDown[broker])
 	return live && !c.offlineDirs[broker][tp]
@@ -270,7 +267,7 @@ func (c *Context) SetTopicID(t string, id [16]byte) { c.topicIDs[t] = id }
 func (c *Context) TopicID(t string) [16]byte { return c.topicIDs[t] }
 
 // UpdateAssignment sets a partition's assignment.
-func (c *Context) UpdateAssignment(tp TopicPartition, a ReplicaAssignment) {
+func (c *Context) UpdateAssignment(tp common.TopicPartition, a ReplicaAssignment) {
 	m := c.assignments[tp.Topic]
 	if m == nil {
 		m = map[int32]ReplicaAssignment{}
@@ -283,32 +280,32 @@ func (c *Context) UpdateAssignment(tp TopicPartition, a ReplicaAssignment) {
 }
 
 // Assignment returns a partition's assignment.
-func (c *Context) Assignment(tp TopicPartition) (ReplicaAssignment, bool) {
+func (c *Context) Assignment(tp common.TopicPartition) (ReplicaAssignment, bool) {
 	a, ok := c.assignments[tp.Topic][tp.Partition]
 	return a, ok
 }
 
 // Replicas returns RS of a partition (nil if unknown).
-func (c *Context) Replicas(tp TopicPartition) []int32 {
+func (c *Context) Replicas(tp common.TopicPartition) []int32 {
 	return c.assignments[tp.Topic][tp.Partition].Replicas
 }
 
 // PartitionsForTopic returns the topic's partitions sorted by id.
-func (c *Context) PartitionsForTopic(t string) []TopicPartition {
-	out := make([]TopicPartition, 0, len(c.assignments[t]))
+func (c *Context) PartitionsForTopic(t string) []common.TopicPartition {
+	out := make([]common.TopicPartition, 0, len(c.assignments[t]))
 	for p := range c.assignments[t] {
-		out = append(out, TopicPartition{Topic: t, Partition: p})
+		out = append(out, common.TopicPartition{Topic: t, Partition: p})
 	}
 	sortTPs(out)
 	return out
 }
 
 // AllPartitions returns every known partition, sorted.
-func (c *Context) AllPartitions() []TopicPartition {
-	var out []TopicPartition
+func (c *Context) AllPartitions() []common.TopicPartition {
+	var out []common.TopicPartition
 	for t := range c.assignments {
 		for p := range c.assignments[t] {
-			out = append(out, TopicPartition{Topic: t, Partition: p})
+			out = append(out, common.TopicPartition{Topic: t, Partition: p})
 		}
 	}
 	sortTPs(out)
@@ -369,12 +366,12 @@ func (c *Context) RemoveTopic(t string) {
 // --- leadership ---
 
 // PutLeadership caches a partition's leadership.
-func (c *Context) PutLeadership(tp TopicPartition, l LeaderIsrAndControllerEpoch) {
+func (c *Context) PutLeadership(tp common.TopicPartition, l LeaderIsrAndControllerEpoch) {
 	c.leadership[tp] = l
 }
 
 // Leadership returns the cached leadership.
-func (c *Context) Leadership(tp TopicPartition) (LeaderIsrAndControllerEpoch, bool) {
+func (c *Context) Leadership(tp common.TopicPartition) (LeaderIsrAndControllerEpoch, bool) {
 	l, ok := c.leadership[tp]
 	return l, ok
 }
@@ -386,7 +383,7 @@ func (c *Context) IsTopicQueuedForDeletion(t string) bool { return c.topicsToDel
 
 // LeaderEpochForStopReplica is -2 while the topic is queued for deletion,
 // else the cached leader epoch, else -1.
-func (c *Context) LeaderEpochForStopReplica(tp TopicPartition) int32 {
+func (c *Context) LeaderEpochForStopReplica(tp common.TopicPartition) int32 {
 	if c.IsTopicQueuedForDeletion(tp.Topic) {
 		return EpochDuringDelete
 	}
@@ -424,7 +421,7 @@ func (c *Context) PreferredReplicaImbalanceCount() int {
 	return n
 }
 
-func sortTPs(tps []TopicPartition) {
+func sortTPs(tps []common.TopicPartition) {
 	sort.Slice(tps, func(i, j int) bool {
 		if tps[i].Topic != tps[j].Topic {
 			return tps[i].Topic < tps[j].Topic

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -68,7 +70,7 @@ func DefaultConfig(brokerID int32) Config {
 // most one per epoch is active.
 type Controller struct {
 	cfg         Config
-	zk          zkAPI
+	zk          zkClient
 	brokerEpoch func() int64
 	log         *slog.Logger
 	stateLog    *slog.Logger
@@ -103,10 +105,10 @@ type Controller struct {
 // New returns a controller module for cfg.BrokerID using zk. brokerEpoch
 // returns this broker's current registration epoch (czxid).
 func New(cfg Config, zk *zkclient.Client, brokerEpoch func() int64) *Controller {
-	return newController(cfg, newZkAdapter(zk), brokerEpoch)
+	return newController(cfg, zk, brokerEpoch)
 }
 
-func newController(cfg Config, zk zkAPI, brokerEpoch func() int64) *Controller {
+func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controller {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -150,7 +152,7 @@ func newController(cfg Config, zk zkAPI, brokerEpoch func() int64) *Controller {
 	c.psm = &partitionStateMachine{
 		ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog, controllerID: cfg.BrokerID,
 		uncleanDflt: func() bool { return c.cfg.UncleanLeaderElectionEnable },
-		onUnclean:   func(TopicPartition) { c.metrics.unclean.Mark(1) },
+		onUnclean:   func(common.TopicPartition) { c.metrics.unclean.Mark(1) },
 	}
 	c.rsm = &replicaStateMachine{ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog}
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)
@@ -233,7 +235,7 @@ func (c *Controller) TopicUncleanLeaderElectionEnabled(topic string) {
 // §13.2) and returns the partitions it still leads. Errors are kerr values:
 // StaleControllerEpoch when this broker is not the controller,
 // StaleBrokerEpoch, BrokerNotAvailable.
-func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error) {
+func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]common.TopicPartition, error) {
 	reply := make(chan controlledShutdownResult, 1)
 	c.em.put(controlledShutdownEvent{id: brokerID, brokerEpoch: brokerEpoch, reply: reply})
 	select {
@@ -369,18 +371,11 @@ func (c *Controller) handleProcessError(ev event, err error) {
 // --- election (§3.2–3.4) ---
 
 func (c *Controller) readControllerID() (int32, bool, error) {
-	data, _, err := c.zk.GetData(zkpaths.ControllerPath)
-	if errors.Is(err, errNoNode) {
-		return -1, false, nil
-	}
-	if err != nil {
+	id, ok, err := c.zk.GetController()
+	if err != nil || !ok {
 		return -1, false, err
 	}
-	info, err := zkpaths.DecodeController(data)
-	if err != nil {
-		return -1, false, err
-	}
-	return info.BrokerID, true, nil
+	return id, true, nil
 }
 
 func (c *Controller) refreshActiveID() {
@@ -489,7 +484,7 @@ func (c *Controller) triggerControllerMove() {
 	version := c.ctx.EpochZkVersion
 	c.activeID.Store(-1)
 	c.onControllerResignation()
-	if err := c.zk.FencedDelete(version, zkpaths.ControllerPath, -1); err != nil {
+	if err := c.zk.DeleteController(version); err != nil {
 		c.log.Warn("could not delete /controller after a forced resignation", "err", err)
 	}
 }
@@ -544,10 +539,18 @@ func (c *Controller) onControllerFailover() error {
 	c.watchCancels = append(c.watchCancels, c.zk.WatchData(zkpaths.ReassignPartitionsPath, func() { c.em.put(zkPartitionReassignmentEvent{}) }))
 
 	// Pending notifications are subsumed by the full read below.
-	if err := c.deleteChildren(zkpaths.IsrChangeNotificationPath); err != nil {
+	isrChanges, err := c.zk.GetAllIsrChangeNotifications()
+	if err != nil {
 		return err
 	}
-	if err := c.deleteChildren(zkpaths.LogDirEventNotificationPath); err != nil {
+	if err := c.zk.DeleteIsrChangeNotifications(c.ctx.EpochZkVersion, isrChanges...); err != nil {
+		return err
+	}
+	logDirEvents, err := c.zk.GetAllLogDirEventNotifications()
+	if err != nil {
+		return err
+	}
+	if err := c.zk.DeleteLogDirEventNotifications(c.ctx.EpochZkVersion, logDirEvents...); err != nil {
 		return err
 	}
 	if err := c.initializeControllerContext(); err != nil {
@@ -592,61 +595,24 @@ func (c *Controller) onControllerFailover() error {
 	return nil
 }
 
-func (c *Controller) deleteChildren(path string) error {
-	children, err := c.zk.GetChildren(path)
-	if errors.Is(err, errNoNode) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, ch := range children {
-		if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, path+"/"+ch, -1); err != nil && !errors.Is(err, errNoNode) {
-			return err
-		}
-	}
-	return nil
-}
-
+// readBrokers reads every registration; unreadable ones are skipped by the
+// client with a warning.
 func (c *Controller) readBrokers() (map[int32]Broker, error) {
-	ids, err := c.zk.GetChildren(zkpaths.BrokerIDsPath)
-	if errors.Is(err, errNoNode) {
-		return map[int32]Broker{}, nil
-	}
+	infos, err := c.zk.GetAllBrokers()
 	if err != nil {
 		return nil, err
 	}
-	out := map[int32]Broker{}
-	for _, name := range ids {
-		id, err := zkpaths.ParseBrokerID(name)
-		if err != nil {
-			continue
-		}
-		b, ok, err := c.readBroker(id)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out[id] = b
-		}
+	out := make(map[int32]Broker, len(infos))
+	for _, info := range infos {
+		out[info.ID] = brokerFromZk(info)
 	}
 	return out, nil
 }
 
-func (c *Controller) readBroker(id int32) (Broker, bool, error) {
-	data, st, err := c.zk.GetData(zkpaths.BrokerIDPath(id))
-	if errors.Is(err, errNoNode) {
-		return Broker{}, false, nil
-	}
-	if err != nil {
-		return Broker{}, false, err
-	}
-	info, err := zkpaths.DecodeBrokerInfo(id, data)
-	if err != nil {
-		c.log.Warn("ignoring an undecodable broker registration", "registered_broker", id, "err", err)
-		return Broker{}, false, nil
-	}
-	b := Broker{ID: id, Epoch: st.Czxid}
+// brokerFromZk is the controller's view of a registration; its epoch is
+// the registration znode's czxid.
+func brokerFromZk(info zkpaths.BrokerInfo) Broker {
+	b := Broker{ID: info.ID, Epoch: info.Epoch}
 	if info.Rack != "" {
 		r := info.Rack
 		b.Rack = &r
@@ -654,7 +620,7 @@ func (c *Controller) readBroker(id int32) (Broker, bool, error) {
 	for _, ep := range info.Endpoints {
 		b.Endpoints = append(b.Endpoints, Endpoint{Listener: ep.ListenerName, Host: ep.Host, Port: ep.Port, SecurityProtocol: securityProtocolID(ep.SecurityProtocol)})
 	}
-	return b, true, nil
+	return b
 }
 
 func securityProtocolID(name string) int16 {
@@ -677,11 +643,10 @@ func (c *Controller) initializeControllerContext() error {
 	for _, b := range brokers {
 		c.ctx.AddLiveBroker(b)
 	}
-	topics, err := c.zk.GetChildren(zkpaths.TopicsPath)
-	if err != nil && !errors.Is(err, errNoNode) {
+	topics, err := c.zk.GetAllTopics()
+	if err != nil {
 		return err
 	}
-	slices.Sort(topics)
 	for _, t := range topics {
 		c.ctx.AddTopic(t)
 		c.watchTopic(t)
@@ -731,22 +696,21 @@ func (c *Controller) watchBroker(id int32) {
 // readTopicAssignment reads /brokers/topics/<t>, back-filling a topic id
 // (fenced) when it has none (IBP ≥ 2.8 behaviour).
 func (c *Controller) readTopicAssignment(t string) (zkpaths.TopicAssignment, bool, error) {
-	data, st, err := c.zk.GetData(zkpaths.TopicPath(t))
-	if errors.Is(err, errNoNode) {
+	ta, version, err := c.zk.GetTopicAssignment(t)
+	if isNoNode(err) {
+		return zkpaths.TopicAssignment{}, false, nil
+	}
+	if errors.Is(err, zkclient.ErrUndecodable) {
+		c.log.Error("ignoring an undecodable topic znode", "topic", t, "err", err)
 		return zkpaths.TopicAssignment{}, false, nil
 	}
 	if err != nil {
 		return zkpaths.TopicAssignment{}, false, err
 	}
-	ta, err := zkpaths.DecodeTopicAssignment(data)
-	if err != nil {
-		c.log.Error("ignoring an undecodable topic znode", "topic", t, "err", err)
-		return zkpaths.TopicAssignment{}, false, nil
-	}
 	if ta.TopicID == "" {
 		ta.TopicID = zkpaths.RandomUUID()
 		ta.Version = zkpaths.TopicAssignmentVersion
-		if _, err := c.zk.FencedSet(c.ctx.EpochZkVersion, zkpaths.TopicPath(t), ta.Encode(), st.Version); err != nil {
+		if _, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, t, ta, version); err != nil {
 			if errors.Is(err, ErrControllerMoved) {
 				return ta, false, err
 			}
@@ -769,7 +733,7 @@ func (c *Controller) loadTopicAssignment(t string) error {
 	}
 	c.ctx.SetTopicID(t, decodeTopicID(ta.TopicID))
 	for p := range ta.Partitions {
-		c.ctx.UpdateAssignment(TopicPartition{Topic: t, Partition: p}, assignmentFromZk(ta, p))
+		c.ctx.UpdateAssignment(common.TopicPartition{Topic: t, Partition: p}, assignmentFromZk(ta, p))
 	}
 	return nil
 }
@@ -784,7 +748,7 @@ func (c *Controller) sendBatch() {
 	}
 }
 
-func (c *Controller) sendUpdateMetadata(brokers []int32, tps []TopicPartition) error {
+func (c *Controller) sendUpdateMetadata(brokers []int32, tps []common.TopicPartition) error {
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)
 	}
@@ -795,7 +759,7 @@ func (c *Controller) sendUpdateMetadata(brokers []int32, tps []TopicPartition) e
 
 // partitionChange runs one partition state machine call in a fresh batch
 // and sends the batch.
-func (c *Controller) partitionChange(tps []TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[TopicPartition]error, error) {
+func (c *Controller) partitionChange(tps []common.TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[common.TopicPartition]error, error) {
 	if err := c.batch.newBatch(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errIllegalState, err)
 	}
@@ -854,14 +818,14 @@ func (c *Controller) onResponse(broker int32, o outgoingRequest, resp kmsg.Respo
 		if len(o.deletePartitions) == 0 {
 			return
 		}
-		errs := map[TopicPartition]error{}
+		errs := map[common.TopicPartition]error{}
 		top := kerr.ErrorForCode(r.ErrorCode)
 		for _, tp := range o.deletePartitions {
 			errs[tp] = top
 		}
 		if top == nil {
 			for _, p := range r.Partitions {
-				tp := TopicPartition{Topic: p.Topic, Partition: p.Partition}
+				tp := common.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 				if _, ok := errs[tp]; ok {
 					errs[tp] = kerr.ErrorForCode(p.ErrorCode)
 				}
@@ -954,7 +918,7 @@ func (c *Controller) onBrokerStartup(newIDs []int32) error {
 	if err := c.sendUpdateMetadata(existing, nil); err != nil {
 		return err
 	}
-	var withLeadership []TopicPartition
+	var withLeadership []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		if _, ok := c.ctx.Leadership(tp); ok && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
 			withLeadership = append(withLeadership, tp)
@@ -1021,7 +985,7 @@ func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason
 			others = append(others, r)
 		}
 	}
-	var offlineLeader []TopicPartition
+	var offlineLeader []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		l, ok := c.ctx.Leadership(tp)
 		if !ok || c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
@@ -1052,10 +1016,11 @@ func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason
 }
 
 func (c *Controller) processBrokerModification(id int32) error {
-	b, ok, err := c.readBroker(id)
+	info, ok, err := c.zk.GetBroker(id)
 	if err != nil || !ok {
 		return err
 	}
+	b := brokerFromZk(info)
 	old, known := c.ctx.LiveOrShuttingDownBroker(id)
 	if !known || sameEndpoints(old, b) {
 		return nil
@@ -1077,8 +1042,8 @@ func (c *Controller) processBrokerModification(id int32) error {
 // --- topics (§11) ---
 
 func (c *Controller) processTopicChange() error {
-	topics, err := c.zk.GetChildren(zkpaths.TopicsPath)
-	if err != nil && !errors.Is(err, errNoNode) {
+	topics, err := c.zk.GetAllTopics()
+	if err != nil {
 		return err
 	}
 	now := map[string]bool{}
@@ -1101,7 +1066,7 @@ func (c *Controller) processTopicChange() error {
 		c.unwatchTopic(t)
 		c.ctx.RemoveTopic(t)
 	}
-	var newPartitions []TopicPartition
+	var newPartitions []common.TopicPartition
 	for _, t := range added {
 		c.ctx.AddTopic(t)
 		c.watchTopic(t)
@@ -1123,20 +1088,16 @@ func (c *Controller) processPartitionModifications(t string) error {
 	if !c.ctx.HasTopic(t) {
 		return nil
 	}
-	data, st, err := c.zk.GetData(zkpaths.TopicPath(t))
-	if errors.Is(err, errNoNode) {
+	ta, version, err := c.zk.GetTopicAssignment(t)
+	if isNoNode(err) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("controller: reading topic %s: %w", t, err)
 	}
-	ta, err := zkpaths.DecodeTopicAssignment(data)
-	if err != nil {
-		return fmt.Errorf("controller: decoding topic %s: %w", t, err)
-	}
-	var toAdd []TopicPartition
+	var toAdd []common.TopicPartition
 	for p := range ta.Partitions {
-		tp := TopicPartition{Topic: t, Partition: p}
+		tp := common.TopicPartition{Topic: t, Partition: p}
 		if _, ok := c.ctx.Assignment(tp); !ok {
 			toAdd = append(toAdd, tp)
 		}
@@ -1155,7 +1116,7 @@ func (c *Controller) processPartitionModifications(t string) error {
 			restored.Adding[tp.Partition] = a.AddingReplicas
 			restored.Removing[tp.Partition] = a.RemovingReplicas
 		}
-		_, err := c.zk.FencedSet(c.ctx.EpochZkVersion, zkpaths.TopicPath(t), restored.Encode(), st.Version)
+		_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, t, restored, version)
 		return err
 	}
 	c.log.Info("new partitions for topic", "topic", t, "partitions", toAdd)
@@ -1166,7 +1127,7 @@ func (c *Controller) processPartitionModifications(t string) error {
 }
 
 // onNewPartitionCreation is §11.3.
-func (c *Controller) onNewPartitionCreation(tps []TopicPartition) error {
+func (c *Controller) onNewPartitionCreation(tps []common.TopicPartition) error {
 	var replicas []PartitionReplica
 	for _, tp := range tps {
 		for _, r := range c.ctx.Replicas(tp) {
@@ -1190,32 +1151,18 @@ func (c *Controller) onNewPartitionCreation(tps []TopicPartition) error {
 // --- ISR change notifications (§16.1) ---
 
 func (c *Controller) processIsrChangeNotification() error {
-	children, err := c.zk.GetChildren(zkpaths.IsrChangeNotificationPath)
-	if errors.Is(err, errNoNode) {
-		return nil
-	}
+	children, err := c.zk.GetAllIsrChangeNotifications()
 	if err != nil {
 		return err
 	}
-	changed := map[TopicPartition]bool{}
-	for _, ch := range children {
-		data, _, err := c.zk.GetData(zkpaths.IsrChangeNotificationPath + "/" + ch)
-		if errors.Is(err, errNoNode) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		tps, err := zkpaths.DecodeIsrChangeNotification(data)
-		if err != nil {
-			c.log.Warn("ignoring an undecodable ISR change notification", "znode", ch, "err", err)
-			continue
-		}
-		for _, tp := range tps {
-			tp := TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
-			if _, ok := c.ctx.Assignment(tp); ok {
-				changed[tp] = true
-			}
+	notified, err := c.zk.GetPartitionsFromIsrChangeNotifications(children)
+	if err != nil {
+		return err
+	}
+	changed := map[common.TopicPartition]bool{}
+	for _, tp := range notified {
+		if _, ok := c.ctx.Assignment(tp); ok {
+			changed[tp] = true
 		}
 	}
 	tps := sortedKeys(changed)
@@ -1234,17 +1181,12 @@ func (c *Controller) processIsrChangeNotification() error {
 			return err
 		}
 	}
-	for _, ch := range children {
-		if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.IsrChangeNotificationPath+"/"+ch, -1); err != nil && !errors.Is(err, errNoNode) {
-			return err
-		}
-	}
-	return nil
+	return c.zk.DeleteIsrChangeNotifications(c.ctx.EpochZkVersion, children...)
 }
 
 // --- controlled shutdown (§13.2) ---
 
-func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]TopicPartition, error) {
+func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]common.TopicPartition, error) {
 	if !c.IsActive() {
 		return nil, kerr.StaleControllerEpoch
 	}
@@ -1257,7 +1199,7 @@ func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]T
 	}
 	c.ctx.SetShuttingDown(id)
 	c.log.Info("controlled shutdown requested", "shutting_down_broker", id)
-	var led []TopicPartition
+	var led []common.TopicPartition
 	var followed []PartitionReplica
 	for _, tp := range c.ctx.AllPartitions() {
 		rs := c.ctx.Replicas(tp)
@@ -1287,7 +1229,7 @@ func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]T
 			return nil, err
 		}
 	}
-	var remaining []TopicPartition
+	var remaining []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		l, has := c.ctx.Leadership(tp)
 		if has && l.Leader == id && len(c.ctx.Replicas(tp)) > 1 && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
@@ -1319,7 +1261,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 			c.scheduleRebalance(c.cfg.LeaderImbalanceCheckInterval)
 		}
 	}()
-	byPreferred := map[int32][]TopicPartition{}
+	byPreferred := map[int32][]common.TopicPartition{}
 	for _, tp := range c.ctx.AllPartitions() {
 		if c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
 			continue
@@ -1330,7 +1272,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 	}
 	for _, b := range sortedBrokerKeys(byPreferred) {
 		tps := byPreferred[b]
-		var notPreferred []TopicPartition
+		var notPreferred []common.TopicPartition
 		for _, tp := range tps {
 			if l, ok := c.ctx.Leadership(tp); ok && l.Leader != b {
 				notPreferred = append(notPreferred, tp)
@@ -1340,7 +1282,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 		if ratio <= float64(c.cfg.LeaderImbalancePerBrokerPercentage)/100 {
 			continue
 		}
-		var candidates []TopicPartition
+		var candidates []common.TopicPartition
 		for _, tp := range notPreferred {
 			l, _ := c.ctx.Leadership(tp)
 			if c.ctx.IsLive(b) && slices.Contains(l.ISR, b) {

@@ -69,7 +69,7 @@ func TestFencedWriteResignsAndMetrics(t *testing.T) {
 		t.Fatalf("topics %d partitions %d offline %d", gauge("GlobalTopicCount"), gauge("GlobalPartitionCount"), gauge("OfflinePartitionsCount"))
 	}
 	// Another controller bumps the epoch behind our back.
-	if err := h.zk.set(zkpaths.ControllerEpochPath, []byte("5")); err != nil {
+	if err := h.set(zkpaths.ControllerEpochPath, []byte("5")); err != nil {
 		t.Fatal(err)
 	}
 	out, err := h.exec("create-topic", []string{"u", "0:1"})
@@ -96,7 +96,7 @@ func TestBrokerModification(t *testing.T) {
 	h.exec("start", []string{"1"})
 	c := h.ctrls[1]
 	info := zkpaths.BrokerInfo{ID: 2, Version: 5, JMXPort: -1, Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: "10.0.0.2", Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
-	if err := h.zk.set(zkpaths.BrokerIDPath(2), info.Encode()); err != nil {
+	if err := h.set(zkpaths.BrokerIDPath(2), info.Encode()); err != nil {
 		t.Fatal(err)
 	}
 	h.drain()

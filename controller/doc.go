@@ -25,7 +25,8 @@
 //	onPartitionReassignment & co.        reassignment.go   KIP-455 API and /admin/reassign_partitions (§15)
 //	LogDirEventNotification handling     logdir.go         log-directory failures (§6.6)
 //	AlterPartitionReceived handling      alterpartition.go AlterPartition RPC (§16.2, IBP ≥ 2.7 path)
-//	KafkaZkClient (the part used here)   zkstore.go, zkadapter.go  narrow ZooKeeper interface, fenced writes
+//	KafkaZkClient (the part used here)   zkstore.go        zkClient: the typed zkpaths/zkclient methods the
+//	                                                       controller calls (*zkclient.Client satisfies it)
 //	ControllerStats / KafkaController
 //	metrics                              metrics.go        ActiveControllerCount, OfflinePartitionsCount, ...
 //

@@ -5,7 +5,11 @@ package controller
 // get the assignment, the ISR read from ZooKeeper and liveness predicates and
 // return the new leadership; the caller writes it.
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/klassik/klassik/broker/common"
+)
 
 // ElectionStrategy names the four strategies of controller.md §10.
 type ElectionStrategy int
@@ -90,7 +94,7 @@ func controlledShutdownPartitionLeader(assignment, isr []int32, liveOrShuttingDo
 
 // ElectionResult is the outcome of one partition's election.
 type ElectionResult struct {
-	TopicPartition
+	common.TopicPartition
 	// New is the new leadership (leader epoch bumped, partition epoch as read);
 	// valid only when OK.
 	New LeaderAndIsr
@@ -112,7 +116,7 @@ func filter(xs []int32, keep func(int32) bool) []int32 {
 }
 
 // electOffline applies §10.1 to one partition.
-func electOffline(tp TopicPartition, cur LeaderAndIsr, assignment []int32, live func(int32) bool, uncleanAllowed bool) ElectionResult {
+func electOffline(tp common.TopicPartition, cur LeaderAndIsr, assignment []int32, live func(int32) bool, uncleanAllowed bool) ElectionResult {
 	res := ElectionResult{TopicPartition: tp, Recipients: filter(assignment, live)}
 	leader, ok, unclean := offlinePartitionLeader(assignment, cur.ISR, live, uncleanAllowed)
 	if !ok {
@@ -133,7 +137,7 @@ func electOffline(tp TopicPartition, cur LeaderAndIsr, assignment []int32, live 
 }
 
 // electReassign applies §10.2.
-func electReassign(tp TopicPartition, cur LeaderAndIsr, a ReplicaAssignment, live func(int32) bool) ElectionResult {
+func electReassign(tp common.TopicPartition, cur LeaderAndIsr, a ReplicaAssignment, live func(int32) bool) ElectionResult {
 	target := a.TargetReplicas()
 	res := ElectionResult{TopicPartition: tp, Recipients: target}
 	leader, ok := reassignPartitionLeader(target, cur.ISR, live)
@@ -144,7 +148,7 @@ func electReassign(tp TopicPartition, cur LeaderAndIsr, a ReplicaAssignment, liv
 }
 
 // electPreferred applies §10.3.
-func electPreferred(tp TopicPartition, cur LeaderAndIsr, assignment []int32, live func(int32) bool) ElectionResult {
+func electPreferred(tp common.TopicPartition, cur LeaderAndIsr, assignment []int32, live func(int32) bool) ElectionResult {
 	res := ElectionResult{TopicPartition: tp, Recipients: slices.Clone(assignment)}
 	leader, ok := preferredReplicaPartitionLeader(assignment, cur.ISR, live)
 	if ok {
@@ -154,7 +158,7 @@ func electPreferred(tp TopicPartition, cur LeaderAndIsr, assignment []int32, liv
 }
 
 // electControlledShutdown applies §10.4.
-func electControlledShutdown(tp TopicPartition, cur LeaderAndIsr, assignment []int32, liveOrSD, sd func(int32) bool) ElectionResult {
+func electControlledShutdown(tp common.TopicPartition, cur LeaderAndIsr, assignment []int32, liveOrSD, sd func(int32) bool) ElectionResult {
 	res := ElectionResult{TopicPartition: tp, Recipients: filter(assignment, liveOrSD)}
 	leader, ok := controlledShutdownPartitionLeader(assignment, cur.ISR, liveOrSD, sd)
 	if ok {

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 func set(ids ...int32) func(int32) bool {
@@ -65,7 +67,7 @@ func TestPartitionLeaderElectionAlgorithms(t *testing.T) {
 // controller.md §10: every strategy bumps the leader epoch by exactly one
 // and keeps the partition epoch as read.
 func TestElectionResults(t *testing.T) {
-	tp := TopicPartition{Topic: "t", Partition: 0}
+	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	cur := LeaderAndIsr{Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 2, 3}, PartitionEpoch: 9}
 
 	r := electOffline(tp, cur, []int32{1, 2, 3}, set(2, 3), false)

@@ -5,6 +5,7 @@ package controller
 // one-shot and several changes may have been folded into one notification.
 
 import (
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -82,7 +83,7 @@ func (leaderAndIsrResponseEvent) preempt()      {}
 type topicDeletionStopReplicaResponseEvent struct {
 	broker int32
 	// errs has one entry per partition sent with delete=true; nil = success.
-	errs map[TopicPartition]error
+	errs map[common.TopicPartition]error
 }
 
 func (topicDeletionStopReplicaResponseEvent) state() string { return "TopicDeletion" }
@@ -90,7 +91,7 @@ func (topicDeletionStopReplicaResponseEvent) preempt()      {}
 
 // controlledShutdownResult is the answer to a ControlledShutdown request.
 type controlledShutdownResult struct {
-	remaining []TopicPartition
+	remaining []common.TopicPartition
 	err       error
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/network"
@@ -117,7 +119,7 @@ func (fb *fakeBroker) requests() []kmsg.Request {
 
 // leaderAndIsrFor returns the partition states of tp in every LeaderAndIsr
 // received, with the request's controller epoch.
-func (fb *fakeBroker) leaderAndIsrFor(tp TopicPartition) (states []kmsg.LeaderAndISRRequestTopicPartition, epochs []int32) {
+func (fb *fakeBroker) leaderAndIsrFor(tp common.TopicPartition) (states []kmsg.LeaderAndISRRequestTopicPartition, epochs []int32) {
 	for _, r := range fb.requests() {
 		lr, ok := r.(*kmsg.LeaderAndISRRequest)
 		if !ok {

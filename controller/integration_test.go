@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
@@ -161,7 +162,7 @@ func (cl *cluster) controllerEpoch() (int32, int32) {
 }
 
 func (cl *cluster) state(topic string, p int32) (zkpaths.LeaderAndIsr, bool) {
-	s, ok, err := cl.admin.GetPartitionState(zkpaths.TopicPartition{Topic: topic, Partition: p})
+	s, ok, err := cl.admin.GetPartitionState(common.TopicPartition{Topic: topic, Partition: p})
 	if err != nil {
 		cl.t.Fatalf("reading partition state: %v", err)
 	}
@@ -208,11 +209,13 @@ func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
 	}
 
 	// A zombie still holding the old epochZkVersion cannot write.
-	zombie := newZkAdapter(cl.admin)
+	var zombie zkClient = cl.admin
 	cl.createTopic("fenced", map[int32][]int32{0: {second.id}})
 	waitFor(t, "state znode of fenced-0", func() bool { _, ok := cl.state("fenced", 0); return ok })
 	s, _ := cl.state("fenced", 0)
-	_, err = zombie.FencedSet(version1, zkpaths.PartitionStatePath("fenced", 0), zkpaths.LeaderAndIsr{Leader: 99, ISR: []int32{99}, ControllerEpoch: epoch1}.Encode(), s.ZkVersion)
+	fencedTP := common.TopicPartition{Topic: "fenced", Partition: 0}
+	zombieState := zkpaths.LeaderAndIsr{Leader: 99, ISR: []int32{99}, ControllerEpoch: epoch1, ZkVersion: s.ZkVersion}
+	_, err = zombie.UpdatePartitionStates(version1, map[common.TopicPartition]zkpaths.LeaderAndIsr{fencedTP: zombieState})
 	if !errors.Is(err, ErrControllerMoved) {
 		t.Fatalf("zombie write: err = %v, want ErrControllerMoved", err)
 	}
@@ -275,7 +278,7 @@ func TestIntegrationTopicCreation(t *testing.T) {
 		}
 		for _, r := range replicas {
 			fb := cl.nodes[r].fb
-			tp := TopicPartition{Topic: "orders", Partition: p}
+			tp := common.TopicPartition{Topic: "orders", Partition: p}
 			waitFor(t, fmt.Sprintf("LeaderAndIsr for %s at broker %d", tp, r), func() bool { st, _ := fb.leaderAndIsrFor(tp); return len(st) > 0 })
 			states, epochs := fb.leaderAndIsrFor(tp)
 			if !states[0].IsNew || states[0].Leader != replicas[0] || epochs[0] != epoch || !reflect.DeepEqual(states[0].Replicas, replicas) {
@@ -311,7 +314,7 @@ func TestIntegrationTopicCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ta.Partitions = all
-	if _, err := cl.admin.UpdateTopicAssignment("orders", ta); err != nil {
+	if _, err := cl.admin.UpdateTopicAssignment("orders", ta, -1); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "state of the added partition orders-3", func() bool { _, ok := cl.state("orders", 3); return ok })
@@ -352,7 +355,7 @@ func TestIntegrationBrokerFailure(t *testing.T) {
 	waitFor(t, "t-1 ISR shrinks", func() bool { s, _ := cl.state("t", 1); return reflect.DeepEqual(s.ISR, []int32{other}) })
 	fb := cl.nodes[other].fb
 	waitFor(t, "the surviving replica learns it leads t-1", func() bool {
-		states, _ := fb.leaderAndIsrFor(TopicPartition{Topic: "t", Partition: 1})
+		states, _ := fb.leaderAndIsrFor(common.TopicPartition{Topic: "t", Partition: 1})
 		return len(states) > 0 && states[len(states)-1].Leader == other
 	})
 
@@ -516,10 +519,10 @@ func TestIntegrationPreferredElection(t *testing.T) {
 		cl.start(1)
 		s, _ := cl.state("p", 0)
 		s.ISR = append(s.ISR, 1)
-		if _, err := cl.admin.UpdateLeaderAndIsrConditional(zkpaths.TopicPartition{Topic: "p", Partition: 0}, s); err != nil {
+		if _, err := cl.admin.UpdateLeaderAndIsrConditional(common.TopicPartition{Topic: "p", Partition: 0}, s); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cl.admin.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "p", Partition: 0}}); err != nil {
+		if _, err := cl.admin.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "p", Partition: 0}}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "ISR change processed", func() bool {
@@ -529,14 +532,14 @@ func TestIntegrationPreferredElection(t *testing.T) {
 	}
 	bounce()
 	ctrl := cl.waitActive().ctrl
-	out, err := ctrl.ElectLeaders(t.Context(), ElectPreferred, []TopicPartition{{Topic: "p", Partition: 0}, {Topic: "p", Partition: 1}})
+	out, err := ctrl.ElectLeaders(t.Context(), ElectPreferred, []common.TopicPartition{{Topic: "p", Partition: 0}, {Topic: "p", Partition: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := out[TopicPartition{Topic: "p", Partition: 0}]; o.Leader != 1 || o.Err != nil {
+	if o := out[common.TopicPartition{Topic: "p", Partition: 0}]; o.Leader != 1 || o.Err != nil {
 		t.Fatalf("p-0: %+v", o)
 	}
-	if o := out[TopicPartition{Topic: "p", Partition: 1}]; !errors.Is(o.Err, kerr.ElectionNotNeeded) || o.Leader != 2 {
+	if o := out[common.TopicPartition{Topic: "p", Partition: 1}]; !errors.Is(o.Err, kerr.ElectionNotNeeded) || o.Leader != 2 {
 		t.Fatalf("p-1: %+v", o)
 	}
 	if s, _ := cl.state("p", 0); s.Leader != 1 {
@@ -553,7 +556,7 @@ func TestIntegrationPreferredElection(t *testing.T) {
 	// The legacy znode, as kafka-preferred-replica-election.sh --zookeeper
 	// writes it.
 	bounce()
-	if err := cl.admin.CreatePreferredReplicaElection([]zkpaths.TopicPartition{{Topic: "p", Partition: 0}}); err != nil {
+	if err := cl.admin.CreatePreferredReplicaElection([]common.TopicPartition{{Topic: "p", Partition: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "p-0 back on 1 and the znode removed", func() bool {
@@ -571,8 +574,8 @@ func TestIntegrationReassignment(t *testing.T) {
 	ctrl := cl.waitActive().ctrl
 	cl.createTopic("ra", map[int32][]int32{0: {1, 2}})
 	waitFor(t, "ra-0 online", func() bool { s, ok := cl.state("ra", 0); return ok && s.Leader == 1 })
-	errs, err := ctrl.AlterPartitionReassignments(t.Context(), map[TopicPartition][]int32{{Topic: "ra", Partition: 0}: {3, 2}})
-	if err != nil || errs[TopicPartition{Topic: "ra", Partition: 0}] != nil {
+	errs, err := ctrl.AlterPartitionReassignments(t.Context(), map[common.TopicPartition][]int32{{Topic: "ra", Partition: 0}: {3, 2}})
+	if err != nil || errs[common.TopicPartition{Topic: "ra", Partition: 0}] != nil {
 		t.Fatalf("errs %v err %v", errs, err)
 	}
 	ta, _, err := cl.admin.GetTopicAssignment("ra")
@@ -587,16 +590,16 @@ func TestIntegrationReassignment(t *testing.T) {
 		t.Fatalf("listed %v err %v", listed, err)
 	}
 	waitFor(t, "broker 3 told to create the replica", func() bool {
-		states, _ := cl.nodes[3].fb.leaderAndIsrFor(TopicPartition{Topic: "ra", Partition: 0})
+		states, _ := cl.nodes[3].fb.leaderAndIsrFor(common.TopicPartition{Topic: "ra", Partition: 0})
 		return len(states) > 0 && states[0].IsNew
 	})
 	// The leader adds 3 to the ISR (classic path) and notifies.
 	s, _ := cl.state("ra", 0)
 	s.ISR = append(s.ISR, 3)
-	if _, err := cl.admin.UpdateLeaderAndIsrConditional(zkpaths.TopicPartition{Topic: "ra", Partition: 0}, s); err != nil {
+	if _, err := cl.admin.UpdateLeaderAndIsrConditional(common.TopicPartition{Topic: "ra", Partition: 0}, s); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.admin.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "ra", Partition: 0}}); err != nil {
+	if _, err := cl.admin.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "ra", Partition: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "reassignment complete", func() bool {

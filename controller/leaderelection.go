@@ -8,9 +8,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/klassik/klassik/broker/common"
 
-	"github.com/klassik/klassik/zkpaths"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // ElectionType is ElectLeaders' election_type.
@@ -41,14 +41,14 @@ type ElectionOutcome struct {
 }
 
 type replicaLeaderElectionEvent struct {
-	partitions []TopicPartition // nil: every partition (admin) / the znode's list (ZK)
+	partitions []common.TopicPartition // nil: every partition (admin) / the znode's list (ZK)
 	kind       ElectionType
 	trigger    electionTrigger
 	reply      chan electLeadersResult // nil for ZK-triggered elections
 }
 
 type electLeadersResult struct {
-	outcomes map[TopicPartition]ElectionOutcome
+	outcomes map[common.TopicPartition]ElectionOutcome
 	err      error
 }
 
@@ -63,7 +63,7 @@ func (e replicaLeaderElectionEvent) preempt() {
 // ElectLeaders runs an election of the given type for partitions (nil
 // means every partition) and returns the outcome per partition. The error
 // is kerr.NotController when this broker is not the controller.
-func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partitions []TopicPartition) (map[TopicPartition]ElectionOutcome, error) {
+func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partitions []common.TopicPartition) (map[common.TopicPartition]ElectionOutcome, error) {
 	reply := make(chan electLeadersResult, 1)
 	c.em.put(replicaLeaderElectionEvent{partitions: partitions, kind: kind, trigger: triggerAdmin, reply: reply})
 	select {
@@ -74,32 +74,25 @@ func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partit
 	}
 }
 
-func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) (map[TopicPartition]ElectionOutcome, error) {
+func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) (map[common.TopicPartition]ElectionOutcome, error) {
 	if !c.IsActive() {
 		return nil, kerr.NotController
 	}
 	partitions := e.partitions
 	if e.trigger == triggerZK {
-		data, _, err := c.zk.GetData(zkpaths.PreferredReplicaElectionPath)
-		if errors.Is(err, errNoNode) {
-			return nil, nil
-		}
-		if err != nil {
+		tps, exists, err := c.zk.GetPreferredReplicaElection()
+		if !exists {
 			return nil, err
 		}
-		tps, err := zkpaths.DecodePreferredReplicaElection(data)
 		if err != nil {
 			c.log.Warn("ignoring an undecodable preferred replica election request", "err", err)
 		}
-		partitions = nil
-		for _, tp := range tps {
-			partitions = append(partitions, TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
-		}
+		partitions = tps
 	} else if partitions == nil {
 		partitions = c.ctx.AllPartitions()
 	}
-	out := map[TopicPartition]ElectionOutcome{}
-	var toElect []TopicPartition
+	out := map[common.TopicPartition]ElectionOutcome{}
+	var toElect []common.TopicPartition
 	for _, tp := range partitions {
 		if _, ok := c.ctx.Assignment(tp); !ok {
 			out[tp] = ElectionOutcome{Leader: NoLeader, Err: kerr.UnknownTopicOrPartition}
@@ -149,7 +142,7 @@ func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) 
 		}
 	}
 	if e.trigger == triggerZK {
-		if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.PreferredReplicaElectionPath, -1); err != nil && !errors.Is(err, errNoNode) {
+		if err := c.zk.DeletePreferredReplicaElection(c.ctx.EpochZkVersion); err != nil {
 			return out, err
 		}
 	}

@@ -8,10 +8,11 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"slices"
+
+	"github.com/klassik/klassik/broker/common"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/klassik/klassik/zkpaths"
 )
 
 type logDirEventNotificationEvent struct{}
@@ -20,38 +21,21 @@ func (logDirEventNotificationEvent) state() string { return "LogDirChange" }
 func (logDirEventNotificationEvent) preempt()      {}
 
 func (c *Controller) processLogDirEventNotification() error {
-	children, err := c.zk.GetChildren(zkpaths.LogDirEventNotificationPath)
-	if errors.Is(err, errNoNode) {
-		return nil
-	}
+	children, err := c.zk.GetAllLogDirEventNotifications()
 	if err != nil {
 		return err
 	}
-	brokers := map[int32]bool{}
-	for _, ch := range children {
-		data, _, err := c.zk.GetData(zkpaths.LogDirEventNotificationPath + "/" + ch)
-		if errors.Is(err, errNoNode) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		id, err := zkpaths.DecodeLogDirEventNotification(data)
-		if err != nil {
-			c.log.Warn("ignoring an undecodable log dir event notification", "znode", ch, "err", err)
-			continue
-		}
-		brokers[id] = true
+	ids, err := c.zk.GetBrokerIDsFromLogDirEvents(children)
+	if err != nil {
+		return err
 	}
 	// The notifications are deleted whatever happens next.
 	defer func() {
-		for _, ch := range children {
-			if derr := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.LogDirEventNotificationPath+"/"+ch, -1); derr != nil && !errors.Is(derr, errNoNode) {
-				c.log.Warn("could not delete a log dir event notification", "znode", ch, "err", derr)
-			}
+		if derr := c.zk.DeleteLogDirEventNotifications(c.ctx.EpochZkVersion, children...); derr != nil {
+			c.log.Warn("could not delete the log dir event notifications", "znodes", children, "err", derr)
 		}
 	}()
-	ids := sortedBrokerKeys(brokers)
+	slices.Sort(ids)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -77,9 +61,9 @@ func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) er
 	for t, id := range c.ctx.topicIDs {
 		byID[id] = t
 	}
-	offline := map[TopicPartition]bool{}
-	online := map[TopicPartition]bool{}
-	record := func(tp TopicPartition, code int16) {
+	offline := map[common.TopicPartition]bool{}
+	online := map[common.TopicPartition]bool{}
+	record := func(tp common.TopicPartition, code int16) {
 		switch err := kerr.ErrorForCode(code); {
 		case err == nil:
 			online[tp] = true
@@ -95,14 +79,14 @@ func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) er
 			continue
 		}
 		for _, p := range t.Partitions {
-			record(TopicPartition{Topic: name, Partition: p.Partition}, p.ErrorCode)
+			record(common.TopicPartition{Topic: name, Partition: p.Partition}, p.ErrorCode)
 		}
 	}
 	for _, p := range e.resp.Partitions {
-		record(TopicPartition{Topic: p.Topic, Partition: p.Partition}, p.ErrorCode)
+		record(common.TopicPartition{Topic: p.Topic, Partition: p.Partition}, p.ErrorCode)
 	}
 	prev := c.ctx.offlineDirs[e.broker]
-	next := map[TopicPartition]bool{}
+	next := map[common.TopicPartition]bool{}
 	for tp := range prev {
 		if !online[tp] {
 			next[tp] = true

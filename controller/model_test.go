@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/klassik/klassik/zkpaths"
 )
 
@@ -88,7 +90,7 @@ func runModel(t *testing.T, ops []byte) {
 				step = "bounce " + bs
 			case 3:
 				p := int32(ops[i+1]) % 5
-				s, ok := prev[TopicPartition{Topic: "m", Partition: p}]
+				s, ok := prev[common.TopicPartition{Topic: "m", Partition: p}]
 				if !ok || s.Leader < 0 || !registered[s.Leader] {
 					continue
 				}
@@ -157,7 +159,7 @@ func runModel(t *testing.T, ops []byte) {
 			if actives > 1 {
 				t.Fatalf("after %s: %d active controllers", step, actives)
 			}
-			data, _, err := h.zk.GetData(zkpaths.ControllerEpochPath)
+			data, _, err := h.get(zkpaths.ControllerEpochPath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ func runModel(t *testing.T, ops []byte) {
 }
 
 func zkAssignment(t *testing.T, h *harness, topic string, p int32) ([]int32, bool) {
-	data, _, err := h.zk.GetData(zkpaths.TopicPath(topic))
+	data, _, err := h.get(zkpaths.TopicPath(topic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,10 +186,10 @@ func zkAssignment(t *testing.T, h *harness, topic string, p int32) ([]int32, boo
 	return r, ok
 }
 
-func snapshotStates(t *testing.T, h *harness) map[TopicPartition]zkpaths.LeaderAndIsr {
-	out := map[TopicPartition]zkpaths.LeaderAndIsr{}
+func snapshotStates(t *testing.T, h *harness) map[common.TopicPartition]zkpaths.LeaderAndIsr {
+	out := map[common.TopicPartition]zkpaths.LeaderAndIsr{}
 	for p := int32(0); p < 5; p++ {
-		data, st, err := h.zk.GetData(zkpaths.PartitionStatePath("m", p))
+		data, st, err := h.get(zkpaths.PartitionStatePath("m", p))
 		if err != nil {
 			continue
 		}
@@ -195,12 +197,12 @@ func snapshotStates(t *testing.T, h *harness) map[TopicPartition]zkpaths.LeaderA
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[TopicPartition{Topic: "m", Partition: p}] = s
+		out[common.TopicPartition{Topic: "m", Partition: p}] = s
 	}
 	return out
 }
 
-func checkInvariants(t *testing.T, step string, prev, cur map[TopicPartition]zkpaths.LeaderAndIsr, registered, shuttingDown map[int32]bool, h *harness) {
+func checkInvariants(t *testing.T, step string, prev, cur map[common.TopicPartition]zkpaths.LeaderAndIsr, registered, shuttingDown map[int32]bool, h *harness) {
 	t.Helper()
 	for tp, s := range cur {
 		replicas, _ := zkAssignment(t, h, tp.Topic, tp.Partition)

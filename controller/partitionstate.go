@@ -9,6 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+
+	"github.com/klassik/klassik/broker/common"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // PartitionState is a partition's state in the partition state machine.
@@ -60,15 +64,15 @@ type partitionStateMachine struct {
 	store        partitionStateStore
 	stateLog     *slog.Logger
 	uncleanDflt  func() bool
-	onUnclean    func(TopicPartition)
+	onUnclean    func(common.TopicPartition)
 	controllerID int32
 }
 
-func (m *partitionStateMachine) state(tp TopicPartition) PartitionState {
+func (m *partitionStateMachine) state(tp common.TopicPartition) PartitionState {
 	return m.ctx.partitionStates[tp]
 }
 
-func (m *partitionStateMachine) setState(tp TopicPartition, to PartitionState, reason string, detail string) {
+func (m *partitionStateMachine) setState(tp common.TopicPartition, to PartitionState, reason string, detail string) {
 	from := m.state(tp)
 	m.ctx.partitionStates[tp] = to
 	attrs := []any{"topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch}
@@ -98,8 +102,8 @@ func (m *partitionStateMachine) startup() error {
 
 // triggerOnlinePartitionStateChange moves New and Offline partitions (of one
 // topic, or all when topic is empty) Online with the offline strategy (§8.3).
-func (m *partitionStateMachine) triggerOnlinePartitionStateChange(topic, reason string) (map[TopicPartition]error, error) {
-	var tps []TopicPartition
+func (m *partitionStateMachine) triggerOnlinePartitionStateChange(topic, reason string) (map[common.TopicPartition]error, error) {
+	var tps []common.TopicPartition
 	for tp, s := range m.ctx.partitionStates {
 		if topic != "" && tp.Topic != topic {
 			continue
@@ -118,9 +122,9 @@ func (m *partitionStateMachine) triggerOnlinePartitionStateChange(topic, reason 
 // handleStateChanges moves partitions to target. The returned map has an
 // entry for every partition that failed; the error is non-nil only for
 // ErrControllerMoved (or another store failure that aborts the whole call).
-func (m *partitionStateMachine) handleStateChanges(tps []TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[TopicPartition]error, error) {
-	failed := map[TopicPartition]error{}
-	var valid []TopicPartition
+func (m *partitionStateMachine) handleStateChanges(tps []common.TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[common.TopicPartition]error, error) {
+	failed := map[common.TopicPartition]error{}
+	var valid []common.TopicPartition
 	for _, tp := range tps {
 		from := m.state(tp)
 		if !slices.Contains(validPreviousPartitionStates[target], from) {
@@ -137,7 +141,7 @@ func (m *partitionStateMachine) handleStateChanges(tps []TopicPartition, target 
 			m.setState(tp, target, reason, "")
 		}
 	case OnlinePartition:
-		var uninit, toElect []TopicPartition
+		var uninit, toElect []common.TopicPartition
 		for _, tp := range valid {
 			if m.state(tp) == NewPartition {
 				uninit = append(uninit, tp)
@@ -163,8 +167,8 @@ func (m *partitionStateMachine) handleStateChanges(tps []TopicPartition, target 
 }
 
 // initializeLeaderAndIsr implements §8.4.
-func (m *partitionStateMachine) initializeLeaderAndIsr(tps []TopicPartition, failed map[TopicPartition]error, reason string) error {
-	toCreate := map[TopicPartition]LeaderIsrAndControllerEpoch{}
+func (m *partitionStateMachine) initializeLeaderAndIsr(tps []common.TopicPartition, failed map[common.TopicPartition]error, reason string) error {
+	toCreate := map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
 	for _, tp := range tps {
 		live := filter(m.ctx.Replicas(tp), func(r int32) bool { return m.ctx.IsReplicaOnline(r, tp, false) })
 		if len(live) == 0 {
@@ -203,7 +207,7 @@ func (m *partitionStateMachine) initializeLeaderAndIsr(tps []TopicPartition, fai
 
 // electLeaders implements §8.5, retrying partitions whose conditional write
 // lost a race with a leader's ISR update.
-func (m *partitionStateMachine) electLeaders(tps []TopicPartition, spec electionSpec, failed map[TopicPartition]error, reason string) error {
+func (m *partitionStateMachine) electLeaders(tps []common.TopicPartition, spec electionSpec, failed map[common.TopicPartition]error, reason string) error {
 	remaining := tps
 	for len(remaining) > 0 {
 		retry, err := m.electLeadersOnce(remaining, spec, failed, reason)
@@ -215,16 +219,16 @@ func (m *partitionStateMachine) electLeaders(tps []TopicPartition, spec election
 	return nil
 }
 
-func (m *partitionStateMachine) electLeadersOnce(tps []TopicPartition, spec electionSpec, failed map[TopicPartition]error, reason string) ([]TopicPartition, error) {
+func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, spec electionSpec, failed map[common.TopicPartition]error, reason string) ([]common.TopicPartition, error) {
 	states, err := m.store.ReadStates(tps)
 	if err != nil {
 		return nil, err
 	}
-	live := func(tp TopicPartition) func(int32) bool {
+	live := func(tp common.TopicPartition) func(int32) bool {
 		return func(r int32) bool { return m.ctx.IsReplicaOnline(r, tp, false) }
 	}
-	results := map[TopicPartition]ElectionResult{}
-	updates := map[TopicPartition]LeaderAndIsr{}
+	results := map[common.TopicPartition]ElectionResult{}
+	updates := map[common.TopicPartition]LeaderAndIsr{}
 	for _, tp := range tps {
 		cur, ok := states[tp]
 		if !ok {
@@ -273,10 +277,10 @@ func (m *partitionStateMachine) electLeadersOnce(tps []TopicPartition, spec elec
 	if err != nil {
 		return nil, err
 	}
-	var retry []TopicPartition
+	var retry []common.TopicPartition
 	for _, tp := range sortedKeys(updates) {
 		if e := errs[tp]; e != nil {
-			if errors.Is(e, errBadVersion) {
+			if errors.Is(e, zk.ErrBadVersion) {
 				retry = append(retry, tp)
 				continue
 			}
@@ -306,8 +310,8 @@ func (l LeaderIsrAndControllerEpoch) String() string {
 		l.Leader, l.LeaderEpoch, l.ISR, l.LeaderRecoveryState, l.PartitionEpoch, l.ControllerEpoch)
 }
 
-func sortedKeys[V any](m map[TopicPartition]V) []TopicPartition {
-	out := make([]TopicPartition, 0, len(m))
+func sortedKeys[V any](m map[common.TopicPartition]V) []common.TopicPartition {
+	out := make([]common.TopicPartition, 0, len(m))
 	for tp := range m {
 		out = append(out, tp)
 	}

@@ -12,6 +12,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/klassik/klassik/broker/common"
+
+	"github.com/go-zookeeper/zk"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -47,12 +51,12 @@ func (c *Controller) writeTopicAssignment(topic string) error {
 		ta.Adding[tp.Partition] = a.AddingReplicas
 		ta.Removing[tp.Partition] = a.RemovingReplicas
 	}
-	_, err := c.zk.FencedSet(c.ctx.EpochZkVersion, zkpaths.TopicPath(topic), ta.Encode(), -1)
+	_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, topic, ta, -1)
 	return err
 }
 
 // onPartitionReassignment is §15.2: the entry point of every trigger.
-func (c *Controller) onPartitionReassignment(tp TopicPartition, target ReplicaAssignment) error {
+func (c *Controller) onPartitionReassignment(tp common.TopicPartition, target ReplicaAssignment) error {
 	if c.ctx.topicsToDelete[tp.Topic] {
 		c.ctx.deleteIneligible[tp.Topic] = true
 	}
@@ -93,7 +97,7 @@ func (c *Controller) onPartitionReassignment(tp TopicPartition, target ReplicaAs
 }
 
 // completeReassignment is Phase B (§15.3).
-func (c *Controller) completeReassignment(tp TopicPartition, a ReplicaAssignment) error {
+func (c *Controller) completeReassignment(tp common.TopicPartition, a ReplicaAssignment) error {
 	targets := a.TargetReplicas()
 	removing := a.RemovingReplicas
 	var targetReplicas []PartitionReplica
@@ -106,7 +110,7 @@ func (c *Controller) completeReassignment(tp TopicPartition, a ReplicaAssignment
 	done := ReplicaAssignment{Replicas: slices.Clone(targets)}
 	c.ctx.UpdateAssignment(tp, done)
 	if l, ok := c.ctx.Leadership(tp); !ok || !slices.Contains(targets, l.Leader) || !c.ctx.IsReplicaOnline(l.Leader, tp, false) {
-		if _, err := c.partitionChange([]TopicPartition{tp}, OnlinePartition, &electionSpec{strategy: ReassignmentElection}, "reassignment: leader not in the target replicas"); err != nil {
+		if _, err := c.partitionChange([]common.TopicPartition{tp}, OnlinePartition, &electionSpec{strategy: ReassignmentElection}, "reassignment: leader not in the target replicas"); err != nil {
 			return err
 		}
 	} else if err := c.updateLeaderEpochAndSend(tp, done); err != nil {
@@ -123,7 +127,7 @@ func (c *Controller) completeReassignment(tp TopicPartition, a ReplicaAssignment
 	}
 	delete(c.ctx.beingReassigned, tp)
 	c.log.Info("partition reassignment complete", "topic", tp.Topic, "partition", tp.Partition, "replicas", targets)
-	if err := c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), []TopicPartition{tp}); err != nil {
+	if err := c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), []common.TopicPartition{tp}); err != nil {
 		return err
 	}
 	if c.ctx.topicsToDelete[tp.Topic] && c.deletion != nil {
@@ -134,7 +138,7 @@ func (c *Controller) completeReassignment(tp TopicPartition, a ReplicaAssignment
 
 // stopRemovedReplicas moves replicas Offline → DeletionStarted →
 // DeletionSuccessful → NonExistent without waiting for the brokers.
-func (c *Controller) stopRemovedReplicas(tp TopicPartition, brokers []int32, reason string) error {
+func (c *Controller) stopRemovedReplicas(tp common.TopicPartition, brokers []int32, reason string) error {
 	if len(brokers) == 0 {
 		return nil
 	}
@@ -152,11 +156,11 @@ func (c *Controller) stopRemovedReplicas(tp TopicPartition, brokers []int32, rea
 
 // isReassignmentComplete: no AR/RR, or every target replica is in the ISR
 // as stored in ZooKeeper now.
-func (c *Controller) isReassignmentComplete(tp TopicPartition, a ReplicaAssignment) (bool, error) {
+func (c *Controller) isReassignmentComplete(tp common.TopicPartition, a ReplicaAssignment) (bool, error) {
 	if !a.IsBeingReassigned() {
 		return true, nil
 	}
-	states, err := c.psm.store.ReadStates([]TopicPartition{tp})
+	states, err := c.psm.store.ReadStates([]common.TopicPartition{tp})
 	if err != nil {
 		return false, err
 	}
@@ -176,10 +180,10 @@ func (c *Controller) isReassignmentComplete(tp TopicPartition, a ReplicaAssignme
 // updateLeaderEpochAndSend bumps the leader epoch without changing leader or
 // ISR (§10.6) and sends LeaderAndIsr with the assignment to the origin
 // replicas (isNew=false) and the adding replicas (isNew=true).
-func (c *Controller) updateLeaderEpochAndSend(tp TopicPartition, a ReplicaAssignment) error {
+func (c *Controller) updateLeaderEpochAndSend(tp common.TopicPartition, a ReplicaAssignment) error {
 	var l LeaderIsrAndControllerEpoch
 	for {
-		states, err := c.psm.store.ReadStates([]TopicPartition{tp})
+		states, err := c.psm.store.ReadStates([]common.TopicPartition{tp})
 		if err != nil {
 			return err
 		}
@@ -191,12 +195,12 @@ func (c *Controller) updateLeaderEpochAndSend(tp TopicPartition, a ReplicaAssign
 			return fmt.Errorf("controller: reassignment of %s: state written by a newer controller epoch %d", tp, cur.ControllerEpoch)
 		}
 		next := cur.newEpoch(cur.Leader, cur.ISR)
-		versions, errs, err := c.psm.store.UpdateStates(map[TopicPartition]LeaderAndIsr{tp: next}, c.ctx.Epoch)
+		versions, errs, err := c.psm.store.UpdateStates(map[common.TopicPartition]LeaderAndIsr{tp: next}, c.ctx.Epoch)
 		if err != nil {
 			return err
 		}
 		if e := errs[tp]; e != nil {
-			if errors.Is(e, errBadVersion) {
+			if errors.Is(e, zk.ErrBadVersion) {
 				continue
 			}
 			return e
@@ -223,35 +227,21 @@ func (zkPartitionReassignmentEvent) state() string { return "AlterPartitionReass
 func (zkPartitionReassignmentEvent) preempt()      {}
 
 func (c *Controller) readZkReassignment() ([]zkpaths.PartitionReplicas, bool, error) {
-	data, _, err := c.zk.GetData(zkpaths.ReassignPartitionsPath)
-	if errors.Is(err, errNoNode) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	parts, err := zkpaths.DecodeReassignment(data)
-	if err != nil {
-		return nil, true, err
-	}
-	return parts, true, nil
+	return c.zk.GetPartitionReassignment()
 }
 
+// writeZkReassignment rewrites /admin/reassign_partitions with the
+// partitions still in progress, deleting it when none is left.
 func (c *Controller) writeZkReassignment(parts []zkpaths.PartitionReplicas) error {
 	if len(parts) == 0 {
-		err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.ReassignPartitionsPath, -1)
-		if errors.Is(err, errNoNode) {
-			return nil
-		}
-		return err
+		return c.zk.DeletePartitionReassignment(c.ctx.EpochZkVersion)
 	}
-	_, err := c.zk.FencedSet(c.ctx.EpochZkVersion, zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts), -1)
-	return err
+	return c.zk.SetOrCreatePartitionReassignment(c.ctx.EpochZkVersion, parts)
 }
 
 // removeFromZkReassignment drops tp from the znode if it is listed there
 // with exactly this target (§15.3 B7).
-func (c *Controller) removeFromZkReassignment(tp TopicPartition, target []int32) error {
+func (c *Controller) removeFromZkReassignment(tp common.TopicPartition, target []int32) error {
 	parts, ok, err := c.readZkReassignment()
 	if err != nil || !ok {
 		return err
@@ -279,9 +269,9 @@ func (c *Controller) processZkPartitionReassignment() error {
 		c.log.Error("invalid /admin/reassign_partitions; deleting it", "err", err)
 		return c.writeZkReassignment(nil)
 	}
-	var failed []TopicPartition
+	var failed []common.TopicPartition
 	for _, p := range parts {
-		tp := TopicPartition{Topic: p.Topic, Partition: p.Partition}
+		tp := common.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 		cur, known := c.ctx.Assignment(tp)
 		if !known || c.ctx.IsTopicQueuedForDeletion(tp.Topic) || len(p.Replicas) == 0 {
 			failed = append(failed, tp)
@@ -304,7 +294,7 @@ func (c *Controller) processZkPartitionReassignment() error {
 	}
 	kept := parts[:0:0]
 	for _, p := range parts {
-		if !slices.Contains(failed, TopicPartition{Topic: p.Topic, Partition: p.Partition}) {
+		if !slices.Contains(failed, common.TopicPartition{Topic: p.Topic, Partition: p.Partition}) {
 			kept = append(kept, p)
 		}
 	}
@@ -313,7 +303,7 @@ func (c *Controller) processZkPartitionReassignment() error {
 
 // maybeCompleteReassignments checks reassigning partitions for completion
 // (after ISR changes, §15.4).
-func (c *Controller) maybeCompleteReassignments(tps []TopicPartition) error {
+func (c *Controller) maybeCompleteReassignments(tps []common.TopicPartition) error {
 	for _, tp := range tps {
 		if !c.ctx.beingReassigned[tp] {
 			continue
@@ -356,12 +346,12 @@ func (c *Controller) resumeReassignments(brokers []int32) error {
 // --- API ---
 
 type apiReassignmentEvent struct {
-	targets map[TopicPartition][]int32 // nil slice = cancel
+	targets map[common.TopicPartition][]int32 // nil slice = cancel
 	reply   chan apiReassignmentResult
 }
 
 type apiReassignmentResult struct {
-	errs map[TopicPartition]error
+	errs map[common.TopicPartition]error
 	err  error
 }
 
@@ -371,12 +361,12 @@ func (e apiReassignmentEvent) preempt() {
 }
 
 type listReassignmentsEvent struct {
-	partitions []TopicPartition // nil = all
+	partitions []common.TopicPartition // nil = all
 	reply      chan listReassignmentsResult
 }
 
 type listReassignmentsResult struct {
-	reassigning map[TopicPartition]ReplicaAssignment
+	reassigning map[common.TopicPartition]ReplicaAssignment
 	err         error
 }
 
@@ -389,7 +379,7 @@ func (e listReassignmentsEvent) preempt() {
 // cancels reassignments (§15.5). The per-partition errors are kerr values
 // (nil = accepted); the overall error is kerr.NotController on a
 // non-controller.
-func (c *Controller) AlterPartitionReassignments(ctx context.Context, targets map[TopicPartition][]int32) (map[TopicPartition]error, error) {
+func (c *Controller) AlterPartitionReassignments(ctx context.Context, targets map[common.TopicPartition][]int32) (map[common.TopicPartition]error, error) {
 	reply := make(chan apiReassignmentResult, 1)
 	c.em.put(apiReassignmentEvent{targets: targets, reply: reply})
 	select {
@@ -402,7 +392,7 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, targets ma
 
 // ListPartitionReassignments returns the partitions (of partitions, or all
 // when nil) with a reassignment in progress.
-func (c *Controller) ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]ReplicaAssignment, error) {
+func (c *Controller) ListPartitionReassignments(ctx context.Context, partitions []common.TopicPartition) (map[common.TopicPartition]ReplicaAssignment, error) {
 	reply := make(chan listReassignmentsResult, 1)
 	c.em.put(listReassignmentsEvent{partitions: partitions, reply: reply})
 	select {
@@ -417,7 +407,7 @@ func (c *Controller) processListReassignments(e listReassignmentsEvent) listReas
 	if !c.IsActive() {
 		return listReassignmentsResult{err: kerr.NotController}
 	}
-	out := map[TopicPartition]ReplicaAssignment{}
+	out := map[common.TopicPartition]ReplicaAssignment{}
 	tps := e.partitions
 	if tps == nil {
 		tps = c.ctx.AllPartitions()
@@ -430,12 +420,12 @@ func (c *Controller) processListReassignments(e listReassignmentsEvent) listReas
 	return listReassignmentsResult{reassigning: out}
 }
 
-func (c *Controller) processApiReassignment(e apiReassignmentEvent) (map[TopicPartition]error, error) {
+func (c *Controller) processApiReassignment(e apiReassignmentEvent) (map[common.TopicPartition]error, error) {
 	if !c.IsActive() {
 		return nil, kerr.NotController
 	}
-	errs := map[TopicPartition]error{}
-	toStart := map[TopicPartition]ReplicaAssignment{}
+	errs := map[common.TopicPartition]error{}
+	toStart := map[common.TopicPartition]ReplicaAssignment{}
 	for _, tp := range sortedKeys(e.targets) {
 		target := e.targets[tp]
 		cur, known := c.ctx.Assignment(tp)
@@ -463,7 +453,7 @@ func (c *Controller) processApiReassignment(e apiReassignmentEvent) (map[TopicPa
 		if err == nil && ok {
 			kept := parts[:0:0]
 			for _, p := range parts {
-				if _, ok := toStart[TopicPartition{Topic: p.Topic, Partition: p.Partition}]; !ok {
+				if _, ok := toStart[common.TopicPartition{Topic: p.Topic, Partition: p.Partition}]; !ok {
 					kept = append(kept, p)
 				}
 			}

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+
+	"github.com/klassik/klassik/broker/common"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // ReplicaState is a replica's state in the replica state machine.
@@ -158,7 +162,7 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 			m.setState(r, OnlineReplica, reason)
 		}
 	case OfflineReplica:
-		var withLeadership, withoutLeadership []TopicPartition
+		var withLeadership, withoutLeadership []common.TopicPartition
 		for _, r := range replicas {
 			m.batch.addStopReplica([]int32{r.Replica}, r.TopicPartition, false)
 			if _, ok := m.ctx.Leadership(r.TopicPartition); ok {
@@ -219,16 +223,16 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 // partition that still lists the replica (never emptying it), dropping the
 // replica as leader if it led, bumping the leader epoch. Partitions where the
 // replica was not in the ISR are returned unchanged so their state is re-sent.
-func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []TopicPartition) (map[TopicPartition]LeaderIsrAndControllerEpoch, map[TopicPartition]error, error) {
-	done := map[TopicPartition]LeaderIsrAndControllerEpoch{}
-	errs := map[TopicPartition]error{}
+func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []common.TopicPartition) (map[common.TopicPartition]LeaderIsrAndControllerEpoch, map[common.TopicPartition]error, error) {
+	done := map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
+	errs := map[common.TopicPartition]error{}
 	remaining := tps
 	for len(remaining) > 0 {
 		states, err := m.store.ReadStates(remaining)
 		if err != nil {
 			return nil, nil, err
 		}
-		updates := map[TopicPartition]LeaderAndIsr{}
+		updates := map[common.TopicPartition]LeaderAndIsr{}
 		for _, tp := range remaining {
 			cur, ok := states[tp]
 			if !ok {
@@ -266,7 +270,7 @@ func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []TopicPar
 		}
 		for _, tp := range sortedKeys(updates) {
 			if e := werrs[tp]; e != nil {
-				if errors.Is(e, errBadVersion) {
+				if errors.Is(e, zk.ErrBadVersion) {
 					remaining = append(remaining, tp)
 				} else {
 					errs[tp] = e

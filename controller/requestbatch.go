@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -47,7 +49,7 @@ type outgoingRequest struct {
 	req    kmsg.Request
 	// deletePartitions lists the partitions of a StopReplica with delete=true
 	// (their responses drive topic deletion).
-	deletePartitions []TopicPartition
+	deletePartitions []common.TopicPartition
 }
 
 type requestBatch struct {
@@ -57,10 +59,10 @@ type requestBatch struct {
 	// -1 when unknown (then the default version is used).
 	maxVersion func(broker int32, key int16) int16
 
-	leaderAndIsr map[int32]map[TopicPartition]lisrEntry
-	stopReplica  map[int32]map[TopicPartition]stopEntry
+	leaderAndIsr map[int32]map[common.TopicPartition]lisrEntry
+	stopReplica  map[int32]map[common.TopicPartition]stopEntry
 	umBrokers    map[int32]bool
-	umPartitions map[TopicPartition]kmsg.UpdateMetadataRequestTopicPartition
+	umPartitions map[common.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition
 }
 
 func newRequestBatch(ctx *Context, controllerID int32) *requestBatch {
@@ -70,10 +72,10 @@ func newRequestBatch(ctx *Context, controllerID int32) *requestBatch {
 }
 
 func (b *requestBatch) clear() {
-	b.leaderAndIsr = map[int32]map[TopicPartition]lisrEntry{}
-	b.stopReplica = map[int32]map[TopicPartition]stopEntry{}
+	b.leaderAndIsr = map[int32]map[common.TopicPartition]lisrEntry{}
+	b.stopReplica = map[int32]map[common.TopicPartition]stopEntry{}
 	b.umBrokers = map[int32]bool{}
-	b.umPartitions = map[TopicPartition]kmsg.UpdateMetadataRequestTopicPartition{}
+	b.umPartitions = map[common.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition{}
 }
 
 func (b *requestBatch) empty() bool {
@@ -93,31 +95,31 @@ func (b *requestBatch) newBatch() error {
 // addLeaderAndIsr adds the partition's leadership for each broker; isNew is
 // sticky within the batch. Every addition also adds UpdateMetadata for the
 // partition to all registered brokers.
-func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp TopicPartition, l LeaderIsrAndControllerEpoch, a ReplicaAssignment, isNew bool) {
+func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp common.TopicPartition, l LeaderIsrAndControllerEpoch, a ReplicaAssignment, isNew bool) {
 	for _, id := range brokers {
 		if id < 0 {
 			continue
 		}
 		m := b.leaderAndIsr[id]
 		if m == nil {
-			m = map[TopicPartition]lisrEntry{}
+			m = map[common.TopicPartition]lisrEntry{}
 			b.leaderAndIsr[id] = m
 		}
 		prevNew := m[tp].isNew
 		m[tp] = lisrEntry{leadership: l, assignment: a, isNew: isNew || prevNew}
 	}
-	b.addUpdateMetadata(b.ctx.LiveOrShuttingDownBrokerIDs(), []TopicPartition{tp})
+	b.addUpdateMetadata(b.ctx.LiveOrShuttingDownBrokerIDs(), []common.TopicPartition{tp})
 }
 
 // addStopReplica adds a StopReplica entry; delete is sticky.
-func (b *requestBatch) addStopReplica(brokers []int32, tp TopicPartition, deletePartition bool) {
+func (b *requestBatch) addStopReplica(brokers []int32, tp common.TopicPartition, deletePartition bool) {
 	for _, id := range brokers {
 		if id < 0 {
 			continue
 		}
 		m := b.stopReplica[id]
 		if m == nil {
-			m = map[TopicPartition]stopEntry{}
+			m = map[common.TopicPartition]stopEntry{}
 			b.stopReplica[id] = m
 		}
 		prev := m[tp].delete
@@ -129,7 +131,7 @@ func (b *requestBatch) addStopReplica(brokers []int32, tp TopicPartition, delete
 // partitions' current cached state (partitions without leadership are
 // skipped; topics queued for deletion carry leader -2). An empty partition
 // list still sends the live-broker list.
-func (b *requestBatch) addUpdateMetadata(brokers []int32, tps []TopicPartition) {
+func (b *requestBatch) addUpdateMetadata(brokers []int32, tps []common.TopicPartition) {
 	for _, id := range brokers {
 		if id >= 0 {
 			b.umBrokers[id] = true
@@ -213,7 +215,7 @@ func sortedBrokerKeys[V any](m map[int32]V) []int32 {
 
 // liveLeaderEndpoint picks the endpoint a follower uses to reach a leader:
 // the controller's inter-broker listener.
-func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[TopicPartition]lisrEntry, controllerEpoch int32) *kmsg.LeaderAndISRRequest {
+func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[common.TopicPartition]lisrEntry, controllerEpoch int32) *kmsg.LeaderAndISRRequest {
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.Version = b.version(to.ID, req.Key(), leaderAndIsrVersion)
 	req.ControllerID = b.controllerID
@@ -323,9 +325,9 @@ func (b *requestBatch) buildUpdateMetadata(to Broker, controllerEpoch int32) *km
 	return req
 }
 
-func (b *requestBatch) buildStopReplica(to Broker, entries map[TopicPartition]stopEntry, controllerEpoch int32) []outgoingRequest {
+func (b *requestBatch) buildStopReplica(to Broker, entries map[common.TopicPartition]stopEntry, controllerEpoch int32) []outgoingRequest {
 	version := b.version(to.ID, kmsg.NewPtrStopReplicaRequest().Key(), stopReplicaVersion)
-	var deleted []TopicPartition
+	var deleted []common.TopicPartition
 	for _, tp := range sortedKeys(entries) {
 		if entries[tp].delete {
 			deleted = append(deleted, tp)
@@ -363,7 +365,7 @@ func (b *requestBatch) buildStopReplica(to Broker, entries map[TopicPartition]st
 		req := mk()
 		req.DeletePartitions = del
 		byTopic := map[string][]int32{}
-		var tps []TopicPartition
+		var tps []common.TopicPartition
 		for _, tp := range sortedKeys(entries) {
 			if entries[tp].delete == del {
 				byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)

@@ -8,25 +8,29 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common"
+
+	"github.com/go-zookeeper/zk"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // memStore is an in-memory partitionStateStore: a map of state znodes with
 // versions, an optional fencing failure and injectable version conflicts.
 type memStore struct {
-	states   map[TopicPartition]LeaderIsrAndControllerEpoch
+	states   map[common.TopicPartition]LeaderIsrAndControllerEpoch
 	fenced   bool
-	conflict map[TopicPartition]int // number of writes to fail with a bad version
+	conflict map[common.TopicPartition]int // number of writes to fail with a bad version
 	unclean  map[string]bool
 	writes   []string
 }
 
 func newMemStore() *memStore {
-	return &memStore{states: map[TopicPartition]LeaderIsrAndControllerEpoch{}, conflict: map[TopicPartition]int{}, unclean: map[string]bool{}}
+	return &memStore{states: map[common.TopicPartition]LeaderIsrAndControllerEpoch{}, conflict: map[common.TopicPartition]int{}, unclean: map[string]bool{}}
 }
 
-func (s *memStore) ReadStates(tps []TopicPartition) (map[TopicPartition]LeaderIsrAndControllerEpoch, error) {
-	out := map[TopicPartition]LeaderIsrAndControllerEpoch{}
+func (s *memStore) ReadStates(tps []common.TopicPartition) (map[common.TopicPartition]LeaderIsrAndControllerEpoch, error) {
+	out := map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
 	for _, tp := range tps {
 		if l, ok := s.states[tp]; ok {
 			out[tp] = l
@@ -35,11 +39,11 @@ func (s *memStore) ReadStates(tps []TopicPartition) (map[TopicPartition]LeaderIs
 	return out, nil
 }
 
-func (s *memStore) CreateStates(states map[TopicPartition]LeaderIsrAndControllerEpoch) (map[TopicPartition]error, error) {
+func (s *memStore) CreateStates(states map[common.TopicPartition]LeaderIsrAndControllerEpoch) (map[common.TopicPartition]error, error) {
 	if s.fenced {
 		return nil, ErrControllerMoved
 	}
-	errs := map[TopicPartition]error{}
+	errs := map[common.TopicPartition]error{}
 	for _, tp := range sortedKeys(states) {
 		if _, ok := s.states[tp]; ok {
 			errs[tp] = errors.New("node exists")
@@ -53,16 +57,16 @@ func (s *memStore) CreateStates(states map[TopicPartition]LeaderIsrAndController
 	return errs, nil
 }
 
-func (s *memStore) UpdateStates(states map[TopicPartition]LeaderAndIsr, epoch int32) (map[TopicPartition]int32, map[TopicPartition]error, error) {
+func (s *memStore) UpdateStates(states map[common.TopicPartition]LeaderAndIsr, epoch int32) (map[common.TopicPartition]int32, map[common.TopicPartition]error, error) {
 	if s.fenced {
 		return nil, nil, ErrControllerMoved
 	}
-	versions := map[TopicPartition]int32{}
-	errs := map[TopicPartition]error{}
+	versions := map[common.TopicPartition]int32{}
+	errs := map[common.TopicPartition]error{}
 	for _, tp := range sortedKeys(states) {
 		cur, ok := s.states[tp]
 		if !ok {
-			errs[tp] = errNoNode
+			errs[tp] = zk.ErrNoNode
 			continue
 		}
 		if s.conflict[tp] > 0 {
@@ -70,11 +74,11 @@ func (s *memStore) UpdateStates(states map[TopicPartition]LeaderAndIsr, epoch in
 			// Simulate a leader's concurrent ISR write.
 			cur.PartitionEpoch++
 			s.states[tp] = cur
-			errs[tp] = errBadVersion
+			errs[tp] = zk.ErrBadVersion
 			continue
 		}
 		if cur.PartitionEpoch != states[tp].PartitionEpoch {
-			errs[tp] = errBadVersion
+			errs[tp] = zk.ErrBadVersion
 			continue
 		}
 		l := LeaderIsrAndControllerEpoch{LeaderAndIsr: states[tp], ControllerEpoch: epoch}
@@ -120,11 +124,11 @@ func newMachines(epoch int32, brokers ...int32) *machines {
 	}
 }
 
-func (m *machines) addTopic(topic string, assignment map[int32][]int32) []TopicPartition {
+func (m *machines) addTopic(topic string, assignment map[int32][]int32) []common.TopicPartition {
 	m.ctx.AddTopic(topic)
-	var tps []TopicPartition
+	var tps []common.TopicPartition
 	for p, rs := range assignment {
-		tp := TopicPartition{Topic: topic, Partition: p}
+		tp := common.TopicPartition{Topic: topic, Partition: p}
 		m.ctx.UpdateAssignment(tp, ReplicaAssignment{Replicas: rs})
 		tps = append(tps, tp)
 	}
@@ -133,7 +137,7 @@ func (m *machines) addTopic(topic string, assignment map[int32][]int32) []TopicP
 }
 
 // newPartitions runs NewPartitionCreation (§11.3).
-func (m *machines) newPartitions(t *testing.T, tps []TopicPartition) map[TopicPartition]error {
+func (m *machines) newPartitions(t *testing.T, tps []common.TopicPartition) map[common.TopicPartition]error {
 	t.Helper()
 	var replicas []PartitionReplica
 	for _, tp := range tps {
@@ -180,11 +184,11 @@ func TestNewPartitionInitialisesLeadership(t *testing.T) {
 	if len(failed) != 0 {
 		t.Fatalf("failed: %v", failed)
 	}
-	got := m.store.states[TopicPartition{Topic: "orders", Partition: 0}]
+	got := m.store.states[common.TopicPartition{Topic: "orders", Partition: 0}]
 	if got.Leader != 1 || !reflect.DeepEqual(got.ISR, []int32{1, 2, 3}) || got.LeaderEpoch != 0 || got.ControllerEpoch != 3 {
 		t.Fatalf("orders-0 state: %s", got)
 	}
-	got = m.store.states[TopicPartition{Topic: "orders", Partition: 1}]
+	got = m.store.states[common.TopicPartition{Topic: "orders", Partition: 1}]
 	if got.Leader != 2 || !reflect.DeepEqual(got.ISR, []int32{2, 3}) {
 		t.Fatalf("orders-1 state (broker 4 is down): %s", got)
 	}
@@ -248,7 +252,7 @@ func TestBrokerFailureFlow(t *testing.T) {
 	m.batch.flush(2)
 
 	m.ctx.RemoveLiveBroker(1)
-	var offline []TopicPartition
+	var offline []common.TopicPartition
 	for _, tp := range tps {
 		l, _ := m.ctx.Leadership(tp)
 		if !m.ctx.IsReplicaOnline(l.Leader, tp, false) {
@@ -260,21 +264,21 @@ func TestBrokerFailureFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(failed[TopicPartition{Topic: "t", Partition: 1}], ErrStateChangeFailed) || len(failed) != 1 {
+	if !errors.Is(failed[common.TopicPartition{Topic: "t", Partition: 1}], ErrStateChangeFailed) || len(failed) != 1 {
 		t.Fatalf("failed = %v", failed)
 	}
 	must(m.rsm.handleStateChanges(m.ctx.ReplicasOnBrokers([]int32{1}), OfflineReplica, "broker failure"))(t)
 
-	p0 := m.store.states[TopicPartition{Topic: "t", Partition: 0}]
+	p0 := m.store.states[common.TopicPartition{Topic: "t", Partition: 0}]
 	// Election: leader 2, isr [2,3], epoch 1; then removing 1 (not in ISR) writes nothing.
 	if p0.Leader != 2 || !reflect.DeepEqual(p0.ISR, []int32{2, 3}) || p0.LeaderEpoch != 1 || p0.PartitionEpoch != 1 {
 		t.Fatalf("t-0 %s", p0)
 	}
-	p1 := m.store.states[TopicPartition{Topic: "t", Partition: 1}]
+	p1 := m.store.states[common.TopicPartition{Topic: "t", Partition: 1}]
 	if p1.Leader != NoLeader || !reflect.DeepEqual(p1.ISR, []int32{1}) || p1.LeaderEpoch != 1 {
 		t.Fatalf("t-1 %s", p1)
 	}
-	if m.psm.state(TopicPartition{Topic: "t", Partition: 1}) != OfflinePartition {
+	if m.psm.state(common.TopicPartition{Topic: "t", Partition: 1}) != OfflinePartition {
 		t.Fatal("t-1 should be offline")
 	}
 	if n := m.ctx.OfflinePartitionCount(); n != 1 {
@@ -308,7 +312,7 @@ func TestUncleanElectionFromTopicConfig(t *testing.T) {
 		t.Fatal("clean election should fail")
 	}
 	var unclean int
-	m.psm.onUnclean = func(TopicPartition) { unclean++ }
+	m.psm.onUnclean = func(common.TopicPartition) { unclean++ }
 	m.store.unclean["t"] = true
 	must(m.psm.handleStateChanges(tps, OnlinePartition, &electionSpec{strategy: OfflineElection}, "test"))(t)
 	got := m.store.states[tp]

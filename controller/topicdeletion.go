@@ -8,10 +8,7 @@ package controller
 // ineligible until the broker returns.
 
 import (
-	"errors"
 	"slices"
-
-	"github.com/klassik/klassik/zkpaths"
 )
 
 type topicDeletionManager struct {
@@ -23,17 +20,12 @@ func (d *topicDeletionManager) ctx() *Context { return d.c.ctx }
 // init is the failover bootstrap (§3.3 step 6).
 func (d *topicDeletionManager) init() error {
 	c := d.c
-	children, err := c.zk.GetChildren(zkpaths.AdminDeleteTopicsPath)
-	if err != nil && !errors.Is(err, errNoNode) {
+	children, err := c.zk.GetTopicDeletions()
+	if err != nil {
 		return err
 	}
 	if !c.cfg.DeleteTopicEnable {
-		for _, t := range children {
-			if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.DeleteTopicPath(t), -1); err != nil && !errors.Is(err, errNoNode) {
-				return err
-			}
-		}
-		return nil
+		return c.zk.DeleteTopicDeletions(c.ctx.EpochZkVersion, children...)
 	}
 	for _, t := range children {
 		if !c.ctx.HasTopic(t) {
@@ -56,10 +48,7 @@ func (d *topicDeletionManager) init() error {
 
 // processTopicDeletion is the /admin/delete_topics children handler (§14.2).
 func (c *Controller) processTopicDeletion() error {
-	children, err := c.zk.GetChildren(zkpaths.AdminDeleteTopicsPath)
-	if errors.Is(err, errNoNode) {
-		return nil
-	}
+	children, err := c.zk.GetTopicDeletions()
 	if err != nil {
 		return err
 	}
@@ -67,7 +56,7 @@ func (c *Controller) processTopicDeletion() error {
 	for _, t := range children {
 		if !c.ctx.HasTopic(t) {
 			c.log.Info("ignoring deletion request for a non-existent topic", "topic", t)
-			if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.DeleteTopicPath(t), -1); err != nil && !errors.Is(err, errNoNode) {
+			if err := c.zk.DeleteTopicDeletions(c.ctx.EpochZkVersion, t); err != nil {
 				return err
 			}
 			continue
@@ -79,12 +68,7 @@ func (c *Controller) processTopicDeletion() error {
 	}
 	if !c.cfg.DeleteTopicEnable {
 		c.log.Info("delete.topic.enable is false; removing deletion requests", "topics", queued)
-		for _, t := range queued {
-			if err := c.zk.FencedDelete(c.ctx.EpochZkVersion, zkpaths.DeleteTopicPath(t), -1); err != nil && !errors.Is(err, errNoNode) {
-				return err
-			}
-		}
-		return nil
+		return c.zk.DeleteTopicDeletions(c.ctx.EpochZkVersion, queued...)
 	}
 	for _, t := range queued {
 		if c.ctx.topicsToDelete[t] {
@@ -233,13 +217,13 @@ func (d *topicDeletionManager) completeDeleteTopic(t string) error {
 		return err
 	}
 	v := ctx.EpochZkVersion
-	if err := c.zk.FencedDeleteRecursive(v, zkpaths.TopicPath(t)); err != nil && !errors.Is(err, errNoNode) {
+	if err := c.zk.DeleteTopicZNode(v, t); err != nil {
 		return err
 	}
-	if err := c.zk.FencedDelete(v, zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, t), -1); err != nil && !errors.Is(err, errNoNode) {
+	if err := c.zk.DeleteTopicConfigs(v, t); err != nil {
 		return err
 	}
-	if err := c.zk.FencedDelete(v, zkpaths.DeleteTopicPath(t), -1); err != nil && !errors.Is(err, errNoNode) {
+	if err := c.zk.DeleteTopicDeletions(v, t); err != nil {
 		return err
 	}
 	ctx.RemoveTopic(t)

@@ -11,15 +11,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
+	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zktest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata transcripts")
@@ -33,7 +38,7 @@ type recordingSink struct {
 	known map[int32]bool
 	// storage lists, per broker, partitions on a failed log dir: their
 	// LeaderAndIsr answers are KAFKA_STORAGE_ERROR.
-	storage map[int32]map[TopicPartition]bool
+	storage map[int32]map[common.TopicPartition]bool
 }
 
 func (s *recordingSink) addBroker(b Broker)    { s.known[b.ID] = true }
@@ -56,7 +61,7 @@ func (s *recordingSink) send(reqs []outgoingRequest) {
 				for _, p := range ts.PartitionStates {
 					rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 					rp.Partition = p.Partition
-					if s.storage[o.broker][TopicPartition{Topic: ts.Topic, Partition: p.Partition}] {
+					if s.storage[o.broker][common.TopicPartition{Topic: ts.Topic, Partition: p.Partition}] {
 						rp.ErrorCode = kerr.KafkaStorageError.Code
 					}
 					rt.Partitions = append(rt.Partitions, rp)
@@ -75,17 +80,64 @@ func (s *recordingSink) send(reqs []outgoingRequest) {
 	}
 }
 
+// syncWatchClient is the typed client of one controller on zktest, except
+// that its watches are the server's persistent watches: their callbacks run
+// on the goroutine that made the change, so every event a change causes is
+// queued before the harness drains the queues, and a transcript never
+// depends on goroutine timing.
+type syncWatchClient struct {
+	*zkclient.Client
+	srv *zktest.Server
+}
+
+func (z syncWatchClient) WatchData(p string, fn func()) func()     { return z.srv.WatchData(p, fn) }
+func (z syncWatchClient) WatchChildren(p string, fn func()) func() { return z.srv.WatchChildren(p, fn) }
+
 type harness struct {
-	t     *testing.T
-	zk    *memZK
-	ctrls map[int32]*Controller
-	sinks map[int32]*recordingSink
-	cfg   func(*Config)
+	t       *testing.T
+	srv     *zktest.Server
+	ctrls   map[int32]*Controller
+	clients map[int32]*zkclient.Client
+	sinks   map[int32]*recordingSink
+	cfg     func(*Config)
 }
 
 func newHarness(t *testing.T) *harness {
-	return &harness{t: t, zk: newMemZK(), ctrls: map[int32]*Controller{}, sinks: map[int32]*recordingSink{}}
+	h := &harness{t: t, srv: zktest.NewServer(), ctrls: map[int32]*Controller{}, clients: map[int32]*zkclient.Client{}, sinks: map[int32]*recordingSink{}}
+	var ops []any
+	for _, p := range []string{"/brokers", "/brokers/ids", "/brokers/topics", "/admin", "/admin/delete_topics", "/config", "/config/topics", "/isr_change_notification", "/log_dir_event_notification"} {
+		ops = append(ops, zkclient.CreateOp(p, nil, zkclient.Persistent))
+	}
+	if err := h.srv.Multi(ops...); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Record()
+	return h
 }
+
+// The harness acts as brokers and tools through the server directly (no
+// session, so none of it shows as a controller write).
+
+func (h *harness) create(p string, data []byte) error {
+	return h.srv.Multi(zkclient.CreateOp(p, data, zkclient.Persistent))
+}
+
+func (h *harness) set(p string, data []byte) error {
+	return h.srv.Multi(zkclient.SetOp(p, data, -1))
+}
+
+func (h *harness) delete(p string) error { return h.srv.Multi(zkclient.DeleteOp(p, -1)) }
+
+func (h *harness) get(p string) ([]byte, zk.Stat, error) {
+	data, st, ok := h.srv.Get(p)
+	if !ok {
+		return nil, zk.Stat{}, fmt.Errorf("%s: %w", p, zk.ErrNoNode)
+	}
+	return data, st, nil
+}
+
+// numChildren counts the children of a node that has no grandchildren.
+func (h *harness) numChildren(p string) int { return len(h.srv.Paths(p)) - 1 }
 
 func (h *harness) controller(id int32) *Controller {
 	if c, ok := h.ctrls[id]; ok {
@@ -97,13 +149,18 @@ func (h *harness) controller(id int32) *Controller {
 	if h.cfg != nil {
 		h.cfg(&cfg)
 	}
-	c := newController(cfg, h.zk, func() int64 { return 0 })
-	sink := &recordingSink{c: c, known: map[int32]bool{}, fail: map[int32]bool{}, storage: map[int32]map[TopicPartition]bool{}}
+	cl, err := h.srv.NewClient("", zkclient.WithClock(func() time.Time { return time.UnixMilli(0) }), zkclient.WithMaxInFlightRequests(1))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c := newController(cfg, syncWatchClient{Client: cl, srv: h.srv}, func() int64 { return 0 })
+	sink := &recordingSink{c: c, known: map[int32]bool{}, fail: map[int32]bool{}, storage: map[int32]map[common.TopicPartition]bool{}}
 	c.newSink = func() requestSink { return sink }
-	h.ctrls[id], h.sinks[id] = c, sink
+	h.ctrls[id], h.clients[id], h.sinks[id] = c, cl, sink
 	h.t.Cleanup(func() {
 		c.em.close()
 		c.onControllerResignation()
+		cl.Close()
 	})
 	return c
 }
@@ -149,27 +206,24 @@ func (h *harness) brokerJSON(id int32) []byte {
 
 // exec runs one command and returns its transcript output.
 func (h *harness) exec(cmd string, args []string) (string, error) {
-	z := h.zk
 	switch cmd {
 	case "broker-up":
 		for _, id := range parseInts(strings.Join(args, " ")) {
-			if err := z.create(zkpaths.BrokerIDPath(id), h.brokerJSON(id)); err != nil {
+			if err := h.create(zkpaths.BrokerIDPath(id), h.brokerJSON(id)); err != nil {
 				return "", err
 			}
 		}
 	case "broker-down":
 		for _, id := range parseInts(strings.Join(args, " ")) {
-			if err := z.delete(zkpaths.BrokerIDPath(id)); err != nil {
+			if err := h.delete(zkpaths.BrokerIDPath(id)); err != nil {
 				return "", err
 			}
 		}
 	case "broker-bounce":
 		for _, id := range parseInts(strings.Join(args, " ")) {
 			// Deleted and re-created between two watch deliveries: a larger czxid.
-			z.mu.Lock()
-			delete(z.nodes, zkpaths.BrokerIDPath(id))
-			z.mu.Unlock()
-			if err := z.create(zkpaths.BrokerIDPath(id), h.brokerJSON(id)); err != nil {
+			p := zkpaths.BrokerIDPath(id)
+			if err := h.srv.Multi(zkclient.DeleteOp(p, -1), zkclient.CreateOp(p, h.brokerJSON(id), zkclient.Persistent)); err != nil {
 				return "", err
 			}
 		}
@@ -185,14 +239,9 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		c := h.ctrls[id]
 		c.em.close()
 		c.onControllerResignation()
+		h.clients[id].Close()
 		delete(h.ctrls, id)
-		if data, _, err := z.GetData(zkpaths.ControllerPath); err == nil {
-			if info, err := zkpaths.DecodeController(data); err == nil && info.BrokerID == id {
-				if err := z.delete(zkpaths.ControllerPath); err != nil {
-					return "", err
-				}
-			}
-		}
+		delete(h.clients, id)
 	case "create-topic":
 		ta := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, TopicID: "ztFyzQr5QwmEYeGhG6khTg"}
 		for _, a := range args[1:] {
@@ -200,12 +249,12 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			n, _ := strconv.Atoi(p)
 			ta.Partitions[int32(n)] = parseInts(rs)
 		}
-		_ = z.create(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, args[0]), zkpaths.EncodeEntityConfig(map[string]string{}))
-		if err := z.create(zkpaths.TopicPath(args[0]), ta.Encode()); err != nil {
+		_ = h.create(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, args[0]), zkpaths.EncodeEntityConfig(map[string]string{}))
+		if err := h.create(zkpaths.TopicPath(args[0]), ta.Encode()); err != nil {
 			return "", err
 		}
 	case "add-partitions":
-		data, _, err := z.GetData(zkpaths.TopicPath(args[0]))
+		data, _, err := h.get(zkpaths.TopicPath(args[0]))
 		if err != nil {
 			return "", err
 		}
@@ -218,11 +267,11 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			n, _ := strconv.Atoi(p)
 			ta.Partitions[int32(n)] = parseInts(rs)
 		}
-		if err := z.set(zkpaths.TopicPath(args[0]), ta.Encode()); err != nil {
+		if err := h.set(zkpaths.TopicPath(args[0]), ta.Encode()); err != nil {
 			return "", err
 		}
 	case "delete-topic":
-		if err := z.create(zkpaths.DeleteTopicPath(args[0]), nil); err != nil {
+		if err := h.create(zkpaths.DeleteTopicPath(args[0]), nil); err != nil {
 			return "", err
 		}
 	case "topic-config":
@@ -231,7 +280,7 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			k, v, _ := strings.Cut(kv, "=")
 			cfg[k] = v
 		}
-		if err := z.set(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, args[0]), zkpaths.EncodeEntityConfig(cfg)); err != nil {
+		if err := h.set(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, args[0]), zkpaths.EncodeEntityConfig(cfg)); err != nil {
 			return "", err
 		}
 	case "leader-isr":
@@ -239,7 +288,7 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		// and notifies the controller.
 		p, _ := strconv.Atoi(args[1])
 		sp := zkpaths.PartitionStatePath(args[0], int32(p))
-		data, st, err := z.GetData(sp)
+		data, st, err := h.get(sp)
 		if err != nil {
 			return "", err
 		}
@@ -248,12 +297,12 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			return "", err
 		}
 		s.ISR = parseInts(strings.Join(args[2:], " "))
-		if err := z.set(sp, s.Encode()); err != nil {
+		if err := h.set(sp, s.Encode()); err != nil {
 			return "", err
 		}
-		seq := len(z.childrenLocked(zkpaths.IsrChangeNotificationPath))
-		note := zkpaths.EncodeIsrChangeNotification([]zkpaths.TopicPartition{{Topic: args[0], Partition: int32(p)}})
-		if err := z.create(fmt.Sprintf("%s/isr_change_%010d", zkpaths.IsrChangeNotificationPath, seq), note); err != nil {
+		seq := h.numChildren(zkpaths.IsrChangeNotificationPath)
+		note := zkpaths.EncodeIsrChangeNotification([]common.TopicPartition{{Topic: args[0], Partition: int32(p)}})
+		if err := h.create(fmt.Sprintf("%s/isr_change_%010d", zkpaths.IsrChangeNotificationPath, seq), note); err != nil {
 			return "", err
 		}
 	case "controlled-shutdown":
@@ -275,11 +324,11 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		if args[0] == "unclean" {
 			kind = ElectUnclean
 		}
-		var tps []TopicPartition
+		var tps []common.TopicPartition
 		for _, a := range args[1:] {
 			i := strings.LastIndex(a, "-")
 			p, _ := strconv.Atoi(a[i+1:])
-			tps = append(tps, TopicPartition{Topic: a[:i], Partition: int32(p)})
+			tps = append(tps, common.TopicPartition{Topic: a[:i], Partition: int32(p)})
 		}
 		var active *Controller
 		for _, c := range h.ctrls {
@@ -301,13 +350,13 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		}
 		return b.String() + h.output(), nil
 	case "zk-preferred-election":
-		var tps []zkpaths.TopicPartition
+		var tps []common.TopicPartition
 		for _, a := range args {
 			i := strings.LastIndex(a, "-")
 			p, _ := strconv.Atoi(a[i+1:])
-			tps = append(tps, zkpaths.TopicPartition{Topic: a[:i], Partition: int32(p)})
+			tps = append(tps, common.TopicPartition{Topic: a[:i], Partition: int32(p)})
 		}
-		if err := z.create(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps)); err != nil {
+		if err := h.create(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps)); err != nil {
 			return "", err
 		}
 	case "reassign", "reassign-cancel", "list-reassignments":
@@ -331,12 +380,12 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		}
 		i := strings.LastIndex(args[0], "-")
 		p, _ := strconv.Atoi(args[0][i+1:])
-		tp := TopicPartition{Topic: args[0][:i], Partition: int32(p)}
+		tp := common.TopicPartition{Topic: args[0][:i], Partition: int32(p)}
 		var target []int32
 		if cmd == "reassign" {
 			target = parseInts(args[1])
 		}
-		errs, err := active.processApiReassignment(apiReassignmentEvent{targets: map[TopicPartition][]int32{tp: target}})
+		errs, err := active.processApiReassignment(apiReassignmentEvent{targets: map[common.TopicPartition][]int32{tp: target}})
 		h.drain()
 		fmt.Fprintf(&b, "%s: err=%v", tp, errs[tp])
 		if err != nil {
@@ -351,7 +400,7 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			p, _ := strconv.Atoi(tpStr[i+1:])
 			parts = append(parts, zkpaths.PartitionReplicas{Topic: tpStr[:i], Partition: int32(p), Replicas: parseInts(rs)})
 		}
-		if err := z.create(zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts)); err != nil {
+		if err := h.create(zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts)); err != nil {
 			return "", err
 		}
 	case "log-dir-failure":
@@ -361,13 +410,13 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			p, _ := strconv.Atoi(a[i+1:])
 			for _, s := range h.sinks {
 				if s.storage[id] == nil {
-					s.storage[id] = map[TopicPartition]bool{}
+					s.storage[id] = map[common.TopicPartition]bool{}
 				}
-				s.storage[id][TopicPartition{Topic: a[:i], Partition: int32(p)}] = true
+				s.storage[id][common.TopicPartition{Topic: a[:i], Partition: int32(p)}] = true
 			}
 		}
-		seq := len(z.childrenLocked(zkpaths.LogDirEventNotificationPath))
-		if err := z.create(fmt.Sprintf("%s/log_dir_event_%010d", zkpaths.LogDirEventNotificationPath, seq), zkpaths.EncodeLogDirEventNotification(id)); err != nil {
+		seq := h.numChildren(zkpaths.LogDirEventNotificationPath)
+		if err := h.create(fmt.Sprintf("%s/log_dir_event_%010d", zkpaths.LogDirEventNotificationPath, seq), zkpaths.EncodeLogDirEventNotification(id)); err != nil {
 			return "", err
 		}
 	case "unclean-enabled":
@@ -400,19 +449,16 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 
 func (h *harness) dumpStates() string {
 	var b strings.Builder
-	z := h.zk
-	z.mu.Lock()
 	var paths []string
-	for p := range z.nodes {
+	for _, p := range h.srv.Paths("/") {
 		if strings.HasSuffix(p, "/state") || p == "/controller" || p == "/controller_epoch" || strings.HasPrefix(p, "/brokers/topics/") && strings.Count(p, "/") == 3 || strings.HasPrefix(p, "/admin/delete_topics/") || p == zkpaths.PreferredReplicaElectionPath || p == zkpaths.ReassignPartitionsPath {
 			paths = append(paths, p)
 		}
 	}
-	slices.Sort(paths)
 	for _, p := range paths {
-		fmt.Fprintf(&b, "%s v%d %s\n", p, z.nodes[p].version, z.nodes[p].data)
+		data, st, _ := h.srv.Get(p)
+		fmt.Fprintf(&b, "%s v%d %s\n", p, st.Version, data)
 	}
-	z.mu.Unlock()
 	for _, id := range sortedBrokerKeys(h.ctrls) {
 		c := h.ctrls[id]
 		fmt.Fprintf(&b, "controller %d: active=%v epoch=%d\n", id, c.IsActive(), c.Epoch())
@@ -422,8 +468,20 @@ func (h *harness) dumpStates() string {
 
 func (h *harness) output() string {
 	var b strings.Builder
-	for _, l := range h.zk.takeLog() {
-		b.WriteString("zk: " + l + "\n")
+	// The controller's writes are the fenced ones: a multi that starts by
+	// checking the /controller_epoch version.
+	for _, txn := range h.srv.TakeRecord() {
+		if len(txn.Ops) == 0 || txn.Ops[0].Kind != "check" || txn.Ops[0].Path != zkpaths.ControllerEpochPath {
+			continue
+		}
+		for _, op := range txn.Ops[1:] {
+			switch op.Kind {
+			case "delete":
+				b.WriteString("zk: delete " + op.Path + "\n")
+			default:
+				fmt.Fprintf(&b, "zk: %s %s %s\n", op.Kind, op.Path, op.Data)
+			}
+		}
 	}
 	for _, id := range sortedBrokerKeys(h.sinks) {
 		s := h.sinks[id]

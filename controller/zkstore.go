@@ -1,8 +1,14 @@
 package controller
 
-// The ZooKeeper operations the controller uses, as one narrow interface
-// (zkAPI) implemented over zkpaths/zkclient in zkadapter.go, and the
-// partitionStateStore built on it with zkpaths' codecs.
+// The ZooKeeper operations the controller uses: the typed methods of
+// zkpaths/zkclient (Kafka's KafkaZkClient) it calls, declared here as the
+// narrow interface zkClient that *zkclient.Client satisfies, and the
+// partitionStateStore the state machines write through, built on it.
+//
+// Errors are zkclient's: a missing znode matches zk.ErrNoNode, a lost
+// conditional write zk.ErrBadVersion, an existing znode zk.ErrNodeExists,
+// and a fenced write whose /controller_epoch check failed (or a lost
+// election) ErrControllerMoved.
 
 import (
 	"encoding/base64"
@@ -10,47 +16,69 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/go-zookeeper/zk"
+
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
-// zkStat is the part of a znode's stat the controller uses.
-type zkStat struct {
-	Version int32
-	Czxid   int64
-}
-
-// zkAPI is what the controller needs from ZooKeeper. Missing nodes are
-// reported as errors wrapping errNoNode, lost conditional writes as
-// errBadVersion, existing nodes as errNodeExists, and failed fencing checks
-// as ErrControllerMoved.
-type zkAPI interface {
-	GetData(path string) ([]byte, zkStat, error)
-	GetChildren(path string) ([]string, error)
-	// WatchData calls fn (from a ZooKeeper goroutine; it must only enqueue)
-	// whenever the node is created, changed or deleted; the watch re-arms
-	// itself until cancel is called.
-	WatchData(path string, fn func()) (cancel func())
-	// WatchChildren is the same for the node's child list.
-	WatchChildren(path string, fn func()) (cancel func())
-	// RegisterControllerAndIncrementEpoch runs the election multi of
-	// controller.md §3.2 and returns the new epoch and the version of
-	// /controller_epoch; losing wraps ErrControllerMoved.
-	RegisterControllerAndIncrementEpoch(id int32) (epoch, epochZkVersion int32, err error)
-	// Fenced writes: one multi [check(/controller_epoch, epochZkVersion), op].
-	FencedCreate(epochZkVersion int32, path string, data []byte) error
-	FencedSet(epochZkVersion int32, path string, data []byte, version int32) (newVersion int32, err error)
-	FencedDelete(epochZkVersion int32, path string, version int32) error
-	FencedDeleteRecursive(epochZkVersion int32, path string) error
+// zkClient is what the controller needs from ZooKeeper. Every write takes
+// the /controller_epoch version the controller was elected with and is
+// fenced by it: one multi [check(/controller_epoch, epochZkVersion), op].
+type zkClient interface {
+	// Sessions and watches. Callbacks run on ZooKeeper client goroutines
+	// and only enqueue events; watches re-arm themselves until cancelled.
 	OnSessionExpired(fn func()) (cancel func())
 	OnNewSession(fn func()) (cancel func())
+	WatchData(path string, fn func()) (cancel func())
+	WatchChildren(path string, fn func()) (cancel func())
+
+	// Election: /controller and /controller_epoch.
+	GetController() (id int32, ok bool, err error)
+	RegisterControllerAndIncrementEpoch(brokerID int32) (epoch, epochZkVersion int32, err error)
+	DeleteController(epochZkVersion int32) error
+
+	// Brokers and topics.
+	GetAllBrokers() ([]zkpaths.BrokerInfo, error)
+	GetBroker(id int32) (info zkpaths.BrokerInfo, ok bool, err error)
+	GetAllTopics() ([]string, error)
+	GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int32, error)
+	SetTopicAssignment(epochZkVersion int32, topic string, a zkpaths.TopicAssignment, expectedVersion int32) (int32, error)
+	GetEntityConfigs(entityType, name string) (map[string]string, error)
+
+	// Partition state znodes.
+	GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error)
+	CreatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]zkclient.PartitionStateResult, error)
+	UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]zkclient.PartitionStateResult, error)
+
+	// Topic deletion.
+	GetTopicDeletions() ([]string, error)
+	DeleteTopicDeletions(epochZkVersion int32, topics ...string) error
+	DeleteTopicZNode(epochZkVersion int32, topic string) error
+	DeleteTopicConfigs(epochZkVersion int32, topics ...string) error
+
+	// Admin requests and notifications written by tools and brokers.
+	GetPartitionReassignment() ([]zkpaths.PartitionReplicas, bool, error)
+	SetOrCreatePartitionReassignment(epochZkVersion int32, parts []zkpaths.PartitionReplicas) error
+	DeletePartitionReassignment(epochZkVersion int32) error
+	GetPreferredReplicaElection() ([]common.TopicPartition, bool, error)
+	DeletePreferredReplicaElection(epochZkVersion int32) error
+	GetAllIsrChangeNotifications() ([]string, error)
+	GetPartitionsFromIsrChangeNotifications(names []string) ([]common.TopicPartition, error)
+	DeleteIsrChangeNotifications(epochZkVersion int32, names ...string) error
+	GetAllLogDirEventNotifications() ([]string, error)
+	GetBrokerIDsFromLogDirEvents(names []string) ([]int32, error)
+	DeleteLogDirEventNotifications(epochZkVersion int32, names ...string) error
 }
 
-var errNodeExists = errors.New("controller: znode already exists")
+var _ zkClient = (*zkclient.Client)(nil)
 
-// zkStateStore implements partitionStateStore over zkAPI for the current
-// controller incarnation.
+// zkStateStore implements partitionStateStore over zkClient for the current
+// controller incarnation: it turns the controller's leaderships into the
+// state znode's content and back.
 type zkStateStore struct {
-	zk  zkAPI
+	zk  zkClient
 	ctx *Context
 }
 
@@ -65,78 +93,59 @@ func fromZk(s zkpaths.LeaderAndIsr) LeaderIsrAndControllerEpoch {
 	}
 }
 
-func (s *zkStateStore) ReadStates(tps []TopicPartition) (map[TopicPartition]LeaderIsrAndControllerEpoch, error) {
-	out := map[TopicPartition]LeaderIsrAndControllerEpoch{}
-	for _, tp := range tps {
-		data, st, err := s.zk.GetData(zkpaths.PartitionStatePath(tp.Topic, tp.Partition))
-		if errors.Is(err, errNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		l, err := zkpaths.DecodeLeaderAndIsr(data, st.Version)
-		if err != nil {
-			// An undecodable znode is treated like a missing one: the
-			// partition fails rather than the whole event.
-			continue
-		}
+func (s *zkStateStore) ReadStates(tps []common.TopicPartition) (map[common.TopicPartition]LeaderIsrAndControllerEpoch, error) {
+	states, err := s.zk.GetPartitionStates(tps)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[common.TopicPartition]LeaderIsrAndControllerEpoch, len(states))
+	for tp, l := range states {
 		out[tp] = fromZk(l)
 	}
 	return out, nil
 }
 
-func (s *zkStateStore) CreateStates(states map[TopicPartition]LeaderIsrAndControllerEpoch) (map[TopicPartition]error, error) {
-	errs := map[TopicPartition]error{}
-	v := s.ctx.EpochZkVersion
-	for _, tp := range sortedKeys(states) {
-		// Parents are created with results ignored: they may exist.
-		for _, p := range []string{zkpaths.TopicPartitionsPath(tp.Topic), zkpaths.TopicPartitionPath(tp.Topic, tp.Partition)} {
-			if err := s.zk.FencedCreate(v, p, nil); err != nil && !errors.Is(err, errNodeExists) {
-				if errors.Is(err, ErrControllerMoved) {
-					return errs, err
-				}
-			}
-		}
-		err := s.zk.FencedCreate(v, zkpaths.PartitionStatePath(tp.Topic, tp.Partition), toZk(states[tp]).Encode())
-		if errors.Is(err, ErrControllerMoved) {
-			return errs, err
-		}
-		if err != nil {
-			errs[tp] = err
+func (s *zkStateStore) CreateStates(states map[common.TopicPartition]LeaderIsrAndControllerEpoch) (map[common.TopicPartition]error, error) {
+	in := make(map[common.TopicPartition]zkpaths.LeaderAndIsr, len(states))
+	for tp, l := range states {
+		in[tp] = toZk(l)
+	}
+	res, err := s.zk.CreatePartitionStates(s.ctx.EpochZkVersion, in)
+	if err != nil {
+		return nil, err
+	}
+	errs := map[common.TopicPartition]error{}
+	for tp, r := range res {
+		if r.Err != nil {
+			errs[tp] = r.Err
 		}
 	}
 	return errs, nil
 }
 
-func (s *zkStateStore) UpdateStates(states map[TopicPartition]LeaderAndIsr, controllerEpoch int32) (map[TopicPartition]int32, map[TopicPartition]error, error) {
-	versions := map[TopicPartition]int32{}
-	errs := map[TopicPartition]error{}
-	for _, tp := range sortedKeys(states) {
-		l := states[tp]
-		data := toZk(LeaderIsrAndControllerEpoch{LeaderAndIsr: l, ControllerEpoch: controllerEpoch}).Encode()
-		nv, err := s.zk.FencedSet(s.ctx.EpochZkVersion, zkpaths.PartitionStatePath(tp.Topic, tp.Partition), data, l.PartitionEpoch)
-		if errors.Is(err, ErrControllerMoved) {
-			return versions, errs, err
-		}
-		if err != nil {
-			errs[tp] = err
+func (s *zkStateStore) UpdateStates(states map[common.TopicPartition]LeaderAndIsr, controllerEpoch int32) (map[common.TopicPartition]int32, map[common.TopicPartition]error, error) {
+	in := make(map[common.TopicPartition]zkpaths.LeaderAndIsr, len(states))
+	for tp, l := range states {
+		in[tp] = toZk(LeaderIsrAndControllerEpoch{LeaderAndIsr: l, ControllerEpoch: controllerEpoch})
+	}
+	res, err := s.zk.UpdatePartitionStates(s.ctx.EpochZkVersion, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	versions := map[common.TopicPartition]int32{}
+	errs := map[common.TopicPartition]error{}
+	for tp, r := range res {
+		if r.Err != nil {
+			errs[tp] = r.Err
 			continue
 		}
-		versions[tp] = nv
+		versions[tp] = r.ZkVersion
 	}
 	return versions, errs, nil
 }
 
 func (s *zkStateStore) UncleanElectionEnabled(topic string, dflt bool) (bool, error) {
-	data, _, err := s.zk.GetData(zkpaths.ConfigPath(zkpaths.ConfigTypeTopic, topic))
-	if errors.Is(err, errNoNode) {
-		return dflt, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	cfg, err := zkpaths.DecodeEntityConfig(data)
+	cfg, err := s.zk.GetEntityConfigs(zkpaths.ConfigTypeTopic, topic)
 	if err != nil {
 		return false, err
 	}
@@ -150,6 +159,9 @@ func (s *zkStateStore) UncleanElectionEnabled(topic string, dflt bool) (bool, er
 	}
 	return b, nil
 }
+
+// isNoNode reports a missing znode.
+func isNoNode(err error) bool { return errors.Is(err, zk.ErrNoNode) }
 
 // decodeTopicID turns the znode's base64url topic id into the wire UUID.
 func decodeTopicID(s string) [16]byte {

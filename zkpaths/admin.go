@@ -2,6 +2,8 @@ package zkpaths
 
 import (
 	"fmt"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // PartitionReplicas is one entry of /admin/reassign_partitions.
@@ -58,7 +60,7 @@ func DecodeReassignment(data []byte) ([]PartitionReplicas, error) {
 
 // encodeTopicPartitions writes {"version":1,"partitions":[{"topic":..,"partition":..},...]},
 // the shape shared by preferred elections and ISR change notifications.
-func encodeTopicPartitions(tps []TopicPartition) []byte {
+func encodeTopicPartitions(tps []common.TopicPartition) []byte {
 	b := []byte{'['}
 	for i, tp := range tps {
 		if i > 0 {
@@ -70,7 +72,7 @@ func encodeTopicPartitions(tps []TopicPartition) []byte {
 	return newObj().int("version", 1).raw("partitions", b).bytes()
 }
 
-func decodeTopicPartitions(what string, data []byte) ([]TopicPartition, error) {
+func decodeTopicPartitions(what string, data []byte) ([]common.TopicPartition, error) {
 	var v struct {
 		Partitions *[]struct {
 			Topic     *string `json:"topic"`
@@ -83,29 +85,33 @@ func decodeTopicPartitions(what string, data []byte) ([]TopicPartition, error) {
 	if v.Partitions == nil {
 		return nil, fmt.Errorf("zkpaths: %s: missing partitions", what)
 	}
-	out := make([]TopicPartition, 0, len(*v.Partitions))
+	out := make([]common.TopicPartition, 0, len(*v.Partitions))
 	for _, p := range *v.Partitions {
 		if p.Topic == nil || p.Partition == nil {
 			return nil, fmt.Errorf("zkpaths: %s: entry without topic or partition", what)
 		}
-		out = append(out, TopicPartition{Topic: *p.Topic, Partition: *p.Partition})
+		out = append(out, common.TopicPartition{Topic: *p.Topic, Partition: *p.Partition})
 	}
 	return out, nil
 }
 
 // EncodePreferredReplicaElection writes /admin/preferred_replica_election.
-func EncodePreferredReplicaElection(tps []TopicPartition) []byte { return encodeTopicPartitions(tps) }
+func EncodePreferredReplicaElection(tps []common.TopicPartition) []byte {
+	return encodeTopicPartitions(tps)
+}
 
 // DecodePreferredReplicaElection reads /admin/preferred_replica_election.
-func DecodePreferredReplicaElection(data []byte) ([]TopicPartition, error) {
+func DecodePreferredReplicaElection(data []byte) ([]common.TopicPartition, error) {
 	return decodeTopicPartitions("preferred replica election", data)
 }
 
 // EncodeIsrChangeNotification writes an /isr_change_notification child.
-func EncodeIsrChangeNotification(tps []TopicPartition) []byte { return encodeTopicPartitions(tps) }
+func EncodeIsrChangeNotification(tps []common.TopicPartition) []byte {
+	return encodeTopicPartitions(tps)
+}
 
 // DecodeIsrChangeNotification reads an /isr_change_notification child.
-func DecodeIsrChangeNotification(data []byte) ([]TopicPartition, error) {
+func DecodeIsrChangeNotification(data []byte) ([]common.TopicPartition, error) {
 	return decodeTopicPartitions("isr change notification", data)
 }
 

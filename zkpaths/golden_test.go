@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 const goldenDir = "../testdata/znodes"
@@ -59,8 +61,8 @@ func TestGoldenEncodings(t *testing.T) {
 		{"state_recovering.json", LeaderAndIsr{Leader: 2, LeaderEpoch: 5, ISR: []int32{2}, ControllerEpoch: 3, LeaderRecoveryState: LeaderRecovering}.Encode()},
 		{"state_offline.json", LeaderAndIsr{Leader: NoLeader, LeaderEpoch: 4, ISR: []int32{3}, ControllerEpoch: 2}.Encode()},
 		{"reassign_partitions.json", EncodeReassignment([]PartitionReplicas{{"orders", 0, []int32{4, 5, 6}}})},
-		{"preferred_replica_election.json", EncodePreferredReplicaElection([]TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}})},
-		{"isr_change_notification.json", EncodeIsrChangeNotification([]TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 2}})},
+		{"preferred_replica_election.json", EncodePreferredReplicaElection([]common.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}})},
+		{"isr_change_notification.json", EncodeIsrChangeNotification([]common.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 2}})},
 		{"log_dir_event_notification.json", EncodeLogDirEventNotification(2)},
 		{"config_empty.json", EncodeEntityConfig(nil)},
 		{"config_topic.json", EncodeEntityConfig(map[string]string{"retention.ms": "604800000", "max.message.bytes": "2097152"})},

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/klassik/klassik/broker/common"
 )
 
 // Top-level and fixed znode paths, relative to the chroot. Kafka: the
@@ -258,4 +256,3 @@ func ParsePartition(name string) (int32, error) {
 }
 
 // TopicPartition is the one partition name all packages share.
-type TopicPartition = common.TopicPartition

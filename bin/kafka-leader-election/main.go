@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
@@ -43,7 +45,7 @@ type request struct {
 	adminConfig  string
 	electionType int8
 	// partitions is nil for --all-topic-partitions.
-	partitions []admintool.TopicPartition
+	partitions []common.TopicPartition
 }
 
 // parse validates the command line as LeaderElectionCommand.validate does.
@@ -100,7 +102,7 @@ func parse(args []string) (req *request, special string, err error) {
 	switch {
 	case o.Has("topic"):
 		p, _ := strconv.ParseInt(o.Value("partition"), 10, 32)
-		req.partitions = []admintool.TopicPartition{{Topic: o.Value("topic"), Partition: int32(p)}}
+		req.partitions = []common.TopicPartition{{Topic: o.Value("topic"), Partition: int32(p)}}
 	case o.Has("path-to-json-file"):
 		data, err := admintool.ReadFile(o.Value("path-to-json-file"))
 		if err != nil {
@@ -115,7 +117,7 @@ func parse(args []string) (req *request, special string, err error) {
 }
 
 // parseElectionData reads --path-to-json-file with Kafka's messages.
-func parseElectionData(data []byte) ([]admintool.TopicPartition, error) {
+func parseElectionData(data []byte) ([]common.TopicPartition, error) {
 	l, err := admintool.ParsePartitionList(data)
 	switch {
 	case errors.Is(err, admintool.ErrNotJSON):
@@ -129,7 +131,7 @@ func parseElectionData(data []byte) ([]admintool.TopicPartition, error) {
 	}
 	// Kafka turns the list into a set; an empty list elects nothing.
 	if l.Partitions == nil {
-		l.Partitions = []admintool.TopicPartition{}
+		l.Partitions = []common.TopicPartition{}
 	}
 	return l.Partitions, nil
 }
@@ -158,7 +160,7 @@ func run(args []string, stdout, stderr io.Writer, timeout time.Duration) int {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := elect(ctx, stdout, req, func(ctx context.Context, typ int8, tps []admintool.TopicPartition) (admintool.ElectionResults, error) {
+	if err := elect(ctx, stdout, req, func(ctx context.Context, typ int8, tps []common.TopicPartition) (admintool.ElectionResults, error) {
 		return admintool.ElectLeaders(ctx, cl, typ, tps, reqTimeout)
 	}); err != nil {
 		return fail(err, stderr)
@@ -167,7 +169,7 @@ func run(args []string, stdout, stderr io.Writer, timeout time.Duration) int {
 }
 
 // electFunc performs the ElectLeaders call (a seam for tests).
-type electFunc func(ctx context.Context, typ int8, tps []admintool.TopicPartition) (admintool.ElectionResults, error)
+type electFunc func(ctx context.Context, typ int8, tps []common.TopicPartition) (admintool.ElectionResults, error)
 
 // elect is LeaderElectionCommand.electLeaders: one request, then the
 // success, no-op and failure lines.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
@@ -73,7 +75,7 @@ func TestParse(t *testing.T) {
 	}
 
 	req, _, err := parse(append(bs, "--election-type", "UNCLEAN", "--topic", "t", "--partition", "3"))
-	if err != nil || req.electionType != admintool.ElectionUnclean || len(req.partitions) != 1 || req.partitions[0] != (admintool.TopicPartition{Topic: "t", Partition: 3}) {
+	if err != nil || req.electionType != admintool.ElectionUnclean || len(req.partitions) != 1 || req.partitions[0] != (common.TopicPartition{Topic: "t", Partition: 3}) {
 		t.Fatalf("single: %+v %v", req, err)
 	}
 	req, _, err = parse(append(bs, "--election-type", "preferred", "--all-topic-partitions"))
@@ -114,21 +116,21 @@ func TestParseElectionData(t *testing.T) {
 // TestElectOutput checks the lines LeaderElectionCommand prints for each
 // outcome, and what escapes to stderr.
 func TestElectOutput(t *testing.T) {
-	tp := func(topic string, p int32) admintool.TopicPartition {
-		return admintool.TopicPartition{Topic: topic, Partition: p}
+	tp := func(topic string, p int32) common.TopicPartition {
+		return common.TopicPartition{Topic: topic, Partition: p}
 	}
 	msg := "custom broker message"
 	results := admintool.ElectionResults{
-		Succeeded: []admintool.TopicPartition{tp("a", 0), tp("a", 1)},
-		Noop:      []admintool.TopicPartition{tp("b", 0)},
-		Failed: map[admintool.TopicPartition]error{
+		Succeeded: []common.TopicPartition{tp("a", 0), tp("a", 1)},
+		Noop:      []common.TopicPartition{tp("b", 0)},
+		Failed: map[common.TopicPartition]error{
 			tp("c", 1): admintool.NewKafkaError(kerr.PreferredLeaderNotAvailable.Code, nil),
 			tp("c", 0): admintool.NewKafkaError(kerr.UnknownTopicOrPartition.Code, &msg),
 		},
 	}
 	var out, errOut strings.Builder
 	req := &request{electionType: admintool.ElectionPreferred, partitions: nil}
-	err := elect(context.Background(), &out, req, func(ctx context.Context, typ int8, tps []admintool.TopicPartition) (admintool.ElectionResults, error) {
+	err := elect(context.Background(), &out, req, func(ctx context.Context, typ int8, tps []common.TopicPartition) (admintool.ElectionResults, error) {
 		if typ != admintool.ElectionPreferred || tps != nil {
 			t.Errorf("call(%d, %v)", typ, tps)
 		}
@@ -156,7 +158,7 @@ func TestElectOutput(t *testing.T) {
 	for _, c := range errorCases {
 		out.Reset()
 		errOut.Reset()
-		err := elect(context.Background(), &out, &request{electionType: admintool.ElectionUnclean}, func(context.Context, int8, []admintool.TopicPartition) (admintool.ElectionResults, error) {
+		err := elect(context.Background(), &out, &request{electionType: admintool.ElectionUnclean}, func(context.Context, int8, []common.TopicPartition) (admintool.ElectionResults, error) {
 			return admintool.ElectionResults{}, c.err
 		})
 		if fail(err, &errOut); out.String() != c.stdout || errOut.String() != c.stde {
@@ -165,8 +167,8 @@ func TestElectOutput(t *testing.T) {
 	}
 
 	out.Reset()
-	err = elect(context.Background(), &out, &request{electionType: admintool.ElectionUnclean}, func(context.Context, int8, []admintool.TopicPartition) (admintool.ElectionResults, error) {
-		return admintool.ElectionResults{Succeeded: []admintool.TopicPartition{tp("t", 2)}}, nil
+	err = elect(context.Background(), &out, &request{electionType: admintool.ElectionUnclean}, func(context.Context, int8, []common.TopicPartition) (admintool.ElectionResults, error) {
+		return admintool.ElectionResults{Succeeded: []common.TopicPartition{tp("t", 2)}}, nil
 	})
 	if err != nil || out.String() != "Successfully completed leader election (UNCLEAN) for partitions t-2\n" {
 		t.Errorf("unclean: %v %q", err, out.String())

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
@@ -43,7 +45,7 @@ type request struct {
 	bootstrap   string
 	adminConfig string
 	// partitions is nil when no file was given: every partition.
-	partitions []admintool.TopicPartition
+	partitions []common.TopicPartition
 }
 
 func parse(args []string) (req *request, special string, err error) {
@@ -91,7 +93,7 @@ func indexAfterFirst(given []string, a, b string) int {
 
 // parseElectionData is parsePreferredReplicaElectionData with Kafka's
 // messages.
-func parseElectionData(data []byte) ([]admintool.TopicPartition, error) {
+func parseElectionData(data []byte) ([]common.TopicPartition, error) {
 	l, err := admintool.ParsePartitionList(data)
 	switch {
 	case errors.Is(err, admintool.ErrNotJSON), errors.Is(err, admintool.ErrNoPartitions):
@@ -101,8 +103,8 @@ func parseElectionData(data []byte) ([]admintool.TopicPartition, error) {
 	case len(l.Duplicates) > 0:
 		return nil, &admintool.AdminOperation{Msg: "Preferred replica election data contains duplicate partitions: " + admintool.JoinPartitions(l.Duplicates, ",")}
 	}
-	out := []admintool.TopicPartition{}
-	seen := map[admintool.TopicPartition]bool{}
+	out := []common.TopicPartition{}
+	seen := map[common.TopicPartition]bool{}
 	for _, tp := range l.Partitions {
 		if !seen[tp] {
 			seen[tp] = true
@@ -153,7 +155,7 @@ func runBootstrap(req *request, stdout, stderr io.Writer, timeout time.Duration)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
 	defer cancel()
-	if err := electViaAdmin(ctx, stdout, req.partitions, func(ctx context.Context, tps []admintool.TopicPartition) (admintool.ElectionResults, error) {
+	if err := electViaAdmin(ctx, stdout, req.partitions, func(ctx context.Context, tps []common.TopicPartition) (admintool.ElectionResults, error) {
 		return admintool.ElectLeaders(ctx, cl, admintool.ElectionPreferred, tps, reqTimeout)
 	}); err != nil {
 		return fail(err, stderr)
@@ -162,10 +164,10 @@ func runBootstrap(req *request, stdout, stderr io.Writer, timeout time.Duration)
 }
 
 // electFunc performs ElectLeaders(PREFERRED) (a seam for tests).
-type electFunc func(ctx context.Context, tps []admintool.TopicPartition) (admintool.ElectionResults, error)
+type electFunc func(ctx context.Context, tps []common.TopicPartition) (admintool.ElectionResults, error)
 
 // electViaAdmin is AdminClientCommand.electPreferredLeaders.
-func electViaAdmin(ctx context.Context, out io.Writer, tps []admintool.TopicPartition, call electFunc) error {
+func electViaAdmin(ctx context.Context, out io.Writer, tps []common.TopicPartition, call electFunc) error {
 	res, err := call(ctx, tps)
 	if err != nil {
 		return admintool.ElectionCallError(out, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
@@ -77,18 +79,18 @@ func TestRunUsage(t *testing.T) {
 }
 
 func TestElectViaAdminOutput(t *testing.T) {
-	tp := func(topic string, p int32) admintool.TopicPartition {
-		return admintool.TopicPartition{Topic: topic, Partition: p}
+	tp := func(topic string, p int32) common.TopicPartition {
+		return common.TopicPartition{Topic: topic, Partition: p}
 	}
 	var out, errOut strings.Builder
-	err := electViaAdmin(context.Background(), &out, []admintool.TopicPartition{tp("a", 0)}, func(_ context.Context, tps []admintool.TopicPartition) (admintool.ElectionResults, error) {
+	err := electViaAdmin(context.Background(), &out, []common.TopicPartition{tp("a", 0)}, func(_ context.Context, tps []common.TopicPartition) (admintool.ElectionResults, error) {
 		if len(tps) != 1 {
 			t.Errorf("partitions %v", tps)
 		}
 		return admintool.ElectionResults{
-			Succeeded: []admintool.TopicPartition{tp("a", 0)},
-			Noop:      []admintool.TopicPartition{tp("a", 1), tp("b", 0)},
-			Failed:    map[admintool.TopicPartition]error{tp("c", 0): admintool.NewKafkaError(kerr.PreferredLeaderNotAvailable.Code, nil)},
+			Succeeded: []common.TopicPartition{tp("a", 0)},
+			Noop:      []common.TopicPartition{tp("a", 1), tp("b", 0)},
+			Failed:    map[common.TopicPartition]error{tp("c", 0): admintool.NewKafkaError(kerr.PreferredLeaderNotAvailable.Code, nil)},
 		}, nil
 	})
 	want := "Successfully completed preferred leader election for partitions a-0\n" +
@@ -102,7 +104,7 @@ func TestElectViaAdminOutput(t *testing.T) {
 	}
 	out.Reset()
 	errOut.Reset()
-	err = electViaAdmin(context.Background(), &out, nil, func(context.Context, []admintool.TopicPartition) (admintool.ElectionResults, error) {
+	err = electViaAdmin(context.Background(), &out, nil, func(context.Context, []common.TopicPartition) (admintool.ElectionResults, error) {
 		return admintool.ElectionResults{}, admintool.NewKafkaError(kerr.RequestTimedOut.Code, nil)
 	})
 	if fail(err, &errOut); out.String() != "Timeout waiting for election results\n" || errOut.String() != "Exception in thread \"main\" kafka.common.AdminCommandFailedException: Timeout waiting for election results\n"+

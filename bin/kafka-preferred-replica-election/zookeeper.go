@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
@@ -16,8 +18,8 @@ import (
 type zkStore interface {
 	GetAllTopics() ([]string, error)
 	GetTopicAssignments(topics []string) (map[string]zkpaths.TopicAssignment, error)
-	CreatePreferredReplicaElection(tps []zkpaths.TopicPartition) error
-	GetPreferredReplicaElection() ([]zkpaths.TopicPartition, bool, error)
+	CreatePreferredReplicaElection(tps []common.TopicPartition) error
+	GetPreferredReplicaElection() ([]common.TopicPartition, bool, error)
 	Close()
 }
 
@@ -29,7 +31,7 @@ func connectZk(connect string, timeout time.Duration) (zkStore, error) {
 // partitions that exist (all partitions without a file), create
 // /admin/preferred_replica_election for the controller, and report the
 // ones skipped. Every failure is wrapped in "Admin command failed".
-func electViaZk(zc zkStore, requested []admintool.TopicPartition, out io.Writer) error {
+func electViaZk(zc zkStore, requested []common.TopicPartition, out io.Writer) error {
 	valid, invalid, err := splitExisting(zc, requested)
 	if err != nil {
 		return &admintool.CommandFailed{Msg: "Admin command failed", Cause: &admintool.AdminOperation{Msg: err.Error()}}
@@ -47,7 +49,7 @@ func electViaZk(zc zkStore, requested []admintool.TopicPartition, out io.Writer)
 // splitExisting partitions the request into partitions present in the
 // topics' assignment znodes and the others. A nil request means every
 // partition of every topic.
-func splitExisting(zc zkStore, requested []admintool.TopicPartition) (valid, invalid []admintool.TopicPartition, err error) {
+func splitExisting(zc zkStore, requested []common.TopicPartition) (valid, invalid []common.TopicPartition, err error) {
 	var topics []string
 	if requested == nil {
 		if topics, err = zc.GetAllTopics(); err != nil {
@@ -66,11 +68,11 @@ func splitExisting(zc zkStore, requested []admintool.TopicPartition) (valid, inv
 	if err != nil {
 		return nil, nil, err
 	}
-	exists := map[admintool.TopicPartition]bool{}
-	var all []admintool.TopicPartition
+	exists := map[common.TopicPartition]bool{}
+	var all []common.TopicPartition
 	for t, a := range assignments {
 		for p := range a.Partitions {
-			tp := admintool.TopicPartition{Topic: t, Partition: p}
+			tp := common.TopicPartition{Topic: t, Partition: p}
 			exists[tp] = true
 			all = append(all, tp)
 		}
@@ -89,10 +91,10 @@ func splitExisting(zc zkStore, requested []admintool.TopicPartition) (valid, inv
 }
 
 // writeElection is writePreferredReplicaElectionData.
-func writeElection(zc zkStore, tps []admintool.TopicPartition, out io.Writer) error {
-	zps := make([]zkpaths.TopicPartition, len(tps))
+func writeElection(zc zkStore, tps []common.TopicPartition, out io.Writer) error {
+	zps := make([]common.TopicPartition, len(tps))
 	for i, tp := range tps {
-		zps[i] = zkpaths.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+		zps[i] = common.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
 	}
 	err := zc.CreatePreferredReplicaElection(zps)
 	if errors.Is(err, zkclient.ErrPreferredElectionInProgress) {
@@ -114,6 +116,6 @@ func writeElection(zc zkStore, tps []admintool.TopicPartition, out io.Writer) er
 }
 
 // scalaSet renders partitions as Scala's Set.toString: "Set(t-0, t-1)".
-func scalaSet(tps []admintool.TopicPartition) string {
+func scalaSet(tps []common.TopicPartition) string {
 	return "Set(" + admintool.JoinPartitions(tps, ", ") + ")"
 }

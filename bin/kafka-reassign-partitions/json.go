@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
 // tp is a topic partition ("t-0").
-type tp = admintool.TopicPartition
+type tp = common.TopicPartition
 
 // anyLogDir is the log_dirs entry meaning "wherever the broker puts it".
 const anyLogDir = "any"

@@ -109,7 +109,7 @@ func TestZooKeeperExecuteAndVerify(t *testing.T) {
 
 	// What the controller does when the moves complete: the assignment
 	// becomes the target and the request node goes away.
-	if _, err := c.UpdateTopicAssignment("orders", zkpaths.TopicAssignment{Version: 2, Partitions: map[int32][]int32{0: {1, 3}, 1: {3, 2}, 2: {1, 2}}}); err != nil {
+	if _, err := c.UpdateTopicAssignment("orders", zkpaths.TopicAssignment{Version: 2, Partitions: map[int32][]int32{0: {1, 3}, 1: {3, 2}, 2: {1, 2}}}, -1); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Delete(zkpaths.ReassignPartitionsPath, -1); err != nil {

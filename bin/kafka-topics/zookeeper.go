@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -24,11 +26,11 @@ type zkStore interface {
 	GetAllBrokers() ([]zkpaths.BrokerInfo, error)
 	GetBrokerIDs() ([]int32, error)
 	GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int32, error)
-	GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, error)
+	GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error)
 	GetEntityConfigs(entityType, name string) (map[string]string, error)
 	ChangeEntityConfigs(entityType, name string, configs map[string]string) error
 	CreateTopic(topic string, assignment zkpaths.TopicAssignment, configs map[string]string) error
-	UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment) (int32, error)
+	UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment, expectedVersion int32) (int32, error)
 	CreateDeleteTopicPath(topic string) error
 	Exists(p string) (bool, *zk.Stat, error)
 	Close()
@@ -231,9 +233,9 @@ func (s *zkService) describe(o *topicOptions) error {
 		for _, k := range slices.Sorted(maps.Keys(overrides)) {
 			ti.Configs = append(ti.Configs, configEntry{k, overrides[k]})
 		}
-		var tps []zkpaths.TopicPartition
+		var tps []common.TopicPartition
 		for _, p := range a.SortedPartitions() {
-			tps = append(tps, zkpaths.TopicPartition{Topic: t, Partition: p})
+			tps = append(tps, common.TopicPartition{Topic: t, Partition: p})
 		}
 		states, err := s.zk.GetPartitionStates(tps)
 		if err != nil {
@@ -347,7 +349,7 @@ func (s *zkService) alter(o *topicOptions) error {
 		na := a
 		na.Partitions = maps.Clone(a.Partitions)
 		maps.Copy(na.Partitions, added)
-		if _, err := s.zk.UpdateTopicAssignment(t, na); err != nil {
+		if _, err := s.zk.UpdateTopicAssignment(t, na, -1); err != nil {
 			return err
 		}
 		fmt.Fprintln(s.out, "Adding partitions succeeded!")

@@ -16,21 +16,37 @@ package api
 import (
 	"context"
 	"errors"
-	"sort"
+	"slices"
 
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/controller"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Controller is what the api layer needs from this broker's controller
-// module.
+// module (*controller.Controller). Every call but IsActive is served only
+// by the active controller and blocks until its event loop answered or ctx
+// ends.
 type Controller interface {
 	// IsActive reports whether this broker is the active controller.
 	IsActive() bool
 	// ControlledShutdown runs the controller side of a controlled shutdown
 	// and returns the partitions brokerID still leads.
-	ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) (remaining map[string][]int32, err error)
+	ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) (remaining []common.TopicPartition, err error)
+	// ElectLeaders runs an election of kind for partitions (nil = all) and
+	// returns each partition's outcome (Err nil = elected).
+	ElectLeaders(ctx context.Context, kind controller.ElectionType, partitions []common.TopicPartition) (map[common.TopicPartition]controller.ElectionOutcome, error)
+	// AlterPartitionReassignments starts (replicas non-nil) or cancels
+	// (nil) reassignments and returns each partition's outcome (nil =
+	// accepted).
+	AlterPartitionReassignments(ctx context.Context, targets map[common.TopicPartition][]int32) (map[common.TopicPartition]error, error)
+	// ListPartitionReassignments returns the reassignments in progress
+	// among partitions (nil = all): replicas, adding and removing.
+	ListPartitionReassignments(ctx context.Context, partitions []common.TopicPartition) (map[common.TopicPartition]controller.ReplicaAssignment, error)
 }
+
+var _ Controller = (*controller.Controller)(nil)
 
 func (a *Apis) handleControlledShutdown(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ControlledShutdownRequest)
@@ -54,18 +70,13 @@ func (a *Apis) handleControlledShutdown(ctx context.Context, r *request) (kmsg.R
 		resp.ErrorCode = a.errorCode(err, "controlled shutdown failed", "requester", req.BrokerID)
 		return resp, nil
 	}
-	topics := make([]string, 0, len(remaining))
-	for t := range remaining {
-		topics = append(topics, t)
-	}
-	sort.Strings(topics)
-	for _, t := range topics {
-		for _, p := range remaining[t] {
-			rp := kmsg.NewControlledShutdownResponsePartitionsRemaining()
-			rp.Topic = t
-			rp.Partition = p
-			resp.PartitionsRemaining = append(resp.PartitionsRemaining, rp)
-		}
+	remaining = slices.Clone(remaining)
+	slices.SortFunc(remaining, common.TopicPartition.Compare)
+	for _, tp := range remaining {
+		rp := kmsg.NewControlledShutdownResponsePartitionsRemaining()
+		rp.Topic = tp.Topic
+		rp.Partition = tp.Partition
+		resp.PartitionsRemaining = append(resp.PartitionsRemaining, rp)
 	}
 	return resp, nil
 }

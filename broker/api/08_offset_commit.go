@@ -40,7 +40,7 @@ func (a *Apis) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Respons
 			case p.Metadata != nil && len(*p.Metadata) > maxMeta:
 				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
 			default:
-				err := a.zk.SetConsumerOffset(ctx, req.Group, t.Topic, p.Partition, p.Offset)
+				err := a.zk.SetConsumerOffset(req.Group, t.Topic, p.Partition, p.Offset)
 				rp.ErrorCode = a.errorCode(err, "committing an offset to ZooKeeper failed", "group", req.Group, "topic", t.Topic, "partition", p.Partition)
 			}
 			rt.Partitions = append(rt.Partitions, rp)

@@ -33,7 +33,7 @@ func (a *Apis) handleOffsetFetch(ctx context.Context, r *request) (kmsg.Response
 			rp.Metadata = kmsg.StringPtr("")
 			if _, known := leaders[p]; !known {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			} else if off, ok, err := a.zk.ConsumerOffset(ctx, req.Group, t.Topic, p); err != nil {
+			} else if off, ok, err := a.zk.GetConsumerOffset(req.Group, t.Topic, p); err != nil {
 				rp.ErrorCode = a.errorCode(err, "reading an offset from ZooKeeper failed", "group", req.Group, "topic", t.Topic, "partition", p)
 			} else if !ok {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code

@@ -116,7 +116,7 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 	}
 	if req.Version >= 7 {
 		for _, c := range waitFor {
-			if ta, _, err := a.zk.TopicAssignment(ctx, c.spec.name); err == nil {
+			if ta, _, err := a.zk.GetTopicAssignment(c.spec.name); err == nil {
 				resp.Topics[c.idx].TopicID = decodeTopicID(ta.TopicID)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -127,14 +128,14 @@ func (a *Apis) markForDeletion(ctx context.Context, topic string) error {
 	if err := validateTopicName(topic); err != nil {
 		return err
 	}
-	if _, _, err := a.zk.TopicAssignment(ctx, topic); err != nil {
-		if errors.Is(err, ErrNoTopic) {
+	if _, _, err := a.zk.GetTopicAssignment(topic); err != nil {
+		if errors.Is(err, zkclient.ErrTopicNotFound) {
 			return fmt.Errorf("%w: topic %s does not exist", kerr.UnknownTopicOrPartition, topic)
 		}
 		return err
 	}
-	err := a.zk.MarkTopicForDeletion(ctx, topic)
-	if errors.Is(err, ErrTopicExists) {
+	err := a.zk.CreateDeleteTopicPath(topic)
+	if errors.Is(err, zkclient.ErrTopicAlreadyMarkedForDeletion) {
 		return nil // already marked: the deletion is under way
 	}
 	if err == nil {
@@ -145,14 +146,14 @@ func (a *Apis) markForDeletion(ctx context.Context, topic string) error {
 
 // topicIDs maps every topic id in ZooKeeper to its name.
 func (a *Apis) topicIDs(ctx context.Context) (map[[16]byte]string, error) {
-	topics, err := a.zk.AllTopics(ctx)
+	topics, err := a.zk.GetAllTopics()
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[[16]byte]string, len(topics))
 	for _, t := range topics {
-		ta, _, err := a.zk.TopicAssignment(ctx, t)
-		if errors.Is(err, ErrNoTopic) {
+		ta, _, err := a.zk.GetTopicAssignment(t)
+		if errors.Is(err, zkclient.ErrTopicNotFound) {
 			continue
 		}
 		if err != nil {

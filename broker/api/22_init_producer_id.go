@@ -18,6 +18,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/klassik/klassik/zkpaths"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -29,7 +30,7 @@ const producerIDBlockSize = 1000
 // (Kafka's ZkProducerIdManager).
 type producerIDManager struct {
 	brokerID int32
-	claim    func(ctx context.Context, brokerID int32) (start, end int64, err error)
+	claim    func(brokerID int32) (zkpaths.ProducerIDBlock, error)
 
 	// mu guards the following; it is held across a block claim so that
 	// concurrent callers wait for the one claim instead of wasting blocks.
@@ -37,7 +38,7 @@ type producerIDManager struct {
 	next, end int64 // next id to hand out; end inclusive; next > end = empty
 }
 
-func newProducerIDManager(brokerID int32, claim func(ctx context.Context, brokerID int32) (int64, int64, error)) *producerIDManager {
+func newProducerIDManager(brokerID int32, claim func(brokerID int32) (zkpaths.ProducerIDBlock, error)) *producerIDManager {
 	return &producerIDManager{brokerID: brokerID, claim: claim, next: 0, end: -1}
 }
 
@@ -47,11 +48,11 @@ func (m *producerIDManager) nextID(ctx context.Context) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.next > m.end {
-		start, end, err := m.claim(ctx, m.brokerID)
+		b, err := m.claim(m.brokerID)
 		if err != nil {
 			return -1, err
 		}
-		m.next, m.end = start, end
+		m.next, m.end = b.BlockStart, b.BlockEnd
 	}
 	id := m.next
 	m.next++

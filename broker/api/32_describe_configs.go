@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -49,13 +51,13 @@ func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsReq
 		if err := validateTopicName(res.ResourceName); err != nil {
 			return nil, err
 		}
-		if _, _, err := a.zk.TopicAssignment(ctx, res.ResourceName); err != nil {
-			if errors.Is(err, ErrNoTopic) {
+		if _, _, err := a.zk.GetTopicAssignment(res.ResourceName); err != nil {
+			if errors.Is(err, zkclient.ErrTopicNotFound) {
 				return nil, fmt.Errorf("%w: topic %s does not exist", kerr.UnknownTopicOrPartition, res.ResourceName)
 			}
 			return nil, err
 		}
-		overrides, err := a.zk.TopicConfig(ctx, res.ResourceName)
+		overrides, err := a.zk.GetEntityConfigs(zkpaths.ConfigTypeTopic, res.ResourceName)
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -66,13 +68,13 @@ func (a *Apis) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, n
 		if err := validateTopicName(name); err != nil {
 			return err
 		}
-		if _, _, err := a.zk.TopicAssignment(ctx, name); err != nil {
-			if errors.Is(err, ErrNoTopic) {
+		if _, _, err := a.zk.GetTopicAssignment(name); err != nil {
+			if errors.Is(err, zkclient.ErrTopicNotFound) {
 				return fmt.Errorf("%w: topic %s does not exist", kerr.UnknownTopicOrPartition, name)
 			}
 			return err
 		}
-		current, err := a.zk.TopicConfig(ctx, name)
+		current, err := a.zk.GetEntityConfigs(zkpaths.ConfigTypeTopic, name)
 		if err != nil {
 			return err
 		}
@@ -86,7 +88,7 @@ func (a *Apis) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, n
 		if validateOnly {
 			return nil
 		}
-		if err := a.zk.SetTopicConfig(ctx, name, next); err != nil {
+		if err := a.zk.ChangeEntityConfigs(zkpaths.ConfigTypeTopic, name, next); err != nil {
 			return err
 		}
 		a.logger.Info("updated topic config", "topic", name, "configs", next)

@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/controller"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 func (a *Apis) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -85,14 +86,14 @@ func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequest
 	if err := validateTopicName(t.Topic); err != nil {
 		return err
 	}
-	ta, version, err := a.zk.TopicAssignment(ctx, t.Topic)
-	if errors.Is(err, ErrNoTopic) {
+	ta, version, err := a.zk.GetTopicAssignment(t.Topic)
+	if errors.Is(err, zkclient.ErrTopicNotFound) {
 		return fmt.Errorf("%w: the topic '%s' does not exist", kerr.UnknownTopicOrPartition, t.Topic)
 	}
 	if err != nil {
 		return err
 	}
-	if marked, err := a.zk.TopicMarkedForDeletion(ctx, t.Topic); err != nil {
+	if marked, err := a.zk.IsTopicMarkedForDeletion(t.Topic); err != nil {
 		return err
 	} else if marked {
 		return fmt.Errorf("%w: the topic '%s' is marked for deletion", kerr.InvalidTopicException, t.Topic)
@@ -109,7 +110,7 @@ func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequest
 			return err
 		}
 	}
-	brokers, err := a.zk.Brokers(ctx)
+	brokers, err := a.registeredBrokers()
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequest
 	next := ta
 	next.Partitions = maps.Clone(ta.Partitions)
 	maps.Copy(next.Partitions, added)
-	if err := a.zk.SetTopicAssignment(ctx, t.Topic, next, version); err != nil {
+	if _, err := a.zk.UpdateTopicAssignment(t.Topic, next, version); err != nil {
 		return err
 	}
 	a.logger.Info("added partitions", "topic", t.Topic, "from", cur, "to", t.Count)

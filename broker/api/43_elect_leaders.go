@@ -15,19 +15,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/controller"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// LeaderElector is the controller's admin election entry point.
-type LeaderElector interface {
-	// ElectLeaders runs an election of kind (0 preferred, 1 unclean) for
-	// partitions (nil = all) and returns each partition's outcome (nil =
-	// elected).
-	ElectLeaders(ctx context.Context, kind int8, partitions map[string][]int32) (map[string]map[int32]error, error)
-}
 
 func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ElectLeadersRequest)
@@ -36,23 +31,28 @@ func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respons
 	if req.Version >= 1 {
 		kind = req.ElectionType
 	}
-	var parts map[string][]int32
+	var parts []common.TopicPartition
 	if req.Topics != nil {
-		parts = map[string][]int32{}
+		parts = []common.TopicPartition{}
 		for _, t := range req.Topics {
-			parts[t.Topic] = append(parts[t.Topic], t.Partitions...)
+			for _, p := range t.Partitions {
+				parts = append(parts, common.TopicPartition{Topic: t.Topic, Partition: p})
+			}
 		}
 	}
-	var outcomes map[string]map[int32]error
+	outcomes := map[common.TopicPartition]error{}
 	var err error
-	elector, ok := a.controller.(LeaderElector)
 	switch {
-	case a.controller == nil || !a.controller.IsActive() || !ok:
+	case a.controller == nil || !a.controller.IsActive():
 		err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
 	case kind != 0 && kind != 1:
 		err = fmt.Errorf("%w: unknown election type %d", kerr.InvalidRequest, kind)
 	default:
-		outcomes, err = elector.ElectLeaders(ctx, kind, parts)
+		var elected map[common.TopicPartition]controller.ElectionOutcome
+		elected, err = a.controller.ElectLeaders(ctx, controller.ElectionType(kind), parts)
+		for tp, o := range elected {
+			outcomes[tp] = o.Err
+		}
 	}
 	if err != nil {
 		code := a.errorCode(err, "leader election failed")
@@ -61,40 +61,28 @@ func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respons
 			return resp, nil
 		}
 		// v0 has no top-level error: every requested partition carries it.
-		outcomes = map[string]map[int32]error{}
-		for t, ps := range parts {
-			outcomes[t] = map[int32]error{}
-			for _, p := range ps {
-				outcomes[t][p] = err
-			}
+		outcomes = map[common.TopicPartition]error{}
+		for _, tp := range parts {
+			outcomes[tp] = err
 		}
 	}
-	topics := make([]string, 0, len(outcomes))
-	for t := range outcomes {
-		topics = append(topics, t)
-	}
-	sort.Strings(topics)
-	for _, t := range topics {
-		rt := kmsg.NewElectLeadersResponseTopic()
-		rt.Topic = t
-		ps := make([]int32, 0, len(outcomes[t]))
-		for p := range outcomes[t] {
-			ps = append(ps, p)
+	var rt *kmsg.ElectLeadersResponseTopic
+	for _, tp := range slices.SortedFunc(maps.Keys(outcomes), common.TopicPartition.Compare) {
+		if rt == nil || rt.Topic != tp.Topic {
+			resp.Topics = append(resp.Topics, kmsg.NewElectLeadersResponseTopic())
+			rt = &resp.Topics[len(resp.Topics)-1]
+			rt.Topic = tp.Topic
 		}
-		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-		for _, p := range ps {
-			rp := kmsg.NewElectLeadersResponseTopicPartition()
-			rp.Partition = p
-			if perr := outcomes[t][p]; perr != nil {
-				var ke *kerr.Error
-				if !errors.As(perr, &ke) {
-					perr = fmt.Errorf("%w: %v", kerr.UnknownServerError, perr)
-				}
-				rp.ErrorCode, rp.ErrorMessage = a.codeMessage(perr, "leader election failed", "topic", t, "partition", p)
+		rp := kmsg.NewElectLeadersResponseTopicPartition()
+		rp.Partition = tp.Partition
+		if perr := outcomes[tp]; perr != nil {
+			var ke *kerr.Error
+			if !errors.As(perr, &ke) {
+				perr = fmt.Errorf("%w: %v", kerr.UnknownServerError, perr)
 			}
-			rt.Partitions = append(rt.Partitions, rp)
+			rp.ErrorCode, rp.ErrorMessage = a.codeMessage(perr, "leader election failed", "topic", tp.Topic, "partition", tp.Partition)
 		}
-		resp.Topics = append(resp.Topics, rt)
+		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return resp, nil
 }

@@ -13,49 +13,28 @@ package api
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Reassigner is the controller's reassignment entry point (KIP-455).
-type Reassigner interface {
-	// AlterPartitionReassignments starts (replicas non-nil) or cancels
-	// (nil) reassignments and returns each partition's outcome (nil =
-	// accepted).
-	AlterPartitionReassignments(ctx context.Context, targets map[string]map[int32][]int32) (map[string]map[int32]error, error)
-	// ListPartitionReassignments returns the reassignments in progress
-	// among partitions (nil = all): topic -> partition -> (replicas,
-	// adding, removing).
-	ListPartitionReassignments(ctx context.Context, partitions map[string][]int32) (map[string]map[int32]OngoingReassignment, error)
-}
-
-// OngoingReassignment is one partition's reassignment in progress.
-type OngoingReassignment struct {
-	Replicas, Adding, Removing []int32
-}
-
 func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	reassigner, ok := a.controller.(Reassigner)
-	if a.controller == nil || !ok || !a.controller.IsActive() {
+	if a.controller == nil || !a.controller.IsActive() {
 		resp.ErrorCode = kerr.NotController.Code
 		msg := "This is not the correct controller for this cluster."
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
-	targets := map[string]map[int32][]int32{}
+	targets := map[common.TopicPartition][]int32{}
 	for _, t := range req.Topics {
-		if targets[t.Topic] == nil {
-			targets[t.Topic] = map[int32][]int32{}
-		}
 		for _, p := range t.Partitions {
-			targets[t.Topic][p.Partition] = p.Replicas // nil cancels
+			targets[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Replicas // nil cancels
 		}
 	}
-	outcomes, err := reassigner.AlterPartitionReassignments(ctx, targets)
+	outcomes, err := a.controller.AlterPartitionReassignments(ctx, targets)
 	if err != nil {
 		resp.ErrorCode = a.errorCode(err, "partition reassignment failed")
 		resp.ErrorMessage = errorMessage(err)
@@ -67,10 +46,7 @@ func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request
 		for _, p := range t.Partitions {
 			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			rp.Partition = p.Partition
-			perr, known := outcomes[t.Topic][p.Partition]
-			if !known && perr == nil && outcomes[t.Topic] == nil {
-				perr = fmt.Errorf("%w: no outcome for %s-%d", kerr.UnknownServerError, t.Topic, p.Partition)
-			}
+			perr := outcomes[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
 			rp.ErrorCode = a.errorCode(perr, "partition reassignment failed", "topic", t.Topic, "partition", p.Partition)
 			rp.ErrorMessage = errorMessage(perr)
 			rt.Partitions = append(rt.Partitions, rp)

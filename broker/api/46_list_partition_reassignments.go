@@ -10,8 +10,10 @@ package api
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -19,49 +21,41 @@ import (
 func (a *Apis) handleListPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	reassigner, ok := a.controller.(Reassigner)
-	if a.controller == nil || !ok || !a.controller.IsActive() {
+	if a.controller == nil || !a.controller.IsActive() {
 		resp.ErrorCode = kerr.NotController.Code
 		msg := "This is not the correct controller for this cluster."
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
-	var parts map[string][]int32
+	var parts []common.TopicPartition
 	if req.Topics != nil {
-		parts = map[string][]int32{}
+		parts = []common.TopicPartition{}
 		for _, t := range req.Topics {
-			parts[t.Topic] = append(parts[t.Topic], t.Partitions...)
+			for _, p := range t.Partitions {
+				parts = append(parts, common.TopicPartition{Topic: t.Topic, Partition: p})
+			}
 		}
 	}
-	ongoing, err := reassigner.ListPartitionReassignments(ctx, parts)
+	ongoing, err := a.controller.ListPartitionReassignments(ctx, parts)
 	if err != nil {
 		resp.ErrorCode = a.errorCode(err, "listing partition reassignments failed")
 		resp.ErrorMessage = errorMessage(err)
 		return resp, nil
 	}
-	topics := make([]string, 0, len(ongoing))
-	for t := range ongoing {
-		topics = append(topics, t)
-	}
-	sort.Strings(topics)
-	for _, t := range topics {
-		rt := kmsg.NewListPartitionReassignmentsResponseTopic()
-		rt.Topic = t
-		ps := make([]int32, 0, len(ongoing[t]))
-		for p := range ongoing[t] {
-			ps = append(ps, p)
+	var rt *kmsg.ListPartitionReassignmentsResponseTopic
+	for _, tp := range slices.SortedFunc(maps.Keys(ongoing), common.TopicPartition.Compare) {
+		if rt == nil || rt.Topic != tp.Topic {
+			resp.Topics = append(resp.Topics, kmsg.NewListPartitionReassignmentsResponseTopic())
+			rt = &resp.Topics[len(resp.Topics)-1]
+			rt.Topic = tp.Topic
 		}
-		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-		for _, p := range ps {
-			o := ongoing[t][p]
-			rp := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
-			rp.Partition = p
-			rp.Replicas = nonNil(o.Replicas)
-			rp.AddingReplicas = nonNil(o.Adding)
-			rp.RemovingReplicas = nonNil(o.Removing)
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
+		o := ongoing[tp]
+		rp := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
+		rp.Partition = tp.Partition
+		rp.Replicas = nonNil(o.Replicas)
+		rp.AddingReplicas = nonNil(o.AddingReplicas)
+		rp.RemovingReplicas = nonNil(o.RemovingReplicas)
+		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return resp, nil
 }

@@ -14,10 +14,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 // fakeZK is an in-memory AdminZK for the handlers' validation logic; the
@@ -49,11 +51,18 @@ func newFakeZK(racks ...string) *fakeZK {
 	return z
 }
 
-func (z *fakeZK) Brokers(context.Context) ([]controller.BrokerMetadata, error) {
-	return z.brokers, nil
+func (z *fakeZK) GetAllBrokers() ([]zkpaths.BrokerInfo, error) {
+	out := make([]zkpaths.BrokerInfo, len(z.brokers))
+	for i, b := range z.brokers {
+		out[i] = zkpaths.BrokerInfo{ID: b.ID}
+		if b.Rack != nil {
+			out[i].Rack = *b.Rack
+		}
+	}
+	return out, nil
 }
 
-func (z *fakeZK) AllTopics(context.Context) ([]string, error) {
+func (z *fakeZK) GetAllTopics() ([]string, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	var out []string
@@ -64,87 +73,87 @@ func (z *fakeZK) AllTopics(context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (z *fakeZK) TopicAssignment(_ context.Context, topic string) (zkpaths.TopicAssignment, int32, error) {
+func (z *fakeZK) GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int32, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	ta, ok := z.topics[topic]
 	if !ok {
-		return ta, 0, ErrNoTopic
+		return ta, 0, zkclient.ErrTopicNotFound
 	}
 	return ta, z.versions[topic], nil
 }
 
-func (z *fakeZK) TopicMarkedForDeletion(_ context.Context, topic string) (bool, error) {
+func (z *fakeZK) IsTopicMarkedForDeletion(topic string) (bool, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	return z.marked[topic], nil
 }
 
-func (z *fakeZK) CreateTopic(_ context.Context, topic string, a map[int32][]int32, cfgs map[string]string) error {
+func (z *fakeZK) CreateTopic(topic string, a zkpaths.TopicAssignment, cfgs map[string]string) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	z.configs[topic] = maps.Clone(cfgs)
 	if _, ok := z.topics[topic]; ok {
-		return ErrTopicExists
+		return zkclient.ErrTopicExists
 	}
-	z.topics[topic] = zkpaths.TopicAssignment{Partitions: a, TopicID: zkpaths.RandomUUID()}
+	z.configs[topic] = maps.Clone(cfgs)
+	z.topics[topic] = a
 	return nil
 }
 
-func (z *fakeZK) SetTopicAssignment(_ context.Context, topic string, a zkpaths.TopicAssignment, version int32) error {
+func (z *fakeZK) UpdateTopicAssignment(topic string, a zkpaths.TopicAssignment, version int32) (int32, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.versions[topic] != version {
-		return errors.New("bad version")
+		return 0, errors.New("bad version")
 	}
 	z.topics[topic] = a
 	z.versions[topic]++
-	return nil
+	return z.versions[topic], nil
 }
 
-func (z *fakeZK) MarkTopicForDeletion(_ context.Context, topic string) error {
+func (z *fakeZK) CreateDeleteTopicPath(topic string) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.marked[topic] {
-		return ErrTopicExists
+		return zkclient.ErrTopicAlreadyMarkedForDeletion
 	}
 	z.marked[topic] = true
 	return nil
 }
 
-func (z *fakeZK) TopicConfig(_ context.Context, topic string) (map[string]string, error) {
+func (z *fakeZK) GetEntityConfigs(_, name string) (map[string]string, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	return maps.Clone(z.configs[topic]), nil
+	return maps.Clone(z.configs[name]), nil
 }
 
-func (z *fakeZK) SetTopicConfig(_ context.Context, topic string, cfgs map[string]string) error {
+func (z *fakeZK) ChangeEntityConfigs(typ, name string, cfgs map[string]string) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	z.configs[topic] = maps.Clone(cfgs)
-	z.changes = append(z.changes, "topics/"+topic)
+	z.configs[name] = maps.Clone(cfgs)
+	z.changes = append(z.changes, typ+"/"+name)
 	return nil
 }
 
-func (z *fakeZK) ClaimProducerIDBlock(_ context.Context, broker int32) (int64, int64, error) {
+func (z *fakeZK) AllocateProducerIDBlock(broker int32) (zkpaths.ProducerIDBlock, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.failPIDs {
-		return 0, 0, errors.New("zookeeper unavailable")
+		return zkpaths.ProducerIDBlock{}, errors.New("zookeeper unavailable")
 	}
 	start := z.block + 1
 	z.block = start + producerIDBlockSize - 1
-	return start, z.block, nil
+	return zkpaths.ProducerIDBlock{BrokerID: broker, BlockStart: start, BlockEnd: z.block}, nil
 }
 
-func (z *fakeZK) ConsumerOffset(_ context.Context, g, t string, p int32) (int64, bool, error) {
+func (z *fakeZK) GetConsumerOffset(g, t string, p int32) (int64, bool, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	o, ok := z.offsets[fmt.Sprintf("%s/%s/%d", g, t, p)]
 	return o, ok, nil
 }
 
-func (z *fakeZK) SetConsumerOffset(_ context.Context, g, t string, p int32, o int64) error {
+func (z *fakeZK) SetConsumerOffset(g, t string, p int32, o int64) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.offsets == nil {
@@ -188,11 +197,23 @@ type fakeController struct {
 }
 
 func (c fakeController) IsActive() bool { return c.active }
-func (c fakeController) ControlledShutdown(context.Context, int32, int64) (map[string][]int32, error) {
+func (c fakeController) ControlledShutdown(context.Context, int32, int64) ([]common.TopicPartition, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	return map[string][]int32{"t": {1, 0}}, nil
+	return []common.TopicPartition{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 0}}, nil
+}
+
+// The admin elections and reassignments are the controller's (its
+// transcripts test them); here they only answer NOT_CONTROLLER.
+func (c fakeController) ElectLeaders(context.Context, controller.ElectionType, []common.TopicPartition) (map[common.TopicPartition]controller.ElectionOutcome, error) {
+	return nil, kerr.NotController
+}
+func (c fakeController) AlterPartitionReassignments(context.Context, map[common.TopicPartition][]int32) (map[common.TopicPartition]error, error) {
+	return nil, kerr.NotController
+}
+func (c fakeController) ListPartitionReassignments(context.Context, []common.TopicPartition) (map[common.TopicPartition]controller.ReplicaAssignment, error) {
+	return nil, kerr.NotController
 }
 
 func newTestApis(t testing.TB, z *fakeZK, props map[string]string) (*Apis, *fakeMeta) {
@@ -222,7 +243,8 @@ func call[R kmsg.Response](t *testing.T, a *Apis, req kmsg.Request) R {
 func TestVersionTableIsKafka34CappedByKmsg(t *testing.T) {
 	a, _ := newTestApis(t, newFakeZK("a"), nil)
 	want := map[int16][2]int16{0: {0, 9}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 4: {0, 7}, 5: {0, 4}, 6: {0, 8}, 7: {0, 3},
-		18: {0, 3}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 33: {0, 2}, 37: {0, 3}, 44: {0, 1}, 60: {0, 0}}
+		18: {0, 3}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 33: {0, 2}, 37: {0, 3}, 43: {0, 2}, 44: {0, 1},
+		45: {0, 0}, 46: {0, 0}, 60: {0, 0}}
 	// Without a replica manager the data-path keys are not advertised.
 	for _, k := range []int16{0, 1, 2, 4, 5, 6, 21, 23} {
 		if _, _, ok := a.Versions(k); ok {

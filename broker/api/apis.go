@@ -170,7 +170,7 @@ func New(cfg Config) *Apis {
 		metaCh:          make(chan struct{}),
 	}
 	if cfg.ZK != nil {
-		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.ClaimProducerIDBlock)
+		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.AllocateProducerIDBlock)
 	}
 	a.handlers = map[int16]handlerFunc{
 		0:  a.handleProduce,
@@ -233,12 +233,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.meta != nil
 	case 7:
 		return true
-	case 43:
-		_, ok := a.controller.(LeaderElector)
-		return ok
-	case 45, 46:
-		_, ok := a.controller.(Reassigner)
-		return ok
+	case 43, 45, 46:
+		return a.controller != nil
 	case 19, 20, 32, 33, 37, 44:
 		return a.zk != nil && a.meta != nil
 	case 22:

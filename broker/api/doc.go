@@ -9,7 +9,8 @@
 //	KafkaApis.handleXxx                         NN_<api>.go, one file per API key, each
 //	                                            starting with its key, versions and behaviour
 //	ZkAdminManager / AdminZkClient (topics)     topics.go, 19_, 20_, 37_; ZooKeeper access goes
-//	                                            through the AdminZK interface (admin.go)
+//	                                            through the AdminZK interface (admin.go),
+//	                                            which *zkclient.Client satisfies
 //	ConfigHelper / ZkAdminManager (configs)     configs.go, 32_, 33_, 44_
 //	ZkProducerIdManager                         22_init_producer_id.go
 //	GroupCoordinator routing, offsets topic     groups.go, 08_–16_, 42_, 47_ (the coordinator

@@ -15,6 +15,7 @@ import (
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 // GroupCoordinator is the part of *group.Coordinator the api layer routes
@@ -44,13 +45,13 @@ var _ GroupCoordinator = (*group.Coordinator)(nil)
 // the topic existed already.
 func (a *Apis) ensureOffsetsTopic(ctx context.Context) (bool, error) {
 	const topic = config.GroupMetadataTopicName
-	if _, _, err := a.zk.TopicAssignment(ctx, topic); err == nil {
+	if _, _, err := a.zk.GetTopicAssignment(topic); err == nil {
 		return true, nil
-	} else if !errors.Is(err, ErrNoTopic) {
+	} else if !errors.Is(err, zkclient.ErrTopicNotFound) {
 		return false, err
 	}
 	gc := a.cfg.GroupCoordinator()
-	brokers, err := a.zk.Brokers(ctx)
+	brokers, err := a.registeredBrokers()
 	if err != nil {
 		return false, err
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 // validateTopicName applies Kafka's topic name rules, answering
@@ -50,12 +52,12 @@ func (a *Apis) planTopic(ctx context.Context, name string, o createOptions) (top
 	if err := validateTopicName(name); err != nil {
 		return topicSpec{}, err
 	}
-	if _, _, err := a.zk.TopicAssignment(ctx, name); err == nil {
+	if _, _, err := a.zk.GetTopicAssignment(name); err == nil {
 		return topicSpec{}, fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, name)
-	} else if !errors.Is(err, ErrNoTopic) {
+	} else if !errors.Is(err, zkclient.ErrTopicNotFound) {
 		return topicSpec{}, err
 	}
-	marked, err := a.zk.TopicMarkedForDeletion(ctx, name)
+	marked, err := a.zk.IsTopicMarkedForDeletion(name)
 	if err != nil {
 		return topicSpec{}, err
 	}
@@ -63,7 +65,7 @@ func (a *Apis) planTopic(ctx context.Context, name string, o createOptions) (top
 		return topicSpec{}, fmt.Errorf("%w: topic '%s' is marked for deletion", kerr.TopicAlreadyExists, name)
 	}
 	if config.HasCollisionChars(name) {
-		all, err := a.zk.AllTopics(ctx)
+		all, err := a.zk.GetAllTopics()
 		if err != nil {
 			return topicSpec{}, err
 		}
@@ -82,7 +84,7 @@ func (a *Apis) planTopic(ctx context.Context, name string, o createOptions) (top
 		return topicSpec{}, err
 	}
 
-	brokers, err := a.zk.Brokers(ctx)
+	brokers, err := a.registeredBrokers()
 	if err != nil {
 		return topicSpec{}, err
 	}
@@ -147,9 +149,15 @@ func (a *Apis) createTopic(ctx context.Context, s topicSpec) error {
 	if cfgs == nil {
 		cfgs = map[string]string{}
 	}
-	err := a.zk.CreateTopic(ctx, s.name, s.assignment, cfgs)
-	if errors.Is(err, ErrTopicExists) {
+	ta := zkpaths.TopicAssignment{Version: zkpaths.TopicAssignmentVersion, Partitions: s.assignment, TopicID: zkpaths.RandomUUID()}
+	err := a.zk.CreateTopic(s.name, ta, cfgs)
+	switch {
+	case errors.Is(err, zkclient.ErrTopicExists):
 		return fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, s.name)
+	case errors.Is(err, zkclient.ErrTopicMarkedForDeletion):
+		return fmt.Errorf("%w: topic '%s' is marked for deletion", kerr.TopicAlreadyExists, s.name)
+	case errors.Is(err, zkclient.ErrTopicCollision):
+		return fmt.Errorf("%w: %v", kerr.InvalidTopicException, err)
 	}
 	if err == nil {
 		a.logger.Info("created topic", "topic", s.name, "partitions", len(s.assignment), "replication_factor", s.replicationFactor())

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/klassik/klassik/zkpaths"
 )
 
 // TestOpsBadConfigKey: a misspelt key in server.properties stops the broker
@@ -115,7 +115,7 @@ func opsTopicsCommands(t *testing.T, c *opsCluster) {
 		t.Fatalf("create ops-z: %q", out)
 	}
 	c.waitFor(30*time.Second, "leaders of ops-a and ops-z", func() bool {
-		for _, tp := range []zkpaths.TopicPartition{{Topic: "ops-a", Partition: 0}, {Topic: "ops-a", Partition: 1}, {Topic: "ops-a", Partition: 2}, {Topic: "ops-z", Partition: 0}, {Topic: "ops-z", Partition: 1}} {
+		for _, tp := range []common.TopicPartition{{Topic: "ops-a", Partition: 0}, {Topic: "ops-a", Partition: 1}, {Topic: "ops-a", Partition: 2}, {Topic: "ops-z", Partition: 0}, {Topic: "ops-z", Partition: 1}} {
 			if s, ok := c.state(tp.Topic, tp.Partition); !ok || s.Leader < 0 {
 				return false
 			}
@@ -455,7 +455,7 @@ func replicated(topic string) bool { return topic != "ops-z" }
 // on dir (children) in a session of its own, and returns a function that
 // yields the paths (relative to the chroot) of the watch events seen so
 // far, in the order ZooKeeper delivered them.
-func watchOrder(t *testing.T, c *opsCluster, states []zkpaths.TopicPartition, dir string) func() []string {
+func watchOrder(t *testing.T, c *opsCluster, states []common.TopicPartition, dir string) func() []string {
 	t.Helper()
 	server, chroot, _ := strings.Cut(c.zk, "/")
 	chroot = "/" + chroot
@@ -508,7 +508,7 @@ func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferre
 		c.waitFor(30*time.Second, fmt.Sprintf("broker %d leading ops-a-%d after the preferred election", victim, preferred), leads)
 	}
 	b := c.brokers[victim]
-	var led []zkpaths.TopicPartition
+	var led []common.TopicPartition
 	for tp, s := range c.allStates() {
 		if s.Leader == victim && replicated(tp.Topic) {
 			led = append(led, tp)

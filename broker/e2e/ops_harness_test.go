@@ -37,6 +37,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/broker/testcluster"
@@ -303,7 +305,7 @@ func (c *opsCluster) waitFor(timeout time.Duration, what string, cond func() boo
 // state reads the state znode of topic/partition.
 func (c *opsCluster) state(topic string, p int32) (zkpaths.LeaderAndIsr, bool) {
 	c.t.Helper()
-	s, ok, err := c.ZK().GetPartitionState(zkpaths.TopicPartition{Topic: topic, Partition: p})
+	s, ok, err := c.ZK().GetPartitionState(common.TopicPartition{Topic: topic, Partition: p})
 	if err != nil {
 		c.t.Fatalf("reading the state of %s-%d: %v", topic, p, err)
 	}
@@ -311,13 +313,13 @@ func (c *opsCluster) state(topic string, p int32) (zkpaths.LeaderAndIsr, bool) {
 }
 
 // allStates reads the state of every partition of every topic.
-func (c *opsCluster) allStates() map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr {
+func (c *opsCluster) allStates() map[common.TopicPartition]zkpaths.LeaderAndIsr {
 	c.t.Helper()
 	topics, err := c.ZK().GetAllTopics()
 	if err != nil {
 		c.t.Fatalf("listing topics: %v", err)
 	}
-	out := map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{}
+	out := map[common.TopicPartition]zkpaths.LeaderAndIsr{}
 	for _, topic := range topics {
 		parts, err := c.ZK().Children("/brokers/topics/" + topic + "/partitions")
 		if err != nil {
@@ -329,7 +331,7 @@ func (c *opsCluster) allStates() map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr
 				c.t.Fatalf("partition znode %q of %s", p, topic)
 			}
 			if s, ok := c.state(topic, int32(n)); ok {
-				out[zkpaths.TopicPartition{Topic: topic, Partition: int32(n)}] = s
+				out[common.TopicPartition{Topic: topic, Partition: int32(n)}] = s
 			}
 		}
 	}

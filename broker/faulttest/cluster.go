@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -386,7 +388,7 @@ func (c *Cluster) Controller() (int32, bool) {
 
 // PartitionState reads the partition's state znode.
 func (c *Cluster) PartitionState(topic string, p int32) (zkpaths.LeaderAndIsr, bool) {
-	st, ok, err := c.zk.GetPartitionState(zkpaths.TopicPartition{Topic: topic, Partition: p})
+	st, ok, err := c.zk.GetPartitionState(common.TopicPartition{Topic: topic, Partition: p})
 	return st, ok && err == nil
 }
 

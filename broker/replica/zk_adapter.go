@@ -23,7 +23,7 @@ type zkIsrUpdater struct{ c *zkclient.Client }
 func NewZkIsrUpdater(c *zkclient.Client) IsrUpdater { return zkIsrUpdater{c} }
 
 func (u zkIsrUpdater) UpdateIsr(tp common.TopicPartition, st IsrState) (int32, error) {
-	v, err := u.c.UpdateLeaderAndIsrConditional(zkpaths.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, zkpaths.LeaderAndIsr{
+	v, err := u.c.UpdateLeaderAndIsrConditional(common.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, zkpaths.LeaderAndIsr{
 		Leader:              st.Leader,
 		LeaderEpoch:         st.LeaderEpoch,
 		ISR:                 st.ISR,
@@ -38,9 +38,9 @@ func (u zkIsrUpdater) UpdateIsr(tp common.TopicPartition, st IsrState) (int32, e
 }
 
 func (u zkIsrUpdater) NotifyIsrChange(tps []common.TopicPartition) error {
-	out := make([]zkpaths.TopicPartition, len(tps))
+	out := make([]common.TopicPartition, len(tps))
 	for i, tp := range tps {
-		out[i] = zkpaths.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+		out[i] = common.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
 	}
 	_, err := u.c.CreateIsrChangeNotification(out)
 	return err

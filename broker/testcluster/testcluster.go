@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -441,7 +443,7 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 
 // PartitionState reads the state znode of topic/partition.
 func (c *Cluster) PartitionState(topic string, partition int32) (zkpaths.LeaderAndIsr, bool) {
-	s, ok, err := c.ZK().GetPartitionState(zkpaths.TopicPartition{Topic: topic, Partition: partition})
+	s, ok, err := c.ZK().GetPartitionState(common.TopicPartition{Topic: topic, Partition: partition})
 	if err != nil {
 		c.t.Fatalf("testcluster: reading the state of %s-%d: %v", topic, partition, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -59,7 +61,7 @@ func (c *Client) DeletePartitionReassignment(epochZkVersion int32) error {
 
 // GetPreferredReplicaElection reads /admin/preferred_replica_election; ok is
 // false if absent.
-func (c *Client) GetPreferredReplicaElection() ([]zkpaths.TopicPartition, bool, error) {
+func (c *Client) GetPreferredReplicaElection() ([]common.TopicPartition, bool, error) {
 	data, _, err := c.Get(zkpaths.PreferredReplicaElectionPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, false, nil
@@ -76,7 +78,7 @@ func (c *Client) GetPreferredReplicaElection() ([]zkpaths.TopicPartition, bool, 
 
 // CreatePreferredReplicaElection submits a legacy preferred election; an
 // existing node yields ErrPreferredElectionInProgress.
-func (c *Client) CreatePreferredReplicaElection(tps []zkpaths.TopicPartition) error {
+func (c *Client) CreatePreferredReplicaElection(tps []common.TopicPartition) error {
 	_, err := c.CreateRecursive(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps), Persistent)
 	if errors.Is(err, zk.ErrNodeExists) {
 		return ErrPreferredElectionInProgress
@@ -95,7 +97,7 @@ func (c *Client) DeletePreferredReplicaElection(epochZkVersion int32) error {
 
 // CreateIsrChangeNotification writes one /isr_change_notification/isr_change_
 // sequential node (legacy leader path) and returns its child name.
-func (c *Client) CreateIsrChangeNotification(tps []zkpaths.TopicPartition) (string, error) {
+func (c *Client) CreateIsrChangeNotification(tps []common.TopicPartition) (string, error) {
 	p, err := c.CreateRecursive(zkpaths.IsrChangeNotificationSeqPath(), zkpaths.EncodeIsrChangeNotification(tps), PersistentSequential)
 	if err != nil {
 		return "", err
@@ -113,9 +115,9 @@ func (c *Client) GetAllIsrChangeNotifications() ([]string, error) {
 // returns the partitions they name (duplicates removed, first-seen order).
 // Notifications that vanished are skipped; undecodable ones are logged and
 // skipped.
-func (c *Client) GetPartitionsFromIsrChangeNotifications(names []string) ([]zkpaths.TopicPartition, error) {
-	seen := map[zkpaths.TopicPartition]bool{}
-	var out []zkpaths.TopicPartition
+func (c *Client) GetPartitionsFromIsrChangeNotifications(names []string) ([]common.TopicPartition, error) {
+	seen := map[common.TopicPartition]bool{}
+	var out []common.TopicPartition
 	for _, n := range names {
 		data, _, err := c.Get(zkpaths.IsrChangeNotificationPath + "/" + n)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -142,16 +144,6 @@ func (c *Client) GetPartitionsFromIsrChangeNotifications(names []string) ([]zkpa
 // DeleteIsrChangeNotifications deletes processed notifications (fenced).
 func (c *Client) DeleteIsrChangeNotifications(epochZkVersion int32, names ...string) error {
 	return c.deleteChildrenFenced(epochZkVersion, zkpaths.IsrChangeNotificationPath, names)
-}
-
-// CreateLogDirEventNotification writes one log dir failure notification and
-// returns its child name.
-func (c *Client) CreateLogDirEventNotification(brokerID int32) (string, error) {
-	p, err := c.CreateRecursive(zkpaths.LogDirEventNotificationSeqPath(), zkpaths.EncodeLogDirEventNotification(brokerID), PersistentSequential)
-	if err != nil {
-		return "", err
-	}
-	return baseName(p), nil
 }
 
 // GetAllLogDirEventNotifications lists the log dir event child names, sorted.
@@ -234,9 +226,9 @@ func (c *Client) GetEntityConfigs(entityType, name string) (map[string]string, e
 	return cfg, nil
 }
 
-// SetOrCreateEntityConfigs writes the complete override set of an entity
+// setOrCreateEntityConfigs writes the complete override set of an entity
 // ("set, else create", any-version; last writer wins). No notification.
-func (c *Client) SetOrCreateEntityConfigs(entityType, name string, configs map[string]string) error {
+func (c *Client) setOrCreateEntityConfigs(entityType, name string, configs map[string]string) error {
 	p := zkpaths.ConfigPath(entityType, name)
 	data := zkpaths.EncodeEntityConfig(configs)
 	_, err := c.Set(p, data, -1)
@@ -250,10 +242,10 @@ func (c *Client) SetOrCreateEntityConfigs(entityType, name string, configs map[s
 	return err
 }
 
-// CreateConfigChangeNotification creates a version 2
+// createConfigChangeNotification creates a version 2
 // /config/changes/config_change_ node for "<type>/<name>" and returns its
 // child name.
-func (c *Client) CreateConfigChangeNotification(entityType, name string) (string, error) {
+func (c *Client) createConfigChangeNotification(entityType, name string) (string, error) {
 	if err := c.EnsurePath(zkpaths.ConfigChangesPath); err != nil {
 		return "", err
 	}
@@ -281,20 +273,15 @@ func (c *Client) ChangeEntityConfigs(entityType, name string, configs map[string
 				return err
 			}
 		default:
-			if err := c.SetOrCreateEntityConfigs(entityType, name, configs); err != nil {
+			if err := c.setOrCreateEntityConfigs(entityType, name, configs); err != nil {
 				return err
 			}
 		}
-	} else if err := c.SetOrCreateEntityConfigs(entityType, name, configs); err != nil {
+	} else if err := c.setOrCreateEntityConfigs(entityType, name, configs); err != nil {
 		return err
 	}
-	_, err := c.CreateConfigChangeNotification(entityType, name)
+	_, err := c.createConfigChangeNotification(entityType, name)
 	return err
-}
-
-// GetAllEntitiesWithConfig lists the entity names under /config/<type>.
-func (c *Client) GetAllEntitiesWithConfig(entityType string) ([]string, error) {
-	return c.childrenOrEmpty(zkpaths.ConfigTypePath(entityType))
 }
 
 // GetConsumerOffset reads a legacy consumer offset

@@ -21,8 +21,8 @@ func (c *Client) EnsureTopLevelPaths() error {
 	return nil
 }
 
-// GetClusterID reads /cluster/id; ok is false if the node is missing.
-func (c *Client) GetClusterID() (id string, ok bool, err error) {
+// getClusterID reads /cluster/id; ok is false if the node is missing.
+func (c *Client) getClusterID() (id string, ok bool, err error) {
 	data, _, err := c.Get(zkpaths.ClusterIDPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", false, nil
@@ -41,7 +41,7 @@ func (c *Client) GetClusterID() (id string, ok bool, err error) {
 // fresh random id if there is none; a concurrent creator wins and its id is
 // returned (KafkaZkClient.getOrCreateClusterId / createOrGetClusterId).
 func (c *Client) GetOrCreateClusterID() (string, error) {
-	id, ok, err := c.GetClusterID()
+	id, ok, err := c.getClusterID()
 	if err != nil || ok {
 		return id, err
 	}
@@ -53,7 +53,7 @@ func (c *Client) GetOrCreateClusterID() (string, error) {
 	if !errors.Is(err, zk.ErrNodeExists) {
 		return "", err
 	}
-	id, ok, err = c.GetClusterID()
+	id, ok, err = c.getClusterID()
 	if err != nil {
 		return "", err
 	}
@@ -129,16 +129,6 @@ func (c *Client) RegisterBroker(info zkpaths.BrokerInfo) (int64, error) {
 	return 0, fmt.Errorf("zkclient: register broker %d: gave up after repeated conflicts", info.ID)
 }
 
-// UpdateBrokerInfo overwrites our registration (any-version), used when
-// advertised listeners change at runtime.
-func (c *Client) UpdateBrokerInfo(info zkpaths.BrokerInfo) error {
-	if info.Timestamp == 0 {
-		info.Timestamp = c.opts.now().UnixMilli()
-	}
-	_, err := c.Set(zkpaths.BrokerIDPath(info.ID), info.Encode(), -1)
-	return err
-}
-
 // GetBroker reads one registration with its epoch (czxid); ok is false if
 // the broker is not registered.
 func (c *Client) GetBroker(id int32) (info zkpaths.BrokerInfo, ok bool, err error) {
@@ -205,9 +195,9 @@ func (c *Client) GetAllBrokers() ([]zkpaths.BrokerInfo, error) {
 	return out, nil
 }
 
-// GenerateBrokerSequenceID bumps /brokers/seqid with a zero-length setData
+// generateBrokerSequenceID bumps /brokers/seqid with a zero-length setData
 // and returns its new data version (1, 2, ...), creating the node if needed.
-func (c *Client) GenerateBrokerSequenceID() (int32, error) {
+func (c *Client) generateBrokerSequenceID() (int32, error) {
 	for i := 0; i < 3; i++ {
 		st, err := c.Set(zkpaths.BrokerSeqIDPath, []byte{}, -1)
 		if err == nil {
@@ -227,7 +217,7 @@ func (c *Client) GenerateBrokerSequenceID() (int32, error) {
 // sequence + reservedBrokerMaxID (Kafka's default reserved.broker.max.id is
 // zkpaths.ReservedBrokerMaxIDDefault, so the first id is 1001).
 func (c *Client) GenerateBrokerID(reservedBrokerMaxID int32) (int32, error) {
-	seq, err := c.GenerateBrokerSequenceID()
+	seq, err := c.generateBrokerSequenceID()
 	if err != nil {
 		return 0, err
 	}

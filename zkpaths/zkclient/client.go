@@ -53,6 +53,9 @@ var (
 	// ErrControllerMoved: a fenced write failed its /controller_epoch check,
 	// or an election was lost. The caller must resign, not retry.
 	ErrControllerMoved = errors.New("zkclient: controller moved")
+	// ErrUndecodable: a znode exists but its content is not what Kafka
+	// writes there (bad JSON, unknown version).
+	ErrUndecodable = errors.New("zkclient: znode content cannot be decoded")
 	// ErrClosed is returned by operations on a closed Client.
 	ErrClosed = errors.New("zkclient: client closed")
 	// ErrTopicExists: /brokers/topics/<t> already exists.
@@ -80,6 +83,7 @@ type options struct {
 	secureACLs     bool
 	connectTimeout time.Duration
 	retryTimeout   time.Duration
+	maxInFlight    int
 	auth           []authInfo
 }
 
@@ -113,6 +117,13 @@ func WithDigestAuth(user, password string) Option {
 // WithConnectTimeout bounds how long Connect waits for the first session
 // (default: the session timeout, like zookeeper.connection.timeout.ms).
 func WithConnectTimeout(d time.Duration) Option { return func(o *options) { o.connectTimeout = d } }
+
+// WithMaxInFlightRequests bounds how many requests of one batch operation
+// (reading or writing many partition states) are in flight at once, like
+// Kafka's zookeeper.max.in.flight.requests (default 10). With 1 the batch
+// runs in partition order, which tests use for a deterministic sequence of
+// writes.
+func WithMaxInFlightRequests(n int) Option { return func(o *options) { o.maxInFlight = n } }
 
 // WithRetryTimeout bounds how long one operation is retried while the
 // connection is down (default: twice the session timeout).
@@ -189,6 +200,9 @@ func buildOptions(sessionTimeout time.Duration, opts []Option) options {
 	}
 	if o.retryTimeout <= 0 {
 		o.retryTimeout = 2 * sessionTimeout
+	}
+	if o.maxInFlight <= 0 {
+		o.maxInFlight = defaultMaxInFlight
 	}
 	return o
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/zkpaths"
@@ -63,7 +65,7 @@ func TestConnectCreatesChroot(t *testing.T) {
 	}
 	// Paths are chroot-relative, including those returned by sequential creates.
 	mustNoErr(t, c.EnsureTopLevelPaths())
-	name, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "t", Partition: 0}})
+	name, err := c.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "t", Partition: 0}})
 	mustNoErr(t, err)
 	if name != "isr_change_0000000000" {
 		t.Fatalf("sequential child %q", name)
@@ -87,7 +89,7 @@ func TestTopLevelPathsAndClusterID(t *testing.T) {
 				t.Fatalf("%s holds %q, structural nodes hold null", p, data)
 			}
 		}
-		if _, ok, err := c.GetClusterID(); err != nil || ok {
+		if ok, _, err := c.Exists(zkpaths.ClusterIDPath); err != nil || ok {
 			t.Fatalf("cluster id before creation: %v %v", ok, err)
 		}
 		id, err := c.GetOrCreateClusterID()
@@ -294,9 +296,11 @@ func TestControllerElectionAndFencing(t *testing.T) {
 		if string(data) != "1" || st.Version != 1 {
 			t.Fatalf("/controller_epoch = %q v%d", data, st.Version)
 		}
-		info, ok, err := bb.GetControllerInfo()
-		if err != nil || !ok || info.BrokerID != 1 || info.Version != 2 || info.KRaftControllerEpoch != -1 {
-			t.Fatalf("controller info %+v %v %v", info, ok, err)
+		ctrlData, _, err := bb.Get(zkpaths.ControllerPath)
+		mustNoErr(t, err)
+		info, err := zkpaths.DecodeController(ctrlData)
+		if err != nil || info.BrokerID != 1 || info.Version != 2 || info.KRaftControllerEpoch != -1 {
+			t.Fatalf("controller info %+v %v", info, err)
 		}
 		_, st, _ = a.Get(zkpaths.ControllerPath)
 		if st.EphemeralOwner != a.SessionID() {
@@ -308,8 +312,8 @@ func TestControllerElectionAndFencing(t *testing.T) {
 		}
 		// Fenced writes of the active controller succeed.
 		mustNoErr(t, a.CreateTopic("orders", zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1, 2}}}, nil))
-		tp := zkpaths.TopicPartition{Topic: "orders", Partition: 0}
-		zv, err := a.CreatePartitionState(ver, tp, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2}, ControllerEpoch: epoch})
+		tp := common.TopicPartition{Topic: "orders", Partition: 0}
+		zv, err := createState(a, ver, tp, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2}, ControllerEpoch: epoch})
 		mustNoErr(t, err)
 		if zv != 0 {
 			t.Fatalf("new state znode version %d", zv)
@@ -324,7 +328,7 @@ func TestControllerElectionAndFencing(t *testing.T) {
 		// The zombie (a, epochZkVersion 1) is fenced and changes nothing.
 		s, _, _ := a.GetPartitionState(tp)
 		s.Leader, s.LeaderEpoch = 2, 1
-		if _, err := a.UpdatePartitionState(ver, tp, s); !errors.Is(err, zkclient.ErrControllerMoved) {
+		if _, err := updateState(a, ver, tp, s); !errors.Is(err, zkclient.ErrControllerMoved) {
 			t.Fatalf("zombie write: %v, want ErrControllerMoved", err)
 		}
 		if err := a.DeleteTopicDeletions(ver, "orders"); !errors.Is(err, zkclient.ErrControllerMoved) {
@@ -336,12 +340,12 @@ func TestControllerElectionAndFencing(t *testing.T) {
 		}
 		// The new controller's write works and bumps the partition epoch.
 		s.ControllerEpoch = epoch2
-		zv, err = bb.UpdatePartitionState(ver2, tp, s)
+		zv, err = updateState(bb, ver2, tp, s)
 		if err != nil || zv != 1 {
 			t.Fatalf("new controller write: %d %v", zv, err)
 		}
 		// A stale partition epoch is a BadVersion, not a fencing error.
-		_, err = bb.UpdatePartitionState(ver2, tp, s)
+		_, err = updateState(bb, ver2, tp, s)
 		if !errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zkclient.ErrControllerMoved) {
 			t.Fatalf("stale partition epoch: %v, want ErrBadVersion", err)
 		}
@@ -382,9 +386,9 @@ func TestPartitionStates(t *testing.T) {
 		epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
 		mustNoErr(t, c.CreateTopic("t", zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1}}}, nil))
-		states := map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{}
+		states := map[common.TopicPartition]zkpaths.LeaderAndIsr{}
 		for p := int32(0); p < 20; p++ {
-			states[zkpaths.TopicPartition{Topic: "t", Partition: p}] = zkpaths.LeaderAndIsr{Leader: p % 3, ISR: []int32{p % 3, (p + 1) % 3}, ControllerEpoch: epoch}
+			states[common.TopicPartition{Topic: "t", Partition: p}] = zkpaths.LeaderAndIsr{Leader: p % 3, ISR: []int32{p % 3, (p + 1) % 3}, ControllerEpoch: epoch}
 		}
 		res, err := c.CreatePartitionStates(ver, states)
 		mustNoErr(t, err)
@@ -396,19 +400,19 @@ func TestPartitionStates(t *testing.T) {
 		// Creating again: NodeExists per partition, not fatal.
 		res, err = c.CreatePartitionStates(ver, states)
 		mustNoErr(t, err)
-		if !errors.Is(res[zkpaths.TopicPartition{Topic: "t", Partition: 3}].Err, zk.ErrNodeExists) {
+		if !errors.Is(res[common.TopicPartition{Topic: "t", Partition: 3}].Err, zk.ErrNodeExists) {
 			t.Fatalf("re-create: %+v", res)
 		}
-		parts, err := c.GetTopicPartitions("t")
+		parts, err := c.Children(zkpaths.TopicPartitionsPath("t"))
 		mustNoErr(t, err)
-		if len(parts) != 20 || parts[19] != 19 {
+		if len(parts) != 20 {
 			t.Fatalf("partitions %v", parts)
 		}
-		tps := make([]zkpaths.TopicPartition, 0, 21)
+		tps := make([]common.TopicPartition, 0, 21)
 		for tp := range states {
 			tps = append(tps, tp)
 		}
-		tps = append(tps, zkpaths.TopicPartition{Topic: "t", Partition: 99})
+		tps = append(tps, common.TopicPartition{Topic: "t", Partition: 99})
 		got, err := c.GetPartitionStates(tps)
 		mustNoErr(t, err)
 		if len(got) != 20 {
@@ -425,7 +429,7 @@ func TestPartitionStates(t *testing.T) {
 		}
 		// Leader-side conditional update: success, then a resend of the same
 		// content with the stale version counts as landed.
-		tp := zkpaths.TopicPartition{Topic: "t", Partition: 4}
+		tp := common.TopicPartition{Topic: "t", Partition: 4}
 		s := got[tp]
 		s.ISR = []int32{1}
 		v1, err := c.UpdateLeaderAndIsrConditional(tp, s)
@@ -476,7 +480,7 @@ func TestTopicLifecycle(t *testing.T) {
 		}
 		// Partition addition (admin path, any-version).
 		a.Partitions[2] = []int32{1, 2}
-		zv, err = c.UpdateTopicAssignment("orders.v1", a)
+		zv, err = c.UpdateTopicAssignment("orders.v1", a, -1)
 		if err != nil || zv != 1 {
 			t.Fatalf("add partitions: %d %v", zv, err)
 		}
@@ -498,7 +502,7 @@ func TestTopicLifecycle(t *testing.T) {
 		// Controller completes the deletion with fenced deletes.
 		epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
-		_, err = c.CreatePartitionState(ver, zkpaths.TopicPartition{Topic: "orders.v1", Partition: 0}, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: epoch})
+		_, err = createState(c, ver, common.TopicPartition{Topic: "orders.v1", Partition: 0}, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: epoch})
 		mustNoErr(t, err)
 		a.Removing = map[int32][]int32{0: {2}}
 		zv, err = c.SetTopicAssignment(ver, "orders.v1", a, 1)
@@ -522,9 +526,9 @@ func TestNotificationsAndAdminNodes(t *testing.T) {
 		mustNoErr(t, c.EnsureTopLevelPaths())
 		_, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
-		n1, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}})
+		n1, err := c.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}})
 		mustNoErr(t, err)
-		n2, err := c.CreateIsrChangeNotification([]zkpaths.TopicPartition{{Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}})
+		n2, err := c.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}})
 		mustNoErr(t, err)
 		if n1 != "isr_change_0000000000" || n2 != "isr_change_0000000001" {
 			t.Fatalf("names %s %s", n1, n2)
@@ -547,11 +551,9 @@ func TestNotificationsAndAdminNodes(t *testing.T) {
 			t.Fatalf("after deletes: %s", n3)
 		}
 
-		e1, _ := c.CreateLogDirEventNotification(2)
-		_, _ = c.CreateLogDirEventNotification(2)
-		data, _, _ := c.Get(zkpaths.LogDirEventNotificationPath + "/" + e1)
-		if string(data) != `{"version":1,"broker":2,"event":1}` {
-			t.Fatalf("log dir event %s", data)
+		for i := 0; i < 2; i++ {
+			_, err := c.CreateRecursive(zkpaths.LogDirEventNotificationSeqPath(), zkpaths.EncodeLogDirEventNotification(2), zkclient.PersistentSequential)
+			mustNoErr(t, err)
 		}
 		evs, _ := c.GetAllLogDirEventNotifications()
 		ids, err := c.GetBrokerIDsFromLogDirEvents(evs)
@@ -577,7 +579,7 @@ func TestNotificationsAndAdminNodes(t *testing.T) {
 			t.Fatalf("fenced create of reassignment missing")
 		}
 
-		mustNoErr(t, c.CreatePreferredReplicaElection([]zkpaths.TopicPartition{{Topic: "a", Partition: 0}}))
+		mustNoErr(t, c.CreatePreferredReplicaElection([]common.TopicPartition{{Topic: "a", Partition: 0}}))
 		if err := c.CreatePreferredReplicaElection(nil); !errors.Is(err, zkclient.ErrPreferredElectionInProgress) {
 			t.Fatalf("second election: %v", err)
 		}
@@ -657,18 +659,6 @@ func TestConfigsSeqIDsProducerIDsOffsets(t *testing.T) {
 			t.Fatalf("offset %d %v %v", off, ok, err)
 		}
 
-		// /feature.
-		if _, _, ok, _ := c.GetFeature(); ok {
-			t.Fatalf("feature before creation")
-		}
-		_, err = c.CreateOrUpdateFeature(zkpaths.FeatureZNode{Status: zkpaths.FeatureStatusEnabled})
-		mustNoErr(t, err)
-		v, err := c.CreateOrUpdateFeature(zkpaths.FeatureZNode{Status: zkpaths.FeatureStatusEnabled})
-		mustNoErr(t, err)
-		f, fv, ok, err := c.GetFeature()
-		if err != nil || !ok || fv != v || v != 1 || f.Status != 1 || f.Version != 2 {
-			t.Fatalf("feature %+v v%d %v %v", f, fv, ok, err)
-		}
 	})
 }
 
@@ -691,11 +681,13 @@ func TestMultiAndFencedMultiResults(t *testing.T) {
 		if ok, _, _ := c.Exists("/n"); ok {
 			t.Fatalf("multi not atomic")
 		}
-		_, err = c.FencedMulti(ver, zkclient.DeleteOp("/nope", -1))
+		// A fenced write reports its own op's failure, or the failed
+		// epoch check as ErrControllerMoved.
+		_, err = c.SetTopicAssignment(ver, "nope", zkpaths.TopicAssignment{}, -1)
 		if !errors.Is(err, zk.ErrNoNode) || errors.Is(err, zkclient.ErrControllerMoved) {
 			t.Fatalf("fenced inner error %v", err)
 		}
-		_, err = c.FencedMulti(ver+1, zkclient.DeleteOp("/m/s_0000000000", -1))
+		err = c.DeletePartitionReassignment(ver + 1)
 		if !errors.Is(err, zkclient.ErrControllerMoved) {
 			t.Fatalf("fenced check: %v", err)
 		}
@@ -819,7 +811,7 @@ func TestSecureACLs(t *testing.T) {
 	mustNoErr(t, err)
 	defer c.Close()
 	mustNoErr(t, c.EnsureTopLevelPaths())
-	mustNoErr(t, c.SetOrCreateEntityConfigs(zkpaths.ConfigTypeUser, "alice", map[string]string{"producer_byte_rate": "1"}))
+	mustNoErr(t, c.ChangeEntityConfigs(zkpaths.ConfigTypeUser, "alice", map[string]string{"producer_byte_rate": "1"}))
 
 	// Reading an ACL needs read or admin rights (ZooKeeper 3.8), so inspect
 	// with the same identity; a second, anonymous session checks denial.

@@ -12,12 +12,12 @@ import (
 // GetController returns the broker id in /controller; ok is false if there
 // is no controller.
 func (c *Client) GetController() (id int32, ok bool, err error) {
-	info, ok, err := c.GetControllerInfo()
+	info, ok, err := c.getControllerInfo()
 	return info.BrokerID, ok, err
 }
 
-// GetControllerInfo reads /controller in full.
-func (c *Client) GetControllerInfo() (info zkpaths.ControllerInfo, ok bool, err error) {
+// getControllerInfo reads /controller in full.
+func (c *Client) getControllerInfo() (info zkpaths.ControllerInfo, ok bool, err error) {
 	data, _, err := c.Get(zkpaths.ControllerPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		return zkpaths.ControllerInfo{}, false, nil
@@ -114,39 +114,6 @@ func (c *Client) DeleteController(epochZkVersion int32) error {
 		return nil
 	}
 	return err
-}
-
-// GetFeature reads /feature with its zkVersion; ok is false if absent.
-func (c *Client) GetFeature() (f zkpaths.FeatureZNode, zkVersion int32, ok bool, err error) {
-	data, st, err := c.Get(zkpaths.FeaturePath)
-	if errors.Is(err, zk.ErrNoNode) {
-		return zkpaths.FeatureZNode{}, 0, false, nil
-	}
-	if err != nil {
-		return zkpaths.FeatureZNode{}, 0, false, err
-	}
-	f, err = zkpaths.DecodeFeatureZNode(data)
-	if err != nil {
-		return zkpaths.FeatureZNode{}, 0, false, err
-	}
-	return f, st.Version, true, nil
-}
-
-// CreateOrUpdateFeature writes /feature (plain create if absent, otherwise
-// any-version setData; not fenced) and returns the new zkVersion.
-func (c *Client) CreateOrUpdateFeature(f zkpaths.FeatureZNode) (int32, error) {
-	data := f.Encode()
-	st, err := c.Set(zkpaths.FeaturePath, data, -1)
-	if err == nil {
-		return st.Version, nil
-	}
-	if !errors.Is(err, zk.ErrNoNode) {
-		return 0, err
-	}
-	if _, err := c.Create(zkpaths.FeaturePath, data, Persistent); err != nil {
-		return 0, err
-	}
-	return 0, nil
 }
 
 // AllocateProducerIDBlock hands the next block of 1000 producer ids to

@@ -7,11 +7,11 @@
 // Kafka class to Go file:
 //
 //	ZooKeeperClient (session re-init, handlers)   client.go, watch.go
-//	KafkaZkClient generic helpers                 ops.go (CreateRecursive, Multi, FencedMulti)
+//	KafkaZkClient generic helpers                 ops.go (CreateRecursive, Multi, fencedMulti)
 //	  (createRecursive, retryRequestsUntilConnected,
 //	   wrapRequestWithControllerEpochCheck)
 //	KafkaZkClient broker/cluster id/seqid         brokers.go
-//	KafkaZkClient controller election, /feature,  controller.go
+//	KafkaZkClient controller election,            controller.go
 //	  ProducerIdManager ZK allocation
 //	KafkaZkClient + AdminZkClient topics          topics.go
 //	KafkaZkClient partition state (create/update,  partitions.go
@@ -19,6 +19,10 @@
 //	reassignment, preferred election,             admin.go
 //	  ISR/log-dir notifications, entity configs,
 //	  legacy consumer offsets
+//
+// Every package uses this one client through the small interface it needs,
+// declared where it is consumed (controller.zkClient, api.AdminZK, ...);
+// *Client satisfies each of them.
 //
 // Paths given to every method are relative to the chroot of the connect
 // string ("host:port/chroot"); the chroot is created on Connect if missing.
@@ -38,7 +42,7 @@
 // detects that by the changed session id.
 //
 // Invariants:
-//   - Every controller write goes through FencedMulti:
+//   - Every controller write goes through fencedMulti:
 //     multi(check(/controller_epoch, epochZkVersion), op). A failed check is
 //     reported as ErrControllerMoved (the caller resigns, never retries).
 //   - Connection loss (zk.ErrConnectionClosed, zk.ErrNoServer) is retried

@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/go-zookeeper/zk"
 
+	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
 	"github.com/klassik/klassik/zkpaths/zktest"
@@ -173,4 +176,22 @@ func golden(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// createState creates one partition state znode through the batch call.
+func createState(c *zkclient.Client, epochZkVersion int32, tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+	res, err := c.CreatePartitionStates(epochZkVersion, map[common.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
+	if err != nil {
+		return 0, err
+	}
+	return res[tp].ZkVersion, res[tp].Err
+}
+
+// updateState writes one partition state znode through the batch call.
+func updateState(c *zkclient.Client, epochZkVersion int32, tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+	res, err := c.UpdatePartitionStates(epochZkVersion, map[common.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
+	if err != nil {
+		return 0, err
+	}
+	return res[tp].ZkVersion, res[tp].Err
 }

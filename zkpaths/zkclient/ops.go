@@ -170,7 +170,7 @@ func joinPath(p, child string) string {
 	return p + "/" + child
 }
 
-// Op constructors for Multi and FencedMulti. Paths are chroot-relative.
+// Op constructors for Multi and fencedMulti. Paths are chroot-relative.
 
 // CreateOp creates a node in a multi; nil data means null data.
 func CreateOp(p string, data []byte, flags int32) *zk.CreateRequest {
@@ -243,11 +243,11 @@ func (c *Client) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	return res, nil
 }
 
-// FencedMulti runs multi(check(/controller_epoch, epochZkVersion), ops...):
+// fencedMulti runs multi(check(/controller_epoch, epochZkVersion), ops...):
 // the controller's fenced write. A failed check returns ErrControllerMoved;
 // otherwise the first failing op's error (e.g. zk.ErrBadVersion on a state
 // znode) is returned. The results exclude the check op.
-func (c *Client) FencedMulti(epochZkVersion int32, ops ...any) ([]zk.MultiResponse, error) {
+func (c *Client) fencedMulti(epochZkVersion int32, ops ...any) ([]zk.MultiResponse, error) {
 	all := append([]any{CheckOp("/controller_epoch", epochZkVersion)}, ops...)
 	res, err := c.Multi(all...)
 	if err == nil {
@@ -292,7 +292,7 @@ func describeOp(op any) string {
 
 // fencedOne runs one fenced op and returns its response.
 func (c *Client) fencedOne(epochZkVersion int32, op any) (zk.MultiResponse, error) {
-	res, err := c.FencedMulti(epochZkVersion, op)
+	res, err := c.fencedMulti(epochZkVersion, op)
 	if err != nil {
 		return zk.MultiResponse{}, err
 	}

@@ -3,7 +3,11 @@ package zkclient
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+
+	"github.com/klassik/klassik/broker/common"
 
 	"github.com/go-zookeeper/zk"
 
@@ -16,15 +20,16 @@ type PartitionStateResult struct {
 	Err       error // e.g. zk.ErrBadVersion, zk.ErrNodeExists, zk.ErrNoNode
 }
 
-// parallelism bounds concurrent requests of batch operations, like Kafka's
-// zookeeper.max.in.flight.requests (default 10); go-zookeeper pipelines them
-// on one connection.
-const parallelism = 10
+// defaultMaxInFlight bounds concurrent requests of batch operations, like
+// Kafka's zookeeper.max.in.flight.requests (default 10); go-zookeeper
+// pipelines them on one connection.
+const defaultMaxInFlight = 10
 
-// forEach runs fn for every item with bounded parallelism; the goroutines
-// are owned by the call and finish before it returns.
-func forEach[T any](items []T, fn func(T)) {
-	if len(items) <= 1 {
+// forEach runs fn for every item with at most parallelism calls at once;
+// the goroutines are owned by the call and finish before it returns. With
+// parallelism 1 the items run in order on the caller's goroutine.
+func forEach[T any](parallelism int, items []T, fn func(T)) {
+	if len(items) <= 1 || parallelism <= 1 {
 		for _, it := range items {
 			fn(it)
 		}
@@ -46,7 +51,7 @@ func forEach[T any](items []T, fn func(T)) {
 
 // GetPartitionState reads one state znode; ok is false if it does not exist.
 // The returned state carries the partition epoch in ZkVersion.
-func (c *Client) GetPartitionState(tp zkpaths.TopicPartition) (zkpaths.LeaderAndIsr, bool, error) {
+func (c *Client) GetPartitionState(tp common.TopicPartition) (zkpaths.LeaderAndIsr, bool, error) {
 	data, st, err := c.Get(zkpaths.PartitionStatePath(tp.Topic, tp.Partition))
 	if errors.Is(err, zk.ErrNoNode) {
 		return zkpaths.LeaderAndIsr{}, false, nil
@@ -56,19 +61,25 @@ func (c *Client) GetPartitionState(tp zkpaths.TopicPartition) (zkpaths.LeaderAnd
 	}
 	s, err := zkpaths.DecodeLeaderAndIsr(data, st.Version)
 	if err != nil {
-		return zkpaths.LeaderAndIsr{}, false, fmt.Errorf("zkclient: state of %s: %w", tp, err)
+		return zkpaths.LeaderAndIsr{}, false, fmt.Errorf("%w: state of %s: %w", ErrUndecodable, tp, err)
 	}
 	return s, true, nil
 }
 
 // GetPartitionStates reads many state znodes concurrently; partitions
-// without a state znode are omitted from the result.
-func (c *Client) GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, error) {
+// without a state znode are omitted from the result, and so are undecodable
+// ones (logged), so that one bad znode fails its partition rather than the
+// whole read.
+func (c *Client) GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error) {
 	var mu sync.Mutex
-	out := make(map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr, len(tps))
+	out := make(map[common.TopicPartition]zkpaths.LeaderAndIsr, len(tps))
 	var firstErr error
-	forEach(tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
 		s, ok, err := c.GetPartitionState(tp)
+		if errors.Is(err, ErrUndecodable) {
+			c.log.Warn("ignoring an undecodable partition state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -93,22 +104,23 @@ func (c *Client) GetPartitionStates(tps []zkpaths.TopicPartition) (map[zkpaths.T
 // given content. Per-partition outcomes are returned (ZkVersion 0 on
 // success, zk.ErrNodeExists if a state already exists); if any fenced op
 // failed its epoch check the error is ErrControllerMoved.
-func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr) (map[zkpaths.TopicPartition]PartitionStateResult, error) {
+func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
 	topics := map[string]bool{}
-	tps := make([]zkpaths.TopicPartition, 0, len(states))
+	tps := make([]common.TopicPartition, 0, len(states))
 	for tp := range states {
 		topics[tp.Topic] = true
 		tps = append(tps, tp)
 	}
-	for t := range topics {
+	slices.SortFunc(tps, common.TopicPartition.Compare)
+	for _, t := range slices.Sorted(maps.Keys(topics)) {
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionsPath(t), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
 			return nil, err
 		}
 	}
 	var mu sync.Mutex
-	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
+	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
 	moved := false
-	forEach(tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
 		var r PartitionStateResult
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
 			r.Err = err
@@ -134,15 +146,12 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[zkpaths.
 // partition epoch the controller last read). Per-partition results carry the
 // new ZkVersion or zk.ErrBadVersion (re-read and retry) / zk.ErrNoNode. If
 // the epoch check failed the error is ErrControllerMoved.
-func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr) (map[zkpaths.TopicPartition]PartitionStateResult, error) {
-	tps := make([]zkpaths.TopicPartition, 0, len(states))
-	for tp := range states {
-		tps = append(tps, tp)
-	}
+func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
+	tps := slices.SortedFunc(maps.Keys(states), common.TopicPartition.Compare)
 	var mu sync.Mutex
-	out := make(map[zkpaths.TopicPartition]PartitionStateResult, len(states))
+	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
 	moved := false
-	forEach(tps, func(tp zkpaths.TopicPartition) {
+	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
 		s := states[tp]
 		var r PartitionStateResult
 		res, err := c.fencedOne(epochZkVersion, SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion))
@@ -164,31 +173,13 @@ func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[zkpaths.
 	return out, nil
 }
 
-// CreatePartitionState is CreatePartitionStates for one partition.
-func (c *Client) CreatePartitionState(epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
-	res, err := c.CreatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
-	if err != nil {
-		return 0, err
-	}
-	return res[tp].ZkVersion, res[tp].Err
-}
-
-// UpdatePartitionState is UpdatePartitionStates for one partition.
-func (c *Client) UpdatePartitionState(epochZkVersion int32, tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
-	res, err := c.UpdatePartitionStates(epochZkVersion, map[zkpaths.TopicPartition]zkpaths.LeaderAndIsr{tp: s})
-	if err != nil {
-		return 0, err
-	}
-	return res[tp].ZkVersion, res[tp].Err
-}
-
 // UpdateLeaderAndIsrConditional is the partition leader's own ISR write of
 // the legacy path (IBP < 2.7-IV2, ReplicationUtils.updateLeaderAndIsr): a
 // setData conditional on s.ZkVersion, not fenced. On BadVersion it re-reads
 // the node; if it already holds exactly s (an earlier resend landed) that
 // counts as success with the current version, otherwise zk.ErrBadVersion is
 // returned. Returns the new partition epoch.
-func (c *Client) UpdateLeaderAndIsrConditional(tp zkpaths.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
+func (c *Client) UpdateLeaderAndIsrConditional(tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error) {
 	p := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
 	st, err := c.Set(p, s.Encode(), s.ZkVersion)
 	if err == nil {

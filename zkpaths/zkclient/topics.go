@@ -3,7 +3,6 @@ package zkclient
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -27,7 +26,8 @@ func (c *Client) TopicExists(topic string) (bool, error) {
 }
 
 // GetTopicAssignment reads /brokers/topics/<t> and its zkVersion; a missing
-// topic returns an error matching ErrTopicNotFound and zk.ErrNoNode.
+// topic returns an error matching ErrTopicNotFound and zk.ErrNoNode, an
+// undecodable one an error matching ErrUndecodable.
 func (c *Client) GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int32, error) {
 	data, st, err := c.Get(zkpaths.TopicPath(topic))
 	if errors.Is(err, zk.ErrNoNode) {
@@ -38,7 +38,7 @@ func (c *Client) GetTopicAssignment(topic string) (zkpaths.TopicAssignment, int3
 	}
 	a, err := zkpaths.DecodeTopicAssignment(data)
 	if err != nil {
-		return zkpaths.TopicAssignment{}, 0, fmt.Errorf("zkclient: topic %s: %w", topic, err)
+		return zkpaths.TopicAssignment{}, 0, fmt.Errorf("%w: topic %s: %w", ErrUndecodable, topic, err)
 	}
 	return a, st.Version, nil
 }
@@ -68,28 +68,6 @@ func (c *Client) GetReplicaAssignment(topic string) (map[int32][]int32, error) {
 	return a.Partitions, nil
 }
 
-// GetTopicPartitions lists the partition nodes under
-// /brokers/topics/<t>/partitions (created by the controller), ascending.
-func (c *Client) GetTopicPartitions(topic string) ([]int32, error) {
-	kids, err := c.Children(zkpaths.TopicPartitionsPath(topic))
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int32, 0, len(kids))
-	for _, k := range kids {
-		p, err := zkpaths.ParsePartition(k)
-		if err != nil {
-			continue
-		}
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
-}
-
 // CreateTopic creates a topic as Kafka's AdminZkClient does: refuse if the
 // topic is marked for deletion (ErrTopicMarkedForDeletion), exists
 // (ErrTopicExists) or collides with another topic by '.' versus '_'
@@ -98,7 +76,7 @@ func (c *Client) GetTopicPartitions(topic string) ([]int32, error) {
 // NodeExists on that create also yields ErrTopicExists. The assignment is
 // written as given (set TopicID for a v3 topic id).
 func (c *Client) CreateTopic(topic string, assignment zkpaths.TopicAssignment, configs map[string]string) error {
-	if ok, _, err := c.Exists(zkpaths.DeleteTopicPath(topic)); err != nil {
+	if ok, err := c.IsTopicMarkedForDeletion(topic); err != nil {
 		return err
 	} else if ok {
 		return fmt.Errorf("%w: %s", ErrTopicMarkedForDeletion, topic)
@@ -120,7 +98,7 @@ func (c *Client) CreateTopic(topic string, assignment zkpaths.TopicAssignment, c
 			}
 		}
 	}
-	if err := c.SetOrCreateEntityConfigs(zkpaths.ConfigTypeTopic, topic, configs); err != nil {
+	if err := c.setOrCreateEntityConfigs(zkpaths.ConfigTypeTopic, topic, configs); err != nil {
 		return err
 	}
 	_, err := c.CreateRecursive(zkpaths.TopicPath(topic), assignment.Encode(), Persistent)
@@ -130,11 +108,12 @@ func (c *Client) CreateTopic(topic string, assignment zkpaths.TopicAssignment, c
 	return err
 }
 
-// UpdateTopicAssignment overwrites a topic's assignment any-version, as the
-// partition-addition path does (not fenced). The topic must exist. Returns
-// the new zkVersion.
-func (c *Client) UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment) (int32, error) {
-	st, err := c.Set(zkpaths.TopicPath(topic), assignment.Encode(), -1)
+// UpdateTopicAssignment overwrites a topic's assignment, as the
+// partition-addition path does (not fenced), conditionally on
+// expectedVersion (-1: any version; a lost race matches zk.ErrBadVersion).
+// The topic must exist. Returns the new zkVersion.
+func (c *Client) UpdateTopicAssignment(topic string, assignment zkpaths.TopicAssignment, expectedVersion int32) (int32, error) {
+	st, err := c.Set(zkpaths.TopicPath(topic), assignment.Encode(), expectedVersion)
 	if errors.Is(err, zk.ErrNoNode) {
 		return 0, fmt.Errorf("%w: %s: %w", ErrTopicNotFound, topic, err)
 	}
@@ -173,6 +152,12 @@ func (c *Client) DeleteTopicConfigs(epochZkVersion int32, topics ...string) erro
 		}
 	}
 	return nil
+}
+
+// IsTopicMarkedForDeletion reports whether /admin/delete_topics/<t> exists.
+func (c *Client) IsTopicMarkedForDeletion(topic string) (bool, error) {
+	ok, _, err := c.Exists(zkpaths.DeleteTopicPath(topic))
+	return ok, err
 }
 
 // CreateDeleteTopicPath marks a topic for deletion (/admin/delete_topics/<t>,

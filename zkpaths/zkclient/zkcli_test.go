@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkserver"
 )
@@ -26,8 +28,8 @@ func TestZkCliSeesKafkaJSON(t *testing.T) {
 	mustNoErr(t, err)
 	assign := zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 1}, 2: {3, 1, 2}}, TopicID: "ztFyzQr5QwmEYeGhG6khTg"}
 	mustNoErr(t, c.CreateTopic("orders", assign, nil))
-	tp := zkpaths.TopicPartition{Topic: "orders", Partition: 0}
-	_, err = c.CreatePartitionState(ver, tp, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: epoch})
+	tp := common.TopicPartition{Topic: "orders", Partition: 0}
+	_, err = createState(c, ver, tp, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1, 2, 3}, ControllerEpoch: epoch})
 	mustNoErr(t, err)
 	ctrl, _, err := c.Get(zkpaths.ControllerPath)
 	mustNoErr(t, err)

@@ -60,11 +60,53 @@ type Server struct {
 	zxid     int64
 	nextSess int64
 	sessions map[int64]*Conn
+	// persistent lists the persistent watchers by path; pending holds the
+	// callbacks of the last commits, run by unlock once mu is released.
+	persistent map[string][]*persistentWatch
+	pending    []func()
+	// recording is set by Record; log holds the committed transactions.
+	recording bool
+	log       []Txn
+}
+
+// persistentWatch is one watcher registered with WatchData or WatchChildren.
+type persistentWatch struct {
+	children bool
+	fn       func()
+	// dead is set by the watch's cancel; guarded by Server.mu.
+	dead bool
+}
+
+// Op is one write of a committed transaction, as Record keeps it: Kind is
+// "create", "set", "delete" or "check" (the version check of a multi).
+type Op struct {
+	Kind    string
+	Path    string
+	Data    []byte
+	Version int32
+}
+
+// Txn is one committed transaction: a single write or a whole multi, with
+// the session that made it (0 for the server's own helpers).
+type Txn struct {
+	Session int64
+	Ops     []Op
+}
+
+// unlock releases mu and then runs the persistent-watch callbacks the
+// commits made under it queued, in commit order, on the caller's goroutine.
+func (s *Server) unlock() {
+	fns := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, f := range fns {
+		f()
+	}
 }
 
 // NewServer returns an empty tree holding only "/" and "/zookeeper".
 func NewServer() *Server {
-	s := &Server{now: time.Now, nodes: map[string]*node{}, nextSess: 0x100000000, sessions: map[int64]*Conn{}}
+	s := &Server{now: time.Now, nodes: map[string]*node{}, nextSess: 0x100000000, sessions: map[int64]*Conn{}, persistent: map[string][]*persistentWatch{}}
 	s.nodes["/"] = &node{children: map[string]struct{}{}}
 	s.nodes["/zookeeper"] = &node{children: map[string]struct{}{}}
 	s.nodes["/"].children["zookeeper"] = struct{}{}
@@ -75,7 +117,7 @@ func NewServer() *Server {
 // go-zookeeper's does (StateHasSession, StateExpired, StateDisconnected).
 func (s *Server) Connect() (*Conn, <-chan zk.Event) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	c := &Conn{srv: s, events: make(chan zk.Event, 16), watches: map[watchKey][]chan zk.Event{}}
 	s.newSessionLocked(c)
 	return c, c.events
@@ -102,7 +144,7 @@ func (s *Server) newSessionLocked(c *Conn) {
 // go-zookeeper reconnecting, it gets a new session (StateHasSession).
 func (s *Server) Expire(c *Conn) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if c.closed {
 		return
 	}
@@ -118,7 +160,7 @@ func (s *Server) Expire(c *Conn) {
 // previous session's ephemerals are still visible.
 func (s *Server) ExpireKeepingEphemerals(c *Conn) (oldSessionID int64) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if c.closed {
 		return 0
 	}
@@ -141,7 +183,7 @@ func (s *Server) ExpireKeepingEphemerals(c *Conn) (oldSessionID int64) {
 // Reap deletes the ephemeral nodes still owned by sessionID.
 func (s *Server) Reap(sessionID int64) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.deleteEphemeralsLocked(sessionID)
 }
 
@@ -178,7 +220,7 @@ func (s *Server) endSessionLocked(c *Conn, err error) {
 // Get reads a node directly, outside any session (for assertions).
 func (s *Server) Get(p string) (data []byte, stat zk.Stat, ok bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	n, ok := s.nodes[p]
 	if !ok {
 		return nil, zk.Stat{}, false
@@ -190,7 +232,7 @@ func (s *Server) Get(p string) (data []byte, stat zk.Stat, ok bool) {
 // assert on the whole tree.
 func (s *Server) Paths(prefix string) []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var out []string
 	for p := range s.nodes {
 		if p == prefix || strings.HasPrefix(p, strings.TrimSuffix(prefix, "/")+"/") {
@@ -204,11 +246,13 @@ func (s *Server) Paths(prefix string) []string {
 // tx is a copy-on-write transaction over the tree; events are delivered on
 // commit only.
 type tx struct {
-	s      *Server
-	nodes  map[string]*node
-	zxid   int64
-	events []zk.Event
-	copied map[string]bool
+	s       *Server
+	nodes   map[string]*node
+	zxid    int64
+	events  []zk.Event
+	copied  map[string]bool
+	session int64
+	ops     []Op // the writes, for Record
 }
 
 func (s *Server) begin() *tx {
@@ -233,6 +277,118 @@ func (s *Server) commit(t *tx) {
 	for _, ev := range t.events {
 		s.fireLocked(ev)
 	}
+	s.firePersistentLocked(t.events)
+	if s.recording && len(t.ops) > 0 {
+		s.log = append(s.log, Txn{Session: t.session, Ops: t.ops})
+	}
+}
+
+// firePersistentLocked queues, once per commit and in event order, every
+// live persistent watcher the commit's events concern: data watchers of a
+// created, changed or deleted node; children watchers of a node whose
+// children changed or that was itself created or deleted.
+func (s *Server) firePersistentLocked(events []zk.Event) {
+	fired := map[*persistentWatch]bool{}
+	for _, ev := range events {
+		for _, w := range s.persistent[ev.Path] {
+			if w.dead || fired[w] {
+				continue
+			}
+			switch {
+			case w.children && ev.Type == zk.EventNodeDataChanged:
+				continue
+			case !w.children && ev.Type == zk.EventNodeChildrenChanged:
+				continue
+			}
+			fired[w] = true
+			s.pending = append(s.pending, w.fn)
+		}
+	}
+}
+
+// WatchData registers a persistent watcher (ZooKeeper 3.6's persistent
+// watch, as opposed to the one-shot watches of Conn): fn runs after every
+// commit that creates, changes or deletes the node at p, once per commit,
+// synchronously on the goroutine that made the change, after the server
+// lock is released. Tests that need every change delivered before their
+// next step use it instead of zkclient's asynchronous watches. cancel stops
+// it.
+func (s *Server) WatchData(p string, fn func()) (cancel func()) {
+	return s.addPersistent(p, false, fn)
+}
+
+// WatchChildren is WatchData for the child list of p (and p's own creation
+// or deletion).
+func (s *Server) WatchChildren(p string, fn func()) (cancel func()) {
+	return s.addPersistent(p, true, fn)
+}
+
+func (s *Server) addPersistent(p string, children bool, fn func()) func() {
+	s.mu.Lock()
+	defer s.unlock()
+	w := &persistentWatch{children: children, fn: fn}
+	s.persistent[p] = append(s.persistent[p], w)
+	return func() {
+		s.mu.Lock()
+		defer s.unlock()
+		w.dead = true
+		ws := s.persistent[p]
+		for i, x := range ws {
+			if x == w {
+				s.persistent[p] = append(ws[:i:i], ws[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// Record starts keeping every committed transaction (see TakeRecord).
+func (s *Server) Record() {
+	s.mu.Lock()
+	defer s.unlock()
+	s.recording = true
+}
+
+// TakeRecord returns the transactions committed since the last call and
+// forgets them.
+func (s *Server) TakeRecord() []Txn {
+	s.mu.Lock()
+	defer s.unlock()
+	out := s.log
+	s.log = nil
+	return out
+}
+
+// Multi applies ops atomically outside any session, with no watch firing
+// in between: for example a node deleted and re-created "between two watch
+// deliveries". Ops are as for Conn.Multi; ephemeral creates are refused.
+func (s *Server) Multi(ops ...any) error {
+	s.mu.Lock()
+	defer s.unlock()
+	t := s.begin()
+	for _, op := range ops {
+		var err error
+		switch o := op.(type) {
+		case *zk.CreateRequest:
+			if o.Flags&zk.FlagEphemeral != 0 {
+				return fmt.Errorf("zktest: server multi: ephemeral create of %s", o.Path)
+			}
+			_, err = t.create(o.Path, o.Data, o.Flags, 0)
+		case *zk.SetDataRequest:
+			_, err = t.set(o.Path, o.Data, o.Version)
+		case *zk.DeleteRequest:
+			err = t.delete(o.Path, o.Version)
+		case *zk.CheckVersionRequest:
+			err = t.check(o.Path, o.Version)
+		default:
+			return fmt.Errorf("zktest: unknown multi op %T", op)
+		}
+		if err != nil {
+			return fmt.Errorf("zktest: server multi: %w", err)
+		}
+	}
+	s.commit(t)
+	return nil
 }
 
 func (t *tx) create(p string, data []byte, flags int32, owner int64) (string, error) {
@@ -269,6 +425,7 @@ func (t *tx) create(p string, data []byte, flags int32, owner int64) (string, er
 	t.events = append(t.events,
 		zk.Event{Type: zk.EventNodeCreated, Path: p},
 		zk.Event{Type: zk.EventNodeChildrenChanged, Path: parent})
+	t.ops = append(t.ops, Op{Kind: "create", Path: p, Data: cloneData(data)})
 	return p, nil
 }
 
@@ -288,6 +445,7 @@ func (t *tx) set(p string, data []byte, version int32) (*zk.Stat, error) {
 	m.stat.DataLength = int32(len(data))
 	st := m.stat
 	t.events = append(t.events, zk.Event{Type: zk.EventNodeDataChanged, Path: p})
+	t.ops = append(t.ops, Op{Kind: "set", Path: p, Data: cloneData(data), Version: version})
 	return &st, nil
 }
 
@@ -316,6 +474,7 @@ func (t *tx) delete(p string, version int32) error {
 	t.events = append(t.events,
 		zk.Event{Type: zk.EventNodeDeleted, Path: p},
 		zk.Event{Type: zk.EventNodeChildrenChanged, Path: parent})
+	t.ops = append(t.ops, Op{Kind: "delete", Path: p, Version: version})
 	return nil
 }
 
@@ -327,6 +486,7 @@ func (t *tx) check(p string, version int32) error {
 	if version != -1 && version != n.stat.Version {
 		return zk.ErrBadVersion
 	}
+	t.ops = append(t.ops, Op{Kind: "check", Path: p, Version: version})
 	return nil
 }
 
@@ -408,7 +568,7 @@ func (c *Conn) sendEvent(ev zk.Event) {
 // with zk.ErrConnectionClosed (the session and its watches stay alive).
 func (c *Conn) SetDisconnected(down bool) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	c.disconnected = down
 	if down {
 		c.state = zk.StateDisconnected
@@ -439,21 +599,21 @@ func (c *Conn) addWatch(p string, typ watchType) <-chan zk.Event {
 // SessionID is the current session id.
 func (c *Conn) SessionID() int64 {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	return c.sessionID
 }
 
 // State is the connection state.
 func (c *Conn) State() zk.State {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	return c.state
 }
 
 // Close ends the session (ephemerals deleted, watches end).
 func (c *Conn) Close() {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if c.closed {
 		return
 	}
@@ -466,7 +626,7 @@ func (c *Conn) Close() {
 
 func (c *Conn) get(p string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -493,7 +653,7 @@ func (c *Conn) GetW(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) { retur
 
 func (c *Conn) exists(p string, watch bool) (bool, *zk.Stat, <-chan zk.Event, error) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
 		return false, nil, nil, err
 	}
@@ -520,7 +680,7 @@ func (c *Conn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) { retu
 
 func (c *Conn) children(p string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -555,7 +715,7 @@ func (c *Conn) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) 
 // Create creates a node; the ACL is accepted and ignored.
 func (c *Conn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
 		return "", err
 	}
@@ -563,6 +723,7 @@ func (c *Conn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string,
 		return "", zk.ErrInvalidACL
 	}
 	t := c.srv.begin()
+	t.session = c.sessionID
 	created, err := t.create(p, data, flags, c.sessionID)
 	if err != nil {
 		return "", err
@@ -574,11 +735,12 @@ func (c *Conn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string,
 // Set writes data conditionally.
 func (c *Conn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
 	t := c.srv.begin()
+	t.session = c.sessionID
 	st, err := t.set(p, data, version)
 	if err != nil {
 		return nil, err
@@ -590,11 +752,12 @@ func (c *Conn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
 // Delete deletes conditionally.
 func (c *Conn) Delete(p string, version int32) error {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
 		return err
 	}
 	t := c.srv.begin()
+	t.session = c.sessionID
 	if err := t.delete(p, version); err != nil {
 		return err
 	}
@@ -607,11 +770,12 @@ func (c *Conn) Delete(p string, version int32) error {
 // the runtime-inconsistency error, and nothing is applied.
 func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
 	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
 	t := c.srv.begin()
+	t.session = c.sessionID
 	res := make([]zk.MultiResponse, len(ops))
 	var failed error
 	for i, op := range ops {

@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -159,4 +160,46 @@ func TestMultiIsAtomic(t *testing.T) {
 		t.Fatalf("multi: %+v %v", res, err)
 	}
 	recv(t, w)
+}
+
+// Persistent watches fire once per commit, on the writer's goroutine before
+// the write returns, for exactly the changes their kind covers; Record
+// keeps the committed transactions with their ops.
+func TestPersistentWatchesAndRecord(t *testing.T) {
+	s := NewServer()
+	var got []string
+	cancelData := s.WatchData("/a", func() { got = append(got, "data /a") })
+	s.WatchChildren("/", func() { got = append(got, "children /") })
+	s.Record()
+	if err := s.Multi(&zk.CreateRequest{Path: "/a", Data: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Connect()
+	defer c.Close()
+	if _, err := c.Set("/a", []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	// Delete and re-create in one transaction: one call per watcher.
+	if err := s.Multi(&zk.DeleteRequest{Path: "/a", Version: -1}, &zk.CreateRequest{Path: "/a", Data: []byte("3")}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"data /a", "children /", "data /a", "data /a", "children /"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("callbacks %v, want %v", got, want)
+	}
+	cancelData()
+	if _, err := c.Set("/a", []byte("4"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("a cancelled watch fired: %v", got)
+	}
+	rec := s.TakeRecord()
+	if len(rec) != 4 || rec[1].Session != c.SessionID() || rec[1].Ops[0].Kind != "set" || string(rec[1].Ops[0].Data) != "2" ||
+		len(rec[2].Ops) != 2 || rec[2].Ops[0].Kind != "delete" || rec[2].Ops[1].Kind != "create" {
+		t.Fatalf("record %+v", rec)
+	}
+	if len(s.TakeRecord()) != 0 {
+		t.Fatal("TakeRecord did not forget")
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -103,7 +105,7 @@ func FuzzParsePartitionList(f *testing.F) {
 		if err != nil {
 			return
 		}
-		seen := map[TopicPartition]bool{}
+		seen := map[common.TopicPartition]bool{}
 		for _, tp := range l.Partitions {
 			seen[tp] = true
 		}

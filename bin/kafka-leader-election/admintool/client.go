@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -95,14 +97,14 @@ func ElectionTypeName(t int8) string {
 // ElectionResults classifies ElectLeaders' per-partition answers as Kafka's
 // election tools do.
 type ElectionResults struct {
-	Succeeded []TopicPartition         // sorted
-	Noop      []TopicPartition         // ELECTION_NOT_NEEDED, sorted
-	Failed    map[TopicPartition]error // every other error (a *KafkaError)
+	Succeeded []common.TopicPartition         // sorted
+	Noop      []common.TopicPartition         // ELECTION_NOT_NEEDED, sorted
+	Failed    map[common.TopicPartition]error // every other error (a *KafkaError)
 }
 
 // FailedSorted lists the failed partitions in order.
-func (r ElectionResults) FailedSorted() []TopicPartition {
-	var out []TopicPartition
+func (r ElectionResults) FailedSorted() []common.TopicPartition {
+	var out []common.TopicPartition
 	for tp := range r.Failed {
 		out = append(out, tp)
 	}
@@ -114,7 +116,7 @@ func (r ElectionResults) FailedSorted() []TopicPartition {
 // classifies the answers. A top-level error, an unsupported API or a
 // transport failure is returned as an error in the Java client's terms
 // (ClientError).
-func ElectLeaders(ctx context.Context, cl *kgo.Client, typ int8, tps []TopicPartition, timeout time.Duration) (ElectionResults, error) {
+func ElectLeaders(ctx context.Context, cl *kgo.Client, typ int8, tps []common.TopicPartition, timeout time.Duration) (ElectionResults, error) {
 	req := kmsg.NewPtrElectLeadersRequest()
 	req.ElectionType = typ
 	req.TimeoutMillis = int32(timeout / time.Millisecond)
@@ -133,10 +135,10 @@ func ElectLeaders(ctx context.Context, cl *kgo.Client, typ int8, tps []TopicPart
 	if resp.Version >= 1 && resp.ErrorCode != 0 {
 		return ElectionResults{}, NewKafkaError(resp.ErrorCode, nil)
 	}
-	res := ElectionResults{Failed: map[TopicPartition]error{}}
+	res := ElectionResults{Failed: map[common.TopicPartition]error{}}
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
-			tp := TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			switch ke := NewKafkaError(p.ErrorCode, p.ErrorMessage); {
 			case ke == nil:
 				res.Succeeded = append(res.Succeeded, tp)

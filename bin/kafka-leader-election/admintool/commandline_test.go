@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -93,7 +95,7 @@ func TestGroupByTopic(t *testing.T) {
 	if got := GroupByTopic(nil); got == nil || len(got) != 0 {
 		t.Fatalf("nil input: %#v", got)
 	}
-	got := GroupByTopic([]TopicPartition{{Topic: "b", Partition: 2}, {Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}, {Topic: "a", Partition: 3}})
+	got := GroupByTopic([]common.TopicPartition{{Topic: "b", Partition: 2}, {Topic: "a", Partition: 1}, {Topic: "b", Partition: 0}, {Topic: "a", Partition: 3}})
 	want := []TopicPartitions{{Topic: "b", Partitions: []int32{2, 0}}, {Topic: "a", Partitions: []int32{1, 3}}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v, want %v", got, want)

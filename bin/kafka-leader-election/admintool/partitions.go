@@ -11,17 +11,14 @@ import (
 	"github.com/klassik/klassik/broker/common"
 )
 
-// TopicPartition is the one partition name all packages share.
-type TopicPartition = common.TopicPartition
-
 // SortPartitions sorts in place by topic, then partition, and returns tps.
-func SortPartitions(tps []TopicPartition) []TopicPartition {
-	slices.SortFunc(tps, TopicPartition.Compare)
+func SortPartitions(tps []common.TopicPartition) []common.TopicPartition {
+	slices.SortFunc(tps, common.TopicPartition.Compare)
 	return tps
 }
 
 // JoinPartitions renders sorted partitions joined by sep ("t-0,t-1").
-func JoinPartitions(tps []TopicPartition, sep string) string {
+func JoinPartitions(tps []common.TopicPartition, sep string) string {
 	s := make([]string, len(tps))
 	for i, tp := range SortPartitions(slices.Clone(tps)) {
 		s[i] = tp.String()
@@ -39,8 +36,8 @@ var ErrNoPartitions = errors.New("admintool: no partitions field")
 // PartitionList is a parsed {"partitions":[{"topic":..,"partition":..}]}
 // document, the input of the election tools.
 type PartitionList struct {
-	Partitions []TopicPartition // in file order, duplicates kept
-	Duplicates []TopicPartition // partitions listed more than once, sorted
+	Partitions []common.TopicPartition // in file order, duplicates kept
+	Duplicates []common.TopicPartition // partitions listed more than once, sorted
 }
 
 // ParsePartitionList reads the election tools' JSON file. Unknown fields are
@@ -60,9 +57,9 @@ func ParsePartitionList(data []byte) (PartitionList, error) {
 		return PartitionList{}, fmt.Errorf("Expected JSON array of partitions, found %s", raw)
 	}
 	var out PartitionList
-	seen := map[TopicPartition]int{}
+	seen := map[common.TopicPartition]int{}
 	for i, e := range entries {
-		var tp TopicPartition
+		var tp common.TopicPartition
 		if err := field(e, "topic", &tp.Topic); err != nil {
 			return PartitionList{}, fmt.Errorf("partition entry %d: %w", i, err)
 		}
@@ -135,7 +132,7 @@ type TopicPartitions struct {
 // GroupByTopic gathers tps per topic, topics in order of first appearance
 // and partitions in the order given, as the Java admin client builds its
 // per-topic request lists. The result is empty (not nil) for no partitions.
-func GroupByTopic(tps []TopicPartition) []TopicPartitions {
+func GroupByTopic(tps []common.TopicPartition) []TopicPartitions {
 	out := []TopicPartitions{}
 	index := map[string]int{}
 	for _, tp := range tps {
