@@ -34,18 +34,11 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 
 // offsetCommit returns a request-wide code, or per-partition codes.
 func (c *Coordinator) offsetCommit(req *kmsg.OffsetCommitRequest) (int16, map[topicPartition]int16) {
-	g, code := c.lookup(req.Group, req.Generation < 0)
+	g, code := c.lockGroup(req.Group, req.Generation < 0, kerr.IllegalGeneration.Code)
 	if code != 0 {
 		return code, nil
 	}
-	if g == nil {
-		return kerr.IllegalGeneration.Code, nil
-	}
-	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code := lockedCode(g); code != 0 {
-		return code, nil
-	}
 	code, w := c.offsetCommitPrepareLocked(g, req)
 	if code != 0 {
 		return code, nil
@@ -277,18 +270,11 @@ func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequ
 }
 
 func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[topicPartition]int16) {
-	g, code := c.lookup(req.Group, false)
+	g, code := c.lockGroup(req.Group, false, kerr.GroupIDNotFound.Code)
 	if code != 0 {
 		return code, nil
 	}
-	if g == nil {
-		return kerr.GroupIDNotFound.Code, nil
-	}
-	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code := lockedCode(g); code != 0 {
-		return code, nil
-	}
 	var subscribed map[string]bool
 	switch g.state {
 	case Dead:
