@@ -369,7 +369,18 @@ func (c *Coordinator) ExpireOffsets() int {
 }
 
 // expireGroupOffsetsLocked removes the expired offsets of g and returns
-// their tombstones, following log-format.md §12.1's candidate table.
+// their tombstones. Which offsets may expire, and from when retention
+// counts (Kafka's rule):
+//   - a group with a protocol type that is Empty: all offsets, from when
+//     it became Empty (the commit timestamp if that is unknown);
+//   - a Stable "consumer" group with known subscriptions: offsets of the
+//     topics no member subscribes to any more, from the commit timestamp;
+//   - a group without protocol type (offsets only): all offsets, from the
+//     commit timestamp;
+//   - any other group: none.
+//
+// An offset committed with an explicit expire timestamp expires then
+// instead.
 func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record.Record {
 	retention := c.cfg.OffsetsRetention
 	var candidate func(tp topicPartition) bool

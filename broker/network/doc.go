@@ -12,7 +12,7 @@
 //	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
 //	SaslServerAuthenticator (connection state only)   request.go (Session), conn.go (rawSASL)
 //
-// Framing (protocol.md §1–3): a request is an int32 size and that many
+// Framing: a request is an int32 size and that many
 // bytes. A size ≤ 0 or above socket.request.max.bytes closes the connection
 // without reading the body. Header v0 is used only by ControlledShutdown
 // v0; other requests use v2 when their version is flexible (kmsg's
@@ -33,7 +33,7 @@
 // connection itself to FileRecords.WriteTo for each file piece, so a
 // *net.TCPConn gets sendfile.
 //
-// SASL (protocol.md §9.17): each connection has a Session. On
+// SASL: each connection has a Session. On
 // SASL_PLAINTEXT/SASL_SSL listeners it starts unauthenticated: only
 // ApiVersions, SaslHandshake and SaslAuthenticate reach the Handler, other
 // keys close the connection, and frames are capped at SaslMaxReceiveBytes.
