@@ -33,7 +33,7 @@ type mmapIndex struct {
 
 // openMmapIndex opens or creates an index file. The entry count is the file
 // length divided by the entry size (so a file that was not trimmed reads as
-// full of zero entries; the sanity check catches that, §4.3). If active, the
+// full of zero entries; the sanity check catches that). If active, the
 // file is extended to maxBytes.
 func openMmapIndex(path string, baseOffset int64, entrySize, maxBytes int, active bool) (*mmapIndex, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)

@@ -1,7 +1,7 @@
 package storage
 
 // OffsetMap: the cleaner's bounded key -> latest offset table (Kafka's
-// SkimpyOffsetMap, spec §11.3). Memory is fixed at creation: a flat byte
+// SkimpyOffsetMap). Memory is fixed at creation: a flat byte
 // array of 24-byte slots, each the MD5 of a key followed by the latest
 // offset seen for it. Keys are identified by their hash only; a collision
 // lets the later offset win for both keys, which Kafka accepts as

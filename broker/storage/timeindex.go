@@ -53,7 +53,8 @@ func (x *TimeIndex) LastEntry() (timestamp, offset int64) {
 	return x.entryAtLocked(x.entries - 1)
 }
 
-// isFull: the time index reserves its last slot for the roll entry (§5.3).
+// isFull: the time index reserves its last slot for the entry written
+// when the segment rolls or closes.
 func (x *TimeIndex) isFull() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
