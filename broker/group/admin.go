@@ -144,16 +144,8 @@ func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequ
 }
 
 func (c *Coordinator) deleteGroup(id string) int16 {
-	g, code := c.lookup(id, false)
+	g, code := c.lockGroup(id, false, kerr.GroupIDNotFound.Code)
 	if code != 0 {
-		return code
-	}
-	if g == nil {
-		return kerr.GroupIDNotFound.Code
-	}
-	g.mu.Lock()
-	if code := lockedCode(g); code != 0 {
-		g.mu.Unlock()
 		return code
 	}
 	switch g.state {

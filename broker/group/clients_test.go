@@ -1,7 +1,6 @@
 package group_test
 
-// Older protocol versions as other client libraries send them (protocol.md
-// §5): sarama with its default V2_1_0_0 (JoinGroup v3, SyncGroup v2,
+// Older protocol versions as other client libraries send them: sarama with its default V2_1_0_0 (JoinGroup v3, SyncGroup v2,
 // Heartbeat v2, LeaveGroup v2, OffsetCommit v6, OffsetFetch v5) and
 // kafka-go's Reader (FindCoordinator v0, JoinGroup v1/v2, SyncGroup v0,
 // Heartbeat v0, OffsetCommit v2, OffsetFetch v1).

@@ -164,6 +164,26 @@ func (c *Coordinator) removeGroup(g *Group) {
 	}
 }
 
+// lockGroup looks group id up (creating it if create) and locks it. It
+// returns a code instead, with no lock held, when this broker cannot serve
+// the group (lookup's codes), when the group does not exist (missing), or
+// when it was unloaded after lookup returned it (lockedCode).
+func (c *Coordinator) lockGroup(id string, create bool, missing int16) (*Group, int16) {
+	g, code := c.lookup(id, create)
+	if code != 0 {
+		return nil, code
+	}
+	if g == nil {
+		return nil, missing
+	}
+	g.mu.Lock()
+	if code := lockedCode(g); code != 0 {
+		g.mu.Unlock()
+		return nil, code
+	}
+	return g, 0
+}
+
 // lockedCode checks, with g.mu held, that g was not unloaded or deleted
 // after lookup returned it.
 func lockedCode(g *Group) int16 {
@@ -203,6 +223,12 @@ func (c *Coordinator) appendBatch(partition int32, batch []byte) error {
 func (c *Coordinator) writeLocked(g *Group, batch []byte) error {
 	t := g.writeTicket
 	g.writeTicket++
+	return c.writeTurnLocked(g, t, batch)
+}
+
+// writeTurnLocked waits for ticket t's turn, appends batch with g.mu
+// released, and hands the turn to the next ticket.
+func (c *Coordinator) writeTurnLocked(g *Group, t uint64, batch []byte) error {
 	for g.writeServing != t {
 		g.writeCond.Wait()
 	}
@@ -231,15 +257,7 @@ func (c *Coordinator) writeAsyncLocked(g *Group, batch []byte, what string) {
 		defer c.wg.Done()
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		for g.writeServing != t {
-			g.writeCond.Wait()
-		}
-		g.mu.Unlock()
-		err := c.appendBatch(g.partition, batch)
-		g.mu.Lock()
-		g.writeServing++
-		g.writeCond.Broadcast()
-		if err != nil {
+		if err := c.writeTurnLocked(g, t, batch); err != nil {
 			c.log.Warn("failed to write to __consumer_offsets", "partition", g.partition, "what", what, "err", err)
 		}
 	}()
@@ -309,6 +327,12 @@ func (c *Coordinator) OnResign(partition int32) {
 		}
 	}
 	c.mu.Unlock()
+	c.unloadGroups(gs)
+}
+
+// unloadGroups marks groups unloaded and shuts them down: parked requests
+// answer NOT_COORDINATOR. The caller holds no lock.
+func (c *Coordinator) unloadGroups(gs []*Group) {
 	for _, g := range gs {
 		g.mu.Lock()
 		g.unloaded = true

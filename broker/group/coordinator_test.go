@@ -17,7 +17,9 @@ import (
 )
 
 func TestPartitionForVectors(t *testing.T) {
-	// log-format.md §12.1 test vectors, 50 partitions.
+	// Group ids with their Java String.hashCode and partition among 50
+	// (abs(hashCode) mod offsets.topic.num.partitions, MinInt32 counting
+	// as 0, as Kafka computes it).
 	for _, tc := range []struct {
 		group string
 		hash  int32

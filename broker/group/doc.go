@@ -7,15 +7,24 @@
 //
 // Kafka classes and their Go counterparts:
 //
-//	GroupCoordinator (handleJoinGroup, handleSyncGroup,   membership.go: Coordinator.JoinGroup, SyncGroup,
-//	  handleHeartbeat, handleLeaveGroup, onCompleteJoin,    Heartbeat, LeaveGroup; completeJoinLocked,
-//	  heartbeat expiry, DelayedJoin, InitialDelayedJoin)    onSessionExpired, onRebalanceTimer
+//	GroupCoordinator.handleJoinGroup                      join.go: Coordinator.JoinGroup (new, known and
+//	                                                       static members, pending MEMBER_ID_REQUIRED joins)
+//	GroupCoordinator.prepareRebalance, onCompleteJoin,    rebalance.go: maybePrepareRebalanceLocked,
+//	  DelayedJoin, InitialDelayedJoin                       onRebalanceTimer, completeJoinLocked, the
+//	                                                       pending-sync timer, removeMemberLocked
+//	GroupCoordinator.handleSyncGroup                      syncgroup.go: Coordinator.SyncGroup, persistAssignment
+//	GroupCoordinator.handleHeartbeat, DelayedHeartbeat    heartbeat.go: Coordinator.Heartbeat, member sessions,
+//	                                                       onSessionExpired
+//	GroupCoordinator.handleLeaveGroup                     leave.go: Coordinator.LeaveGroup
 //	GroupCoordinator (offsets, admin)                     offsets.go: OffsetCommit, OffsetFetch, OffsetDelete,
 //	                                                       ExpireOffsets; admin.go: DescribeGroups, ListGroups,
 //	                                                       DeleteGroups
 //	GroupMetadata, GroupState, MemberMetadata             group.go: Group, State, Member, CanTransition
-//	GroupMetadataManager (load/unload, partitionFor,      coordinator.go: OnBecomeLeader, OnResign, load,
-//	  storeGroup, storeOffsets, cleanupGroupMetadata)       PartitionFor; offsets.go: expiry
+//	GroupMetadataManager (unload, partitionFor,           coordinator.go: OnBecomeLeader, OnResign, lockGroup,
+//	  storeGroup, storeOffsets, cleanupGroupMetadata)       the ordered writes (writeLocked), PartitionFor;
+//	                                                       offsets.go: expiry
+//	GroupMetadataManager.loadGroupsAndOffsets             load.go: load, partitionLoad (reads the partition),
+//	                                                       publishLoaded, groupFromRecords
 //	GroupMetadataManager.formatRecordKeyAndValue and the  records.go: Encode*/Decode* codecs, DescribeRecord
 //	  generated OffsetCommitKey/Value, GroupMetadataKey/Value schemas
 //	GroupConfig / KafkaConfig group.* and offsets.*      config.go: Config, DefaultConfig, Validate
@@ -57,8 +66,9 @@
 // lock (it copies what it needs and releases mu first).
 //
 // Writes: neither lock is held across OffsetStore I/O. A group's appends
-// take turns (Coordinator.writeLocked: a ticket handed out under Group.mu,
-// a sync.Cond on Group.mu), so its records reach the log in the order its
+// take turns (Coordinator.writeLocked and writeAsyncLocked: a ticket
+// handed out under Group.mu, served in order by writeTurnLocked on a
+// sync.Cond on Group.mu), so its records reach the log in the order its
 // state changed, and each writer applies its outcome to the cache before
 // the next writer of the group runs (as Kafka, which appends under the
 // group lock). Appends are bounded by offsets.commit.timeout.ms and by

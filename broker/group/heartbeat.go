@@ -59,7 +59,7 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	if req.Group == "" {
 		return kerr.InvalidGroupID.Code
 	}
-	g, code := c.lookup(req.Group, false)
+	g, code := c.lockGroup(req.Group, false, kerr.UnknownMemberID.Code)
 	if code == kerr.CoordinatorLoadInProgress.Code {
 		// Members keep their session while the new coordinator loads.
 		return 0
@@ -67,14 +67,7 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	if code != 0 {
 		return code
 	}
-	if g == nil {
-		return kerr.UnknownMemberID.Code
-	}
-	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code := lockedCode(g); code != 0 {
-		return code
-	}
 	switch g.state {
 	case Dead:
 		return kerr.CoordinatorNotAvailable.Code

@@ -61,18 +61,11 @@ func (c *Coordinator) joinGroup(req *kmsg.JoinGroupRequest, info JoinInfo) (chan
 		rebalance = session // v0 has no rebalance timeout
 	}
 	unknown := req.MemberID == ""
-	g, code := c.lookup(req.Group, unknown)
+	g, code := c.lockGroup(req.Group, unknown, kerr.UnknownMemberID.Code)
 	if code != 0 {
 		return fail(code)
 	}
-	if g == nil {
-		return fail(kerr.UnknownMemberID.Code)
-	}
-	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code := lockedCode(g); code != 0 {
-		return fail(code)
-	}
 	if g.state == Dead {
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}

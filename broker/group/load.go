@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/storage/record"
-	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 type loadedOffset struct {
@@ -76,12 +75,7 @@ func (c *Coordinator) publishLoaded(partition int32, epoch uint64, built []*Grou
 	c.mu.Lock()
 	if o := c.owned[partition]; o.epoch != epoch || o.state != partitionLoading {
 		c.mu.Unlock()
-		for _, g := range built {
-			g.mu.Lock()
-			g.unloaded = true
-			c.shutdownGroupLocked(g, kerr.NotCoordinator.Code)
-			g.mu.Unlock()
-		}
+		c.unloadGroups(built)
 		return false
 	}
 	for _, g := range built {

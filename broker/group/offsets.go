@@ -34,18 +34,11 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 
 // offsetCommit returns a request-wide code, or per-partition codes.
 func (c *Coordinator) offsetCommit(req *kmsg.OffsetCommitRequest) (int16, map[topicPartition]int16) {
-	g, code := c.lookup(req.Group, req.Generation < 0)
+	g, code := c.lockGroup(req.Group, req.Generation < 0, kerr.IllegalGeneration.Code)
 	if code != 0 {
 		return code, nil
 	}
-	if g == nil {
-		return kerr.IllegalGeneration.Code, nil
-	}
-	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code := lockedCode(g); code != 0 {
-		return code, nil
-	}
 	code, w := c.offsetCommitPrepareLocked(g, req)
 	if code != 0 {
 		return code, nil
@@ -277,18 +270,11 @@ func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequ
 }
 
 func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[topicPartition]int16) {
-	g, code := c.lookup(req.Group, false)
+	g, code := c.lockGroup(req.Group, false, kerr.GroupIDNotFound.Code)
 	if code != 0 {
 		return code, nil
 	}
-	if g == nil {
-		return kerr.GroupIDNotFound.Code, nil
-	}
-	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code := lockedCode(g); code != 0 {
-		return code, nil
-	}
 	var subscribed map[string]bool
 	switch g.state {
 	case Dead:
@@ -383,7 +369,18 @@ func (c *Coordinator) ExpireOffsets() int {
 }
 
 // expireGroupOffsetsLocked removes the expired offsets of g and returns
-// their tombstones, following log-format.md §12.1's candidate table.
+// their tombstones. Which offsets may expire, and from when retention
+// counts (Kafka's rule):
+//   - a group with a protocol type that is Empty: all offsets, from when
+//     it became Empty (the commit timestamp if that is unknown);
+//   - a Stable "consumer" group with known subscriptions: offsets of the
+//     topics no member subscribes to any more, from the commit timestamp;
+//   - a group without protocol type (offsets only): all offsets, from the
+//     commit timestamp;
+//   - any other group: none.
+//
+// An offset committed with an explicit expire timestamp expires then
+// instead.
 func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record.Record {
 	retention := c.cfg.OffsetsRetention
 	var candidate func(tp topicPartition) bool

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Key versions of __consumer_offsets records (log-format.md §12.1). The
+// Key versions of __consumer_offsets records. The
 // key's version tells the record kind: 0 and 1 are offset commits (same
 // layout, Kafka 3.4 writes 1), 2 is group metadata.
 const (

@@ -49,7 +49,8 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
-// The example bytes of log-format.md §12.1.
+// Example bytes of an offset commit key v1 and value v3 as Kafka writes
+// them (kmsg's OffsetCommitKey/OffsetCommitValue encode the same).
 func TestSpecExampleBytes(t *testing.T) {
 	key := EncodeOffsetKey(OffsetKey{Version: 1, Group: "g1", Topic: "t", Partition: 0})
 	if want := unhex(t, "0001 00026731 000174 00000000"); !bytes.Equal(key, want) {

@@ -8,7 +8,8 @@ import (
 )
 
 // softwareRE is the pattern Kafka requires of ApiVersions v3+ client
-// software names and versions (protocol.md §4.2).
+// software names and versions: ASCII letters, digits, "-" and ".",
+// starting and ending with a letter or digit.
 var softwareRE = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 
 // maxProbeKey bounds the key range we ask the Handler about. kmsg knows

@@ -34,7 +34,7 @@ type conn struct {
 var errFrameSize = errors.New("network: invalid request size")
 
 // readFrame reads one size-prefixed frame. An invalid size closes the
-// connection without reading the body (protocol.md §1).
+// connection without reading the body.
 func readFrame(r io.Reader, max int32) ([]byte, error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {

@@ -3,7 +3,9 @@
 //
 // Kafka classes → files:
 //
-//	kafka.network.SocketServer (Acceptor, Processor)  server.go, conn.go
+//	kafka.network.SocketServer (Acceptor, Processor)  server.go, conn.go (serve: one serveOne per
+//	                                                  request: readRequestFrame, dispatch,
+//	                                                  checkResponse, write)
 //	kafka.network.RequestChannel.Request              request.go (Request)
 //	kafka.server.KafkaApis (as seen from here)        request.go (Handler)
 //	RequestHeader / ResponseHeader                    request.go (decodeRequest, appendResponseHeader)
@@ -12,8 +14,7 @@
 //	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
 //	SaslServerAuthenticator (connection state only)   request.go (Session), conn.go (rawSASL)
 //
-// Framing (protocol.md §1–3): a request is an int32 size and that many
-// bytes. A size ≤ 0 or above socket.request.max.bytes closes the connection
+// Framing: a request is an int32 size and that many bytes. A size ≤ 0 or above socket.request.max.bytes closes the connection
 // without reading the body. Header v0 is used only by ControlledShutdown
 // v0; other requests use v2 when their version is flexible (kmsg's
 // IsFlexible), else v1. Unknown keys, keys the Handler does not serve,
@@ -33,8 +34,7 @@
 // connection itself to FileRecords.WriteTo for each file piece, so a
 // *net.TCPConn gets sendfile.
 //
-// SASL (protocol.md §9.17): each connection has a Session. On
-// SASL_PLAINTEXT/SASL_SSL listeners it starts unauthenticated: only
+// SASL: each connection has a Session. On SASL_PLAINTEXT/SASL_SSL listeners it starts unauthenticated: only
 // ApiVersions, SaslHandshake and SaslAuthenticate reach the Handler, other
 // keys close the connection, and frames are capped at SaslMaxReceiveBytes.
 // The Handler's SASL code marks the Session authenticated and may switch the
@@ -54,8 +54,9 @@
 //
 //   - one acceptor per listener (acceptLoop); stops when Shutdown closes the
 //     listener.
-//   - one per connection (conn.serve): reads a frame, decodes, calls the
-//     Handler, writes the response, then reads the next frame. Stops on
+//   - one per connection (conn.serve, a loop over conn.serveOne): reads a
+//     frame, decodes, calls the Handler, writes the response, then reads
+//     the next frame. Stops on
 //     EOF, any framing/decoding/handler error, idle timeout
 //     (connections.max.idle.ms) or Shutdown, which closes the socket and
 //     cancels the handler's context. Shutdown waits for all of them.

@@ -44,7 +44,7 @@ type Request struct {
 }
 
 // Session is per-connection state shared by the network layer and the
-// handler, for SASL (protocol.md §9.17).
+// handler, for SASL authentication.
 type Session struct {
 	// Authenticated starts true on PLAINTEXT and SSL listeners. On
 	// SASL_PLAINTEXT / SASL_SSL listeners it starts false and the handler
@@ -118,7 +118,8 @@ type decoded struct {
 	req *Request
 	// fallback is set for an ApiVersions request whose version is above
 	// our maximum: only Key, Version and CorrelationID are valid and the
-	// body was not parsed (KIP-511, protocol.md §4.3).
+	// body was not parsed; the answer is an ApiVersions v0 body with error
+	// UNSUPPORTED_VERSION and our ApiVersions range (KIP-511).
 	fallback bool
 }
 

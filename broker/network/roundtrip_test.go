@@ -8,7 +8,7 @@ import (
 )
 
 // kafka34 is Apache Kafka 3.4's advertised range for every key a
-// ZooKeeper-mode broker serves (protocol.md §7).
+// ZooKeeper-mode broker serves.
 var kafka34 = map[int16][2]int16{
 	0: {0, 9}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 4: {0, 7}, 5: {0, 4}, 6: {0, 8}, 7: {0, 3},
 	8: {0, 8}, 9: {0, 8}, 10: {0, 4}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5},
@@ -22,7 +22,7 @@ var kafka34 = map[int16][2]int16{
 
 // Every (key, version) of the Kafka 3.4 table survives client framing →
 // server decoding → re-encoding byte for byte, with the right header
-// version (protocol.md §11 golden round trip).
+// version.
 func TestFrameRoundTripAllKafka34Versions(t *testing.T) {
 	table := func(k int16) (int16, int16, bool) {
 		r, ok := kafka34[k]

@@ -24,7 +24,7 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
-// The hand-written ApiVersions v3 request of protocol.md §3.3 is answered
+// A hand-written ApiVersions v3 request (flexible, header v2) is answered
 // with response header v0 and the full table.
 func TestApiVersionsV3Bytes(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
@@ -75,7 +75,7 @@ func slicesEqual[T comparable](a, b []T) bool {
 
 // "If the ApiVersions request version is higher than the broker's max …
 // respond with a version 0 body and response header v0 … Keep the
-// connection open" (protocol.md §4.3), byte for byte.
+// connection open" (KIP-511, as Kafka does), byte for byte.
 func TestApiVersionsFallbackBytes(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	c := rawDial(t, s)
@@ -105,7 +105,7 @@ func TestApiVersionsFallbackBytes(t *testing.T) {
 }
 
 // ApiVersions v3 with a software name that breaks Kafka's pattern gets
-// INVALID_REQUEST and no keys (protocol.md §4.2).
+// INVALID_REQUEST and no keys.
 func TestApiVersionsInvalidSoftwareName(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	c := rawDial(t, s)
@@ -126,7 +126,7 @@ func TestApiVersionsInvalidSoftwareName(t *testing.T) {
 }
 
 // franz-go starts at ApiVersions v4, gets the fallback, retries at v3 and
-// then uses Metadata v12 (protocol.md §5).
+// then uses Metadata v12.
 func TestKgoHandshake(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrOf(s)))

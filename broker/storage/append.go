@@ -27,8 +27,10 @@ type validatedAppend struct {
 	hasProducer  bool // some batch carries a producer id
 }
 
-// validate checks every complete batch of records (§8.1 steps 1-2). It does
-// not modify records.
+// validate checks every complete batch of records: size within
+// max.message.bytes, CRC, counts and offsets (the leader's producer rules
+// in validateLeaderBatch, monotonic offsets for a follower); a partial
+// trailing batch is dropped. It does not modify records.
 func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now int64) (validatedAppend, error) {
 	leader := origin != OriginReplication
 	v := validatedAppend{firstOffset: -1, lastOffset: -1, maxTimestamp: -1, offOfMaxTs: -1}
@@ -305,8 +307,8 @@ func (l *Log) afterAppendLocked(data []byte, leaderEpoch int32, origin AppendOri
 	return nil
 }
 
-// assignEpochsFromBatches applies §1.7 assign for each batch whose epoch is
-// newer than the cache's latest.
+// assignEpochsFromBatches assigns, for each batch whose epoch is newer
+// than the cache's latest, that epoch from the batch's base offset.
 func (l *Log) assignEpochsFromBatches(data []byte) {
 	for p := 0; p < len(data); {
 		h, err := parseBatchHeader(data[p:])

@@ -1,7 +1,8 @@
 package storage
 
 // Checkpoint files (Kafka's CheckpointFile / OffsetCheckpointFile,
-// BrokerMetadataCheckpoint): the text formats of log-format.md §1.2/§1.3,
+// BrokerMetadataCheckpoint): Kafka's text formats (a version line, a count
+// line, then one entry per line; meta.properties as Java properties),
 // always written as tmp + fsync + rename + fsync(dir).
 
 import (

@@ -1,7 +1,6 @@
 package storage
 
-// Log compaction (Kafka's LogCleaner, Cleaner, LogCleanerManager, spec
-// §11): keep at least the latest record of every key of a
+// Log compaction (Kafka's LogCleaner, Cleaner, LogCleanerManager): keep at least the latest record of every key of a
 // cleanup.policy=compact log, drop older values and, after
 // delete.retention.ms, tombstones, without changing any retained offset.
 //
@@ -226,9 +225,11 @@ func snapshotForCleaning(l *Log) (cleanerLogSnapshot, bool) {
 	return s, true
 }
 
-// cleanableRange computes §11.1's offsets: the first dirty offset, the
-// first uncleanable offset (a segment boundary) and whether
-// max.compaction.lag.ms forces a pass.
+// cleanableRange computes the first dirty offset (the checkpointed one,
+// reset to the log start if outside the log), the first uncleanable offset
+// (the lowest of the last stable offset, the active segment's base and the
+// first segment younger than min.compaction.lag.ms, at a segment
+// boundary) and whether max.compaction.lag.ms forces a pass.
 func cleanableRange(s *cleanerLogSnapshot, checkpointed int64, haveCheckpoint bool, nowMs int64) (firstDirty, uncleanable int64, mustClean bool) {
 	firstDirty = s.logStart
 	if haveCheckpoint && checkpointed >= s.logStart && checkpointed <= s.logEnd {
@@ -368,7 +369,8 @@ func (c *Cleaner) CleanOnce() (bool, error) {
 		}
 	}
 	// Retention for compacted logs (cleanup.policy=compact,delete and the
-	// log start offset) runs after each pass (§10.1).
+	// log start offset) runs after each pass, as Kafka's cleaner thread
+	// does.
 	for _, l := range logs {
 		if l.Config().CleanupPolicyCompact {
 			if _, err := l.DeleteOldSegments(); err != nil && !errors.Is(err, ErrLogClosed) && cleanErr == nil {

@@ -68,12 +68,12 @@ type cleanPass struct {
 	// aborted holds the base offsets of transactional data batches whose
 	// transaction ended with an ABORT marker.
 	aborted map[int64]bool
-	// lastData is each producer's last data batch's last offset (§11.4:
-	// that batch is kept, emptied if need be, so producer state survives).
+	// lastData is each producer's last data batch's last offset: that
+	// batch is kept, emptied if need be, so producer state survives.
 	lastData map[int64]int64
 	// txnRetained marks producers with a data batch of their current
 	// transaction written to the cleaned log in this pass; a marker
-	// closing a transaction with nothing left is removable (§11.4).
+	// closing a transaction with nothing left is removable.
 	txnRetained map[int64]bool
 	buf         []byte
 	stats       CleanStats
@@ -132,7 +132,10 @@ func (p *cleanPass) scanTransactions(firstDirty int64) (int64, int64, error) {
 	return firstOpen, dirtyRecords, nil
 }
 
-// buildOffsetMap maps the dirty section (§11.3) and returns endOffset.
+// buildOffsetMap maps each key of the dirty section [firstDirty,
+// uncleanable) to its latest offset, skipping control batches and aborted
+// transactions, until the map reaches its load factor; it returns
+// endOffset, one past the last offset mapped.
 func (p *cleanPass) buildOffsetMap(firstDirty, uncleanable int64) (int64, error) {
 	maxDesired := int(float64(p.om.Slots()) * p.c.cfg.IOBufferLoadFactor)
 	end := firstDirty
@@ -180,8 +183,10 @@ func (p *cleanPass) buildOffsetMap(firstDirty, uncleanable int64) (int64, error)
 	return end, nil
 }
 
-// groupSegments splits the segments below endOffset into runs that fit in
-// one segment (§11.4 step 1).
+// groupSegments splits every segment below endOffset (the clean prefix
+// too, so duplicates made obsolete by newer records go) into runs that fit
+// in one segment: total .log size within segment.bytes, index sizes within
+// segment.index.bytes, offset span within 2^31-1.
 func (p *cleanPass) groupSegments(endOffset int64) [][]cleanerSegment {
 	var groups [][]cleanerSegment
 	var cur []cleanerSegment
@@ -208,8 +213,13 @@ func (p *cleanPass) groupSegments(endOffset int64) [][]cleanerSegment {
 	return groups
 }
 
-// filterBatch applies §11.4's retention rules to one batch and returns the
-// bytes to write (the input itself when unchanged), or nil to drop it.
+// filterBatch applies the cleaner's retention rules to one batch and
+// returns the bytes to write (the input itself when unchanged), or nil to
+// drop it. A record stays if its offset is beyond the mapped range, or if
+// it has a key, is the latest offset for that key, and has a value or a
+// tombstone still inside its delete horizon. Aborted batches go; control
+// batches stay until their horizon passes and their transaction is gone;
+// a producer's last data batch stays, emptied if need be.
 func (p *cleanPass) filterBatch(batch []byte, h record.BatchHeader) ([]byte, error) {
 	lastOfProducer := h.HasProducerID() && !h.IsControl() && p.lastData[h.ProducerID] == h.LastOffset()
 	if h.IsControl() {
@@ -298,7 +308,8 @@ func (p *cleanPass) filterControlBatch(batch []byte, h record.BatchHeader) ([]by
 }
 
 // cleanedWriter writes "<base>.log.cleaned" and its two indexes with the
-// normal index maintenance of §4.2 (one append per retained batch).
+// normal index maintenance of an append (Segment.indexBatch, one call per
+// retained batch).
 type cleanedWriter struct {
 	dir        string
 	base       int64
@@ -454,7 +465,8 @@ func (p *cleanPass) cleanGroup(group []cleanerSegment) error {
 	return nil
 }
 
-// swap replaces the group's segments with the cleaned one (§11.4 step 4)
+// swap replaces the group's segments with the cleaned one (.cleaned to
+// .swap, old segments to .deleted, .swap to the final names)
 // under the Log's write lock. It returns false, changing nothing, if the
 // log no longer holds exactly those segments with those sizes.
 func (p *cleanPass) swap(group []cleanerSegment) (bool, error) {
@@ -494,7 +506,7 @@ func (p *cleanPass) swap(group []cleanerSegment) (bool, error) {
 		l.pending = append(l.pending, pendingDelete{seg: cs.seg, due: due})
 		if k > 0 {
 			// The cleaned segment keeps the first base offset; snapshots
-			// at the others no longer match a segment (§7.1).
+			// at the others no longer match a segment and are deleted.
 			if l.producers != nil {
 				if err := l.producers.DeleteSnapshot(cs.base); err != nil {
 					l.logger.Warn("cleaner: delete producer snapshot", "offset", cs.base, "err", err)

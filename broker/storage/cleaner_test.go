@@ -119,7 +119,7 @@ func clOpen(t *testing.T, dir string, cfg LogConfig, clock *clClock) *Log {
 }
 
 // "keep at least the last record for every key, drop older values ...
-// without changing any retained record's offset" (§11), and the active
+// without changing any retained record's offset", and the active
 // segment is never touched.
 func TestCleanerKeepsLatestValuePerKey(t *testing.T) {
 	clock := &clClock{now: time.UnixMilli(1700000000000)}
@@ -201,7 +201,8 @@ func TestCleanerKeepsLatestValuePerKey(t *testing.T) {
 
 // "A tombstone ... must survive long enough for every consumer to see it:
 // delete.retention.ms" and the first pass retaining it sets the batch's
-// delete horizon (§11.5).
+// delete horizon (baseTimestamp = cleaning time + delete.retention.ms,
+// attribute bit 6).
 func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 	clock := &clClock{now: time.UnixMilli(1700000000000)}
 	cfg := clCompactConfig()
@@ -306,7 +307,7 @@ func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
 
 // Batches of aborted transactions are removed; a producer's last data
 // batch survives as an empty batch so its sequence state is not lost
-// (§11.4); markers are kept.
+// (as Kafka's cleaner keeps it); markers are kept.
 func TestCleanerTransactions(t *testing.T) {
 	clock := &clClock{now: time.UnixMilli(1700000000000)}
 	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
@@ -524,7 +525,7 @@ func TestCleanerSwapAbortsOnConcurrentChange(t *testing.T) {
 }
 
 // A dedupe buffer too small for the dirty section makes a pass stop where
-// the map filled up (§11.3); the next pass continues from there, and the
+// the map filled up to its load factor; the next pass continues from there, and the
 // records above the mapped range are kept meanwhile.
 func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
 	clock := &clClock{now: time.UnixMilli(1700000000000)}
@@ -570,7 +571,7 @@ func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
 }
 
 // A partly retained compressed batch is rebuilt with the same codec,
-// offsets, producer fields and timestamp type (§11.4).
+// offsets, producer fields and timestamp type.
 func TestCleanerRebuildsCompressedBatches(t *testing.T) {
 	clock := &clClock{now: time.UnixMilli(1700000000000)}
 	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)

@@ -8,7 +8,7 @@ import (
 )
 
 // recompress rewrites client batches whose codec differs from the topic's
-// compression.type (§3.6 / §8.1 step 4; "producer" keeps the batches as
+// compression.type ("producer" keeps the batches as
 // sent). It returns data itself when nothing changes, else a new buffer;
 // each rebuilt batch gets a new CRC and is checked against
 // max.message.bytes again.

@@ -40,7 +40,7 @@ type LogConfig struct {
 	Preallocate                     bool   // preallocate (log.preallocate)
 }
 
-// DefaultLogConfig returns Kafka 3.4's broker defaults (log-format.md §13).
+// DefaultLogConfig returns Kafka 3.4's broker defaults.
 func DefaultLogConfig() LogConfig {
 	return LogConfig{
 		SegmentBytes:                    1 << 30,
@@ -145,7 +145,7 @@ func LogConfigFromProps(props map[string]string) (LogConfig, error) {
 }
 
 // maxIndexEntries returns how many entries of size entrySize fit in
-// segment.index.bytes (rounded down, §4.3 / §5.3).
+// segment.index.bytes (rounded down to whole entries).
 func (c *LogConfig) maxIndexBytes(entrySize int) int {
 	n := int(c.SegmentIndexBytes)
 	if n < entrySize {
@@ -155,7 +155,7 @@ func (c *LogConfig) maxIndexBytes(entrySize int) int {
 }
 
 // rollMs is segment.ms, shortened to max.compaction.lag.ms for compacted
-// topics (§8.2).
+// topics.
 func (c *LogConfig) rollMs() int64 {
 	ms := c.SegmentMs
 	if c.CleanupPolicyCompact && c.MaxCompactionLagMs > 0 && c.MaxCompactionLagMs < ms {

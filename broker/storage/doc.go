@@ -2,29 +2,44 @@
 // Go. A partition replica is a directory "<topic>-<partition>" under one of
 // log.dirs, cut into segments named by their 20-digit base offset, each a
 // .log of magic-v2 record batches with a sparse .index and a .timeindex.
-// The byte layouts and algorithms are those of
-// shared/spec/log-format.md (Kafka 3.4, ZooKeeper mode).
+// The byte layouts and algorithms are Kafka 3.4's (ZooKeeper mode), pinned
+// by the golden tests; each rule is stated where it is implemented.
 //
 // # Kafka classes and Go files
 //
-//	kafka.log.UnifiedLog + LocalLog        log.go         Log: append, read, roll, truncate, retention, flush
-//	kafka.log.LogLoader, LogSegment.recover recovery.go   loadLog, recoverSegment, OpenLog
-//	kafka.log.LogSegment                    segment.go     Segment
-//	kafka.log.AbstractIndex                 index.go       mmapIndex (preallocate, trim, resize, mmap)
-//	kafka.log.OffsetIndex                   offsetindex.go OffsetIndex
-//	kafka.log.TimeIndex                     timeindex.go   TimeIndex
-//	kafka.log.TransactionIndex              txnindex.go    .txnindex, CollectAbortedTransactions
-//	kafka.log.LogManager                    manager.go     LogManager, ParseTopicPartitionName
-//	kafka.log.LogConfig, KafkaConfig log.*  config.go      LogConfig, DefaultLogConfig, ManagerConfig
-//	org.apache.kafka.common.record.FileRecords filerecords.go FileRecords (pread / sendfile)
-//	kafka.server.epoch.LeaderEpochFileCache leaderepoch.go LeaderEpochCache
+//	kafka.log.UnifiedLog + LocalLog          log.go          Log: fields, offsets, producer-state reload, Close
+//	  Log.append                             append.go       validate, appendLocked, offset assignment
+//	  Log.roll / maybeRoll                   roll.go         rollLocked, the roll jitter, reactivateLocked
+//	  Log.flush                              flush.go        Flush, the flusher goroutine, flushRolled
+//	  Log.read, fetchOffsetByTimestamp       read.go         Read, FetchOffsetByTimestamp (+ timestamp.go)
+//	  Log.truncateTo, truncateFullyAndStartAt truncate.go    TruncateTo, TruncateFullyAndStartAt
+//	  Log.deleteOldSegments, DeleteRecords   retention.go    DeleteOldSegments, DeleteRecordsBefore, .deleted files
+//	  Log.fetchOffsetsBefore                 legacyoffsets.go FetchOffsetsBefore (ListOffsets v0)
+//	kafka.log.LogLoader                      loader.go       loadLog: one logLoader method per load step, OpenLog
+//	kafka.log.LogSegment (+ recover)         segment.go, recovery.go  Segment, indexBatch, recoverSegment
+//	kafka.log.AbstractIndex                  index.go        mmapIndex (preallocate, trim, resize, search, truncate)
+//	kafka.log.OffsetIndex                    offsetindex.go  OffsetIndex
+//	kafka.log.TimeIndex                      timeindex.go    TimeIndex
+//	kafka.log.TransactionIndex               txnindex.go     .txnindex, CollectAbortedTransactions
+//	kafka.log.LogManager                     manager.go      LogManager, loadDir, ParseTopicPartitionName
+//	kafka.log.LogConfig (+ fromProps),       config.go       LogConfig, DefaultLogConfig, LogConfigFromProps,
+//	  KafkaConfig log.*                                      ManagerConfig
+//	o.a.k.common.record.FileRecords          filerecords.go  FileRecords (pread / sendfile)
+//	kafka.server.epoch.LeaderEpochFileCache  leaderepoch.go  LeaderEpochCache
 //	CheckpointFile, OffsetCheckpointFile,
-//	BrokerMetadataCheckpoint                checkpoint.go  offset checkpoints, meta.properties, atomic writes
-//	LogValidator                            log.go validate (+ record.ValidateBatch), compression.go (recompression), batch.go (header helpers)
-//	UnifiedLog.fetchOffsetsBefore           legacyoffsets.go FetchOffsetsBefore (ListOffsets v0)
-//	kafka.log.ProducerStateManager          producerstate.go (record engineer)
-//	kafka.log.LogCleaner, OffsetMap         cleaner.go, offsetmap.go (record engineer)
-//	(seam for the cleaner)                  hooks.go       LogCleaner, NewLogCleaner
+//	  BrokerMetadataCheckpoint               checkpoint.go   offset checkpoints, meta.properties, atomic writes
+//	PartitionMetadataFile                    partitionmetadata.go  partition.metadata (topic id)
+//	LogValidator                             append.go validate (+ record.ValidateBatch), compression.go
+//	                                                         (recompression), batch.go (header helpers)
+//	kafka.log.ProducerStateManager           producerstate.go   the manager, entries, transactions, expiry
+//	  ProducerAppendInfo                     producerappend.go  epoch, sequence and marker checks of one producer
+//	  snapshots                              producersnapshot.go <offset>.snapshot files (version 1)
+//	kafka.log.LogCleaner, Cleaner,           cleaner.go, cleaner_pass.go, offsetmap.go (SkimpyOffsetMap)
+//	  LogCleanerManager
+//	(seam for the cleaner)                   hooks.go        LogCleaner, NewLogCleaner
+//
+// Partitions are named by common.TopicPartition, the one partition type
+// every package shares.
 //
 // Record batch encoding, CRCs, codecs and record-level validation live in
 // the subpackage record; the append path calls record.ValidateBatch for

@@ -49,7 +49,7 @@ func unhex(t *testing.T, s string) []byte {
 }
 
 // TestGoldenSpecBatch: "Batch at offset 0 of a fresh segment ... Total 91
-// bytes" (log-format.md §3.7). Appending the producer's batch with leader
+// bytes" (a two-record v2 batch as Kafka writes it). Appending the producer's batch with leader
 // epoch 0 must write exactly these bytes to 00000000000000000000.log.
 func TestGoldenSpecBatch(t *testing.T) {
 	spec := unhex(t, `0000 0000 0000 0000 0000 004f 0000 0000
@@ -99,7 +99,7 @@ ffff ffff ffff ffff ff00 0000 021a 0000
 }
 
 // buildSizedBatch builds a ten-record batch of exactly size bytes for the
-// §4.2 example (timestamps 10 ms apart, null keys).
+// index example below (timestamps 10 ms apart, null keys).
 func buildSizedBatch(t *testing.T, firstOffset int64, size int) []byte {
 	t.Helper()
 	for v := 50; v < 150; v++ {
@@ -124,7 +124,10 @@ func buildSizedBatch(t *testing.T, firstOffset int64, size int) []byte {
 	return nil
 }
 
-// TestGoldenSpecIndexes reproduces the worked example of §4.2 and §5.2:
+// TestGoldenSpecIndexes checks the sparse-index rule (an entry before an
+// append once more than index.interval.bytes were written since the last,
+// keyed by the append's last offset at its start position) on Kafka's
+// numbers:
 // segment 1000, ten-record batches of 1100 bytes, one per append; entries
 // (49, 4400) and (89, 8800), time entries (…500, 49) and (…900, 89).
 func TestGoldenSpecIndexes(t *testing.T) {
@@ -268,7 +271,7 @@ func TestGoldenManagerCheckpoints(t *testing.T) {
 	}
 }
 
-// cleaner-offset-checkpoint has the offset-checkpoint text format (§1.3):
+// cleaner-offset-checkpoint has the offset-checkpoint text format:
 // version 0, the entry count, then "topic partition offset" per compacted
 // log, the offset being the end of the last cleaned section.
 func TestGoldenCleanerCheckpoint(t *testing.T) {

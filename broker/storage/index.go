@@ -33,7 +33,7 @@ type mmapIndex struct {
 
 // openMmapIndex opens or creates an index file. The entry count is the file
 // length divided by the entry size (so a file that was not trimmed reads as
-// full of zero entries; the sanity check catches that, §4.3). If active, the
+// full of zero entries; the sanity check catches that). If active, the
 // file is extended to maxBytes.
 func openMmapIndex(path string, baseOffset int64, entrySize, maxBytes int, active bool) (*mmapIndex, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -208,4 +208,55 @@ func (x *mmapIndex) writeEntryLocked(i int) error {
 // entryLocked returns the bytes of entry i.
 func (x *mmapIndex) entryLocked(i int) []byte {
 	return x.mmap[i*x.entrySize : (i+1)*x.entrySize]
+}
+
+// lastAtMostLocked returns the index of the last entry whose key is at
+// most target, or -1; entries are sorted by key (offset for the offset
+// index, timestamp for the time index).
+func (x *mmapIndex) lastAtMostLocked(target int64, key func(i int) int64) int {
+	lo, hi := 0, x.entries-1
+	found := -1
+	for lo <= hi {
+		mid := int(uint(lo+hi) >> 1)
+		if key(mid) <= target {
+			found = mid
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	return found
+}
+
+// truncateToLocked drops the trailing entries whose offset (offsetOf) is
+// at or above offset.
+func (x *mmapIndex) truncateToLocked(offset int64, offsetOf func(i int) int64) {
+	n := x.entries
+	for n > 0 && offsetOf(n-1) >= offset {
+		n--
+	}
+	x.entries = n
+}
+
+// checkLengthLocked is the first sanity check of both indexes: the file
+// holds a whole number of entries.
+func (x *mmapIndex) checkLengthLocked() error {
+	fi, err := x.file.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size()%int64(x.entrySize) != 0 {
+		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), x.entrySize)
+	}
+	return nil
+}
+
+// relativeOffset is offset minus the base offset, which an entry stores
+// in 4 bytes.
+func (x *mmapIndex) relativeOffset(offset int64) (uint32, error) {
+	rel := offset - x.baseOffset
+	if rel < 0 || rel > maxRelativeOffset {
+		return 0, fmt.Errorf("storage: offset %d not relative to base %d", offset, x.baseOffset)
+	}
+	return uint32(rel), nil
 }

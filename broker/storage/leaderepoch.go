@@ -1,8 +1,7 @@
 package storage
 
 // LeaderEpochCache: leader epoch -> start offset history of a partition,
-// persisted in leader-epoch-checkpoint (Kafka's LeaderEpochFileCache,
-// log-format.md §1.7).
+// persisted in leader-epoch-checkpoint (Kafka's LeaderEpochFileCache).
 
 import (
 	"fmt"
@@ -61,7 +60,10 @@ func (c *LeaderEpochCache) Entries() []EpochEntry {
 	return append([]EpochEntry(nil), c.entries...)
 }
 
-// Assign records that epoch starts at startOffset (§1.7 assign).
+// Assign records that epoch starts at startOffset. A new entry is stored
+// only if epoch differs from the latest or starts earlier; trailing
+// entries with an epoch or start offset at or above the new one are
+// dropped first, so both columns stay strictly increasing.
 func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 	if epoch < 0 || startOffset < 0 {
 		return fmt.Errorf("storage: invalid leader epoch assignment %d at %d", epoch, startOffset)

@@ -2,7 +2,7 @@ package storage
 
 import "sort"
 
-// FetchOffsetsBefore answers ListOffsets v0 (max_num_offsets, §5.4, Kafka's
+// FetchOffsetsBefore answers ListOffsets v0 (max_num_offsets, Kafka's
 // fetchOffsetsBefore): candidates are (max(base, logStart), .log mtime) per
 // segment plus (logEnd, now) when the active segment is non-empty; pick the
 // newest candidate whose time <= ts (-1: the newest, -2: the oldest) and

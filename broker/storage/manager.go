@@ -167,7 +167,11 @@ func ParseTopicPartitionName(name string) (tp common.TopicPartition, suffix stri
 	return common.TopicPartition{Topic: base[:i], Partition: int32(p)}, suffix, nil
 }
 
-// loadDir implements §9.1 for one directory.
+// loadDir loads one log directory: it notes and deletes the clean
+// shutdown marker, reads the recovery-point, log-start-offset and
+// replication-offset checkpoints (a malformed one takes the directory
+// offline), and loads every partition directory with
+// num.recovery.threads.per.data.dir workers.
 func (m *LogManager) loadDir(d *logDir) error {
 	clean, err := takeCleanShutdownMarker(d.path)
 	if err != nil {
@@ -365,7 +369,7 @@ func (m *LogManager) flushDue() {
 	}
 }
 
-// RunRetention runs one retention pass (§10.1) and returns the number of
+// RunRetention runs one retention pass and returns the number of
 // segments deleted. While a cleaner runs, compacted logs are left to it
 // (it applies retention after each of its passes, as Kafka's cleaner
 // thread does); otherwise every log gets the rules its cleanup.policy
@@ -528,7 +532,7 @@ func (m *LogManager) DeleteLog(tp common.TopicPartition) error {
 	m.mu.Unlock()
 	delay := l.Config().FileDeleteDelayMs
 	// Stop using the log now; its files stay open until the directory is
-	// removed so fetches already holding FileRecords finish (§1.5).
+	// removed so fetches already holding FileRecords finish.
 	l.detach()
 	var u [16]byte
 	if _, err := rand.Read(u[:]); err != nil {
@@ -539,7 +543,7 @@ func (m *LogManager) DeleteLog(tp common.TopicPartition) error {
 	suffix := "." + hex.EncodeToString(u[:]) + "-delete"
 	name := tp.String()
 	if len(name)+len(suffix) > 255 {
-		// Truncate the topic part so the whole name fits (§1.5).
+		// Truncate the topic part so the whole name fits in 255 bytes.
 		p := "-" + strconv.Itoa(int(tp.Partition))
 		name = tp.Topic[:255-len(suffix)-len(p)] + p
 	}

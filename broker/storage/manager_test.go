@@ -192,7 +192,7 @@ func TestManagerDeleteLog(t *testing.T) {
 	}
 }
 
-// Retention is driven by record timestamps and the injected clock (§10).
+// Retention is driven by record timestamps and the injected clock.
 func TestManagerRetention(t *testing.T) {
 	d := t.TempDir()
 	clock := newFakeClock()

@@ -26,6 +26,11 @@ func (x *OffsetIndex) entryAtLocked(i int) (int64, int32) {
 	return x.baseOffset + int64(int32(binary.BigEndian.Uint32(e))), int32(binary.BigEndian.Uint32(e[4:]))
 }
 
+func (x *OffsetIndex) offsetAtLocked(i int) int64 {
+	off, _ := x.entryAtLocked(i)
+	return off
+}
+
 // Entry returns the absolute offset and position of entry i.
 func (x *OffsetIndex) Entry(i int) (offset int64, position int32) {
 	x.mu.RLock()
@@ -48,9 +53,9 @@ func (x *OffsetIndex) LastOffset() int64 {
 func (x *OffsetIndex) Append(offset int64, position int32) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	rel := offset - x.baseOffset
-	if rel < 0 || rel > maxRelativeOffset {
-		return fmt.Errorf("storage: offset %d not relative to base %d", offset, x.baseOffset)
+	rel, err := x.relativeOffset(offset)
+	if err != nil {
+		return err
 	}
 	if x.entries > 0 {
 		last, lastPos := x.entryAtLocked(x.entries - 1)
@@ -64,7 +69,7 @@ func (x *OffsetIndex) Append(offset int64, position int32) error {
 	if err := x.ensureCapacityLocked(); err != nil {
 		return err
 	}
-	binary.BigEndian.PutUint32(x.scratch[:], uint32(rel))
+	binary.BigEndian.PutUint32(x.scratch[:], rel)
 	binary.BigEndian.PutUint32(x.scratch[4:], uint32(position))
 	if err := x.writeEntryLocked(x.entries); err != nil {
 		return err
@@ -77,19 +82,7 @@ func (x *OffsetIndex) Append(offset int64, position int32) error {
 func (x *OffsetIndex) Lookup(target int64) (offset int64, position int32) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	// Binary search for the largest i with entry(i).offset <= target.
-	lo, hi := 0, x.entries-1
-	found := -1
-	for lo <= hi {
-		mid := int(uint(lo+hi) >> 1)
-		off, _ := x.entryAtLocked(mid)
-		if off <= target {
-			found = mid
-			lo = mid + 1
-		} else {
-			hi = mid - 1
-		}
-	}
+	found := x.lastAtMostLocked(target, x.offsetAtLocked)
 	if found < 0 {
 		return x.baseOffset, 0
 	}
@@ -100,15 +93,7 @@ func (x *OffsetIndex) Lookup(target int64) (offset int64, position int32) {
 func (x *OffsetIndex) TruncateTo(offset int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	n := x.entries
-	for n > 0 {
-		off, _ := x.entryAtLocked(n - 1)
-		if off < offset {
-			break
-		}
-		n--
-	}
-	x.entries = n
+	x.truncateToLocked(offset, x.offsetAtLocked)
 }
 
 // sanityCheck validates the whole index: length a multiple of 8, every
@@ -120,12 +105,8 @@ func (x *OffsetIndex) TruncateTo(offset int64) {
 func (x *OffsetIndex) sanityCheck(logSize int64) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	fi, err := x.file.Stat()
-	if err != nil {
+	if err := x.checkLengthLocked(); err != nil {
 		return err
-	}
-	if fi.Size()%offsetIndexEntrySize != 0 {
-		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), offsetIndexEntrySize)
 	}
 	prevOff, prevPos := x.baseOffset-1, int32(-1)
 	for i := 0; i < x.entries; i++ {

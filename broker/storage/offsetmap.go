@@ -1,7 +1,7 @@
 package storage
 
 // OffsetMap: the cleaner's bounded key -> latest offset table (Kafka's
-// SkimpyOffsetMap, spec §11.3). Memory is fixed at creation: a flat byte
+// SkimpyOffsetMap). Memory is fixed at creation: a flat byte
 // array of 24-byte slots, each the MD5 of a key followed by the latest
 // offset seen for it. Keys are identified by their hash only; a collision
 // lets the later offset win for both keys, which Kafka accepts as
@@ -78,50 +78,56 @@ func isZeroHash(b []byte) bool {
 // slot holds another key; the cleaner stops filling well before that
 // (log.cleaner.io.buffer.load.factor).
 func (m *OffsetMap) Put(key []byte, offset int64) error {
-	h := md5.Sum(key)
-	if isZeroHash(h[:]) {
-		// The all-zero hash marks an empty slot; nudge the (practically
-		// impossible) real one so it stays distinguishable.
-		h[offsetMapHashSize-1] = 1
+	h := keyHash(key)
+	slot, empty := m.find(&h)
+	if slot == nil {
+		return fmt.Errorf("storage: offset map full (%d slots)", m.nslots)
 	}
-	m.lookups++
-	for attempt := 0; attempt < m.nslots+offsetMapHashSize; attempt++ {
-		m.probes++
-		p := m.slotFor(&h, attempt)
-		slot := m.slots[p : p+offsetMapEntrySize]
-		if isZeroHash(slot) {
-			copy(slot, h[:])
-			binary.BigEndian.PutUint64(slot[offsetMapHashSize:], uint64(offset))
-			m.entries++
-			m.latest = max(m.latest, offset)
-			return nil
-		}
-		if [offsetMapHashSize]byte(slot[:offsetMapHashSize]) == h {
-			binary.BigEndian.PutUint64(slot[offsetMapHashSize:], uint64(offset))
-			m.latest = max(m.latest, offset)
-			return nil
-		}
+	if empty {
+		copy(slot, h[:])
+		m.entries++
 	}
-	return fmt.Errorf("storage: offset map full (%d slots)", m.nslots)
+	binary.BigEndian.PutUint64(slot[offsetMapHashSize:], uint64(offset))
+	m.latest = max(m.latest, offset)
+	return nil
 }
 
 // Get returns the latest offset stored for key, or -1.
 func (m *OffsetMap) Get(key []byte) int64 {
+	h := keyHash(key)
+	slot, empty := m.find(&h)
+	if slot == nil || empty {
+		return -1
+	}
+	return int64(binary.BigEndian.Uint64(slot[offsetMapHashSize:]))
+}
+
+// keyHash is the MD5 of key as the map stores it. The all-zero hash marks
+// an empty slot, so the (practically impossible) real one is nudged to
+// stay distinguishable.
+func keyHash(key []byte) [offsetMapHashSize]byte {
 	h := md5.Sum(key)
 	if isZeroHash(h[:]) {
 		h[offsetMapHashSize-1] = 1
 	}
+	return h
+}
+
+// find probes for hash h: it returns the slot holding h (empty false), or
+// the first empty slot on h's probe sequence (empty true), or nil when
+// every probed slot holds another hash.
+func (m *OffsetMap) find(h *[offsetMapHashSize]byte) (slot []byte, empty bool) {
 	m.lookups++
 	for attempt := 0; attempt < m.nslots+offsetMapHashSize; attempt++ {
 		m.probes++
-		p := m.slotFor(&h, attempt)
+		p := m.slotFor(h, attempt)
 		slot := m.slots[p : p+offsetMapEntrySize]
 		if isZeroHash(slot) {
-			return -1
+			return slot, true
 		}
-		if [offsetMapHashSize]byte(slot[:offsetMapHashSize]) == h {
-			return int64(binary.BigEndian.Uint64(slot[offsetMapHashSize:]))
+		if [offsetMapHashSize]byte(slot[:offsetMapHashSize]) == *h {
+			return slot, false
 		}
 	}
-	return -1
+	return nil, false
 }

@@ -1,6 +1,6 @@
 package storage
 
-// partition.metadata (log-format.md §1.8): the topic id (KIP-516) of the
+// partition.metadata: the topic id (KIP-516) of the
 // topic a partition directory belongs to, so that data on disk is never
 // orphaned from its topic's incarnation. Two lines, no trailing newline:
 //

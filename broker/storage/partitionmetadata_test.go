@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// log-format.md §1.8: "exactly two lines with no trailing newline after the
+// partition.metadata as Kafka writes it: "exactly two lines with no trailing newline after the
 // second", the topic id in URL-safe base64 without padding.
 func TestPartitionMetadataGolden(t *testing.T) {
 	var id [16]byte

@@ -24,7 +24,7 @@ func idempotentBatch(pid int64, epoch int16, seq int32, n int) []byte {
 
 // "a batch whose (producer, epoch, first/last sequence) equals one of the
 // last 5 batches remembered for the producer is not appended; the produce
-// response returns the original base offset" (log-format.md §7.3), also
+// response returns the original base offset", also
 // after a restart (snapshot + replay).
 func TestIdempotentDuplicatesAndSequence(t *testing.T) {
 	dir := t.TempDir()
@@ -76,7 +76,7 @@ func TestIdempotentDuplicatesAndSequence(t *testing.T) {
 }
 
 // An aborted transaction is written to the segment's .txnindex with the
-// §6 layout, reported to READ_COMMITTED fetches, and holds back the LSO
+// 34-byte entry layout, reported to READ_COMMITTED fetches, and holds back the LSO
 // while open.
 func TestAbortedTransactionIndex(t *testing.T) {
 	dir := t.TempDir()
@@ -125,7 +125,7 @@ func TestAbortedTransactionIndex(t *testing.T) {
 }
 
 // After a crash the .txnindex of recovered segments is rebuilt from the
-// control batches (log-format.md §6 "rebuilt during segment recovery").
+// control batches, as Kafka rebuilds it during segment recovery.
 func TestTxnIndexRebuiltByRecovery(t *testing.T) {
 	dir := t.TempDir()
 	clock := newFakeClock()

@@ -44,7 +44,9 @@ func (a *producerAppendInfo) checkEpoch(epoch int16, offset int64) error {
 	return nil
 }
 
-// checkSequence applies §7.3's sequence rule. Kafka ≥ 2.5 (KIP-360) never
+// checkSequence applies the sequence rule: with the same epoch a batch
+// must start at the last sequence + 1 (0 after 2^31-1), with a new epoch
+// at 0; otherwise OUT_OF_ORDER_SEQUENCE_NUMBER. Kafka ≥ 2.5 (KIP-360) never
 // answers UNKNOWN_PRODUCER_ID here: a producer the partition has no state
 // for (expired, or its data deleted) may continue with any sequence.
 func (a *producerAppendInfo) checkSequence(epoch int16, firstSeq int32, offset int64) error {

@@ -20,7 +20,11 @@ import (
 // ProducerSnapshotSuffix is the file suffix of producer-state snapshots.
 const ProducerSnapshotSuffix = ".snapshot"
 
-// Producer snapshot layout (§7.2).
+// Producer snapshot layout, version 1: version int16, CRC-32C int32 of
+// every byte after it, entry count int32, then 46-byte entries (producer
+// id int64, epoch int16, last sequence int32, last offset int64, offset
+// delta int32, timestamp int64, coordinator epoch int32, current
+// transaction first offset int64).
 const (
 	producerSnapshotVersion   = 1
 	producerSnapshotHeader    = 10 // version, crc, count
@@ -203,7 +207,7 @@ func (m *ProducerStateManager) RemoveStraySnapshots(segmentBaseOffsets []int64) 
 	return nil
 }
 
-// EncodeProducerSnapshot returns the §7.2 version 1 bytes for entries (in
+// EncodeProducerSnapshot returns the version 1 bytes for entries (in
 // the given order). Only each producer's last batch is persisted.
 func EncodeProducerSnapshot(entries []ProducerStateEntry) []byte {
 	b := make([]byte, producerSnapshotHeader, producerSnapshotHeader+producerSnapshotEntrySize*len(entries))
@@ -224,7 +228,7 @@ func EncodeProducerSnapshot(entries []ProducerStateEntry) []byte {
 	return b
 }
 
-// DecodeProducerSnapshot parses §7.2 bytes. Errors wrap
+// DecodeProducerSnapshot parses version 1 bytes. Errors wrap
 // ErrCorruptProducerSnapshot.
 func DecodeProducerSnapshot(b []byte) ([]ProducerStateEntry, error) {
 	if len(b) < producerSnapshotHeader {

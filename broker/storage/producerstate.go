@@ -3,8 +3,8 @@ package storage
 // Producer state (Kafka's ProducerStateManager, ProducerStateEntry,
 // ProducerAppendInfo): per partition, what the log last saw from each
 // idempotent or transactional producer, used for sequence checks,
-// duplicate detection, epoch fencing and transactions (spec log-format.md
-// §7). Snapshot files are §7.2's version 1 format.
+// duplicate detection, epoch fencing and transactions. Snapshot files are
+// Kafka's version 1 format (producersnapshot.go).
 //
 // How the Log drives it (all calls under the Log's append lock; the
 // manager has no lock of its own, like Kafka's @nonthreadsafe class):
@@ -425,7 +425,7 @@ func (m *ProducerStateManager) removeUnreplicated(off int64) {
 }
 
 // OnLogStartOffsetIncremented drops decided transactions and producers
-// entirely below the new log start offset (§10.4) and moves MapEndOffset
+// entirely below the new log start offset and moves MapEndOffset
 // up to it if needed.
 func (m *ProducerStateManager) OnLogStartOffsetIncremented(logStart int64) {
 	m.removeUnreplicated(logStart)

@@ -63,7 +63,7 @@ func mustAppend(t *testing.T, m *ProducerStateManager, b []byte) []CompletedTxn 
 
 // "a batch whose epoch is lower than the stored epoch → INVALID_PRODUCER_EPOCH;
 // with the same epoch the batch's baseSequence must equal lastSequence + 1;
-// with a new (higher) epoch the sequence must be 0" (§7.3).
+// with a new (higher) epoch the sequence must be 0".
 func TestProducerSequenceAndEpochRules(t *testing.T) {
 	m := newTestPSM(t)
 	// Unknown producer: any sequence is accepted (KIP-360).
@@ -113,7 +113,7 @@ func TestProducerSequenceAndEpochRules(t *testing.T) {
 
 // "a batch whose (producer, epoch, first/last sequence) equals one of the
 // last 5 batches remembered for the producer is not appended; the produce
-// response returns the original base offset" (§7.3).
+// response returns the original base offset".
 func TestProducerDuplicateDetection(t *testing.T) {
 	m := newTestPSM(t)
 	var batches [][]byte
@@ -194,7 +194,8 @@ func TestProducerTransactions(t *testing.T) {
 	}
 }
 
-// The example of §7.2, byte for byte.
+// A version 1 snapshot of one producer (id 4242, epoch 0, offsets
+// 1000-1009, sequences 0-9) as Kafka writes it, byte for byte.
 func TestProducerSnapshotGolden(t *testing.T) {
 	want, err := hex.DecodeString("0001284b096e00000001000000000000" +
 		"10920000000000090000000000000" + "3f1" +
@@ -304,7 +305,7 @@ func TestProducerSnapshotReload(t *testing.T) {
 		t.Fatal("a producer with an open transaction never expires")
 	}
 	// Producers whose data is entirely below the log start offset are
-	// dropped when it moves (§10.4) and when loading (§7.1).
+	// dropped when it moves and when loading.
 	m4, _ := NewProducerStateManager(m.Dir(), ProducerStateConfig{ExpirationMs: 1 << 40})
 	if err := m4.TruncateAndReload(5, 12, now); err != nil {
 		t.Fatal(err)

@@ -71,7 +71,7 @@ const (
 	MaxTimestampQuery = -3
 )
 
-// FetchOffsetByTimestamp answers ListOffsets (§5.4): the first offset whose
+// FetchOffsetByTimestamp answers ListOffsets: the first offset whose
 // timestamp is >= ts. -2 returns the log start offset, -1 the log end offset
 // (the caller substitutes the high watermark / LSO for clients), -3 the
 // batch holding the largest timestamp. found is false if no record

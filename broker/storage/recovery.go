@@ -1,7 +1,9 @@
 package storage
 
-// Loading a partition directory and crash recovery (Kafka's LogLoader and
-// LogSegment.recover, log-format.md §9).
+// Crash recovery of one segment (Kafka's LogSegment.recover): re-read the
+// .log batch by batch, rebuild the indexes, and cut the file at the first
+// batch that is torn, fails its CRC or breaks offset order. The load that
+// calls it is in loader.go.
 
 import (
 	"errors"

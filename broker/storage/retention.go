@@ -52,8 +52,8 @@ func (l *Log) deletePending(now time.Time) error {
 	return err
 }
 
-// DeleteRecordsBefore raises the log start offset to offset (DeleteRecords,
-// §10.5). offset -1 means the high watermark. Offsets above the high
+// DeleteRecordsBefore raises the log start offset to offset
+// (DeleteRecords). offset -1 means the high watermark. Offsets above the high
 // watermark are kerr.OffsetOutOfRange. Segments entirely below the new start
 // are removed by the next retention run.
 func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
@@ -84,8 +84,10 @@ func (l *Log) maybeIncrementLogStartOffsetLocked(offset int64) {
 	l.producers.OnLogStartOffsetIncremented(offset)
 }
 
-// DeleteOldSegments applies log-start-offset, size and time retention
-// (§10) and returns the number of segments deleted.
+// DeleteOldSegments applies log-start-offset retention, then with
+// cleanup.policy delete size (retention.bytes) and time (retention.ms,
+// against record timestamps) retention, and returns the number of segments
+// deleted.
 func (l *Log) DeleteOldSegments() (int, error) {
 	n, err := l.deleteOldSegments()
 	l.kickFlusher() // in case retention rolled a new active segment
@@ -136,7 +138,8 @@ func (l *Log) deleteOldSegments() (int, error) {
 }
 
 // deleteSegmentsLocked deletes the longest prefix of deletable segments
-// that lie entirely below the high watermark (§10.1, §10.3).
+// that lie entirely below the high watermark (a non-empty active segment
+// included, after rolling a new one, so a log always has a segment).
 func (l *Log) deleteSegmentsLocked(now time.Time, pred func(s, next *Segment) bool) (int, error) {
 	hw := l.highWatermark.Load()
 	leo := l.logEndOffset.Load()

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// maybeRollLocked rolls the active segment if §8.2 says so and returns the
-// segment to append to.
+// maybeRollLocked rolls the active segment if shouldRoll says so and
+// returns the segment to append to.
 func (l *Log) maybeRollLocked(size int, info AppendInfo, now time.Time) (*Segment, error) {
 	seg := l.activeLocked()
 	if !seg.shouldRoll(&l.cfg, size, info.MaxTimestamp, info.LastOffset, now) {
@@ -46,7 +46,7 @@ func (l *Log) containsLocked(s *Segment) bool {
 	return i >= 0 && l.segments[i] == s
 }
 
-// rollLocked implements §8.3: finish the old active segment (final time
+// rollLocked finishes the old active segment (final time
 // index entry, trim, fsync), create the new one and raise the recovery
 // point.
 func (l *Log) rollLocked(newBase int64, now time.Time) (*Segment, error) {
@@ -109,7 +109,8 @@ func (l *Log) jitter() int64 {
 }
 
 // reactivateLocked extends a trimmed segment's indexes back to the maximum
-// size now that it is the active segment again (§4.3).
+// size now that it is the active segment again (segment.index.bytes,
+// rounded down to whole entries).
 func (l *Log) reactivateLocked(s *Segment) error {
 	if err := s.offsetIdx.resize(l.cfg.maxIndexBytes(offsetIndexEntrySize)); err != nil {
 		return err

@@ -60,7 +60,7 @@ type Segment struct {
 	bytesSinceLastIndexEntry  int64
 	maxTimestampSoFar         int64
 	offsetOfMaxTimestampSoFar int64
-	firstBatchTimestamp       int64 // max timestamp of the first append; -1 unknown (§8.2)
+	firstBatchTimestamp       int64 // max timestamp of the first append (time-based roll); -1 unknown
 	hdr                       [batchHeaderSize]byte
 }
 
@@ -69,7 +69,7 @@ func segmentPath(dir string, base int64, suffix string) string {
 }
 
 // createSegment creates a fresh segment, removing stale files with the same
-// names first (§8.3 step 2).
+// names first.
 func createSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64) (*Segment, error) {
 	for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix} {
 		if err := os.Remove(segmentPath(dir, base, suf)); err != nil && !os.IsNotExist(err) {
@@ -153,7 +153,7 @@ func (s *Segment) TimeIndex() *TimeIndex { return s.timeIdx }
 func (s *Segment) MaxTimestamp() int64 { return s.maxTimestampSoFar }
 
 // LargestTimestamp is the max timestamp, or the .log mtime if there is none
-// (§5.4 / §10.2).
+// (what timestamp lookups and time retention compare against).
 func (s *Segment) LargestTimestamp() int64 {
 	if s.maxTimestampSoFar >= 0 {
 		return s.maxTimestampSoFar
@@ -193,7 +193,8 @@ func (s *Segment) readHeaderInto(pos int64, buf []byte) (batchHeader, error) {
 	return h, nil
 }
 
-// append writes one chunk of batches (§4.2) whose largest offset is
+// append writes one chunk of batches (one produce request's or fetch
+// response's data for the partition) whose largest offset is
 // largestOffset. maxTs/offsetOfMaxTs describe the chunk.
 func (s *Segment) append(largestOffset, maxTs, offsetOfMaxTs int64, data []byte) error {
 	if len(data) == 0 {
@@ -249,7 +250,8 @@ type batchPos struct {
 }
 
 // translateOffset finds the first batch at or after startPos whose last
-// offset is >= target (§4.4 step 3). found is false if there is none.
+// offset is >= target, reading only batch headers. found is false if
+// there is none.
 func (s *Segment) translateOffset(target int64, startPos int64, buf []byte) (bp batchPos, found bool, err error) {
 	pos := startPos
 	for pos < s.size {
@@ -265,7 +267,9 @@ func (s *Segment) translateOffset(target int64, startPos int64, buf []byte) (bp 
 	return bp, false, nil
 }
 
-// lookup uses the offset index then scans (§4.4 steps 2 and 3).
+// lookup finds the batch holding target: the offset index gives the
+// position of the last entry at or below it, then the batches from there
+// are scanned.
 func (s *Segment) lookup(target int64, buf []byte) (batchPos, bool, error) {
 	_, pos := s.offsetIdx.Lookup(target)
 	if int64(pos) > s.size {
@@ -352,7 +356,12 @@ func (s *Segment) truncateTo(offset int64, now time.Time) (int64, error) {
 	return removed, nil
 }
 
-// shouldRoll implements §8.2.
+// shouldRoll reports whether the append of size bytes must go to a new
+// segment: the segment would exceed segment.bytes; it is non-empty and
+// its time is up (the append's max timestamp minus the first append's, or
+// wall time since creation when timestamps are unknown, beyond the roll
+// time less this segment's jitter); an index is full; or the append's last
+// offset does not fit an index entry relative to the base.
 func (s *Segment) shouldRoll(cfg *LogConfig, size int, maxTsInAppend, lastOffset int64, now time.Time) bool {
 	if s.size > cfg.SegmentBytes-int64(size) {
 		return true
@@ -375,7 +384,7 @@ func (s *Segment) shouldRoll(cfg *LogConfig, size int, maxTsInAppend, lastOffset
 }
 
 // onBecomeInactive offers the final time-index entry and trims the indexes
-// and a preallocated .log (§8.3 step 1).
+// and a preallocated .log when the segment stops being active.
 func (s *Segment) onBecomeInactive() error {
 	if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, true); err != nil {
 		return err
@@ -430,7 +439,8 @@ func (s *Segment) close() error {
 }
 
 // renameToDeleted appends ".deleted" to every file of the segment. The
-// files stay open so in-flight reads finish (§10.3).
+// files stay open so in-flight reads finish; they are removed after
+// file.delete.delay.ms.
 func (s *Segment) renameToDeleted() error {
 	for _, suf := range []string{logFileSuffix, txnIndexFileSuffix} {
 		p := segmentPath(s.dir, s.baseOffset, suf)

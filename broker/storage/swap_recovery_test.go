@@ -12,7 +12,7 @@ import (
 // .cleaned file to .swap, then the source segments to .deleted, then the
 // .swap to its final name. A crash after the first rename leaves the merged
 // .swap beside its sources. Recovery must complete the swap AND drop the
-// source segments it covers (spec §9.2), or two segments would hold the
+// source segments it covers, or two segments would hold the
 // same offsets.
 func TestRecoveryCompletesMergingSwap(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t-0")

@@ -26,6 +26,16 @@ func (x *TimeIndex) entryAtLocked(i int) (int64, int64) {
 	return int64(binary.BigEndian.Uint64(e)), x.baseOffset + int64(int32(binary.BigEndian.Uint32(e[8:])))
 }
 
+func (x *TimeIndex) timestampAtLocked(i int) int64 {
+	ts, _ := x.entryAtLocked(i)
+	return ts
+}
+
+func (x *TimeIndex) offsetAtLocked(i int) int64 {
+	_, off := x.entryAtLocked(i)
+	return off
+}
+
 // Entry returns the timestamp and absolute offset of entry i.
 func (x *TimeIndex) Entry(i int) (timestamp, offset int64) {
 	x.mu.RLock()
@@ -43,7 +53,8 @@ func (x *TimeIndex) LastEntry() (timestamp, offset int64) {
 	return x.entryAtLocked(x.entries - 1)
 }
 
-// isFull: the time index reserves its last slot for the roll entry (§5.3).
+// isFull: the time index reserves its last slot for the entry written
+// when the segment rolls or closes.
 func (x *TimeIndex) isFull() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -69,9 +80,9 @@ func (x *TimeIndex) MaybeAppend(ts, offset int64, skipFullCheck bool) error {
 	} else if ts < 0 {
 		return nil
 	}
-	rel := offset - x.baseOffset
-	if rel < 0 || rel > maxRelativeOffset {
-		return fmt.Errorf("storage: offset %d not relative to base %d", offset, x.baseOffset)
+	rel, err := x.relativeOffset(offset)
+	if err != nil {
+		return err
 	}
 	if x.entries >= x.maxEntries() {
 		return nil // no room even for the final entry; harmless, the segment is read-only now
@@ -80,7 +91,7 @@ func (x *TimeIndex) MaybeAppend(ts, offset int64, skipFullCheck bool) error {
 		return err
 	}
 	binary.BigEndian.PutUint64(x.scratch[:], uint64(ts))
-	binary.BigEndian.PutUint32(x.scratch[8:], uint32(rel))
+	binary.BigEndian.PutUint32(x.scratch[8:], rel)
 	if err := x.writeEntryLocked(x.entries); err != nil {
 		return err
 	}
@@ -92,18 +103,7 @@ func (x *TimeIndex) MaybeAppend(ts, offset int64, skipFullCheck bool) error {
 func (x *TimeIndex) Lookup(target int64) (timestamp, offset int64) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	lo, hi := 0, x.entries-1
-	found := -1
-	for lo <= hi {
-		mid := int(uint(lo+hi) >> 1)
-		ts, _ := x.entryAtLocked(mid)
-		if ts <= target {
-			found = mid
-			lo = mid + 1
-		} else {
-			hi = mid - 1
-		}
-	}
+	found := x.lastAtMostLocked(target, x.timestampAtLocked)
 	if found < 0 {
 		return -1, x.baseOffset
 	}
@@ -114,15 +114,7 @@ func (x *TimeIndex) Lookup(target int64) (timestamp, offset int64) {
 func (x *TimeIndex) TruncateTo(offset int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	n := x.entries
-	for n > 0 {
-		_, off := x.entryAtLocked(n - 1)
-		if off < offset {
-			break
-		}
-		n--
-	}
-	x.entries = n
+	x.truncateToLocked(offset, x.offsetAtLocked)
 }
 
 // sanityCheck validates the whole time index (see OffsetIndex.sanityCheck):
@@ -131,12 +123,8 @@ func (x *TimeIndex) TruncateTo(offset int64) {
 func (x *TimeIndex) sanityCheck(nextOffset int64) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	fi, err := x.file.Stat()
-	if err != nil {
+	if err := x.checkLengthLocked(); err != nil {
 		return err
-	}
-	if fi.Size()%timeIndexEntrySize != 0 {
-		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), timeIndexEntrySize)
 	}
 	prevTs, prevOff := int64(-1), x.baseOffset
 	for i := 0; i < x.entries; i++ {

@@ -8,7 +8,7 @@ import (
 )
 
 // findRecordByTimestamp reads the batch at pos and returns the first record
-// with timestamp >= ts and offset >= minOffset (§5.4 step 4). Compressed
+// with timestamp >= ts and offset >= minOffset. Compressed
 // batches are decompressed by the record package.
 func findRecordByTimestamp(f *os.File, pos int64, h batchHeader, ts, minOffset int64) (int64, int64, bool, error) {
 	buf := make([]byte, h.Size())

@@ -2,7 +2,7 @@ package storage
 
 // TransactionIndex: the .txnindex of a segment, one 34-byte entry per
 // aborted transaction whose ABORT marker is in the segment (Kafka's
-// TransactionIndex, log-format.md §6). Created lazily, never preallocated.
+// TransactionIndex). Created lazily, never preallocated.
 
 import (
 	"encoding/binary"
@@ -100,7 +100,7 @@ func (l *Log) abortedTxnLocked(t CompletedTxn) {
 }
 
 // CollectAbortedTransactions returns the aborted transactions a
-// READ_COMMITTED fetch of [startOffset, upperBound) must report (§6):
+// READ_COMMITTED fetch of [startOffset, upperBound) must report:
 // entries with lastOffset >= startOffset and firstOffset < upperBound,
 // from the segment holding startOffset onwards, stopping after the first
 // segment with an entry whose lastStableOffset >= upperBound.

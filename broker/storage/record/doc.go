@@ -21,7 +21,7 @@
 //	                                                     ControlKey, ParseEndTxnMarker,
 //	                                                     EndTxnMarkerValue, BuildControlBatch
 //
-// Formats follow shared/spec/log-format.md §3: the 61-byte v2 header,
+// Formats are Kafka's record batch v2: the 61-byte header,
 // CRC-32C over bytes 21..end (so base offset and partition leader epoch can
 // be stamped in place), zig-zag varint records, compression of the records
 // section only. The broker stores only magic 2; legacy message sets are

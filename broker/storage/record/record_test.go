@@ -21,7 +21,8 @@ func readTestdata(t testing.TB, name string) []byte {
 	return b
 }
 
-// specExample builds the batch of log-format.md §3.7.
+// specExample builds a two-record v2 batch whose bytes as Kafka writes
+// them are pinned in TestSpecExampleGolden.
 func specExample(t testing.TB, codec Codec) []byte {
 	t.Helper()
 	o := DefaultBuildOptions()
@@ -38,7 +39,7 @@ func specRecords() []Record {
 	}
 }
 
-// The worked example of §3.7 is reproduced byte for byte by Build, and the
+// The two-record example batch is reproduced byte for byte by Build, and the
 // golden bytes decode to the same header and records.
 func TestSpecExampleGolden(t *testing.T) {
 	golden := readTestdata(t, "spec_3_7_batch.bin")

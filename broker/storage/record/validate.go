@@ -14,7 +14,7 @@ type ValidateOptions struct {
 	// MESSAGE_TOO_LARGE. 0 disables the check.
 	MaxMessageBytes int
 	// FromClient applies the rules for batches produced by clients (the
-	// leader path of §8.1): base offset 0, record offset deltas exactly
+	// leader's produce path): base offset 0, record offset deltas exactly
 	// 0..n-1 with lastOffsetDelta = n-1 and n > 0, no control batches, a
 	// producer id requires a sequence, transactional requires a producer
 	// id, and no LogAppendTime bit. Without it (replication, recovery) the
