@@ -65,6 +65,7 @@ import (
 
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/broker/testcluster/proc"
 )
 
 const (
@@ -192,12 +193,10 @@ func phase(marks []groupEvent, seq int) string {
 // owned by it and ends at the process's EOF.
 type memberProc struct {
 	name    string
-	cmd     *exec.Cmd
+	proc    *proc.Process // Done is closed after stdout EOF and Wait
 	stdin   io.WriteCloser
-	killed  atomic.Bool   // set before SIGKILL
-	closing atomic.Bool   // set before stdin is closed
-	done    chan struct{} // closed after stdout EOF and Wait
-	err     error         // Wait's result, read after done
+	killed  atomic.Bool // set before SIGKILL
+	closing atomic.Bool // set before stdin is closed
 	stderr  *lockedBuffer
 }
 
@@ -242,7 +241,7 @@ func (r *groupRun) start(name, instanceID string) *memberProc {
 	spec := memberSpec{Bootstrap: strings.Join(r.c.Bootstrap(), ","), Topic: r.topic, Group: r.group,
 		Name: name, Assignor: r.assignor, InstanceID: instanceID, SessionMs: groupSessionMs}
 	cmd := r.client.command(t, spec)
-	m := &memberProc{name: name, cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}}
+	m := &memberProc{name: name, stderr: &lockedBuffer{}}
 	cmd.Stderr = m.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -253,25 +252,26 @@ func (r *groupRun) start(name, instanceID string) *memberProc {
 		t.Fatalf("member %s stdout: %v", name, err)
 	}
 	m.stdin = stdin
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting member %s (%s): %v", name, strings.Join(cmd.Args, " "), err)
-	}
-	r.mu.Lock()
-	r.members[name] = m
-	r.all = append(r.all, m)
-	r.mu.Unlock()
-	go func() { // reads the member's reports until its stdout closes
-		defer close(m.done)
+	// proc's waiter reads the member's reports until its stdout closes,
+	// then waits for the process.
+	p, err := proc.StartCmd(cmd, func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<16), 1<<20)
 		for sc.Scan() {
 			r.report(name, sc.Text())
 		}
 		_, _ = io.Copy(io.Discard, stdout)
-		m.err = cmd.Wait()
-	}()
+	})
+	if err != nil {
+		t.Fatalf("member %s: %v", name, err)
+	}
+	m.proc = p
+	r.mu.Lock()
+	r.members[name] = m
+	r.all = append(r.all, m)
+	r.mu.Unlock()
 	r.mark("starting " + name)
-	t.Logf("started member %s of %s (pid %d)", name, r.client.name, cmd.Process.Pid)
+	t.Logf("started member %s of %s (pid %d)", name, r.client.name, p.Pid())
 	return m
 }
 
@@ -355,9 +355,9 @@ func (r *groupRun) crashed() string {
 	defer r.mu.Unlock()
 	for _, m := range r.members {
 		select {
-		case <-m.done:
+		case <-m.proc.Done():
 			if !m.killed.Load() && !m.closing.Load() {
-				return fmt.Sprintf("member %s exited on its own (%v); stderr:\n%s", m.name, m.err, tail(m.stderr.String()))
+				return fmt.Sprintf("member %s exited on its own (%v); stderr:\n%s", m.name, m.proc.Err(), tail(m.stderr.String()))
 			}
 		default:
 		}
@@ -373,9 +373,9 @@ func (r *groupRun) kill(name string) {
 	r.mu.Unlock()
 	m.killed.Store(true)
 	r.mark("killing " + name)
-	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	_ = m.proc.Signal(syscall.SIGKILL)
 	select {
-	case <-m.done:
+	case <-m.proc.Done():
 	case <-time.After(10 * time.Second):
 		r.t.Fatalf("member %s did not die after SIGKILL", name)
 	}
@@ -400,12 +400,12 @@ func (r *groupRun) stopAll() {
 	}
 	for _, m := range ms {
 		select {
-		case <-m.done:
+		case <-m.proc.Done():
 		case <-time.After(45 * time.Second):
 			t.Fatalf("member %s did not exit within 45s of its stdin closing; stderr:\n%s", m.name, tail(m.stderr.String()))
 		}
-		if m.err != nil {
-			t.Errorf("member %s exited with %v; stderr:\n%s", m.name, m.err, tail(m.stderr.String()))
+		if m.proc.Err() != nil {
+			t.Errorf("member %s exited with %v; stderr:\n%s", m.name, m.proc.Err(), tail(m.stderr.String()))
 		}
 	}
 	r.mu.Lock()
@@ -422,8 +422,8 @@ func (r *groupRun) killAll() {
 	}
 	r.mu.Unlock()
 	for _, m := range ms {
-		_ = m.cmd.Process.Signal(syscall.SIGKILL)
-		<-m.done
+		_ = m.proc.Signal(syscall.SIGKILL)
+		<-m.proc.Done()
 	}
 	if r.t.Failed() {
 		r.mu.Lock()

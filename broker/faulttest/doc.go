@@ -82,7 +82,8 @@
 //   - the zombie probe in TestPausedLeaderPastSessionIsFenced, ended by the
 //     zombie's answer or the connection deadline.
 //
-// The package's tests take about 2 minutes with -race on two cores; each
+// The package's tests take about 3 minutes with -race on two cores (165 s
+// alone, 180 s beside a CPU-burning process, build included); each
 // scenario's loops are bounded in count (MaxRecords) and time (every wait
 // has a deadline).
 //

@@ -224,7 +224,7 @@ func TestAutoPreferredElectionAfterBounceUnderLoad(t *testing.T) {
 	s.progress(100, 30*time.Second, "with broker 1 stopped")
 	s.c.Restart(0)
 	assignment := s.c.Assignment(s.topic)
-	s.c.WaitFor(30*time.Second, "every partition led by its preferred replica again", func() bool {
+	s.c.WaitFor(60*time.Second, "every partition led by its preferred replica again", func() bool {
 		for p, rs := range assignment {
 			st, ok := s.c.PartitionState(s.topic, p)
 			if !ok || st.Leader != rs[0] || len(st.ISR) != 3 {

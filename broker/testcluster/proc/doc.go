@@ -1,7 +1,9 @@
 // Package proc is the one process harness of the test suites that run
 // Klassik as an operator does: broker/faulttest (kafka-server binaries
 // under kill -9, SIGTERM and SIGSTOP) and broker/e2e (the bin/*.sh scripts).
-// Both start, wait for and signal their child processes through it, build
+// Both start, wait for and signal their child processes through it (the
+// brokers, and e2e's consumer-group members with their stdin and stdout
+// pipes), build
 // the commands with it and run the tools through it; what each suite adds
 // on top is only its own view of a cluster.
 //
@@ -11,7 +13,8 @@
 //
 // Files:
 //
-//	proc.go        Process (Start, Signal, Wait, Kill, Running, ExitCode),
+//	proc.go        Process (Start, StartCmd for a command with pipes, Signal,
+//	               Wait, Kill, Running, ExitCode),
 //	               Run (a tool with a deadline: output and exit code),
 //	               Build (go build of commands into a folder), Tail,
 //	               RepoRoot (polling is testcluster.Poll)

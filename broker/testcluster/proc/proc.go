@@ -48,12 +48,23 @@ func Start(s Spec) (*Process, error) {
 	cmd := exec.Command(s.Path, s.Args...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Stdout, cmd.Stderr = out, out
+	return StartCmd(cmd, nil)
+}
+
+// StartCmd starts a command the caller prepared (its pipes, environment),
+// with the harness's process attributes. If drain is set, the waiter runs it
+// before cmd.Wait: it must read the command's stdout pipe to EOF (Wait may
+// not be called while a pipe is still being read).
+func StartCmd(cmd *exec.Cmd, drain func()) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
+		return nil, fmt.Errorf("starting %s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() { // waiter: owns cmd.Wait; ends when the process exits
+		if drain != nil {
+			drain()
+		}
 		err := cmd.Wait()
 		p.err, p.exitCode = err, exitCode(err)
 		close(p.done)
