@@ -205,7 +205,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		LogConfigFor:      b.logConfigFor,
 		MinInsyncReplicas: b.minInsyncReplicas,
 		ReplicaLagTimeMax: rc.LagTimeMax,
-		IsrUpdater:        replica.NewZkIsrUpdater(b.zk),
+		IsrUpdater:        b.zk,
 		IsBrokerAlive:     b.meta.IsAlive,
 		Metrics:           b.metrics,
 		ReplicaFetch: replica.FetcherConfig{
