@@ -233,7 +233,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		OffsetsTopicPartitions:        gc.OffsetsTopicPartitions,
 		OffsetCommitTimeout:           gc.OffsetCommitTimeout,
 		OffsetMetadataMaxBytes:        gc.OffsetMetadataMaxBytes,
-	}, offsetStore{b.replicas}, nil, base.With("broker", b.brokerID))
+	}, b.replicas.TopicLog(config.GroupMetadataTopicName), nil, base.With("broker", b.brokerID))
 	if err != nil {
 		return fmt.Errorf("broker: group coordinator: %w", err)
 	}
@@ -244,7 +244,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		ClusterID:       b.clusterID,
 		Broker:          b.cfg,
 		ZK:              zkAdmin{zk: b.zk},
-		Metadata:        metaView{b.meta},
+		Metadata:        b.meta,
 		Replicas:        b.replicas,
 		Controller:      ctrlAdapter{b.ctrl},
 		Groups:          b.groups,

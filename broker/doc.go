@@ -10,10 +10,9 @@
 //	KafkaServer (startup, shutdown, registration,  broker.go
 //	  controlled shutdown, broker epoch)
 //	AdminZkClient / KafkaZkClient (admin writes)    zkadmin.go (api.AdminZK over zkclient)
-//	ZkConfigManager + TopicConfigHandler +          configlistener.go
-//	  ZkNodeChangeNotificationListener
-//	(type adapters between the packages, the group  adapters.go, adapters_reassign.go
-//	  coordinator's __consumer_offsets store)
+//	ZkConfigManager + TopicConfigHandler +          configlistener.go (also the topic
+//	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
+//	(the controller's adapters)                     adapters_controller.go
 //
 // Start-up order (zookeeper-layout.md §4.1): ZooKeeper session (the client
 // creates the chroot) → persistent paths → cluster id → log manager (locks
