@@ -205,7 +205,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		LogConfigFor:      b.logConfigFor,
 		MinInsyncReplicas: b.minInsyncReplicas,
 		ReplicaLagTimeMax: rc.LagTimeMax,
-		IsrUpdater:        replica.NewZkIsrUpdater(b.zk),
+		IsrUpdater:        b.zk,
 		IsBrokerAlive:     b.meta.IsAlive,
 		Metrics:           b.metrics,
 		ReplicaFetch: replica.FetcherConfig{
@@ -233,7 +233,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		OffsetsTopicPartitions:        gc.OffsetsTopicPartitions,
 		OffsetCommitTimeout:           gc.OffsetCommitTimeout,
 		OffsetMetadataMaxBytes:        gc.OffsetMetadataMaxBytes,
-	}, offsetStore{b.replicas}, nil, base.With("broker", b.brokerID))
+	}, b.replicas.TopicLog(config.GroupMetadataTopicName), nil, base.With("broker", b.brokerID))
 	if err != nil {
 		return fmt.Errorf("broker: group coordinator: %w", err)
 	}
@@ -244,7 +244,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		ClusterID:       b.clusterID,
 		Broker:          b.cfg,
 		ZK:              b.zk,
-		Metadata:        metaView{b.meta},
+		Metadata:        b.meta,
 		Replicas:        b.replicas,
 		Controller:      b.ctrl,
 		Groups:          b.groups,

@@ -10,10 +10,8 @@
 //	KafkaServer (startup, shutdown, registration,  broker.go
 //	  controlled shutdown, broker epoch)
 //	AdminZkClient / KafkaZkClient (admin writes)    zkpaths/zkclient (*zkclient.Client is api.AdminZK)
-//	ZkConfigManager + TopicConfigHandler +          configlistener.go
-//	  ZkNodeChangeNotificationListener
-//	(type adapters between the packages, the group  adapters.go, adapters_reassign.go
-//	  coordinator's __consumer_offsets store)
+//	ZkConfigManager + TopicConfigHandler +          configlistener.go (also the topic
+//	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
 //
 // Start-up order (zookeeper-layout.md §4.1): ZooKeeper session (the client
 // creates the chroot) → persistent paths → cluster id → log manager (locks

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -322,9 +323,9 @@ func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
 	if _, err := zc.CreateRecursive(path, initial.Encode(), 0); err != nil {
 		t.Fatal(err)
 	}
-	u := replica.NewZkIsrUpdater(zc)
+	var u replica.IsrUpdater = zc // what a partition leader writes its ISR with
 	tp := replicaTP("t", 0)
-	v, err := u.UpdateIsr(tp, replica.IsrState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, ControllerEpoch: 1, PartitionEpoch: 0})
+	v, err := u.UpdateLeaderAndIsrConditional(tp, zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, ControllerEpoch: 1, ZkVersion: 0})
 	if err != nil || v != 1 {
 		t.Fatalf("conditional ISR write: version %d, %v", v, err)
 	}
@@ -340,14 +341,14 @@ func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
 	if _, err := zc.Set(path, moved.Encode(), 1); err != nil {
 		t.Fatal(err)
 	}
-	_, err = u.UpdateIsr(tp, replica.IsrState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1}, ControllerEpoch: 1, PartitionEpoch: 1})
-	if !errors.Is(err, replica.ErrIsrVersionConflict) {
+	_, err = u.UpdateLeaderAndIsrConditional(tp, zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 3, ISR: []int32{1}, ControllerEpoch: 1, ZkVersion: 1})
+	if !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("stale partition epoch: %v, want a version conflict", err)
 	}
 	if data, _, _ := zc.Get(path); !bytes.Equal(data, moved.Encode()) {
 		t.Fatalf("a deposed leader overwrote the state: %s", data)
 	}
-	if err := u.NotifyIsrChange([]common.TopicPartition{tp, replicaTP("t", 1)}); err != nil {
+	if _, err := u.CreateIsrChangeNotification([]common.TopicPartition{tp, replicaTP("t", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	names, err := zc.GetAllIsrChangeNotifications()

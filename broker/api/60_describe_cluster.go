@@ -20,7 +20,7 @@ func (a *Apis) handleDescribeCluster(_ context.Context, r *request) (kmsg.Respon
 	resp.ClusterID = a.clusterID
 	resp.ControllerID = a.meta.ControllerID()
 	resp.ClusterAuthorizedOperations = math.MinInt32
-	for _, b := range a.meta.AliveBrokers(r.listener()) {
+	for _, b := range a.meta.AliveEndpoints(r.listener()) {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.ID, b.Host, b.Port, b.Rack
 		resp.Brokers = append(resp.Brokers, rb)

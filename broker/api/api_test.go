@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
@@ -181,8 +182,8 @@ func (m *fakeMeta) MetadataResponse(req *kmsg.MetadataRequest, _ string) *kmsg.M
 	return resp
 }
 func (m *fakeMeta) ControllerID() int32 { return 1 }
-func (m *fakeMeta) AliveBrokers(string) []BrokerEndpoint {
-	return []BrokerEndpoint{{ID: 1, Host: "127.0.0.1", Port: 9092}}
+func (m *fakeMeta) AliveEndpoints(string) []metadata.BrokerEndpoint {
+	return []metadata.BrokerEndpoint{{ID: 1, Host: "127.0.0.1", Port: 9092}}
 }
 func (m *fakeMeta) PartitionLeaders(topic string) (map[int32]int32, bool) {
 	m.mu.Lock()

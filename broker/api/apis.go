@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/config"
 )
@@ -73,27 +74,19 @@ func (a *Apis) Handle(ctx context.Context, req *network.Request) (resp kmsg.Resp
 func (r *request) listener() string { return r.net.Listener }
 
 // MetadataView is what the api layer reads from the broker's metadata cache
-// (broker/metadata.Cache, fed by the controller's UpdateMetadata).
+// (*metadata.Cache satisfies it; fed by the controller's UpdateMetadata).
 type MetadataView interface {
 	// MetadataResponse answers a Metadata request from the cache for the
 	// listener the request arrived on (no auto-creation).
 	MetadataResponse(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse
 	// ControllerID is the controller the cache knows, -1 if none.
 	ControllerID() int32
-	// AliveBrokers lists the live brokers with their endpoint on listener
+	// AliveEndpoints lists the live brokers with their endpoint on listener
 	// (brokers without that listener are omitted), sorted by id.
-	AliveBrokers(listener string) []BrokerEndpoint
+	AliveEndpoints(listener string) []metadata.BrokerEndpoint
 	// PartitionLeaders returns the leader of every partition of topic the
 	// cache knows (-1 = none); ok is false when the topic is unknown.
 	PartitionLeaders(topic string) (leaders map[int32]int32, ok bool)
-}
-
-// BrokerEndpoint is one live broker as DescribeCluster lists it.
-type BrokerEndpoint struct {
-	ID   int32
-	Host string
-	Port int32
-	Rack *string
 }
 
 // Config wires the api layer to the rest of the broker.

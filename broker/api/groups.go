@@ -99,7 +99,7 @@ func (a *Apis) coordinatorFor(ctx context.Context, key string, listener string) 
 	if !ok || !known || leader < 0 {
 		return -1, "", -1, fmt.Errorf("%w: partition %d of the offsets topic has no leader", kerr.CoordinatorNotAvailable, p)
 	}
-	for _, b := range a.meta.AliveBrokers(listener) {
+	for _, b := range a.meta.AliveEndpoints(listener) {
 		if b.ID == leader {
 			return b.ID, b.Host, b.Port, nil
 		}

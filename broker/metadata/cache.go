@@ -414,3 +414,37 @@ func (c *Cache) HasPartition(topic string, partition int32) bool {
 	_, ok = ts.partitions[partition]
 	return ok
 }
+
+// BrokerEndpoint is one live broker's endpoint on a given listener.
+type BrokerEndpoint struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string
+}
+
+// AliveEndpoints lists the live brokers with their endpoint on listener,
+// sorted by id; brokers without that listener are left out.
+func (c *Cache) AliveEndpoints(listener string) []BrokerEndpoint {
+	var out []BrokerEndpoint
+	for _, b := range c.AliveBrokers() {
+		if e, ok := b.endpoint(listener); ok {
+			out = append(out, BrokerEndpoint{ID: b.ID, Host: e.Host, Port: e.Port, Rack: b.Rack})
+		}
+	}
+	return out
+}
+
+// PartitionLeaders returns the leader of every cached partition of topic
+// (-1 = none); ok is false when the topic is unknown.
+func (c *Cache) PartitionLeaders(topic string) (leaders map[int32]int32, ok bool) {
+	ts, ok := c.snap.Load().topics[topic]
+	if !ok {
+		return nil, false
+	}
+	leaders = make(map[int32]int32, len(ts.partitions))
+	for p, s := range ts.partitions {
+		leaders[p] = s.Leader
+	}
+	return leaders, true
+}

@@ -23,8 +23,8 @@
 //	                                       truncation by epoch)
 //	kafka.cluster.Replica                  isr.go remoteReplica (follower LEO,
 //	                                       lastCaughtUpTimeMs rule)
-//	kafka.utils.ReplicationUtils,          zk_adapter.go (conditional state write,
-//	ReplicaManager ISR notifications       isr_change_notification), IsrUpdater
+//	kafka.utils.ReplicationUtils,          isr.go IsrUpdater (the *zkclient.Client
+//	ReplicaManager ISR notifications       conditional write, isr_change_notification)
 //	kafka.server.DelayedProduce            delayedproduce.go (+ WaitForReplication)
 //	kafka.server.DelayedFetch              delayedfetch.go + fetchWithWait in fetch.go
 //	                                       (parked in broker/purgatory, key per partition)

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/zkpaths"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -212,18 +214,18 @@ func (c *fakeClock) Advance(d time.Duration) {
 // with a version conflict.
 type fakeIsrUpdater struct {
 	mu       sync.Mutex
-	writes   []IsrState
+	writes   []zkpaths.LeaderAndIsr
 	notified [][]common.TopicPartition
 	conflict bool
 	fail     error
 }
 
-func (f *fakeIsrUpdater) UpdateIsr(tp common.TopicPartition, st IsrState) (int32, error) {
+func (f *fakeIsrUpdater) UpdateLeaderAndIsrConditional(tp common.TopicPartition, st zkpaths.LeaderAndIsr) (int32, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conflict {
 		f.conflict = false
-		return 0, fmt.Errorf("write %s-%d: %w", tp.Topic, tp.Partition, ErrIsrVersionConflict)
+		return 0, fmt.Errorf("write %s-%d: %w", tp.Topic, tp.Partition, zk.ErrBadVersion)
 	}
 	if f.fail != nil {
 		err := f.fail
@@ -231,21 +233,21 @@ func (f *fakeIsrUpdater) UpdateIsr(tp common.TopicPartition, st IsrState) (int32
 		return 0, err
 	}
 	f.writes = append(f.writes, st)
-	return st.PartitionEpoch + 1, nil
+	return st.ZkVersion + 1, nil
 }
 
-func (f *fakeIsrUpdater) NotifyIsrChange(tps []common.TopicPartition) error {
+func (f *fakeIsrUpdater) CreateIsrChangeNotification(tps []common.TopicPartition) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.notified = append(f.notified, tps)
-	return nil
+	return "", nil
 }
 
-func (f *fakeIsrUpdater) lastWrite() (IsrState, int) {
+func (f *fakeIsrUpdater) lastWrite() (zkpaths.LeaderAndIsr, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.writes) == 0 {
-		return IsrState{}, 0
+		return zkpaths.LeaderAndIsr{}, 0
 	}
 	return f.writes[len(f.writes)-1], len(f.writes)
 }

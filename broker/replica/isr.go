@@ -1,11 +1,11 @@
 package replica
 
 import (
-	"errors"
 	"slices"
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/zkpaths"
 )
 
 // remoteReplica is what a leader knows about one follower (Kafka's
@@ -111,30 +111,21 @@ type isrChange struct {
 	newIsr []int32
 }
 
-// IsrState is the partition state a leader writes when it changes the ISR
-// itself (replication.md §7.3, direct ZooKeeper mode).
-type IsrState struct {
-	Leader          int32
-	LeaderEpoch     int32
-	ISR             []int32
-	ControllerEpoch int32
-	// PartitionEpoch is the expected zkVersion of the state znode.
-	PartitionEpoch int32
-}
-
-// ErrIsrVersionConflict is returned by an IsrUpdater when the partition
-// state znode no longer has the expected version: another writer (the
-// controller) got there first and this leader's view is stale.
-var ErrIsrVersionConflict = errors.New("replica: partition state version conflict")
-
-// IsrUpdater persists ISR changes made by a partition leader: in ZooKeeper
-// mode a conditional write of /brokers/topics/<t>/partitions/<p>/state and
-// the /isr_change_notification/isr_change_ znodes that tell the controller
-// (zookeeper-layout.md §3.7.1, §4.12). NewZkIsrUpdater is the real one.
+// IsrUpdater is the part of the ZooKeeper client (*zkclient.Client) a
+// partition leader persists its own ISR changes with, as Kafka's brokers do
+// before IBP 2.7-IV2: the leader rewrites its partition's state znode
+// /brokers/topics/<t>/partitions/<p>/state conditionally on the version it
+// last saw (the partition epoch), without the controller-epoch fence, and
+// batches the changed partitions into persistent sequential
+// /isr_change_notification/isr_change_ znodes that the controller watches
+// to refresh the other brokers' metadata.
 type IsrUpdater interface {
-	// UpdateIsr writes st conditionally on st.PartitionEpoch and returns the
-	// new version; ErrIsrVersionConflict (possibly wrapped) on a mismatch.
-	UpdateIsr(tp common.TopicPartition, st IsrState) (int32, error)
-	// NotifyIsrChange records one change notification listing tps.
-	NotifyIsrChange(tps []common.TopicPartition) error
+	// UpdateLeaderAndIsrConditional writes s conditionally on s.ZkVersion
+	// and returns the new version; an error matching zk.ErrBadVersion
+	// means another writer (the controller) got there first and this
+	// leader's view is stale.
+	UpdateLeaderAndIsrConditional(tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error)
+	// CreateIsrChangeNotification records one change notification listing
+	// tps.
+	CreateIsrChangeNotification(tps []common.TopicPartition) (string, error)
 }

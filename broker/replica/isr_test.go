@@ -164,7 +164,7 @@ func TestIsrShrinkAndExpand(t *testing.T) {
 	if n != 1 || w.Leader != 1 || w.LeaderEpoch != 3 || !slices.Equal(w.ISR, []int32{1, 2}) || w.ControllerEpoch != 1 {
 		t.Fatalf("ZooKeeper write: %+v (%d writes)", w, n)
 	}
-	if st := mustPartition(t, f.m, tp).State(); st.PartitionEpoch != w.PartitionEpoch+1 {
+	if st := mustPartition(t, f.m, tp).State(); st.PartitionEpoch != w.ZkVersion+1 {
 		t.Fatalf("partition epoch must follow the written version: %d", st.PartitionEpoch)
 	}
 	if f.meter("IsrShrinksPerSec") != 1 {

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/zkpaths"
 )
 
 // Timing of ISR change notifications (Kafka's ReplicaManager constants of
@@ -120,22 +122,23 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 	}
 	change := &isrChange{expand: expand, newIsr: newIsr}
 	p.pendingIsr = change
-	st := IsrState{
-		Leader:          p.brokerID,
-		LeaderEpoch:     p.leaderEpoch,
-		ISR:             slices.Clone(newIsr),
-		ControllerEpoch: p.controllerEpoch,
-		PartitionEpoch:  p.partitionEpoch,
+	st := zkpaths.LeaderAndIsr{
+		Leader:              p.brokerID,
+		LeaderEpoch:         p.leaderEpoch,
+		ISR:                 slices.Clone(newIsr),
+		LeaderRecoveryState: zkpaths.LeaderRecovered,
+		ControllerEpoch:     p.controllerEpoch,
+		ZkVersion:           p.partitionEpoch,
 	}
 	p.mu.Unlock()
 
 	version, err := int32(0), error(nil)
 	if m.cfg.IsrUpdater != nil {
-		version, err = m.cfg.IsrUpdater.UpdateIsr(p.tp, st)
+		version, err = m.cfg.IsrUpdater.UpdateLeaderAndIsrConditional(p.tp, st)
 	} else {
 		// No ZooKeeper (unit tests, a standalone manager): the change is
 		// applied locally only.
-		version = st.PartitionEpoch + 1
+		version = st.ZkVersion + 1
 	}
 
 	p.mu.Lock()
@@ -146,11 +149,11 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 		return
 	}
 	switch {
-	case errors.Is(err, ErrIsrVersionConflict):
+	case errors.Is(err, zk.ErrBadVersion):
 		p.mu.Unlock()
 		m.state.Warn("ISR update rejected: partition state changed in ZooKeeper; waiting for the controller's LeaderAndIsr",
 			"topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", st.LeaderEpoch,
-			"partition_epoch", st.PartitionEpoch, "new_isr", newIsr)
+			"partition_epoch", st.ZkVersion, "new_isr", newIsr)
 		return
 	case err != nil:
 		p.pendingIsr = nil // nothing known to be applied: a later check retries
@@ -221,7 +224,7 @@ func (m *Manager) MaybePropagateIsrChanges() {
 	if m.cfg.IsrUpdater == nil {
 		return
 	}
-	if err := m.cfg.IsrUpdater.NotifyIsrChange(tps); err != nil {
+	if _, err := m.cfg.IsrUpdater.CreateIsrChangeNotification(tps); err != nil {
 		m.log.Error("writing ISR change notification; will retry", "partitions", len(tps), "err", err)
 		m.isrNotifyMu.Lock()
 		for _, tp := range tps {

@@ -38,8 +38,8 @@ type Config struct {
 	// ReplicaLagTimeMax is replica.lag.time.max.ms: a follower that has
 	// not caught up for this long leaves the ISR. 0 means 30 s.
 	ReplicaLagTimeMax time.Duration
-	// IsrUpdater persists ISR changes made by this broker as a leader
-	// (NewZkIsrUpdater); nil applies them locally only.
+	// IsrUpdater persists ISR changes made by this broker as a leader (the
+	// broker's *zkclient.Client); nil applies them locally only.
 	IsrUpdater IsrUpdater
 	// IsBrokerAlive tells whether a follower is a live broker (metadata
 	// cache); only live brokers join an ISR. Nil: every replica is eligible.
