@@ -70,6 +70,16 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
 		return resp, nil
 	}
+	items := c.checkAlterPartitionItems(req, resp)
+	if err := c.writeAlterPartitionItems(items); err != nil {
+		return nil, err
+	}
+	return resp, c.answerAlterPartition(items, resp)
+}
+
+// checkAlterPartitionItems reads the request's partitions (by topic id from
+// v2) and checks each proposed change against the controller's view.
+func (c *Controller) checkAlterPartitionItems(req *kmsg.AlterPartitionRequest, resp *kmsg.AlterPartitionResponse) []*alterPartitionItem {
 	byID := map[[16]byte]string{}
 	for t, id := range c.ctx.topicIDs {
 		byID[id] = t
@@ -103,7 +113,12 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 			it.result, it.succeeded, it.err = c.checkAlterPartition(it.tp, it.proposed, req.Version)
 		}
 	}
-	// Write every accepted change, conditionally on the partition epoch.
+	return items
+}
+
+// writeAlterPartitionItems writes every accepted change, conditionally on
+// the partition epoch; a lost race answers INVALID_UPDATE_VERSION.
+func (c *Controller) writeAlterPartitionItems(items []*alterPartitionItem) error {
 	updates := map[common.TopicPartition]LeaderAndIsr{}
 	for _, it := range items {
 		if it.err == nil && !it.succeeded {
@@ -113,7 +128,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 	if len(updates) > 0 {
 		versions, errs, err := c.psm.store.UpdateStates(updates, c.ctx.Epoch)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, it := range items {
 			if _, ok := updates[it.tp]; !ok || it.err != nil {
@@ -133,6 +148,13 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 			it.result, it.succeeded = l.LeaderAndIsr, true
 		}
 	}
+	return nil
+}
+
+// answerAlterPartition fills in each partition's outcome, tells every
+// broker the new ISRs and completes reassignments that were waiting for
+// them.
+func (c *Controller) answerAlterPartition(items []*alterPartitionItem, resp *kmsg.AlterPartitionResponse) error {
 	var all []common.TopicPartition
 	for _, it := range items {
 		if _, ok := c.ctx.Assignment(it.tp); ok {
@@ -155,7 +177,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 	}
 	if len(all) > 0 {
 		if err := c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), all); err != nil {
-			return resp, err
+			return err
 		}
 	}
 	var done []common.TopicPartition
@@ -164,7 +186,7 @@ func (c *Controller) processAlterPartition(req *kmsg.AlterPartitionRequest) (*km
 			done = append(done, it.tp)
 		}
 	}
-	return resp, c.maybeCompleteReassignments(done)
+	return c.maybeCompleteReassignments(done)
 }
 
 // checkAlterPartition runs the per-partition checks of §16.2 step 4 in

@@ -16,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
 )
 
@@ -268,4 +270,44 @@ func (s *brokerSender) capVersion(req kmsg.Request) {
 
 func (o outgoingRequest) String() string {
 	return fmt.Sprintf("%s to broker %d", kmsg.NameForKey(o.req.Key()), o.broker)
+}
+
+// requestSink is where flushed batches go: the channel manager in
+// production, a recorder in transcript tests.
+type requestSink interface {
+	addBroker(b Broker)
+	removeBroker(id int32)
+	send(reqs []outgoingRequest)
+	maxVersion(broker int32, key int16) int16
+	shutdown()
+}
+
+// onResponse runs on a sender goroutine: it only enqueues events.
+func (c *Controller) onResponse(broker int32, o outgoingRequest, resp kmsg.Response) {
+	switch r := resp.(type) {
+	case *kmsg.LeaderAndISRResponse:
+		c.em.put(leaderAndIsrResponseEvent{broker: broker, resp: r})
+	case *kmsg.UpdateMetadataResponse:
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			c.log.Warn("UpdateMetadata failed on broker", "target_broker", broker, "err", err)
+		}
+	case *kmsg.StopReplicaResponse:
+		if len(o.deletePartitions) == 0 {
+			return
+		}
+		errs := map[common.TopicPartition]error{}
+		top := kerr.ErrorForCode(r.ErrorCode)
+		for _, tp := range o.deletePartitions {
+			errs[tp] = top
+		}
+		if top == nil {
+			for _, p := range r.Partitions {
+				tp := common.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+				if _, ok := errs[tp]; ok {
+					errs[tp] = kerr.ErrorForCode(p.ErrorCode)
+				}
+			}
+		}
+		c.em.put(topicDeletionStopReplicaResponseEvent{broker: broker, errs: errs})
+	}
 }

@@ -5,11 +5,9 @@ package controller
 // (controller.md §3, §6, §11, §13, §16).
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,16 +160,6 @@ func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controlle
 	return c
 }
 
-// requestSink is where flushed batches go: the channel manager in
-// production, a recorder in transcript tests.
-type requestSink interface {
-	addBroker(b Broker)
-	removeBroker(id int32)
-	send(reqs []outgoingRequest)
-	maxVersion(broker int32, key int16) int16
-	shutdown()
-}
-
 // Startup installs the session handlers, enqueues Startup (watch
 // /controller, elect) and starts the event goroutine.
 func (c *Controller) Startup() {
@@ -231,123 +219,127 @@ func (c *Controller) TopicUncleanLeaderElectionEnabled(topic string) {
 	c.em.put(topicUncleanLeaderElectionEnableEvent{topic: topic})
 }
 
-// ControlledShutdown moves leadership away from brokerID (controller.md
-// §13.2) and returns the partitions it still leads. Errors are kerr values:
-// StaleControllerEpoch when this broker is not the controller,
-// StaleBrokerEpoch, BrokerNotAvailable.
-func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]common.TopicPartition, error) {
-	reply := make(chan controlledShutdownResult, 1)
-	c.em.put(controlledShutdownEvent{id: brokerID, brokerEpoch: brokerEpoch, reply: reply})
-	select {
-	case r := <-reply:
-		return r.remaining, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 // --- event dispatch ---
 
+// process handles one event on the event goroutine: one line per event, as
+// Kafka's KafkaController.process. Events that only make sense on the
+// active controller are dropped elsewhere (before the metrics update).
 func (c *Controller) process(ev event) {
 	var err error
 	switch e := ev.(type) {
 	case startupEvent:
-		c.controllerStop = c.zk.WatchData(zkpaths.ControllerPath, func() { c.em.put(controllerChangeEvent{}) })
-		err = c.elect()
+		err = c.processStartup()
 	case controllerChangeEvent:
 		err = c.processControllerChange()
 	case reelectEvent:
-		c.maybeResign()
-		err = c.elect()
+		err = c.processReelect()
 	case expireEvent:
-		c.activeID.Store(-1)
-		if c.IsActive() {
-			c.log.Warn("zookeeper session expired; resigning as controller")
-		}
-		c.onControllerResignation()
+		c.processExpire()
 	case replicaLeaderElectionEvent:
-		outcomes, eerr := c.processReplicaLeaderElection(e)
-		reply := eerr
-		switch {
-		case errors.Is(eerr, ErrControllerMoved):
-			err, reply = eerr, kerr.NotController
-		case eerr != nil && !errors.Is(eerr, kerr.NotController):
-			err, reply = eerr, kerr.UnknownServerError
-		}
-		if e.reply != nil {
-			e.reply <- electLeadersResult{outcomes: outcomes, err: reply}
-		}
+		err = c.replyReplicaLeaderElection(e)
 	case apiReassignmentEvent:
-		errs, rerr := c.processApiReassignment(e)
-		reply := rerr
-		if errors.Is(rerr, ErrControllerMoved) {
-			err, reply = rerr, kerr.NotController
-		} else if rerr != nil && !errors.Is(rerr, kerr.NotController) {
-			err, reply = rerr, kerr.UnknownServerError
-		}
-		e.reply <- apiReassignmentResult{errs: errs, err: reply}
+		err = c.replyApiReassignment(e)
 	case listReassignmentsEvent:
 		e.reply <- c.processListReassignments(e)
 	case alterPartitionEvent:
-		resp, aerr := c.processAlterPartition(e.req)
-		if aerr != nil {
-			err = aerr
-			if resp == nil {
-				resp = e.req.ResponseKind().(*kmsg.AlterPartitionResponse)
-				resp.ErrorCode = kerr.NotController.Code
-				if !errors.Is(aerr, ErrControllerMoved) {
-					resp.ErrorCode = kerr.UnknownServerError.Code
-				}
-			}
-		}
-		e.reply <- alterPartitionResult{resp: resp}
+		err = c.replyAlterPartition(e)
 	case controlledShutdownEvent:
-		remaining, cerr := c.processControlledShutdown(e.id, e.brokerEpoch)
-		reply := cerr
-		switch {
-		case errors.Is(cerr, ErrControllerMoved):
-			// "Controller moved" is STALE_CONTROLLER_EPOCH on the wire; the
-			// broker retries against the next controller.
-			err, reply = cerr, kerr.StaleControllerEpoch
-		case errors.Is(cerr, errIllegalState):
-			err, reply = cerr, kerr.UnknownServerError
-		}
-		e.reply <- controlledShutdownResult{remaining: remaining, err: reply}
+		err = c.replyControlledShutdown(e)
 	default:
 		if !c.IsActive() {
 			return
 		}
-		switch e := ev.(type) {
-		case brokerChangeEvent:
-			err = c.processBrokerChange()
-		case brokerModificationsEvent:
-			err = c.processBrokerModification(e.id)
-		case topicChangeEvent:
-			err = c.processTopicChange()
-		case partitionModificationsEvent:
-			err = c.processPartitionModifications(e.topic)
-		case topicDeletionEvent:
-			err = c.processTopicDeletion()
-		case isrChangeNotificationEvent:
-			err = c.processIsrChangeNotification()
-		case zkPartitionReassignmentEvent:
-			err = c.processZkPartitionReassignment()
-		case topicUncleanLeaderElectionEnableEvent:
-			if c.ctx.HasTopic(e.topic) && !c.ctx.IsTopicQueuedForDeletion(e.topic) {
-				err = c.triggerOnlineForTopic(e.topic, "unclean.leader.election.enable turned on for the topic")
-			}
-		case autoPreferredReplicaLeaderElectionEvent:
-			err = c.processAutoPreferredReplicaLeaderElection()
-		case leaderAndIsrResponseEvent:
-			err = c.processLeaderAndIsrResponse(e)
-		case logDirEventNotificationEvent:
-			err = c.processLogDirEventNotification()
-		case topicDeletionStopReplicaResponseEvent:
-			err = c.processTopicDeletionStopReplicaResponse(e)
-		}
+		err = c.processActive(ev)
 	}
 	c.handleProcessError(ev, err)
 	c.metrics.update(c)
+}
+
+// processActive handles the events of the active controller's watches,
+// timers and broker responses.
+func (c *Controller) processActive(ev event) error {
+	switch e := ev.(type) {
+	case brokerChangeEvent:
+		return c.processBrokerChange()
+	case brokerModificationsEvent:
+		return c.processBrokerModification(e.id)
+	case topicChangeEvent:
+		return c.processTopicChange()
+	case partitionModificationsEvent:
+		return c.processPartitionModifications(e.topic)
+	case topicDeletionEvent:
+		return c.processTopicDeletion()
+	case isrChangeNotificationEvent:
+		return c.processIsrChangeNotification()
+	case zkPartitionReassignmentEvent:
+		return c.processZkPartitionReassignment()
+	case topicUncleanLeaderElectionEnableEvent:
+		return c.processTopicUncleanLeaderElectionEnable(e.topic)
+	case autoPreferredReplicaLeaderElectionEvent:
+		return c.processAutoPreferredReplicaLeaderElection()
+	case leaderAndIsrResponseEvent:
+		return c.processLeaderAndIsrResponse(e)
+	case logDirEventNotificationEvent:
+		return c.processLogDirEventNotification()
+	case topicDeletionStopReplicaResponseEvent:
+		return c.processTopicDeletionStopReplicaResponse(e)
+	}
+	return nil
+}
+
+// rpcOutcome splits the error of an RPC's handler into what the event loop
+// acts on and what the RPC's caller is told, the same way for every RPC:
+//   - the controller moved (a fenced write failed or the election was
+//     lost): the loop resigns and the caller gets moved (NOT_CONTROLLER, or
+//     STALE_CONTROLLER_EPOCH for ControlledShutdown), so it retries at the
+//     next controller;
+//   - a protocol outcome (a kerr value such as NOT_CONTROLLER or
+//     STALE_BROKER_EPOCH) goes to the caller as is; the loop has nothing to
+//     do;
+//   - anything else is logged by the loop (an illegal state also forces a
+//     controller move) and the caller gets UNKNOWN_SERVER_ERROR.
+func rpcOutcome(err error, moved *kerr.Error) (loopErr, reply error) {
+	var ke *kerr.Error
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.Is(err, ErrControllerMoved):
+		return err, moved
+	case errors.As(err, &ke):
+		return nil, err
+	default:
+		return err, kerr.UnknownServerError
+	}
+}
+
+func (c *Controller) replyReplicaLeaderElection(e replicaLeaderElectionEvent) error {
+	outcomes, err := c.processReplicaLeaderElection(e)
+	loopErr, reply := rpcOutcome(err, kerr.NotController)
+	if e.reply != nil {
+		e.reply <- electLeadersResult{outcomes: outcomes, err: reply}
+	}
+	return loopErr
+}
+
+func (c *Controller) replyApiReassignment(e apiReassignmentEvent) error {
+	errs, err := c.processApiReassignment(e)
+	loopErr, reply := rpcOutcome(err, kerr.NotController)
+	e.reply <- apiReassignmentResult{errs: errs, err: reply}
+	return loopErr
+}
+
+func (c *Controller) replyAlterPartition(e alterPartitionEvent) error {
+	resp, err := c.processAlterPartition(e.req)
+	loopErr, reply := rpcOutcome(err, kerr.NotController)
+	if resp == nil {
+		resp = e.req.ResponseKind().(*kmsg.AlterPartitionResponse)
+		var ke *kerr.Error
+		if errors.As(reply, &ke) {
+			resp.ErrorCode = ke.Code
+		}
+	}
+	e.reply <- alterPartitionResult{resp: resp}
+	return loopErr
 }
 
 var errIllegalState = errors.New("controller: illegal controller state")
@@ -366,6 +358,29 @@ func (c *Controller) handleProcessError(ev event, err error) {
 	default:
 		c.log.Error("error processing controller event", "event", fmt.Sprintf("%T", ev), "err", err)
 	}
+}
+
+// processStartup watches /controller and runs the first election.
+func (c *Controller) processStartup() error {
+	c.controllerStop = c.zk.WatchData(zkpaths.ControllerPath, func() { c.em.put(controllerChangeEvent{}) })
+	return c.elect()
+}
+
+// processReelect runs after a new ZooKeeper session replaced an expired
+// one: resign if /controller names another broker, then elect.
+func (c *Controller) processReelect() error {
+	c.maybeResign()
+	return c.elect()
+}
+
+// processExpire resigns on session expiry: the ephemeral /controller is
+// gone with the session, and so are the watches.
+func (c *Controller) processExpire() {
+	c.activeID.Store(-1)
+	if c.IsActive() {
+		c.log.Warn("zookeeper session expired; resigning as controller")
+	}
+	c.onControllerResignation()
 }
 
 // --- election (§3.2–3.4) ---
@@ -595,46 +610,6 @@ func (c *Controller) onControllerFailover() error {
 	return nil
 }
 
-// readBrokers reads every registration; unreadable ones are skipped by the
-// client with a warning.
-func (c *Controller) readBrokers() (map[int32]Broker, error) {
-	infos, err := c.zk.GetAllBrokers()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[int32]Broker, len(infos))
-	for _, info := range infos {
-		out[info.ID] = brokerFromZk(info)
-	}
-	return out, nil
-}
-
-// brokerFromZk is the controller's view of a registration; its epoch is
-// the registration znode's czxid.
-func brokerFromZk(info zkpaths.BrokerInfo) Broker {
-	b := Broker{ID: info.ID, Epoch: info.Epoch}
-	if info.Rack != "" {
-		r := info.Rack
-		b.Rack = &r
-	}
-	for _, ep := range info.Endpoints {
-		b.Endpoints = append(b.Endpoints, Endpoint{Listener: ep.ListenerName, Host: ep.Host, Port: ep.Port, SecurityProtocol: securityProtocolID(ep.SecurityProtocol)})
-	}
-	return b
-}
-
-func securityProtocolID(name string) int16 {
-	switch name {
-	case "SSL":
-		return 1
-	case "SASL_PLAINTEXT":
-		return 2
-	case "SASL_SSL":
-		return 3
-	}
-	return 0
-}
-
 func (c *Controller) initializeControllerContext() error {
 	brokers, err := c.readBrokers()
 	if err != nil {
@@ -668,638 +643,6 @@ func (c *Controller) initializeControllerContext() error {
 	c.batch.maxVersion = c.channels.maxVersion
 	for _, b := range c.ctx.LiveOrShuttingDownBrokers() {
 		c.channels.addBroker(b)
-	}
-	return nil
-}
-
-func (c *Controller) watchTopic(t string) {
-	if _, ok := c.topicWatches[t]; ok {
-		return
-	}
-	c.topicWatches[t] = c.zk.WatchData(zkpaths.TopicPath(t), func() { c.em.put(partitionModificationsEvent{topic: t}) })
-}
-
-func (c *Controller) unwatchTopic(t string) {
-	if cancel, ok := c.topicWatches[t]; ok {
-		cancel()
-		delete(c.topicWatches, t)
-	}
-}
-
-func (c *Controller) watchBroker(id int32) {
-	if _, ok := c.brokerWatches[id]; ok {
-		return
-	}
-	c.brokerWatches[id] = c.zk.WatchData(zkpaths.BrokerIDPath(id), func() { c.em.put(brokerModificationsEvent{id: id}) })
-}
-
-// readTopicAssignment reads /brokers/topics/<t>, back-filling a topic id
-// (fenced) when it has none (IBP ≥ 2.8 behaviour).
-func (c *Controller) readTopicAssignment(t string) (zkpaths.TopicAssignment, bool, error) {
-	ta, version, err := c.zk.GetTopicAssignment(t)
-	if isNoNode(err) {
-		return zkpaths.TopicAssignment{}, false, nil
-	}
-	if errors.Is(err, zkclient.ErrUndecodable) {
-		c.log.Error("ignoring an undecodable topic znode", "topic", t, "err", err)
-		return zkpaths.TopicAssignment{}, false, nil
-	}
-	if err != nil {
-		return zkpaths.TopicAssignment{}, false, err
-	}
-	if ta.TopicID == "" {
-		ta.TopicID = zkpaths.RandomUUID()
-		ta.Version = zkpaths.TopicAssignmentVersion
-		if _, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, t, ta, version); err != nil {
-			if errors.Is(err, ErrControllerMoved) {
-				return ta, false, err
-			}
-			// Someone rewrote the znode meanwhile; its data watch brings us back.
-			c.log.Warn("could not back-fill the topic id", "topic", t, "err", err)
-			ta.TopicID = ""
-		}
-	}
-	return ta, true, nil
-}
-
-func assignmentFromZk(ta zkpaths.TopicAssignment, p int32) ReplicaAssignment {
-	return ReplicaAssignment{Replicas: slices.Clone(ta.Partitions[p]), AddingReplicas: slices.Clone(ta.Adding[p]), RemovingReplicas: slices.Clone(ta.Removing[p])}
-}
-
-func (c *Controller) loadTopicAssignment(t string) error {
-	ta, ok, err := c.readTopicAssignment(t)
-	if err != nil || !ok {
-		return err
-	}
-	c.ctx.SetTopicID(t, decodeTopicID(ta.TopicID))
-	for p := range ta.Partitions {
-		c.ctx.UpdateAssignment(common.TopicPartition{Topic: t, Partition: p}, assignmentFromZk(ta, p))
-	}
-	return nil
-}
-
-// --- batches ---
-
-// sendBatch flushes the request batch onto the brokers' queues.
-func (c *Controller) sendBatch() {
-	reqs := c.batch.flush(c.ctx.Epoch)
-	if c.channels != nil {
-		c.channels.send(reqs)
-	}
-}
-
-func (c *Controller) sendUpdateMetadata(brokers []int32, tps []common.TopicPartition) error {
-	if err := c.batch.newBatch(); err != nil {
-		return fmt.Errorf("%w: %v", errIllegalState, err)
-	}
-	c.batch.addUpdateMetadata(brokers, tps)
-	c.sendBatch()
-	return nil
-}
-
-// partitionChange runs one partition state machine call in a fresh batch
-// and sends the batch.
-func (c *Controller) partitionChange(tps []common.TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[common.TopicPartition]error, error) {
-	if err := c.batch.newBatch(); err != nil {
-		return nil, fmt.Errorf("%w: %v", errIllegalState, err)
-	}
-	failed, err := c.psm.handleStateChanges(tps, target, spec, reason)
-	if err != nil {
-		c.batch.clear()
-		return failed, err
-	}
-	c.sendBatch()
-	return failed, nil
-}
-
-func (c *Controller) triggerOnline(reason string) error { return c.triggerOnlineForTopic("", reason) }
-
-// triggerOnlineForTopic runs §8.3 for one topic ("" = all topics).
-func (c *Controller) triggerOnlineForTopic(topic, reason string) error {
-	if err := c.batch.newBatch(); err != nil {
-		return fmt.Errorf("%w: %v", errIllegalState, err)
-	}
-	_, err := c.psm.triggerOnlinePartitionStateChange(topic, reason)
-	if err != nil {
-		c.batch.clear()
-		return err
-	}
-	c.sendBatch()
-	return nil
-}
-
-// replicaChange runs one replica state machine call in a fresh batch.
-func (c *Controller) replicaChange(replicas []PartitionReplica, target ReplicaState, reason string) (map[PartitionReplica]error, error) {
-	if len(replicas) == 0 {
-		return nil, nil
-	}
-	if err := c.batch.newBatch(); err != nil {
-		return nil, fmt.Errorf("%w: %v", errIllegalState, err)
-	}
-	failed, err := c.rsm.handleStateChanges(replicas, target, reason)
-	if err != nil {
-		c.batch.clear()
-		return failed, err
-	}
-	c.sendBatch()
-	return failed, nil
-}
-
-// onResponse runs on a sender goroutine: it only enqueues events.
-func (c *Controller) onResponse(broker int32, o outgoingRequest, resp kmsg.Response) {
-	switch r := resp.(type) {
-	case *kmsg.LeaderAndISRResponse:
-		c.em.put(leaderAndIsrResponseEvent{broker: broker, resp: r})
-	case *kmsg.UpdateMetadataResponse:
-		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			c.log.Warn("UpdateMetadata failed on broker", "target_broker", broker, "err", err)
-		}
-	case *kmsg.StopReplicaResponse:
-		if len(o.deletePartitions) == 0 {
-			return
-		}
-		errs := map[common.TopicPartition]error{}
-		top := kerr.ErrorForCode(r.ErrorCode)
-		for _, tp := range o.deletePartitions {
-			errs[tp] = top
-		}
-		if top == nil {
-			for _, p := range r.Partitions {
-				tp := common.TopicPartition{Topic: p.Topic, Partition: p.Partition}
-				if _, ok := errs[tp]; ok {
-					errs[tp] = kerr.ErrorForCode(p.ErrorCode)
-				}
-			}
-		}
-		c.em.put(topicDeletionStopReplicaResponseEvent{broker: broker, errs: errs})
-	}
-}
-
-// --- broker membership (§6) ---
-
-func (c *Controller) processBrokerChange() error {
-	current, err := c.readBrokers()
-	if err != nil {
-		return err
-	}
-	var newIDs, deadIDs, bouncedIDs []int32
-	for id, b := range current {
-		old, known := c.ctx.LiveOrShuttingDownBroker(id)
-		switch {
-		case !known:
-			newIDs = append(newIDs, id)
-		case b.Epoch > old.Epoch:
-			bouncedIDs = append(bouncedIDs, id)
-		}
-	}
-	for _, id := range c.ctx.LiveOrShuttingDownBrokerIDs() {
-		if _, ok := current[id]; !ok {
-			deadIDs = append(deadIDs, id)
-		}
-	}
-	slices.Sort(newIDs)
-	slices.Sort(bouncedIDs)
-	slices.Sort(deadIDs)
-	if len(newIDs)+len(bouncedIDs)+len(deadIDs) == 0 {
-		return nil
-	}
-	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bouncedIDs, "live", sortedBrokerKeys(current))
-	for _, id := range newIDs {
-		c.channels.addBroker(current[id])
-	}
-	for _, id := range bouncedIDs {
-		c.channels.removeBroker(id)
-		c.channels.addBroker(current[id])
-	}
-	for _, id := range deadIDs {
-		c.channels.removeBroker(id)
-	}
-	if len(newIDs) > 0 {
-		for _, id := range newIDs {
-			c.ctx.AddLiveBroker(current[id])
-		}
-		if err := c.onBrokerStartup(newIDs); err != nil {
-			return err
-		}
-	}
-	if len(bouncedIDs) > 0 {
-		for _, id := range bouncedIDs {
-			c.ctx.RemoveLiveBroker(id)
-		}
-		if err := c.onBrokerFailure(bouncedIDs); err != nil {
-			return err
-		}
-		for _, id := range bouncedIDs {
-			c.ctx.AddLiveBroker(current[id])
-		}
-		if err := c.onBrokerStartup(bouncedIDs); err != nil {
-			return err
-		}
-	}
-	if len(deadIDs) > 0 {
-		for _, id := range deadIDs {
-			c.ctx.RemoveLiveBroker(id)
-		}
-		if err := c.onBrokerFailure(deadIDs); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *Controller) onBrokerStartup(newIDs []int32) error {
-	c.log.Info("new broker startup callback", "brokers", newIDs)
-	var existing []int32
-	for _, id := range c.ctx.LiveOrShuttingDownBrokerIDs() {
-		if !slices.Contains(newIDs, id) {
-			existing = append(existing, id)
-		}
-	}
-	if err := c.sendUpdateMetadata(existing, nil); err != nil {
-		return err
-	}
-	var withLeadership []common.TopicPartition
-	for _, tp := range c.ctx.AllPartitions() {
-		if _, ok := c.ctx.Leadership(tp); ok && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
-			withLeadership = append(withLeadership, tp)
-		}
-	}
-	if err := c.sendUpdateMetadata(newIDs, withLeadership); err != nil {
-		return err
-	}
-	replicas := c.ctx.ReplicasOnBrokers(newIDs)
-	var live, deleting []PartitionReplica
-	for _, r := range replicas {
-		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
-			deleting = append(deleting, r)
-		} else {
-			live = append(live, r)
-		}
-	}
-	if _, err := c.replicaChange(live, OnlineReplica, fmt.Sprintf("broker %v started", newIDs)); err != nil {
-		return err
-	}
-	if err := c.triggerOnline(fmt.Sprintf("broker %v started", newIDs)); err != nil {
-		return err
-	}
-	if err := c.resumeReassignments(newIDs); err != nil {
-		return err
-	}
-	if len(deleting) > 0 && c.deletion != nil {
-		topics := map[string]bool{}
-		for _, r := range deleting {
-			topics[r.Topic] = true
-		}
-		if err := c.deletion.resumeForTopics(topics); err != nil {
-			return err
-		}
-	}
-	for _, id := range newIDs {
-		c.watchBroker(id)
-	}
-	return nil
-}
-
-func (c *Controller) onBrokerFailure(dead []int32) error {
-	c.log.Info("broker failure callback", "brokers", dead)
-	if err := c.onReplicasBecomeOffline(c.ctx.ReplicasOnBrokers(dead), fmt.Sprintf("broker %v failed", dead)); err != nil {
-		return err
-	}
-	for _, id := range dead {
-		if cancel, ok := c.brokerWatches[id]; ok {
-			cancel()
-			delete(c.brokerWatches, id)
-		}
-	}
-	return nil
-}
-
-// onReplicasBecomeOffline implements §6.4 step 2: elect new leaders before
-// the dead replicas leave the ISR.
-func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
-	var deleting, others []PartitionReplica
-	for _, r := range replicas {
-		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
-			deleting = append(deleting, r)
-		} else {
-			others = append(others, r)
-		}
-	}
-	var offlineLeader []common.TopicPartition
-	for _, tp := range c.ctx.AllPartitions() {
-		l, ok := c.ctx.Leadership(tp)
-		if !ok || c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
-			continue
-		}
-		if !c.ctx.IsReplicaOnline(l.Leader, tp, false) {
-			offlineLeader = append(offlineLeader, tp)
-		}
-	}
-	if _, err := c.partitionChange(offlineLeader, OfflinePartition, nil, reason); err != nil {
-		return err
-	}
-	if err := c.triggerOnline(reason); err != nil {
-		return err
-	}
-	if _, err := c.replicaChange(others, OfflineReplica, reason); err != nil {
-		return err
-	}
-	if len(deleting) > 0 && c.deletion != nil {
-		if err := c.deletion.failReplicaDeletion(deleting); err != nil {
-			return err
-		}
-	}
-	if len(offlineLeader) == 0 && len(others) == 0 {
-		return c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), nil)
-	}
-	return nil
-}
-
-func (c *Controller) processBrokerModification(id int32) error {
-	info, ok, err := c.zk.GetBroker(id)
-	if err != nil || !ok {
-		return err
-	}
-	b := brokerFromZk(info)
-	old, known := c.ctx.LiveOrShuttingDownBroker(id)
-	if !known || sameEndpoints(old, b) {
-		return nil
-	}
-	b.Epoch = old.Epoch
-	c.log.Info("broker endpoints changed", "changed_broker", id)
-	c.ctx.AddLiveBroker(b)
-	oldEP, _ := interBrokerEndpoint(old, c.cfg.InterBrokerListener)
-	newEP, _ := interBrokerEndpoint(b, c.cfg.InterBrokerListener)
-	if oldEP != newEP {
-		// Reconnect to the new address (queued requests are dropped; the
-		// UpdateMetadata below and later batches carry the current state).
-		c.channels.removeBroker(id)
-		c.channels.addBroker(b)
-	}
-	return c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), nil)
-}
-
-// --- topics (§11) ---
-
-func (c *Controller) processTopicChange() error {
-	topics, err := c.zk.GetAllTopics()
-	if err != nil {
-		return err
-	}
-	now := map[string]bool{}
-	for _, t := range topics {
-		now[t] = true
-	}
-	var added, deleted []string
-	for t := range now {
-		if !c.ctx.HasTopic(t) {
-			added = append(added, t)
-		}
-	}
-	for _, t := range c.ctx.AllTopics() {
-		if !now[t] {
-			deleted = append(deleted, t)
-		}
-	}
-	slices.Sort(added)
-	for _, t := range deleted {
-		c.unwatchTopic(t)
-		c.ctx.RemoveTopic(t)
-	}
-	var newPartitions []common.TopicPartition
-	for _, t := range added {
-		c.ctx.AddTopic(t)
-		c.watchTopic(t)
-		if err := c.loadTopicAssignment(t); err != nil {
-			return err
-		}
-		newPartitions = append(newPartitions, c.ctx.PartitionsForTopic(t)...)
-	}
-	if len(added)+len(deleted) > 0 {
-		c.log.Info("topic change", "new", added, "deleted", deleted)
-	}
-	if len(newPartitions) > 0 {
-		return c.onNewPartitionCreation(newPartitions)
-	}
-	return nil
-}
-
-func (c *Controller) processPartitionModifications(t string) error {
-	if !c.ctx.HasTopic(t) {
-		return nil
-	}
-	ta, version, err := c.zk.GetTopicAssignment(t)
-	if isNoNode(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("controller: reading topic %s: %w", t, err)
-	}
-	var toAdd []common.TopicPartition
-	for p := range ta.Partitions {
-		tp := common.TopicPartition{Topic: t, Partition: p}
-		if _, ok := c.ctx.Assignment(tp); !ok {
-			toAdd = append(toAdd, tp)
-		}
-	}
-	if len(toAdd) == 0 {
-		return nil
-	}
-	sortTPs(toAdd)
-	if c.ctx.IsTopicQueuedForDeletion(t) {
-		// Undo the addition: rewrite the znode with the known partitions.
-		c.log.Info("restoring the partition assignment of a topic queued for deletion", "topic", t, "ignored", toAdd)
-		restored := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, Adding: map[int32][]int32{}, Removing: map[int32][]int32{}, TopicID: ta.TopicID}
-		for _, tp := range c.ctx.PartitionsForTopic(t) {
-			a, _ := c.ctx.Assignment(tp)
-			restored.Partitions[tp.Partition] = a.Replicas
-			restored.Adding[tp.Partition] = a.AddingReplicas
-			restored.Removing[tp.Partition] = a.RemovingReplicas
-		}
-		_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, t, restored, version)
-		return err
-	}
-	c.log.Info("new partitions for topic", "topic", t, "partitions", toAdd)
-	for _, tp := range toAdd {
-		c.ctx.UpdateAssignment(tp, assignmentFromZk(ta, tp.Partition))
-	}
-	return c.onNewPartitionCreation(toAdd)
-}
-
-// onNewPartitionCreation is §11.3.
-func (c *Controller) onNewPartitionCreation(tps []common.TopicPartition) error {
-	var replicas []PartitionReplica
-	for _, tp := range tps {
-		for _, r := range c.ctx.Replicas(tp) {
-			replicas = append(replicas, PartitionReplica{tp, r})
-		}
-	}
-	reason := "new partition creation"
-	if _, err := c.partitionChange(tps, NewPartition, nil, reason); err != nil {
-		return err
-	}
-	if _, err := c.replicaChange(replicas, NewReplica, reason); err != nil {
-		return err
-	}
-	if _, err := c.partitionChange(tps, OnlinePartition, &electionSpec{strategy: OfflineElection}, reason); err != nil {
-		return err
-	}
-	_, err := c.replicaChange(replicas, OnlineReplica, reason)
-	return err
-}
-
-// --- ISR change notifications (§16.1) ---
-
-func (c *Controller) processIsrChangeNotification() error {
-	children, err := c.zk.GetAllIsrChangeNotifications()
-	if err != nil {
-		return err
-	}
-	notified, err := c.zk.GetPartitionsFromIsrChangeNotifications(children)
-	if err != nil {
-		return err
-	}
-	changed := map[common.TopicPartition]bool{}
-	for _, tp := range notified {
-		if _, ok := c.ctx.Assignment(tp); ok {
-			changed[tp] = true
-		}
-	}
-	tps := sortedKeys(changed)
-	if len(tps) > 0 {
-		states, err := c.psm.store.ReadStates(tps)
-		if err != nil {
-			return err
-		}
-		for tp, l := range states {
-			c.ctx.PutLeadership(tp, l)
-		}
-		if err := c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), tps); err != nil {
-			return err
-		}
-		if err := c.maybeCompleteReassignments(tps); err != nil {
-			return err
-		}
-	}
-	return c.zk.DeleteIsrChangeNotifications(c.ctx.EpochZkVersion, children...)
-}
-
-// --- controlled shutdown (§13.2) ---
-
-func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]common.TopicPartition, error) {
-	if !c.IsActive() {
-		return nil, kerr.StaleControllerEpoch
-	}
-	cached, ok := c.ctx.BrokerEpoch(id)
-	if brokerEpoch != -1 && ok && brokerEpoch < cached {
-		return nil, kerr.StaleBrokerEpoch
-	}
-	if !ok {
-		return nil, kerr.BrokerNotAvailable
-	}
-	c.ctx.SetShuttingDown(id)
-	c.log.Info("controlled shutdown requested", "shutting_down_broker", id)
-	var led []common.TopicPartition
-	var followed []PartitionReplica
-	for _, tp := range c.ctx.AllPartitions() {
-		rs := c.ctx.Replicas(tp)
-		l, has := c.ctx.Leadership(tp)
-		if len(rs) <= 1 || !slices.Contains(rs, id) || !has || c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
-			continue
-		}
-		if l.Leader == id {
-			led = append(led, tp)
-		} else {
-			followed = append(followed, PartitionReplica{tp, id})
-		}
-	}
-	reason := fmt.Sprintf("controlled shutdown of broker %d", id)
-	if _, err := c.partitionChange(led, OnlinePartition, &electionSpec{strategy: ControlledShutdownElection}, reason); err != nil {
-		return nil, err
-	}
-	if len(followed) > 0 {
-		if err := c.batch.newBatch(); err != nil {
-			return nil, fmt.Errorf("%w: %v", errIllegalState, err)
-		}
-		for _, r := range followed {
-			c.batch.addStopReplica([]int32{id}, r.TopicPartition, false)
-		}
-		c.sendBatch()
-		if _, err := c.replicaChange(followed, OfflineReplica, reason); err != nil {
-			return nil, err
-		}
-	}
-	var remaining []common.TopicPartition
-	for _, tp := range c.ctx.AllPartitions() {
-		l, has := c.ctx.Leadership(tp)
-		if has && l.Leader == id && len(c.ctx.Replicas(tp)) > 1 && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
-			remaining = append(remaining, tp)
-		}
-	}
-	return remaining, nil
-}
-
-// --- auto leader rebalance (§12.2) ---
-
-func (c *Controller) scheduleRebalance(d time.Duration) {
-	if !c.cfg.AutoLeaderRebalanceEnable {
-		return
-	}
-	if c.rebalanceTimer != nil {
-		c.rebalanceTimer.Stop()
-	}
-	// The timer goroutine only enqueues; a late firing after resignation is
-	// dropped by the handler's active check.
-	em := c.em
-	c.rebalanceTimer = time.AfterFunc(d, func() { em.put(autoPreferredReplicaLeaderElectionEvent{}) })
-}
-
-func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
-	// Rescheduled after every run, even a failed one, while still active.
-	defer func() {
-		if c.IsActive() {
-			c.scheduleRebalance(c.cfg.LeaderImbalanceCheckInterval)
-		}
-	}()
-	byPreferred := map[int32][]common.TopicPartition{}
-	for _, tp := range c.ctx.AllPartitions() {
-		if c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
-			continue
-		}
-		if rs := c.ctx.Replicas(tp); len(rs) > 0 {
-			byPreferred[rs[0]] = append(byPreferred[rs[0]], tp)
-		}
-	}
-	for _, b := range sortedBrokerKeys(byPreferred) {
-		tps := byPreferred[b]
-		var notPreferred []common.TopicPartition
-		for _, tp := range tps {
-			if l, ok := c.ctx.Leadership(tp); ok && l.Leader != b {
-				notPreferred = append(notPreferred, tp)
-			}
-		}
-		ratio := float64(len(notPreferred)) / float64(len(tps))
-		if ratio <= float64(c.cfg.LeaderImbalancePerBrokerPercentage)/100 {
-			continue
-		}
-		var candidates []common.TopicPartition
-		for _, tp := range notPreferred {
-			l, _ := c.ctx.Leadership(tp)
-			if c.ctx.IsLive(b) && slices.Contains(l.ISR, b) {
-				candidates = append(candidates, tp)
-			}
-		}
-		if len(candidates) == 0 {
-			continue
-		}
-		c.log.Info("leader imbalance above threshold; running preferred replica election", "preferred_broker", b, "ratio", ratio, "partitions", candidates)
-		failed, err := c.partitionChange(candidates, OnlinePartition, &electionSpec{strategy: PreferredElection}, "auto preferred replica leader election")
-		if err != nil {
-			return err
-		}
-		for tp, e := range failed {
-			c.log.Warn("preferred replica election failed", "topic", tp.Topic, "partition", tp.Partition, "err", e)
-		}
 	}
 	return nil
 }

@@ -7,8 +7,12 @@
 //
 // # Kafka classes and Go files
 //
-//	KafkaController                      controller.go     election (§3.2), failover (§3.3), resignation (§3.4),
-//	                                                       broker/topic/ISR-notification handlers, controlled shutdown
+//	KafkaController                      controller.go     event dispatch (process), election (§3.2), failover
+//	                                                       (§3.3), resignation (§3.4)
+//	  onBrokerStartup/onBrokerFailure    brokerchange.go   BrokerChange, BrokerModifications (§6)
+//	  onNewPartitionCreation             topicchange.go    TopicChange, PartitionModifications (§11)
+//	  IsrChangeNotification handling     isrchange.go      ISR changes written by leaders (§16.1)
+//	  doControlledShutdown               controlledshutdown.go  ControlledShutdown (§13.2)
 //	ControllerEventManager               eventmanager.go   queue, single event goroutine, clear-and-put (§4)
 //	ControllerEvent subclasses           events.go         one type per event
 //	ControllerContext                    context.go        cached cluster view (§5)
@@ -18,10 +22,12 @@
 //	Election                             election.go       pure leader-choice functions (§10)
 //	AdminUtils.assignReplicasToBrokers,
 //	AdminZkClient.addPartitions          assignment.go     replica placement (§7)
-//	ControllerBrokerRequestBatch         requestbatch.go   LeaderAndIsr/UpdateMetadata/StopReplica building (§17.1-2)
-//	ControllerChannelManager             channel.go        per-broker queues and senders (§17.3)
+//	ControllerBrokerRequestBatch         requestbatch.go   LeaderAndIsr/UpdateMetadata/StopReplica building (§17.1-2),
+//	                                                       one state-machine call per batch (partitionChange, ...)
+//	ControllerChannelManager             channel.go        per-broker queues and senders (§17.3), responses
 //	TopicDeletionManager                 topicdeletion.go  §14
-//	ReplicaLeaderElection handling       leaderelection.go ElectLeaders RPC and /admin/preferred_replica_election (§12.1)
+//	ReplicaLeaderElection handling       leaderelection.go ElectLeaders RPC, /admin/preferred_replica_election (§12.1),
+//	                                                       auto leader rebalance (§12.2)
 //	onPartitionReassignment & co.        reassignment.go   KIP-455 API and /admin/reassign_partitions (§15)
 //	LogDirEventNotification handling     logdir.go         log-directory failures (§6.6)
 //	AlterPartitionReceived handling      alterpartition.go AlterPartition RPC (§16.2, IBP ≥ 2.7 path)

@@ -5,9 +5,10 @@ package controller
 // one-shot and several changes may have been folded into one notification.
 
 import (
-	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 type startupEvent struct{}

@@ -7,6 +7,8 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -147,4 +149,67 @@ func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) 
 		}
 	}
 	return out, nil
+}
+
+func (c *Controller) scheduleRebalance(d time.Duration) {
+	if !c.cfg.AutoLeaderRebalanceEnable {
+		return
+	}
+	if c.rebalanceTimer != nil {
+		c.rebalanceTimer.Stop()
+	}
+	// The timer goroutine only enqueues; a late firing after resignation is
+	// dropped by the handler's active check.
+	em := c.em
+	c.rebalanceTimer = time.AfterFunc(d, func() { em.put(autoPreferredReplicaLeaderElectionEvent{}) })
+}
+
+func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
+	// Rescheduled after every run, even a failed one, while still active.
+	defer func() {
+		if c.IsActive() {
+			c.scheduleRebalance(c.cfg.LeaderImbalanceCheckInterval)
+		}
+	}()
+	byPreferred := map[int32][]common.TopicPartition{}
+	for _, tp := range c.ctx.AllPartitions() {
+		if c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			continue
+		}
+		if rs := c.ctx.Replicas(tp); len(rs) > 0 {
+			byPreferred[rs[0]] = append(byPreferred[rs[0]], tp)
+		}
+	}
+	for _, b := range sortedBrokerKeys(byPreferred) {
+		tps := byPreferred[b]
+		var notPreferred []common.TopicPartition
+		for _, tp := range tps {
+			if l, ok := c.ctx.Leadership(tp); ok && l.Leader != b {
+				notPreferred = append(notPreferred, tp)
+			}
+		}
+		ratio := float64(len(notPreferred)) / float64(len(tps))
+		if ratio <= float64(c.cfg.LeaderImbalancePerBrokerPercentage)/100 {
+			continue
+		}
+		var candidates []common.TopicPartition
+		for _, tp := range notPreferred {
+			l, _ := c.ctx.Leadership(tp)
+			if c.ctx.IsLive(b) && slices.Contains(l.ISR, b) {
+				candidates = append(candidates, tp)
+			}
+		}
+		if len(candidates) == 0 {
+			continue
+		}
+		c.log.Info("leader imbalance above threshold; running preferred replica election", "preferred_broker", b, "ratio", ratio, "partitions", candidates)
+		failed, err := c.partitionChange(candidates, OnlinePartition, &electionSpec{strategy: PreferredElection}, "auto preferred replica leader election")
+		if err != nil {
+			return err
+		}
+		for tp, e := range failed {
+			c.log.Warn("preferred replica election failed", "topic", tp.Topic, "partition", tp.Partition, "err", e)
+		}
+	}
+	return nil
 }

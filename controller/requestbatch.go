@@ -405,3 +405,68 @@ func sortedStringKeys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+// sendBatch flushes the request batch onto the brokers' queues.
+func (c *Controller) sendBatch() {
+	reqs := c.batch.flush(c.ctx.Epoch)
+	if c.channels != nil {
+		c.channels.send(reqs)
+	}
+}
+
+func (c *Controller) sendUpdateMetadata(brokers []int32, tps []common.TopicPartition) error {
+	if err := c.batch.newBatch(); err != nil {
+		return fmt.Errorf("%w: %v", errIllegalState, err)
+	}
+	c.batch.addUpdateMetadata(brokers, tps)
+	c.sendBatch()
+	return nil
+}
+
+// partitionChange runs one partition state machine call in a fresh batch
+// and sends the batch.
+func (c *Controller) partitionChange(tps []common.TopicPartition, target PartitionState, spec *electionSpec, reason string) (map[common.TopicPartition]error, error) {
+	if err := c.batch.newBatch(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errIllegalState, err)
+	}
+	failed, err := c.psm.handleStateChanges(tps, target, spec, reason)
+	if err != nil {
+		c.batch.clear()
+		return failed, err
+	}
+	c.sendBatch()
+	return failed, nil
+}
+
+func (c *Controller) triggerOnline(reason string) error { return c.triggerOnlineForTopic("", reason) }
+
+// triggerOnlineForTopic runs §8.3 for one topic ("" = all topics).
+func (c *Controller) triggerOnlineForTopic(topic, reason string) error {
+	if err := c.batch.newBatch(); err != nil {
+		return fmt.Errorf("%w: %v", errIllegalState, err)
+	}
+	_, err := c.psm.triggerOnlinePartitionStateChange(topic, reason)
+	if err != nil {
+		c.batch.clear()
+		return err
+	}
+	c.sendBatch()
+	return nil
+}
+
+// replicaChange runs one replica state machine call in a fresh batch.
+func (c *Controller) replicaChange(replicas []PartitionReplica, target ReplicaState, reason string) (map[PartitionReplica]error, error) {
+	if len(replicas) == 0 {
+		return nil, nil
+	}
+	if err := c.batch.newBatch(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errIllegalState, err)
+	}
+	failed, err := c.rsm.handleStateChanges(replicas, target, reason)
+	if err != nil {
+		c.batch.clear()
+		return failed, err
+	}
+	c.sendBatch()
+	return failed, nil
+}

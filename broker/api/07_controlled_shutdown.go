@@ -18,10 +18,11 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/klassik/klassik/broker/common"
-	"github.com/klassik/klassik/controller"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/controller"
 )
 
 // Controller is what the api layer needs from this broker's controller

@@ -21,9 +21,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Response, error) {

@@ -18,9 +18,10 @@ import (
 	"context"
 	"sync"
 
-	"github.com/klassik/klassik/zkpaths"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/zkpaths"
 )
 
 // producerIDBlockSize is Kafka's block size (zookeeper-layout.md §7.2).

@@ -20,10 +20,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/klassik/klassik/zkpaths"
-	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 func (a *Apis) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Response, error) {

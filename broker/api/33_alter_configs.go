@@ -22,10 +22,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/klassik/klassik/zkpaths"
-	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {

@@ -18,10 +18,11 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/klassik/klassik/broker/common"
-	"github.com/klassik/klassik/controller"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/controller"
 )
 
 func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Response, error) {

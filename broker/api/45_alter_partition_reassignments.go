@@ -14,9 +14,10 @@ package api
 import (
 	"context"
 
-	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {

@@ -13,9 +13,10 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 func (a *Apis) handleListPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {

@@ -1,0 +1,265 @@
+package controller
+
+// Broker membership (Kafka's BrokerChange and BrokerModifications events,
+// onBrokerStartup, onBrokerFailure): the controller watches /brokers/ids,
+// compares the registrations with its cached live brokers, and for new,
+// bounced (re-registered with a larger czxid) and dead brokers updates the
+// channel manager, the context and the replicas' states. A dead leader's
+// partitions get a new leader before the dead replicas leave the ISR.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/zkpaths"
+)
+
+func (c *Controller) processBrokerChange() error {
+	current, err := c.readBrokers()
+	if err != nil {
+		return err
+	}
+	var newIDs, deadIDs, bouncedIDs []int32
+	for id, b := range current {
+		old, known := c.ctx.LiveOrShuttingDownBroker(id)
+		switch {
+		case !known:
+			newIDs = append(newIDs, id)
+		case b.Epoch > old.Epoch:
+			bouncedIDs = append(bouncedIDs, id)
+		}
+	}
+	for _, id := range c.ctx.LiveOrShuttingDownBrokerIDs() {
+		if _, ok := current[id]; !ok {
+			deadIDs = append(deadIDs, id)
+		}
+	}
+	slices.Sort(newIDs)
+	slices.Sort(bouncedIDs)
+	slices.Sort(deadIDs)
+	if len(newIDs)+len(bouncedIDs)+len(deadIDs) == 0 {
+		return nil
+	}
+	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bouncedIDs, "live", sortedBrokerKeys(current))
+	for _, id := range newIDs {
+		c.channels.addBroker(current[id])
+	}
+	for _, id := range bouncedIDs {
+		c.channels.removeBroker(id)
+		c.channels.addBroker(current[id])
+	}
+	for _, id := range deadIDs {
+		c.channels.removeBroker(id)
+	}
+	if len(newIDs) > 0 {
+		for _, id := range newIDs {
+			c.ctx.AddLiveBroker(current[id])
+		}
+		if err := c.onBrokerStartup(newIDs); err != nil {
+			return err
+		}
+	}
+	if len(bouncedIDs) > 0 {
+		for _, id := range bouncedIDs {
+			c.ctx.RemoveLiveBroker(id)
+		}
+		if err := c.onBrokerFailure(bouncedIDs); err != nil {
+			return err
+		}
+		for _, id := range bouncedIDs {
+			c.ctx.AddLiveBroker(current[id])
+		}
+		if err := c.onBrokerStartup(bouncedIDs); err != nil {
+			return err
+		}
+	}
+	if len(deadIDs) > 0 {
+		for _, id := range deadIDs {
+			c.ctx.RemoveLiveBroker(id)
+		}
+		if err := c.onBrokerFailure(deadIDs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Controller) onBrokerStartup(newIDs []int32) error {
+	c.log.Info("new broker startup callback", "brokers", newIDs)
+	var existing []int32
+	for _, id := range c.ctx.LiveOrShuttingDownBrokerIDs() {
+		if !slices.Contains(newIDs, id) {
+			existing = append(existing, id)
+		}
+	}
+	if err := c.sendUpdateMetadata(existing, nil); err != nil {
+		return err
+	}
+	var withLeadership []common.TopicPartition
+	for _, tp := range c.ctx.AllPartitions() {
+		if _, ok := c.ctx.Leadership(tp); ok && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			withLeadership = append(withLeadership, tp)
+		}
+	}
+	if err := c.sendUpdateMetadata(newIDs, withLeadership); err != nil {
+		return err
+	}
+	replicas := c.ctx.ReplicasOnBrokers(newIDs)
+	var live, deleting []PartitionReplica
+	for _, r := range replicas {
+		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
+			deleting = append(deleting, r)
+		} else {
+			live = append(live, r)
+		}
+	}
+	if _, err := c.replicaChange(live, OnlineReplica, fmt.Sprintf("broker %v started", newIDs)); err != nil {
+		return err
+	}
+	if err := c.triggerOnline(fmt.Sprintf("broker %v started", newIDs)); err != nil {
+		return err
+	}
+	if err := c.resumeReassignments(newIDs); err != nil {
+		return err
+	}
+	if len(deleting) > 0 && c.deletion != nil {
+		topics := map[string]bool{}
+		for _, r := range deleting {
+			topics[r.Topic] = true
+		}
+		if err := c.deletion.resumeForTopics(topics); err != nil {
+			return err
+		}
+	}
+	for _, id := range newIDs {
+		c.watchBroker(id)
+	}
+	return nil
+}
+
+func (c *Controller) onBrokerFailure(dead []int32) error {
+	c.log.Info("broker failure callback", "brokers", dead)
+	if err := c.onReplicasBecomeOffline(c.ctx.ReplicasOnBrokers(dead), fmt.Sprintf("broker %v failed", dead)); err != nil {
+		return err
+	}
+	for _, id := range dead {
+		if cancel, ok := c.brokerWatches[id]; ok {
+			cancel()
+			delete(c.brokerWatches, id)
+		}
+	}
+	return nil
+}
+
+// onReplicasBecomeOffline implements §6.4 step 2: elect new leaders before
+// the dead replicas leave the ISR.
+func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
+	var deleting, others []PartitionReplica
+	for _, r := range replicas {
+		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
+			deleting = append(deleting, r)
+		} else {
+			others = append(others, r)
+		}
+	}
+	var offlineLeader []common.TopicPartition
+	for _, tp := range c.ctx.AllPartitions() {
+		l, ok := c.ctx.Leadership(tp)
+		if !ok || c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			continue
+		}
+		if !c.ctx.IsReplicaOnline(l.Leader, tp, false) {
+			offlineLeader = append(offlineLeader, tp)
+		}
+	}
+	if _, err := c.partitionChange(offlineLeader, OfflinePartition, nil, reason); err != nil {
+		return err
+	}
+	if err := c.triggerOnline(reason); err != nil {
+		return err
+	}
+	if _, err := c.replicaChange(others, OfflineReplica, reason); err != nil {
+		return err
+	}
+	if len(deleting) > 0 && c.deletion != nil {
+		if err := c.deletion.failReplicaDeletion(deleting); err != nil {
+			return err
+		}
+	}
+	if len(offlineLeader) == 0 && len(others) == 0 {
+		return c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), nil)
+	}
+	return nil
+}
+
+func (c *Controller) processBrokerModification(id int32) error {
+	info, ok, err := c.zk.GetBroker(id)
+	if err != nil || !ok {
+		return err
+	}
+	b := brokerFromZk(info)
+	old, known := c.ctx.LiveOrShuttingDownBroker(id)
+	if !known || sameEndpoints(old, b) {
+		return nil
+	}
+	b.Epoch = old.Epoch
+	c.log.Info("broker endpoints changed", "changed_broker", id)
+	c.ctx.AddLiveBroker(b)
+	oldEP, _ := interBrokerEndpoint(old, c.cfg.InterBrokerListener)
+	newEP, _ := interBrokerEndpoint(b, c.cfg.InterBrokerListener)
+	if oldEP != newEP {
+		// Reconnect to the new address (queued requests are dropped; the
+		// UpdateMetadata below and later batches carry the current state).
+		c.channels.removeBroker(id)
+		c.channels.addBroker(b)
+	}
+	return c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), nil)
+}
+
+// readBrokers reads every registration; unreadable ones are skipped by the
+// client with a warning.
+func (c *Controller) readBrokers() (map[int32]Broker, error) {
+	infos, err := c.zk.GetAllBrokers()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int32]Broker, len(infos))
+	for _, info := range infos {
+		out[info.ID] = brokerFromZk(info)
+	}
+	return out, nil
+}
+
+// brokerFromZk is the controller's view of a registration; its epoch is
+// the registration znode's czxid.
+func brokerFromZk(info zkpaths.BrokerInfo) Broker {
+	b := Broker{ID: info.ID, Epoch: info.Epoch}
+	if info.Rack != "" {
+		r := info.Rack
+		b.Rack = &r
+	}
+	for _, ep := range info.Endpoints {
+		b.Endpoints = append(b.Endpoints, Endpoint{Listener: ep.ListenerName, Host: ep.Host, Port: ep.Port, SecurityProtocol: securityProtocolID(ep.SecurityProtocol)})
+	}
+	return b
+}
+
+func securityProtocolID(name string) int16 {
+	switch name {
+	case "SSL":
+		return 1
+	case "SASL_PLAINTEXT":
+		return 2
+	case "SASL_SSL":
+		return 3
+	}
+	return 0
+}
+
+func (c *Controller) watchBroker(id int32) {
+	if _, ok := c.brokerWatches[id]; ok {
+		return
+	}
+	c.brokerWatches[id] = c.zk.WatchData(zkpaths.BrokerIDPath(id), func() { c.em.put(brokerModificationsEvent{id: id}) })
+}

@@ -1,0 +1,93 @@
+package controller
+
+// Controlled shutdown (Kafka's ControlledShutdown event): a broker about to
+// stop asks the controller to move leadership away first. The controller
+// marks it shutting down, elects new leaders for the partitions it leads
+// (from the ISR minus the broker), stops its follower replicas and
+// answers with the partitions it still leads; the broker retries until that
+// list is empty. Partitions with a single replica are left alone.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klassik/klassik/broker/common"
+)
+
+// ControlledShutdown moves leadership away from brokerID (controller.md
+// §13.2) and returns the partitions it still leads. Errors are kerr values:
+// StaleControllerEpoch when this broker is not the controller,
+// StaleBrokerEpoch, BrokerNotAvailable.
+func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]common.TopicPartition, error) {
+	reply := make(chan controlledShutdownResult, 1)
+	c.em.put(controlledShutdownEvent{id: brokerID, brokerEpoch: brokerEpoch, reply: reply})
+	select {
+	case r := <-reply:
+		return r.remaining, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]common.TopicPartition, error) {
+	if !c.IsActive() {
+		return nil, kerr.StaleControllerEpoch
+	}
+	cached, ok := c.ctx.BrokerEpoch(id)
+	if brokerEpoch != -1 && ok && brokerEpoch < cached {
+		return nil, kerr.StaleBrokerEpoch
+	}
+	if !ok {
+		return nil, kerr.BrokerNotAvailable
+	}
+	c.ctx.SetShuttingDown(id)
+	c.log.Info("controlled shutdown requested", "shutting_down_broker", id)
+	var led []common.TopicPartition
+	var followed []PartitionReplica
+	for _, tp := range c.ctx.AllPartitions() {
+		rs := c.ctx.Replicas(tp)
+		l, has := c.ctx.Leadership(tp)
+		if len(rs) <= 1 || !slices.Contains(rs, id) || !has || c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			continue
+		}
+		if l.Leader == id {
+			led = append(led, tp)
+		} else {
+			followed = append(followed, PartitionReplica{tp, id})
+		}
+	}
+	reason := fmt.Sprintf("controlled shutdown of broker %d", id)
+	if _, err := c.partitionChange(led, OnlinePartition, &electionSpec{strategy: ControlledShutdownElection}, reason); err != nil {
+		return nil, err
+	}
+	if len(followed) > 0 {
+		if err := c.batch.newBatch(); err != nil {
+			return nil, fmt.Errorf("%w: %v", errIllegalState, err)
+		}
+		for _, r := range followed {
+			c.batch.addStopReplica([]int32{id}, r.TopicPartition, false)
+		}
+		c.sendBatch()
+		if _, err := c.replicaChange(followed, OfflineReplica, reason); err != nil {
+			return nil, err
+		}
+	}
+	var remaining []common.TopicPartition
+	for _, tp := range c.ctx.AllPartitions() {
+		l, has := c.ctx.Leadership(tp)
+		if has && l.Leader == id && len(c.ctx.Replicas(tp)) > 1 && !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			remaining = append(remaining, tp)
+		}
+	}
+	return remaining, nil
+}
+
+func (c *Controller) replyControlledShutdown(e controlledShutdownEvent) error {
+	remaining, err := c.processControlledShutdown(e.id, e.brokerEpoch)
+	loopErr, reply := rpcOutcome(err, kerr.StaleControllerEpoch)
+	e.reply <- controlledShutdownResult{remaining: remaining, err: reply}
+	return loopErr
+}
