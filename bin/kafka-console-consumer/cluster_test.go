@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -53,11 +54,7 @@ func buildProducer(t *testing.T) string {
 
 func consume(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out, errOut strings.Builder
-	code = run(ctx, args, &out, &errOut)
-	return out.String(), errOut.String(), code
+	return clitest.Run(t, run, args...)
 }
 
 func startCluster(t *testing.T) *testcluster.Cluster {
@@ -73,9 +70,7 @@ func TestConsoleRoundTrip(t *testing.T) {
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 1, 1, nil, "rt"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "rt", 1, 1)
 	bs := strings.Join(c.Bootstrap(), ",")
 	cmd := exec.CommandContext(ctx, prod, "--bootstrap-server", bs, "--topic", "rt", "--property", "parse.key=true",
 		"--property", "key.separator=:", "--request-required-acks", "all", "--compression-codec")
@@ -141,9 +136,7 @@ func TestConsoleConsumerZooKeeperMode(t *testing.T) {
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 2, 1, nil, "old"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "old", 2, 1)
 	cl := c.Client()
 	for _, v := range []string{"a", "b", "c", "d"} {
 		if err := cl.ProduceSync(ctx, kgoRecord("old", v)).FirstErr(); err != nil {

@@ -84,7 +84,7 @@ func parseOptions(args []string) (*options, string, error) {
 	}
 	fileProps := map[string]string{}
 	if p.Has("consumer.config") {
-		if fileProps, err = clitools.LoadPropertiesFile(p.Value("consumer.config")); err != nil {
+		if fileProps, err = admintool.LoadProperties(p.Value("consumer.config")); err != nil {
 			return nil, "", err
 		}
 	}

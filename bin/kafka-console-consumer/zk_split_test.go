@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/internal/clitools"
 	"github.com/klassik/klassik/zkpaths/zkserver"
 )
@@ -23,9 +24,7 @@ func TestConsoleConsumerZooKeeperTwoInstancesSplit(t *testing.T) {
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 2, 1, nil, "split"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "split", 2, 1)
 	const group = "zsplit"
 	args := []string{"--zookeeper", c.ZKConnect(), "--topic", "split", "--group", group, "--max-messages", "6",
 		"--consumer-property", "rebalance.backoff.ms=100", "--consumer-property", "auto.commit.interval.ms=100"}

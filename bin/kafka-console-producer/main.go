@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -19,14 +17,11 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	prompt := false
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		prompt = true // Kafka prints ">" only when a console is attached
 	}
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, prompt)
-	stop()
-	os.Exit(code)
+	admintool.Main(func(ctx context.Context) int { return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, prompt) })
 }
 
 // run executes the tool and returns the exit status: 0 after standard

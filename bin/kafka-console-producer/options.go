@@ -66,7 +66,7 @@ func parseOptions(args []string) (*options, string, error) {
 	if servers == "" {
 		return nil, "", admintool.Usagef(`Missing required argument "[bootstrap-server]"`)
 	}
-	for _, s := range clitools.SplitServers(servers) {
+	for _, s := range admintool.SplitServers(servers) {
 		i := strings.LastIndex(s, ":")
 		if i < 0 {
 			return nil, "", admintool.Usagef("Please provide valid host:port like host1:9091,host2:9092\n ")
@@ -88,7 +88,7 @@ func parseOptions(args []string) (*options, string, error) {
 	}
 	fileProps := map[string]string{}
 	if p.Has("producer.config") {
-		if fileProps, err = clitools.LoadPropertiesFile(p.Value("producer.config")); err != nil {
+		if fileProps, err = admintool.LoadProperties(p.Value("producer.config")); err != nil {
 			return nil, "", err
 		}
 	}
@@ -141,7 +141,7 @@ func (o *options) producerOpts(servers string, props map[string]string) error {
 	if o.clientID == "" {
 		o.clientID = "console-producer"
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(clitools.SplitServers(servers)...), kgo.ClientID(o.clientID), kgo.DefaultProduceTopic(o.topic)}
+	opts := []kgo.Opt{kgo.SeedBrokers(admintool.SplitServers(servers)...), kgo.ClientID(o.clientID), kgo.DefaultProduceTopic(o.topic)}
 	o.acks = strings.TrimSpace(props["acks"])
 	idempotent, err := clitools.Bool(props, "enable.idempotence", false)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 )
@@ -133,9 +134,7 @@ func TestProduceToCluster(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 1, 1, nil, "lines"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "lines", 1, 1)
 	bs := strings.Join(c.Bootstrap(), ",")
 	for _, extra := range [][]string{{"--sync"}, {"--timeout", "10", "--compression-codec", "snappy"}} {
 		var out, errOut strings.Builder

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/internal/clitools"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths/zkclient"
@@ -20,11 +21,7 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
 func tool(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out, errOut strings.Builder
-	code = run(ctx, args, &out, &errOut)
-	return out.String(), errOut.String(), code
+	return clitest.Run(t, run, args...)
 }
 
 func produceN(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, partitions int32, n int) {
@@ -54,9 +51,7 @@ func TestConsumerGroupsOverBootstrap(t *testing.T) {
 		"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "1"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 3, 1, nil, "orders"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "orders", 3, 1)
 	prod := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite())
 	produceN(t, ctx, prod, "orders", 3, 30)
 
@@ -199,9 +194,7 @@ func TestConsumerGroupsZooKeeperMode(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 2, 1, nil, "old"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "old", 2, 1)
 	prod := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite())
 	produceN(t, ctx, prod, "old", 2, 6)
 

@@ -102,7 +102,7 @@ func parseOptions(args []string) (*options, string, error) {
 	}
 	o.props = map[string]string{}
 	if p.Has("command-config") {
-		if o.props, err = clitools.LoadPropertiesFile(p.Value("command-config")); err != nil {
+		if o.props, err = admintool.LoadProperties(p.Value("command-config")); err != nil {
 			return nil, "", err
 		}
 	}

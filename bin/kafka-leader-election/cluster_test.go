@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 )
@@ -19,20 +20,9 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 // the Java client's UnsupportedVersionException and exit 1; otherwise the
 // elections are checked end to end.
 func TestAgainstCluster(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"auto.leader.rebalance.enable": "false"}})
+	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"auto.leader.rebalance.enable": "false"}}, "elect", 2, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := c.Admin().CreateTopic(ctx, 2, 3, nil, "elect"); err != nil {
-		t.Fatalf("create topic: %v", err)
-	}
-	c.WaitFor(20*time.Second, "leaders for elect", func() bool {
-		for p := int32(0); p < 2; p++ {
-			if s, ok := c.PartitionState("elect", p); !ok || s.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
 	bs := strings.Join(c.Bootstrap(), ",")
 	tool := func(args ...string) (string, string, int) {
 		var out, errOut strings.Builder
@@ -53,7 +43,7 @@ func TestAgainstCluster(t *testing.T) {
 	}
 
 	// Every leader is preferred already: nothing to do.
-	out, errOut, code := tool("--election-type", "preferred", "--path-to-json-file", writeFile(t, `{"partitions":[{"topic":"elect","partition":0},{"topic":"elect","partition":1}]}`))
+	out, errOut, code := tool("--election-type", "preferred", "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"elect","partition":0},{"topic":"elect","partition":1}]}`))
 	if code != 0 || out != "Valid replica already elected for partitions elect-0, elect-1\n" {
 		t.Fatalf("no-op election: %d %q %q", code, out, errOut)
 	}

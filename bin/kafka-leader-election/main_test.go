@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,22 +12,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
-func writeFile(t *testing.T, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "in.json")
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestParse covers LeaderElectionCommand.validate's rules and messages.
 func TestParse(t *testing.T) {
-	jsonFile := writeFile(t, `{"partitions":[{"topic":"b","partition":1},{"topic":"a","partition":0}]}`)
-	dupFile := writeFile(t, `{"partitions":[{"topic":"a","partition":0},{"topic":"a","partition":0}]}`)
+	jsonFile := clitest.WriteFile(t, `{"partitions":[{"topic":"b","partition":1},{"topic":"a","partition":0}]}`)
+	dupFile := clitest.WriteFile(t, `{"partitions":[{"topic":"a","partition":0},{"topic":"a","partition":0}]}`)
 	bs := []string{"--bootstrap-server", "127.0.0.1:1"}
 	cases := []struct {
 		name    string

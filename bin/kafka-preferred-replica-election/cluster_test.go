@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
@@ -19,20 +20,9 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 // mode must either elect or, while the brokers lack ElectLeaders, fail
 // with the Java client's UnsupportedVersionException.
 func TestAgainstCluster(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3})
+	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 3}, "pref", 2, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := c.Admin().CreateTopic(ctx, 2, 2, nil, "pref"); err != nil {
-		t.Fatalf("create topic: %v", err)
-	}
-	c.WaitFor(20*time.Second, "leaders for pref", func() bool {
-		for p := int32(0); p < 2; p++ {
-			if s, ok := c.PartitionState("pref", p); !ok || s.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
 
 	var out, errOut strings.Builder
 	if code := run([]string{"--zookeeper", c.ZKConnect()}, &out, &errOut, 10*time.Second); code != 0 ||
@@ -50,7 +40,7 @@ func TestAgainstCluster(t *testing.T) {
 	}
 	out.Reset()
 	errOut.Reset()
-	code := run([]string{"--bootstrap-server", strings.Join(c.Bootstrap(), ","), "--path-to-json-file", writeFile(t, `{"partitions":[{"topic":"pref","partition":0}]}`)}, &out, &errOut, 10*time.Second)
+	code := run([]string{"--bootstrap-server", strings.Join(c.Bootstrap(), ","), "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"pref","partition":0}]}`)}, &out, &errOut, 10*time.Second)
 	if !supported {
 		want := "Exception in thread \"main\" java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not support ELECT_LEADERS\n"
 		if code != 1 || out.String() != deprecation+"\n" || errOut.String() != want {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,17 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
-
-func writeFile(t *testing.T, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "in.json")
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestParse(t *testing.T) {
 	cases := []struct {
@@ -35,9 +25,9 @@ func TestParse(t *testing.T) {
 		{[]string{"--zookeeper", "h:1", "--bootstrap-server", "h:2"}, "Option(s) [bootstrap-server] are unavailable given other options on the command line", true},
 		{[]string{"--bootstrap-server", "h:2", "--zookeeper", "h:1"}, "Option(s) [zookeeper] are unavailable given other options on the command line", true},
 		{[]string{"--zookeeper", "h:1", "--admin.config", "c"}, "Option(s) [admin.config] are unavailable given other options on the command line", true},
-		{[]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `{"partitions":[{"topic":"a","partition":1},{"topic":"a","partition":1}]}`)}, "Preferred replica election data contains duplicate partitions: a-1", false},
-		{[]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `{"version":1}`)}, "Preferred replica election data is empty", false},
-		{[]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `nope`)}, "Preferred replica election data is empty", false},
+		{[]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"a","partition":1},{"topic":"a","partition":1}]}`)}, "Preferred replica election data contains duplicate partitions: a-1", false},
+		{[]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"version":1}`)}, "Preferred replica election data is empty", false},
+		{[]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `nope`)}, "Preferred replica election data is empty", false},
 		{[]string{"--zookeeper", "h:1/chroot"}, "", false},
 		{[]string{"--bootstrap-server", "h:1", "--admin.config", "c"}, "", false},
 	}
@@ -57,7 +47,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("%v: %v, want %q (usage %v)", c.args, err, c.wantErr, c.usage)
 		}
 	}
-	req, _, err := parse([]string{"--zookeeper", "h:1", "--path-to-json-file", writeFile(t, `{"partitions":[{"topic":"b","partition":0},{"topic":"a","partition":1}]}`)})
+	req, _, err := parse([]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"b","partition":0},{"topic":"a","partition":1}]}`)})
 	if err != nil || req.zookeeper != "h:1" || admintool.JoinPartitions(req.partitions, ",") != "a-1,b-0" {
 		t.Fatalf("%+v %v", req, err)
 	}

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
-	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
 // zkWithTopics is a chroot on the shared real ZooKeeper holding the
@@ -15,15 +15,7 @@ import (
 // request stays in place).
 func zkWithTopics(t *testing.T) (string, *zkclient.Client) {
 	t.Helper()
-	connect := zkserver.ConnectString(t)
-	c, err := zkclient.Connect(connect, 10*time.Second)
-	if err != nil {
-		t.Fatalf("connect %s: %v", connect, err)
-	}
-	t.Cleanup(c.Close)
-	if err := c.EnsureTopLevelPaths(); err != nil {
-		t.Fatal(err)
-	}
+	connect, c := clitest.ZooKeeper(t)
 	for topic, parts := range map[string]map[int32][]int32{
 		"orders":   {0: {1, 2}, 1: {2, 3}},
 		"payments": {0: {3, 1}},
@@ -48,7 +40,7 @@ func TestZooKeeperMode(t *testing.T) {
 		"Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.\n" +
 		"Use --bootstrap-server instead to specify a broker to connect to.\n"
 
-	file := writeFile(t, `{"partitions":[{"topic":"orders","partition":1},{"topic":"nope","partition":0},{"topic":"orders","partition":7}]}`)
+	file := clitest.WriteFile(t, `{"partitions":[{"topic":"orders","partition":1},{"topic":"nope","partition":0},{"topic":"orders","partition":7}]}`)
 	out, errOut, code := tool("--path-to-json-file", file)
 	want := header +
 		"Created preferred replica election path with orders-1\n" +

@@ -7,27 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
 func startCluster(t *testing.T, topic string, partitions int32, rf int16) *testcluster.Cluster {
 	t.Helper()
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.Admin().CreateTopic(ctx, partitions, rf, nil, topic); err != nil {
-		t.Fatalf("create topic: %v", err)
-	}
-	c.WaitFor(20*time.Second, "leaders for "+topic, func() bool {
-		for p := int32(0); p < partitions; p++ {
-			if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
-	return c
+	return clitest.StartWithTopic(t, testcluster.Options{Brokers: 3}, topic, partitions, rf)
 }
 
 func runBootstrap(t *testing.T, c *testcluster.Cluster, args ...string) (string, string, int) {
@@ -45,14 +32,14 @@ func runBootstrap(t *testing.T, c *testcluster.Cluster, args ...string) (string,
 func TestBootstrapMode(t *testing.T) {
 	c := startCluster(t, "moves", 3, 2)
 
-	topics := writeFile(t, `{"topics":[{"topic":"moves"}],"version":1}`)
+	topics := clitest.WriteFile(t, `{"topics":[{"topic":"moves"}],"version":1}`)
 	out, errOut, code := runBootstrap(t, c, "--generate", "--topics-to-move-json-file", topics, "--broker-list", "1,2,3")
 	wantProposal := "Proposed partition reassignment configuration\n" +
 		`{"version":1,"partitions":[{"topic":"moves","partition":0,"replicas":[1,2],"log_dirs":["any","any"]},{"topic":"moves","partition":1,"replicas":[2,3],"log_dirs":["any","any"]},{"topic":"moves","partition":2,"replicas":[3,1],"log_dirs":["any","any"]}]}` + "\n"
 	if code != 0 || !strings.HasPrefix(out, "Current partition replica assignment\n{\"version\":1,\"partitions\":[{\"topic\":\"moves\",\"partition\":0,") || !strings.HasSuffix(out, "\n\n"+wantProposal) {
 		t.Fatalf("generate: %d %q %q", code, out, errOut)
 	}
-	out, _, code = runBootstrap(t, c, "--generate", "--topics-to-move-json-file", writeFile(t, `{"topics":[{"topic":"absent"}]}`), "--broker-list", "1,2")
+	out, _, code = runBootstrap(t, c, "--generate", "--topics-to-move-json-file", clitest.WriteFile(t, `{"topics":[{"topic":"absent"}]}`), "--broker-list", "1,2")
 	if code != 1 || out != "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.\n" {
 		t.Fatalf("generate unknown topic: %d %q", code, out)
 	}
@@ -79,7 +66,7 @@ func TestBootstrapMode(t *testing.T) {
 		}
 	}
 	target := []int32{spare, cur[0]}
-	plan := writeFile(t, `{"version":1,"partitions":[{"topic":"moves","partition":0,"replicas":[`+joinInts(target, ",")+`]}]}`)
+	plan := clitest.WriteFile(t, `{"version":1,"partitions":[{"topic":"moves","partition":0,"replicas":[`+joinInts(target, ",")+`]}]}`)
 
 	if !listOK {
 		t.Fatalf("brokers do not serve ListPartitionReassignments (key 46)")
@@ -114,7 +101,7 @@ func TestBootstrapMode(t *testing.T) {
 	if code != 0 || out != "None of the specified partition reassignments are active.\nNone of the specified partition moves are active.\n" {
 		t.Fatalf("cancel: %d %q %q", code, out, errOut)
 	}
-	bad := writeFile(t, `{"version":1,"partitions":[{"topic":"moves","partition":1,"replicas":[1,7]}]}`)
+	bad := clitest.WriteFile(t, `{"version":1,"partitions":[{"topic":"moves","partition":1,"replicas":[1,7]}]}`)
 	out, _, code = runBootstrap(t, c, "--execute", "--reassignment-json-file", bad)
 	if code != 1 || out != "Error: Unknown broker id 7\n" {
 		t.Fatalf("unknown broker: %d %q", code, out)
@@ -137,7 +124,7 @@ func TestZooKeeperModeWithController(t *testing.T) {
 		}
 	}
 	target := []int32{a[0][1], spare}
-	plan := writeFile(t, `{"version":1,"partitions":[{"topic":"legacy","partition":0,"replicas":[`+joinInts(target, ",")+`]}]}`)
+	plan := clitest.WriteFile(t, `{"version":1,"partitions":[{"topic":"legacy","partition":0,"replicas":[`+joinInts(target, ",")+`]}]}`)
 	out, errOut, code := runZk(t, c.ZKConnect(), "--execute", "--reassignment-json-file", plan)
 	if code != 0 || !strings.HasSuffix(out, "Successfully started partition reassignment for legacy-0\n") {
 		t.Fatalf("execute: %d %q %q", code, out, errOut)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/controller"
 )
 
@@ -125,7 +126,7 @@ func TestGenerate(t *testing.T) {
 		},
 		nodes: []controller.BrokerMetadata{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}},
 	}
-	topicsFile := writeFile(t, `{"topics":[{"topic":"orders"},{"topic":"missing"}],"version":1}`)
+	topicsFile := clitest.WriteFile(t, `{"topics":[{"topic":"orders"},{"topic":"missing"}],"version":1}`)
 	var out strings.Builder
 	tl := &tool{out: &out, fixedStartIndex: 0}
 	err := tl.generate(src, &options{topicsFile: topicsFile, brokerList: "2,3,4,9"})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -60,7 +61,7 @@ func TestBootstrapModeKfake(t *testing.T) {
 		}
 	}
 	target := []int32{spare, cur0[0]}
-	plan := writeFile(t, `{"version":1,"partitions":[{"topic":"fake","partition":0,"replicas":[`+joinInts(target, ",")+`]}]}`)
+	plan := clitest.WriteFile(t, `{"version":1,"partitions":[{"topic":"fake","partition":0,"replicas":[`+joinInts(target, ",")+`]}]}`)
 	out, errOut, code := runTool("--execute", "--reassignment-json-file", plan, "--throttle", "1000000")
 	rollback := formatAssignmentJSON(assignment{{Topic: "fake"}: current[tp{Topic: "fake"}]})
 	want := "Current partition replica assignment\n\n" + rollback + "\n\n" +
@@ -86,11 +87,11 @@ func TestBootstrapModeKfake(t *testing.T) {
 	if code != 0 || out != "None of the specified partition reassignments are active.\nNone of the specified partition moves are active.\n" {
 		t.Errorf("cancel: %d %q", code, out)
 	}
-	out, _, code = runTool("--execute", "--reassignment-json-file", writeFile(t, `{"partitions":[{"topic":"nope","partition":0,"replicas":[`+joinInts(ids[:1], ",")+`]}]}`))
+	out, _, code = runTool("--execute", "--reassignment-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"nope","partition":0,"replicas":[`+joinInts(ids[:1], ",")+`]}]}`))
 	if code != 1 || out != "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.\n" {
 		t.Errorf("unknown topic: %d %q", code, out)
 	}
-	out, _, code = runTool("--execute", "--reassignment-json-file", writeFile(t, `{"partitions":[{"topic":"fake","partition":1,"replicas":[1],"log_dirs":["/data"]}]}`))
+	out, _, code = runTool("--execute", "--reassignment-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"fake","partition":1,"replicas":[1],"log_dirs":["/data"]}]}`))
 	if code != 1 || out != "Error: org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not support ALTER_REPLICA_LOG_DIRS\n" {
 		t.Errorf("log dirs: %d %q", code, out)
 	}

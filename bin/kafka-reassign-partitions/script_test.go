@@ -1,25 +1,11 @@
 package main
 
 import (
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/bin/internal/clitest"
 )
 
 // TestScript runs bin/kafka-reassign-partitions.sh: kafka-run-class.sh builds this tool into a
 // private build directory and runs it.
-func TestScript(t *testing.T) {
-	script, err := filepath.Abs(filepath.Join("..", "kafka-reassign-partitions.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(script, "--version")
-	cmd.Env = append(cmd.Environ(), "KLASSIK_BUILD_DIR="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.HasSuffix(string(out), admintool.Version+"\n") {
-		t.Fatalf("kafka-reassign-partitions.sh --version: %v\n%s", err, out)
-	}
-}
+func TestScript(t *testing.T) { clitest.CheckScriptVersion(t, "kafka-reassign-partitions.sh") }

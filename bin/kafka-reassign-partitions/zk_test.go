@@ -4,12 +4,11 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
-	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
@@ -19,23 +18,9 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 // what the tool writes stays for the test to read.
 func zkCluster(t *testing.T) (string, *zkclient.Client) {
 	t.Helper()
-	connect := zkserver.ConnectString(t)
-	c, err := zkclient.Connect(connect, 10*time.Second)
-	if err != nil {
-		t.Fatalf("connect %s: %v", connect, err)
-	}
-	t.Cleanup(c.Close)
-	if err := c.EnsureTopLevelPaths(); err != nil {
-		t.Fatal(err)
-	}
-	for id := int32(1); id <= 4; id++ {
-		_, err := c.RegisterBroker(zkpaths.BrokerInfo{ID: id, Version: 5, JMXPort: -1, Timestamp: time.Now().UnixMilli(),
-			Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: "127.0.0.1", Port: 9091 + id, SecurityProtocol: "PLAINTEXT"}}})
-		if err != nil {
-			t.Fatalf("register broker %d: %v", id, err)
-		}
-	}
-	err = c.CreateTopic("orders", zkpaths.TopicAssignment{Version: 2, Partitions: map[int32][]int32{0: {1, 2}, 1: {2, 1}, 2: {1, 2}}}, map[string]string{"retention.ms": "1000"})
+	connect, c := clitest.ZooKeeper(t)
+	clitest.RegisterBrokers(t, c, "", "", "", "")
+	err := c.CreateTopic("orders", zkpaths.TopicAssignment{Version: 2, Partitions: map[int32][]int32{0: {1, 2}, 1: {2, 1}, 2: {1, 2}}}, map[string]string{"retention.ms": "1000"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +43,7 @@ const zkWarning = "Warning: --zookeeper is deprecated, and will be removed in a 
 // then clears the throttles.
 func TestZooKeeperExecuteAndVerify(t *testing.T) {
 	connect, c := zkCluster(t)
-	plan := writeFile(t, `{"version":1,"partitions":[{"topic":"orders","partition":1,"replicas":[3,2],"log_dirs":["any","any"]},{"topic":"orders","partition":0,"replicas":[1,3]}]}`)
+	plan := clitest.WriteFile(t, `{"version":1,"partitions":[{"topic":"orders","partition":1,"replicas":[3,2],"log_dirs":["any","any"]},{"topic":"orders","partition":0,"replicas":[1,3]}]}`)
 
 	out, errOut, code := runZk(t, connect, "--execute", "--reassignment-json-file", plan, "--throttle", "50000000")
 	want := zkWarning +
@@ -153,7 +138,7 @@ func TestZooKeeperExecuteAndVerify(t *testing.T) {
 	}
 
 	// A partition whose replica set differs from the file's target.
-	other := writeFile(t, `{"partitions":[{"topic":"orders","partition":2,"replicas":[4,1]}]}`)
+	other := clitest.WriteFile(t, `{"partitions":[{"topic":"orders","partition":2,"replicas":[4,1]}]}`)
 	out, _, code = runZk(t, connect, "--verify", "--reassignment-json-file", other, "--preserve-throttles")
 	if code != 0 || !strings.HasSuffix(out, "There is no active reassignment of partition orders-2, but replica set is 1,2 rather than 4,1.\n") {
 		t.Fatalf("verify mismatch: %d %q", code, out)
@@ -169,7 +154,7 @@ func TestZooKeeperExecuteErrors(t *testing.T) {
 		{`{"partitions":[]}`, "Error: Partition reassignment list cannot be empty\n"},
 	}
 	for _, c := range cases {
-		out, _, code := runZk(t, connect, "--execute", "--reassignment-json-file", writeFile(t, c.plan))
+		out, _, code := runZk(t, connect, "--execute", "--reassignment-json-file", clitest.WriteFile(t, c.plan))
 		if code != 1 || out != zkWarning+c.want {
 			t.Errorf("%s: %d %q, want %q", c.plan, code, out, c.want)
 		}
@@ -182,7 +167,7 @@ func TestZooKeeperExecuteErrors(t *testing.T) {
 
 func TestZooKeeperGenerate(t *testing.T) {
 	connect, _ := zkCluster(t)
-	topics := writeFile(t, `{"topics":[{"topic":"orders"}],"version":1}`)
+	topics := clitest.WriteFile(t, `{"topics":[{"topic":"orders"}],"version":1}`)
 	out, errOut, code := runZk(t, connect, "--generate", "--topics-to-move-json-file", topics, "--broker-list", "2,3,4")
 	want := zkWarning + "Current partition replica assignment\n" +
 		`{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2],"log_dirs":["any","any"]},{"topic":"orders","partition":1,"replicas":[2,1],"log_dirs":["any","any"]},{"topic":"orders","partition":2,"replicas":[1,2],"log_dirs":["any","any"]}]}` + "\n\n" +

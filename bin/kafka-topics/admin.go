@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -29,7 +30,7 @@ type adminService struct {
 func newAdminService(o *topicOptions, out io.Writer) (*adminService, error) {
 	timeout := 60 * time.Second // Kafka's default.api.timeout.ms
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(splitServers(o.bootstrapServer)...), kgo.ClientID("kafka-topics"),
+		kgo.SeedBrokers(admintool.SplitServers(o.bootstrapServer)...), kgo.ClientID("kafka-topics"),
 		// A broker that accepts a request and never answers (paused,
 		// overloaded) is given up on after this much beyond the request's
 		// own timeout, and kgo retries elsewhere; its 10 s default made a
@@ -51,16 +52,6 @@ func newAdminService(o *topicOptions, out io.Writer) (*adminService, error) {
 		return nil, err
 	}
 	return &adminService{cl: cl, adm: kadm.NewClient(cl), timeout: timeout, out: out}, nil
-}
-
-func splitServers(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func (s *adminService) close() { s.cl.Close() }

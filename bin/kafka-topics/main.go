@@ -9,12 +9,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/config"
 )
-
-// version is printed by --version (Kafka prints its own version; Klassik
-// implements Kafka 2.8's ZooKeeper-era tools).
-const version = "2.8.2 (Klassik)"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -42,12 +39,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usageText())
 		return 0
 	case special == "version":
-		fmt.Fprintln(stdout, version)
+		fmt.Fprintln(stdout, admintool.Version)
 		return 0
 	case err != nil:
-		var ue *usageError
+		var ue *admintool.UsageError
 		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, ue.msg)
+			fmt.Fprintln(stderr, ue.Msg)
 			fmt.Fprint(stderr, usageText())
 			return 1
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -140,7 +141,7 @@ func TestParseOptionsErrors(t *testing.T) {
 			t.Errorf("parseOptions(%q) succeeded, want %q", tc.args, tc.want)
 			continue
 		}
-		var ue *usageError
+		var ue *admintool.UsageError
 		if isUsage := errors.As(err, &ue); isUsage != tc.usage {
 			t.Errorf("parseOptions(%q): usage error = %v, want %v (%v)", tc.args, isUsage, tc.usage, err)
 		}

@@ -5,37 +5,23 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/klassik/klassik/bin/internal/clitest"
 )
 
 // script runs bin/<name> with env added, bounded by a deadline.
 func script(t *testing.T, env []string, name string, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join("..", name), args...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %v timed out:\n%s", name, args, out)
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return string(out), code
+	return clitest.Command(t, env, filepath.Join("..", name), args...)
 }
 
 // tempRepo makes a throw-away module holding copies of the bin/*.sh scripts
@@ -84,21 +70,7 @@ func writeTool(t *testing.T, repo, name, src string) {
 // runIn runs <repo>/bin/<name> like script does for the real bin/.
 func runIn(t *testing.T, repo string, env []string, name string, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(repo, "bin", name), args...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %v timed out:\n%s", name, args, out)
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return string(out), code
+	return clitest.Command(t, env, filepath.Join(repo, "bin", name), args...)
 }
 
 const helloTool = `package main

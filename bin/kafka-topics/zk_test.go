@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
@@ -19,23 +19,8 @@ func TestMain(m *testing.M) { os.Exit(zkserver.RunShared(m)) }
 // brokers (racks a, b, c), as a running cluster would have.
 func zkCluster(t *testing.T) (string, *zkclient.Client) {
 	t.Helper()
-	connect := zkserver.ConnectString(t)
-	c, err := zkclient.Connect(connect, 10*time.Second)
-	if err != nil {
-		t.Fatalf("connect %s: %v", connect, err)
-	}
-	t.Cleanup(c.Close)
-	if err := c.EnsureTopLevelPaths(); err != nil {
-		t.Fatal(err)
-	}
-	for i, rack := range []string{"a", "b", "c"} {
-		id := int32(i + 1)
-		_, err := c.RegisterBroker(zkpaths.BrokerInfo{ID: id, Version: 5, Rack: rack, JMXPort: -1, Timestamp: time.Now().UnixMilli(),
-			Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: "127.0.0.1", Port: 9091 + id, SecurityProtocol: "PLAINTEXT"}}})
-		if err != nil {
-			t.Fatalf("register broker %d: %v", id, err)
-		}
-	}
+	connect, c := clitest.ZooKeeper(t)
+	clitest.RegisterBrokers(t, c, "a", "b", "c")
 	return connect, c
 }
 

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/zkpaths"
 )
 
@@ -31,12 +30,6 @@ func ParseKeyValues(pairs []string) (map[string]string, error) {
 	return props, nil
 }
 
-// LoadPropertiesFile reads a Java properties file (--consumer.config,
-// --producer.config, --command-config).
-func LoadPropertiesFile(path string) (map[string]string, error) {
-	return admintool.LoadProperties(path)
-}
-
 // Merge returns a copy of base overlaid with each of overs in turn.
 func Merge(base map[string]string, overs ...map[string]string) map[string]string {
 	out := maps.Clone(base)
@@ -48,9 +41,6 @@ func Merge(base map[string]string, overs ...map[string]string) map[string]string
 	}
 	return out
 }
-
-// SplitServers splits a host:port list, dropping blanks.
-func SplitServers(s string) []string { return admintool.SplitServers(s) }
 
 // ErrBadBoolean is returned by Bool for values other than true/false.
 var ErrBadBoolean = errors.New("clitools: not a boolean")

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/internal/clitools"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/testcluster"
@@ -92,9 +93,7 @@ func TestClassicConsumersSplitPartitions(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 6, 1, nil, "classic"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "classic", 6, 1)
 	produce(t, c, "classic", 6, 10, "a")
 
 	cfg := clitools.ZKConsumerDefaults("billing", "classic")
@@ -248,9 +247,7 @@ func TestClassicConsumerSessionExpiry(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if res, err := c.Admin().CreateTopic(ctx, 4, 1, nil, "exp"); err != nil || res.Err != nil {
-		t.Fatalf("create topic: %v / %v", err, res.Err)
-	}
+	clitest.CreateTopic(t, ctx, c, "exp", 4, 1)
 	addr, chroot, _ := strings.Cut(c.ZKConnect(), "/")
 	proxy, err := zkserver.NewProxy(addr)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/config"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -26,27 +27,15 @@ func SplitServers(s string) []string {
 	return out
 }
 
-// LoadProperties reads a Java properties file (key=value or key: value,
-// # and ! comments), enough for the admin client configs the tools honour.
+// LoadProperties reads a Java properties file (an --admin.config or
+// --command-config), with java.util.Properties' syntax.
 func LoadProperties(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	props := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(line, "=:")
-		if i < 0 {
-			props[line] = ""
-			continue
-		}
-		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
-	}
-	return props, nil
+	defer f.Close()
+	return config.ParseProperties(f)
 }
 
 // LoadOptionalProperties is LoadProperties for an optional config-file

@@ -1,9 +1,13 @@
 package admintool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 )
 
 // HelpStyle is how a tool answers --help. Kafka's tools use one of two
@@ -44,4 +48,13 @@ func CommandLine(special string, err error, style HelpStyle, helpText string, sp
 		return 1, true
 	}
 	return 0, false
+}
+
+// Main runs a tool whose work SIGINT and SIGTERM cancel (the context run
+// gets ends on either), then exits the process with run's status.
+func Main(run func(ctx context.Context) int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx)
+	stop()
+	os.Exit(code)
 }

@@ -13,6 +13,7 @@ type Spec struct {
 	HasArg  bool   // takes a value (--name v or --name=v)
 	ArgName string // shown as <ArgName> in the usage text
 	Help    string
+	Multi   bool // may be repeated, under Rules.SingleValued
 }
 
 // UsageError is a command-line mistake. Kafka's CommandLineUtils
@@ -54,24 +55,37 @@ func (o *Options) Given() []string { return slices.Clone(o.order) }
 // value" or "--name=value", no positional arguments. A repeated option keeps
 // its last value.
 func Parse(specs []Spec, args []string) (*Options, error) {
+	return parse(specs, args, Rules{})
+}
+
+// Rules are the joptsimple settings in which the tools differ.
+type Rules struct {
+	// Abbreviations lets a unique prefix of an option name stand for the
+	// option (joptsimple's default, which kafka-topics.sh keeps).
+	Abbreviations bool
+	// SingleValued refuses a repeated option not marked Multi, as a tool
+	// that asks joptsimple for one value of it fails.
+	SingleValued bool
+	// NonOptionHint ends the message for a positional argument.
+	NonOptionHint string
+}
+
+// ParseWith is Parse under other joptsimple rules.
+func ParseWith(specs []Spec, args []string, r Rules) (*Options, error) {
+	return parse(specs, args, r)
+}
+
+func parse(specs []Spec, args []string, r Rules) (*Options, error) {
 	o := &Options{values: map[string][]string{}}
-	find := func(name string) *Spec {
-		for i := range specs {
-			if specs[i].Name == name {
-				return &specs[i]
-			}
-		}
-		return nil
-	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "--") || a == "--" {
-			return nil, Usagef("Found non-option argument '%s'; all arguments must be options", a)
+			return nil, Usagef("Found non-option argument '%s'; all arguments must be options%s", a, r.NonOptionHint)
 		}
 		name, val, hasVal := strings.Cut(a[2:], "=")
-		s := find(name)
-		if s == nil {
-			return nil, Usagef("%s is not a recognized option", name)
+		s, err := lookup(specs, name, r.Abbreviations)
+		if err != nil {
+			return nil, err
 		}
 		if !s.HasArg {
 			if hasVal {
@@ -85,7 +99,11 @@ func Parse(specs []Spec, args []string) (*Options, error) {
 			i++
 			val = args[i]
 		}
-		if _, seen := o.values[s.Name]; !seen {
+		_, seen := o.values[s.Name]
+		if seen && s.HasArg && r.SingleValued && !s.Multi {
+			return nil, Usagef("Found multiple arguments for option %s, but you asked for only one", s.Name)
+		}
+		if !seen {
 			o.order = append(o.order, s.Name)
 		}
 		o.values[s.Name] = append(o.values[s.Name], val)
@@ -93,12 +111,42 @@ func Parse(specs []Spec, args []string) (*Options, error) {
 	return o, nil
 }
 
+// lookup finds the spec named name, or with abbrev the only one name is a
+// prefix of.
+func lookup(specs []Spec, name string, abbrev bool) (*Spec, error) {
+	var matches []*Spec
+	for i := range specs {
+		switch {
+		case specs[i].Name == name:
+			return &specs[i], nil
+		case abbrev && strings.HasPrefix(specs[i].Name, name):
+			matches = append(matches, &specs[i])
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, Usagef("%s is not a recognized option", name)
+	case 1:
+		return matches[0], nil
+	}
+	names := make([]string, len(matches))
+	for i, m := range matches {
+		names[i] = m.Name
+	}
+	return nil, Usagef("Option '%s' is ambiguous; possibilities: %s", name, strings.Join(names, ", "))
+}
+
 // Usage renders the option table as joptsimple's printHelpOn does (options
-// sorted by name, description beside them).
-func Usage(specs []Spec) string {
+// sorted by name, description beside them) with the descriptions in
+// column 40.
+func Usage(specs []Spec) string { return UsageAt(specs, 40) }
+
+// UsageAt is Usage with the descriptions in the given column (kafka-topics.sh
+// prints them one column further right).
+func UsageAt(specs []Spec, column int) string {
 	var b strings.Builder
-	b.WriteString("Option                                  Description\n")
-	b.WriteString("------                                  -----------\n")
+	fmt.Fprintf(&b, "%-*s%s\n", column, "Option", "Description")
+	fmt.Fprintf(&b, "%-*s%s\n", column, "------", "-----------")
 	sorted := slices.Clone(specs)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, s := range sorted {
@@ -106,10 +154,10 @@ func Usage(specs []Spec) string {
 		if s.HasArg {
 			left += " <" + s.ArgName + ">"
 		}
-		if len(left) > 39 {
-			fmt.Fprintf(&b, "%s\n%-40s%s\n", left, "", s.Help)
+		if len(left) >= column {
+			fmt.Fprintf(&b, "%s\n%-*s%s\n", left, column, "", s.Help)
 		} else {
-			fmt.Fprintf(&b, "%-40s%s\n", left, s.Help)
+			fmt.Fprintf(&b, "%-*s%s\n", column, left, s.Help)
 		}
 	}
 	return b.String()
@@ -170,3 +218,9 @@ func ParseAdminCommand(specs []Spec, args []string) (p *Options, special string,
 	}
 	return ParseCommand(specs, args, "")
 }
+
+// Values lists every value the option was given, in command-line order.
+func (o *Options) Values(name string) []string { return slices.Clone(o.values[name]) }
+
+// Lookup is Value and Has together.
+func (o *Options) Lookup(name string) (string, bool) { return o.Value(name), o.Has(name) }

@@ -1,0 +1,146 @@
+// Package clitest holds the helpers the tests of the bin/ tools share:
+// writing an input file, running a tool's run function or its bin/*.sh
+// script, a chroot on the shared real ZooKeeper with registered brokers,
+// and a testcluster with a topic whose leaders are elected.
+//
+// It is imported only by _test files; nothing in a tool's binary uses it.
+package clitest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/zkpaths"
+	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zkserver"
+)
+
+// WriteFile writes content to a new file in the test's temporary directory
+// and returns its path.
+func WriteFile(t testing.TB, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// RunFunc is a tool's run: arguments in, output written, exit status out.
+type RunFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// Run calls run in process with a one-minute deadline and returns what it
+// wrote and its exit status.
+func Run(t testing.TB, run RunFunc, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errOut strings.Builder
+	code = run(ctx, args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// Command runs the script at path with env added, bounded by three
+// minutes, and returns its combined output and exit status.
+func Command(t testing.TB, env []string, path string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v timed out:\n%s", path, args, out)
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return string(out), code
+}
+
+// CheckScriptVersion runs bin/<script> --version from a tool's directory:
+// kafka-run-class.sh builds the tool into a private build directory and
+// runs it, which must print admintool.Version.
+func CheckScriptVersion(t *testing.T, script string) {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("..", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := Command(t, []string{"KLASSIK_BUILD_DIR=" + t.TempDir()}, path, "--version")
+	if code != 0 || !strings.HasSuffix(out, admintool.Version+"\n") {
+		t.Fatalf("%s --version: exit %d\n%s", script, code, out)
+	}
+}
+
+// ZooKeeper returns a fresh chroot on the shared real ZooKeeper and a
+// client to it, with the top-level paths a broker creates in place.
+func ZooKeeper(t *testing.T) (string, *zkclient.Client) {
+	t.Helper()
+	connect := zkserver.ConnectString(t)
+	c, err := zkclient.Connect(connect, 10*time.Second)
+	if err != nil {
+		t.Fatalf("connect %s: %v", connect, err)
+	}
+	t.Cleanup(c.Close)
+	if err := c.EnsureTopLevelPaths(); err != nil {
+		t.Fatal(err)
+	}
+	return connect, c
+}
+
+// RegisterBrokers registers brokers 1..len(racks) on c as running brokers
+// would (PLAINTEXT on 127.0.0.1:9091+id); racks[i] is broker i+1's rack,
+// "" for none.
+func RegisterBrokers(t *testing.T, c *zkclient.Client, racks ...string) {
+	t.Helper()
+	for i, rack := range racks {
+		id := int32(i + 1)
+		_, err := c.RegisterBroker(zkpaths.BrokerInfo{ID: id, Version: 5, Rack: rack, JMXPort: -1, Timestamp: time.Now().UnixMilli(),
+			Endpoints: []zkpaths.EndPoint{{ListenerName: "PLAINTEXT", Host: "127.0.0.1", Port: 9091 + id, SecurityProtocol: "PLAINTEXT"}}})
+		if err != nil {
+			t.Fatalf("register broker %d: %v", id, err)
+		}
+	}
+}
+
+// CreateTopic creates topic on the cluster and fails the test if that
+// fails.
+func CreateTopic(t *testing.T, ctx context.Context, c *testcluster.Cluster, topic string, partitions int32, rf int16) {
+	t.Helper()
+	if res, err := c.Admin().CreateTopic(ctx, partitions, rf, nil, topic); err != nil || res.Err != nil {
+		t.Fatalf("create topic %s: %v / %v", topic, err, res.Err)
+	}
+}
+
+// StartWithTopic starts a cluster with opts, creates topic and waits until
+// every one of its partitions has a leader.
+func StartWithTopic(t *testing.T, opts testcluster.Options, topic string, partitions int32, rf int16) *testcluster.Cluster {
+	t.Helper()
+	c := testcluster.Start(t, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	CreateTopic(t, ctx, c, topic, partitions, rf)
+	c.WaitFor(20*time.Second, "leaders for "+topic, func() bool {
+		for p := int32(0); p < partitions; p++ {
+			if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
+	return c
+}
