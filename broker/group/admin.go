@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -170,7 +171,7 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	}
 	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
 	recs = append(recs, record.Record{Key: EncodeGroupKey(id)})
-	g.offsets = map[topicPartition]OffsetValue{}
+	g.offsets = map[common.TopicPartition]OffsetValue{}
 	g.mu.Unlock()
 	c.removeGroup(g)
 	// Kafka drops the group from the cache before the tombstones are

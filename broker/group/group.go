@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -144,11 +145,6 @@ func (m *Member) sameProtocols(ps []Protocol) bool {
 	return true
 }
 
-type topicPartition struct {
-	Topic     string
-	Partition int32
-}
-
 // Group is GroupMetadata. Every field is guarded by mu, Kafka's group
 // lock; the coordinator takes it for each request on the group and in
 // every timer callback of the group.
@@ -168,7 +164,7 @@ type Group struct {
 	pending        map[string]purgatory.Timer
 	newMemberAdded bool
 	joinSeq        uint64
-	offsets        map[topicPartition]OffsetValue
+	offsets        map[common.TopicPartition]OffsetValue
 	// rebalance is the delayed-join timer; rebalanceSeq invalidates stale
 	// firings. initialDelayLeft is the InitialDelayedJoin budget.
 	rebalance        purgatory.Timer
@@ -193,7 +189,7 @@ func newGroup(id string, partition int32, now time.Time) *Group {
 	g := &Group{
 		id: id, partition: partition, state: Empty, stateTime: now,
 		members: map[string]*Member{}, static: map[string]string{}, pending: map[string]purgatory.Timer{},
-		offsets: map[topicPartition]OffsetValue{}, pendingSync: map[string]struct{}{},
+		offsets: map[common.TopicPartition]OffsetValue{}, pendingSync: map[string]struct{}{},
 	}
 	g.writeCond = sync.NewCond(&g.mu)
 	return g

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -22,7 +23,7 @@ type loadedOffset struct {
 type partitionLoad struct {
 	partition int32
 	log       *slog.Logger
-	offsets   map[string]map[topicPartition]OffsetValue
+	offsets   map[string]map[common.TopicPartition]OffsetValue
 	groups    map[string]*GroupValue // nil value: the group's metadata was deleted
 	seen      map[string]bool        // every group a record named
 	// Transactional offset commits are applied only when their producer's
@@ -32,7 +33,7 @@ type partitionLoad struct {
 
 func newPartitionLoad(partition int32, log *slog.Logger) *partitionLoad {
 	return &partitionLoad{partition: partition, log: log,
-		offsets: map[string]map[topicPartition]OffsetValue{}, groups: map[string]*GroupValue{},
+		offsets: map[string]map[common.TopicPartition]OffsetValue{}, groups: map[string]*GroupValue{},
 		seen: map[string]bool{}, pendingTxn: map[int64][]loadedOffset{}}
 }
 
@@ -166,20 +167,20 @@ func (pl *partitionLoad) readRecord(h record.BatchHeader, r *record.Record) {
 func (pl *partitionLoad) apply(lo loadedOffset) {
 	g := lo.key.Group
 	pl.seen[g] = true
-	tp := topicPartition{lo.key.Topic, lo.key.Partition}
+	tp := common.TopicPartition{Topic: lo.key.Topic, Partition: lo.key.Partition}
 	if lo.value == nil {
 		delete(pl.offsets[g], tp)
 		return
 	}
 	if pl.offsets[g] == nil {
-		pl.offsets[g] = map[topicPartition]OffsetValue{}
+		pl.offsets[g] = map[common.TopicPartition]OffsetValue{}
 	}
 	pl.offsets[g][tp] = *lo.value
 }
 
 // groupFromRecords rebuilds a group from its last metadata record (nil if
 // none: a group used only for offsets) and its offsets.
-func (c *Coordinator) groupFromRecords(id string, partition int32, now time.Time, gv *GroupValue, offsets map[topicPartition]OffsetValue) *Group {
+func (c *Coordinator) groupFromRecords(id string, partition int32, now time.Time, gv *GroupValue, offsets map[common.TopicPartition]OffsetValue) *Group {
 	g := newGroup(id, partition, now)
 	g.mu.Lock()
 	defer g.mu.Unlock()

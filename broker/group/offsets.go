@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,7 +24,7 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 		for _, p := range t.Partitions {
 			pc := code
 			if pc == 0 {
-				pc = codes[topicPartition{t.Topic, p.Partition}]
+				pc = codes[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
 			}
 			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: pc})
 		}
@@ -33,7 +34,7 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 }
 
 // offsetCommit returns a request-wide code, or per-partition codes.
-func (c *Coordinator) offsetCommit(req *kmsg.OffsetCommitRequest) (int16, map[topicPartition]int16) {
+func (c *Coordinator) offsetCommit(req *kmsg.OffsetCommitRequest) (int16, map[common.TopicPartition]int16) {
 	g, code := c.lockGroup(req.Group, req.Generation < 0, kerr.IllegalGeneration.Code)
 	if code != 0 {
 		return code, nil
@@ -60,8 +61,8 @@ func (c *Coordinator) offsetCommit(req *kmsg.OffsetCommitRequest) (int16, map[to
 type offsetWrite struct {
 	now    time.Time
 	recs   []record.Record
-	values map[topicPartition]OffsetValue
-	codes  map[topicPartition]int16 // per-partition refusals
+	values map[common.TopicPartition]OffsetValue
+	codes  map[common.TopicPartition]int16 // per-partition refusals
 }
 
 func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommitRequest) (int16, *offsetWrite) {
@@ -91,10 +92,10 @@ func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommit
 		c.touchSessionLocked(g, m) // a commit counts as a heartbeat
 	}
 	now := c.clock.Now()
-	w := &offsetWrite{now: now, values: map[topicPartition]OffsetValue{}, codes: map[topicPartition]int16{}}
+	w := &offsetWrite{now: now, values: map[common.TopicPartition]OffsetValue{}, codes: map[common.TopicPartition]int16{}}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			tp := topicPartition{t.Topic, p.Partition}
+			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			meta := ""
 			if p.Metadata != nil {
 				meta = *p.Metadata
@@ -208,7 +209,7 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (i
 	if code != 0 {
 		return errorResult(code)
 	}
-	offsets := map[topicPartition]OffsetValue{}
+	offsets := map[common.TopicPartition]OffsetValue{}
 	if g != nil {
 		g.mu.Lock()
 		if code := lockedCode(g); code != 0 {
@@ -236,7 +237,7 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (i
 		ft := fetchedTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			out := kmsg.OffsetFetchResponseTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: strPtr("")}
-			if v, ok := offsets[topicPartition{t.Topic, p}]; ok {
+			if v, ok := offsets[common.TopicPartition{Topic: t.Topic, Partition: p}]; ok {
 				out.Offset, out.LeaderEpoch, out.Metadata = v.Offset, v.LeaderEpoch, strPtr(v.Metadata)
 			}
 			ft.Partitions = append(ft.Partitions, out)
@@ -262,14 +263,14 @@ func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequ
 		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition,
-				ErrorCode: codes[topicPartition{t.Topic, p.Partition}]})
+				ErrorCode: codes[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}]})
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }
 
-func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[topicPartition]int16) {
+func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[common.TopicPartition]int16) {
 	g, code := c.lockGroup(req.Group, false, kerr.GroupIDNotFound.Code)
 	if code != 0 {
 		return code, nil
@@ -286,11 +287,11 @@ func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[to
 		}
 		subscribed, _ = g.subscribedTopicsLocked()
 	}
-	codes := map[topicPartition]int16{}
+	codes := map[common.TopicPartition]int16{}
 	var recs []record.Record
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			tp := topicPartition{t.Topic, p.Partition}
+			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			if subscribed[t.Topic] {
 				codes[tp] = kerr.GroupSubscribedToTopic.Code
 				continue
@@ -383,11 +384,11 @@ func (c *Coordinator) ExpireOffsets() int {
 // instead.
 func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record.Record {
 	retention := c.cfg.OffsetsRetention
-	var candidate func(tp topicPartition) bool
+	var candidate func(tp common.TopicPartition) bool
 	var base func(v OffsetValue) int64
 	switch {
 	case g.protocolType != "" && g.state == Empty:
-		candidate = func(topicPartition) bool { return true }
+		candidate = func(common.TopicPartition) bool { return true }
 		base = func(v OffsetValue) int64 {
 			if ts := g.stateTime.UnixMilli(); ts >= 0 {
 				return ts
@@ -399,10 +400,10 @@ func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record
 		if !ok {
 			return nil
 		}
-		candidate = func(tp topicPartition) bool { return !subs[tp.Topic] }
+		candidate = func(tp common.TopicPartition) bool { return !subs[tp.Topic] }
 		base = func(v OffsetValue) int64 { return v.CommitTimestamp }
 	case g.protocolType == "":
-		candidate = func(topicPartition) bool { return true }
+		candidate = func(common.TopicPartition) bool { return true }
 		base = func(v OffsetValue) int64 { return v.CommitTimestamp }
 	default:
 		return nil

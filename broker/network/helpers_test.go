@@ -167,3 +167,14 @@ func frameBytes(parts ...[]byte) []byte {
 }
 
 func ioReadFull(c net.Conn, b []byte) (int, error) { return io.ReadFull(c, b) }
+
+// expectServed sends a Metadata v1 request for topic on c with correlation
+// id corr and fails the test with msg unless the answer echoes the topic.
+func expectServed(t *testing.T, c net.Conn, topic string, corr int32, msg string) {
+	t.Helper()
+	r := metadataReq(1, topic)
+	writeReq(t, c, r, corr)
+	if resp := readResp(t, c, r, corr).(*kmsg.MetadataResponse); len(resp.Topics) != 1 || *resp.Topics[0].Topic != topic {
+		t.Fatal(msg)
+	}
+}

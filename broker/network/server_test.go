@@ -194,12 +194,7 @@ func TestOversizeAndBadSizeFramesClose(t *testing.T) {
 	}
 	// A request of exactly the maximum is read (and closed only because
 	// its body is garbage); a normal request still works.
-	c := rawDial(t, s)
-	r := metadataReq(1, "x")
-	writeReq(t, c, r, 1)
-	if resp := readResp(t, c, r, 1).(*kmsg.MetadataResponse); len(resp.Topics) != 1 {
-		t.Fatal("no topic echoed")
-	}
+	expectServed(t, rawDial(t, s), "x", 1, "no topic echoed")
 }
 
 func TestUnknownKeyAndVersionClose(t *testing.T) {
@@ -237,10 +232,7 @@ func TestMalformedBodyClosesOnlyThatConnection(t *testing.T) {
 	}
 	expectClosed(t, bad)
 
-	writeReq(t, good, r, 2)
-	if resp := readResp(t, good, r, 2).(*kmsg.MetadataResponse); len(resp.Topics) != 1 {
-		t.Fatal("good connection broken")
-	}
+	expectServed(t, good, "x", 2, "good connection broken")
 }
 
 // Pipelined requests (kafka-python sends ApiVersions v0 and Metadata v0
@@ -277,12 +269,7 @@ func TestHandlerPanicClosesConnectionServerSurvives(t *testing.T) {
 	writeReq(t, c, metadataReq(1, "panic"), 1)
 	expectClosed(t, c)
 
-	c2 := rawDial(t, s)
-	r := metadataReq(1, "ok")
-	writeReq(t, c2, r, 1)
-	if resp := readResp(t, c2, r, 1).(*kmsg.MetadataResponse); len(resp.Topics) != 1 {
-		t.Fatal("server did not answer after a panic")
-	}
+	expectServed(t, rawDial(t, s), "ok", 1, "server did not answer after a panic")
 }
 
 func TestHandlerErrorAndNoResponse(t *testing.T) {

@@ -8,6 +8,7 @@ package storage
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +36,13 @@ func parseInt(s string, bits int) (int64, error) { return strconv.ParseInt(s, 10
 
 // writeFileAtomic writes data to path via path.tmp, fsync, rename and an
 // fsync of the directory, so a crash leaves either the old or the new file.
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, data []byte) error { return writeFileRenamed(path, data, true) }
+
+// writeFileRenamed writes data to path.tmp and renames it to path, so a
+// reader never sees a partly written file. With sync the tmp file is
+// fsync'd before the rename and the directory after it; without, the
+// caller makes both durable later (syncFile, syncDir).
+func writeFileRenamed(path string, data []byte, sync bool) error {
 	tmp := path + checkpointTmpSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -45,9 +52,11 @@ func writeFileAtomic(path string, data []byte) error {
 		f.Close()
 		return fmt.Errorf("storage: write %s: %w", tmp, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("storage: fsync %s: %w", tmp, err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("storage: fsync %s: %w", tmp, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("storage: close %s: %w", tmp, err)
@@ -55,7 +64,26 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("storage: rename %s: %w", tmp, err)
 	}
+	if !sync {
+		return nil
+	}
 	return syncDir(filepath.Dir(path))
+}
+
+// syncFile fsyncs the file at path. A missing file is not an error.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("storage: fsync %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("storage: fsync %s: %w", path, err)
+	}
+	return nil
 }
 
 func syncDir(dir string) error {

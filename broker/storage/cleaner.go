@@ -1,8 +1,9 @@
 package storage
 
-// Log compaction (Kafka's LogCleaner, Cleaner, LogCleanerManager): keep at least the latest record of every key of a
-// cleanup.policy=compact log, drop older values and, after
-// delete.retention.ms, tombstones, without changing any retained offset.
+// Log compaction (Kafka's LogCleaner, Cleaner, LogCleanerManager): keep
+// at least the latest record of every key of a cleanup.policy=compact log,
+// drop older values and, after delete.retention.ms, tombstones, without
+// changing any retained offset.
 //
 // One pass over a log:
 //
@@ -98,16 +99,17 @@ type Cleaner struct {
 	offsets *OffsetMap
 }
 
-func init() {
-	NewLogCleaner = func(m *LogManager) LogCleaner {
-		cfg := DefaultCleanerConfig()
-		if m.cfg.CleanerDedupeBufferSize > 0 {
-			cfg.DedupeBufferSize = m.cfg.CleanerDedupeBufferSize
-		}
-		cfg.Clock = m.clock
-		cfg.Logger = m.logger
-		return NewCleaner(m, cfg)
+// newManagerCleaner is the cleaner a LogManager runs when
+// log.cleaner.enable is set: log.cleaner.dedupe.buffer.size from the
+// manager's config, the manager's clock and logger.
+func newManagerCleaner(m *LogManager) *Cleaner {
+	cfg := DefaultCleanerConfig()
+	if m.cfg.CleanerDedupeBufferSize > 0 {
+		cfg.DedupeBufferSize = m.cfg.CleanerDedupeBufferSize
 	}
+	cfg.Clock = m.clock
+	cfg.Logger = m.logger
+	return NewCleaner(m, cfg)
 }
 
 // NewCleaner creates a cleaner for m's logs; Startup starts its goroutine.

@@ -383,21 +383,12 @@ func TestCleanerCleanOnceDirtyRatio(t *testing.T) {
 	mc := DefaultManagerConfig(dir)
 	mc.Clock = clock.Now
 	mc.CleanerEnable = false
-	m, err := NewLogManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, mc)
 	t.Cleanup(func() { m.Shutdown() })
 	cfg := clCompactConfig()
 	cfg.MinCleanableDirtyRatio = 0.5
-	l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "c", Partition: 0}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := m.GetOrCreateLog(common.TopicPartition{Topic: "p", Partition: 0}, DefaultLogConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "c", Partition: 0}, cfg)
+	plain := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "p", Partition: 0}, DefaultLogConfig())
 	ts := clock.Now().UnixMilli()
 	for i := 0; i < 4; i++ {
 		clAppend(t, l, ts, "k", fmt.Sprint(i))
@@ -459,9 +450,6 @@ func TestCleanerCleanOnceDirtyRatio(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("cleaner did not stop")
-	}
-	if NewLogCleaner == nil {
-		t.Fatal("cleaner.go must register NewLogCleaner")
 	}
 }
 

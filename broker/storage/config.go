@@ -92,19 +92,35 @@ func LogConfigFromProps(props map[string]string) (LogConfig, error) {
 		i64(k, &n)
 		*dst = int32(n)
 	}
-	str := func(k string, dst *string) {
-		if v, ok := props[k]; ok {
-			*dst = strings.TrimSpace(v)
-		}
+	for _, f := range []struct {
+		key string
+		dst *int64
+	}{
+		{"segment.bytes", &lc.SegmentBytes},
+		{"segment.ms", &lc.SegmentMs},
+		{"segment.jitter.ms", &lc.SegmentJitterMs},
+		{"retention.ms", &lc.RetentionMs},
+		{"retention.bytes", &lc.RetentionBytes},
+		{"delete.retention.ms", &lc.DeleteRetentionMs},
+		{"min.compaction.lag.ms", &lc.MinCompactionLagMs},
+		{"max.compaction.lag.ms", &lc.MaxCompactionLagMs},
+		{"file.delete.delay.ms", &lc.FileDeleteDelayMs},
+		{"flush.messages", &lc.FlushMessages},
+		{"flush.ms", &lc.FlushMs},
+		{"message.timestamp.difference.max.ms", &lc.MessageTimestampDifferenceMaxMs},
+	} {
+		i64(f.key, f.dst)
 	}
-	i64("segment.bytes", &lc.SegmentBytes)
-	i64("segment.ms", &lc.SegmentMs)
-	i64("segment.jitter.ms", &lc.SegmentJitterMs)
-	i32("segment.index.bytes", &lc.SegmentIndexBytes)
-	i32("index.interval.bytes", &lc.IndexIntervalBytes)
-	i32("max.message.bytes", &lc.MaxMessageBytes)
-	i64("retention.ms", &lc.RetentionMs)
-	i64("retention.bytes", &lc.RetentionBytes)
+	for _, f := range []struct {
+		key string
+		dst *int32
+	}{
+		{"segment.index.bytes", &lc.SegmentIndexBytes},
+		{"index.interval.bytes", &lc.IndexIntervalBytes},
+		{"max.message.bytes", &lc.MaxMessageBytes},
+	} {
+		i32(f.key, f.dst)
+	}
 	if v, ok := props["cleanup.policy"]; ok {
 		lc.CleanupPolicyCompact, lc.CleanupPolicyDelete = false, false
 		for _, p := range strings.Split(v, ",") {
@@ -116,9 +132,6 @@ func LogConfigFromProps(props map[string]string) (LogConfig, error) {
 			}
 		}
 	}
-	i64("delete.retention.ms", &lc.DeleteRetentionMs)
-	i64("min.compaction.lag.ms", &lc.MinCompactionLagMs)
-	i64("max.compaction.lag.ms", &lc.MaxCompactionLagMs)
 	if v, ok := props["min.cleanable.dirty.ratio"]; ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil && firstErr == nil {
@@ -126,12 +139,12 @@ func LogConfigFromProps(props map[string]string) (LogConfig, error) {
 		}
 		lc.MinCleanableDirtyRatio = f
 	}
-	i64("file.delete.delay.ms", &lc.FileDeleteDelayMs)
-	i64("flush.messages", &lc.FlushMessages)
-	i64("flush.ms", &lc.FlushMs)
-	str("message.timestamp.type", &lc.MessageTimestampType)
-	i64("message.timestamp.difference.max.ms", &lc.MessageTimestampDifferenceMaxMs)
-	str("compression.type", &lc.CompressionType)
+	if v, ok := props["message.timestamp.type"]; ok {
+		lc.MessageTimestampType = strings.TrimSpace(v)
+	}
+	if v, ok := props["compression.type"]; ok {
+		lc.CompressionType = strings.TrimSpace(v)
+	}
 	if v, ok := props["preallocate"]; ok {
 		lc.Preallocate = strings.EqualFold(strings.TrimSpace(v), "true")
 	}

@@ -36,7 +36,6 @@
 //	  snapshots                              producersnapshot.go <offset>.snapshot files (version 1)
 //	kafka.log.LogCleaner, Cleaner,           cleaner.go, cleaner_pass.go, offsetmap.go (SkimpyOffsetMap)
 //	  LogCleanerManager
-//	(seam for the cleaner)                   hooks.go        LogCleaner, NewLogCleaner
 //
 // Partitions are named by common.TopicPartition, the one partition type
 // every package shares.
@@ -65,7 +64,7 @@
 //
 //   - Shutdown: one goroutine per log to close logs in parallel; joined.
 //
-//   - The cleaner, when linked in, owns its own goroutines; Startup starts
+//   - The cleaner, when enabled, owns its own goroutine; Startup starts
 //     it and Shutdown stops it before any log is closed.
 //
 //   - Log flusher: one goroutine per Log, started at load, stopped (and
@@ -146,9 +145,8 @@
 //
 // # What a cleaner may use
 //
-// The cleaner (cleaner.go) is created through the NewLogCleaner variable
-// (hooks.go) with the *LogManager; Startup starts it when
-// ManagerConfig.CleanerEnable is set and Shutdown stops it before closing
+// The cleaner (cleaner.go) is created by the LogManager's Startup
+// (newManagerCleaner) when ManagerConfig.CleanerEnable is set, and Shutdown stops it before closing
 // logs. It may use AllLogs, Log.Config, Log.HighWatermark,
 // Log.LogStartOffset, Log.DeleteOldSegments (retention for compacted logs
 // after a pass), the Segment accessors and pread-based reads of segment

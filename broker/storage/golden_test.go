@@ -239,15 +239,9 @@ func TestGoldenManagerCheckpoints(t *testing.T) {
 	cfg.Defaults = testConfig()
 	cfg.Clock = clock.Now
 	cfg.CleanerEnable = false
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	for p := int32(0); p < 2; p++ {
-		l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
 		for i := 0; i < 3+int(p); i++ {
 			l.AppendAsLeader(makeBatch(2, 10, 1700000000000, "g"), 0)
 		}

@@ -94,3 +94,24 @@ func readAllBatches(t testing.TB, l *Log, from int64) [][]byte {
 	}
 	return out
 }
+
+// mustNewLogManager loads a LogManager on cfg or fails the test. The
+// caller shuts it down (or, in crash tests, abandons it).
+func mustNewLogManager(t testing.TB, cfg ManagerConfig) *LogManager {
+	t.Helper()
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// mustGetOrCreateLog returns the log of tp with cfg or fails the test.
+func mustGetOrCreateLog(t testing.TB, m *LogManager, tp common.TopicPartition, cfg LogConfig) *Log {
+	t.Helper()
+	l, err := m.GetOrCreateLog(tp, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

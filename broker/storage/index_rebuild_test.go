@@ -21,15 +21,9 @@ func TestMissingAndCorruptIndexesRebuilt(t *testing.T) {
 	d := t.TempDir()
 	clock := newFakeClock()
 	cfg := testManagerConfig(clock, d)
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	tp := common.TopicPartition{Topic: "idx", Partition: 0}
-	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustGetOrCreateLog(t, m, tp, cfg.Defaults)
 	ts0 := clock.Now().UnixMilli()
 	var batches [][]byte
 	for i := 0; l.NumSegments() < 5; i++ {
@@ -72,10 +66,7 @@ func TestMissingAndCorruptIndexesRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m2, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := mustNewLogManager(t, cfg)
 	defer m2.Shutdown()
 	l2, ok := m2.GetLog(tp)
 	if !ok {

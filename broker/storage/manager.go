@@ -55,7 +55,7 @@ type LogManager struct {
 	dirDeletes  []pendingDirDelete
 	started     bool
 	shutdown    bool
-	cleaner     LogCleaner
+	cleaner     *Cleaner   // nil unless log.cleaner.enable
 	checkpoints sync.Mutex // serialises checkpoint file writes
 
 	stop chan struct{}
@@ -291,12 +291,8 @@ func (m *LogManager) Startup() {
 	}
 	m.started = true
 	if m.cfg.CleanerEnable {
-		if NewLogCleaner != nil {
-			m.cleaner = NewLogCleaner(m)
-			m.cleaner.Startup()
-		} else {
-			m.logger.Info("log.cleaner.enable is set but no cleaner is linked in")
-		}
+		m.cleaner = newManagerCleaner(m)
+		m.cleaner.Startup()
 	}
 	m.wg.Add(1)
 	go m.scheduler() // owned by the manager; stopped by Shutdown via m.stop

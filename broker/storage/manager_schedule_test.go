@@ -54,20 +54,14 @@ func TestManagerScheduledRetention(t *testing.T) {
 	cfg.RetentionCheckIntervalMs = 100
 	cfg.FlushStartOffsetCheckpointIntervalMs = 100
 	cfg.Defaults.FileDeleteDelayMs = 60000
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
 
 	// byTime: retention.ms = 1h; its first four segments hold records two
 	// hours old, the rest are current.
 	timeCfg := cfg.Defaults
 	timeCfg.RetentionMs = 3600000
-	byTime, err := m.GetOrCreateLog(common.TopicPartition{Topic: "by-time", Partition: 0}, timeCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	byTime := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "by-time", Partition: 0}, timeCfg)
 	old := clock.Now().Add(-2 * time.Hour).UnixMilli()
 	for byTime.NumSegments() < 4 {
 		if _, err := byTime.AppendAsLeader(makeBatch(3, 200, old, "old"), 0); err != nil {
@@ -89,10 +83,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 	sizeCfg := cfg.Defaults
 	sizeCfg.RetentionMs = -1
 	sizeCfg.RetentionBytes = 3000
-	bySize, err := m.GetOrCreateLog(common.TopicPartition{Topic: "by-size", Partition: 0}, sizeCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bySize := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "by-size", Partition: 0}, sizeCfg)
 	for bySize.NumSegments() < 6 {
 		if _, err := bySize.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "s"), 0); err != nil {
 			t.Fatal(err)
@@ -178,10 +169,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 	if err := m.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	m2, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := mustNewLogManager(t, cfg)
 	defer m2.Shutdown()
 	l1, ok1 := m2.GetLog(common.TopicPartition{Topic: "by-time", Partition: 0})
 	l2, ok2 := m2.GetLog(common.TopicPartition{Topic: "by-size", Partition: 0})
@@ -204,24 +192,15 @@ func TestManagerRunsCleaner(t *testing.T) {
 	cfg.CleanerDedupeBufferSize = 1 << 20
 	cfg.InitialTaskDelayMs = 0
 	cfg.RetentionCheckIntervalMs = 100
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
 	compact := cfg.Defaults
 	compact.CleanupPolicyCompact, compact.CleanupPolicyDelete = true, false
 	both := compact
 	both.CleanupPolicyDelete = true
 	both.RetentionMs = 3600000
-	lc, err := m.GetOrCreateLog(common.TopicPartition{Topic: "compacted", Partition: 0}, compact)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb, err := m.GetOrCreateLog(common.TopicPartition{Topic: "compact-delete", Partition: 0}, both)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lc := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "compacted", Partition: 0}, compact)
+	lb := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "compact-delete", Partition: 0}, both)
 	now := clock.Now().UnixMilli()
 	// compacted: 40 batches over 4 keys, in several segments.
 	for lc.NumSegments() < 4 {
@@ -321,17 +300,11 @@ func TestManagerLoadsLogsInParallel(t *testing.T) {
 	clock := newFakeClock()
 	cfg := testManagerConfig(clock, d1, d2)
 	cfg.RecoveryThreadsPerDataDir = 4
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	want := map[common.TopicPartition][][]byte{}
 	for p := int32(0); p < 12; p++ {
 		tp := common.TopicPartition{Topic: "par", Partition: p}
-		l, err := m.GetOrCreateLog(tp, cfg.Defaults)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := mustGetOrCreateLog(t, m, tp, cfg.Defaults)
 		for i := 0; i < int(p)+3; i++ {
 			if _, err := l.AppendAsLeader(makeBatch(2, 300, clock.Now().UnixMilli(), fmt.Sprint(p)), 0); err != nil {
 				t.Fatal(err)
@@ -349,10 +322,7 @@ func TestManagerLoadsLogsInParallel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m2, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := mustNewLogManager(t, cfg)
 	defer m2.Shutdown()
 	logs := m2.AllLogs()
 	if len(logs) != len(want) {

@@ -23,10 +23,7 @@ func TestManagerPlacementCheckpointsAndCleanShutdown(t *testing.T) {
 	d1, d2 := t.TempDir(), t.TempDir()
 	clock := newFakeClock()
 	cfg := testManagerConfig(clock, d1, d2)
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	// A second manager cannot take the same directories.
 	if _, err := NewLogManager(cfg); !errors.Is(err, ErrLogDirLocked) {
 		t.Fatalf("second manager: %v", err)
@@ -34,10 +31,7 @@ func TestManagerPlacementCheckpointsAndCleanShutdown(t *testing.T) {
 	// "A new partition is placed in the live directory that currently
 	// holds the fewest partitions."
 	for p := int32(0); p < 4; p++ {
-		l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "orders", Partition: p}, cfg.Defaults)
 		for i := 0; i < 10; i++ {
 			if _, err := l.AppendAsLeader(makeBatch(2, 100, clock.Now().UnixMilli(), "x"), 3); err != nil {
 				t.Fatal(err)
@@ -76,10 +70,7 @@ func TestManagerPlacementCheckpointsAndCleanShutdown(t *testing.T) {
 			}
 		}
 	}
-	m2, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := mustNewLogManager(t, cfg)
 	defer m2.Shutdown()
 	for _, d := range []string{d1, d2} {
 		if _, err := os.Stat(filepath.Join(d, cleanShutdownFile)); !os.IsNotExist(err) {
@@ -107,10 +98,7 @@ func TestManagerInconsistentMetaProperties(t *testing.T) {
 	d1, d2 := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(d1, metaPropertiesFile), []byte("version=0\nbroker.id=1\ncluster.id=a\n"), 0o644)
 	os.WriteFile(filepath.Join(d2, metaPropertiesFile), []byte("version=0\nbroker.id=2\ncluster.id=a\n"), 0o644)
-	m, err := NewLogManager(testManagerConfig(newFakeClock(), d1, d2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, testManagerConfig(newFakeClock(), d1, d2))
 	defer m.Shutdown()
 	if _, _, err := m.ReadMetaProperties(); err == nil || !strings.Contains(err.Error(), "inconsistent") {
 		t.Fatalf("want inconsistent broker metadata, got %v", err)
@@ -141,16 +129,10 @@ func TestManagerDeleteLog(t *testing.T) {
 	clock := newFakeClock()
 	cfg := testManagerConfig(clock, d)
 	cfg.Defaults.FileDeleteDelayMs = 60000
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
 	tp := common.TopicPartition{Topic: "gone", Partition: 3}
-	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustGetOrCreateLog(t, m, tp, cfg.Defaults)
 	l.AppendAsLeader(makeBatch(1, 10, 0, "x"), 0)
 	inflight, err := l.Read(0, 1000, 1, true)
 	if err != nil {
@@ -197,17 +179,11 @@ func TestManagerRetention(t *testing.T) {
 	d := t.TempDir()
 	clock := newFakeClock()
 	cfg := testManagerConfig(clock, d)
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
 	lc := cfg.Defaults
 	lc.RetentionMs = 3600000
-	l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "r", Partition: 0}, lc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "r", Partition: 0}, lc)
 	old := clock.Now().Add(-2 * time.Hour).UnixMilli()
 	for l.NumSegments() < 4 {
 		if _, err := l.AppendAsLeader(makeBatch(3, 200, old, "old"), 0); err != nil {
@@ -271,10 +247,7 @@ func TestManagerSchedulerStartsAndStops(t *testing.T) {
 	cfg := testManagerConfig(clock, d)
 	cfg.InitialTaskDelayMs = 0
 	cfg.FlushCheckpointIntervalMs = 50
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	l, _ := m.GetOrCreateLog(common.TopicPartition{Topic: "s", Partition: 0}, cfg.Defaults)
 	l.AppendAsLeader(makeBatch(1, 1, 0, "x"), 0)
 	m.Startup()
@@ -304,15 +277,9 @@ func TestManagerRecoversOnlyPastRecoveryPoint(t *testing.T) {
 	d := t.TempDir()
 	clock := newFakeClock()
 	cfg := testManagerConfig(clock, d)
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	tp := common.TopicPartition{Topic: "rp", Partition: 0}
-	l, err := m.GetOrCreateLog(tp, cfg.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustGetOrCreateLog(t, m, tp, cfg.Defaults)
 	for l.NumSegments() < 4 {
 		l.AppendAsLeader(deterministicBatch(l.LogEndOffset(), false), 1)
 	}
@@ -346,10 +313,7 @@ func TestManagerRecoversOnlyPastRecoveryPoint(t *testing.T) {
 	fi, _ := os.Stat(last)
 	os.Truncate(last, fi.Size()-5) // torn final batch
 
-	m2, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := mustNewLogManager(t, cfg)
 	defer m2.Shutdown()
 	l2, _ := m2.GetLog(tp)
 	if l2.LogEndOffset() >= leo || l2.LogEndOffset() < rp {

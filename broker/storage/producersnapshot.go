@@ -104,20 +104,7 @@ func (m *ProducerStateManager) takeSnapshot(sync bool) (string, error) {
 // SyncProducerSnapshot fsyncs a snapshot written by TakeSnapshotNoSync. A
 // snapshot deleted meanwhile (truncation, retention) is not an error. The
 // caller fsyncs the directory for the rename.
-func SyncProducerSnapshot(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("storage: sync producer snapshot: %w", err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("storage: sync producer snapshot: %w", err)
-	}
-	return nil
-}
+func SyncProducerSnapshot(path string) error { return syncFile(path) }
 
 func (m *ProducerStateManager) addSnapshot(off int64) {
 	i := sort.Search(len(m.snapshots), func(i int) bool { return m.snapshots[i] >= off })
@@ -288,33 +275,5 @@ func WriteProducerSnapshot(path string, entries []ProducerStateEntry) error {
 }
 
 func writeProducerSnapshot(path string, entries []ProducerStateEntry, sync bool) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("storage: write producer snapshot: %w", err)
-	}
-	if _, err := f.Write(EncodeProducerSnapshot(entries)); err != nil {
-		f.Close()
-		return fmt.Errorf("storage: write producer snapshot: %w", err)
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return fmt.Errorf("storage: sync producer snapshot: %w", err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("storage: close producer snapshot: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("storage: rename producer snapshot: %w", err)
-	}
-	if !sync {
-		return nil
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return writeFileRenamed(path, EncodeProducerSnapshot(entries), sync)
 }

@@ -164,21 +164,12 @@ func TestFlushIntervalMsOnScheduleAndRecoveryPoint(t *testing.T) {
 	cfg.InitialTaskDelayMs = 0
 	cfg.FlushSchedulerIntervalMs = 100
 	cfg.FlushCheckpointIntervalMs = 100
-	m, err := NewLogManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
 	timed := cfg.Defaults
 	timed.FlushMs = 5000
-	lt, err := m.GetOrCreateLog(common.TopicPartition{Topic: "timed", Partition: 0}, timed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp, err := m.GetOrCreateLog(common.TopicPartition{Topic: "pagecache", Partition: 0}, cfg.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lt := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "timed", Partition: 0}, timed)
+	lp := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "pagecache", Partition: 0}, cfg.Defaults)
 	for i := 0; i < 3; i++ {
 		for _, l := range []*Log{lt, lp} {
 			if _, err := l.AppendAsLeader(makeBatch(2, 10, clock.Now().UnixMilli(), "f"), 0); err != nil {

@@ -416,14 +416,7 @@ func (s *Segment) flush() error {
 	}
 	// The .txnindex is appended with plain writes; make it as durable as
 	// the records it describes.
-	if f, err := os.OpenFile(segmentPath(s.dir, s.baseOffset, txnIndexFileSuffix), os.O_RDWR, 0); err == nil {
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("storage: fsync txn index %d: %w", s.baseOffset, err)
-		}
-	}
-	return nil
+	return syncFile(segmentPath(s.dir, s.baseOffset, txnIndexFileSuffix))
 }
 
 // close closes all files without trimming.
