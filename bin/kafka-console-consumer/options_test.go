@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
@@ -76,15 +77,13 @@ func TestRunUsageAndHelp(t *testing.T) {
 // FuzzParseOptions: the command line never panics the parser, and an
 // accepted one names exactly one of topic/whitelist and one server kind.
 func FuzzParseOptions(f *testing.F) {
-	f.Add("--bootstrap-server h:1 --topic t --from-beginning")
-	f.Add("--zookeeper z:2181/k --topic t --group g --delete-consumer-offsets")
-	f.Add("--bootstrap-server h:1 --topic t --partition 0 --offset earliest --property print.key=true")
-	f.Add("--bootstrap-server h:1 --whitelist .* --max-messages 3 --timeout-ms 10")
-	f.Fuzz(func(t *testing.T, line string) {
-		o, _, err := parseOptions(strings.Fields(line))
-		if err != nil || o == nil {
-			return
-		}
+	seeds := []string{
+		"--bootstrap-server h:1 --topic t --from-beginning",
+		"--zookeeper z:2181/k --topic t --group g --delete-consumer-offsets",
+		"--bootstrap-server h:1 --topic t --partition 0 --offset earliest --property print.key=true",
+		"--bootstrap-server h:1 --whitelist .* --max-messages 3 --timeout-ms 10",
+	}
+	clitest.FuzzCommandLines(f, parseOptions, seeds, func(t *testing.T, line string, o *options) {
 		if (o.topic == "") == (o.whitelist == "") || (o.bootstrap == "") == (o.zookeeper == "") {
 			t.Fatalf("%q accepted as %+v", line, o)
 		}

@@ -168,14 +168,12 @@ func TestProduceToCluster(t *testing.T) {
 // FuzzParseOptions: never panics; an accepted command has a topic and
 // franz-go options.
 func FuzzParseOptions(f *testing.F) {
-	f.Add("--bootstrap-server h:1 --topic t --sync --compression-codec")
-	f.Add("--broker-list h:1,h:2 --topic t --property parse.key=true --property key.separator=:")
-	f.Add("--bootstrap-server h:1 --topic t --producer-property acks=0 --timeout 5")
-	f.Fuzz(func(t *testing.T, line string) {
-		o, _, err := parseOptions(strings.Fields(line))
-		if err != nil || o == nil {
-			return
-		}
+	seeds := []string{
+		"--bootstrap-server h:1 --topic t --sync --compression-codec",
+		"--broker-list h:1,h:2 --topic t --property parse.key=true --property key.separator=:",
+		"--bootstrap-server h:1 --topic t --producer-property acks=0 --timeout 5",
+	}
+	clitest.FuzzCommandLines(f, parseOptions, seeds, func(t *testing.T, line string, o *options) {
 		if o.topic == "" || len(o.kgoOpts) == 0 {
 			t.Fatalf("%q accepted as %+v", line, o)
 		}

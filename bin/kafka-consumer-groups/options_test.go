@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
@@ -163,15 +164,13 @@ func FuzzParseDateTime(f *testing.F) {
 
 // FuzzParseOptions: never panics; an accepted command has one action.
 func FuzzParseOptions(f *testing.F) {
-	f.Add("--bootstrap-server h:1 --describe --group g --members --verbose")
-	f.Add("--bootstrap-server h:1 --reset-offsets --group g --topic t:0,1 --shift-by -2 --execute")
-	f.Add("--zookeeper z:1 --list")
-	f.Add("--bootstrap-server h:1 --list --state")
-	f.Fuzz(func(t *testing.T, line string) {
-		o, _, err := parseOptions(strings.Fields(line))
-		if err != nil || o == nil {
-			return
-		}
+	seeds := []string{
+		"--bootstrap-server h:1 --describe --group g --members --verbose",
+		"--bootstrap-server h:1 --reset-offsets --group g --topic t:0,1 --shift-by -2 --execute",
+		"--zookeeper z:1 --list",
+		"--bootstrap-server h:1 --list --state",
+	}
+	clitest.FuzzCommandLines(f, parseOptions, seeds, func(t *testing.T, line string, o *options) {
 		if o.action == "" {
 			t.Fatalf("%q accepted without an action", line)
 		}

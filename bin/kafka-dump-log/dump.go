@@ -3,19 +3,18 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -328,84 +327,20 @@ func (d *dumper) parse(r *record.Record) (key, payload string, hasKey, hasPayloa
 }
 
 // formatOffsetsRecord renders a __consumer_offsets record as Kafka 3.4's
-// GroupMetadataManager.formatRecordKeyAndValue does.
+// GroupMetadataManager.formatRecordKeyAndValue does, through the group
+// coordinator's own codec; a key it cannot read fails with Kafka's message.
 func formatOffsetsRecord(key, value []byte) (string, string, error) {
+	const invalidKey = "Failed to decode message using offset topic decoder (message had an invalid key)"
 	if key == nil {
 		return "", "", errors.New("Failed to decode message using offset topic decoder (message had a missing key)")
 	}
-	if len(key) < 2 {
-		return "", "", errors.New("Failed to decode message using offset topic decoder (message had an invalid key)")
+	if _, err := group.DecodeKey(key); err != nil {
+		if len(key) < 2 || errors.Is(err, group.ErrUnknownKeyVersion) {
+			return "", "", errors.New(invalidKey)
+		}
+		return "", "", fmt.Errorf("%s: %v", invalidKey, err)
 	}
-	switch version := int16(binary.BigEndian.Uint16(key)); version {
-	case 0, 1:
-		var k kmsg.OffsetCommitKey
-		if err := k.ReadFrom(key); err != nil {
-			return "", "", fmt.Errorf("Failed to decode message using offset topic decoder (message had an invalid key): %v", err)
-		}
-		ks := fmt.Sprintf("offset_commit::group=%s,partition=%s-%d", k.Group, k.Topic, k.Partition)
-		if value == nil {
-			return ks, "<DELETE>", nil
-		}
-		var v kmsg.OffsetCommitValue
-		if err := v.ReadFrom(value); err != nil {
-			return "", "", fmt.Errorf("offset commit value: %v", err)
-		}
-		if v.Metadata == "" {
-			return ks, fmt.Sprintf("offset=%d", v.Offset), nil
-		}
-		return ks, fmt.Sprintf("offset=%d,metadata=%s", v.Offset, v.Metadata), nil
-	case 2:
-		var k kmsg.GroupMetadataKey
-		if err := k.ReadFrom(key); err != nil {
-			return "", "", fmt.Errorf("Failed to decode message using offset topic decoder (message had an invalid key): %v", err)
-		}
-		ks := fmt.Sprintf("group_metadata::group=%s", k.Group)
-		if value == nil {
-			return ks, "<DELETE>", nil
-		}
-		var v kmsg.GroupMetadataValue
-		if err := v.ReadFrom(value); err != nil {
-			return "", "", fmt.Errorf("group metadata value: %v", err)
-		}
-		var members []string
-		for _, m := range v.Members {
-			if v.ProtocolType == "consumer" {
-				var a kmsg.ConsumerMemberAssignment
-				if err := a.ReadFrom(m.Assignment); err == nil {
-					var tps []string
-					for _, t := range a.Topics {
-						for _, p := range t.Partitions {
-							tps = append(tps, fmt.Sprintf("%s-%d", t.Topic, p))
-						}
-					}
-					s := fmt.Sprintf("%s=[%s]", m.MemberID, strings.Join(tps, ", "))
-					if ud := javaHex(a.UserData); ud != "" {
-						s += ":" + ud
-					}
-					members = append(members, s)
-					continue
-				}
-			}
-			members = append(members, fmt.Sprintf("%s=%s", m.MemberID, javaHex(m.Assignment)))
-		}
-		// Field order as Kafka prints it (a four-entry Scala map keeps
-		// insertion order).
-		var b strings.Builder
-		b.WriteString(`{"protocolType":`)
-		b.Write(jsonString(v.ProtocolType))
-		b.WriteString(`,"protocol":`)
-		if v.Protocol == nil {
-			b.WriteString("null")
-		} else {
-			b.Write(jsonString(*v.Protocol))
-		}
-		fmt.Fprintf(&b, `,"generationId":%d,"assignment":`, v.Generation)
-		b.Write(jsonString("{" + strings.Join(members, ",") + "}"))
-		b.WriteString("}")
-		return ks, b.String(), nil
-	default:
-		return "", "", errors.New("Failed to decode message using offset topic decoder (message had an invalid key)")
-	}
+	return group.DescribeKeyAndValue(key, value)
 }
 
 // txnStateNames are Kafka's TransactionState names by status byte.
@@ -438,20 +373,6 @@ func formatTxnLogRecord(key, value []byte) (string, string, error) {
 	}
 	return ks, fmt.Sprintf("producerId:%d,producerEpoch:%d,state=%s,partitions=[%s],txnLastUpdateTimestamp=%d,txnTimeoutMs=%d",
 		v.ProducerID, v.ProducerEpoch, state, strings.Join(tps, ","), v.LastUpdateTimestamp, v.TimeoutMillis), nil
-}
-
-func jsonString(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
-}
-
-// javaHex is Kafka's "%X".format(BigInt(1, bytes)): upper-case hex of the
-// unsigned number, without leading zeros; empty for no bytes.
-func javaHex(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%X", new(big.Int).SetBytes(b))
 }
 
 // indexEntry is one offset-index or time-index entry, offsets absolute.
@@ -679,7 +600,9 @@ func (d *dumper) dumpProducerSnapshot(path string) error {
 	return nil
 }
 
-// dumpTxnIndex prints the 34-byte aborted-transaction entries (§6).
+// dumpTxnIndex prints the aborted-transaction entries: 34 bytes each,
+// big-endian, a version (int16) then producerId, firstOffset, lastOffset
+// and lastStableOffset (int64 each).
 func (d *dumper) dumpTxnIndex(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {

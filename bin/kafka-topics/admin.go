@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,16 @@ func (s *adminService) ctx() (context.Context, context.CancelFunc) {
 
 // kafkaErr renders a protocol error as the Java client's exception message:
 // the broker's message when it sent one, else Kafka's description.
+// firstTopicError is kafkaErr of the first topic in a response that failed.
+func firstTopicError[T any](topics []T, errorOf func(T) (int16, *string)) error {
+	for _, t := range topics {
+		if err := kafkaErr(errorOf(t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func kafkaErr(code int16, msg *string) error {
 	err := kerr.ErrorForCode(code)
 	if err == nil {
@@ -86,7 +97,7 @@ func (s *adminService) create(o *topicOptions) error {
 	t.Topic = o.topic
 	t.NumPartitions, t.ReplicationFactor = -1, -1
 	if o.replicaAssign != nil {
-		for _, p := range sortedPartitions(o.replicaAssign) {
+		for _, p := range slices.Sorted(maps.Keys(o.replicaAssign)) {
 			ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
 			ra.Partition = p
 			ra.Replicas = o.replicaAssign[p]
@@ -380,7 +391,7 @@ func (s *adminService) alter(o *topicOptions) error {
 		t.Count = o.partitions
 		if o.replicaAssign != nil {
 			existing := int32(len(md.Topics[name].Partitions))
-			for _, p := range sortedPartitions(o.replicaAssign) {
+			for _, p := range slices.Sorted(maps.Keys(o.replicaAssign)) {
 				if p < existing {
 					continue
 				}
@@ -395,12 +406,7 @@ func (s *adminService) alter(o *topicOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, rt := range resp.Topics {
-		if err := kafkaErr(rt.ErrorCode, rt.ErrorMessage); err != nil {
-			return err
-		}
-	}
-	return nil
+	return firstTopicError(resp.Topics, func(t kmsg.CreatePartitionsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
 }
 
 func (s *adminService) delete(o *topicOptions) error {
@@ -426,21 +432,7 @@ func (s *adminService) delete(o *topicOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, rt := range resp.Topics {
-		if err := kafkaErr(rt.ErrorCode, rt.ErrorMessage); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func sortedPartitions(m map[int32][]int32) []int32 {
-	ps := make([]int32, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	return ps
+	return firstTopicError(resp.Topics, func(t kmsg.DeleteTopicsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
 }
 
 // existingTopics is selectTopics, failing as Kafka does when the --topic

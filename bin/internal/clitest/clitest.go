@@ -144,3 +144,20 @@ func StartWithTopic(t *testing.T, opts testcluster.Options, topic string, partit
 	})
 	return c
 }
+
+// FuzzCommandLines fuzzes a tool's parseOptions with command lines split
+// on white space, starting from seeds: the parser must never panic, and
+// check runs on every line it accepts (a nil result, for --help or
+// --version, is skipped).
+func FuzzCommandLines[T any](f *testing.F, parse func(args []string) (*T, string, error), seeds []string, check func(t *testing.T, line string, o *T)) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		o, _, err := parse(strings.Fields(line))
+		if err != nil || o == nil {
+			return
+		}
+		check(t, line, o)
+	})
+}
