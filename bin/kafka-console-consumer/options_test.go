@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
 func TestParseOptionsErrors(t *testing.T) {
 	bs := []string{"--bootstrap-server", "127.0.0.1:9092"}
-	cases := []struct {
-		args []string
-		want string
-	}{
+	clitest.CheckUsageErrors(t, parseOptions, []clitest.UsageCase{
 		{nil, toolHelp},
 		{[]string{"--topic", "t"}, `Missing required argument "[bootstrap-server]"`},
 		{append(bs, "--zookeeper", "z:2181", "--topic", "t"), "Option [bootstrap-server] cannot be used with option [zookeeper]"},
@@ -31,14 +26,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{append(bs, "--topic", "t", "--property", "novalue"), "Invalid command line properties: novalue"},
 		{append(bs, "--topic", "t", "--max-messages", "x"), "Cannot parse argument 'x' of option max-messages"},
 		{append(bs, "--topic", "t", "--bogus"), "bogus is not a recognized option"},
-	}
-	for _, c := range cases {
-		_, _, err := parseOptions(c.args)
-		var ue *admintool.UsageError
-		if !errors.As(err, &ue) || ue.Msg != c.want {
-			t.Errorf("%v: got %v, want usage error %q", c.args, err, c.want)
-		}
-	}
+	})
 }
 
 func TestParseOptions(t *testing.T) {

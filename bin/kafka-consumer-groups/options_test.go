@@ -1,23 +1,18 @@
 package main
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
 func TestParseOptionsErrors(t *testing.T) {
 	bs := []string{"--bootstrap-server", "h:1"}
 	with := func(a ...string) []string { return append(append([]string{}, bs...), a...) }
-	cases := []struct {
-		args []string
-		want string
-	}{
+	clitest.CheckUsageErrors(t, parseOptions, []clitest.UsageCase{
 		{nil, toolHelp},
 		{with("--group", "g"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"},
 		{with("--list", "--describe"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"},
@@ -35,14 +30,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{with("--reset-offsets", "--group", "g", "--to-offset", "x", "--all-topics"), "Cannot parse argument 'x' of option to-offset"},
 		{with("--list", "--members"), "Option [members] can only be used with [describe]"},
 		{[]string{"--zookeeper", "z:1", "--reset-offsets", "--group", "g", "--to-earliest", "--all-topics"}, "Option [reset-offsets] is not valid with [zookeeper]"},
-	}
-	for _, c := range cases {
-		_, _, err := parseOptions(c.args)
-		var ue *admintool.UsageError
-		if !errors.As(err, &ue) || ue.Msg != c.want {
-			t.Errorf("%v: got %v, want usage error %q", c.args, err, c.want)
-		}
-	}
+	})
 }
 
 func TestParseOptions(t *testing.T) {

@@ -370,69 +370,67 @@ func (s *adminService) reassignments(ctx context.Context, topics []string) map[p
 }
 
 func (s *adminService) alter(o *topicOptions) error {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	topics, err := s.existingTopics(ctx, o)
-	if err != nil {
-		return err
-	}
-	if len(topics) == 0 {
-		return nil
-	}
-	md, err := s.adm.Metadata(ctx, topics...)
-	if err != nil {
-		return err
-	}
-	req := kmsg.NewPtrCreatePartitionsRequest()
-	req.TimeoutMillis = int32(s.timeout.Milliseconds())
-	for _, name := range topics {
-		t := kmsg.NewCreatePartitionsRequestTopic()
-		t.Topic = name
-		t.Count = o.partitions
-		if o.replicaAssign != nil {
-			existing := int32(len(md.Topics[name].Partitions))
-			for _, p := range slices.Sorted(maps.Keys(o.replicaAssign)) {
-				if p < existing {
-					continue
-				}
-				a := kmsg.NewCreatePartitionsRequestTopicAssignment()
-				a.Replicas = o.replicaAssign[p]
-				t.Assignment = append(t.Assignment, a)
-			}
+	return s.onExistingTopics(o, func(ctx context.Context, topics []string) error {
+		md, err := s.adm.Metadata(ctx, topics...)
+		if err != nil {
+			return err
 		}
-		req.Topics = append(req.Topics, t)
-	}
-	resp, err := req.RequestWith(ctx, s.cl)
-	if err != nil {
-		return err
-	}
-	return firstTopicError(resp.Topics, func(t kmsg.CreatePartitionsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.TimeoutMillis = int32(s.timeout.Milliseconds())
+		for _, name := range topics {
+			t := kmsg.NewCreatePartitionsRequestTopic()
+			t.Topic = name
+			t.Count = o.partitions
+			if o.replicaAssign != nil {
+				existing := int32(len(md.Topics[name].Partitions))
+				for _, p := range slices.Sorted(maps.Keys(o.replicaAssign)) {
+					if p < existing {
+						continue
+					}
+					a := kmsg.NewCreatePartitionsRequestTopicAssignment()
+					a.Replicas = o.replicaAssign[p]
+					t.Assignment = append(t.Assignment, a)
+				}
+			}
+			req.Topics = append(req.Topics, t)
+		}
+		resp, err := req.RequestWith(ctx, s.cl)
+		if err != nil {
+			return err
+		}
+		return firstTopicError(resp.Topics, func(t kmsg.CreatePartitionsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
+	})
 }
 
 func (s *adminService) delete(o *topicOptions) error {
+	return s.onExistingTopics(o, func(ctx context.Context, topics []string) error {
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.TimeoutMillis = int32(s.timeout.Milliseconds())
+		for _, name := range topics {
+			n := name
+			t := kmsg.NewDeleteTopicsRequestTopic()
+			t.Topic = &n
+			req.Topics = append(req.Topics, t)
+			req.TopicNames = append(req.TopicNames, name)
+		}
+		resp, err := req.RequestWith(ctx, s.cl)
+		if err != nil {
+			return err
+		}
+		return firstTopicError(resp.Topics, func(t kmsg.DeleteTopicsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
+	})
+}
+
+// onExistingTopics runs fn, under one deadline, on the topics the command
+// selects (existingTopics); selecting none is nothing to do.
+func (s *adminService) onExistingTopics(o *topicOptions, fn func(ctx context.Context, topics []string) error) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	topics, err := s.existingTopics(ctx, o)
-	if err != nil {
+	if err != nil || len(topics) == 0 {
 		return err
 	}
-	if len(topics) == 0 {
-		return nil
-	}
-	req := kmsg.NewPtrDeleteTopicsRequest()
-	req.TimeoutMillis = int32(s.timeout.Milliseconds())
-	for _, name := range topics {
-		n := name
-		t := kmsg.NewDeleteTopicsRequestTopic()
-		t.Topic = &n
-		req.Topics = append(req.Topics, t)
-		req.TopicNames = append(req.TopicNames, name)
-	}
-	resp, err := req.RequestWith(ctx, s.cl)
-	if err != nil {
-		return err
-	}
-	return firstTopicError(resp.Topics, func(t kmsg.DeleteTopicsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
+	return fn(ctx, topics)
 }
 
 // existingTopics is selectTopics, failing as Kafka does when the --topic

@@ -161,3 +161,23 @@ func FuzzCommandLines[T any](f *testing.F, parse func(args []string) (*T, string
 		check(t, line, o)
 	})
 }
+
+// UsageCase is a command line a tool must refuse with a usage error whose
+// message is Want.
+type UsageCase = struct {
+	Args []string
+	Want string
+}
+
+// CheckUsageErrors runs a tool's parseOptions on every case and reports
+// each that is not refused with exactly the wanted *admintool.UsageError.
+func CheckUsageErrors[T any](t *testing.T, parse func(args []string) (*T, string, error), cases []UsageCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, _, err := parse(c.Args)
+		var ue *admintool.UsageError
+		if !errors.As(err, &ue) || ue.Msg != c.Want {
+			t.Errorf("%v: got %v, want usage error %q", c.Args, err, c.Want)
+		}
+	}
+}
