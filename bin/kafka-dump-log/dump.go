@@ -382,32 +382,52 @@ type indexEntry struct {
 	timestamp int64
 }
 
-func readOffsetIndex(path string, base int64) ([]indexEntry, int64, error) {
+// indexFormat is the layout of one kind of index file.
+type indexFormat struct {
+	noun      string // what the file is not, when its size is off
+	entrySize int
+	decode    func(e []byte, base int64) indexEntry
+}
+
+// offsetIndex entries: offset relative to the base (int32), file position
+// (int32). timeIndex entries: timestamp (int64), relative offset (int32).
+var (
+	offsetIndex = indexFormat{"an offset index", 8, func(e []byte, base int64) indexEntry {
+		return indexEntry{offset: base + int64(int32(binary.BigEndian.Uint32(e))), position: int64(int32(binary.BigEndian.Uint32(e[4:])))}
+	}}
+	timeIndex = indexFormat{"a time index", 12, func(e []byte, base int64) indexEntry {
+		return indexEntry{timestamp: int64(binary.BigEndian.Uint64(e)), offset: base + int64(int32(binary.BigEndian.Uint32(e[8:])))}
+	}}
+)
+
+// readIndex decodes every whole entry of an index file and returns them
+// with the file's length in bytes.
+func readIndex(path string, base int64, f indexFormat) ([]indexEntry, int64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	n := len(b) / 8
-	out := make([]indexEntry, n)
+	out := make([]indexEntry, len(b)/f.entrySize)
 	for i := range out {
-		out[i] = indexEntry{offset: base + int64(int32(binary.BigEndian.Uint32(b[i*8:]))),
-			position: int64(int32(binary.BigEndian.Uint32(b[i*8+4:])))}
+		out[i] = f.decode(b[i*f.entrySize:], base)
 	}
 	return out, int64(len(b)), nil
 }
 
-func readTimeIndex(path string, base int64) ([]indexEntry, int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, err
+// loadIndex reads the index file at path, named after its segment's base
+// offset. Unless only its sanity is checked, a size that is not a whole
+// number of entries is refused.
+func (d *dumper) loadIndex(path string, f indexFormat) (base int64, entries []indexEntry, length int64, err error) {
+	if base, err = baseOffsetOf(path); err != nil {
+		return 0, nil, 0, err
 	}
-	n := len(b) / 12
-	out := make([]indexEntry, n)
-	for i := range out {
-		out[i] = indexEntry{timestamp: int64(binary.BigEndian.Uint64(b[i*12:])),
-			offset: base + int64(int32(binary.BigEndian.Uint32(b[i*12+8:])))}
+	if entries, length, err = readIndex(path, base, f); err != nil {
+		return 0, nil, 0, err
 	}
-	return out, int64(len(b)), nil
+	if !d.opts.indexSanityOnly && length%int64(f.entrySize) != 0 {
+		return 0, nil, 0, fmt.Errorf("%s is not %s: %d bytes is not a multiple of the %d-byte entry size", path, f.noun, length, f.entrySize)
+	}
+	return base, entries, length, nil
 }
 
 // lookupPosition is the offset index lookup: the last entry with offset
@@ -422,16 +442,9 @@ func lookupPosition(entries []indexEntry, base, target int64) int64 {
 }
 
 func (d *dumper) dumpIndex(path, abs string) error {
-	base, err := baseOffsetOf(path)
+	base, entries, length, err := d.loadIndex(path, offsetIndex)
 	if err != nil {
 		return err
-	}
-	entries, length, err := readOffsetIndex(path, base)
-	if err != nil {
-		return err
-	}
-	if !d.opts.indexSanityOnly && length%8 != 0 {
-		return fmt.Errorf("%s is not an offset index: %d bytes is not a multiple of the 8-byte entry size", path, length)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(d.out, "%s is empty.\n", path)
@@ -481,16 +494,9 @@ func firstBatchLastOffset(log []byte, pos int64, maxSize int) (int64, bool) {
 }
 
 func (d *dumper) dumpTimeIndex(path, abs string) error {
-	base, err := baseOffsetOf(path)
+	base, entries, length, err := d.loadIndex(path, timeIndex)
 	if err != nil {
 		return err
-	}
-	entries, length, err := readTimeIndex(path, base)
-	if err != nil {
-		return err
-	}
-	if !d.opts.indexSanityOnly && length%12 != 0 {
-		return fmt.Errorf("%s is not a time index: %d bytes is not a multiple of the 12-byte entry size", path, length)
 	}
 	if d.opts.indexSanityOnly {
 		if len(entries) > 0 {
@@ -512,7 +518,7 @@ func (d *dumper) dumpTimeIndex(path, abs string) error {
 	if err != nil {
 		return err
 	}
-	offIdx, _, err := readOffsetIndex(siblingPath(path, ".index"), base)
+	offIdx, _, err := readIndex(siblingPath(path, ".index"), base, offsetIndex)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
