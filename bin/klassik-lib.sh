@@ -1,6 +1,15 @@
 # Shell functions shared by the start and stop scripts of bin/. Sourced
 # (". klassik-lib.sh"), never run.
 
+# require_args USAGE ARGS...: prints "USAGE: USAGE" on stderr and exits 1
+# unless at least one argument follows USAGE.
+require_args() {
+  if [ $# -lt 2 ]; then
+    echo "USAGE: $1" >&2
+    exit 1
+  fi
+}
+
 # parse_daemon_args USAGE ARGS...: Kafka's start scripts take an optional
 # leading -daemon. Sets daemon to true or false and args to the arguments
 # after it; with none left, prints "USAGE: USAGE" on stderr and exits 1.
@@ -12,10 +21,7 @@ parse_daemon_args() {
     daemon=true
     shift
   fi
-  if [ $# -lt 1 ]; then
-    echo "USAGE: $usage" >&2
-    exit 1
-  fi
+  require_args "$usage" "$@"
   args=("$@")
 }
 
