@@ -155,12 +155,22 @@ func throttledEntities(live []int32, targets []reassignmentEntry) (brokers []int
 		for _, r := range e.Replicas {
 			set[r] = true
 		}
+	}
+	topics = topicsOf(targets)
+	slices.Sort(topics)
+	return sortedKeys(set), topics
+}
+
+// topicsOf lists the topics of the entries, each once, in first-appearance
+// order.
+func topicsOf(entries []reassignmentEntry) []string {
+	var topics []string
+	for _, e := range entries {
 		if !slices.Contains(topics, e.Part.Topic) {
 			topics = append(topics, e.Part.Topic)
 		}
 	}
-	slices.Sort(topics)
-	return sortedKeys(set), topics
+	return topics
 }
 
 // clearingMessage is the line clearAllThrottles prints before each step:

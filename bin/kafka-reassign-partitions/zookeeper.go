@@ -220,13 +220,7 @@ func (t *tool) verifyZk(z *zkBackend, opts *options) error {
 	for _, p := range pending {
 		beingReassigned[tp{Topic: p.Topic, Partition: p.Partition}] = true
 	}
-	var topics []string
-	for _, e := range targets {
-		if !slices.Contains(topics, e.Part.Topic) {
-			topics = append(topics, e.Part.Topic)
-		}
-	}
-	current, err := z.replicaAssignmentForTopics(topics)
+	current, err := z.replicaAssignmentForTopics(topicsOf(targets))
 	if err != nil {
 		return err
 	}
