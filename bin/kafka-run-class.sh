@@ -8,14 +8,11 @@
 # KLASSIK_BUILD_ONLY=1 builds without running.
 set -euo pipefail
 
-if [ $# -lt 1 ]; then
-  echo "USAGE: $0 <tool> [args...]   (tools: the directories of bin/ holding a Go main package)" >&2
-  exit 1
-fi
+base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$base_dir/bin/klassik-lib.sh"
+require_args "$0 <tool> [args...]   (tools: the directories of bin/ holding a Go main package)" "$@"
 tool=$1
 shift
-
-base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${KLASSIK_BUILD_DIR:-$base_dir/bin/.build}
 
 if [ ! -d "$base_dir/bin/$tool" ]; then

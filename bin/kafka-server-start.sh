@@ -7,22 +7,10 @@
 # server-<broker.id>.pid, which kafka-server-stop.sh uses.
 set -euo pipefail
 
-if [ $# -lt 1 ]; then
-  echo "USAGE: $0 [-daemon] server.properties [--override property=value]*" >&2
-  exit 1
-fi
-
 base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-
-daemon=false
-if [ "$1" = "-daemon" ]; then
-  daemon=true
-  shift
-fi
-if [ $# -lt 1 ]; then
-  echo "USAGE: $0 [-daemon] server.properties [--override property=value]*" >&2
-  exit 1
-fi
+. "$base_dir/bin/klassik-lib.sh"
+parse_daemon_args "$0 [-daemon] server.properties [--override property=value]*" "$@"
+set -- "${args[@]}"
 
 if [ "$daemon" = false ]; then
   exec "$base_dir/bin/kafka-run-class.sh" kafka-server "$@"

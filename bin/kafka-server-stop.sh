@@ -8,6 +8,7 @@
 set -euo pipefail
 
 base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$base_dir/bin/klassik-lib.sh"
 build_dir=${KLASSIK_BUILD_DIR:-$base_dir/bin/.build}
 log_dir=${LOG_DIR:-$base_dir/logs}
 binary=$build_dir/kafka-server
@@ -42,18 +43,4 @@ for pid_file in "$log_dir"/server-*.pid; do
     rm -f "$pid_file" # stale: that broker is gone
   fi
 done
-for proc in /proc/[0-9]*; do
-  pid=${proc#/proc/}
-  if is_our_broker "$pid" && [[ " ${pids[*]-} " != *" $pid "* ]]; then
-    pids+=("$pid")
-  fi
-done
-
-if [ ${#pids[@]} -eq 0 ]; then
-  echo "No kafka server to stop"
-  exit 1
-fi
-for pid in "${pids[@]}"; do
-  kill -s TERM "$pid" 2>/dev/null || true
-done
-echo "Sent SIGTERM to broker pid(s) ${pids[*]}"
+term_processes "kafka server" broker is_our_broker ${pids[@]+"${pids[@]}"}

@@ -8,21 +8,10 @@
 # Extra JVM options may be given in KAFKA_HEAP_OPTS / KAFKA_OPTS.
 set -euo pipefail
 
-if [ $# -lt 1 ]; then
-  echo "USAGE: $0 [-daemon] zookeeper.properties" >&2
-  exit 1
-fi
-
 base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-daemon=false
-if [ "$1" = "-daemon" ]; then
-  daemon=true
-  shift
-fi
-if [ $# -lt 1 ]; then
-  echo "USAGE: $0 [-daemon] zookeeper.properties" >&2
-  exit 1
-fi
+. "$base_dir/bin/klassik-lib.sh"
+parse_daemon_args "$0 [-daemon] zookeeper.properties" "$@"
+set -- "${args[@]}"
 config=$1
 if [ ! -f "$config" ]; then
   echo "$0: configuration file $config not found" >&2

@@ -7,6 +7,7 @@
 set -euo pipefail
 
 base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$base_dir/bin/klassik-lib.sh"
 log_dir=${LOG_DIR:-$base_dir/logs}
 marker="-Dklassik.home=$base_dir"
 
@@ -25,18 +26,4 @@ if [ -f "$pid_file" ]; then
   fi
   rm -f "$pid_file"
 fi
-for proc in /proc/[0-9]*; do
-  pid=${proc#/proc/}
-  if is_our_zookeeper "$pid" && [[ " ${pids[*]-} " != *" $pid "* ]]; then
-    pids+=("$pid")
-  fi
-done
-
-if [ ${#pids[@]} -eq 0 ]; then
-  echo "No zookeeper server to stop"
-  exit 1
-fi
-for pid in "${pids[@]}"; do
-  kill -s TERM "$pid" 2>/dev/null || true
-done
-echo "Sent SIGTERM to ZooKeeper pid(s) ${pids[*]}"
+term_processes "zookeeper server" ZooKeeper is_our_zookeeper ${pids[@]+"${pids[@]}"}

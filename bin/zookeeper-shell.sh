@@ -6,10 +6,8 @@
 # connection banner, log lines and WATCHER notices are dropped.
 set -euo pipefail
 
-if [ $# -lt 1 ]; then
-  echo "USAGE: $0 zookeeper_host:port[/path] [args...]" >&2
-  exit 1
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/klassik-lib.sh"
+require_args "$0 zookeeper_host:port[/path] [args...]" "$@"
 server=$1
 shift
 

@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/bin/internal/clitest"
 )
 
 func TestParseOptionsErrors(t *testing.T) {
 	bs := []string{"--bootstrap-server", "127.0.0.1:9092"}
-	cases := []struct {
-		args []string
-		want string
-	}{
+	clitest.CheckUsageErrors(t, parseOptions, []clitest.UsageCase{
 		{nil, toolHelp},
 		{[]string{"--topic", "t"}, `Missing required argument "[bootstrap-server]"`},
 		{append(bs, "--zookeeper", "z:2181", "--topic", "t"), "Option [bootstrap-server] cannot be used with option [zookeeper]"},
@@ -30,14 +26,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{append(bs, "--topic", "t", "--property", "novalue"), "Invalid command line properties: novalue"},
 		{append(bs, "--topic", "t", "--max-messages", "x"), "Cannot parse argument 'x' of option max-messages"},
 		{append(bs, "--topic", "t", "--bogus"), "bogus is not a recognized option"},
-	}
-	for _, c := range cases {
-		_, _, err := parseOptions(c.args)
-		var ue *admintool.UsageError
-		if !errors.As(err, &ue) || ue.Msg != c.want {
-			t.Errorf("%v: got %v, want usage error %q", c.args, err, c.want)
-		}
-	}
+	})
 }
 
 func TestParseOptions(t *testing.T) {
@@ -76,15 +65,13 @@ func TestRunUsageAndHelp(t *testing.T) {
 // FuzzParseOptions: the command line never panics the parser, and an
 // accepted one names exactly one of topic/whitelist and one server kind.
 func FuzzParseOptions(f *testing.F) {
-	f.Add("--bootstrap-server h:1 --topic t --from-beginning")
-	f.Add("--zookeeper z:2181/k --topic t --group g --delete-consumer-offsets")
-	f.Add("--bootstrap-server h:1 --topic t --partition 0 --offset earliest --property print.key=true")
-	f.Add("--bootstrap-server h:1 --whitelist .* --max-messages 3 --timeout-ms 10")
-	f.Fuzz(func(t *testing.T, line string) {
-		o, _, err := parseOptions(strings.Fields(line))
-		if err != nil || o == nil {
-			return
-		}
+	seeds := []string{
+		"--bootstrap-server h:1 --topic t --from-beginning",
+		"--zookeeper z:2181/k --topic t --group g --delete-consumer-offsets",
+		"--bootstrap-server h:1 --topic t --partition 0 --offset earliest --property print.key=true",
+		"--bootstrap-server h:1 --whitelist .* --max-messages 3 --timeout-ms 10",
+	}
+	clitest.FuzzCommandLines(f, parseOptions, seeds, func(t *testing.T, line string, o *options) {
 		if (o.topic == "") == (o.whitelist == "") || (o.bootstrap == "") == (o.zookeeper == "") {
 			t.Fatalf("%q accepted as %+v", line, o)
 		}

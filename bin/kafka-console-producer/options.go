@@ -147,36 +147,22 @@ func (o *options) producerOpts(servers string, props map[string]string) error {
 	if err != nil {
 		return err
 	}
-	switch o.acks {
-	case "all", "-1":
-		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
-	case "1":
-		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()))
-	case "0":
-		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()))
-	default:
+	acks, ok := acksByName[o.acks]
+	if !ok {
 		return fmt.Errorf("Invalid value %s for configuration acks: String must be one of: all, -1, 0, 1", o.acks)
 	}
+	opts = append(opts, kgo.RequiredAcks(acks))
 	if !idempotent {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	} else if o.acks != "all" && o.acks != "-1" {
 		return fmt.Errorf("Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence.")
 	}
 	o.compression = props["compression.type"]
-	switch o.compression {
-	case "none", "":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
-	case "gzip":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.GzipCompression()))
-	case "snappy":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.SnappyCompression()))
-	case "lz4":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.Lz4Compression()))
-	case "zstd":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
-	default:
+	codec, ok := codecByName[o.compression]
+	if !ok {
 		return fmt.Errorf("Invalid value %s for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd", o.compression)
 	}
+	opts = append(opts, kgo.ProducerBatchCompression(codec))
 	if o.linger, err = clitools.Millis(props, "linger.ms", time.Second); err != nil {
 		return err
 	}
@@ -215,4 +201,13 @@ func (o *options) producerOpts(servers string, props map[string]string) error {
 	}
 	o.kgoOpts = opts
 	return nil
+}
+
+// acksByName are the values of the producer property acks.
+var acksByName = map[string]kgo.Acks{"all": kgo.AllISRAcks(), "-1": kgo.AllISRAcks(), "1": kgo.LeaderAck(), "0": kgo.NoAck()}
+
+// codecByName are the values of compression.type ("" is its default, none).
+var codecByName = map[string]kgo.CompressionCodec{
+	"": kgo.NoCompression(), "none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
+	"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
 }

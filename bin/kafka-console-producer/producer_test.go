@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -11,31 +10,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
 func TestParseOptionsErrors(t *testing.T) {
-	cases := []struct {
-		args []string
-		want string
-	}{
+	clitest.CheckUsageErrors(t, parseOptions, []clitest.UsageCase{
 		{nil, toolHelp},
 		{[]string{"--bootstrap-server", "h:1"}, `Missing required argument "[topic]"`},
 		{[]string{"--topic", "t"}, `Missing required argument "[bootstrap-server]"`},
 		{[]string{"--topic", "t", "--broker-list", "nohost"}, "Please provide valid host:port like host1:9091,host2:9092\n "},
 		{[]string{"--topic", "t", "--bootstrap-server", "h:1", "--property", "x"}, "Invalid command line properties: x"},
 		{[]string{"--topic", "t", "--bootstrap-server", "h:1", "--nope"}, "nope is not a recognized option"},
-	}
-	for _, c := range cases {
-		_, _, err := parseOptions(c.args)
-		var ue *admintool.UsageError
-		if !errors.As(err, &ue) || ue.Msg != c.want {
-			t.Errorf("%v: got %v, want usage error %q", c.args, err, c.want)
-		}
-	}
+	})
 	for _, args := range [][]string{
 		{"--topic", "t", "--bootstrap-server", "h:1", "--request-required-acks", "2"},
 		{"--topic", "t", "--bootstrap-server", "h:1", "--compression-codec", "brotli"},
@@ -168,14 +156,12 @@ func TestProduceToCluster(t *testing.T) {
 // FuzzParseOptions: never panics; an accepted command has a topic and
 // franz-go options.
 func FuzzParseOptions(f *testing.F) {
-	f.Add("--bootstrap-server h:1 --topic t --sync --compression-codec")
-	f.Add("--broker-list h:1,h:2 --topic t --property parse.key=true --property key.separator=:")
-	f.Add("--bootstrap-server h:1 --topic t --producer-property acks=0 --timeout 5")
-	f.Fuzz(func(t *testing.T, line string) {
-		o, _, err := parseOptions(strings.Fields(line))
-		if err != nil || o == nil {
-			return
-		}
+	seeds := []string{
+		"--bootstrap-server h:1 --topic t --sync --compression-codec",
+		"--broker-list h:1,h:2 --topic t --property parse.key=true --property key.separator=:",
+		"--bootstrap-server h:1 --topic t --producer-property acks=0 --timeout 5",
+	}
+	clitest.FuzzCommandLines(f, parseOptions, seeds, func(t *testing.T, line string, o *options) {
 		if o.topic == "" || len(o.kgoOpts) == 0 {
 			t.Fatalf("%q accepted as %+v", line, o)
 		}

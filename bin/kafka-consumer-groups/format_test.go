@@ -23,9 +23,7 @@ func TestPrintOffsets(t *testing.T) {
 		"GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID                                     HOST            CLIENT-ID\n" +
 		"billing         orders          0          5               8               3               consumer-1-0d6b4c36-5b0e-4d0c-a5b0-1d9c0c0f8e7a /127.0.0.1      consumer-1\n" +
 		"billing         orders          1          -               3               -               -                                               -               -\n"
-	if b.String() != want {
-		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
-	}
+	checkOutput(t, b.String(), want)
 }
 
 func TestPrintMembers(t *testing.T) {
@@ -39,18 +37,14 @@ func TestPrintMembers(t *testing.T) {
 		"GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT\n" +
 		"g               c-1             /10.0.0.1       c               3               a(1), t(0,2)\n" +
 		"g               c-2             /10.0.0.2       c               0               -\n"
-	if b.String() != want {
-		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
-	}
+	checkOutput(t, b.String(), want)
 	b.Reset()
 	rows[0].instanceID = "static-1"
 	printMembers(&b, rows[:1], false)
 	want = "\n" +
 		"GROUP           CONSUMER-ID     GROUP-INSTANCE-ID HOST            CLIENT-ID       #PARTITIONS     \n" +
 		"g               c-1             static-1          /10.0.0.1       c               3               \n"
-	if b.String() != want {
-		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
-	}
+	checkOutput(t, b.String(), want)
 }
 
 func TestPrintState(t *testing.T) {
@@ -59,25 +53,19 @@ func TestPrintState(t *testing.T) {
 	want := "\n" +
 		"GROUP                     COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE           #MEMBERS\n" +
 		"g                         127.0.0.1:9092 (1)        range                Stable          2\n"
-	if b.String() != want {
-		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
-	}
+	checkOutput(t, b.String(), want)
 }
 
 func TestPrintGroupStatesAndReset(t *testing.T) {
 	var b strings.Builder
 	printGroupStates(&b, [][2]string{{"a", "Stable"}, {"a-much-longer-group-name", "Empty"}})
 	want := "GROUP                    STATE\na                        Stable\na-much-longer-group-name Empty\n"
-	if b.String() != want {
-		t.Fatalf("got %q", b.String())
-	}
+	checkOutput(t, b.String(), want)
 	b.Reset()
 	printOffsetsToReset(&b, []resetRow{{"g", "orders", 0, 12}})
 	want = "\nGROUP                          TOPIC                          PARTITION  NEW-OFFSET     \n" +
 		"g                              orders                         0          12             \n"
-	if b.String() != want {
-		t.Fatalf("got %q", b.String())
-	}
+	checkOutput(t, b.String(), want)
 	b.Reset()
 	printOffsetsToReset(&b, nil)
 	if b.String() != "" {
@@ -95,9 +83,7 @@ func TestPrintZKAssignment(t *testing.T) {
 		"TOPIC                          PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG        CONSUMER-ID                                       \n" +
 		"old                            0          2               2               0          g_h-1-abcd1234                                    \n" +
 		"-                              -          -               -               -          g_h-2-ffff0000                                    \n"
-	if b.String() != want {
-		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
-	}
+	checkOutput(t, b.String(), want)
 }
 
 func TestGroupStatus(t *testing.T) {
@@ -131,5 +117,13 @@ func TestJavaError(t *testing.T) {
 		if got := javaError(err); got != want {
 			t.Errorf("%v: %q, want %q", err, got, want)
 		}
+	}
+}
+
+// checkOutput fails the test unless the tool printed exactly want.
+func checkOutput(t *testing.T, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("got\n%q\nwant\n%q", got, want)
 	}
 }

@@ -1,22 +1,18 @@
 package main
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/bin/internal/clitest"
 )
 
 func TestParseOptionsErrors(t *testing.T) {
 	bs := []string{"--bootstrap-server", "h:1"}
 	with := func(a ...string) []string { return append(append([]string{}, bs...), a...) }
-	cases := []struct {
-		args []string
-		want string
-	}{
+	clitest.CheckUsageErrors(t, parseOptions, []clitest.UsageCase{
 		{nil, toolHelp},
 		{with("--group", "g"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"},
 		{with("--list", "--describe"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"},
@@ -34,14 +30,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{with("--reset-offsets", "--group", "g", "--to-offset", "x", "--all-topics"), "Cannot parse argument 'x' of option to-offset"},
 		{with("--list", "--members"), "Option [members] can only be used with [describe]"},
 		{[]string{"--zookeeper", "z:1", "--reset-offsets", "--group", "g", "--to-earliest", "--all-topics"}, "Option [reset-offsets] is not valid with [zookeeper]"},
-	}
-	for _, c := range cases {
-		_, _, err := parseOptions(c.args)
-		var ue *admintool.UsageError
-		if !errors.As(err, &ue) || ue.Msg != c.want {
-			t.Errorf("%v: got %v, want usage error %q", c.args, err, c.want)
-		}
-	}
+	})
 }
 
 func TestParseOptions(t *testing.T) {
@@ -163,15 +152,13 @@ func FuzzParseDateTime(f *testing.F) {
 
 // FuzzParseOptions: never panics; an accepted command has one action.
 func FuzzParseOptions(f *testing.F) {
-	f.Add("--bootstrap-server h:1 --describe --group g --members --verbose")
-	f.Add("--bootstrap-server h:1 --reset-offsets --group g --topic t:0,1 --shift-by -2 --execute")
-	f.Add("--zookeeper z:1 --list")
-	f.Add("--bootstrap-server h:1 --list --state")
-	f.Fuzz(func(t *testing.T, line string) {
-		o, _, err := parseOptions(strings.Fields(line))
-		if err != nil || o == nil {
-			return
-		}
+	seeds := []string{
+		"--bootstrap-server h:1 --describe --group g --members --verbose",
+		"--bootstrap-server h:1 --reset-offsets --group g --topic t:0,1 --shift-by -2 --execute",
+		"--zookeeper z:1 --list",
+		"--bootstrap-server h:1 --list --state",
+	}
+	clitest.FuzzCommandLines(f, parseOptions, seeds, func(t *testing.T, line string, o *options) {
 		if o.action == "" {
 			t.Fatalf("%q accepted without an action", line)
 		}

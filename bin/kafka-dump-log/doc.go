@@ -13,12 +13,14 @@
 //
 //	kafka.tools.DumpLogSegments            dump.go: run, dumpLog, dumpIndex, dumpTimeIndex,
 //	                                       dumpProducerSnapshot, dumpTxnIndex, printReports
-//	GroupMetadataManager.formatRecordKeyAndValue   dump.go: formatOffsetsRecord
+//	GroupMetadataManager.formatRecordKeyAndValue   dump.go: formatOffsetsRecord (broker/group.DescribeKeyAndValue)
 //	TransactionLog.formatRecordKeyAndValue         dump.go: formatTxnLogRecord
 //
 // Batches and records are decoded by broker/storage/record, producer
 // snapshots by storage.ReadProducerSnapshot; index files are read
-// directly (§4, §5 of the log-format spec).
+// directly: an .index entry is 8 bytes (offset relative to the segment's
+// base offset, then file position, both int32 big-endian), a .timeindex
+// entry 12 bytes (timestamp int64, then relative offset int32).
 //
 // Differences from Kafka: a file with an unknown suffix, a missing file or
 // an undecodable record makes the exit status 1 (Kafka ignores the first

@@ -3,19 +3,18 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -328,84 +327,20 @@ func (d *dumper) parse(r *record.Record) (key, payload string, hasKey, hasPayloa
 }
 
 // formatOffsetsRecord renders a __consumer_offsets record as Kafka 3.4's
-// GroupMetadataManager.formatRecordKeyAndValue does.
+// GroupMetadataManager.formatRecordKeyAndValue does, through the group
+// coordinator's own codec; a key it cannot read fails with Kafka's message.
 func formatOffsetsRecord(key, value []byte) (string, string, error) {
+	const invalidKey = "Failed to decode message using offset topic decoder (message had an invalid key)"
 	if key == nil {
 		return "", "", errors.New("Failed to decode message using offset topic decoder (message had a missing key)")
 	}
-	if len(key) < 2 {
-		return "", "", errors.New("Failed to decode message using offset topic decoder (message had an invalid key)")
+	if _, err := group.DecodeKey(key); err != nil {
+		if len(key) < 2 || errors.Is(err, group.ErrUnknownKeyVersion) {
+			return "", "", errors.New(invalidKey)
+		}
+		return "", "", fmt.Errorf("%s: %v", invalidKey, err)
 	}
-	switch version := int16(binary.BigEndian.Uint16(key)); version {
-	case 0, 1:
-		var k kmsg.OffsetCommitKey
-		if err := k.ReadFrom(key); err != nil {
-			return "", "", fmt.Errorf("Failed to decode message using offset topic decoder (message had an invalid key): %v", err)
-		}
-		ks := fmt.Sprintf("offset_commit::group=%s,partition=%s-%d", k.Group, k.Topic, k.Partition)
-		if value == nil {
-			return ks, "<DELETE>", nil
-		}
-		var v kmsg.OffsetCommitValue
-		if err := v.ReadFrom(value); err != nil {
-			return "", "", fmt.Errorf("offset commit value: %v", err)
-		}
-		if v.Metadata == "" {
-			return ks, fmt.Sprintf("offset=%d", v.Offset), nil
-		}
-		return ks, fmt.Sprintf("offset=%d,metadata=%s", v.Offset, v.Metadata), nil
-	case 2:
-		var k kmsg.GroupMetadataKey
-		if err := k.ReadFrom(key); err != nil {
-			return "", "", fmt.Errorf("Failed to decode message using offset topic decoder (message had an invalid key): %v", err)
-		}
-		ks := fmt.Sprintf("group_metadata::group=%s", k.Group)
-		if value == nil {
-			return ks, "<DELETE>", nil
-		}
-		var v kmsg.GroupMetadataValue
-		if err := v.ReadFrom(value); err != nil {
-			return "", "", fmt.Errorf("group metadata value: %v", err)
-		}
-		var members []string
-		for _, m := range v.Members {
-			if v.ProtocolType == "consumer" {
-				var a kmsg.ConsumerMemberAssignment
-				if err := a.ReadFrom(m.Assignment); err == nil {
-					var tps []string
-					for _, t := range a.Topics {
-						for _, p := range t.Partitions {
-							tps = append(tps, fmt.Sprintf("%s-%d", t.Topic, p))
-						}
-					}
-					s := fmt.Sprintf("%s=[%s]", m.MemberID, strings.Join(tps, ", "))
-					if ud := javaHex(a.UserData); ud != "" {
-						s += ":" + ud
-					}
-					members = append(members, s)
-					continue
-				}
-			}
-			members = append(members, fmt.Sprintf("%s=%s", m.MemberID, javaHex(m.Assignment)))
-		}
-		// Field order as Kafka prints it (a four-entry Scala map keeps
-		// insertion order).
-		var b strings.Builder
-		b.WriteString(`{"protocolType":`)
-		b.Write(jsonString(v.ProtocolType))
-		b.WriteString(`,"protocol":`)
-		if v.Protocol == nil {
-			b.WriteString("null")
-		} else {
-			b.Write(jsonString(*v.Protocol))
-		}
-		fmt.Fprintf(&b, `,"generationId":%d,"assignment":`, v.Generation)
-		b.Write(jsonString("{" + strings.Join(members, ",") + "}"))
-		b.WriteString("}")
-		return ks, b.String(), nil
-	default:
-		return "", "", errors.New("Failed to decode message using offset topic decoder (message had an invalid key)")
-	}
+	return group.DescribeKeyAndValue(key, value)
 }
 
 // txnStateNames are Kafka's TransactionState names by status byte.
@@ -440,20 +375,6 @@ func formatTxnLogRecord(key, value []byte) (string, string, error) {
 		v.ProducerID, v.ProducerEpoch, state, strings.Join(tps, ","), v.LastUpdateTimestamp, v.TimeoutMillis), nil
 }
 
-func jsonString(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
-}
-
-// javaHex is Kafka's "%X".format(BigInt(1, bytes)): upper-case hex of the
-// unsigned number, without leading zeros; empty for no bytes.
-func javaHex(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%X", new(big.Int).SetBytes(b))
-}
-
 // indexEntry is one offset-index or time-index entry, offsets absolute.
 type indexEntry struct {
 	offset    int64
@@ -461,32 +382,52 @@ type indexEntry struct {
 	timestamp int64
 }
 
-func readOffsetIndex(path string, base int64) ([]indexEntry, int64, error) {
+// indexFormat is the layout of one kind of index file.
+type indexFormat struct {
+	noun      string // what the file is not, when its size is off
+	entrySize int
+	decode    func(e []byte, base int64) indexEntry
+}
+
+// offsetIndex entries: offset relative to the base (int32), file position
+// (int32). timeIndex entries: timestamp (int64), relative offset (int32).
+var (
+	offsetIndex = indexFormat{"an offset index", 8, func(e []byte, base int64) indexEntry {
+		return indexEntry{offset: base + int64(int32(binary.BigEndian.Uint32(e))), position: int64(int32(binary.BigEndian.Uint32(e[4:])))}
+	}}
+	timeIndex = indexFormat{"a time index", 12, func(e []byte, base int64) indexEntry {
+		return indexEntry{timestamp: int64(binary.BigEndian.Uint64(e)), offset: base + int64(int32(binary.BigEndian.Uint32(e[8:])))}
+	}}
+)
+
+// readIndex decodes every whole entry of an index file and returns them
+// with the file's length in bytes.
+func readIndex(path string, base int64, f indexFormat) ([]indexEntry, int64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	n := len(b) / 8
-	out := make([]indexEntry, n)
+	out := make([]indexEntry, len(b)/f.entrySize)
 	for i := range out {
-		out[i] = indexEntry{offset: base + int64(int32(binary.BigEndian.Uint32(b[i*8:]))),
-			position: int64(int32(binary.BigEndian.Uint32(b[i*8+4:])))}
+		out[i] = f.decode(b[i*f.entrySize:], base)
 	}
 	return out, int64(len(b)), nil
 }
 
-func readTimeIndex(path string, base int64) ([]indexEntry, int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, err
+// loadIndex reads the index file at path, named after its segment's base
+// offset. Unless only its sanity is checked, a size that is not a whole
+// number of entries is refused.
+func (d *dumper) loadIndex(path string, f indexFormat) (base int64, entries []indexEntry, length int64, err error) {
+	if base, err = baseOffsetOf(path); err != nil {
+		return 0, nil, 0, err
 	}
-	n := len(b) / 12
-	out := make([]indexEntry, n)
-	for i := range out {
-		out[i] = indexEntry{timestamp: int64(binary.BigEndian.Uint64(b[i*12:])),
-			offset: base + int64(int32(binary.BigEndian.Uint32(b[i*12+8:])))}
+	if entries, length, err = readIndex(path, base, f); err != nil {
+		return 0, nil, 0, err
 	}
-	return out, int64(len(b)), nil
+	if !d.opts.indexSanityOnly && length%int64(f.entrySize) != 0 {
+		return 0, nil, 0, fmt.Errorf("%s is not %s: %d bytes is not a multiple of the %d-byte entry size", path, f.noun, length, f.entrySize)
+	}
+	return base, entries, length, nil
 }
 
 // lookupPosition is the offset index lookup: the last entry with offset
@@ -501,16 +442,9 @@ func lookupPosition(entries []indexEntry, base, target int64) int64 {
 }
 
 func (d *dumper) dumpIndex(path, abs string) error {
-	base, err := baseOffsetOf(path)
+	base, entries, length, err := d.loadIndex(path, offsetIndex)
 	if err != nil {
 		return err
-	}
-	entries, length, err := readOffsetIndex(path, base)
-	if err != nil {
-		return err
-	}
-	if !d.opts.indexSanityOnly && length%8 != 0 {
-		return fmt.Errorf("%s is not an offset index: %d bytes is not a multiple of the 8-byte entry size", path, length)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(d.out, "%s is empty.\n", path)
@@ -560,16 +494,9 @@ func firstBatchLastOffset(log []byte, pos int64, maxSize int) (int64, bool) {
 }
 
 func (d *dumper) dumpTimeIndex(path, abs string) error {
-	base, err := baseOffsetOf(path)
+	base, entries, length, err := d.loadIndex(path, timeIndex)
 	if err != nil {
 		return err
-	}
-	entries, length, err := readTimeIndex(path, base)
-	if err != nil {
-		return err
-	}
-	if !d.opts.indexSanityOnly && length%12 != 0 {
-		return fmt.Errorf("%s is not a time index: %d bytes is not a multiple of the 12-byte entry size", path, length)
 	}
 	if d.opts.indexSanityOnly {
 		if len(entries) > 0 {
@@ -591,7 +518,7 @@ func (d *dumper) dumpTimeIndex(path, abs string) error {
 	if err != nil {
 		return err
 	}
-	offIdx, _, err := readOffsetIndex(siblingPath(path, ".index"), base)
+	offIdx, _, err := readIndex(siblingPath(path, ".index"), base, offsetIndex)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -679,7 +606,9 @@ func (d *dumper) dumpProducerSnapshot(path string) error {
 	return nil
 }
 
-// dumpTxnIndex prints the 34-byte aborted-transaction entries (§6).
+// dumpTxnIndex prints the aborted-transaction entries: 34 bytes each,
+// big-endian, a version (int16) then producerId, firstOffset, lastOffset
+// and lastStableOffset (int64 each).
 func (d *dumper) dumpTxnIndex(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 const ts0 = int64(1700000000000)
 
 // writeFixture creates a partition directory with a segment at base 0:
-// the spec §3.7 batch (offsets 0-1), a gzip idempotent batch (2-4), a
+// a plain two-record batch (offsets 0-1), a gzip idempotent batch (2-4), a
 // transactional batch (5) with its COMMIT marker (6), a batch with a gap
 // left by compaction (8, 10 of 7-10), then 5 garbage bytes; plus .index,
 // .timeindex, .txnindex and .snapshot files.
@@ -199,7 +199,6 @@ func TestDumpRefusesUnknownFiles(t *testing.T) {
 }
 
 func TestOffsetsDecoder(t *testing.T) {
-	dir := t.TempDir()
 	key := (&kmsg.OffsetCommitKey{Version: 1, Group: "g1", Topic: "t", Partition: 0}).AppendTo(nil)
 	val := (&kmsg.OffsetCommitValue{Version: 3, Offset: 42, Metadata: "", CommitTimestamp: ts0}).AppendTo(nil)
 	val2 := (&kmsg.OffsetCommitValue{Version: 3, Offset: 43, Metadata: "m", CommitTimestamp: ts0}).AppendTo(nil)
@@ -214,29 +213,16 @@ func TestOffsetsDecoder(t *testing.T) {
 		{Key: key, Value: val}, {OffsetDelta: 1, Key: key, Value: val2}, {OffsetDelta: 2, Key: key},
 		{OffsetDelta: 3, Key: gkey, Value: gval}, {OffsetDelta: 4, Key: gkey},
 	})
-	p := filepath.Join(dir, "00000000000000000000.log")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := runTool(t, "--offsets-decoder", "--files", p)
-	if code != 0 {
-		t.Fatalf("exit %d %s", code, errOut)
-	}
-	for _, want := range []string{
+	checkDecoded(t, b, "--offsets-decoder", []string{
 		"key: offset_commit::group=g1,partition=t-0 payload: offset=42\n",
 		"key: offset_commit::group=g1,partition=t-0 payload: offset=43,metadata=m\n",
 		"key: offset_commit::group=g1,partition=t-0 payload: <DELETE>\n",
 		`key: group_metadata::group=g1 payload: {"protocolType":"consumer","protocol":"range","generationId":1,"assignment":"{m1=[t-0, t-1]}"}` + "\n",
 		"key: group_metadata::group=g1 payload: <DELETE>\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in\n%s", want, out)
-		}
-	}
+	})
 }
 
 func TestTransactionLogDecoder(t *testing.T) {
-	dir := t.TempDir()
 	key := (&kmsg.TxnMetadataKey{TransactionalID: "kafka-txn-0"}).AppendTo(nil)
 	val := (&kmsg.TxnMetadataValue{ProducerID: 1, ProducerEpoch: 0, TimeoutMillis: 60000, State: 1,
 		Topics:              []kmsg.TxnMetadataValueTopic{{Topic: "output-topic", Partitions: []int32{0, 2}}},
@@ -244,20 +230,27 @@ func TestTransactionLogDecoder(t *testing.T) {
 	o := record.DefaultBuildOptions()
 	o.BaseTimestamp = ts0
 	b := record.Build(o, []record.Record{{Key: key, Value: val}, {OffsetDelta: 1, Key: key}})
-	p := filepath.Join(dir, "00000000000000000000.log")
+	checkDecoded(t, b, "--transaction-log-decoder", []string{
+		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: producerId:1,producerEpoch:0,state=Ongoing,partitions=[output-topic-0,output-topic-2],txnLastUpdateTimestamp=1700000000000,txnTimeoutMs=60000\n",
+		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: <DELETE>\n",
+	})
+}
+
+// checkDecoded dumps segment bytes b with the decoder flag and fails unless
+// every wanted line is printed.
+func checkDecoded(t *testing.T, b []byte, flag string, want []string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "00000000000000000000.log")
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runTool(t, "--transaction-log-decoder", "--files", p)
+	out, errOut, code := runTool(t, flag, "--files", p)
 	if code != 0 {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
-	for _, want := range []string{
-		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: producerId:1,producerEpoch:0,state=Ongoing,partitions=[output-topic-0,output-topic-2],txnLastUpdateTimestamp=1700000000000,txnTimeoutMs=60000\n",
-		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: <DELETE>\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in\n%s", want, out)
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("missing %q in\n%s", w, out)
 		}
 	}
 }

@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -176,22 +175,12 @@ type electFunc func(ctx context.Context, typ int8, tps []common.TopicPartition) 
 func elect(ctx context.Context, out io.Writer, req *request, call electFunc) error {
 	typeName := admintool.ElectionTypeName(req.electionType)
 	res, err := call(ctx, req.electionType, req.partitions)
-	if err != nil {
-		return admintool.ElectionCallError(out, err)
-	}
-	if len(res.Succeeded) > 0 {
-		fmt.Fprintf(out, "Successfully completed leader election (%s) for partitions %s\n", typeName, admintool.JoinPartitions(res.Succeeded, ", "))
-	}
-	if len(res.Noop) > 0 {
-		fmt.Fprintf(out, "Valid replica already elected for partitions %s\n", admintool.JoinPartitions(res.Noop, ", "))
-	}
-	if len(res.Failed) > 0 {
-		for _, tp := range res.FailedSorted() {
-			fmt.Fprintf(out, "Error completing leader election (%s) for partition: %s: %s\n", typeName, tp, admintool.JavaString(res.Failed[tp]))
-		}
-		return &admintool.CommandFailed{Msg: fmt.Sprintf("%d replica(s) could not be elected", len(res.Failed))}
-	}
-	return nil
+	return admintool.ReportElection(out, res, err, admintool.ElectionReport{
+		Succeeded: "Successfully completed leader election (" + typeName + ") for partitions ",
+		Noop:      "Valid replica already elected for partitions ",
+		Failed:    "Error completing leader election (" + typeName + ") for partition: ",
+		Summary:   "%d replica(s) could not be elected",
+	})
 }
 
 // fail prints an error escaping the tool the way Kafka's JVM shows it and

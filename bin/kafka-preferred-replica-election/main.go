@@ -169,22 +169,12 @@ type electFunc func(ctx context.Context, tps []common.TopicPartition) (admintool
 // electViaAdmin is AdminClientCommand.electPreferredLeaders.
 func electViaAdmin(ctx context.Context, out io.Writer, tps []common.TopicPartition, call electFunc) error {
 	res, err := call(ctx, tps)
-	if err != nil {
-		return admintool.ElectionCallError(out, err)
-	}
-	if len(res.Succeeded) > 0 {
-		fmt.Fprintf(out, "Successfully completed preferred leader election for partitions %s\n", admintool.JoinPartitions(res.Succeeded, ", "))
-	}
-	if len(res.Noop) > 0 {
-		fmt.Fprintf(out, "Preferred replica already elected for partitions %s\n", admintool.JoinPartitions(res.Noop, ", "))
-	}
-	if len(res.Failed) > 0 {
-		for _, tp := range res.FailedSorted() {
-			fmt.Fprintf(out, "Error completing preferred leader election for partition: %s: %s\n", tp, admintool.JavaString(res.Failed[tp]))
-		}
-		return &admintool.CommandFailed{Msg: fmt.Sprintf("%d preferred replica(s) could not be elected", len(res.Failed))}
-	}
-	return nil
+	return admintool.ReportElection(out, res, err, admintool.ElectionReport{
+		Succeeded: "Successfully completed preferred leader election for partitions ",
+		Noop:      "Preferred replica already elected for partitions ",
+		Failed:    "Error completing preferred leader election for partition: ",
+		Summary:   "%d preferred replica(s) could not be elected",
+	})
 }
 
 // fail prints an error escaping the tool as Kafka's JVM shows it; exit 1.

@@ -378,21 +378,7 @@ func (t *tool) clearThrottlesAdmin(a *adminBackend, targets []reassignmentEntry)
 	if err != nil {
 		return err
 	}
-	set := map[int32]bool{}
-	for _, id := range nodes.NodeIDs() {
-		set[id] = true
-	}
-	var topics []string
-	for _, e := range targets {
-		for _, r := range e.Replicas {
-			set[r] = true
-		}
-		if !slices.Contains(topics, e.Part.Topic) {
-			topics = append(topics, e.Part.Topic)
-		}
-	}
-	brokers := sortedKeys(set)
-	slices.Sort(topics)
+	brokers, topics := throttledEntities(nodes.NodeIDs(), targets)
 	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
 	var res []kmsg.IncrementalAlterConfigsRequestResource
 	for _, id := range brokers {

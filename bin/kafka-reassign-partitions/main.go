@@ -213,7 +213,10 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
+// handle runs the action on the backend the command line chose; the
+// ZooKeeper backend offers only verify, generate and execute.
 func (t *tool) handle(opts *options) error {
+	var actions map[string]func() error
 	if opts.bootstrap != "" {
 		if opts.zookeeper != "" {
 			fmt.Fprintln(t.out, "Warning: ignoring deprecated --zookeeper option because --bootstrap-server was specified.  The --zookeeper option will be removed in a future version of Kafka.")
@@ -223,33 +226,28 @@ func (t *tool) handle(opts *options) error {
 			return err
 		}
 		defer a.close()
-		switch opts.action {
-		case "verify":
-			return t.verifyAdmin(a, opts)
-		case "generate":
-			return t.generate(a, opts)
-		case "execute":
-			return t.executeAdmin(a, opts)
-		case "cancel":
-			return t.cancelAdmin(a, opts)
-		case "list":
-			return t.listAdmin(a)
+		actions = map[string]func() error{
+			"verify":   func() error { return t.verifyAdmin(a, opts) },
+			"generate": func() error { return t.generate(a, opts) },
+			"execute":  func() error { return t.executeAdmin(a, opts) },
+			"cancel":   func() error { return t.cancelAdmin(a, opts) },
+			"list":     func() error { return t.listAdmin(a) },
 		}
-		return errors.New("Unsupported action.")
+	} else {
+		fmt.Fprintln(t.out, "Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka.")
+		z, err := newZkBackend(opts.zookeeper)
+		if err != nil {
+			return err
+		}
+		defer z.close()
+		actions = map[string]func() error{
+			"verify":   func() error { return t.verifyZk(z, opts) },
+			"generate": func() error { return t.generate(z, opts) },
+			"execute":  func() error { return t.executeZk(z, opts) },
+		}
 	}
-	fmt.Fprintln(t.out, "Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka.")
-	z, err := newZkBackend(opts.zookeeper)
-	if err != nil {
-		return err
-	}
-	defer z.close()
-	switch opts.action {
-	case "verify":
-		return t.verifyZk(z, opts)
-	case "generate":
-		return t.generate(z, opts)
-	case "execute":
-		return t.executeZk(z, opts)
+	if act, ok := actions[opts.action]; ok {
+		return act()
 	}
 	return errors.New("Unsupported action.")
 }

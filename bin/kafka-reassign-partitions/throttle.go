@@ -143,6 +143,36 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return out
 }
 
+// throttledEntities are what clearAllThrottles clears: the brokers that are
+// registered (live) or hold a replica of a target, sorted, and the targets'
+// topics, sorted.
+func throttledEntities(live []int32, targets []reassignmentEntry) (brokers []int32, topics []string) {
+	set := map[int32]bool{}
+	for _, id := range live {
+		set[id] = true
+	}
+	for _, e := range targets {
+		for _, r := range e.Replicas {
+			set[r] = true
+		}
+	}
+	topics = topicsOf(targets)
+	slices.Sort(topics)
+	return sortedKeys(set), topics
+}
+
+// topicsOf lists the topics of the entries, each once, in first-appearance
+// order.
+func topicsOf(entries []reassignmentEntry) []string {
+	var topics []string
+	for _, e := range entries {
+		if !slices.Contains(topics, e.Part.Topic) {
+			topics = append(topics, e.Part.Topic)
+		}
+	}
+	return topics
+}
+
 // clearingMessage is the line clearAllThrottles prints before each step:
 // "Clearing broker-level throttles on brokers 1,2,3".
 func clearingMessage(level, noun string, items []string) string {

@@ -220,13 +220,7 @@ func (t *tool) verifyZk(z *zkBackend, opts *options) error {
 	for _, p := range pending {
 		beingReassigned[tp{Topic: p.Topic, Partition: p.Partition}] = true
 	}
-	var topics []string
-	for _, e := range targets {
-		if !slices.Contains(topics, e.Part.Topic) {
-			topics = append(topics, e.Part.Topic)
-		}
-	}
-	current, err := z.replicaAssignmentForTopics(topics)
+	current, err := z.replicaAssignmentForTopics(topicsOf(targets))
 	if err != nil {
 		return err
 	}
@@ -253,21 +247,7 @@ func (t *tool) clearThrottlesZk(z *zkBackend, targets []reassignmentEntry) error
 	if err != nil {
 		return err
 	}
-	brokerSet := map[int32]bool{}
-	for _, id := range live {
-		brokerSet[id] = true
-	}
-	var topics []string
-	for _, e := range targets {
-		for _, r := range e.Replicas {
-			brokerSet[r] = true
-		}
-		if !slices.Contains(topics, e.Part.Topic) {
-			topics = append(topics, e.Part.Topic)
-		}
-	}
-	brokers := sortedKeys(brokerSet)
-	slices.Sort(topics)
+	brokers, topics := throttledEntities(live, targets)
 	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
 	for _, id := range brokers {
 		if err := z.removeKeys(zkpaths.ConfigTypeBroker, strconv.Itoa(int(id)), brokerThrottles); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,16 @@ func (s *adminService) ctx() (context.Context, context.CancelFunc) {
 
 // kafkaErr renders a protocol error as the Java client's exception message:
 // the broker's message when it sent one, else Kafka's description.
+// firstTopicError is kafkaErr of the first topic in a response that failed.
+func firstTopicError[T any](topics []T, errorOf func(T) (int16, *string)) error {
+	for _, t := range topics {
+		if err := kafkaErr(errorOf(t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func kafkaErr(code int16, msg *string) error {
 	err := kerr.ErrorForCode(code)
 	if err == nil {
@@ -86,7 +97,7 @@ func (s *adminService) create(o *topicOptions) error {
 	t.Topic = o.topic
 	t.NumPartitions, t.ReplicationFactor = -1, -1
 	if o.replicaAssign != nil {
-		for _, p := range sortedPartitions(o.replicaAssign) {
+		for _, p := range slices.Sorted(maps.Keys(o.replicaAssign)) {
 			ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
 			ra.Partition = p
 			ra.Replicas = o.replicaAssign[p]
@@ -359,88 +370,67 @@ func (s *adminService) reassignments(ctx context.Context, topics []string) map[p
 }
 
 func (s *adminService) alter(o *topicOptions) error {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	topics, err := s.existingTopics(ctx, o)
-	if err != nil {
-		return err
-	}
-	if len(topics) == 0 {
-		return nil
-	}
-	md, err := s.adm.Metadata(ctx, topics...)
-	if err != nil {
-		return err
-	}
-	req := kmsg.NewPtrCreatePartitionsRequest()
-	req.TimeoutMillis = int32(s.timeout.Milliseconds())
-	for _, name := range topics {
-		t := kmsg.NewCreatePartitionsRequestTopic()
-		t.Topic = name
-		t.Count = o.partitions
-		if o.replicaAssign != nil {
-			existing := int32(len(md.Topics[name].Partitions))
-			for _, p := range sortedPartitions(o.replicaAssign) {
-				if p < existing {
-					continue
-				}
-				a := kmsg.NewCreatePartitionsRequestTopicAssignment()
-				a.Replicas = o.replicaAssign[p]
-				t.Assignment = append(t.Assignment, a)
-			}
-		}
-		req.Topics = append(req.Topics, t)
-	}
-	resp, err := req.RequestWith(ctx, s.cl)
-	if err != nil {
-		return err
-	}
-	for _, rt := range resp.Topics {
-		if err := kafkaErr(rt.ErrorCode, rt.ErrorMessage); err != nil {
+	return s.onExistingTopics(o, func(ctx context.Context, topics []string) error {
+		md, err := s.adm.Metadata(ctx, topics...)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.TimeoutMillis = int32(s.timeout.Milliseconds())
+		for _, name := range topics {
+			t := kmsg.NewCreatePartitionsRequestTopic()
+			t.Topic = name
+			t.Count = o.partitions
+			if o.replicaAssign != nil {
+				existing := int32(len(md.Topics[name].Partitions))
+				for _, p := range slices.Sorted(maps.Keys(o.replicaAssign)) {
+					if p < existing {
+						continue
+					}
+					a := kmsg.NewCreatePartitionsRequestTopicAssignment()
+					a.Replicas = o.replicaAssign[p]
+					t.Assignment = append(t.Assignment, a)
+				}
+			}
+			req.Topics = append(req.Topics, t)
+		}
+		resp, err := req.RequestWith(ctx, s.cl)
+		if err != nil {
+			return err
+		}
+		return firstTopicError(resp.Topics, func(t kmsg.CreatePartitionsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
+	})
 }
 
 func (s *adminService) delete(o *topicOptions) error {
+	return s.onExistingTopics(o, func(ctx context.Context, topics []string) error {
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.TimeoutMillis = int32(s.timeout.Milliseconds())
+		for _, name := range topics {
+			n := name
+			t := kmsg.NewDeleteTopicsRequestTopic()
+			t.Topic = &n
+			req.Topics = append(req.Topics, t)
+			req.TopicNames = append(req.TopicNames, name)
+		}
+		resp, err := req.RequestWith(ctx, s.cl)
+		if err != nil {
+			return err
+		}
+		return firstTopicError(resp.Topics, func(t kmsg.DeleteTopicsResponseTopic) (int16, *string) { return t.ErrorCode, t.ErrorMessage })
+	})
+}
+
+// onExistingTopics runs fn, under one deadline, on the topics the command
+// selects (existingTopics); selecting none is nothing to do.
+func (s *adminService) onExistingTopics(o *topicOptions, fn func(ctx context.Context, topics []string) error) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	topics, err := s.existingTopics(ctx, o)
-	if err != nil {
+	if err != nil || len(topics) == 0 {
 		return err
 	}
-	if len(topics) == 0 {
-		return nil
-	}
-	req := kmsg.NewPtrDeleteTopicsRequest()
-	req.TimeoutMillis = int32(s.timeout.Milliseconds())
-	for _, name := range topics {
-		n := name
-		t := kmsg.NewDeleteTopicsRequestTopic()
-		t.Topic = &n
-		req.Topics = append(req.Topics, t)
-		req.TopicNames = append(req.TopicNames, name)
-	}
-	resp, err := req.RequestWith(ctx, s.cl)
-	if err != nil {
-		return err
-	}
-	for _, rt := range resp.Topics {
-		if err := kafkaErr(rt.ErrorCode, rt.ErrorMessage); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func sortedPartitions(m map[int32][]int32) []int32 {
-	ps := make([]int32, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	return ps
+	return fn(ctx, topics)
 }
 
 // existingTopics is selectTopics, failing as Kafka does when the --topic

@@ -5,9 +5,9 @@
 // Kafka classes and their Go files:
 //
 //	TopicCommand.main, printException          main.go (run, dispatch, exit codes)
-//	TopicCommandOptions, checkArgs,            options.go (parseOptions: joptsimple-style
-//	  parseReplicaAssignment,                  --opt value / --opt=value / unique prefixes,
-//	  parseTopicConfigsToBeAdded               the checkArgs rules, usage text)
+//	TopicCommandOptions, checkArgs,            options.go (specs; parseOptions: admintool's
+//	  parseReplicaAssignment,                  parser with unique prefixes and one value per
+//	  parseTopicConfigsToBeAdded               option, then the checkArgs rules; usage text)
 //	TopicDescription, PartitionDescription,    format.go (header and partition lines, the
 //	  DescribeOptions, IncludeList             --under-replicated/--unavailable/--under-min-isr/
 //	                                           --at-min-isr/--topics-with-overrides filters,

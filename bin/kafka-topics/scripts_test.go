@@ -240,13 +240,7 @@ func TestZooKeeperScripts(t *testing.T) {
 	if out, code = script(t, env, "zookeeper-server-stop.sh"); code != 0 || !strings.Contains(out, "Sent SIGTERM to ZooKeeper pid(s) "+strconv.Itoa(pid)) {
 		t.Errorf("zookeeper-server-stop.sh: %d %s", code, out)
 	}
-	deadline = time.Now().Add(30 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("ZooKeeper pid %d still running 30s after SIGTERM", pid)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitExited(t, pid)
 	if out, code = script(t, env, "zookeeper-server-stop.sh"); code != 1 || strings.TrimSpace(out) != "No zookeeper server to stop" {
 		t.Errorf("second stop: %d %s", code, out)
 	}
@@ -344,16 +338,22 @@ func TestKafkaServerDaemonScripts(t *testing.T) {
 	}
 	waitFile("stopped-a")
 	waitFile("stopped-b")
-	deadline := time.Now().Add(30 * time.Second)
 	for _, pid := range pids {
-		for syscall.Kill(pid, 0) == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("pid %d still running after SIGTERM", pid)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitExited(t, pid)
 	}
 	if out, code = script(t, env, "kafka-server-stop.sh"); code != 1 || strings.TrimSpace(out) != "No kafka server to stop" {
 		t.Errorf("second stop: %d %s", code, out)
+	}
+}
+
+// waitExited polls, with a 30-second deadline, until process pid is gone.
+func waitExited(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still running 30s after SIGTERM", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -254,12 +254,23 @@ func (s *zkService) describe(o *topicOptions) error {
 	return nil
 }
 
-func (s *zkService) delete(o *topicOptions) error {
+// forEachExisting runs fn on each topic the command selects
+// (existingTopics), in order, stopping at the first error.
+func (s *zkService) forEachExisting(o *topicOptions, fn func(topic string) error) error {
 	topics, err := s.existingTopics(o)
 	if err != nil {
 		return err
 	}
 	for _, t := range topics {
+		if err := fn(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *zkService) delete(o *topicOptions) error {
+	return s.forEachExisting(o, func(t string) error {
 		if config.IsInternalTopic(t) {
 			return fmt.Errorf("Topic %s is a kafka internal topic and is not allowed to be marked for deletion.", t)
 		}
@@ -273,16 +284,12 @@ func (s *zkService) delete(o *topicOptions) error {
 			fmt.Fprintf(s.out, "Topic %s is marked for deletion.\n", t)
 			fmt.Fprintln(s.out, "Note: This will have no impact if delete.topic.enable is not set to true.")
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (s *zkService) alter(o *topicOptions) error {
-	topics, err := s.existingTopics(o)
-	if err != nil {
-		return err
-	}
-	for _, t := range topics {
+	return s.forEachExisting(o, func(t string) error {
 		if len(o.configs) > 0 || len(o.deleteConfigs) > 0 {
 			fmt.Fprintln(s.out, "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.")
 			fmt.Fprintln(s.out, "         Going forward, please use kafka-configs.sh for this functionality")
@@ -303,7 +310,7 @@ func (s *zkService) alter(o *topicOptions) error {
 			fmt.Fprintf(s.out, "Updated config for topic %s.\n", t)
 		}
 		if !o.hasPartitions {
-			continue
+			return nil
 		}
 		if config.IsInternalTopic(t) {
 			return fmt.Errorf("The number of partitions for the internal topic %s cannot be changed.", t)
@@ -353,8 +360,8 @@ func (s *zkService) alter(o *topicOptions) error {
 			return err
 		}
 		fmt.Fprintln(s.out, "Adding partitions succeeded!")
-	}
-	return nil
+		return nil
+	})
 }
 
 // existingTopics is selectTopics, failing as Kafka does when the --topic

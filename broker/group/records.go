@@ -399,14 +399,24 @@ func decodeGroupValueKmsg(b []byte) (GroupValue, error) {
 // following GroupMetadataManager.formatRecordKeyAndValue of Kafka 3.4. A
 // nil value is a tombstone, printed as <DELETE>.
 func DescribeRecord(key, value []byte) (string, error) {
-	if key == nil {
-		return "", errors.New("group: record has no key")
-	}
-	k, err := DecodeKey(key)
+	ks, payload, err := DescribeKeyAndValue(key, value)
 	if err != nil {
 		return "", err
 	}
-	var ks, payload string
+	return "key: " + ks + " payload: " + payload, nil
+}
+
+// DescribeKeyAndValue is DescribeRecord's two parts, for a caller that
+// prints them apart (kafka-dump-log.sh --offsets-decoder).
+func DescribeKeyAndValue(key, value []byte) (keyString, payload string, err error) {
+	if key == nil {
+		return "", "", errors.New("group: record has no key")
+	}
+	k, err := DecodeKey(key)
+	if err != nil {
+		return "", "", err
+	}
+	var ks string
 	switch {
 	case k.Offset != nil:
 		ks = fmt.Sprintf("offset_commit::group=%s,partition=%s-%d", k.Offset.Group, k.Offset.Topic, k.Offset.Partition)
@@ -416,7 +426,7 @@ func DescribeRecord(key, value []byte) (string, error) {
 		}
 		v, err := DecodeOffsetValue(value)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		payload = fmt.Sprintf("offset=%d", v.Offset)
 		if v.Metadata != "" {
@@ -430,11 +440,11 @@ func DescribeRecord(key, value []byte) (string, error) {
 		}
 		v, err := DecodeGroupValue(value)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		payload = describeGroupValue(v)
 	}
-	return "key: " + ks + " payload: " + payload, nil
+	return ks, payload, nil
 }
 
 func describeGroupValue(v GroupValue) string {

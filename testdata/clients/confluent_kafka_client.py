@@ -8,22 +8,16 @@ consume: assigns every partition of --topic at the beginning (no group
          rebalance, no commits) and prints "<partition> <offset> <value>" per
          record until --count records were read or --timeout seconds pass.
 """
-import argparse
 import sys
 import time
+
+import clientargs
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["produce", "consume"])
-    p.add_argument("--bootstrap", required=True)
-    p.add_argument("--topic", required=True)
-    p.add_argument("--count", type=int, required=True)
-    p.add_argument("--prefix", default="confluent-kafka")
-    p.add_argument("--timeout", type=float, default=60)
-    a = p.parse_args()
+    a = clientargs.client_args("confluent-kafka")
 
     if a.mode == "produce":
         errors = []

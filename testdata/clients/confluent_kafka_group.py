@@ -13,9 +13,9 @@ batch and prints the suite's line protocol on stdout:
 REC lines are flushed before the commit that covers them. EOF on stdin asks
 for a clean stop: the member closes the consumer (LeaveGroup) and exits 0.
 """
-import argparse
 import sys
-import threading
+
+import clientargs
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
@@ -25,23 +25,9 @@ def out(line):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bootstrap", required=True)
-    p.add_argument("--topic", required=True)
-    p.add_argument("--group", required=True)
-    p.add_argument("--name", required=True)
-    p.add_argument("--assignor", default="cooperative-sticky")
-    p.add_argument("--session-ms", type=int, default=6000)
-    p.add_argument("--instance-id", default="")
-    a = p.parse_args()
+    a = clientargs.group_args("cooperative-sticky")
 
-    stop = threading.Event()
-
-    def watch_stdin():  # EOF on stdin asks for a clean stop
-        sys.stdin.read()
-        stop.set()
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
+    stop = clientargs.stop_on_stdin_eof()  # EOF on stdin asks for a clean stop
 
     conf = {"bootstrap.servers": a.bootstrap, "group.id": a.group, "client.id": a.name,
             "partition.assignment.strategy": a.assignor or "cooperative-sticky",

@@ -7,22 +7,16 @@ consume: assigns every partition of --topic, reads from the beginning without a
          consumer group and prints "<partition> <offset> <value>" per record
          until --count records were read or --timeout seconds pass.
 """
-import argparse
 import sys
 import time
+
+import clientargs
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["produce", "consume"])
-    p.add_argument("--bootstrap", required=True)
-    p.add_argument("--topic", required=True)
-    p.add_argument("--count", type=int, required=True)
-    p.add_argument("--prefix", default="kafka-python")
-    p.add_argument("--timeout", type=float, default=60)
-    a = p.parse_args()
+    a = clientargs.client_args("kafka-python")
 
     if a.mode == "produce":
         prod = KafkaProducer(bootstrap_servers=a.bootstrap, acks="all", retries=5,

@@ -13,9 +13,9 @@ line protocol on stdout:
 REC lines are flushed before the commit that covers them. EOF on stdin asks
 for a clean stop: the member closes the consumer (LeaveGroup) and exits 0.
 """
-import argparse
 import sys
-import threading
+
+import clientargs
 
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
@@ -45,26 +45,12 @@ class Listener(ConsumerRebalanceListener):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bootstrap", required=True)
-    p.add_argument("--topic", required=True)
-    p.add_argument("--group", required=True)
-    p.add_argument("--name", required=True)
-    p.add_argument("--assignor", default="range")
-    p.add_argument("--session-ms", type=int, default=6000)
-    p.add_argument("--instance-id", default="")
-    a = p.parse_args()
+    a = clientargs.group_args("range")
     if a.instance_id:
         print("kafka-python has no static membership", file=sys.stderr)
         return 2
 
-    stop = threading.Event()
-
-    def watch_stdin():  # EOF on stdin asks for a clean stop
-        sys.stdin.read()
-        stop.set()
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
+    stop = clientargs.stop_on_stdin_eof()  # EOF on stdin asks for a clean stop
 
     cons = KafkaConsumer(bootstrap_servers=a.bootstrap.split(","), group_id=a.group, client_id=a.name,
                          partition_assignment_strategy=[ASSIGNORS[a.assignor or "range"]],

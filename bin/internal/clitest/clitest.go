@@ -144,3 +144,40 @@ func StartWithTopic(t *testing.T, opts testcluster.Options, topic string, partit
 	})
 	return c
 }
+
+// FuzzCommandLines fuzzes a tool's parseOptions with command lines split
+// on white space, starting from seeds: the parser must never panic, and
+// check runs on every line it accepts (a nil result, for --help or
+// --version, is skipped).
+func FuzzCommandLines[T any](f *testing.F, parse func(args []string) (*T, string, error), seeds []string, check func(t *testing.T, line string, o *T)) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		o, _, err := parse(strings.Fields(line))
+		if err != nil || o == nil {
+			return
+		}
+		check(t, line, o)
+	})
+}
+
+// UsageCase is a command line a tool must refuse with a usage error whose
+// message is Want.
+type UsageCase = struct {
+	Args []string
+	Want string
+}
+
+// CheckUsageErrors runs a tool's parseOptions on every case and reports
+// each that is not refused with exactly the wanted *admintool.UsageError.
+func CheckUsageErrors[T any](t *testing.T, parse func(args []string) (*T, string, error), cases []UsageCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, _, err := parse(c.Args)
+		var ue *admintool.UsageError
+		if !errors.As(err, &ue) || ue.Msg != c.Want {
+			t.Errorf("%v: got %v, want usage error %q", c.Args, err, c.Want)
+		}
+	}
+}

@@ -106,19 +106,18 @@ func TestClassicConsumersSplitPartitions(t *testing.T) {
 	dctx, dcancel := context.WithCancel(ctx)
 	defer func() { dcancel(); wg.Wait() }()
 
-	cfgA := cfg
-	cfgA.ConsumerID = "billing_hostA-1-aaaaaaaa"
-	a, err := clitools.StartZKConsumer(connect(t, c), cfgA)
-	if err != nil {
-		t.Fatal(err)
+	start := func(id string) (*clitools.ZKConsumer, clitools.ZKConsumerConfig) {
+		cfg := cfg
+		cfg.ConsumerID = id
+		zc, err := clitools.StartZKConsumer(connect(t, c), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return zc, cfg
 	}
+	a, cfgA := start("billing_hostA-1-aaaaaaaa")
 	defer a.Close()
-	cfgB := cfg
-	cfgB.ConsumerID = "billing_hostB-1-bbbbbbbb"
-	b, err := clitools.StartZKConsumer(connect(t, c), cfgB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, cfgB := start("billing_hostB-1-bbbbbbbb")
 	defer b.Close()
 	wg.Add(2)
 	go drain(dctx, &wg, a, got)
@@ -128,7 +127,10 @@ func TestClassicConsumersSplitPartitions(t *testing.T) {
 	// Range assignment over the sorted ids: A (first) gets 0-2, B 3-5.
 	want := map[int32]string{0: cfgA.ConsumerID + "-0", 1: cfgA.ConsumerID + "-0", 2: cfgA.ConsumerID + "-0",
 		3: cfgB.ConsumerID + "-0", 4: cfgB.ConsumerID + "-0", 5: cfgB.ConsumerID + "-0"}
-	var owners map[int32]string
+	var (
+		owners map[int32]string
+		err    error
+	)
 	c.WaitFor(30*time.Second, "both consumers own their ranges", func() bool {
 		owners, err = clitools.DescribeOwners(zk, "billing", "classic")
 		return err == nil && fmt.Sprint(owners) == fmt.Sprint(want)

@@ -12,7 +12,7 @@ import (
 )
 
 func TestCommandLine(t *testing.T) {
-	specs := []Spec{{Name: "list", Help: "List."}}
+	specs := listSpec
 	usage := Usage(specs)
 	other := errors.New("boom")
 	for _, tc := range []struct {
@@ -119,3 +119,7 @@ func TestLoadOptionalProperties(t *testing.T) {
 		t.Fatal("a missing file must fail")
 	}
 }
+
+// listSpec is a one-option table for the tests of the shared start-up and
+// failure handling.
+var listSpec = []Spec{{Name: "list", Help: "List."}}

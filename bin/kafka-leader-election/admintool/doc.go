@@ -1,5 +1,4 @@
-// Package admintool holds what Kafka's command-line admin tools share and
-// Klassik's election and reassignment tools need alike (kafka.utils
+// Package admintool holds what every Go tool of bin/ shares (kafka.utils
 // CommandLineUtils / CommandDefaultOptions, the admin client's exception
 // mapping, and the ElectLeaders call of LeaderElectionCommand and
 // PreferredReplicaLeaderElectionCommand).
@@ -7,23 +6,29 @@
 // Kafka classes and their Go files:
 //
 //	CommandDefaultOptions, joptsimple parsing,   options.go (Parse: exact option names,
-//	  CommandLineUtils.printUsageAndDie            --opt v / --opt=v; Usage: the option table)
-//	                                               ParseCommand: the no-argument, --help and
-//	                                               --version start; ParseAdminCommand for
-//	                                               the admin tools; DefaultOptionalArg)
+//	  CommandLineUtils.printUsageAndDie            --opt v / --opt=v; ParseWith: the Rules
+//	                                               kafka-topics.sh keeps (unique prefixes,
+//	                                               one value per option); Usage / UsageAt:
+//	                                               the option table; ParseCommand: the
+//	                                               no-argument, --help and --version start;
+//	                                               ParseAdminCommand for the admin tools;
+//	                                               DefaultOptionalArg)
 //	org.apache.kafka.common.errors.*, Errors,    errors.go (KafkaError: class name and message
 //	  Throwable.toString, uncaught exceptions      per error code; ClientError for franz-go
 //	                                               failures; Uncaught for what the JVM prints)
 //	TopicPartition, Json.parseFull of the        partitions.go (TopicPartition ordering and
 //	  election tools' partition list               "t-0" form; ParsePartitionList)
 //	Utils.readFileAsString (NoSuchFileException)   errors.go (ReadFile, NoSuchFile)
-//	Admin.electLeaders + result classification   client.go (NewClient, ElectLeaders;
+//	Admin.electLeaders + result classification   client.go (SplitServers, LoadProperties through
+//	                                               config.ParseProperties, NewClient, ElectLeaders;
 //	                                               BrokerSupports asks ApiVersions, for tests)
 //	CommandLineUtils.printHelpAndExitIfNeeded /  commandline.go (CommandLine: --help,
-//	  printUsageAndDie at the top of each tool     --version and usage errors, in one place)
+//	  printUsageAndDie at the top of each tool     --version and usage errors, in one place;
+//	                                               Main: run until SIGINT/SIGTERM, then exit)
 //	AdminCommandFailedException,                 failure.go (CommandFailed, AdminOperation,
 //	  AdminOperationException, ExecutionException  ExecutionError; Fail prints what escapes
-//	  escaping the election tools' main            main; ElectionCallError)
+//	  escaping the election tools' main            main; ElectionCallError; ReportElection
+//	                                               prints both election tools' result lines)
 //
 // Goroutines: none of its own; the franz-go client a tool creates with
 // NewClient is closed by that tool.

@@ -47,6 +47,37 @@ func ElectionCallError(out io.Writer, err error) error {
 	return &CommandFailed{Msg: msg, Cause: err}
 }
 
+// ElectionReport is the wording of one election tool's result lines.
+type ElectionReport struct {
+	Succeeded string // before the list of elected partitions
+	Noop      string // before the list of partitions whose leader already was the one wanted
+	Failed    string // before "<partition>: <Java exception>", one line per failure
+	Summary   string // the CommandFailed message, with %d for the number of failures
+}
+
+// ReportElection prints the outcome of one ElectLeaders call, as both
+// election commands do: a failed call goes through ElectionCallError;
+// otherwise the succeeded, no-op and failed lines, and a CommandFailed
+// when any partition failed.
+func ReportElection(out io.Writer, res ElectionResults, err error, r ElectionReport) error {
+	if err != nil {
+		return ElectionCallError(out, err)
+	}
+	if len(res.Succeeded) > 0 {
+		fmt.Fprintf(out, "%s%s\n", r.Succeeded, JoinPartitions(res.Succeeded, ", "))
+	}
+	if len(res.Noop) > 0 {
+		fmt.Fprintf(out, "%s%s\n", r.Noop, JoinPartitions(res.Noop, ", "))
+	}
+	if len(res.Failed) == 0 {
+		return nil
+	}
+	for _, tp := range res.FailedSorted() {
+		fmt.Fprintf(out, "%s%s: %s\n", r.Failed, tp, JavaString(res.Failed[tp]))
+	}
+	return &CommandFailed{Msg: fmt.Sprintf(r.Summary, len(res.Failed))}
+}
+
 // Fail prints an error escaping an admin tool the way Kafka's JVM shows it
 // on stderr (a *UsageError as the message and the option table of specs)
 // and returns the exit status 1.

@@ -9,7 +9,7 @@ import (
 )
 
 func TestFail(t *testing.T) {
-	specs := []Spec{{Name: "list", Help: "List."}}
+	specs := listSpec
 	timeout := NewKafkaError(kerr.RequestTimedOut.Code, nil)
 	for _, tc := range []struct {
 		err  error

@@ -1,0 +1,50 @@
+# Shell functions shared by the start and stop scripts of bin/. Sourced
+# (". klassik-lib.sh"), never run.
+
+# require_args USAGE ARGS...: prints "USAGE: USAGE" on stderr and exits 1
+# unless at least one argument follows USAGE.
+require_args() {
+  if [ $# -lt 2 ]; then
+    echo "USAGE: $1" >&2
+    exit 1
+  fi
+}
+
+# parse_daemon_args USAGE ARGS...: Kafka's start scripts take an optional
+# leading -daemon. Sets daemon to true or false and args to the arguments
+# after it; with none left, prints "USAGE: USAGE" on stderr and exits 1.
+parse_daemon_args() {
+  local usage=$1
+  shift
+  daemon=false
+  if [ $# -ge 1 ] && [ "$1" = "-daemon" ]; then
+    daemon=true
+    shift
+  fi
+  require_args "$usage" "$@"
+  args=("$@")
+}
+
+# term_processes WHAT LABEL MATCH PID...: sends SIGTERM to the PIDs given
+# and to every process the function MATCH accepts (it is called with a pid),
+# then prints "Sent SIGTERM to LABEL pid(s) ..."; when there are none it
+# prints "No WHAT to stop" and exits 1, as Kafka's stop scripts do.
+term_processes() {
+  local what=$1 label=$2 match=$3
+  shift 3
+  local pids=("$@") proc pid
+  for proc in /proc/[0-9]*; do
+    pid=${proc#/proc/}
+    if "$match" "$pid" && [[ " ${pids[*]-} " != *" $pid "* ]]; then
+      pids+=("$pid")
+    fi
+  done
+  if [ ${#pids[@]} -eq 0 ]; then
+    echo "No $what to stop"
+    exit 1
+  fi
+  for pid in "${pids[@]}"; do
+    kill -s TERM "$pid" 2>/dev/null || true
+  done
+  echo "Sent SIGTERM to $label pid(s) ${pids[*]}"
+}
