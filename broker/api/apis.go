@@ -172,41 +172,7 @@ func New(cfg Config) *Apis {
 	if cfg.ZK != nil {
 		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.AllocateProducerIDBlock)
 	}
-	a.handlers = map[int16]handlerFunc{
-		0:  a.handleProduce,
-		1:  a.handleFetch,
-		2:  a.handleListOffsets,
-		3:  a.handleMetadata,
-		4:  a.handleLeaderAndIsr,
-		5:  a.handleStopReplica,
-		6:  a.handleUpdateMetadata,
-		7:  a.handleControlledShutdown,
-		8:  a.handleOffsetCommit,
-		9:  a.handleOffsetFetch,
-		10: a.handleFindCoordinator,
-		11: a.handleJoinGroup,
-		12: a.handleHeartbeat,
-		13: a.handleLeaveGroup,
-		14: a.handleSyncGroup,
-		15: a.handleDescribeGroups,
-		16: a.handleListGroups,
-		18: a.handleApiVersions,
-		19: a.handleCreateTopics,
-		20: a.handleDeleteTopics,
-		21: a.handleDeleteRecords,
-		22: a.handleInitProducerID,
-		23: a.handleOffsetForLeaderEpoch,
-		32: a.handleDescribeConfigs,
-		33: a.handleAlterConfigs,
-		37: a.handleCreatePartitions,
-		42: a.handleDeleteGroups,
-		43: a.handleElectLeaders,
-		44: a.handleIncrementalAlterConfigs,
-		45: a.handleAlterPartitionReassignments,
-		46: a.handleListPartitionReassignments,
-		47: a.handleOffsetDelete,
-		60: a.handleDescribeCluster,
-	}
+	a.handlers = a.handlerTable()
 	return a
 }
 
