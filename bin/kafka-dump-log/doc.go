@@ -18,7 +18,8 @@
 //
 // Batches and records are decoded by broker/storage/record, producer
 // snapshots by storage.ReadProducerSnapshot; index files are read
-// directly (§4, §5 of the log-format spec).
+// directly (the offset index's 8-byte entries: relative offset and file
+// position; the time index's 12-byte entries: timestamp and relative offset).
 //
 // Differences from Kafka: a file with an unknown suffix, a missing file or
 // an undecodable record makes the exit status 1 (Kafka ignores the first

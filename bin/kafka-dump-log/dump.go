@@ -679,7 +679,8 @@ func (d *dumper) dumpProducerSnapshot(path string) error {
 	return nil
 }
 
-// dumpTxnIndex prints the 34-byte aborted-transaction entries (§6).
+// dumpTxnIndex prints the 34-byte aborted-transaction entries (version,
+// producer id, first offset, last offset, last stable offset).
 func (d *dumper) dumpTxnIndex(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {

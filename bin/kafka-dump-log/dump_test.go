@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 const ts0 = int64(1700000000000)
 
 // writeFixture creates a partition directory with a segment at base 0:
-// the spec §3.7 batch (offsets 0-1), a gzip idempotent batch (2-4), a
+// the format reference's example batch (offsets 0-1), a gzip idempotent batch (2-4), a
 // transactional batch (5) with its COMMIT marker (6), a batch with a gap
 // left by compaction (8, 10 of 7-10), then 5 garbage bytes; plus .index,
 // .timeindex, .txnindex and .snapshot files.

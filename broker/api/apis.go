@@ -111,7 +111,7 @@ type Config struct {
 	// unadvertised.
 	Groups GroupCoordinator
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
-	// start index and the shift, controller.md §7.4); -1 draws at random as
+	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
 	FixedStartIndex int
 	Logger          *slog.Logger
@@ -133,7 +133,8 @@ type Apis struct {
 	handlers        map[int16]handlerFunc
 
 	// ready is closed when the broker enables request processing
-	// (zookeeper-layout.md §4.1 step 15); requests arriving before wait.
+	// (the last step of start-up, after registration); requests arriving
+	// before wait.
 	ready     chan struct{}
 	readyOnce sync.Once
 	// stopping is closed by Close so that parked admin requests return.

@@ -37,7 +37,8 @@
 // keys, ...).
 //
 // Goroutines: none of its own. Handle runs on the calling connection's
-// goroutine (one request per connection at a time, STYLE.md §2); admin
+// goroutine (one request per connection at a time: the network layer reads the
+// next request only after the response is written); admin
 // requests that wait for the controller (CreateTopics, DeleteTopics,
 // CreatePartitions with timeout_ms) park on that goroutine in
 // waitForMetadata and are woken by MetadataChanged, the request's context or

@@ -13,7 +13,7 @@
 //	kafka.consumer.ConsumerConfig (subset)      zkconsumer.go (ZKConsumerConfig.ApplyProperties)
 //	kafka.utils.CommandLineUtils.parseKeyValueArgs  props.go (ParseKeyValues, RepeatedValues)
 //
-// ZooKeeper layout (zookeeper-layout.md §3.13), all under /consumers/<group>:
+// ZooKeeper layout of the legacy consumers, all under /consumers/<group>:
 //
 //	ids/<consumerId>              ephemeral, registration JSON
 //	                              {"version":1,"subscription":{"t":1},"pattern":"static","timestamp":"<ms>"}
