@@ -768,8 +768,8 @@ func TestConnectionLossKeepsSession(t *testing.T) {
 }
 
 // ZOOKEEPER-2985: after an expiry the server may still show our previous
-// session's registration; RegisterBroker deletes it and registers again
-//. The fake can hold the old session's ephemerals back.
+// session's registration; RegisterBroker deletes it and registers again.
+// The fake can hold the old session's ephemerals back.
 func TestRegisterBrokerReplacesOwnStaleNode(t *testing.T) {
 	srv := zktest.NewServer()
 	conn, ev := srv.Connect()
