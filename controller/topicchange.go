@@ -101,7 +101,8 @@ func (c *Controller) processPartitionModifications(t string) error {
 	return c.onNewPartitionCreation(toAdd)
 }
 
-// onNewPartitionCreation is §11.3.
+// onNewPartitionCreation takes new partitions NewPartition ->
+// OnlinePartition and their replicas NewReplica -> OnlineReplica.
 func (c *Controller) onNewPartitionCreation(tps []common.TopicPartition) error {
 	var replicas []PartitionReplica
 	for _, tp := range tps {
