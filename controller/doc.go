@@ -94,6 +94,18 @@
 //   - The Context is reset on resignation; nothing of an earlier incarnation
 //     (queued requests, watches, timers) survives it.
 //
+// # Tests
+//
+// Pure functions (elections, assignment, transition tables) have table
+// tests; the state machines run against an in-memory partitionStateStore.
+// The transcripts (testdata/*.txt, run by transcript_test.go on
+// github.com/cockroachdb/datadriven; -rewrite regenerates them) drive whole
+// controllers through a real zkclient.Client on zkpaths/zktest, with the
+// server's persistent watches so that every change is queued before the
+// harness drains the event queues; each directive prints the fenced
+// ZooKeeper writes and the requests sent. integration_test.go checks the
+// same behaviour on a real ZooKeeper server.
+//
 // # Not yet implemented
 //
 // Feature versioning (/feature) and the IBP < 2.7 per-partition state-znode
