@@ -41,18 +41,25 @@ func equalAssignment(a, b ReplicaAssignment) bool {
 // writeTopicAssignment rewrites /brokers/topics/<t> from the context
 // (fenced, any version).
 func (c *Controller) writeTopicAssignment(topic string) error {
-	ta := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, Adding: map[int32][]int32{}, Removing: map[int32][]int32{}}
+	var topicID string
 	if id := c.ctx.TopicID(topic); id != [16]byte{} {
-		ta.TopicID = encodeTopicID(id)
+		topicID = encodeTopicID(id)
 	}
+	_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, topic, c.contextTopicAssignment(topic, topicID), -1)
+	return err
+}
+
+// contextTopicAssignment is the topic znode's content as the context knows
+// the topic's partitions (replicas, adding, removing).
+func (c *Controller) contextTopicAssignment(topic, topicID string) zkpaths.TopicAssignment {
+	ta := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, Adding: map[int32][]int32{}, Removing: map[int32][]int32{}, TopicID: topicID}
 	for _, tp := range c.ctx.PartitionsForTopic(topic) {
 		a, _ := c.ctx.Assignment(tp)
 		ta.Partitions[tp.Partition] = a.Replicas
 		ta.Adding[tp.Partition] = a.AddingReplicas
 		ta.Removing[tp.Partition] = a.RemovingReplicas
 	}
-	_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, topic, ta, -1)
-	return err
+	return ta
 }
 
 // onPartitionReassignment is the entry point of every trigger: phase A
