@@ -1,9 +1,9 @@
 package controller
 
 // AlterPartition (KIP-497, IBP ≥ 2.7): a partition leader asks the
-// controller to write an ISR change (controller.md §16.2). Klassik's
+// controller to write an ISR change. Klassik's
 // brokers use the classic path by default (leaders write ZooKeeper and
-// notify, §16.1); this is the controller side of the newer protocol.
+// notify through /isr_change_notification); this is the controller side of the newer protocol.
 
 import (
 	"context"
@@ -189,8 +189,9 @@ func (c *Controller) answerAlterPartition(items []*alterPartitionItem, resp *kms
 	return c.maybeCompleteReassignments(done)
 }
 
-// checkAlterPartition runs the per-partition checks of §16.2 step 4 in
-// order. succeeded reports an idempotent retry answered with the current
+// checkAlterPartition runs the per-partition checks in Kafka's order:
+// known partition, leader is the requester, leader epoch and partition
+// epoch match (an identical retry answers the current state), valid ISR. succeeded reports an idempotent retry answered with the current
 // state.
 func (c *Controller) checkAlterPartition(tp common.TopicPartition, p LeaderAndIsr, version int16) (LeaderAndIsr, bool, error) {
 	cur, ok := c.ctx.Leadership(tp)
@@ -211,7 +212,7 @@ func (c *Controller) checkAlterPartition(tp common.TopicPartition, p LeaderAndIs
 	case p.LeaderRecoveryState != RecoveryRecovered && p.LeaderRecoveryState != RecoveryRecovering:
 		return LeaderAndIsr{}, false, kerr.InvalidRequest
 	case !validProposedIsr(p.Leader, p.ISR, c.ctx.Replicas(tp)):
-		// Klassik's hardening (controller.md §19.5): the leader stays in the
+		// Klassik's hardening: the leader stays in the
 		// ISR, which holds assigned replicas only, each once.
 		return LeaderAndIsr{}, false, kerr.InvalidRequest
 	case p.LeaderRecoveryState == RecoveryRecovering && len(p.ISR) > 1:

@@ -30,7 +30,8 @@ func alterPart(p, leaderEpoch, partitionEpoch int32, isr ...int32) kmsg.AlterPar
 	return ap
 }
 
-// controller.md §16.2, checks in order, on the in-memory ZooKeeper.
+// AlterPartition's per-partition checks, in Kafka's order, on the in-memory
+// ZooKeeper.
 func TestAlterPartition(t *testing.T) {
 	h := newHarness(t)
 	h.exec("broker-up", []string{"1", "2", "3"})

@@ -1,7 +1,10 @@
 package controller
 
 // Replica placement for new topics and partitions (Kafka's AdminUtils
-// assignReplicasToBrokers and AdminZkClient.addPartitions), spec controller.md §7.
+// assignReplicasToBrokers and AdminZkClient.addPartitions): replicas go
+// round-robin from a start index, each later replica shifted further, so
+// leaders and followers spread evenly; with racks the brokers are first
+// interleaved rack by rack.
 
 import (
 	"fmt"
@@ -62,7 +65,7 @@ func ApplyRackAwareMode(brokers []BrokerMetadata, mode RackAwareMode) []BrokerMe
 // partition addition); -1 draws both at random, independently. The first
 // replica of each list is the preferred leader.
 //
-// Brokers are sorted by id first (Klassik's choice, controller.md §7), so the
+// Brokers are sorted by id first (Klassik's choice), so the
 // result does not depend on the caller's order. If every broker has a rack the
 // rack-aware algorithm is used, if none has one the rack-unaware one; a mixed
 // list is an error (apply ApplyRackAwareMode first for Safe/Disabled).
@@ -214,7 +217,8 @@ func assignRackAware(brokers []BrokerMetadata, nPartitions, rf, fixedStartIndex,
 
 // AssignReplicasForNewPartitions computes the replicas of the partitions added
 // when a topic with assignment existing grows to newPartitionCount partitions
-// (Kafka's AdminZkClient.addPartitions without an explicit assignment, §7.5).
+// (Kafka's AdminZkClient.addPartitions without an explicit assignment): the
+// start index continues from the existing partition 0's first replica.
 // Only the new partitions are returned. The replication factor is the size of
 // partition 0's replica list; the start index (and shift) is the position in
 // the id-sorted broker list of the first broker whose id is ≥ partition 0's
@@ -241,7 +245,7 @@ func AssignReplicasForNewPartitions(brokers []BrokerMetadata, existing map[int32
 }
 
 // ValidateReplicaAssignment checks an explicit assignment (kafka-topics
-// --replica-assignment, CreateTopics with assignments, §7.6): at least one
+// --replica-assignment, CreateTopics with assignments): at least one
 // partition, every partition has the same non-zero number of replicas, no
 // broker twice in a partition, partition ids exactly 0..N-1, and, when
 // knownBrokers is non-nil, every replica is a known broker. Errors wrap

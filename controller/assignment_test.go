@@ -24,7 +24,8 @@ func racked(m map[int32]string) []BrokerMetadata {
 	return out
 }
 
-// Golden tables from controller.md §7.2 and §7.3 (fixedStartIndex = 0).
+// Golden tables of Kafka's rack-unaware and rack-aware assignments
+// (fixedStartIndex = 0).
 func TestAssignReplicasToBrokersGolden(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -169,7 +170,7 @@ func TestAssignReplicasErrors(t *testing.T) {
 	}
 }
 
-// controller.md §7.5 example: brokers [0..4], partition 0 = [1,...], 3
+// Partition addition continues the existing assignment: brokers [0..4], partition 0 = [1,...], 3
 // existing partitions, grow to 5 → p3 = 4,1,2; p4 = 0,2,3.
 func TestAssignReplicasForNewPartitions(t *testing.T) {
 	existing := map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 4}, 2: {3, 4, 0}}

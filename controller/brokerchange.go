@@ -152,7 +152,8 @@ func (c *Controller) onBrokerFailure(dead []int32) error {
 	return nil
 }
 
-// onReplicasBecomeOffline implements §6.4 step 2: elect new leaders before
+// onReplicasBecomeOffline elects new leaders for the partitions whose
+// leader went offline before
 // the dead replicas leave the ISR.
 func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
 	var deleting, others []PartitionReplica

@@ -1,6 +1,6 @@
 package controller
 
-// ControllerChannelManager (controller.md §17.3): one FIFO queue and one
+// ControllerChannelManager: one FIFO queue and one
 // sender goroutine per registered broker. A sender sends one request, waits
 // for its response, then takes the next, so a broker sees control requests
 // in exactly the order they were enqueued. On any I/O error it closes the

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// §17.3: per broker, FIFO and one at a time; on an I/O error the same
+// Per broker, FIFO and one at a time; on an I/O error the same
 // request is resent after a reconnect.
 func TestChannelManagerOrderAndResend(t *testing.T) {
 	fb := startFakeBroker(t, 1)
@@ -69,7 +69,7 @@ func TestChannelManagerRemoveUnreachableBroker(t *testing.T) {
 	}
 }
 
-// §17.2: versions are capped by what the recipient advertises (a Kafka 2.8
+// Versions are capped by what the recipient advertises (a Kafka 2.8
 // broker: LeaderAndIsr ≤ 5, UpdateMetadata ≤ 7, StopReplica ≤ 3).
 func TestChannelManagerCapsVersions(t *testing.T) {
 	fb := startFakeBroker(t, 1)

@@ -2,7 +2,7 @@ package controller
 
 // ControllerContext (Kafka's ControllerContext): the controller's cached view
 // of the cluster. It is owned by the event goroutine and has no locks; nothing
-// outside the loop may touch it. It is reset on resignation (controller.md §5).
+// outside the loop may touch it. It is reset on resignation.
 
 import (
 	"fmt"
@@ -22,7 +22,8 @@ func (r PartitionReplica) String() string {
 	return fmt.Sprintf("[Topic=%s,Partition=%d,Replica=%d]", r.Topic, r.Partition, r.Replica)
 }
 
-// Leader sentinels (controller.md §1).
+// Leader sentinels: no leader (offline partition), and the leader the
+// brokers learn for a partition being deleted.
 const (
 	NoLeader            int32 = -1
 	LeaderDuringDelete  int32 = -2

@@ -17,8 +17,7 @@ import (
 	"github.com/klassik/klassik/broker/common"
 )
 
-// ControlledShutdown moves leadership away from brokerID (controller.md
-// §13.2) and returns the partitions it still leads. Errors are kerr values:
+// ControlledShutdown moves leadership away from brokerID and returns the partitions it still leads. Errors are kerr values:
 // StaleControllerEpoch when this broker is not the controller,
 // StaleBrokerEpoch, BrokerNotAvailable.
 func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]common.TopicPartition, error) {

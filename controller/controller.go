@@ -2,7 +2,7 @@ package controller
 
 // KafkaController (ZooKeeper mode): election on /controller, epoch bump,
 // failover, resignation, and the handlers of every controller event
-// (controller.md §3, §6, §11, §13, §16).
+// and the dispatch of every controller event.
 
 import (
 	"errors"
@@ -168,7 +168,7 @@ func (c *Controller) Startup() {
 			c.zk.OnSessionExpired(func() {
 				// Clear-and-put, then block the ZooKeeper client until the
 				// event has started, so nothing of the old session is
-				// processed afterwards (controller.md §3.6).
+				// processed afterwards.
 				q := c.em.clearAndPut(expireEvent{})
 				q.awaitStarted(c.em.done)
 			}),
@@ -348,7 +348,8 @@ func (c *Controller) handleProcessError(ev event, err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrControllerMoved):
-		// Fenced or lost: resign, never retry (controller.md §3.5).
+		// Fenced or lost: resign, never retry; the new controller owns the
+		// state now.
 		c.log.Warn("controller moved to another broker; resigning", "event", fmt.Sprintf("%T", ev), "err", err)
 		c.onControllerResignation()
 		c.refreshActiveID()
@@ -383,7 +384,7 @@ func (c *Controller) processExpire() {
 	c.onControllerResignation()
 }
 
-// --- election (§3.2–3.4) ---
+// --- election: create the ephemeral /controller and bump /controller_epoch in one multi ---
 
 func (c *Controller) readControllerID() (int32, bool, error) {
 	id, ok, err := c.zk.GetController()
@@ -487,7 +488,7 @@ func (c *Controller) scheduleElectionRetry() {
 }
 
 // triggerControllerMove resigns and deletes /controller (fenced) so that
-// another broker can take over (§3.4).
+// another broker can take over.
 func (c *Controller) triggerControllerMove() {
 	id, ok, err := c.readControllerID()
 	if err != nil || !ok || id != c.cfg.BrokerID {
@@ -537,7 +538,7 @@ func (c *Controller) onControllerResignation() {
 	c.epoch.Store(0)
 }
 
-// --- failover (§3.3) ---
+// --- failover: watches, a full read of the cluster, then the state push ---
 
 func (c *Controller) watchChildren(path string, ev event) {
 	c.watchCancels = append(c.watchCancels, c.zk.WatchChildren(path, func() { c.em.put(ev) }))
@@ -601,7 +602,7 @@ func (c *Controller) onControllerFailover() error {
 		return err
 	}
 	// A preferred election requested through ZooKeeper while no controller
-	// was active (§3.3 step 12).
+	// was active.
 	if _, err := c.processReplicaLeaderElection(zkElection); err != nil {
 		return err
 	}

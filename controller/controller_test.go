@@ -10,7 +10,7 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-// §13.2 steps 1-3: not the controller → STALE_CONTROLLER_EPOCH; stale
+// Not the controller → STALE_CONTROLLER_EPOCH; stale
 // broker epoch → STALE_BROKER_EPOCH; unknown broker → BROKER_NOT_AVAILABLE.
 func TestControlledShutdownErrors(t *testing.T) {
 	h := newHarness(t)
@@ -48,7 +48,7 @@ func TestControlledShutdownErrors(t *testing.T) {
 }
 
 // A fenced write failing its /controller_epoch check makes the controller
-// resign (§3.5), and the metrics follow.
+// resign, and the metrics follow.
 func TestFencedWriteResignsAndMetrics(t *testing.T) {
 	h := newHarness(t)
 	reg := gometrics.NewRegistry()
@@ -89,7 +89,7 @@ func TestFencedWriteResignsAndMetrics(t *testing.T) {
 	}
 }
 
-// §6.5: changed endpoints are cached and announced to every broker.
+// Changed endpoints are cached and announced to every broker.
 func TestBrokerModification(t *testing.T) {
 	h := newHarness(t)
 	h.exec("broker-up", []string{"1", "2"})

@@ -2,35 +2,34 @@
 // runs one Controller; the one that wins the election on /controller
 // manages partition leadership for the whole cluster, writes partition
 // state znodes and tells brokers what to do with LeaderAndIsr,
-// UpdateMetadata and StopReplica requests. The normative description is
-// shared/spec/controller.md (referred to as §N below).
+// UpdateMetadata and StopReplica requests.
 //
 // # Kafka classes and Go files
 //
-//	KafkaController                      controller.go     event dispatch (process), election (§3.2), failover
-//	                                                       (§3.3), resignation (§3.4)
-//	  onBrokerStartup/onBrokerFailure    brokerchange.go   BrokerChange, BrokerModifications (§6)
-//	  onNewPartitionCreation             topicchange.go    TopicChange, PartitionModifications (§11)
-//	  IsrChangeNotification handling     isrchange.go      ISR changes written by leaders (§16.1)
-//	  doControlledShutdown               controlledshutdown.go  ControlledShutdown (§13.2)
-//	ControllerEventManager               eventmanager.go   queue, single event goroutine, clear-and-put (§4)
+//	KafkaController                      controller.go     event dispatch (process), election, failover,
+//	                                                       resignation
+//	  onBrokerStartup/onBrokerFailure    brokerchange.go   BrokerChange, BrokerModifications
+//	  onNewPartitionCreation             topicchange.go    TopicChange, PartitionModifications
+//	  IsrChangeNotification handling     isrchange.go      ISR changes written by leaders
+//	  doControlledShutdown               controlledshutdown.go  ControlledShutdown
+//	ControllerEventManager               eventmanager.go   queue, single event goroutine, clear-and-put
 //	ControllerEvent subclasses           events.go         one type per event
-//	ControllerContext                    context.go        cached cluster view (§5)
-//	ZkPartitionStateMachine              partitionstate.go states, valid-previous-state table, §8
-//	ZkReplicaStateMachine                replicastate.go   states, valid-previous-state table, §9
+//	ControllerContext                    context.go        cached cluster view
+//	ZkPartitionStateMachine              partitionstate.go states, valid-previous-state table
+//	ZkReplicaStateMachine                replicastate.go   states, valid-previous-state table
 //	PartitionLeaderElectionAlgorithms,
-//	Election                             election.go       pure leader-choice functions (§10)
+//	Election                             election.go       pure leader-choice functions
 //	AdminUtils.assignReplicasToBrokers,
-//	AdminZkClient.addPartitions          assignment.go     replica placement (§7)
-//	ControllerBrokerRequestBatch         requestbatch.go   LeaderAndIsr/UpdateMetadata/StopReplica building (§17.1-2),
+//	AdminZkClient.addPartitions          assignment.go     replica placement
+//	ControllerBrokerRequestBatch         requestbatch.go   LeaderAndIsr/UpdateMetadata/StopReplica building,
 //	                                                       one state-machine call per batch (partitionChange, ...)
-//	ControllerChannelManager             channel.go        per-broker queues and senders (§17.3), responses
-//	TopicDeletionManager                 topicdeletion.go  §14
-//	ReplicaLeaderElection handling       leaderelection.go ElectLeaders RPC, /admin/preferred_replica_election (§12.1),
-//	                                                       auto leader rebalance (§12.2)
-//	onPartitionReassignment & co.        reassignment.go   KIP-455 API and /admin/reassign_partitions (§15)
-//	LogDirEventNotification handling     logdir.go         log-directory failures (§6.6)
-//	AlterPartitionReceived handling      alterpartition.go AlterPartition RPC (§16.2, IBP ≥ 2.7 path)
+//	ControllerChannelManager             channel.go        per-broker queues and senders, responses
+//	TopicDeletionManager                 topicdeletion.go  /admin/delete_topics, StopReplica(delete), znode removal
+//	ReplicaLeaderElection handling       leaderelection.go ElectLeaders RPC, /admin/preferred_replica_election,
+//	                                                       auto leader rebalance
+//	onPartitionReassignment & co.        reassignment.go   KIP-455 API and /admin/reassign_partitions
+//	LogDirEventNotification handling     logdir.go         log-directory failures
+//	AlterPartitionReceived handling      alterpartition.go AlterPartition RPC
 //	KafkaZkClient (the part used here)   zkstore.go        zkClient: the typed zkpaths/zkclient methods the
 //	                                                       controller calls (*zkclient.Client satisfies it)
 //	ControllerStats / KafkaController
@@ -38,14 +37,14 @@
 //
 // # State machines
 //
-// Partition states (§8.1); an arrow means "legal previous state":
+// Partition states; an arrow means "legal previous state":
 //
 //	NonExistentPartition ──> NewPartition ──> OnlinePartition <──┐
 //	        ^                     │               │  ^           │ (re-election)
 //	        │                     v               v  │           │
 //	        └──────────────── OfflinePartition <──────┴───────────┘
 //
-// Replica states (§9.1):
+// Replica states:
 //
 //	NonExistentReplica -> NewReplica -> OnlineReplica <-> OfflineReplica
 //	OfflineReplica -> ReplicaDeletionStarted -> ReplicaDeletionSuccessful -> NonExistentReplica
@@ -95,11 +94,23 @@
 //   - The Context is reset on resignation; nothing of an earlier incarnation
 //     (queued requests, watches, timers) survives it.
 //
+// # Tests
+//
+// Pure functions (elections, assignment, transition tables) have table
+// tests; the state machines run against an in-memory partitionStateStore.
+// The transcripts (testdata/*.txt, run by transcript_test.go on
+// github.com/cockroachdb/datadriven; -rewrite regenerates them) drive whole
+// controllers through a real zkclient.Client on zkpaths/zktest, with the
+// server's persistent watches so that every change is queued before the
+// harness drains the event queues; each directive prints the fenced
+// ZooKeeper writes and the requests sent. integration_test.go checks the
+// same behaviour on a real ZooKeeper server.
+//
 // # Not yet implemented
 //
 // Feature versioning (/feature) and the IBP < 2.7 per-partition state-znode
 // watch during reassignments (completion is detected through ISR change
-// notifications and AlterPartition instead, §15.4). Both ISR paths are
-// served: the classic one (§16.1: leaders write ZooKeeper and notify via
-// /isr_change_notification), Klassik's default, and AlterPartition (§16.2).
+// notifications and AlterPartition instead). Both ISR paths are served:
+// the classic one (leaders write ZooKeeper and notify via
+// /isr_change_notification), Klassik's default, and AlterPartition.
 package controller

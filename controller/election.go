@@ -1,7 +1,7 @@
 package controller
 
 // Leader election strategies (Kafka's Election.scala and
-// PartitionLeaderElectionAlgorithms), controller.md §10. Pure functions: they
+// PartitionLeaderElectionAlgorithms). Pure functions: they
 // get the assignment, the ISR read from ZooKeeper and liveness predicates and
 // return the new leadership; the caller writes it.
 
@@ -11,7 +11,8 @@ import (
 	"github.com/klassik/klassik/broker/common"
 )
 
-// ElectionStrategy names the four strategies of controller.md §10.
+// ElectionStrategy names the four strategies: offline (a partition without
+// a live leader), reassignment, preferred replica and controlled shutdown.
 type ElectionStrategy int
 
 const (
@@ -39,7 +40,8 @@ func (s ElectionStrategy) String() string {
 	return "UnknownElectionStrategy"
 }
 
-// offlinePartitionLeader is the leader-choice rule of §10.1: the first
+// offlinePartitionLeader is the leader-choice rule for an offline partition:
+// the first
 // assigned replica that is live and in the ISR; failing that, when unclean
 // election is enabled, the first live assigned replica. unclean reports that
 // the second rule was used.
@@ -115,7 +117,8 @@ func filter(xs []int32, keep func(int32) bool) []int32 {
 	return out
 }
 
-// electOffline applies §10.1 to one partition.
+// electOffline elects a leader for one offline partition and shrinks the
+// ISR to its live members.
 func electOffline(tp common.TopicPartition, cur LeaderAndIsr, assignment []int32, live func(int32) bool, uncleanAllowed bool) ElectionResult {
 	res := ElectionResult{TopicPartition: tp, Recipients: filter(assignment, live)}
 	leader, ok, unclean := offlinePartitionLeader(assignment, cur.ISR, live, uncleanAllowed)
@@ -136,7 +139,8 @@ func electOffline(tp common.TopicPartition, cur LeaderAndIsr, assignment []int32
 	return res
 }
 
-// electReassign applies §10.2.
+// electReassign elects the first target replica that is live and in the
+// ISR.
 func electReassign(tp common.TopicPartition, cur LeaderAndIsr, a ReplicaAssignment, live func(int32) bool) ElectionResult {
 	target := a.TargetReplicas()
 	res := ElectionResult{TopicPartition: tp, Recipients: target}
@@ -147,7 +151,8 @@ func electReassign(tp common.TopicPartition, cur LeaderAndIsr, a ReplicaAssignme
 	return res
 }
 
-// electPreferred applies §10.3.
+// electPreferred elects the preferred (first assigned) replica if it is
+// live and in the ISR.
 func electPreferred(tp common.TopicPartition, cur LeaderAndIsr, assignment []int32, live func(int32) bool) ElectionResult {
 	res := ElectionResult{TopicPartition: tp, Recipients: slices.Clone(assignment)}
 	leader, ok := preferredReplicaPartitionLeader(assignment, cur.ISR, live)
@@ -157,7 +162,8 @@ func electPreferred(tp common.TopicPartition, cur LeaderAndIsr, assignment []int
 	return res
 }
 
-// electControlledShutdown applies §10.4.
+// electControlledShutdown elects the first live ISR member that is not
+// shutting down and removes the shutting-down brokers from the ISR.
 func electControlledShutdown(tp common.TopicPartition, cur LeaderAndIsr, assignment []int32, liveOrSD, sd func(int32) bool) ElectionResult {
 	res := ElectionResult{TopicPartition: tp, Recipients: filter(assignment, liveOrSD)}
 	leader, ok := controlledShutdownPartitionLeader(assignment, cur.ISR, liveOrSD, sd)

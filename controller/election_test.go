@@ -64,7 +64,7 @@ func TestPartitionLeaderElectionAlgorithms(t *testing.T) {
 	}
 }
 
-// controller.md §10: every strategy bumps the leader epoch by exactly one
+// Every strategy bumps the leader epoch by exactly one
 // and keeps the partition epoch as read.
 func TestElectionResults(t *testing.T) {
 	tp := common.TopicPartition{Topic: "t", Partition: 0}

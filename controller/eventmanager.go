@@ -1,7 +1,7 @@
 package controller
 
 // ControllerEventManager: the queue and the single goroutine that processes
-// controller events one at a time (controller.md §4). ZooKeeper watch
+// controller events one at a time. ZooKeeper watch
 // callbacks, RPC handlers and channel-manager callbacks only call put; the
 // loop owns the Context and the state machines.
 

@@ -29,7 +29,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// controller.md §4.1: "Exactly one goroutine processes controller events,
+// "Exactly one goroutine processes controller events,
 // FIFO, one at a time."
 func TestEventManagerFIFOAndSingleGoroutine(t *testing.T) {
 	var mu sync.Mutex
@@ -66,7 +66,7 @@ func TestEventManagerFIFOAndSingleGoroutine(t *testing.T) {
 	}
 }
 
-// §4.3: clear-and-put drains the queue, preempting each drained event
+// Clear-and-put drains the queue, preempting each drained event
 // exactly once, then enqueues the new event.
 func TestEventManagerClearAndPut(t *testing.T) {
 	block := make(chan struct{})

@@ -1,6 +1,6 @@
 package controller
 
-// One type per ControllerEvent (controller.md §4.2). Events carry no
+// One type per ControllerEvent. Events carry no
 // ZooKeeper payload: handlers re-read the current state, because watches are
 // one-shot and several changes may have been folded into one notification.
 
@@ -111,7 +111,7 @@ func (e controlledShutdownEvent) preempt() {
 }
 
 // topicUncleanLeaderElectionEnableEvent: the topic's unclean election
-// override was turned on (§4.2).
+// override was turned on.
 type topicUncleanLeaderElectionEnableEvent struct{ topic string }
 
 func (topicUncleanLeaderElectionEnableEvent) state() string {

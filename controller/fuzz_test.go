@@ -30,7 +30,7 @@ func FuzzDecodeTopicID(f *testing.F) {
 	})
 }
 
-// FuzzAssignReplicas checks the invariants of §7 for arbitrary inputs: the
+// FuzzAssignReplicas checks the assignment invariants for arbitrary inputs: the
 // partition ids are exactly startPartitionID.. , each list has rf distinct
 // brokers from the input, and with racks no rack holds two replicas of a
 // partition while another rack holds none.

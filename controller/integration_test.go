@@ -177,7 +177,7 @@ func (cl *cluster) createTopic(topic string, assignment map[int32][]int32) {
 	}
 }
 
-// controller.md §3.2 and §3.5, checked on a real ZooKeeper: one controller,
+// Election and fencing, checked on a real ZooKeeper: one controller,
 // named by /controller; killing its session elects another with the epoch
 // one higher; writes fenced with the old epoch version fail.
 func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
@@ -241,8 +241,8 @@ func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
 	}
 }
 
-// A controller whose fenced write fails resigns instead of retrying
-// (STYLE §3, controller.md §3.5 step 2).
+// A controller whose fenced write fails resigns instead of retrying: a
+// failed epoch check means another controller was elected.
 func TestIntegrationFencedWriteResigns(t *testing.T) {
 	cl := newCluster(t, 1)
 	n := cl.waitActive()
@@ -258,7 +258,7 @@ func TestIntegrationFencedWriteResigns(t *testing.T) {
 	}
 }
 
-// §11.1/§8.4: creating /brokers/topics/t as kafka-topics does yields state
+// Creating /brokers/topics/t as kafka-topics does yields state
 // znodes with leader = first live replica, isr = live replicas, leader
 // epoch 0, and LeaderAndIsr (isNew) to the replicas with our epoch.
 func TestIntegrationTopicCreation(t *testing.T) {
@@ -297,7 +297,7 @@ func TestIntegrationTopicCreation(t *testing.T) {
 			return false
 		})
 	}
-	// Partition addition through the topic znode (§11.2).
+	// Partition addition through the topic znode.
 	more, err := AssignReplicasForNewPartitions([]BrokerMetadata{{ID: 1}, {ID: 2}, {ID: 3}}, assignment, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +323,7 @@ func TestIntegrationTopicCreation(t *testing.T) {
 	}
 }
 
-// §6.4: broker loss moves leadership to a live ISR member; with RF=1 the
+// Broker loss moves leadership to a live ISR member; with RF=1 the
 // partition is left with leader -1 and its ISR unchanged.
 func TestIntegrationBrokerFailure(t *testing.T) {
 	cl := newCluster(t, 1, 2, 3)
@@ -359,13 +359,13 @@ func TestIntegrationBrokerFailure(t *testing.T) {
 		return len(states) > 0 && states[len(states)-1].Leader == other
 	})
 
-	// The broker comes back: t-0 gets its leader again (§6.3).
+	// The broker comes back: t-0 gets its leader again.
 	delete(cl.nodes, victim)
 	cl.start(victim)
 	waitFor(t, "t-0 back online", func() bool { s, _ := cl.state("t", 0); return s.Leader == victim })
 }
 
-// §14: /admin/delete_topics/<t> leads to StopReplica(delete=true) to the
+// /admin/delete_topics/<t> leads to StopReplica(delete=true) to the
 // replicas and the removal of the topic's znodes.
 func TestIntegrationTopicDeletion(t *testing.T) {
 	cl := newCluster(t, 1, 2)
@@ -435,7 +435,7 @@ func TestIntegrationDeletionDisabled(t *testing.T) {
 	}
 }
 
-// ControlledShutdown moves leadership to another ISR member (§13.2).
+// ControlledShutdown moves leadership to another ISR member.
 func TestIntegrationControlledShutdown(t *testing.T) {
 	cl := newCluster(t, 1, 2)
 	active := cl.waitActive()
@@ -465,7 +465,7 @@ func TestIntegrationControlledShutdown(t *testing.T) {
 
 func TestMain(m *testing.M) { os.Exit(zkserver.RunShared(m)) }
 
-// controller.md §3.6: on session expiry the controller resigns; with the new
+// On session expiry the controller resigns; with the new
 // session it re-registers and re-elects, and is not controller while another
 // broker holds /controller.
 func TestIntegrationSessionExpiry(t *testing.T) {
@@ -502,7 +502,7 @@ func TestIntegrationSessionExpiry(t *testing.T) {
 	}
 }
 
-// §12.1 on a real ZooKeeper: ElectLeaders(PREFERRED) and the legacy
+// On a real ZooKeeper: ElectLeaders(PREFERRED) and the legacy
 // /admin/preferred_replica_election znode both move leadership back to the
 // preferred replica once it is back in the ISR.
 func TestIntegrationPreferredElection(t *testing.T) {
@@ -566,7 +566,7 @@ func TestIntegrationPreferredElection(t *testing.T) {
 	})
 }
 
-// §15 on a real ZooKeeper: a reassignment through the API writes AR/RR into
+// On a real ZooKeeper: a reassignment through the API writes AR/RR into
 // the topic znode, completes once the leader has added the new replica to
 // the ISR, and leaves RS = target with no adding/removing replicas.
 func TestIntegrationReassignment(t *testing.T) {

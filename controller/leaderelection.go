@@ -2,7 +2,7 @@ package controller
 
 // Preferred and unclean leader elections requested by an administrator:
 // the ElectLeaders RPC (trigger Admin) and the legacy
-// /admin/preferred_replica_election znode (trigger ZK), controller.md §12.1.
+// /admin/preferred_replica_election znode (trigger ZK).
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package controller
 
-// Log-directory failures (controller.md §6.6): a broker whose log dir fails
+// Log-directory failures: a broker whose log dir fails
 // writes /log_dir_event_notification/log_dir_event_<seq>; the controller
 // re-sends LeaderAndIsr for everything the broker hosts and learns from the
 // per-partition KAFKA_STORAGE_ERROR answers which replicas are offline.
@@ -50,7 +50,8 @@ func (c *Controller) processLogDirEventNotification() error {
 	return err
 }
 
-// processLeaderAndIsrResponse applies §6.6 step 4: partitions answered
+// processLeaderAndIsrResponse learns offline replicas from a broker's
+// answer: partitions answered
 // KAFKA_STORAGE_ERROR are on an offline log dir; those answered NONE are not.
 func (c *Controller) processLeaderAndIsrResponse(e leaderAndIsrResponseEvent) error {
 	if err := kerr.ErrorForCode(e.resp.ErrorCode); err != nil {

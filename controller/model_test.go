@@ -15,17 +15,15 @@ import (
 // FuzzControllerInvariants drives the real controller handlers over the
 // in-memory ZooKeeper with a random sequence of broker deaths, start-ups,
 // bounces, leader ISR changes, controller failovers, controlled shutdowns
-// and reassignments, and checks the controller invariants of controller.md §19
-// after every step:
+// and reassignments, and checks the controller invariants after every step:
 //   - a state znode with leader ≥ 0 has the leader in its ISR, the ISR is a
-//     non-empty subset of the replicas (§19.5);
-//   - leader_epoch, the znode version and controller_epoch never decrease
-//     (§19.4);
+//     non-empty subset of the replicas;
+//   - leader_epoch, the znode version and controller_epoch never decrease;
 //   - with unclean election disabled a new leader was in the ISR stored
-//     before the step (§19.6);
+//     before the step;
 //   - a leader is a registered broker, and a partition without a leader has
-//     no live ISR member (registered and not in controlled shutdown; §19.8,
-//     §19.13 liveness under a quiescent queue);
+//     no live ISR member (registered and not in controlled shutdown), once the queue
+//     is quiescent;
 //   - at most one controller is active and /controller_epoch only grows.
 func FuzzControllerInvariants(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 1, 3, 0, 0, 2, 1, 2, 4, 0, 5, 3, 2, 3})
@@ -56,7 +54,7 @@ func runModel(t *testing.T, ops []byte) {
 		must("create-topic", "m", "0:1,2,3", "1:2,3,4", "2:3", "3:4,1", "4:1,2,3,4")
 		registered := map[int32]bool{1: true, 2: true, 3: true, 4: true}
 		// shuttingDown mirrors the active controller's set: a broker in
-		// controlled shutdown is never elected (§19.8) until it goes away or
+		// controlled shutdown is never elected until it goes away or
 		// the controller changes.
 		shuttingDown := map[int32]bool{}
 		prev := snapshotStates(t, h)

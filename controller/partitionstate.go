@@ -1,6 +1,8 @@
 package controller
 
-// PartitionStateMachine (Kafka's ZkPartitionStateMachine), controller.md §8.
+// PartitionStateMachine (Kafka's ZkPartitionStateMachine): the valid
+// previous states of each state and the transitions that write ZooKeeper
+// (initial leadership, elections).
 // Transitions update the context, write state znodes through the store and
 // add requests to the batch; the caller flushes the batch.
 
@@ -37,7 +39,8 @@ func (s PartitionState) String() string {
 	return "NonExistentPartition"
 }
 
-// validPreviousPartitionStates is the table of §8.1.
+// validPreviousPartitionStates lists, per target state, the states a
+// partition may come from.
 var validPreviousPartitionStates = map[PartitionState][]PartitionState{
 	NewPartition:         {NonExistentPartition},
 	OnlinePartition:      {NewPartition, OnlinePartition, OfflinePartition},
@@ -82,8 +85,9 @@ func (m *partitionStateMachine) setState(tp common.TopicPartition, to PartitionS
 	m.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s", tp, from, to), attrs...)
 }
 
-// startup classifies every known partition (§8.2) and triggers the online
-// transition (§8.3).
+// startup classifies every known partition (Online if its leader is live,
+// Offline if it has a leadership but no live leader, New without one) and
+// then moves New and Offline partitions Online.
 func (m *partitionStateMachine) startup() error {
 	for _, tp := range m.ctx.AllPartitions() {
 		l, ok := m.ctx.Leadership(tp)
@@ -101,7 +105,8 @@ func (m *partitionStateMachine) startup() error {
 }
 
 // triggerOnlinePartitionStateChange moves New and Offline partitions (of one
-// topic, or all when topic is empty) Online with the offline strategy (§8.3).
+// topic, or all when topic is empty) Online with the offline strategy; topics queued for deletion are
+// left alone.
 func (m *partitionStateMachine) triggerOnlinePartitionStateChange(topic, reason string) (map[common.TopicPartition]error, error) {
 	var tps []common.TopicPartition
 	for tp, s := range m.ctx.partitionStates {
@@ -166,7 +171,9 @@ func (m *partitionStateMachine) handleStateChanges(tps []common.TopicPartition, 
 	return failed, nil
 }
 
-// initializeLeaderAndIsr implements §8.4.
+// initializeLeaderAndIsr gives new partitions their first leadership:
+// leader = the first live assigned replica, ISR = the live assigned
+// replicas, leader epoch 0, written by creating the state znode.
 func (m *partitionStateMachine) initializeLeaderAndIsr(tps []common.TopicPartition, failed map[common.TopicPartition]error, reason string) error {
 	toCreate := map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
 	for _, tp := range tps {
@@ -205,7 +212,8 @@ func (m *partitionStateMachine) initializeLeaderAndIsr(tps []common.TopicPartiti
 	return nil
 }
 
-// electLeaders implements §8.5, retrying partitions whose conditional write
+// electLeaders elects with spec and writes each new leadership
+// conditionally on the partition epoch, retrying partitions whose conditional write
 // lost a race with a leader's ISR update.
 func (m *partitionStateMachine) electLeaders(tps []common.TopicPartition, spec electionSpec, failed map[common.TopicPartition]error, reason string) error {
 	remaining := tps

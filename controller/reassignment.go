@@ -1,6 +1,6 @@
 package controller
 
-// Partition reassignment (KIP-455), controller.md §15: the
+// Partition reassignment (KIP-455): the
 // AlterPartitionReassignments/ListPartitionReassignments APIs and the legacy
 // /admin/reassign_partitions znode. RS is replaced by the target set only
 // after every target replica has joined the ISR, so the original replicas
@@ -21,7 +21,7 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-// reassignTo computes the assignment that moves a to target (§5):
+// reassignTo computes the assignment that moves a to target:
 // RS = distinct(target ++ origin), AR = RS − origin, RR = RS − target.
 func (a ReplicaAssignment) reassignTo(target []int32) ReplicaAssignment {
 	origin := a.OriginReplicas()
@@ -41,21 +41,30 @@ func equalAssignment(a, b ReplicaAssignment) bool {
 // writeTopicAssignment rewrites /brokers/topics/<t> from the context
 // (fenced, any version).
 func (c *Controller) writeTopicAssignment(topic string) error {
-	ta := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, Adding: map[int32][]int32{}, Removing: map[int32][]int32{}}
+	var topicID string
 	if id := c.ctx.TopicID(topic); id != [16]byte{} {
-		ta.TopicID = encodeTopicID(id)
+		topicID = encodeTopicID(id)
 	}
+	_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, topic, c.contextTopicAssignment(topic, topicID), -1)
+	return err
+}
+
+// contextTopicAssignment is the topic znode's content as the context knows
+// the topic's partitions (replicas, adding, removing).
+func (c *Controller) contextTopicAssignment(topic, topicID string) zkpaths.TopicAssignment {
+	ta := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, Adding: map[int32][]int32{}, Removing: map[int32][]int32{}, TopicID: topicID}
 	for _, tp := range c.ctx.PartitionsForTopic(topic) {
 		a, _ := c.ctx.Assignment(tp)
 		ta.Partitions[tp.Partition] = a.Replicas
 		ta.Adding[tp.Partition] = a.AddingReplicas
 		ta.Removing[tp.Partition] = a.RemovingReplicas
 	}
-	_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, topic, ta, -1)
-	return err
+	return ta
 }
 
-// onPartitionReassignment is §15.2: the entry point of every trigger.
+// onPartitionReassignment is the entry point of every trigger: phase A
+// (write RS/AR/RR, start the adding replicas) until the targets are all in
+// the ISR, then phase B.
 func (c *Controller) onPartitionReassignment(tp common.TopicPartition, target ReplicaAssignment) error {
 	if c.ctx.topicsToDelete[tp.Topic] {
 		c.ctx.deleteIneligible[tp.Topic] = true
@@ -96,7 +105,9 @@ func (c *Controller) onPartitionReassignment(tp common.TopicPartition, target Re
 	return c.completeReassignment(tp, target)
 }
 
-// completeReassignment is Phase B (§15.3).
+// completeReassignment is phase B: elect a target replica if the leader
+// is not one, stop and delete the removed replicas, write the final
+// assignment and drop the znode entry.
 func (c *Controller) completeReassignment(tp common.TopicPartition, a ReplicaAssignment) error {
 	targets := a.TargetReplicas()
 	removing := a.RemovingReplicas
@@ -178,7 +189,7 @@ func (c *Controller) isReassignmentComplete(tp common.TopicPartition, a ReplicaA
 }
 
 // updateLeaderEpochAndSend bumps the leader epoch without changing leader or
-// ISR (§10.6) and sends LeaderAndIsr with the assignment to the origin
+// ISR and sends LeaderAndIsr with the assignment to the origin
 // replicas (isNew=false) and the adding replicas (isNew=true).
 func (c *Controller) updateLeaderEpochAndSend(tp common.TopicPartition, a ReplicaAssignment) error {
 	var l LeaderIsrAndControllerEpoch
@@ -240,7 +251,7 @@ func (c *Controller) writeZkReassignment(parts []zkpaths.PartitionReplicas) erro
 }
 
 // removeFromZkReassignment drops tp from the znode if it is listed there
-// with exactly this target (§15.3 B7).
+// with exactly this target.
 func (c *Controller) removeFromZkReassignment(tp common.TopicPartition, target []int32) error {
 	parts, ok, err := c.readZkReassignment()
 	if err != nil || !ok {
@@ -259,7 +270,9 @@ func (c *Controller) removeFromZkReassignment(tp common.TopicPartition, target [
 	return c.writeZkReassignment(kept)
 }
 
-// processZkPartitionReassignment is §15.6.
+// processZkPartitionReassignment starts the reassignments listed in
+// /admin/reassign_partitions (the legacy tool path); invalid entries are
+// dropped from the znode.
 func (c *Controller) processZkPartitionReassignment() error {
 	parts, ok, err := c.readZkReassignment()
 	if !ok {
@@ -302,7 +315,7 @@ func (c *Controller) processZkPartitionReassignment() error {
 }
 
 // maybeCompleteReassignments checks reassigning partitions for completion
-// (after ISR changes, §15.4).
+// (after ISR changes): done once every target replica is in the ISR.
 func (c *Controller) maybeCompleteReassignments(tps []common.TopicPartition) error {
 	for _, tp := range tps {
 		if !c.ctx.beingReassigned[tp] {
@@ -322,8 +335,8 @@ func (c *Controller) maybeCompleteReassignments(tps []common.TopicPartition) err
 	return nil
 }
 
-// resumeReassignments restarts every in-progress reassignment (failover,
-// §3.3 step 10) or only those whose target includes one of brokers.
+// resumeReassignments restarts every in-progress reassignment (failover)
+// or only those whose target includes one of brokers.
 func (c *Controller) resumeReassignments(brokers []int32) error {
 	for _, tp := range sortedKeys(c.ctx.beingReassigned) {
 		a, ok := c.ctx.Assignment(tp)
@@ -376,7 +389,7 @@ func (e listReassignmentsEvent) preempt() {
 }
 
 // AlterPartitionReassignments starts, changes or (with a nil target)
-// cancels reassignments (§15.5). The per-partition errors are kerr values
+// cancels reassignments. The per-partition errors are kerr values
 // (nil = accepted); the overall error is kerr.NotController on a
 // non-controller.
 func (c *Controller) AlterPartitionReassignments(ctx context.Context, targets map[common.TopicPartition][]int32) (map[common.TopicPartition]error, error) {

@@ -1,6 +1,7 @@
 package controller
 
-// ReplicaStateMachine (Kafka's ZkReplicaStateMachine), controller.md §9.
+// ReplicaStateMachine (Kafka's ZkReplicaStateMachine): the valid previous
+// states of each state and the ISR shrink when a replica goes offline.
 
 import (
 	"errors"
@@ -44,7 +45,8 @@ func (s ReplicaState) String() string {
 	return "NonExistentReplica"
 }
 
-// validPreviousReplicaStates is the table of §9.1.
+// validPreviousReplicaStates lists, per target state, the states a replica
+// may come from.
 var validPreviousReplicaStates = map[ReplicaState][]ReplicaState{
 	NewReplica:                {NonExistentReplica},
 	OnlineReplica:             {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
@@ -75,7 +77,7 @@ func (m *replicaStateMachine) setState(r PartitionReplica, to ReplicaState, reas
 		"topic", r.Topic, "partition", r.Partition, "replica", r.Replica, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch)
 }
 
-// startup classifies every assigned replica (§9.2) and moves online ones to
+// startup classifies every assigned replica and moves online ones to
 // OnlineReplica, which sends each the current leadership (the full state
 // push of a new controller), and the rest to OfflineReplica.
 func (m *replicaStateMachine) startup() error {
@@ -219,7 +221,7 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 	return nil
 }
 
-// removeReplicaFromIsr implements §9.3 step 2: shrink the ISR of every
+// removeReplicaFromIsr takes an offline replica out of the ISRs: shrink the ISR of every
 // partition that still lists the replica (never emptying it), dropping the
 // replica as leader if it led, bumping the leader epoch. Partitions where the
 // replica was not in the ISR are returned unchanged so their state is re-sent.

@@ -1,7 +1,7 @@
 package controller
 
-// ControllerBrokerRequestBatch (Kafka's AbstractControllerBrokerRequestBatch),
-// controller.md §17.1–17.2. The batch collects LeaderAndIsr, UpdateMetadata
+// ControllerBrokerRequestBatch (Kafka's AbstractControllerBrokerRequestBatch).
+// The batch collects LeaderAndIsr, UpdateMetadata
 // and StopReplica entries during one state-machine call and builds kmsg
 // requests from them; sending them is the channel manager's job.
 
@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Request versions sent at IBP 3.4 (protocol.md §9.38); capped per broker by
+// Request versions sent at IBP 3.4; capped per broker by
 // what it advertises.
 const (
 	leaderAndIsrVersion   int16 = 7
@@ -440,7 +440,8 @@ func (c *Controller) partitionChange(tps []common.TopicPartition, target Partiti
 
 func (c *Controller) triggerOnline(reason string) error { return c.triggerOnlineForTopic("", reason) }
 
-// triggerOnlineForTopic runs §8.3 for one topic ("" = all topics).
+// triggerOnlineForTopic moves the New and Offline partitions of one topic
+// ("" = all topics) Online in one batch.
 func (c *Controller) triggerOnlineForTopic(topic, reason string) error {
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)

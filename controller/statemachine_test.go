@@ -136,7 +136,7 @@ func (m *machines) addTopic(topic string, assignment map[int32][]int32) []common
 	return tps
 }
 
-// newPartitions runs NewPartitionCreation (§11.3).
+// newPartitions runs NewPartitionCreation.
 func (m *machines) newPartitions(t *testing.T, tps []common.TopicPartition) map[common.TopicPartition]error {
 	t.Helper()
 	var replicas []PartitionReplica
@@ -174,7 +174,7 @@ func leaderAndIsrFor(out []outgoingRequest, broker int32) *kmsg.LeaderAndISRRequ
 	return nil
 }
 
-// §8.4: "leader = live[0], isr = live, leader epoch 0 ... add a LeaderAndIsr
+// "leader = live[0], isr = live, leader epoch 0 ... add a LeaderAndIsr
 // (isNew = true) for every ISR member, and an UpdateMetadata for the
 // partition to all live-or-shutting-down brokers."
 func TestNewPartitionInitialisesLeadership(t *testing.T) {
@@ -243,7 +243,7 @@ func TestNewPartitionWithoutLiveReplicaStaysNew(t *testing.T) {
 	}
 }
 
-// §6.4: leaders are re-elected before dead replicas leave the ISR; "a
+// Leaders are re-elected before dead replicas leave the ISR; "a
 // partition whose only ISR member died keeps isr=[dead], leader=-1".
 func TestBrokerFailureFlow(t *testing.T) {
 	m := newMachines(2, 1, 2, 3)
@@ -368,7 +368,8 @@ func TestIllegalTransitions(t *testing.T) {
 	}
 }
 
-// The valid-previous-state tables of §8.1 and §9.1, checked cell by cell.
+// The partition and replica valid-previous-state tables, checked cell by
+// cell.
 func TestTransitionTables(t *testing.T) {
 	p := map[PartitionState][]PartitionState{
 		NewPartition:         {NonExistentPartition},
@@ -433,7 +434,7 @@ func TestRequestBatchRules(t *testing.T) {
 }
 
 // A deleted topic is announced with leader -2 and StopReplica carries leader
-// epoch -2 (§17.1, §5).
+// epoch -2.
 func TestDeletionSentinels(t *testing.T) {
 	m := newMachines(1, 1)
 	tps := m.addTopic("t", map[int32][]int32{0: {1}})

@@ -84,14 +84,7 @@ func (c *Controller) processPartitionModifications(t string) error {
 	if c.ctx.IsTopicQueuedForDeletion(t) {
 		// Undo the addition: rewrite the znode with the known partitions.
 		c.log.Info("restoring the partition assignment of a topic queued for deletion", "topic", t, "ignored", toAdd)
-		restored := zkpaths.TopicAssignment{Partitions: map[int32][]int32{}, Adding: map[int32][]int32{}, Removing: map[int32][]int32{}, TopicID: ta.TopicID}
-		for _, tp := range c.ctx.PartitionsForTopic(t) {
-			a, _ := c.ctx.Assignment(tp)
-			restored.Partitions[tp.Partition] = a.Replicas
-			restored.Adding[tp.Partition] = a.AddingReplicas
-			restored.Removing[tp.Partition] = a.RemovingReplicas
-		}
-		_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, t, restored, version)
+		_, err := c.zk.SetTopicAssignment(c.ctx.EpochZkVersion, t, c.contextTopicAssignment(t, ta.TopicID), version)
 		return err
 	}
 	c.log.Info("new partitions for topic", "topic", t, "partitions", toAdd)
@@ -101,7 +94,8 @@ func (c *Controller) processPartitionModifications(t string) error {
 	return c.onNewPartitionCreation(toAdd)
 }
 
-// onNewPartitionCreation is §11.3.
+// onNewPartitionCreation takes new partitions NewPartition ->
+// OnlinePartition and their replicas NewReplica -> OnlineReplica.
 func (c *Controller) onNewPartitionCreation(tps []common.TopicPartition) error {
 	var replicas []PartitionReplica
 	for _, tp := range tps {

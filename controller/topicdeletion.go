@@ -1,6 +1,6 @@
 package controller
 
-// TopicDeletionManager (controller.md §14). Deletion is driven by
+// TopicDeletionManager. Deletion is driven by
 // /admin/delete_topics/<t>: partitions go Offline → NonExistent (brokers
 // learn leader -2), replicas Offline → ReplicaDeletionStarted (StopReplica
 // with delete=true), and once every replica reported success the topic's
@@ -17,7 +17,9 @@ type topicDeletionManager struct {
 
 func (d *topicDeletionManager) ctx() *Context { return d.c.ctx }
 
-// init is the failover bootstrap (§3.3 step 6).
+// init is the failover bootstrap: queue the topics marked for deletion
+// (or drop the markers when delete.topic.enable is false), ineligible while
+// a replica is offline or a partition is being reassigned.
 func (d *topicDeletionManager) init() error {
 	c := d.c
 	children, err := c.zk.GetTopicDeletions()
@@ -46,7 +48,7 @@ func (d *topicDeletionManager) init() error {
 	return nil
 }
 
-// processTopicDeletion is the /admin/delete_topics children handler (§14.2).
+// processTopicDeletion is the /admin/delete_topics children handler.
 func (c *Controller) processTopicDeletion() error {
 	children, err := c.zk.GetTopicDeletions()
 	if err != nil {
@@ -130,7 +132,8 @@ func (d *topicDeletionManager) replicasInState(t string, s ReplicaState) []Parti
 	return out
 }
 
-// resume is ResumeDeletions (§14.3).
+// resume is ResumeDeletions: retry failed replica deletions and start
+// every queued topic that is eligible.
 func (d *topicDeletionManager) resume() error {
 	ctx := d.ctx()
 	topics := make([]string, 0, len(ctx.topicsToDelete))
@@ -168,7 +171,7 @@ func (d *topicDeletionManager) resume() error {
 	return nil
 }
 
-// onTopicDeletion starts (or restarts) deleting one topic (§14.3 step 3).
+// onTopicDeletion starts (or restarts) deleting one topic.
 func (d *topicDeletionManager) onTopicDeletion(t string) error {
 	c, ctx := d.c, d.ctx()
 	tps := ctx.PartitionsForTopic(t)

@@ -1,20 +1,21 @@
 package controller
 
-// Transcript tests (in the style of etcd-io/raft's interaction tests):
-// testdata/*.txt hold scripts of cluster events, each followed by "----"
-// and the controller's ZooKeeper writes and the requests it sent. Run with
-// -update to rewrite the expected output after an intended change.
+// Transcript tests (in the style of etcd-io/raft's interaction tests, on
+// the same github.com/cockroachdb/datadriven library): testdata/*.txt hold
+// scripts of cluster events, one command per directive, each followed by
+// "----" and the controller's ZooKeeper writes and the requests it sent
+// ("ok" when there were none). Run with -rewrite to rewrite the expected
+// output after an intended change, and read the diff.
 
 import (
-	"bufio"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/datadriven"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -26,8 +27,6 @@ import (
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zktest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata transcripts")
 
 // recordingSink records flushed requests instead of sending them and
 // answers StopReplica(delete) with success, as a healthy broker would.
@@ -542,78 +541,43 @@ func TestTranscripts(t *testing.T) {
 		t.Fatalf("no transcripts: %v", err)
 	}
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runTranscript(t, file) })
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			h := newHarness(t)
+			datadriven.RunTest(t, file, func(t *testing.T, d *datadriven.TestData) string {
+				args := make([]string, len(d.CmdArgs))
+				for i, a := range d.CmdArgs {
+					args[i] = a.String()
+				}
+				out, err := h.run(d.Cmd, args)
+				if err != nil {
+					t.Fatalf("%s: %q: %v", d.Pos, d.FullCmd(), err)
+				}
+				if out = strings.TrimRight(out, "\n"); out == "" {
+					out = "ok"
+				}
+				return out + "\n"
+			})
+		})
 	}
 }
 
-// runTranscript reads blocks of "command lines, ----, expected output,
-// blank line" and compares (or, with -update, rewrites) the output.
-func runTranscript(t *testing.T, file string) {
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
+// run is exec plus "config key=value", which sets the configuration of the
+// controllers started afterwards.
+func (h *harness) run(cmd string, args []string) (string, error) {
+	if cmd != "config" {
+		return h.exec(cmd, args)
 	}
-	defer f.Close()
-	h := newHarness(t)
-	var out strings.Builder
-	sc := bufio.NewScanner(f)
-	lines := []string{}
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out.WriteString(line + "\n")
-			i++
-			continue
-		}
-		// Commands up to "----".
-		var cmds []string
-		for i < len(lines) && lines[i] != "----" {
-			cmds = append(cmds, lines[i])
-			i++
-		}
-		i++ // "----"
-		var want []string
-		for i < len(lines) && lines[i] != "" {
-			want = append(want, lines[i])
-			i++
-		}
-		var got strings.Builder
-		for _, c := range cmds {
-			fields := strings.Fields(c)
-			if fields[0] == "config" {
-				for _, kv := range fields[1:] {
-					k, v, _ := strings.Cut(kv, "=")
-					b := v == "true"
-					switch k {
-					case "unclean.leader.election.enable":
-						h.cfg = func(cfg *Config) { cfg.UncleanLeaderElectionEnable = b }
-					case "delete.topic.enable":
-						h.cfg = func(cfg *Config) { cfg.DeleteTopicEnable = b }
-					}
-				}
-				continue
-			}
-			o, err := h.exec(fields[0], fields[1:])
-			if err != nil {
-				t.Fatalf("%s: %q: %v", file, c, err)
-			}
-			got.WriteString(o)
-		}
-		gotStr := strings.TrimRight(got.String(), "\n")
-		if gotStr == "" {
-			gotStr = "ok"
-		}
-		out.WriteString(strings.Join(cmds, "\n") + "\n----\n" + gotStr + "\n")
-		if !*update && gotStr != strings.Join(want, "\n") {
-			t.Errorf("%s: after %q\n--- got\n%s\n--- want\n%s", file, cmds, gotStr, strings.Join(want, "\n"))
+	for _, kv := range args {
+		k, v, _ := strings.Cut(kv, "=")
+		b := v == "true"
+		switch k {
+		case "unclean.leader.election.enable":
+			h.cfg = func(cfg *Config) { cfg.UncleanLeaderElectionEnable = b }
+		case "delete.topic.enable":
+			h.cfg = func(cfg *Config) { cfg.DeleteTopicEnable = b }
+		default:
+			return "", fmt.Errorf("unknown config %q", k)
 		}
 	}
-	if *update {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return "", nil
 }

@@ -2,7 +2,7 @@ package api
 
 // Produce (key 0), versions 0–9 (flexible from 9).
 //
-// Behaviour (protocol.md §9.1): delegated to the replica manager, which
+// Behaviour: delegated to the replica manager, which
 // appends to the leader's log and applies every per-partition rule
 // (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, CORRUPT_MESSAGE,
 // MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_REQUIRED_ACKS, producer-state

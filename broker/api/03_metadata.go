@@ -2,7 +2,7 @@ package api
 
 // Metadata (key 3), versions 0–12 (flexible from 9).
 //
-// Behaviour (protocol.md §9.4): the response is built by the metadata cache
+// Behaviour: the response is built by the metadata cache
 // (brokers on the request's listener, controller id, cluster id, partition
 // leaders/ISR/epochs, LEADER_NOT_AVAILABLE, LISTENER_NOT_FOUND, ...). This
 // layer adds auto-creation, as Kafka's KafkaApis does in ZooKeeper mode:

@@ -2,7 +2,7 @@ package api
 
 // UpdateMetadata (key 6), versions 0–8 (flexible from 6). Controller → broker.
 //
-// Behaviour (protocol.md §9.7): delegated to the replica manager, which checks
+// Behaviour: delegated to the replica manager, which checks
 // the controller and broker epochs and then updates the metadata cache. After
 // a successful update this layer wakes the admin requests that wait for the
 // cache (CreateTopics/DeleteTopics/CreatePartitions timeouts).

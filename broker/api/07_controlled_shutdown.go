@@ -3,7 +3,7 @@ package api
 // ControlledShutdown (key 7), versions 0–3 (flexible from 3; v0 uses request
 // header v0 without a client id). Broker → controller.
 //
-// Behaviour (protocol.md §9.8, controller.md §13.2): only the active
+// Behaviour: only the active
 // controller serves it; any other broker answers NOT_CONTROLLER and the
 // shutting-down broker retries against the controller it finds next. The
 // controller moves leadership away from the broker and answers with the

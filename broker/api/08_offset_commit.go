@@ -2,7 +2,7 @@ package api
 
 // OffsetCommit (key 8), versions 0–8 (flexible from 8).
 //
-// Behaviour (protocol.md §9.9):
+// Behaviour:
 //   - v0 stores offsets in ZooKeeper, as Kafka does for that version:
 //     /consumers/<group>/offsets/<topic>/<partition> (decimal string);
 //     metadata longer than offset.metadata.max.bytes →

@@ -2,7 +2,7 @@ package api
 
 // OffsetFetch (key 9), versions 0–8 (flexible from 6; v8 batches groups).
 //
-// Behaviour (protocol.md §9.10):
+// Behaviour:
 //   - v0 reads ZooKeeper (/consumers/<group>/offsets/<topic>/<partition>),
 //     as Kafka does for that version: a partition unknown to the metadata
 //     cache, or without a committed offset, answers offset −1 with

@@ -2,7 +2,7 @@ package api
 
 // FindCoordinator (key 10), versions 0–4 (flexible from 3; v4 batches keys).
 //
-// Behaviour (protocol.md §9.11):
+// Behaviour:
 //   - key type 0 (group): the coordinator is the leader of partition
 //     abs(javaHashCode(group)) % offsets.topic.num.partitions of
 //     __consumer_offsets. A missing offsets topic is created (whatever

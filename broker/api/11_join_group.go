@@ -2,7 +2,7 @@ package api
 
 // JoinGroup (key 11), versions 0–9 (flexible from 6).
 //
-// Behaviour (protocol.md §9.12): delegated to the group coordinator
+// Behaviour: delegated to the group coordinator
 // (broker/group): MEMBER_ID_REQUIRED from v4, static members from v5, the
 // join parks until the rebalance completes. This layer supplies what the
 // coordinator records about the member: its client id and its host in

@@ -2,7 +2,7 @@ package api
 
 // ApiVersions (key 18), versions 0–3 (flexible from 3).
 //
-// Behaviour (protocol.md §4):
+// Behaviour:
 //   - lists every key this broker serves with the range of versions.go;
 //   - v3+: client software name and version must match
 //     [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?, else INVALID_REQUEST and no

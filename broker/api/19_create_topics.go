@@ -2,7 +2,7 @@ package api
 
 // CreateTopics (key 19), versions 0–7 (flexible from 5).
 //
-// Behaviour (protocol.md §9.19, zookeeper-layout.md §4.9):
+// Behaviour:
 //   - only the active controller serves it; other brokers answer every topic
 //     NOT_CONTROLLER and clients re-route using Metadata's controller_id;
 //   - per topic: named twice → INVALID_REQUEST; invalid name or a '.'/'_'

@@ -2,7 +2,7 @@ package api
 
 // DeleteTopics (key 20), versions 0–6 (flexible from 4; v6 by name or id).
 //
-// Behaviour (protocol.md §9.20, zookeeper-layout.md §4.13):
+// Behaviour:
 //   - only the active controller serves it (NOT_CONTROLLER elsewhere);
 //   - delete.topic.enable=false → TOPIC_DELETION_DISABLED (v3+;
 //     INVALID_REQUEST before);

@@ -2,11 +2,11 @@ package api
 
 // InitProducerId (key 22), versions 0–4 (flexible from 2).
 //
-// Behaviour (protocol.md §9.22):
+// Behaviour:
 //   - transactional_id null (idempotent producer): any broker answers with a
 //     new producer id and epoch 0. Ids come from blocks of 1000 that this
 //     broker claims in ZooKeeper (/latest_producer_id_block, conditional
-//     write, zookeeper-layout.md §4.19) — the classic path, so no controller
+//     write on the node version, retried when another broker won) — the classic path, so no controller
 //     RPC (AllocateProducerIds) is needed or advertised;
 //   - a transactional id needs a transaction coordinator, which this broker
 //     does not run (FindCoordinator and the transaction APIs are not
@@ -24,7 +24,8 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-// producerIDBlockSize is Kafka's block size (zookeeper-layout.md §7.2).
+// producerIDBlockSize is Kafka's block size: a broker claims 1000 ids at a
+// time.
 const producerIDBlockSize = 1000
 
 // producerIDManager hands out producer ids from blocks claimed in ZooKeeper

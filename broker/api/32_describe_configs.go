@@ -2,7 +2,7 @@ package api
 
 // DescribeConfigs (key 32), versions 0–4 (flexible from 4).
 //
-// Behaviour (protocol.md §9.26):
+// Behaviour:
 //   - TOPIC (2): every topic-level config with its effective value (override
 //     from /config/topics/<t> over the broker default), source and, when
 //     include_synonyms (v1+), the synonym chain; invalid name →

@@ -2,7 +2,7 @@ package api
 
 // AlterConfigs (key 33), versions 0–2 (flexible from 2).
 //
-// Behaviour (protocol.md §9.27): replaces the complete set of dynamic configs
+// Behaviour: replaces the complete set of dynamic configs
 // of each resource (unlisted keys are removed).
 //   - TOPIC: the topic must exist (UNKNOWN_TOPIC_OR_PARTITION); the new set
 //     is validated (INVALID_CONFIG with Kafka's messages); unless

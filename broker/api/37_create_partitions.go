@@ -2,7 +2,7 @@ package api
 
 // CreatePartitions (key 37), versions 0–3 (flexible from 2).
 //
-// Behaviour (protocol.md §9.29, zookeeper-layout.md §4.10, controller.md §7.5):
+// Behaviour:
 //   - only the active controller serves it (NOT_CONTROLLER elsewhere);
 //   - per topic: named twice → INVALID_REQUEST; unknown →
 //     UNKNOWN_TOPIC_OR_PARTITION; count ≤ current → INVALID_PARTITIONS;

@@ -3,7 +3,7 @@ package api
 // ElectLeaders (key 43), versions 0–2 (flexible from 2; v1 adds
 // election_type and a top-level error).
 //
-// Behaviour (protocol.md §9.32, controller.md §12.1): only the active
+// Behaviour: only the active
 // controller serves it — elsewhere every partition (v0) or the top level
 // (v1+) answers NOT_CONTROLLER. election_type 0 = preferred (v0 is always
 // preferred), 1 = unclean; topic_partitions null = every partition. Each

@@ -2,7 +2,7 @@ package api
 
 // IncrementalAlterConfigs (key 44), versions 0–1 (flexible from 1).
 //
-// Behaviour (protocol.md §9.27): per key an operation applied to the current
+// Behaviour: per key an operation applied to the current
 // overrides: SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) — the last two
 // only for LIST-typed configs (else INVALID_CONFIG). The merged set is then
 // validated and stored exactly like AlterConfigs (topic: /config/topics/<t>

@@ -2,7 +2,7 @@ package api
 
 // AlterPartitionReassignments (key 45), version 0 (flexible).
 //
-// Behaviour (protocol.md §9.32, controller.md §15.5, KIP-455): only the
+// Behaviour: only the
 // active controller serves it; elsewhere the top-level error is
 // NOT_CONTROLLER, which makes clients refresh metadata and retry at the
 // controller. A partition with replicas starts (or changes) a

@@ -2,7 +2,7 @@ package api
 
 // ListPartitionReassignments (key 46), version 0 (flexible).
 //
-// Behaviour (protocol.md §9.32, controller.md §15.5): only the active
+// Behaviour: only the active
 // controller serves it (elsewhere NOT_CONTROLLER). topics null lists every
 // reassignment in progress; otherwise only the named partitions that are
 // being reassigned appear. Each entry carries the full replica set and the

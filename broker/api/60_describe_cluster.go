@@ -2,7 +2,7 @@ package api
 
 // DescribeCluster (key 60), version 0 (flexible).
 //
-// Behaviour (protocol.md §9.36): cluster id, the controller the metadata
+// Behaviour: cluster id, the controller the metadata
 // cache knows (−1 if none), and the live brokers with their endpoint on the
 // listener the request arrived on (and rack). No authorizer: cluster
 // authorized operations are left at kmsg's default (none requested) or −2^31.

@@ -540,7 +540,8 @@ func TestCreatePartitions(t *testing.T) {
 	if r := call[*kmsg.CreatePartitionsResponse](t, a, req(5)); r.Topics[0].ErrorCode != 0 {
 		t.Fatalf("grow to 5: %d %v", r.Topics[0].ErrorCode, deref(r.Topics[0].ErrorMessage))
 	}
-	// controller.md §7.5 example: brokers 1..5, p0 starts at 2 → p3 = 5,2; p4 = 1,3.
+	// New partitions continue the existing assignment: its first replica
+	// (p0 starts at broker 2 of 1..5) fixes the start, so p3 = 5,2; p4 = 1,3.
 	got := z.topics["t"]
 	if fmt.Sprint(got.Partitions[3]) != "[5 2]" || fmt.Sprint(got.Partitions[4]) != "[1 3]" || got.TopicID != "id" {
 		t.Fatalf("after growth: %v (topic id %q)", got.Partitions, got.TopicID)

@@ -104,7 +104,7 @@ type Config struct {
 	// unadvertised.
 	Groups GroupCoordinator
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
-	// start index and the shift, controller.md §7.4); -1 draws at random as
+	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
 	FixedStartIndex int
 	Logger          *slog.Logger
@@ -126,7 +126,8 @@ type Apis struct {
 	handlers        map[int16]handlerFunc
 
 	// ready is closed when the broker enables request processing
-	// (zookeeper-layout.md §4.1 step 15); requests arriving before wait.
+	// (the last step of start-up, after registration); requests arriving
+	// before wait.
 	ready     chan struct{}
 	readyOnce sync.Once
 	// stopping is closed by Close so that parked admin requests return.
@@ -165,41 +166,7 @@ func New(cfg Config) *Apis {
 	if cfg.ZK != nil {
 		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.AllocateProducerIDBlock)
 	}
-	a.handlers = map[int16]handlerFunc{
-		0:  a.handleProduce,
-		1:  a.handleFetch,
-		2:  a.handleListOffsets,
-		3:  a.handleMetadata,
-		4:  a.handleLeaderAndIsr,
-		5:  a.handleStopReplica,
-		6:  a.handleUpdateMetadata,
-		7:  a.handleControlledShutdown,
-		8:  a.handleOffsetCommit,
-		9:  a.handleOffsetFetch,
-		10: a.handleFindCoordinator,
-		11: a.handleJoinGroup,
-		12: a.handleHeartbeat,
-		13: a.handleLeaveGroup,
-		14: a.handleSyncGroup,
-		15: a.handleDescribeGroups,
-		16: a.handleListGroups,
-		18: a.handleApiVersions,
-		19: a.handleCreateTopics,
-		20: a.handleDeleteTopics,
-		21: a.handleDeleteRecords,
-		22: a.handleInitProducerID,
-		23: a.handleOffsetForLeaderEpoch,
-		32: a.handleDescribeConfigs,
-		33: a.handleAlterConfigs,
-		37: a.handleCreatePartitions,
-		42: a.handleDeleteGroups,
-		43: a.handleElectLeaders,
-		44: a.handleIncrementalAlterConfigs,
-		45: a.handleAlterPartitionReassignments,
-		46: a.handleListPartitionReassignments,
-		47: a.handleOffsetDelete,
-		60: a.handleDescribeCluster,
-	}
+	a.handlers = a.handlerTable()
 	return a
 }
 

@@ -6,8 +6,12 @@
 // Kafka classes → files:
 //
 //	KafkaApis (dispatch, ApiVersions table)     apis.go, versions.go, 18_api_versions.go
-//	KafkaApis.handleXxx                         NN_<api>.go, one file per API key, each
-//	                                            starting with its key, versions and behaviour
+//	KafkaApis.handle (the key -> handler table)  handlers.go; keys answered entirely by the
+//	                                            replica manager or the group coordinator are
+//	                                            routed there directly, with their notes
+//	KafkaApis.handleXxx                         NN_<api>.go, one file per API key with rules of
+//	                                            its own, each starting with its key, versions
+//	                                            and behaviour
 //	ZkAdminManager / AdminZkClient (topics)     topics.go, 19_, 20_, 37_; ZooKeeper access goes
 //	                                            through the AdminZK interface (admin.go),
 //	                                            which *zkclient.Client satisfies
@@ -33,7 +37,8 @@
 // keys, ...).
 //
 // Goroutines: none of its own. Handle runs on the calling connection's
-// goroutine (one request per connection at a time, STYLE.md §2); admin
+// goroutine (one request per connection at a time: the network layer reads the
+// next request only after the response is written); admin
 // requests that wait for the controller (CreateTopics, DeleteTopics,
 // CreatePartitions with timeout_ms) park on that goroutine in
 // waitForMetadata and are woken by MetadataChanged, the request's context or

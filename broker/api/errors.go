@@ -8,7 +8,7 @@ import (
 )
 
 // errorCode maps a Go error to the Kafka error code a response carries
-// (STYLE.md §3): lower layers return (possibly wrapped) kerr values for
+// at the protocol edge: lower layers return (possibly wrapped) kerr values for
 // protocol outcomes; anything else is an internal failure, answered with
 // UNKNOWN_SERVER_ERROR and logged so the operator sees the cause.
 func (a *Apis) errorCode(err error, msg string, attrs ...any) int16 {

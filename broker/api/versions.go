@@ -10,7 +10,7 @@ import (
 type versionRange struct{ min, max int16 }
 
 // kafka34Ranges is what Apache Kafka 3.4 advertises in ZooKeeper mode for the
-// keys this package serves (protocol.md §7). The advertised table is this
+// keys this package serves. The advertised table is this
 // range capped by kmsg's MaxVersion, so a key whose kmsg type lags behind
 // never advertises a version we could not decode. Keys absent here are not
 // served: the network layer closes connections that use them.

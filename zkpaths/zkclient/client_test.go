@@ -45,7 +45,7 @@ func TestParseConnectString(t *testing.T) {
 }
 
 // "A broker creates a missing chroot itself before starting its real
-// session ... every level P, null data" (zookeeper-layout §1.1).
+// session ... every level P, null data".
 func TestConnectCreatesChroot(t *testing.T) {
 	b := newRealBackend(t)
 	nested := b.chroot + "/kafka/prod"
@@ -114,7 +114,7 @@ func brokerInfo(id int32) zkpaths.BrokerInfo {
 }
 
 // "owner == current session id: our own earlier attempt succeeded ... any
-// other owner -> fail with NODEEXISTS" (§4.4).
+// other owner -> fail with NODEEXISTS".
 func TestRegisterBrokerCheckedEphemeral(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		a, other := b.client(t), b.client(t)
@@ -162,7 +162,7 @@ func TestRegisterBrokerCheckedEphemeral(t *testing.T) {
 
 // Session expiry: expiry handlers run before new-session handlers; the
 // ephemeral registration is gone and re-registering yields a larger broker
-// epoch (§3.6, §4.4).
+// epoch.
 func TestSessionExpiryAndReregistration(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		c := b.client(t)
@@ -209,7 +209,7 @@ func TestSessionExpiryAndReregistration(t *testing.T) {
 }
 
 // Watches are one-shot in ZooKeeper; the client re-arms them before calling
-// back, and again after a new session (§1.6).
+// back, and again after a new session.
 func TestWatchDataRearms(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		c, writer := b.client(t), b.client(t)
@@ -277,7 +277,7 @@ func TestWatchChildren(t *testing.T) {
 	})
 }
 
-// Election and fencing (§4.5, §1.7): the winner bumps /controller_epoch in
+// Election and fencing: the winner bumps /controller_epoch in
 // the same multi that creates /controller; a zombie's fenced write fails.
 func TestControllerElectionAndFencing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
@@ -768,8 +768,8 @@ func TestConnectionLossKeepsSession(t *testing.T) {
 }
 
 // ZOOKEEPER-2985: after an expiry the server may still show our previous
-// session's registration; RegisterBroker deletes it and registers again
-// (§4.4 step 3.2). The fake can hold the old session's ephemerals back.
+// session's registration; RegisterBroker deletes it and registers again.
+// The fake can hold the old session's ephemerals back.
 func TestRegisterBrokerReplacesOwnStaleNode(t *testing.T) {
 	srv := zktest.NewServer()
 	conn, ev := srv.Connect()
@@ -801,7 +801,7 @@ func TestRegisterBrokerReplacesOwnStaleNode(t *testing.T) {
 	}
 }
 
-// zookeeper.set.acl=true (§1.4): creator-all plus world-read by default,
+// zookeeper.set.acl=true: creator-all plus world-read by default,
 // creator-only below /config/users, /config/brokers and
 // /delegation_token/tokens, world-all on /consumers.
 func TestSecureACLs(t *testing.T) {

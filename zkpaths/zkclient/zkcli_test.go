@@ -12,7 +12,7 @@ import (
 )
 
 // TestZkCliSeesKafkaJSON: "a user who points zkCli at our ensemble sees the
-// same tree ... and the same bytes" (zookeeper-layout preamble, §5.2). We
+// same tree ... and the same bytes". We
 // build the nodes of the guided tour and read them back with Debian's zkCli.
 func TestZkCliSeesKafkaJSON(t *testing.T) {
 	b := newRealBackend(t)
