@@ -221,7 +221,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		StateChangeLogger:   base.With("logger", "state.change.logger"),
 		OnLeadershipChange:  b.onLeadershipChange,
 		OnPartitionsDeleted: b.onPartitionsDeleted,
-	}, replica.NewStorageLogStore(b.logs), b.meta)
+	}, replica.NewLogStore(b.logs), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	b.groups, err = group.New(group.Config{
 		InitialRebalanceDelay:         gc.InitialRebalanceDelay,

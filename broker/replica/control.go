@@ -223,15 +223,13 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		// partition.metadata: recorded before any record of this
 		// incarnation is appended; a directory of an older incarnation
 		// of the topic answers INCONSISTENT_TOPIC_ID.
-		if ts, ok := p.log.(topicIDStore); ok {
-			if err := ts.SetTopicID(lp.topicID); err != nil {
-				if errors.Is(err, kerr.InconsistentTopicID) {
-					m.state.Error("partition directory belongs to another incarnation of the topic",
-						"topic", tp.Topic, "partition", tp.Partition, "err", err)
-					return kerr.InconsistentTopicID.Code, nil, false
-				}
-				return m.storageErrorCode(err, tp, "partition_metadata"), nil, false
+		if err := p.log.SetTopicID(lp.topicID); err != nil {
+			if errors.Is(err, kerr.InconsistentTopicID) {
+				m.state.Error("partition directory belongs to another incarnation of the topic",
+					"topic", tp.Topic, "partition", tp.Partition, "err", err)
+				return kerr.InconsistentTopicID.Code, nil, false
 			}
+			return m.storageErrorCode(err, tp, "partition_metadata"), nil, false
 		}
 		p.topicID = lp.topicID
 	}
@@ -490,10 +488,4 @@ func (m *Manager) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequ
 		m.cfg.OnPartitionsDeleted(deleted)
 	}
 	return resp
-}
-
-// topicIDStore is implemented by logs that persist their topic id in
-// partition.metadata (the on-disk storage log).
-type topicIDStore interface {
-	SetTopicID(id [16]byte) error
 }

@@ -25,15 +25,19 @@
 //	                                       lastCaughtUpTimeMs rule)
 //	kafka.utils.ReplicationUtils,          isr.go IsrUpdater (the *zkclient.Client
 //	ReplicaManager ISR notifications       conditional write, isr_change_notification)
-//	kafka.server.DelayedProduce            delayedproduce.go (+ WaitForReplication)
+//	kafka.server.DelayedProduce            delayedproduce.go (+ WaitForReplication),
+//	                                       coordinatorlog.go (acks=all coordinator
+//	                                       writes, TopicLog)
 //	kafka.server.DelayedFetch              delayedfetch.go + fetchWithWait in fetch.go
 //	                                       (parked in broker/purgatory, key per partition)
 //	kafka.server.FetchSessionCache         fetchsession.go
 //	kafka.server.ReplicaFetcherManager     fetcher.go FetcherManager
 //	kafka.server.ReplicaFetcherThread      fetcher.go fetcherThread (truncate, fetch,
 //	                                       out-of-range handling)
-//	log / LogManager access                store.go (interfaces), storage_adapter.go;
-//	                                       the metadata cache is *metadata.Cache
+//	log / LogManager access                store.go: the Log interface that
+//	                                       *storage.Log satisfies, LogStore over
+//	                                       *storage.LogManager (NewLogStore); the
+//	                                       metadata cache is *metadata.Cache
 //	appendRecords(internalTopicsAllowed),  produce.go AppendToLocalLog, readlog.go
 //	onLeadershipChange (KafkaApis)         ReadLocalLog, Config.OnLeadershipChange:
 //	                                       the hooks for the group/txn coordinators

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/storage"
 )
 
 // Replica ids in Fetch and ListOffsets requests.
@@ -35,12 +36,12 @@ type fetchPart struct {
 type partRead struct {
 	code               int16
 	hw, lso, logStart  int64
-	records            RecordData
+	records            storage.Records
 	leaderEpoch        int32 // to notice leadership changes while parked
 	divergingEpoch     int32
 	divergingEndOffset int64
 	hasDivergingEpoch  bool
-	aborted            []AbortedTxn
+	aborted            []storage.AbortedTxn
 }
 
 func (r *partRead) size() int {
@@ -207,7 +208,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 
 // unsplice replaces every placeholder of resp by the record bytes.
 func (m *Manager) unsplice(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead) {
-	data := make(map[common.TopicPartition]RecordData)
+	data := make(map[common.TopicPartition]storage.Records)
 	for i := range parts {
 		if reads[i].size() > 0 {
 			data[parts[i].tp] = reads[i].records
@@ -413,7 +414,7 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 		return r
 	}
 	log := st.log
-	if params.version < 10 && compressionType(log) == "zstd" {
+	if params.version < 10 && log.CompressionType() == "zstd" {
 		// zstd batches need Fetch v10+ (KIP-110); Kafka refuses by topic
 		// config rather than by inspecting batches.
 		r.code = kerr.UnsupportedCompressionType.Code
@@ -470,18 +471,18 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 	if fp.fetchOffset >= maxOffset || maxBytes <= 0 && !minOne {
 		return r
 	}
-	rr, err := log.Read(fp.fetchOffset, maxBytes, maxOffset, minOne)
+	recs, err := log.ReadRecords(fp.fetchOffset, maxBytes, maxOffset, minOne)
 	if err != nil {
 		r.code = m.errorCode(err, fp.tp, "fetch")
 		r.hw, r.lso, r.logStart = -1, -1, -1
 		return r
 	}
-	r.records = rr.Records
+	r.records = recs
 	if params.isolation == 1 && !follower && r.size() > 0 {
 		// Aborted transactions overlapping what may have been returned;
 		// the LSO bounds the data, so it bounds the list too (a superset
 		// is harmless: consumers match them against the batches they got).
-		txns, err := log.AbortedTransactions(fp.fetchOffset, maxOffset)
+		txns, err := log.CollectAbortedTransactions(fp.fetchOffset, maxOffset)
 		if err != nil {
 			r.code = m.errorCode(err, fp.tp, "fetch")
 			r.hw, r.lso, r.logStart, r.records = -1, -1, -1, nil
@@ -540,13 +541,4 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 	}
 	sp.RecordBatches = b
 	return sp
-}
-
-// compressionType returns the topic's compression.type when the log knows
-// it (the storage adapter does), else "".
-func compressionType(l Log) string {
-	if c, ok := l.(interface{ CompressionType() string }); ok {
-		return c.CompressionType()
-	}
-	return ""
 }

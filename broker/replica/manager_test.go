@@ -14,6 +14,7 @@ import (
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
+	"github.com/klassik/klassik/broker/storage"
 )
 
 func TestProduceFetchRoundTrip(t *testing.T) {
@@ -645,7 +646,7 @@ func TestReadCommittedStopsAtLastStableOffset(t *testing.T) {
 	l := store.logs[common.TopicPartition{Topic: "t", Partition: 0}]
 	l.mu.Lock()
 	l.lso = 1 // a transaction is open from offset 1
-	l.aborted = []memAborted{{AbortedTxn{ProducerID: 7, FirstOffset: 0}, 0}}
+	l.aborted = []memAborted{{storage.AbortedTxn{ProducerID: 7, FirstOffset: 0}, 0}}
 	l.mu.Unlock()
 
 	fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.IsolationLevel = 1 })))

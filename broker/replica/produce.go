@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -66,7 +67,7 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 					// zstd needs Produce v7+ (KIP-110).
 					code = kerr.UnsupportedCompressionType.Code
 				} else {
-					var info AppendResult
+					var info storage.AppendInfo
 					var err error
 					info, err = m.appendToLeader(tp, rp.Records, req.Acks, false)
 					code = m.errorCode(err, tp, "produce")
@@ -144,10 +145,10 @@ func anyTransactional(req *kmsg.ProduceRequest) bool {
 // partition's read lock (so no role change interleaves), check leadership
 // and min.insync.replicas, append with the current leader epoch, then move
 // the high watermark and wake parked fetches.
-func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks int16, coordinator bool) (AppendResult, error) {
+func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks int16, coordinator bool) (storage.AppendInfo, error) {
 	p, ok := m.Partition(tp)
 	if !ok {
-		return AppendResult{}, m.unknownPartitionError(tp)
+		return storage.AppendInfo{}, m.unknownPartitionError(tp)
 	}
 	minISR := 0
 	if acks == -1 {
@@ -156,16 +157,16 @@ func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks 
 	p.mu.RLock()
 	if !p.isLeaderLocked() {
 		p.mu.RUnlock()
-		return AppendResult{}, kerr.NotLeaderForPartition
+		return storage.AppendInfo{}, kerr.NotLeaderForPartition
 	}
 	log := p.log
 	// acks=all: refuse before writing when the ISR is already too small
 	// (NOT_ENOUGH_REPLICAS, nothing appended).
 	if acks == -1 && len(p.isr) < minISR {
 		p.mu.RUnlock()
-		return AppendResult{}, kerr.NotEnoughReplicas
+		return storage.AppendInfo{}, kerr.NotEnoughReplicas
 	}
-	var info AppendResult
+	var info storage.AppendInfo
 	var err error
 	if coordinator {
 		info, err = log.AppendAsCoordinator(records, p.leaderEpoch)
@@ -174,7 +175,7 @@ func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks 
 	}
 	if err != nil {
 		p.mu.RUnlock()
-		return AppendResult{}, err
+		return storage.AppendInfo{}, err
 	}
 	// With ISR = {leader} (and no caught-up follower outside it) the HW
 	// follows the log end at once; otherwise followers' fetches move it.
@@ -216,6 +217,6 @@ func (m *Manager) unknownPartitionError(tp common.TopicPartition) error {
 // ReplicaManager.appendRecords with internalTopicsAllowed = true and
 // AppendOrigin.Coordinator). acks is 1 or -1 (min.insync.replicas is
 // checked for -1).
-func (m *Manager) AppendToLocalLog(tp common.TopicPartition, records []byte, acks int16) (AppendResult, error) {
+func (m *Manager) AppendToLocalLog(tp common.TopicPartition, records []byte, acks int16) (storage.AppendInfo, error) {
 	return m.appendToLeader(tp, records, acks, true)
 }
