@@ -39,7 +39,7 @@ type options struct {
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
-// deterministic (controller.md §7.4): s ≥ 0 fixes both the start index and
+// deterministic: s ≥ 0 fixes both the start index and
 // the shift; -1 (the default) draws them at random as Kafka does.
 func WithFixedStartIndex(s int) Option { return func(o *options) { o.fixedStartIndex = s } }
 
@@ -141,7 +141,8 @@ func (b *Broker) Replicas() *replica.Manager { return b.replicas }
 // LogManager is this broker's log manager (nil before Startup).
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
-// Startup brings the broker up in the order of zookeeper-layout.md §4.1.
+// Startup brings the broker up in Kafka's order: ZooKeeper, logs, identity,
+// components, listeners, registration, background tasks, requests.
 // On error everything started so far is stopped again. ctx bounds the
 // start-up: it is checked between the long steps (log recovery, binding,
 // registration); a cancelled start-up stops what it started.
@@ -559,7 +560,7 @@ func (b *Broker) stopComponents() {
 	}
 }
 
-// controlledShutdown is the broker side of controller.md §13.1: ask the
+// controlledShutdown is the broker side of controlled shutdown: ask the
 // current controller to move leadership away, up to
 // controlled.shutdown.max.retries attempts; success is NONE with no
 // remaining partitions. Failure is logged and the shutdown continues.

@@ -11,9 +11,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// checkControlEpochsLocked applies controller.md §17.4's request-level rules
-// shared by LeaderAndIsr, StopReplica and UpdateMetadata. Must hold
-// controlMu. A newer controller epoch is recorded.
+// checkControlEpochsLocked applies the request-level rules shared by
+// LeaderAndIsr, StopReplica and UpdateMetadata: a request addressed to an
+// earlier incarnation of this broker (broker epoch below ours, -1 skips the
+// check) is STALE_BROKER_EPOCH, one from a controller epoch older than the
+// highest seen is STALE_CONTROLLER_EPOCH; otherwise a newer controller
+// epoch is recorded. Must hold controlMu.
 func (m *Manager) checkControlEpochsLocked(hasBrokerEpoch bool, brokerEpoch int64, controllerEpoch int32, api string) *kerr.Error {
 	if hasBrokerEpoch && brokerEpoch != -1 && m.cfg.BrokerEpoch != nil {
 		if cur := m.cfg.BrokerEpoch(); brokerEpoch < cur {
@@ -48,7 +51,8 @@ type lairPartition struct {
 }
 
 // LeaderAndIsr makes this broker leader or follower of the listed
-// partitions (protocol.md §9.5, controller.md §17.4, replication.md §10).
+// partitions: after the request-level epoch checks, each partition state
+// with a leader epoch newer than ours switches the partition's role.
 func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
 	resp.Version = req.Version
@@ -109,8 +113,8 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 				}
 			}
 			if !live {
-				// replication.md §10.2 step 1: the log exists (its HW is
-				// checkpointed) but there is nobody to fetch from.
+				// A follower's log is created even without a live leader
+				// (its HW is checkpointed), but there is nobody to fetch from.
 				m.state.Warn("leader of followed partition is not live; not fetching",
 					"topic", tp.Topic, "partition", tp.Partition, "leader", follow.LeaderID)
 				continue
@@ -257,7 +261,7 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		return 0, nil, wasFollowing
 	}
 	// Every epoch bump restarts the fetcher so the follower re-runs the
-	// divergence check (replication.md §10.2 step 4).
+	// divergence check.
 	return 0, &FollowerStart{
 		LeaderID:    st.Leader,
 		LeaderEpoch: st.LeaderEpoch,
@@ -277,7 +281,9 @@ func roleName(leader bool, leaderID int32) string {
 	}
 }
 
-// becomeLeaderLocked is replication.md §10.1. Must hold p.mu (write).
+// becomeLeaderLocked makes this broker the partition's leader: the ISR from
+// the request, a new leader epoch starting at the log end, and fresh
+// follower states. Must hold p.mu (write).
 func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition, wasLeader bool) {
 	p.leaderID = m.cfg.BrokerID
 	p.isr = slices.Clone(st.ISR)
@@ -293,7 +299,7 @@ func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestT
 		m.log.Error("recording leader epoch", "topic", p.tp.Topic, "partition", p.tp.Partition,
 			"leader_epoch", st.LeaderEpoch, "err", err)
 	}
-	// Follower tracking restarts with the epoch (step 5): ISR members get
+	// Follower tracking restarts with the epoch: ISR members get
 	// a fresh lag allowance; a broker that was not leader knows nothing of
 	// its followers' logs, so ISR members hold the HW until they fetch.
 	now := m.cfg.Clock()
@@ -325,7 +331,8 @@ func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestT
 	p.hwMu.Unlock()
 }
 
-// becomeFollowerLocked is replication.md §10.2. Must hold p.mu (write).
+// becomeFollowerLocked makes this broker a follower of the request's
+// leader. Must hold p.mu (write).
 // Followers stop accepting produce and do not track an ISR; fetching from
 // the leader is the Fetcher's job.
 func (m *Manager) becomeFollowerLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition) {
@@ -338,8 +345,9 @@ func (m *Manager) becomeFollowerLocked(p *Partition, st *kmsg.LeaderAndISRReques
 	p.hwMu.Unlock()
 }
 
-// StopReplica stops (and optionally deletes) partition replicas
-// (protocol.md §9.6, controller.md §17.4).
+// StopReplica stops (and optionally deletes) partition replicas, after the
+// same request-level epoch checks as LeaderAndIsr; a partition leader epoch
+// older than ours is FENCED_LEADER_EPOCH.
 func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
 	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
 	resp.Version = req.Version
@@ -459,7 +467,7 @@ func (m *Manager) storageErrorCode(err error, tp common.TopicPartition, op strin
 	return c
 }
 
-// UpdateMetadata applies the controller's cluster view (protocol.md §9.7):
+// UpdateMetadata applies the controller's cluster view:
 // epoch checks first, then the metadata cache; partitions the cache reports
 // deleted and still hosted here are removed with their logs.
 func (m *Manager) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {

@@ -61,14 +61,14 @@ type fetchParams struct {
 	maxWait   time.Duration
 }
 
-// Fetch serves consumer and follower fetches (protocol.md §9.2): reads up
+// Fetch serves consumer and follower fetches ): reads up
 // to the high watermark (consumers) or the log end (followers, replica id
 // >= 0, and the debugging replica id -2), honours
 // max_bytes/partition_max_bytes with KIP-74's "at least one batch",
 // long-polls for min_bytes up to max_wait_ms, fences by current leader
 // epoch and runs fetch sessions (KIP-227). A follower fetch also tells the
 // leader the follower's log end: it may raise the HW, complete acks=all
-// produces and expand the ISR (replication.md §6).
+// produces and expand the ISR.
 //
 // The response is a *network.SplicedResponse whose record data are file
 // ranges the network layer sends with sendfile (a plain *kmsg.FetchResponse
@@ -278,7 +278,7 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 
 // fetchWithWait reads every partition and, when the request allows it and
 // fewer than min_bytes are available, parks the request in the fetch
-// purgatory (DelayedFetch, replication.md §6.1) until it can complete; then
+// purgatory (DelayedFetch) until it can complete; then
 // it reads again and returns what is there.
 func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
 	reads, total, hasErr := m.readParts(parts, params, true)
@@ -324,8 +324,7 @@ func leadershipChanged(a, b []partRead) bool {
 // partition_max_bytes, the response at most max_bytes, and the first
 // partition with data at least one whole batch (KIP-74). first is true for
 // the read when the request arrives (not the re-reads of a parked fetch):
-// only that one updates the leader's view of a follower (replication.md §6
-// step 7).
+// only that one updates the leader's view of a follower.
 func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) ([]partRead, int, bool) {
 	reads := make([]partRead, len(parts))
 	limit := params.maxBytes
@@ -405,7 +404,7 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 	follower := params.replicaID >= 0
 	if follower && !containsBroker(p.replicas, params.replicaID) {
 		// The leader may not have seen the LeaderAndIsr adding this
-		// replica yet (replication.md §6 step 3).
+		// replica yet.
 		if fp.currentLeaderEpoch >= 0 {
 			r.code = kerr.UnknownLeaderEpoch.Code
 		} else {
@@ -423,7 +422,7 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 	hw, leo, logStart := log.HighWatermark(), log.LogEndOffset(), log.LogStartOffset()
 
 	// Divergence check for followers that send their last fetched epoch
-	// (v12+, replication.md §6 step 5).
+	// (v12+).
 	if follower && fp.lastFetchedEpoch >= 0 {
 		e, end := log.EndOffsetForEpoch(fp.lastFetchedEpoch)
 		if e == -1 && end == -1 || fp.fetchOffset < logStart {
@@ -453,7 +452,7 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 	}
 	r.hw, r.lso, r.logStart = hw, lso, logStart
 	if follower && first {
-		// The fetch offset is what the follower has (replication.md §2);
+		// The fetch offset is what the follower has;
 		// the response still carries the HW from before this update, so
 		// the follower learns it one exchange later, as in Kafka.
 		now := m.cfg.Clock()
@@ -519,7 +518,7 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 		sp.DivergingEpoch.Epoch = r.divergingEpoch
 		sp.DivergingEpoch.EndOffset = r.divergingEndOffset
 	}
-	// Records are never null on the wire (protocol.md §9.2).
+	// Records are never null on the wire: clients reject a null record set.
 	sp.RecordBatches = []byte{}
 	if code != 0 || r.size() == 0 {
 		return sp

@@ -55,8 +55,8 @@ func (m *Manager) isrLoop() {
 }
 
 // MaybeShrinkIsr removes the followers that have not caught up within
-// replica.lag.time.max.ms from the ISR of every partition this broker leads
-// (replication.md §7.1).
+// replica.lag.time.max.ms from the ISR of every partition this broker
+// leads.
 func (m *Manager) MaybeShrinkIsr() {
 	now := m.cfg.Clock()
 	for _, p := range m.Partitions() {
@@ -82,8 +82,7 @@ func (m *Manager) MaybeShrinkIsr() {
 	}
 }
 
-// maybeExpandIsr adds follower to the ISR if it is eligible
-// (replication.md §7.2). Called after a follower fetch, with no lock held.
+// maybeExpandIsr adds follower to the ISR if it is eligible (canJoinIsr). Called after a follower fetch, with no lock held.
 func (m *Manager) maybeExpandIsr(p *Partition, follower int32) {
 	if m.cfg.IsBrokerAlive != nil && !m.cfg.IsBrokerAlive(follower) {
 		return

@@ -131,7 +131,7 @@ type leaderState struct {
 }
 
 // checkLeaderLocked applies the fencing rules shared by Fetch, ListOffsets
-// and OffsetForLeaderEpoch (replication.md §11): not leader →
+// and OffsetForLeaderEpoch: not leader →
 // NOT_LEADER_OR_FOLLOWER; a current leader epoch (when >= 0) older than ours
 // → FENCED_LEADER_EPOCH, newer → UNKNOWN_LEADER_EPOCH.
 func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bool) (leaderState, *kerr.Error) {
@@ -153,8 +153,8 @@ func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bo
 }
 
 // maybeIncrementHighWatermark advances the HW of a leader to the smallest
-// log end offset among the leader and the followers that count
-// (replication.md §4): members of the maximal ISR, and caught-up followers
+// log end offset among the leader and the followers that count:
+// members of the maximal ISR, and caught-up followers
 // outside it. The HW never decreases. Must hold p.mu (read or write);
 // takes hwMu. Returns whether the HW rose, so callers complete delayed
 // produce and fetch requests (after releasing p.mu).
@@ -175,7 +175,7 @@ func (p *Partition) maybeIncrementHighWatermarkHwLocked(log Log, now time.Time, 
 }
 
 // maximalIsrLocked is the committed ISR plus a replica whose addition is in
-// flight (replication.md §1): the set used for the HW and acks=all. During
+// flight: the set used for the HW and acks=all. During
 // a pending shrink it is still the committed, larger ISR.
 func (p *Partition) maximalIsrLocked() []int32 {
 	if p.pendingIsr != nil && p.pendingIsr.expand {

@@ -13,11 +13,11 @@ import (
 
 // ErrAcksZeroFailed is returned by ProduceOrClose when an acks=0 produce had
 // a failing partition: the client gets no response, so the broker closes the
-// connection to make it refresh metadata (replication.md §3.1).
+// connection to make it refresh metadata.
 var ErrAcksZeroFailed = errors.New("replica: acks=0 produce failed; closing connection")
 
 // Produce appends the request's record batches to the partitions this broker
-// leads (protocol.md §9.1). It returns nil when acks=0.
+// leads. It returns nil when acks=0.
 func (m *Manager) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp, _ := m.ProduceOrClose(ctx, req)
 	return resp

@@ -95,7 +95,7 @@ type MetadataCache interface {
 
 // FollowerFetcher is told which partitions to fetch from which leader and
 // which to stop. FetcherManager (one goroutine per source broker and
-// fetcher id, replication.md §5) implements it; the manager builds one from
+// fetcher id) implements it; the manager builds one from
 // Config.ReplicaFetch, and tests may inject their own. Without any,
 // followers only record their leader.
 type FollowerFetcher interface {
