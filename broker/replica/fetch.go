@@ -94,60 +94,18 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 
 	reqParts := m.fetchPartsFromRequest(req)
 
-	// Session handling (v7+). Versions before 7 are always sessionless.
-	var session *fetchSession
-	incremental := false
-	if req.Version >= 7 {
-		switch {
-		case req.SessionID == 0 && req.SessionEpoch == -1:
-			// full fetch without a session
-		case req.SessionID == 0 && req.SessionEpoch == 0:
-			session = m.sessions.create(reqParts)
-		case req.SessionEpoch == -1:
-			m.sessions.remove(req.SessionID)
-		case req.SessionEpoch == 0:
-			m.sessions.remove(req.SessionID)
-			session = m.sessions.create(reqParts)
-		default:
-			s, ok := m.sessions.get(req.SessionID)
-			if !ok {
-				resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-				return resp, nil
-			}
-			s.mu.Lock()
-			if s.epoch != req.SessionEpoch {
-				s.mu.Unlock()
-				resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
-				return resp, nil
-			}
-			s.epoch++
-			if s.epoch < 1 { // wrap-around, as Kafka's nextEpoch
-				s.epoch = 1
-			}
-			for _, p := range reqParts {
-				s.upsertLocked(p)
-			}
-			for _, ft := range req.ForgottenTopics {
-				name := ft.Topic
-				if req.Version >= 13 {
-					name, _ = m.topicName(ft.TopicID)
-				}
-				for _, p := range ft.Partitions {
-					s.forgetLocked(common.TopicPartition{Topic: name, Partition: p})
-				}
-			}
-			s.touch(m.cfg.Clock())
-			session, incremental = s, true
-			// Held until the response is built; see fetchSession.
-			defer s.mu.Unlock()
-		}
+	session, incremental, code := m.openFetchSession(req, reqParts)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
 	}
 	parts := reqParts
-	if incremental {
-		parts = session.requestsLocked()
-	} else if session != nil {
-		session.mu.Lock()
+	if session != nil {
+		// Held until the response is built; see fetchSession.
 		defer session.mu.Unlock()
+		if incremental {
+			parts = session.requestsLocked()
+		}
 	}
 
 	reads, err := m.fetchWithWait(ctx, parts, params)
@@ -160,38 +118,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if session != nil {
 		resp.SessionID = session.id
 	}
-	var cur *kmsg.FetchResponseTopic
-	var returnedData map[common.TopicPartition]bool
-	for i := range parts {
-		p, r := &parts[i], &reads[i]
-		if incremental && r.size() > 0 {
-			if returnedData == nil {
-				returnedData = make(map[common.TopicPartition]bool)
-			}
-			returnedData[p.tp] = true
-		}
-		if session != nil {
-			sp := session.index[p.tp]
-			if sp != nil {
-				news := !incremental || r.code != 0 || r.size() > 0 || r.hasDivergingEpoch ||
-					r.hw != sp.hw || r.lso != sp.lso || (req.Version >= 5 && r.logStart != sp.logStart)
-				sp.hw, sp.lso, sp.logStart = r.hw, r.lso, r.logStart
-				if !news {
-					continue
-				}
-			}
-		}
-		if cur == nil || cur.Topic != p.tp.Topic || cur.TopicID != p.topicID {
-			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
-			cur = &resp.Topics[len(resp.Topics)-1]
-			cur.Topic = p.tp.Topic
-			cur.TopicID = p.topicID
-		}
-		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params, &splicer, splice))
-	}
-	if incremental {
-		session.moveToEndLocked(returnedData)
-	}
+	m.appendFetchResponseTopics(resp, parts, reads, params, session, incremental, &splicer, splice)
 	if !splice {
 		return resp, nil
 	}
@@ -204,6 +131,103 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 		return resp, nil
 	}
 	return out, nil
+}
+
+// openFetchSession applies the request's fetch-session fields (v7+; older
+// versions are always sessionless):
+//
+//	id 0, epoch -1      full fetch, no session
+//	id 0, epoch 0       full fetch creating a session
+//	id n, epoch -1      close session n, full fetch without one
+//	id n, epoch 0       close session n, full fetch creating a new one
+//	id n, epoch e > 0   incremental fetch in session n, which must expect e
+//
+// An incremental fetch adds or updates the listed partitions and drops the
+// forgotten ones. The session returned (nil for none) is locked; the caller
+// unlocks it once the response is built. A non-zero code is the
+// request-level error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH).
+func (m *Manager) openFetchSession(req *kmsg.FetchRequest, reqParts []fetchPart) (session *fetchSession, incremental bool, code int16) {
+	if req.Version < 7 {
+		return nil, false, 0
+	}
+	switch {
+	case req.SessionID == 0 && req.SessionEpoch == -1:
+		return nil, false, 0
+	case req.SessionID == 0 && req.SessionEpoch == 0:
+		session = m.sessions.create(reqParts)
+	case req.SessionEpoch == -1:
+		m.sessions.remove(req.SessionID)
+		return nil, false, 0
+	case req.SessionEpoch == 0:
+		m.sessions.remove(req.SessionID)
+		session = m.sessions.create(reqParts)
+	default:
+		s, ok := m.sessions.get(req.SessionID)
+		if !ok {
+			return nil, false, kerr.FetchSessionIDNotFound.Code
+		}
+		s.mu.Lock()
+		if s.epoch != req.SessionEpoch {
+			s.mu.Unlock()
+			return nil, false, kerr.InvalidFetchSessionEpoch.Code
+		}
+		s.epoch++
+		if s.epoch < 1 { // wrap-around, as Kafka's nextEpoch
+			s.epoch = 1
+		}
+		for _, p := range reqParts {
+			s.upsertLocked(p)
+		}
+		for _, ft := range req.ForgottenTopics {
+			name := ft.Topic
+			if req.Version >= 13 {
+				name, _ = m.topicName(ft.TopicID)
+			}
+			for _, p := range ft.Partitions {
+				s.forgetLocked(common.TopicPartition{Topic: name, Partition: p})
+			}
+		}
+		s.touch(m.cfg.Clock())
+		return s, true, 0
+	}
+	if session != nil {
+		session.mu.Lock()
+	}
+	return session, false, 0
+}
+
+// appendFetchResponseTopics fills resp with one entry per partition read,
+// grouped by topic. In a session every partition's HW, LSO and log start
+// are remembered; an incremental response leaves out the partitions with
+// nothing new (no error, no data, no diverging epoch, same offsets), and
+// the partitions that returned data move to the end of the session's order
+// so the next fetch starts with the others.
+func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead, params fetchParams,
+	session *fetchSession, incremental bool, splicer *network.Splicer, splice bool) {
+	var cur *kmsg.FetchResponseTopic
+	var returnedData map[common.TopicPartition]bool
+	for i := range parts {
+		p, r := &parts[i], &reads[i]
+		if incremental && r.size() > 0 {
+			if returnedData == nil {
+				returnedData = make(map[common.TopicPartition]bool)
+			}
+			returnedData[p.tp] = true
+		}
+		if session != nil && !session.recordLocked(p.tp, r, incremental, params.version) {
+			continue
+		}
+		if cur == nil || cur.Topic != p.tp.Topic || cur.TopicID != p.topicID {
+			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
+			cur = &resp.Topics[len(resp.Topics)-1]
+			cur.Topic = p.tp.Topic
+			cur.TopicID = p.topicID
+		}
+		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params, splicer, splice))
+	}
+	if incremental {
+		session.moveToEndLocked(returnedData)
+	}
 }
 
 // unsplice replaces every placeholder of resp by the record bytes.
