@@ -357,7 +357,7 @@ func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) (
 	hasErr := false
 	for i := range parts {
 		max := min(parts[i].maxBytes, limit)
-		reads[i] = m.readPartition(&parts[i], params, max, minOne, first)
+		reads[i] = m.readPartition(&parts[i], params, readLimits{maxBytes: max, minOneMessage: minOne, updateFollower: first})
 		if reads[i].code != 0 {
 			hasErr = true
 		}
@@ -387,9 +387,23 @@ type followerUpdate struct {
 	tryExpand bool
 }
 
-func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool, first bool) partRead {
-	var upd followerUpdate
-	r := m.readPartitionOnce(fp, params, maxBytes, minOne, first, &upd)
+// readLimits bounds one partition's read in a fetch.
+type readLimits struct {
+	maxBytes int32
+	// minOneMessage returns a first batch even when it is larger than
+	// maxBytes, so a consumer always makes progress (KIP-74).
+	minOneMessage bool
+	// updateFollower is set for the read when the request arrives (not the
+	// re-reads of a parked fetch): only that one records a follower's
+	// position on the leader.
+	updateFollower bool
+}
+
+// readPartition reads one partition, then, with no lock held, acts on what
+// a follower's fetch changed: parked requests are woken when the HW rose,
+// and the follower may join the ISR.
+func (m *Manager) readPartition(fp *fetchPart, params fetchParams, lim readLimits) partRead {
+	r, upd := m.readPartitionOnce(fp, params, lim)
 	if upd.hwRose {
 		m.wakeOnHighWatermark(fp.tp)
 	}
@@ -401,68 +415,54 @@ func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int3
 	return r
 }
 
-func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool, first bool, upd *followerUpdate) partRead {
+// readPartitionOnce is the read under the partition's read lock: the
+// leadership and replica checks, a follower's divergence check and
+// position update, then the records up to the fetchable end (the log end
+// for followers, the LSO for READ_COMMITTED consumers, the HW otherwise).
+func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, lim readLimits) (partRead, followerUpdate) {
 	r := partRead{hw: -1, lso: -1, logStart: -1, leaderEpoch: -1}
+	var upd followerUpdate
 	if fp.resolveErr != 0 {
 		r.code = fp.resolveErr
-		return r
+		return r, upd
 	}
 	if params.version < 4 {
 		// Klassik stores only magic-2 batches and does not down-convert.
 		r.code = kerr.UnsupportedVersion.Code
-		return r
+		return r, upd
 	}
 	p, ok := m.Partition(fp.tp)
 	if !ok {
 		r.code = m.errorCode(m.unknownPartitionError(fp.tp), fp.tp, "fetch")
-		return r
+		return r, upd
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	st, kerrE := p.checkLeaderLocked(fp.currentLeaderEpoch, true)
 	if kerrE != nil {
 		r.code = kerrE.Code
-		return r
+		return r, upd
 	}
 	r.leaderEpoch = st.leaderEpoch
 	follower := params.replicaID >= 0
-	if follower && !containsBroker(p.replicas, params.replicaID) {
-		// The leader may not have seen the LeaderAndIsr adding this
-		// replica yet.
-		if fp.currentLeaderEpoch >= 0 {
-			r.code = kerr.UnknownLeaderEpoch.Code
-		} else {
-			r.code = kerr.NotLeaderForPartition.Code
-		}
-		return r
+	if code := p.checkFetchableLocked(st.log, fp, params); code != 0 {
+		r.code = code
+		return r, upd
 	}
 	log := st.log
-	if params.version < 10 && log.CompressionType() == "zstd" {
-		// zstd batches need Fetch v10+ (KIP-110); Kafka refuses by topic
-		// config rather than by inspecting batches.
-		r.code = kerr.UnsupportedCompressionType.Code
-		return r
-	}
 	hw, leo, logStart := log.HighWatermark(), log.LogEndOffset(), log.LogStartOffset()
-
-	// Divergence check for followers that send their last fetched epoch
-	// (v12+).
 	if follower && fp.lastFetchedEpoch >= 0 {
-		e, end := log.EndOffsetForEpoch(fp.lastFetchedEpoch)
-		if e == -1 && end == -1 || fp.fetchOffset < logStart {
-			r.code = kerr.OffsetOutOfRange.Code
-			return r
-		}
-		if e < fp.lastFetchedEpoch || end < fp.fetchOffset {
-			r.hw, r.lso, r.logStart = hw, hw, logStart
-			r.hasDivergingEpoch, r.divergingEpoch, r.divergingEndOffset = true, e, end
-			return r
+		if code, diverged := divergence(log, fp, logStart, &r); code != 0 || diverged {
+			r.code = code
+			if diverged {
+				r.hw, r.lso, r.logStart = hw, hw, logStart
+			}
+			return r, upd
 		}
 	}
-
 	if fp.fetchOffset < logStart || fp.fetchOffset > leo {
 		r.code = kerr.OffsetOutOfRange.Code
-		return r
+		return r, upd
 	}
 	// The last stable offset is the HW lowered to the first offset of the
 	// earliest open transaction.
@@ -475,33 +475,88 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 		maxOffset = lso
 	}
 	r.hw, r.lso, r.logStart = hw, lso, logStart
-	if follower && first {
-		// The fetch offset is what the follower has;
-		// the response still carries the HW from before this update, so
+	if follower && lim.updateFollower {
+		// The response still carries the HW from before this update, so
 		// the follower learns it one exchange later, as in Kafka.
-		now := m.cfg.Clock()
-		p.hwMu.Lock()
-		rr := p.remotes[params.replicaID]
-		if rr == nil {
-			rr = newRemoteReplica()
-			p.remotes[params.replicaID] = rr
+		upd = p.updateFollowerFetchStateLocked(params.replicaID, fp.fetchOffset, fp.logStartOffset, leo, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
+	}
+	if fp.fetchOffset >= maxOffset || lim.maxBytes <= 0 && !lim.minOneMessage {
+		return r, upd
+	}
+	m.readRecordsLocked(log, fp, params, lim, maxOffset, &r)
+	return r, upd
+}
+
+// checkFetchableLocked refuses a follower that is not (yet, in this
+// leader's view) a replica, and a Fetch below v10 of a zstd topic. Must
+// hold p.mu (read).
+func (p *Partition) checkFetchableLocked(log Log, fp *fetchPart, params fetchParams) int16 {
+	if params.replicaID >= 0 && !containsBroker(p.replicas, params.replicaID) {
+		// The leader may not have seen the LeaderAndIsr adding this
+		// replica yet.
+		if fp.currentLeaderEpoch >= 0 {
+			return kerr.UnknownLeaderEpoch.Code
 		}
-		rr.updateFetchState(fp.fetchOffset, fp.logStartOffset, now, leo)
-		upd.hwRose = p.maybeIncrementHighWatermarkHwLocked(log, now, m.cfg.ReplicaLagTimeMax)
-		upd.tryExpand = !containsBroker(p.isr, params.replicaID) && p.pendingIsr == nil
-		p.hwMu.Unlock()
+		return kerr.NotLeaderForPartition.Code
 	}
-	if fp.fetchOffset >= maxOffset || maxBytes <= 0 && !minOne {
-		return r
+	if params.version < 10 && log.CompressionType() == "zstd" {
+		// zstd batches need Fetch v10+ (KIP-110); Kafka refuses by topic
+		// config rather than by inspecting batches.
+		return kerr.UnsupportedCompressionType.Code
 	}
-	recs, err := log.ReadRecords(fp.fetchOffset, maxBytes, maxOffset, minOne)
+	return 0
+}
+
+// divergence is the leader's check of a follower's last fetched epoch
+// (Fetch v12+): an epoch the leader cannot place, or a fetch offset below
+// its log start, is OFFSET_OUT_OF_RANGE; an epoch the leader ended earlier
+// than the fetch offset (or does not have) diverged, and r gets the
+// leader's largest epoch not above it with its end offset, where the
+// follower truncates.
+func divergence(log Log, fp *fetchPart, logStart int64, r *partRead) (code int16, diverged bool) {
+	e, end := log.EndOffsetForEpoch(fp.lastFetchedEpoch)
+	if e == -1 && end == -1 || fp.fetchOffset < logStart {
+		return kerr.OffsetOutOfRange.Code, false
+	}
+	if e < fp.lastFetchedEpoch || end < fp.fetchOffset {
+		r.hasDivergingEpoch, r.divergingEpoch, r.divergingEndOffset = true, e, end
+		return 0, true
+	}
+	return 0, false
+}
+
+// updateFollowerFetchStateLocked is Kafka's
+// Partition.updateFollowerFetchState: a follower's fetch offset is what it
+// has, so it becomes the follower's log end (and its caught-up time moves
+// per the lastCaughtUp rule); the HW may then rise. Must hold p.mu (read);
+// takes hwMu.
+func (p *Partition) updateFollowerFetchStateLocked(replicaID int32, fetchOffset, followerLogStart, leaderLEO int64, now time.Time, lagMax time.Duration) followerUpdate {
+	p.hwMu.Lock()
+	defer p.hwMu.Unlock()
+	rr := p.remotes[replicaID]
+	if rr == nil {
+		rr = newRemoteReplica()
+		p.remotes[replicaID] = rr
+	}
+	rr.updateFetchState(fetchOffset, followerLogStart, now, leaderLEO)
+	return followerUpdate{
+		hwRose:    p.maybeIncrementHighWatermarkHwLocked(p.log, now, lagMax),
+		tryExpand: !containsBroker(p.isr, replicaID) && p.pendingIsr == nil,
+	}
+}
+
+// readRecordsLocked reads the records of one partition into r, with the
+// aborted transactions a READ_COMMITTED consumer needs. Must hold p.mu
+// (read).
+func (m *Manager) readRecordsLocked(log Log, fp *fetchPart, params fetchParams, lim readLimits, maxOffset int64, r *partRead) {
+	recs, err := log.ReadRecords(fp.fetchOffset, lim.maxBytes, maxOffset, lim.minOneMessage)
 	if err != nil {
 		r.code = m.errorCode(err, fp.tp, "fetch")
 		r.hw, r.lso, r.logStart = -1, -1, -1
-		return r
+		return
 	}
 	r.records = recs
-	if params.isolation == 1 && !follower && r.size() > 0 {
+	if params.isolation == 1 && params.replicaID < 0 && r.size() > 0 {
 		// Aborted transactions overlapping what may have been returned;
 		// the LSO bounds the data, so it bounds the list too (a superset
 		// is harmless: consumers match them against the batches they got).
@@ -509,11 +564,10 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 		if err != nil {
 			r.code = m.errorCode(err, fp.tp, "fetch")
 			r.hw, r.lso, r.logStart, r.records = -1, -1, -1, nil
-			return r
+			return
 		}
 		r.aborted = txns
 	}
-	return r
 }
 
 func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetchParams, splicer *network.Splicer, splice bool) kmsg.FetchResponseTopicPartition {
