@@ -247,13 +247,18 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	p.leaderEpoch = st.LeaderEpoch
 
 	if st.Leader == m.cfg.BrokerID {
-		m.becomeLeaderLocked(p, st, wasLeader)
+		if err := p.makeLeaderLocked(st.LeaderEpoch, st.ISR, wasLeader, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax); err != nil {
+			// The cache in memory is updated even when the checkpoint
+			// write fails; the next successful write persists it.
+			m.log.Error("recording leader epoch", "topic", tp.Topic, "partition", tp.Partition,
+				"leader_epoch", st.LeaderEpoch, "err", err)
+		}
 		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 			"from", from, "to", "leader", "leader_epoch", st.LeaderEpoch, "isr", st.ISR,
 			"controller_epoch", req.ControllerEpoch, "reason", "LeaderAndIsr")
 		return 0, nil, wasFollowing
 	}
-	m.becomeFollowerLocked(p, st)
+	p.makeFollowerLocked(st.Leader)
 	m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 		"from", from, "to", "follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch,
 		"controller_epoch", req.ControllerEpoch, "reason", "LeaderAndIsr")
@@ -279,70 +284,6 @@ func roleName(leader bool, leaderID int32) string {
 	default:
 		return "follower"
 	}
-}
-
-// becomeLeaderLocked makes this broker the partition's leader: the ISR from
-// the request, a new leader epoch starting at the log end, and fresh
-// follower states. Must hold p.mu (write).
-func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition, wasLeader bool) {
-	p.leaderID = m.cfg.BrokerID
-	p.isr = slices.Clone(st.ISR)
-	p.pendingIsr = nil
-	leo := p.log.LogEndOffset()
-	// The new epoch starts at the current log end even if nothing is ever
-	// written in it, so followers holding records of a failed later epoch
-	// can still find their truncation point.
-	p.epochStartOffset = leo
-	if err := p.log.AssignEpoch(st.LeaderEpoch, leo); err != nil {
-		// The cache in memory is updated even when the checkpoint write
-		// fails; the next successful write persists it.
-		m.log.Error("recording leader epoch", "topic", p.tp.Topic, "partition", p.tp.Partition,
-			"leader_epoch", st.LeaderEpoch, "err", err)
-	}
-	// Follower tracking restarts with the epoch: ISR members get
-	// a fresh lag allowance; a broker that was not leader knows nothing of
-	// its followers' logs, so ISR members hold the HW until they fetch.
-	now := m.cfg.Clock()
-	p.hwMu.Lock()
-	old := p.remotes
-	p.remotes = make(map[int32]*remoteReplica, len(p.replicas))
-	for _, id := range p.replicas {
-		if id == p.brokerID {
-			continue
-		}
-		r := newRemoteReplica()
-		inIsr := containsBroker(p.isr, id)
-		if inIsr {
-			r.lastCaughtUp = now
-		}
-		if prev := old[id]; wasLeader && prev != nil {
-			r.leo, r.logStart = prev.leo, prev.logStart
-			r.lastFetchLeaderLEO = leo
-			if inIsr {
-				r.lastFetchTime = now
-			}
-		}
-		p.remotes[id] = r
-	}
-	// The HW loaded from replication-offset-checkpoint stays where it is
-	// (clamped by storage) until the followers of the ISR report their log
-	// ends; with ISR = {leader} it moves to the log end now.
-	p.maybeIncrementHighWatermarkHwLocked(p.log, now, m.cfg.ReplicaLagTimeMax)
-	p.hwMu.Unlock()
-}
-
-// becomeFollowerLocked makes this broker a follower of the request's
-// leader. Must hold p.mu (write).
-// Followers stop accepting produce and do not track an ISR; fetching from
-// the leader is the Fetcher's job.
-func (m *Manager) becomeFollowerLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition) {
-	p.leaderID = st.Leader
-	p.isr = nil
-	p.pendingIsr = nil
-	p.epochStartOffset = -1
-	p.hwMu.Lock()
-	clear(p.remotes)
-	p.hwMu.Unlock()
 }
 
 // StopReplica stops (and optionally deletes) partition replicas, after the

@@ -141,10 +141,10 @@ func anyTransactional(req *kmsg.ProduceRequest) bool {
 	return false
 }
 
-// appendToLeader is Kafka's Partition.appendRecordsToLeader: under the
-// partition's read lock (so no role change interleaves), check leadership
-// and min.insync.replicas, append with the current leader epoch, then move
-// the high watermark and wake parked fetches.
+// appendToLeader appends records to a partition this broker leads
+// (Partition.appendRecordsToLeader), with min.insync.replicas resolved
+// before the partition lock for acks=all, then wakes parked fetches and
+// produces.
 func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks int16, coordinator bool) (storage.AppendInfo, error) {
 	p, ok := m.Partition(tp)
 	if !ok {
@@ -154,33 +154,10 @@ func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks 
 	if acks == -1 {
 		minISR = m.minISR(tp.Topic) // resolved before the lock
 	}
-	p.mu.RLock()
-	if !p.isLeaderLocked() {
-		p.mu.RUnlock()
-		return storage.AppendInfo{}, kerr.NotLeaderForPartition
-	}
-	log := p.log
-	// acks=all: refuse before writing when the ISR is already too small
-	// (NOT_ENOUGH_REPLICAS, nothing appended).
-	if acks == -1 && len(p.isr) < minISR {
-		p.mu.RUnlock()
-		return storage.AppendInfo{}, kerr.NotEnoughReplicas
-	}
-	var info storage.AppendInfo
-	var err error
-	if coordinator {
-		info, err = log.AppendAsCoordinator(records, p.leaderEpoch)
-	} else {
-		info, err = log.AppendAsLeader(records, p.leaderEpoch)
-	}
+	info, hwRose, err := p.appendRecordsToLeader(records, minISR, coordinator, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
 	if err != nil {
-		p.mu.RUnlock()
 		return storage.AppendInfo{}, err
 	}
-	// With ISR = {leader} (and no caught-up follower outside it) the HW
-	// follows the log end at once; otherwise followers' fetches move it.
-	hwRose := p.maybeIncrementHighWatermark(log, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
-	p.mu.RUnlock()
 	// Parked follower fetches wait for new data (LEO), consumer fetches
 	// and acks=all produces for the HW.
 	if hwRose || info.NumMessages > 0 {
@@ -190,6 +167,36 @@ func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks 
 		m.wakeProduces(tp)
 	}
 	return info, nil
+}
+
+// appendRecordsToLeader is Kafka's Partition.appendRecordsToLeader: under
+// the partition's read lock (so no role change interleaves), check
+// leadership and, when minISR > 0 (acks=all), that the ISR has at least
+// minISR members (NOT_ENOUGH_REPLICAS, nothing appended); append with the
+// current leader epoch, then move the high watermark. It reports whether
+// the HW rose.
+func (p *Partition) appendRecordsToLeader(records []byte, minISR int, coordinator bool, now time.Time, lagMax time.Duration) (storage.AppendInfo, bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if !p.isLeaderLocked() {
+		return storage.AppendInfo{}, false, kerr.NotLeaderForPartition
+	}
+	if len(p.isr) < minISR {
+		return storage.AppendInfo{}, false, kerr.NotEnoughReplicas
+	}
+	var info storage.AppendInfo
+	var err error
+	if coordinator {
+		info, err = p.log.AppendAsCoordinator(records, p.leaderEpoch)
+	} else {
+		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)
+	}
+	if err != nil {
+		return storage.AppendInfo{}, false, err
+	}
+	// With ISR = {leader} (and no caught-up follower outside it) the HW
+	// follows the log end at once; otherwise followers' fetches move it.
+	return info, p.maybeIncrementHighWatermark(p.log, now, lagMax), nil
 }
 
 // knownPartition reports whether tp is hosted here or known to the cluster.
