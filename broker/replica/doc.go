@@ -11,12 +11,15 @@
 //	                                       (becomeLeaderOrFollower, stopReplicas,
 //	                                       maybeUpdateMetadataCache), produce.go
 //	                                       (appendRecords), fetch.go (fetchMessages,
-//	                                       readFromLocalLog, updateFollowerFetchState),
+//	                                       readFromLocalLog; the fetch-session
+//	                                       state machine is openFetchSession),
 //	                                       listoffsets.go, offsetforleaderepoch.go,
 //	                                       deleterecords.go, isrmanager.go
 //	                                       (maybeShrinkIsr, maybePropagateIsrChanges)
-//	kafka.cluster.Partition                partition.go (role, ISR, maximal ISR, HW),
-//	                                       control.go (makeLeader / makeFollower),
+//	kafka.cluster.Partition                partition.go (role, ISR, maximal ISR, HW,
+//	                                       makeLeaderLocked, makeFollowerLocked),
+//	                                       produce.go (appendRecordsToLeader),
+//	                                       fetch.go (updateFollowerFetchStateLocked),
 //	                                       isr.go (HW candidate, ISR decisions),
 //	                                       isrmanager.go (expand/shrink + persist),
 //	                                       follower.go (follower log: append,
