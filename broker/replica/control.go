@@ -194,48 +194,11 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		}
 	}()
 
-	if p.topicID != ([16]byte{}) && lp.topicID != ([16]byte{}) && p.topicID != lp.topicID {
-		return kerr.InconsistentTopicID.Code, nil, false
+	if code := m.acceptPartitionStateLocked(req, p, lp); code != 0 {
+		return code, nil, false
 	}
-	if st.LeaderEpoch <= p.leaderEpoch {
-		// Equal or older: ignored; a topic id may still be attached.
-		if p.topicID == ([16]byte{}) {
-			p.topicID = lp.topicID
-		}
-		m.state.Info("ignoring LeaderAndIsr partition state with a leader epoch not newer than the current one",
-			"topic", tp.Topic, "partition", tp.Partition, "leader_epoch", st.LeaderEpoch, "current_leader_epoch", p.leaderEpoch,
-			"controller_epoch", req.ControllerEpoch)
-		return kerr.StaleControllerEpoch.Code, nil, false
-	}
-	if !containsBroker(st.Replicas, m.cfg.BrokerID) {
-		m.state.Warn("ignoring LeaderAndIsr for a partition this broker is not a replica of",
-			"topic", tp.Topic, "partition", tp.Partition, "replicas", st.Replicas)
-		return kerr.UnknownTopicOrPartition.Code, nil, false
-	}
-
-	if p.log == nil {
-		if logCfg.err != nil {
-			return m.storageErrorCode(logCfg.err, tp, "topic_config"), nil, false
-		}
-		log, err := m.logs.GetOrCreateLog(tp, logCfg.cfg)
-		if err != nil {
-			return m.storageErrorCode(err, tp, "create_log"), nil, false
-		}
-		p.log = log
-	}
-	if lp.topicID != ([16]byte{}) {
-		// partition.metadata: recorded before any record of this
-		// incarnation is appended; a directory of an older incarnation
-		// of the topic answers INCONSISTENT_TOPIC_ID.
-		if err := p.log.SetTopicID(lp.topicID); err != nil {
-			if errors.Is(err, kerr.InconsistentTopicID) {
-				m.state.Error("partition directory belongs to another incarnation of the topic",
-					"topic", tp.Topic, "partition", tp.Partition, "err", err)
-				return kerr.InconsistentTopicID.Code, nil, false
-			}
-			return m.storageErrorCode(err, tp, "partition_metadata"), nil, false
-		}
-		p.topicID = lp.topicID
+	if code := m.ensureLogLocked(p, lp.topicID, logCfg); code != 0 {
+		return code, nil, false
 	}
 
 	wasLeader := p.isLeaderLocked()
@@ -273,6 +236,65 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		TopicID:     p.topicID,
 		FetchOffset: p.log.LogEndOffset(),
 	}, wasFollowing
+}
+
+// acceptPartitionStateLocked applies the per-partition acceptance rules of
+// LeaderAndIsr: a topic id other than the partition's is
+// INCONSISTENT_TOPIC_ID; a leader epoch not newer than ours is ignored
+// (STALE_CONTROLLER_EPOCH, though a missing topic id is still attached); a
+// state whose replicas do not include this broker is
+// UNKNOWN_TOPIC_OR_PARTITION. Must hold p.mu (write).
+func (m *Manager) acceptPartitionStateLocked(req *kmsg.LeaderAndISRRequest, p *Partition, lp lairPartition) int16 {
+	st, tp := lp.st, p.tp
+	if p.topicID != ([16]byte{}) && lp.topicID != ([16]byte{}) && p.topicID != lp.topicID {
+		return kerr.InconsistentTopicID.Code
+	}
+	if st.LeaderEpoch <= p.leaderEpoch {
+		if p.topicID == ([16]byte{}) {
+			p.topicID = lp.topicID
+		}
+		m.state.Info("ignoring LeaderAndIsr partition state with a leader epoch not newer than the current one",
+			"topic", tp.Topic, "partition", tp.Partition, "leader_epoch", st.LeaderEpoch, "current_leader_epoch", p.leaderEpoch,
+			"controller_epoch", req.ControllerEpoch)
+		return kerr.StaleControllerEpoch.Code
+	}
+	if !containsBroker(st.Replicas, m.cfg.BrokerID) {
+		m.state.Warn("ignoring LeaderAndIsr for a partition this broker is not a replica of",
+			"topic", tp.Topic, "partition", tp.Partition, "replicas", st.Replicas)
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	return 0
+}
+
+// ensureLogLocked opens or creates the partition's log with its resolved
+// config and records the topic id in partition.metadata before any record
+// of this incarnation is appended; a directory of an older incarnation of
+// the topic answers INCONSISTENT_TOPIC_ID. Must hold p.mu (write).
+func (m *Manager) ensureLogLocked(p *Partition, topicID [16]byte, logCfg topicLogConfig) int16 {
+	tp := p.tp
+	if p.log == nil {
+		if logCfg.err != nil {
+			return m.storageErrorCode(logCfg.err, tp, "topic_config")
+		}
+		log, err := m.logs.GetOrCreateLog(tp, logCfg.cfg)
+		if err != nil {
+			return m.storageErrorCode(err, tp, "create_log")
+		}
+		p.log = log
+	}
+	if topicID == ([16]byte{}) {
+		return 0
+	}
+	if err := p.log.SetTopicID(topicID); err != nil {
+		if errors.Is(err, kerr.InconsistentTopicID) {
+			m.state.Error("partition directory belongs to another incarnation of the topic",
+				"topic", tp.Topic, "partition", tp.Partition, "err", err)
+			return kerr.InconsistentTopicID.Code
+		}
+		return m.storageErrorCode(err, tp, "partition_metadata")
+	}
+	p.topicID = topicID
+	return 0
 }
 
 func roleName(leader bool, leaderID int32) string {
