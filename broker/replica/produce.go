@@ -59,30 +59,11 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			code := global
 			if code == 0 {
 				tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-				// Kafka's order: unknown partitions first, then the
-				// internal-topic rule, then leadership (in the append).
-				if isInternalTopic(tp.Topic) && clientID != "__admin_client" && m.knownPartition(tp) {
-					code = kerr.InvalidTopicException.Code
-				} else if req.Version < 7 && isZstd(rp.Records) {
-					// zstd needs Produce v7+ (KIP-110).
-					code = kerr.UnsupportedCompressionType.Code
-				} else {
-					var info storage.AppendInfo
-					var err error
-					info, err = m.appendToLeader(tp, rp.Records, req.Acks, false)
-					code = m.errorCode(err, tp, "produce")
-					if code == 0 {
-						sp.BaseOffset = info.FirstOffset
-						sp.LogAppendTime = info.LogAppendTime
-						sp.LogStartOffset = info.LogStartOffset
-						if req.Acks == -1 {
-							waits = append(waits, waiting{len(resp.Topics), len(st.Partitions),
-								&producePart{tp: tp, requiredOffset: info.LastOffset + 1, code: kerr.RequestTimedOut.Code}})
-						}
-					} else if req.Version >= 8 && err != nil {
-						msg := err.Error()
-						sp.ErrorMessage = &msg
-					}
+				var lastOffset int64
+				code, lastOffset = m.producePartition(req, clientID, tp, rp.Records, &sp)
+				if code == 0 && req.Acks == -1 {
+					waits = append(waits, waiting{len(resp.Topics), len(st.Partitions),
+						&producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}})
 				}
 			}
 			sp.ErrorCode = code
@@ -121,6 +102,33 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 		}
 	}
 	return resp, nil
+}
+
+// producePartition appends one partition's records, filling sp's offsets
+// (and, from v8, the error message). Kafka's order: unknown partitions
+// first, then the internal-topic rule (only the admin client writes
+// internal topics), the zstd rule (Produce v7+), then leadership in the
+// append. It returns the error code and the last appended offset.
+func (m *Manager) producePartition(req *kmsg.ProduceRequest, clientID string, tp common.TopicPartition, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, int64) {
+	if isInternalTopic(tp.Topic) && clientID != "__admin_client" && m.knownPartition(tp) {
+		return kerr.InvalidTopicException.Code, -1
+	}
+	if req.Version < 7 && isZstd(records) {
+		return kerr.UnsupportedCompressionType.Code, -1 // KIP-110
+	}
+	info, err := m.appendToLeader(tp, records, req.Acks, false)
+	code := m.errorCode(err, tp, "produce")
+	if code != 0 {
+		if req.Version >= 8 && err != nil {
+			msg := err.Error()
+			sp.ErrorMessage = &msg
+		}
+		return code, -1
+	}
+	sp.BaseOffset = info.FirstOffset
+	sp.LogAppendTime = info.LogAppendTime
+	sp.LogStartOffset = info.LogStartOffset
+	return 0, info.LastOffset
 }
 
 func isZstd(records []byte) bool {
