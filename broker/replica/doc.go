@@ -21,7 +21,9 @@
 //	                                       produce.go (appendRecordsToLeader),
 //	                                       fetch.go (updateFollowerFetchStateLocked),
 //	                                       isr.go (HW candidate, ISR decisions),
-//	                                       isrmanager.go (expand/shrink + persist),
+//	                                       isrmanager.go (maybeExpandIsr and
+//	                                       maybeShrinkIsr decide, the Manager
+//	                                       persists with submitIsrChange),
 //	                                       follower.go (follower log: append,
 //	                                       truncation by epoch)
 //	kafka.cluster.Replica                  isr.go remoteReplica (follower LEO,
