@@ -39,7 +39,7 @@ type options struct {
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
-// deterministic (controller.md §7.4): s ≥ 0 fixes both the start index and
+// deterministic: s ≥ 0 fixes both the start index and
 // the shift; -1 (the default) draws them at random as Kafka does.
 func WithFixedStartIndex(s int) Option { return func(o *options) { o.fixedStartIndex = s } }
 
@@ -141,7 +141,8 @@ func (b *Broker) Replicas() *replica.Manager { return b.replicas }
 // LogManager is this broker's log manager (nil before Startup).
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
-// Startup brings the broker up in the order of zookeeper-layout.md §4.1.
+// Startup brings the broker up in Kafka's order: ZooKeeper, logs, identity,
+// components, listeners, registration, background tasks, requests.
 // On error everything started so far is stopped again. ctx bounds the
 // start-up: it is checked between the long steps (log recovery, binding,
 // registration); a cancelled start-up stops what it started.
@@ -159,8 +160,52 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		}
 	}()
 
-	// 1–2. ZooKeeper session (chroot created) and the persistent paths.
+	if err := b.connectZooKeeper(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("broker: start-up abandoned: %w", err)
+	}
+	if err := b.openLogs(); err != nil {
+		return err
+	}
+	// Components that add their own broker/component attributes get the
+	// base logger; the broker's own lines carry the broker id.
+	base := b.logger
+	b.logger = b.logger.With("broker", b.brokerID)
+	if err := b.buildComponents(base); err != nil {
+		return err
+	}
+	if err := b.startSocketServer(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("broker: start-up abandoned: %w", err)
+	}
+	epoch, err := b.register()
+	if err != nil {
+		return err
+	}
+
+	// Controller module.
+	b.ctrl.Startup()
+	// Background log tasks (retention, checkpoints, flushes, cleaner).
+	b.logs.Startup()
+	// ISR maintenance (shrink checks, ISR change notifications).
+	b.replicas.Startup()
+	// Dynamic topic config listener (/config/changes).
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
+	// Enable request processing.
+	b.apis.SetReady()
+	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
+	return nil
+}
+
+// connectZooKeeper opens the ZooKeeper session (creating the chroot),
+// creates the persistent paths and reads or creates the cluster id.
+func (b *Broker) connectZooKeeper() error {
 	zc := b.cfg.ZooKeeper()
+	var err error
 	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout,
 		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
 		zkclient.WithConnectTimeout(zc.ConnectionTimeout))
@@ -170,15 +215,15 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.zk.EnsureTopLevelPaths(); err != nil {
 		return fmt.Errorf("broker: creating the ZooKeeper paths: %w", err)
 	}
-	// 3. Cluster id.
 	if b.clusterID, err = b.zk.GetOrCreateClusterID(); err != nil {
 		return fmt.Errorf("broker: cluster id: %w", err)
 	}
+	return nil
+}
 
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("broker: start-up abandoned: %w", err)
-	}
-	// Log manager: locks log.dirs and recovers every log.
+// openLogs starts the log manager (it locks log.dirs and recovers every
+// log) and checks meta.properties against the cluster and broker ids.
+func (b *Broker) openLogs() error {
 	mc, err := logManagerConfig(b.cfg)
 	if err != nil {
 		return fmt.Errorf("broker: log configuration: %w", err)
@@ -187,19 +232,51 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if b.logs, err = storage.NewLogManager(mc); err != nil {
 		return fmt.Errorf("broker: loading logs: %w", err)
 	}
-	// 3–4. meta.properties: cluster id and broker id must match.
-	if err := b.resolveIdentity(); err != nil {
-		return err
-	}
-	// Components that add their own broker/component attributes get the
-	// base logger; the broker's own lines carry the broker id.
-	base := b.logger
-	b.logger = b.logger.With("broker", b.brokerID)
+	return b.resolveIdentity()
+}
 
+// buildComponents creates the metadata cache, the replica manager, the
+// group coordinator, the controller object and the request handlers; none
+// of them runs yet.
+func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.topicCfgs = newTopicConfigCache(b.zk)
 	b.meta = metadata.New(b.brokerID, b.clusterID)
+	b.replicas = replica.New(b.replicaConfig(base), replica.NewLogStore(b.logs), b.meta)
+	gc := b.cfg.GroupCoordinator()
+	var err error
+	b.groups, err = group.New(group.Config{
+		InitialRebalanceDelay:         gc.InitialRebalanceDelay,
+		MinSessionTimeout:             gc.MinSessionTimeout,
+		MaxSessionTimeout:             gc.MaxSessionTimeout,
+		MaxSize:                       gc.MaxSize,
+		OffsetsRetention:              gc.OffsetsRetention,
+		OffsetsRetentionCheckInterval: gc.OffsetsRetentionCheck,
+		OffsetsTopicPartitions:        gc.OffsetsTopicPartitions,
+		OffsetCommitTimeout:           gc.OffsetCommitTimeout,
+		OffsetMetadataMaxBytes:        gc.OffsetMetadataMaxBytes,
+	}, b.replicas.TopicLog(config.GroupMetadataTopicName), nil, base.With("broker", b.brokerID))
+	if err != nil {
+		return fmt.Errorf("broker: group coordinator: %w", err)
+	}
+	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
+	b.apis = api.New(api.Config{
+		BrokerID:        b.brokerID,
+		ClusterID:       b.clusterID,
+		Broker:          b.cfg,
+		ZK:              b.zk,
+		Metadata:        b.meta,
+		Replicas:        b.replicas,
+		Controller:      b.ctrl,
+		Groups:          b.groups,
+		FixedStartIndex: b.opts.fixedStartIndex,
+		Logger:          b.logger,
+	})
+	return nil
+}
+
+func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 	rc := b.cfg.Replica()
-	b.replicas = replica.New(replica.Config{
+	return replica.Config{
 		BrokerID:          b.brokerID,
 		BrokerEpoch:       b.epoch.Load,
 		LogConfigFor:      b.logConfigFor,
@@ -221,39 +298,13 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		StateChangeLogger:   base.With("logger", "state.change.logger"),
 		OnLeadershipChange:  b.onLeadershipChange,
 		OnPartitionsDeleted: b.onPartitionsDeleted,
-	}, replica.NewStorageLogStore(b.logs), b.meta)
-	gc := b.cfg.GroupCoordinator()
-	b.groups, err = group.New(group.Config{
-		InitialRebalanceDelay:         gc.InitialRebalanceDelay,
-		MinSessionTimeout:             gc.MinSessionTimeout,
-		MaxSessionTimeout:             gc.MaxSessionTimeout,
-		MaxSize:                       gc.MaxSize,
-		OffsetsRetention:              gc.OffsetsRetention,
-		OffsetsRetentionCheckInterval: gc.OffsetsRetentionCheck,
-		OffsetsTopicPartitions:        gc.OffsetsTopicPartitions,
-		OffsetCommitTimeout:           gc.OffsetCommitTimeout,
-		OffsetMetadataMaxBytes:        gc.OffsetMetadataMaxBytes,
-	}, b.replicas.TopicLog(config.GroupMetadataTopicName), nil, base.With("broker", b.brokerID))
-	if err != nil {
-		return fmt.Errorf("broker: group coordinator: %w", err)
 	}
+}
 
-	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
-	b.apis = api.New(api.Config{
-		BrokerID:        b.brokerID,
-		ClusterID:       b.clusterID,
-		Broker:          b.cfg,
-		ZK:              b.zk,
-		Metadata:        b.meta,
-		Replicas:        b.replicas,
-		Controller:      b.ctrl,
-		Groups:          b.groups,
-		FixedStartIndex: b.opts.fixedStartIndex,
-		Logger:          b.logger,
-	})
-
-	// 9. Bind the listeners (requests wait for SetReady), so the registration
-	// can carry the real ports when a listener asks for port 0.
+// startSocketServer binds the listeners (requests wait for SetReady), so
+// the registration can carry the real ports when a listener asks for
+// port 0.
+func (b *Broker) startSocketServer() error {
 	var h network.Handler = b.apis
 	if b.opts.wrapHandler != nil {
 		h = b.opts.wrapHandler(h)
@@ -270,43 +321,30 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	for _, e := range ss.Listeners {
 		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
 	}
+	var err error
 	if b.server, err = network.NewServer(nc, h); err != nil {
 		return err
 	}
-	if err := b.server.Start(); err != nil {
-		return err
-	}
+	return b.server.Start()
+}
 
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("broker: start-up abandoned: %w", err)
-	}
-	// Registration ("checked ephemeral"); refuses an id that is live
-	// elsewhere. Then meta.properties.
+// register writes the /brokers/ids registration ("checked ephemeral":
+// refused while the id is live elsewhere), then meta.properties, and
+// re-registers on every new session. It returns the broker epoch.
+func (b *Broker) register() (int64, error) {
 	b.regInfo = b.registration()
 	epoch, err := b.zk.RegisterBroker(b.regInfo)
 	if err != nil {
-		return fmt.Errorf("broker: registering broker %d in ZooKeeper: %w", b.brokerID, err)
+		return 0, fmt.Errorf("broker: registering broker %d in ZooKeeper: %w", b.brokerID, err)
 	}
 	b.epoch.Store(epoch)
 	if err := b.logs.WriteMetaProperties(b.brokerID, b.clusterID); err != nil {
-		return fmt.Errorf("broker: writing meta.properties: %w", err)
+		return 0, fmt.Errorf("broker: writing meta.properties: %w", err)
 	}
 	// Re-register on every new session, before the controller's re-election
 	// handler runs (handlers run in registration order).
 	b.stopNewSession = b.zk.OnNewSession(b.reregister)
-
-	// 11. Controller module.
-	b.ctrl.Startup()
-	// Background log tasks (retention, checkpoints, flushes, cleaner).
-	b.logs.Startup()
-	// ISR maintenance (shrink checks, ISR change notifications).
-	b.replicas.Startup()
-	// 14. Dynamic topic config listener (/config/changes).
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
-	// 15. Enable request processing.
-	b.apis.SetReady()
-	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
-	return nil
+	return epoch, nil
 }
 
 // resolveIdentity checks meta.properties against ZooKeeper's cluster id and
@@ -559,7 +597,7 @@ func (b *Broker) stopComponents() {
 	}
 }
 
-// controlledShutdown is the broker side of controller.md §13.1: ask the
+// controlledShutdown is the broker side of controlled shutdown: ask the
 // current controller to move leadership away, up to
 // controlled.shutdown.max.retries attempts; success is NONE with no
 // remaining partitions. Failure is logged and the shutdown continues.

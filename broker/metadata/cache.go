@@ -156,10 +156,49 @@ func (c *Cache) Update(req *kmsg.UpdateMetadataRequest) (deleted []common.TopicP
 	next := &snapshot{
 		controllerID:    req.ControllerID,
 		controllerEpoch: req.ControllerEpoch,
-		brokers:         make(map[int32]Broker, len(req.LiveBrokers)),
+		brokers:         liveBrokers(req),
 		topics:          make(map[string]*topicState, len(old.topics)),
 		byID:            make(map[[16]byte]string, len(old.byID)),
 	}
+	// Topic states are shared with the old snapshot until touched.
+	for name, ts := range old.topics {
+		next.topics[name] = ts
+	}
+	for id, name := range old.byID {
+		next.byID[id] = name
+	}
+	u := snapshotUpdate{next: next, touched: map[string]bool{}}
+	if req.Version <= 4 {
+		for _, p := range req.PartitionStates {
+			u.apply(p.Topic, [16]byte{}, false, req.Version, p)
+		}
+	} else {
+		for _, t := range req.TopicStates {
+			for _, p := range t.PartitionStates {
+				u.apply(t.Topic, t.TopicID, req.Version >= 7, req.Version, p)
+			}
+		}
+	}
+	for topic := range u.touched {
+		if u.finishTopic(topic) {
+			delete(c.creating, topic)
+		}
+	}
+	sort.Slice(u.deleted, func(i, j int) bool {
+		if u.deleted[i].Topic != u.deleted[j].Topic {
+			return u.deleted[i].Topic < u.deleted[j].Topic
+		}
+		return u.deleted[i].Partition < u.deleted[j].Partition
+	})
+	c.snap.Store(next)
+	return u.deleted
+}
+
+// liveBrokers is the request's live broker list with every endpoint named
+// by its listener (v0 has one PLAINTEXT endpoint, v1–v2 name it by
+// security protocol).
+func liveBrokers(req *kmsg.UpdateMetadataRequest) map[int32]Broker {
+	out := make(map[int32]Broker, len(req.LiveBrokers))
 	for _, lb := range req.LiveBrokers {
 		b := Broker{ID: lb.ID}
 		if req.Version >= 2 && lb.Rack != nil {
@@ -176,90 +215,79 @@ func (c *Cache) Update(req *kmsg.UpdateMetadataRequest) (deleted []common.TopicP
 			}
 			b.Endpoints = append(b.Endpoints, Endpoint{Listener: name, Host: e.Host, Port: e.Port, SecurityProtocol: e.SecurityProtocol})
 		}
-		next.brokers[b.ID] = b
+		out[b.ID] = b
 	}
-	// Topic states are shared with the old snapshot until touched.
-	for name, ts := range old.topics {
-		next.topics[name] = ts
+	return out
+}
+
+// snapshotUpdate applies one request's partition states to the next
+// snapshot, copying a topic's state the first time it is touched.
+type snapshotUpdate struct {
+	next    *snapshot
+	touched map[string]bool
+	deleted []common.TopicPartition
+}
+
+func (u *snapshotUpdate) mutable(topic string) *topicState {
+	ts := u.next.topics[topic]
+	if u.touched[topic] {
+		return ts
 	}
-	for id, name := range old.byID {
-		next.byID[id] = name
-	}
-	touched := map[string]bool{}
-	mutable := func(topic string) *topicState {
-		ts := next.topics[topic]
-		if touched[topic] {
-			return ts
-		}
-		cp := &topicState{partitions: map[int32]PartitionState{}}
-		if ts != nil {
-			cp.id = ts.id
-			for p, s := range ts.partitions {
-				cp.partitions[p] = s
-			}
-		}
-		next.topics[topic] = cp
-		touched[topic] = true
-		return cp
-	}
-	apply := func(topic string, id [16]byte, hasID bool, p kmsg.UpdateMetadataRequestTopicPartition) {
-		ts := mutable(topic)
-		if hasID && id != ([16]byte{}) && id != ts.id {
-			// A recreated topic gets a new id; forget the old one.
-			if ts.id != ([16]byte{}) && next.byID[ts.id] == topic {
-				delete(next.byID, ts.id)
-			}
-			ts.id = id
-		}
-		if p.Leader == LeaderDuringDelete {
-			if _, ok := ts.partitions[p.Partition]; ok {
-				deleted = append(deleted, common.TopicPartition{Topic: topic, Partition: p.Partition})
-			}
-			delete(ts.partitions, p.Partition)
-			return
-		}
-		st := PartitionState{
-			Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, ZkVersion: p.ZKVersion, ControllerEpoch: p.ControllerEpoch,
-			ISR: slices.Clone(p.ISR), Replicas: slices.Clone(p.Replicas),
-		}
-		if req.Version >= 4 {
-			st.OfflineReplicas = slices.Clone(p.OfflineReplicas)
-		}
-		ts.partitions[p.Partition] = st
-	}
-	if req.Version <= 4 {
-		for _, p := range req.PartitionStates {
-			apply(p.Topic, [16]byte{}, false, p)
-		}
-	} else {
-		for _, t := range req.TopicStates {
-			for _, p := range t.PartitionStates {
-				apply(t.Topic, t.TopicID, req.Version >= 7, p)
-			}
+	cp := &topicState{partitions: map[int32]PartitionState{}}
+	if ts != nil {
+		cp.id = ts.id
+		for p, s := range ts.partitions {
+			cp.partitions[p] = s
 		}
 	}
-	for topic := range touched {
-		ts := next.topics[topic]
-		if len(ts.partitions) == 0 {
-			delete(next.topics, topic)
-			if ts.id != ([16]byte{}) && next.byID[ts.id] == topic {
-				delete(next.byID, ts.id)
-			}
-			continue
+	u.next.topics[topic] = cp
+	u.touched[topic] = true
+	return cp
+}
+
+// apply upserts one partition state; a leader of LeaderDuringDelete
+// removes the partition instead.
+func (u *snapshotUpdate) apply(topic string, id [16]byte, hasID bool, version int16, p kmsg.UpdateMetadataRequestTopicPartition) {
+	ts := u.mutable(topic)
+	if hasID && id != ([16]byte{}) && id != ts.id {
+		// A recreated topic gets a new id; forget the old one.
+		if ts.id != ([16]byte{}) && u.next.byID[ts.id] == topic {
+			delete(u.next.byID, ts.id)
 		}
-		if ts.id != ([16]byte{}) {
-			next.byID[ts.id] = topic
-		}
-		delete(c.creating, topic)
+		ts.id = id
 	}
-	sort.Slice(deleted, func(i, j int) bool {
-		if deleted[i].Topic != deleted[j].Topic {
-			return deleted[i].Topic < deleted[j].Topic
+	if p.Leader == LeaderDuringDelete {
+		if _, ok := ts.partitions[p.Partition]; ok {
+			u.deleted = append(u.deleted, common.TopicPartition{Topic: topic, Partition: p.Partition})
 		}
-		return deleted[i].Partition < deleted[j].Partition
-	})
-	c.snap.Store(next)
-	return deleted
+		delete(ts.partitions, p.Partition)
+		return
+	}
+	st := PartitionState{
+		Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, ZkVersion: p.ZKVersion, ControllerEpoch: p.ControllerEpoch,
+		ISR: slices.Clone(p.ISR), Replicas: slices.Clone(p.Replicas),
+	}
+	if version >= 4 {
+		st.OfflineReplicas = slices.Clone(p.OfflineReplicas)
+	}
+	ts.partitions[p.Partition] = st
+}
+
+// finishTopic drops a touched topic left without partitions (and its id)
+// or indexes its id. It reports whether the topic is present.
+func (u *snapshotUpdate) finishTopic(topic string) bool {
+	ts := u.next.topics[topic]
+	if len(ts.partitions) == 0 {
+		delete(u.next.topics, topic)
+		if ts.id != ([16]byte{}) && u.next.byID[ts.id] == topic {
+			delete(u.next.byID, ts.id)
+		}
+		return false
+	}
+	if ts.id != ([16]byte{}) {
+		u.next.byID[ts.id] = topic
+	}
+	return true
 }
 
 // MarkCreating records that the caller has started creating these topics

@@ -102,7 +102,7 @@ func (c *Cache) MissingTopics(req *kmsg.MetadataRequest) []string {
 	return out
 }
 
-// MetadataResponse answers a Metadata request (v0–v12, protocol.md §9.4)
+// MetadataResponse answers a Metadata request (v0–v12)
 // from the cache for a client connected on listener. Auto-creation is not
 // done here: topics the caller marked with MarkCreating are answered with
 // LEADER_NOT_AVAILABLE, other unknown ones with UNKNOWN_TOPIC_OR_PARTITION.

@@ -5,7 +5,7 @@ import (
 	"errors"
 )
 
-// Record batch header fields this package needs (log-format.md §3): a batch
+// Record batch header fields this package needs (the v2 record batch format): a batch
 // starts with baseOffset int64, batchLength int32, partitionLeaderEpoch
 // int32, magic int8, crc uint32, attributes int16 ...
 const (

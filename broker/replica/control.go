@@ -11,9 +11,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// checkControlEpochsLocked applies controller.md §17.4's request-level rules
-// shared by LeaderAndIsr, StopReplica and UpdateMetadata. Must hold
-// controlMu. A newer controller epoch is recorded.
+// checkControlEpochsLocked applies the request-level rules shared by
+// LeaderAndIsr, StopReplica and UpdateMetadata: a request addressed to an
+// earlier incarnation of this broker (broker epoch below ours, -1 skips the
+// check) is STALE_BROKER_EPOCH, one from a controller epoch older than the
+// highest seen is STALE_CONTROLLER_EPOCH; otherwise a newer controller
+// epoch is recorded. Must hold controlMu.
 func (m *Manager) checkControlEpochsLocked(hasBrokerEpoch bool, brokerEpoch int64, controllerEpoch int32, api string) *kerr.Error {
 	if hasBrokerEpoch && brokerEpoch != -1 && m.cfg.BrokerEpoch != nil {
 		if cur := m.cfg.BrokerEpoch(); brokerEpoch < cur {
@@ -48,7 +51,8 @@ type lairPartition struct {
 }
 
 // LeaderAndIsr makes this broker leader or follower of the listed
-// partitions (protocol.md §9.5, controller.md §17.4, replication.md §10).
+// partitions: after the request-level epoch checks, each partition state
+// with a leader epoch newer than ours switches the partition's role.
 func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
 	resp.Version = req.Version
@@ -109,8 +113,8 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 				}
 			}
 			if !live {
-				// replication.md §10.2 step 1: the log exists (its HW is
-				// checkpointed) but there is nobody to fetch from.
+				// A follower's log is created even without a live leader
+				// (its HW is checkpointed), but there is nobody to fetch from.
 				m.state.Warn("leader of followed partition is not live; not fetching",
 					"topic", tp.Topic, "partition", tp.Partition, "leader", follow.LeaderID)
 				continue
@@ -190,50 +194,11 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		}
 	}()
 
-	if p.topicID != ([16]byte{}) && lp.topicID != ([16]byte{}) && p.topicID != lp.topicID {
-		return kerr.InconsistentTopicID.Code, nil, false
+	if code := m.acceptPartitionStateLocked(req, p, lp); code != 0 {
+		return code, nil, false
 	}
-	if st.LeaderEpoch <= p.leaderEpoch {
-		// Equal or older: ignored; a topic id may still be attached.
-		if p.topicID == ([16]byte{}) {
-			p.topicID = lp.topicID
-		}
-		m.state.Info("ignoring LeaderAndIsr partition state with a leader epoch not newer than the current one",
-			"topic", tp.Topic, "partition", tp.Partition, "leader_epoch", st.LeaderEpoch, "current_leader_epoch", p.leaderEpoch,
-			"controller_epoch", req.ControllerEpoch)
-		return kerr.StaleControllerEpoch.Code, nil, false
-	}
-	if !containsBroker(st.Replicas, m.cfg.BrokerID) {
-		m.state.Warn("ignoring LeaderAndIsr for a partition this broker is not a replica of",
-			"topic", tp.Topic, "partition", tp.Partition, "replicas", st.Replicas)
-		return kerr.UnknownTopicOrPartition.Code, nil, false
-	}
-
-	if p.log == nil {
-		if logCfg.err != nil {
-			return m.storageErrorCode(logCfg.err, tp, "topic_config"), nil, false
-		}
-		log, err := m.logs.GetOrCreateLog(tp, logCfg.cfg)
-		if err != nil {
-			return m.storageErrorCode(err, tp, "create_log"), nil, false
-		}
-		p.log = log
-	}
-	if lp.topicID != ([16]byte{}) {
-		// partition.metadata: recorded before any record of this
-		// incarnation is appended; a directory of an older incarnation
-		// of the topic answers INCONSISTENT_TOPIC_ID.
-		if ts, ok := p.log.(topicIDStore); ok {
-			if err := ts.SetTopicID(lp.topicID); err != nil {
-				if errors.Is(err, kerr.InconsistentTopicID) {
-					m.state.Error("partition directory belongs to another incarnation of the topic",
-						"topic", tp.Topic, "partition", tp.Partition, "err", err)
-					return kerr.InconsistentTopicID.Code, nil, false
-				}
-				return m.storageErrorCode(err, tp, "partition_metadata"), nil, false
-			}
-		}
-		p.topicID = lp.topicID
+	if code := m.ensureLogLocked(p, lp.topicID, logCfg); code != 0 {
+		return code, nil, false
 	}
 
 	wasLeader := p.isLeaderLocked()
@@ -245,13 +210,18 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	p.leaderEpoch = st.LeaderEpoch
 
 	if st.Leader == m.cfg.BrokerID {
-		m.becomeLeaderLocked(p, st, wasLeader)
+		if err := p.makeLeaderLocked(st.LeaderEpoch, st.ISR, wasLeader, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax); err != nil {
+			// The cache in memory is updated even when the checkpoint
+			// write fails; the next successful write persists it.
+			m.log.Error("recording leader epoch", "topic", tp.Topic, "partition", tp.Partition,
+				"leader_epoch", st.LeaderEpoch, "err", err)
+		}
 		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 			"from", from, "to", "leader", "leader_epoch", st.LeaderEpoch, "isr", st.ISR,
 			"controller_epoch", req.ControllerEpoch, "reason", "LeaderAndIsr")
 		return 0, nil, wasFollowing
 	}
-	m.becomeFollowerLocked(p, st)
+	p.makeFollowerLocked(st.Leader)
 	m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 		"from", from, "to", "follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch,
 		"controller_epoch", req.ControllerEpoch, "reason", "LeaderAndIsr")
@@ -259,13 +229,72 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 		return 0, nil, wasFollowing
 	}
 	// Every epoch bump restarts the fetcher so the follower re-runs the
-	// divergence check (replication.md §10.2 step 4).
+	// divergence check.
 	return 0, &FollowerStart{
 		LeaderID:    st.Leader,
 		LeaderEpoch: st.LeaderEpoch,
 		TopicID:     p.topicID,
 		FetchOffset: p.log.LogEndOffset(),
 	}, wasFollowing
+}
+
+// acceptPartitionStateLocked applies the per-partition acceptance rules of
+// LeaderAndIsr: a topic id other than the partition's is
+// INCONSISTENT_TOPIC_ID; a leader epoch not newer than ours is ignored
+// (STALE_CONTROLLER_EPOCH, though a missing topic id is still attached); a
+// state whose replicas do not include this broker is
+// UNKNOWN_TOPIC_OR_PARTITION. Must hold p.mu (write).
+func (m *Manager) acceptPartitionStateLocked(req *kmsg.LeaderAndISRRequest, p *Partition, lp lairPartition) int16 {
+	st, tp := lp.st, p.tp
+	if p.topicID != ([16]byte{}) && lp.topicID != ([16]byte{}) && p.topicID != lp.topicID {
+		return kerr.InconsistentTopicID.Code
+	}
+	if st.LeaderEpoch <= p.leaderEpoch {
+		if p.topicID == ([16]byte{}) {
+			p.topicID = lp.topicID
+		}
+		m.state.Info("ignoring LeaderAndIsr partition state with a leader epoch not newer than the current one",
+			"topic", tp.Topic, "partition", tp.Partition, "leader_epoch", st.LeaderEpoch, "current_leader_epoch", p.leaderEpoch,
+			"controller_epoch", req.ControllerEpoch)
+		return kerr.StaleControllerEpoch.Code
+	}
+	if !containsBroker(st.Replicas, m.cfg.BrokerID) {
+		m.state.Warn("ignoring LeaderAndIsr for a partition this broker is not a replica of",
+			"topic", tp.Topic, "partition", tp.Partition, "replicas", st.Replicas)
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	return 0
+}
+
+// ensureLogLocked opens or creates the partition's log with its resolved
+// config and records the topic id in partition.metadata before any record
+// of this incarnation is appended; a directory of an older incarnation of
+// the topic answers INCONSISTENT_TOPIC_ID. Must hold p.mu (write).
+func (m *Manager) ensureLogLocked(p *Partition, topicID [16]byte, logCfg topicLogConfig) int16 {
+	tp := p.tp
+	if p.log == nil {
+		if logCfg.err != nil {
+			return m.storageErrorCode(logCfg.err, tp, "topic_config")
+		}
+		log, err := m.logs.GetOrCreateLog(tp, logCfg.cfg)
+		if err != nil {
+			return m.storageErrorCode(err, tp, "create_log")
+		}
+		p.log = log
+	}
+	if topicID == ([16]byte{}) {
+		return 0
+	}
+	if err := p.log.SetTopicID(topicID); err != nil {
+		if errors.Is(err, kerr.InconsistentTopicID) {
+			m.state.Error("partition directory belongs to another incarnation of the topic",
+				"topic", tp.Topic, "partition", tp.Partition, "err", err)
+			return kerr.InconsistentTopicID.Code
+		}
+		return m.storageErrorCode(err, tp, "partition_metadata")
+	}
+	p.topicID = topicID
+	return 0
 }
 
 func roleName(leader bool, leaderID int32) string {
@@ -279,69 +308,9 @@ func roleName(leader bool, leaderID int32) string {
 	}
 }
 
-// becomeLeaderLocked is replication.md §10.1. Must hold p.mu (write).
-func (m *Manager) becomeLeaderLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition, wasLeader bool) {
-	p.leaderID = m.cfg.BrokerID
-	p.isr = slices.Clone(st.ISR)
-	p.pendingIsr = nil
-	leo := p.log.LogEndOffset()
-	// The new epoch starts at the current log end even if nothing is ever
-	// written in it, so followers holding records of a failed later epoch
-	// can still find their truncation point.
-	p.epochStartOffset = leo
-	if err := p.log.AssignEpoch(st.LeaderEpoch, leo); err != nil {
-		// The cache in memory is updated even when the checkpoint write
-		// fails; the next successful write persists it.
-		m.log.Error("recording leader epoch", "topic", p.tp.Topic, "partition", p.tp.Partition,
-			"leader_epoch", st.LeaderEpoch, "err", err)
-	}
-	// Follower tracking restarts with the epoch (step 5): ISR members get
-	// a fresh lag allowance; a broker that was not leader knows nothing of
-	// its followers' logs, so ISR members hold the HW until they fetch.
-	now := m.cfg.Clock()
-	p.hwMu.Lock()
-	old := p.remotes
-	p.remotes = make(map[int32]*remoteReplica, len(p.replicas))
-	for _, id := range p.replicas {
-		if id == p.brokerID {
-			continue
-		}
-		r := newRemoteReplica()
-		inIsr := containsBroker(p.isr, id)
-		if inIsr {
-			r.lastCaughtUp = now
-		}
-		if prev := old[id]; wasLeader && prev != nil {
-			r.leo, r.logStart = prev.leo, prev.logStart
-			r.lastFetchLeaderLEO = leo
-			if inIsr {
-				r.lastFetchTime = now
-			}
-		}
-		p.remotes[id] = r
-	}
-	// The HW loaded from replication-offset-checkpoint stays where it is
-	// (clamped by storage) until the followers of the ISR report their log
-	// ends; with ISR = {leader} it moves to the log end now.
-	p.maybeIncrementHighWatermarkHwLocked(p.log, now, m.cfg.ReplicaLagTimeMax)
-	p.hwMu.Unlock()
-}
-
-// becomeFollowerLocked is replication.md §10.2. Must hold p.mu (write).
-// Followers stop accepting produce and do not track an ISR; fetching from
-// the leader is the Fetcher's job.
-func (m *Manager) becomeFollowerLocked(p *Partition, st *kmsg.LeaderAndISRRequestTopicPartition) {
-	p.leaderID = st.Leader
-	p.isr = nil
-	p.pendingIsr = nil
-	p.epochStartOffset = -1
-	p.hwMu.Lock()
-	clear(p.remotes)
-	p.hwMu.Unlock()
-}
-
-// StopReplica stops (and optionally deletes) partition replicas
-// (protocol.md §9.6, controller.md §17.4).
+// StopReplica stops (and optionally deletes) partition replicas, after the
+// same request-level epoch checks as LeaderAndIsr; a partition leader epoch
+// older than ours is FENCED_LEADER_EPOCH.
 func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
 	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
 	resp.Version = req.Version
@@ -461,7 +430,7 @@ func (m *Manager) storageErrorCode(err error, tp common.TopicPartition, op strin
 	return c
 }
 
-// UpdateMetadata applies the controller's cluster view (protocol.md §9.7):
+// UpdateMetadata applies the controller's cluster view:
 // epoch checks first, then the metadata cache; partitions the cache reports
 // deleted and still hosted here are removed with their logs.
 func (m *Manager) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
@@ -490,10 +459,4 @@ func (m *Manager) UpdateMetadata(_ context.Context, req *kmsg.UpdateMetadataRequ
 		m.cfg.OnPartitionsDeleted(deleted)
 	}
 	return resp
-}
-
-// topicIDStore is implemented by logs that persist their topic id in
-// partition.metadata (the on-disk storage log).
-type topicIDStore interface {
-	SetTopicID(id [16]byte) error
 }

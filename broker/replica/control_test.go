@@ -68,7 +68,7 @@ func (f *fakeMeta) TopicName([16]byte) (string, bool) { return "", false }
 
 // "If ControllerEpoch < highest controller epoch seen → STALE_CONTROLLER_EPOCH
 // (LeaderAndIsr, StopReplica) or a failure (UpdateMetadata). Otherwise record
-// it as the highest seen." (controller.md §17.4)
+// it as the highest seen."
 func TestStaleControllerEpochRejected(t *testing.T) {
 	m, _ := newTestManager(t, nil)
 	ctx := context.Background()

@@ -17,7 +17,7 @@ type producePart struct {
 	done           bool
 }
 
-// delayedProduce is Kafka's DelayedProduce (replication.md §3.3): an
+// delayedProduce is Kafka's DelayedProduce an
 // acks=all produce that appended locally parks in the produce purgatory,
 // watched under each appended partition, until the HW of every one of them
 // passes its last appended offset, the partition stops being led here, the
@@ -65,7 +65,7 @@ func (d *delayedProduce) TryComplete() bool {
 func (d *delayedProduce) OnComplete()   { close(d.done) }
 func (d *delayedProduce) OnExpiration() {}
 
-// checkEnoughReplicasReachOffset is replication.md §3.2: done with
+// checkEnoughReplicasReachOffset decides one acks=all partition: done with
 // NOT_LEADER_OR_FOLLOWER when this broker no longer leads the partition;
 // done once the HW reached requiredOffset, with NONE if the maximal ISR
 // still has min.insync.replicas members and NOT_ENOUGH_REPLICAS_AFTER_APPEND

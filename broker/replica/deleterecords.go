@@ -8,8 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// DeleteRecords moves log start offsets forward (protocol.md §9.21,
-// log-format.md §10.5). Offset -1 means "up to the high watermark".
+// DeleteRecords moves log start offsets forward, never past the high
+// watermark (OFFSET_OUT_OF_RANGE). Offset -1 means "up to the high
+// watermark".
 //
 // Kafka answers once every replica's log start offset reached the new low
 // watermark; here the answer is immediate with the leader's log start, and

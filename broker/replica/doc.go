@@ -11,29 +11,38 @@
 //	                                       (becomeLeaderOrFollower, stopReplicas,
 //	                                       maybeUpdateMetadataCache), produce.go
 //	                                       (appendRecords), fetch.go (fetchMessages,
-//	                                       readFromLocalLog, updateFollowerFetchState),
+//	                                       readFromLocalLog; the fetch-session
+//	                                       state machine is openFetchSession),
 //	                                       listoffsets.go, offsetforleaderepoch.go,
 //	                                       deleterecords.go, isrmanager.go
 //	                                       (maybeShrinkIsr, maybePropagateIsrChanges)
-//	kafka.cluster.Partition                partition.go (role, ISR, maximal ISR, HW),
-//	                                       control.go (makeLeader / makeFollower),
+//	kafka.cluster.Partition                partition.go (role, ISR, maximal ISR, HW,
+//	                                       makeLeaderLocked, makeFollowerLocked),
+//	                                       produce.go (appendRecordsToLeader),
+//	                                       fetch.go (updateFollowerFetchStateLocked),
 //	                                       isr.go (HW candidate, ISR decisions),
-//	                                       isrmanager.go (expand/shrink + persist),
+//	                                       isrmanager.go (maybeExpandIsr and
+//	                                       maybeShrinkIsr decide, the Manager
+//	                                       persists with submitIsrChange),
 //	                                       follower.go (follower log: append,
 //	                                       truncation by epoch)
 //	kafka.cluster.Replica                  isr.go remoteReplica (follower LEO,
 //	                                       lastCaughtUpTimeMs rule)
 //	kafka.utils.ReplicationUtils,          isr.go IsrUpdater (the *zkclient.Client
 //	ReplicaManager ISR notifications       conditional write, isr_change_notification)
-//	kafka.server.DelayedProduce            delayedproduce.go (+ WaitForReplication)
+//	kafka.server.DelayedProduce            delayedproduce.go (+ WaitForReplication),
+//	                                       coordinatorlog.go (acks=all coordinator
+//	                                       writes, TopicLog)
 //	kafka.server.DelayedFetch              delayedfetch.go + fetchWithWait in fetch.go
 //	                                       (parked in broker/purgatory, key per partition)
 //	kafka.server.FetchSessionCache         fetchsession.go
 //	kafka.server.ReplicaFetcherManager     fetcher.go FetcherManager
 //	kafka.server.ReplicaFetcherThread      fetcher.go fetcherThread (truncate, fetch,
 //	                                       out-of-range handling)
-//	log / LogManager access                store.go (interfaces), storage_adapter.go;
-//	                                       the metadata cache is *metadata.Cache
+//	log / LogManager access                store.go: the Log interface that
+//	                                       *storage.Log satisfies, LogStore over
+//	                                       *storage.LogManager (NewLogStore); the
+//	                                       metadata cache is *metadata.Cache
 //	appendRecords(internalTopicsAllowed),  produce.go AppendToLocalLog, readlog.go
 //	onLeadershipChange (KafkaApis)         ReadLocalLog, Config.OnLeadershipChange:
 //	                                       the hooks for the group/txn coordinators
@@ -61,12 +70,12 @@
 //
 //   - Leader: each follower fetch (replica id >= 0, first read only) records
 //     the follower's fetch offset as its log end and updates its
-//     lastCaughtUp time (§2); the HW becomes the smallest log end among the
-//     leader, the maximal ISR and caught-up followers outside it (§4), and
+//     lastCaughtUp time; the HW becomes the smallest log end among the
+//     leader, the maximal ISR and caught-up followers outside it, and
 //     never decreases. A follower whose log end reached the HW and the
-//     leader's epoch start offset joins the ISR (§7.2); every
+//     leader's epoch start offset joins the ISR; every
 //     replica.lag.time.max.ms / 2 the ISR loses the followers that have not
-//     caught up for replica.lag.time.max.ms (§7.1). The leader writes the
+//     caught up for replica.lag.time.max.ms. The leader writes the
 //     new ISR itself with a conditional write of the partition state znode
 //     (IsrUpdater, expected version = partition epoch); a version conflict
 //     leaves the change pending — no further ISR changes — until the next
@@ -83,17 +92,22 @@
 //   - Follower: LeaderAndIsr hands the partition to the FetcherManager
 //     (num.replica.fetchers goroutines per leader). A partition starts in
 //     the Truncating state: OffsetForLeaderEpoch for its latest local
-//     epoch, truncation per §9.2 (never to the follower's own HW alone),
+//     epoch, truncation to the smaller of the leader's end
+//     of that epoch and the follower's log end (never to the follower's own
+//     HW alone),
 //     then Fetching: sessionless Fetch v12 with replica id, current leader
 //     epoch and last fetched epoch; a diverging epoch in the response
 //     truncates again; records are appended with the leader's offsets and
 //     epochs; the HW and log start are copied from the response (clamped).
-//     OFFSET_OUT_OF_RANGE follows §9.7 (ListOffsets latest/earliest).
+//     OFFSET_OUT_OF_RANGE truncates to the leader's log end when the leader's
+//     log is shorter, or restarts the log at the leader's log start when
+//     that is beyond the follower's end (ListOffsets latest/earliest).
 //     Followers refuse produce and consumer fetches (NOT_LEADER_OR_FOLLOWER).
 //
 // # Remaining differences from Kafka
 //
-//   - Followers always send full sessionless fetches (allowed by §5.2);
+//   - Followers always send full sessionless fetches (fetch sessions are an optimisation a
+//     follower may skip);
 //     truncate-on-fetch without the Truncating step (IBP >= 2.7) and
 //     AlterPartition are not implemented (the classic ZooKeeper mode is).
 //   - DeleteRecords answers as soon as the leader's log start moved; the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/storage"
 )
 
 // Replica ids in Fetch and ListOffsets requests.
@@ -35,12 +36,12 @@ type fetchPart struct {
 type partRead struct {
 	code               int16
 	hw, lso, logStart  int64
-	records            RecordData
+	records            storage.Records
 	leaderEpoch        int32 // to notice leadership changes while parked
 	divergingEpoch     int32
 	divergingEndOffset int64
 	hasDivergingEpoch  bool
-	aborted            []AbortedTxn
+	aborted            []storage.AbortedTxn
 }
 
 func (r *partRead) size() int {
@@ -60,14 +61,14 @@ type fetchParams struct {
 	maxWait   time.Duration
 }
 
-// Fetch serves consumer and follower fetches (protocol.md §9.2): reads up
+// Fetch serves consumer and follower fetches ): reads up
 // to the high watermark (consumers) or the log end (followers, replica id
 // >= 0, and the debugging replica id -2), honours
 // max_bytes/partition_max_bytes with KIP-74's "at least one batch",
 // long-polls for min_bytes up to max_wait_ms, fences by current leader
 // epoch and runs fetch sessions (KIP-227). A follower fetch also tells the
 // leader the follower's log end: it may raise the HW, complete acks=all
-// produces and expand the ISR (replication.md §6).
+// produces and expand the ISR.
 //
 // The response is a *network.SplicedResponse whose record data are file
 // ranges the network layer sends with sendfile (a plain *kmsg.FetchResponse
@@ -93,60 +94,18 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 
 	reqParts := m.fetchPartsFromRequest(req)
 
-	// Session handling (v7+). Versions before 7 are always sessionless.
-	var session *fetchSession
-	incremental := false
-	if req.Version >= 7 {
-		switch {
-		case req.SessionID == 0 && req.SessionEpoch == -1:
-			// full fetch without a session
-		case req.SessionID == 0 && req.SessionEpoch == 0:
-			session = m.sessions.create(reqParts)
-		case req.SessionEpoch == -1:
-			m.sessions.remove(req.SessionID)
-		case req.SessionEpoch == 0:
-			m.sessions.remove(req.SessionID)
-			session = m.sessions.create(reqParts)
-		default:
-			s, ok := m.sessions.get(req.SessionID)
-			if !ok {
-				resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-				return resp, nil
-			}
-			s.mu.Lock()
-			if s.epoch != req.SessionEpoch {
-				s.mu.Unlock()
-				resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
-				return resp, nil
-			}
-			s.epoch++
-			if s.epoch < 1 { // wrap-around, as Kafka's nextEpoch
-				s.epoch = 1
-			}
-			for _, p := range reqParts {
-				s.upsertLocked(p)
-			}
-			for _, ft := range req.ForgottenTopics {
-				name := ft.Topic
-				if req.Version >= 13 {
-					name, _ = m.topicName(ft.TopicID)
-				}
-				for _, p := range ft.Partitions {
-					s.forgetLocked(common.TopicPartition{Topic: name, Partition: p})
-				}
-			}
-			s.touch(m.cfg.Clock())
-			session, incremental = s, true
-			// Held until the response is built; see fetchSession.
-			defer s.mu.Unlock()
-		}
+	session, incremental, code := m.openFetchSession(req, reqParts)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
 	}
 	parts := reqParts
-	if incremental {
-		parts = session.requestsLocked()
-	} else if session != nil {
-		session.mu.Lock()
+	if session != nil {
+		// Held until the response is built; see fetchSession.
 		defer session.mu.Unlock()
+		if incremental {
+			parts = session.requestsLocked()
+		}
 	}
 
 	reads, err := m.fetchWithWait(ctx, parts, params)
@@ -159,38 +118,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if session != nil {
 		resp.SessionID = session.id
 	}
-	var cur *kmsg.FetchResponseTopic
-	var returnedData map[common.TopicPartition]bool
-	for i := range parts {
-		p, r := &parts[i], &reads[i]
-		if incremental && r.size() > 0 {
-			if returnedData == nil {
-				returnedData = make(map[common.TopicPartition]bool)
-			}
-			returnedData[p.tp] = true
-		}
-		if session != nil {
-			sp := session.index[p.tp]
-			if sp != nil {
-				news := !incremental || r.code != 0 || r.size() > 0 || r.hasDivergingEpoch ||
-					r.hw != sp.hw || r.lso != sp.lso || (req.Version >= 5 && r.logStart != sp.logStart)
-				sp.hw, sp.lso, sp.logStart = r.hw, r.lso, r.logStart
-				if !news {
-					continue
-				}
-			}
-		}
-		if cur == nil || cur.Topic != p.tp.Topic || cur.TopicID != p.topicID {
-			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
-			cur = &resp.Topics[len(resp.Topics)-1]
-			cur.Topic = p.tp.Topic
-			cur.TopicID = p.topicID
-		}
-		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params, &splicer, splice))
-	}
-	if incremental {
-		session.moveToEndLocked(returnedData)
-	}
+	m.appendFetchResponseTopics(resp, parts, reads, params, session, incremental, &splicer, splice)
 	if !splice {
 		return resp, nil
 	}
@@ -205,9 +133,106 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	return out, nil
 }
 
+// openFetchSession applies the request's fetch-session fields (v7+; older
+// versions are always sessionless):
+//
+//	id 0, epoch -1      full fetch, no session
+//	id 0, epoch 0       full fetch creating a session
+//	id n, epoch -1      close session n, full fetch without one
+//	id n, epoch 0       close session n, full fetch creating a new one
+//	id n, epoch e > 0   incremental fetch in session n, which must expect e
+//
+// An incremental fetch adds or updates the listed partitions and drops the
+// forgotten ones. The session returned (nil for none) is locked; the caller
+// unlocks it once the response is built. A non-zero code is the
+// request-level error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH).
+func (m *Manager) openFetchSession(req *kmsg.FetchRequest, reqParts []fetchPart) (session *fetchSession, incremental bool, code int16) {
+	if req.Version < 7 {
+		return nil, false, 0
+	}
+	switch {
+	case req.SessionID == 0 && req.SessionEpoch == -1:
+		return nil, false, 0
+	case req.SessionID == 0 && req.SessionEpoch == 0:
+		session = m.sessions.create(reqParts)
+	case req.SessionEpoch == -1:
+		m.sessions.remove(req.SessionID)
+		return nil, false, 0
+	case req.SessionEpoch == 0:
+		m.sessions.remove(req.SessionID)
+		session = m.sessions.create(reqParts)
+	default:
+		s, ok := m.sessions.get(req.SessionID)
+		if !ok {
+			return nil, false, kerr.FetchSessionIDNotFound.Code
+		}
+		s.mu.Lock()
+		if s.epoch != req.SessionEpoch {
+			s.mu.Unlock()
+			return nil, false, kerr.InvalidFetchSessionEpoch.Code
+		}
+		s.epoch++
+		if s.epoch < 1 { // wrap-around, as Kafka's nextEpoch
+			s.epoch = 1
+		}
+		for _, p := range reqParts {
+			s.upsertLocked(p)
+		}
+		for _, ft := range req.ForgottenTopics {
+			name := ft.Topic
+			if req.Version >= 13 {
+				name, _ = m.topicName(ft.TopicID)
+			}
+			for _, p := range ft.Partitions {
+				s.forgetLocked(common.TopicPartition{Topic: name, Partition: p})
+			}
+		}
+		s.touch(m.cfg.Clock())
+		return s, true, 0
+	}
+	if session != nil {
+		session.mu.Lock()
+	}
+	return session, false, 0
+}
+
+// appendFetchResponseTopics fills resp with one entry per partition read,
+// grouped by topic. In a session every partition's HW, LSO and log start
+// are remembered; an incremental response leaves out the partitions with
+// nothing new (no error, no data, no diverging epoch, same offsets), and
+// the partitions that returned data move to the end of the session's order
+// so the next fetch starts with the others.
+func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead, params fetchParams,
+	session *fetchSession, incremental bool, splicer *network.Splicer, splice bool) {
+	var cur *kmsg.FetchResponseTopic
+	var returnedData map[common.TopicPartition]bool
+	for i := range parts {
+		p, r := &parts[i], &reads[i]
+		if incremental && r.size() > 0 {
+			if returnedData == nil {
+				returnedData = make(map[common.TopicPartition]bool)
+			}
+			returnedData[p.tp] = true
+		}
+		if session != nil && !session.recordLocked(p.tp, r, incremental, params.version) {
+			continue
+		}
+		if cur == nil || cur.Topic != p.tp.Topic || cur.TopicID != p.topicID {
+			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
+			cur = &resp.Topics[len(resp.Topics)-1]
+			cur.Topic = p.tp.Topic
+			cur.TopicID = p.topicID
+		}
+		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params, splicer, splice))
+	}
+	if incremental {
+		session.moveToEndLocked(returnedData)
+	}
+}
+
 // unsplice replaces every placeholder of resp by the record bytes.
 func (m *Manager) unsplice(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead) {
-	data := make(map[common.TopicPartition]RecordData)
+	data := make(map[common.TopicPartition]storage.Records)
 	for i := range parts {
 		if reads[i].size() > 0 {
 			data[parts[i].tp] = reads[i].records
@@ -277,7 +302,7 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 
 // fetchWithWait reads every partition and, when the request allows it and
 // fewer than min_bytes are available, parks the request in the fetch
-// purgatory (DelayedFetch, replication.md §6.1) until it can complete; then
+// purgatory (DelayedFetch) until it can complete; then
 // it reads again and returns what is there.
 func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
 	reads, total, hasErr := m.readParts(parts, params, true)
@@ -323,8 +348,7 @@ func leadershipChanged(a, b []partRead) bool {
 // partition_max_bytes, the response at most max_bytes, and the first
 // partition with data at least one whole batch (KIP-74). first is true for
 // the read when the request arrives (not the re-reads of a parked fetch):
-// only that one updates the leader's view of a follower (replication.md §6
-// step 7).
+// only that one updates the leader's view of a follower.
 func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) ([]partRead, int, bool) {
 	reads := make([]partRead, len(parts))
 	limit := params.maxBytes
@@ -333,7 +357,7 @@ func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) (
 	hasErr := false
 	for i := range parts {
 		max := min(parts[i].maxBytes, limit)
-		reads[i] = m.readPartition(&parts[i], params, max, minOne, first)
+		reads[i] = m.readPartition(&parts[i], params, readLimits{maxBytes: max, minOneMessage: minOne, updateFollower: first})
 		if reads[i].code != 0 {
 			hasErr = true
 		}
@@ -363,9 +387,23 @@ type followerUpdate struct {
 	tryExpand bool
 }
 
-func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool, first bool) partRead {
-	var upd followerUpdate
-	r := m.readPartitionOnce(fp, params, maxBytes, minOne, first, &upd)
+// readLimits bounds one partition's read in a fetch.
+type readLimits struct {
+	maxBytes int32
+	// minOneMessage returns a first batch even when it is larger than
+	// maxBytes, so a consumer always makes progress (KIP-74).
+	minOneMessage bool
+	// updateFollower is set for the read when the request arrives (not the
+	// re-reads of a parked fetch): only that one records a follower's
+	// position on the leader.
+	updateFollower bool
+}
+
+// readPartition reads one partition, then, with no lock held, acts on what
+// a follower's fetch changed: parked requests are woken when the HW rose,
+// and the follower may join the ISR.
+func (m *Manager) readPartition(fp *fetchPart, params fetchParams, lim readLimits) partRead {
+	r, upd := m.readPartitionOnce(fp, params, lim)
 	if upd.hwRose {
 		m.wakeOnHighWatermark(fp.tp)
 	}
@@ -377,68 +415,54 @@ func (m *Manager) readPartition(fp *fetchPart, params fetchParams, maxBytes int3
 	return r
 }
 
-func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes int32, minOne bool, first bool, upd *followerUpdate) partRead {
+// readPartitionOnce is the read under the partition's read lock: the
+// leadership and replica checks, a follower's divergence check and
+// position update, then the records up to the fetchable end (the log end
+// for followers, the LSO for READ_COMMITTED consumers, the HW otherwise).
+func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, lim readLimits) (partRead, followerUpdate) {
 	r := partRead{hw: -1, lso: -1, logStart: -1, leaderEpoch: -1}
+	var upd followerUpdate
 	if fp.resolveErr != 0 {
 		r.code = fp.resolveErr
-		return r
+		return r, upd
 	}
 	if params.version < 4 {
 		// Klassik stores only magic-2 batches and does not down-convert.
 		r.code = kerr.UnsupportedVersion.Code
-		return r
+		return r, upd
 	}
 	p, ok := m.Partition(fp.tp)
 	if !ok {
 		r.code = m.errorCode(m.unknownPartitionError(fp.tp), fp.tp, "fetch")
-		return r
+		return r, upd
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	st, kerrE := p.checkLeaderLocked(fp.currentLeaderEpoch, true)
 	if kerrE != nil {
 		r.code = kerrE.Code
-		return r
+		return r, upd
 	}
 	r.leaderEpoch = st.leaderEpoch
 	follower := params.replicaID >= 0
-	if follower && !containsBroker(p.replicas, params.replicaID) {
-		// The leader may not have seen the LeaderAndIsr adding this
-		// replica yet (replication.md §6 step 3).
-		if fp.currentLeaderEpoch >= 0 {
-			r.code = kerr.UnknownLeaderEpoch.Code
-		} else {
-			r.code = kerr.NotLeaderForPartition.Code
-		}
-		return r
+	if code := p.checkFetchableLocked(st.log, fp, params); code != 0 {
+		r.code = code
+		return r, upd
 	}
 	log := st.log
-	if params.version < 10 && compressionType(log) == "zstd" {
-		// zstd batches need Fetch v10+ (KIP-110); Kafka refuses by topic
-		// config rather than by inspecting batches.
-		r.code = kerr.UnsupportedCompressionType.Code
-		return r
-	}
 	hw, leo, logStart := log.HighWatermark(), log.LogEndOffset(), log.LogStartOffset()
-
-	// Divergence check for followers that send their last fetched epoch
-	// (v12+, replication.md §6 step 5).
 	if follower && fp.lastFetchedEpoch >= 0 {
-		e, end := log.EndOffsetForEpoch(fp.lastFetchedEpoch)
-		if e == -1 && end == -1 || fp.fetchOffset < logStart {
-			r.code = kerr.OffsetOutOfRange.Code
-			return r
-		}
-		if e < fp.lastFetchedEpoch || end < fp.fetchOffset {
-			r.hw, r.lso, r.logStart = hw, hw, logStart
-			r.hasDivergingEpoch, r.divergingEpoch, r.divergingEndOffset = true, e, end
-			return r
+		if code, diverged := divergence(log, fp, logStart, &r); code != 0 || diverged {
+			r.code = code
+			if diverged {
+				r.hw, r.lso, r.logStart = hw, hw, logStart
+			}
+			return r, upd
 		}
 	}
-
 	if fp.fetchOffset < logStart || fp.fetchOffset > leo {
 		r.code = kerr.OffsetOutOfRange.Code
-		return r
+		return r, upd
 	}
 	// The last stable offset is the HW lowered to the first offset of the
 	// earliest open transaction.
@@ -451,45 +475,99 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, maxBytes 
 		maxOffset = lso
 	}
 	r.hw, r.lso, r.logStart = hw, lso, logStart
-	if follower && first {
-		// The fetch offset is what the follower has (replication.md §2);
-		// the response still carries the HW from before this update, so
+	if follower && lim.updateFollower {
+		// The response still carries the HW from before this update, so
 		// the follower learns it one exchange later, as in Kafka.
-		now := m.cfg.Clock()
-		p.hwMu.Lock()
-		rr := p.remotes[params.replicaID]
-		if rr == nil {
-			rr = newRemoteReplica()
-			p.remotes[params.replicaID] = rr
+		upd = p.updateFollowerFetchStateLocked(params.replicaID, fp.fetchOffset, fp.logStartOffset, leo, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
+	}
+	if fp.fetchOffset >= maxOffset || lim.maxBytes <= 0 && !lim.minOneMessage {
+		return r, upd
+	}
+	m.readRecordsLocked(log, fp, params, lim, maxOffset, &r)
+	return r, upd
+}
+
+// checkFetchableLocked refuses a follower that is not (yet, in this
+// leader's view) a replica, and a Fetch below v10 of a zstd topic. Must
+// hold p.mu (read).
+func (p *Partition) checkFetchableLocked(log Log, fp *fetchPart, params fetchParams) int16 {
+	if params.replicaID >= 0 && !containsBroker(p.replicas, params.replicaID) {
+		// The leader may not have seen the LeaderAndIsr adding this
+		// replica yet.
+		if fp.currentLeaderEpoch >= 0 {
+			return kerr.UnknownLeaderEpoch.Code
 		}
-		rr.updateFetchState(fp.fetchOffset, fp.logStartOffset, now, leo)
-		upd.hwRose = p.maybeIncrementHighWatermarkHwLocked(log, now, m.cfg.ReplicaLagTimeMax)
-		upd.tryExpand = !containsBroker(p.isr, params.replicaID) && p.pendingIsr == nil
-		p.hwMu.Unlock()
+		return kerr.NotLeaderForPartition.Code
 	}
-	if fp.fetchOffset >= maxOffset || maxBytes <= 0 && !minOne {
-		return r
+	if params.version < 10 && log.CompressionType() == "zstd" {
+		// zstd batches need Fetch v10+ (KIP-110); Kafka refuses by topic
+		// config rather than by inspecting batches.
+		return kerr.UnsupportedCompressionType.Code
 	}
-	rr, err := log.Read(fp.fetchOffset, maxBytes, maxOffset, minOne)
+	return 0
+}
+
+// divergence is the leader's check of a follower's last fetched epoch
+// (Fetch v12+): an epoch the leader cannot place, or a fetch offset below
+// its log start, is OFFSET_OUT_OF_RANGE; an epoch the leader ended earlier
+// than the fetch offset (or does not have) diverged, and r gets the
+// leader's largest epoch not above it with its end offset, where the
+// follower truncates.
+func divergence(log Log, fp *fetchPart, logStart int64, r *partRead) (code int16, diverged bool) {
+	e, end := log.EndOffsetForEpoch(fp.lastFetchedEpoch)
+	if e == -1 && end == -1 || fp.fetchOffset < logStart {
+		return kerr.OffsetOutOfRange.Code, false
+	}
+	if e < fp.lastFetchedEpoch || end < fp.fetchOffset {
+		r.hasDivergingEpoch, r.divergingEpoch, r.divergingEndOffset = true, e, end
+		return 0, true
+	}
+	return 0, false
+}
+
+// updateFollowerFetchStateLocked is Kafka's
+// Partition.updateFollowerFetchState: a follower's fetch offset is what it
+// has, so it becomes the follower's log end (and its caught-up time moves
+// per the lastCaughtUp rule); the HW may then rise. Must hold p.mu (read);
+// takes hwMu.
+func (p *Partition) updateFollowerFetchStateLocked(replicaID int32, fetchOffset, followerLogStart, leaderLEO int64, now time.Time, lagMax time.Duration) followerUpdate {
+	p.hwMu.Lock()
+	defer p.hwMu.Unlock()
+	rr := p.remotes[replicaID]
+	if rr == nil {
+		rr = newRemoteReplica()
+		p.remotes[replicaID] = rr
+	}
+	rr.updateFetchState(fetchOffset, followerLogStart, now, leaderLEO)
+	return followerUpdate{
+		hwRose:    p.maybeIncrementHighWatermarkHwLocked(p.log, now, lagMax),
+		tryExpand: !containsBroker(p.isr, replicaID) && p.pendingIsr == nil,
+	}
+}
+
+// readRecordsLocked reads the records of one partition into r, with the
+// aborted transactions a READ_COMMITTED consumer needs. Must hold p.mu
+// (read).
+func (m *Manager) readRecordsLocked(log Log, fp *fetchPart, params fetchParams, lim readLimits, maxOffset int64, r *partRead) {
+	recs, err := log.ReadRecords(fp.fetchOffset, lim.maxBytes, maxOffset, lim.minOneMessage)
 	if err != nil {
 		r.code = m.errorCode(err, fp.tp, "fetch")
 		r.hw, r.lso, r.logStart = -1, -1, -1
-		return r
+		return
 	}
-	r.records = rr.Records
-	if params.isolation == 1 && !follower && r.size() > 0 {
+	r.records = recs
+	if params.isolation == 1 && params.replicaID < 0 && r.size() > 0 {
 		// Aborted transactions overlapping what may have been returned;
 		// the LSO bounds the data, so it bounds the list too (a superset
 		// is harmless: consumers match them against the batches they got).
-		txns, err := log.AbortedTransactions(fp.fetchOffset, maxOffset)
+		txns, err := log.CollectAbortedTransactions(fp.fetchOffset, maxOffset)
 		if err != nil {
 			r.code = m.errorCode(err, fp.tp, "fetch")
 			r.hw, r.lso, r.logStart, r.records = -1, -1, -1, nil
-			return r
+			return
 		}
 		r.aborted = txns
 	}
-	return r
 }
 
 func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetchParams, splicer *network.Splicer, splice bool) kmsg.FetchResponseTopicPartition {
@@ -518,7 +596,7 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 		sp.DivergingEpoch.Epoch = r.divergingEpoch
 		sp.DivergingEpoch.EndOffset = r.divergingEndOffset
 	}
-	// Records are never null on the wire (protocol.md §9.2).
+	// Records are never null on the wire: clients reject a null record set.
 	sp.RecordBatches = []byte{}
 	if code != 0 || r.size() == 0 {
 		return sp
@@ -540,13 +618,4 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 	}
 	sp.RecordBatches = b
 	return sp
-}
-
-// compressionType returns the topic's compression.type when the log knows
-// it (the storage adapter does), else "".
-func compressionType(l Log) string {
-	if c, ok := l.(interface{ CompressionType() string }); ok {
-		return c.CompressionType()
-	}
-	return ""
 }

@@ -23,7 +23,7 @@ type LeaderClient interface {
 }
 
 // FetcherConfig is the replica fetcher's part of the broker configuration
-// (replication.md §5, §16).
+// (num.replica.fetchers, replica.fetch.* and replica.socket.timeout.ms).
 type FetcherConfig struct {
 	NumFetchers      int           // num.replica.fetchers (default 1)
 	MinBytes         int32         // replica.fetch.min.bytes (1)
@@ -120,7 +120,7 @@ func fetcherID(tp common.TopicPartition, n int) int {
 // partition already fetched by another goroutine (an older leader) moves.
 // Every partition starts in the Truncating state: the fetcher asks the
 // leader where its log stops agreeing (OffsetForLeaderEpoch) before it
-// fetches (replication.md §5.1, Klassik's default).
+// fetches (the pre-2.7 protocol, Klassik's default).
 func (f *FetcherManager) AddPartitions(parts map[common.TopicPartition]FollowerStart) {
 	var idle []*fetcherThread
 	f.mu.Lock()
@@ -260,7 +260,7 @@ func (t *fetcherThread) add(tp common.TopicPartition, st FollowerStart) {
 	t.mu.Lock()
 	if s := t.parts[tp]; s != nil && s.leaderEpoch == st.LeaderEpoch {
 		t.mu.Unlock()
-		return // same epoch: keep the state (replication.md §5.1)
+		return // same epoch: keep the state, fetching goes on where it was
 	}
 	t.parts[tp] = &fetchState{leaderEpoch: st.LeaderEpoch, truncating: true, topicID: st.TopicID}
 	t.mu.Unlock()
@@ -384,7 +384,7 @@ func (t *fetcherThread) snapshot(truncating bool) []partSnap {
 	return out
 }
 
-// maybeTruncate is the Truncating state (replication.md §9.3): ask the
+// maybeTruncate is the Truncating state: ask the
 // leader where each partition's latest local epoch ends and truncate there.
 func (t *fetcherThread) maybeTruncate() error {
 	parts := t.snapshot(true)
@@ -471,8 +471,8 @@ func findOrAddOFLETopic(req *kmsg.OffsetForLeaderEpochRequest, topic string) *km
 	return &req.Topics[len(req.Topics)-1]
 }
 
-// fetchErrorCode handles a per-partition error from the leader
-// (replication.md §5.3): FENCED_LEADER_EPOCH with our own current epoch
+// fetchErrorCode handles a per-partition error from the leader:
+// FENCED_LEADER_EPOCH with our own current epoch
 // means our view is stale, so the partition leaves this goroutine until the
 // next LeaderAndIsr; everything else is retried after the backoff.
 func (t *fetcherThread) fetchErrorCode(tp common.TopicPartition, epoch int32, code int16) {
@@ -495,7 +495,7 @@ func (t *fetcherThread) partitionError(tp common.TopicPartition, epoch int32, er
 }
 
 // maybeFetch sends one Fetch for every partition in the Fetching state and
-// applies the response (replication.md §5.2–5.3). It reports whether a
+// applies the response. It reports whether a
 // request was sent.
 func (t *fetcherThread) maybeFetch() (bool, error) {
 	parts := t.snapshot(false)
@@ -512,7 +512,7 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	req.MaxBytes = cfg.ResponseMaxBytes
 	req.IsolationLevel = 0
 	req.SessionID = 0
-	req.SessionEpoch = -1 // sessionless full fetches (replication.md §5.2)
+	req.SessionEpoch = -1 // sessionless full fetches
 	sent := make(map[common.TopicPartition]partSnap)
 	for _, ps := range parts {
 		st, err := m.followerState(ps.tp, ps.epoch)
@@ -604,7 +604,7 @@ func (t *fetcherThread) handleFetched(tp common.TopicPartition, epoch int32, rp 
 	}
 }
 
-// handleOutOfRange is replication.md §9.7: a leader with a shorter log
+// handleOutOfRange answers OFFSET_OUT_OF_RANGE: a leader with a shorter log
 // (after an unclean election) makes the follower truncate to its end; a
 // leader whose log starts beyond the follower's end makes it restart its
 // log there.

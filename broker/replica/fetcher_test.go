@@ -12,7 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestTruncationOffset is the table of replication.md §9.2.
+// TestTruncationOffset is the table of the follower truncation rule: to the
+// smaller of the leader's end of the follower's latest epoch and the
+// follower's log end.
 func TestTruncationOffset(t *testing.T) {
 	// Local cache: epoch 0 at 0, epoch 2 at 5, LEO 9.
 	local := func(e int32) (int32, int64) {
@@ -128,12 +130,12 @@ func TestReplicationEndToEndInProcess(t *testing.T) {
 	})
 }
 
-// TestFollowerTruncatesByEpochNotHW checks replication.md §9.1: "A
+// TestFollowerTruncatesByEpochNotHW checks: "A
 // follower never truncates to its own HW (its HW may be stale). It asks the
 // leader, in terms of leader epochs, where its log and the leader's log
 // stop agreeing, and truncates there."
 //
-// This is §9.4, scenario 1. Replicas A (broker 1, leader, epoch 0) and B
+// This is the first divergence scenario. Replicas A (broker 1, leader, epoch 0) and B
 // (broker 2). m0 and m1 are on both; A's HW is 2 — m1 was acknowledged
 // with acks=all — but no response carrying HW 2 reached B, whose HW is 1.
 // B restarts. "Old protocol (truncate to own HW): B truncates to HW 1,
@@ -204,7 +206,7 @@ func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 	})
 }
 
-// TestScenario2DivergenceAfterDoubleFailure is §9.5, scenario 2. A (broker
+// TestScenario2DivergenceAfterDoubleFailure is the second divergence scenario. A (broker
 // 1, leader, epoch 0) and B (broker 2) hold m0, m1; both lose power and B
 // loses its unflushed m1. B restarts first and becomes leader in epoch 1
 // (cache (0,0),(1,1)); a producer writes m2 at offset 1. A returns as
@@ -308,7 +310,7 @@ func TestFetcherStopsOnRoleChange(t *testing.T) {
 	}
 }
 
-// TestFollowerBehindLeaderLogStart checks replication.md §9.7: a new
+// TestFollowerBehindLeaderLogStart checks: a new
 // follower whose log ends before the leader's log start gets
 // OFFSET_OUT_OF_RANGE, restarts its log at the leader's log start, copies
 // the rest, and then joins the ISR (its log end reached the HW).
@@ -348,7 +350,7 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 }
 
 // TestFollowerEmptyLogInsideLeaderBatch checks the special case of
-// replication.md §9.7: "if a follower with an empty log (LEO = logStart)
+// "if a follower with an empty log (LEO = logStart)
 // receives a batch that starts before its LEO but ends at or after it …
 // it restarts its log at the batch's base offset and appends."
 func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
@@ -373,7 +375,7 @@ func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
 	})
 }
 
-// TestFetcherLeaderEpochFencing checks replication.md §5.3: a
+// TestFetcherLeaderEpochFencing checks: a
 // FENCED_LEADER_EPOCH answer for the epoch the follower itself holds means
 // its metadata is stale, so the partition leaves the fetcher until the
 // next LeaderAndIsr; UNKNOWN_LEADER_EPOCH (the leader is behind) is

@@ -163,3 +163,18 @@ func (s *fetchSession) moveToEndLocked(tps map[common.TopicPartition]bool) {
 	}
 	s.parts = append(front, back...)
 }
+
+// recordLocked remembers a read's HW, LSO and log start for tp and reports
+// whether the response must carry the partition: always in a full fetch;
+// in an incremental one only with an error, data, a diverging epoch or
+// changed offsets (the log start counts from v5).
+func (s *fetchSession) recordLocked(tp common.TopicPartition, r *partRead, incremental bool, version int16) bool {
+	sp := s.index[tp]
+	if sp == nil {
+		return true
+	}
+	news := !incremental || r.code != 0 || r.size() > 0 || r.hasDivergingEpoch ||
+		r.hw != sp.hw || r.lso != sp.lso || (version >= 5 && r.logStart != sp.logStart)
+	sp.hw, sp.lso, sp.logStart = r.hw, r.lso, r.logStart
+	return news
+}

@@ -57,7 +57,7 @@ func (m *Manager) followerState(tp common.TopicPartition, leaderEpoch int32) (fo
 }
 
 // appendFromLeader appends a fetch response's records as follower and
-// copies the leader's HW and log start (replication.md §5.3): the HW is
+// copies the leader's HW and log start: the HW is
 // clamped to the follower's own log end, the log start only moves forward.
 func (m *Manager) appendFromLeader(tp common.TopicPartition, leaderEpoch int32, records []byte, leaderHW, leaderLogStart int64) (followerLogState, error) {
 	var st followerLogState
@@ -69,7 +69,7 @@ func (m *Manager) appendFromLeader(tp common.TopicPartition, leaderEpoch int32, 
 					// An empty follower log starting inside the leader's first
 					// batch (the leader's log start moved into a batch, e.g. by
 					// DeleteRecords): restart the log at the batch's base
-					// offset so the batch can be copied whole (§9.7).
+					// offset so the batch can be copied whole.
 					if err := l.TruncateFullyAndStartAt(base); err != nil {
 						return fmt.Errorf("restarting %s-%d at %d: %w", tp.Topic, tp.Partition, base, err)
 					}
@@ -104,7 +104,7 @@ func (m *Manager) appendFromLeader(tp common.TopicPartition, leaderEpoch int32, 
 	return st, err
 }
 
-// truncationOffset is replication.md §9.2: given the leader's answer
+// truncationOffset: given the leader's answer
 // (leaderEpoch, leaderEnd) for the follower's latest epoch, where must the
 // follower's log end? done is false when the follower lacks the leader's
 // epoch entirely: it truncates to the end of its own largest earlier epoch
@@ -128,7 +128,7 @@ func truncationOffset(leaderEpoch int32, leaderEnd int64, localEndFor func(int32
 
 // truncateByEpoch applies the leader's OffsetForLeaderEpoch answer (or a
 // Fetch diverging epoch) to a follower: a follower never truncates to its
-// own HW alone, which may be stale (replication.md §9.1).
+// own HW alone, which may be stale.
 func (m *Manager) truncateByEpoch(tp common.TopicPartition, leaderEpoch int32, le int32, lend int64, fetchOffset int64) (int64, bool, error) {
 	var off int64
 	var done bool
@@ -173,7 +173,7 @@ func (m *Manager) truncateLocked(p *Partition, l Log, offset int64, reason strin
 }
 
 // restartFollowerLog empties a follower's log and restarts it at offset
-// (the leader's log start is beyond the follower's log end, §9.7).
+// (the leader's log start is beyond the follower's log end).
 func (m *Manager) restartFollowerLog(tp common.TopicPartition, leaderEpoch int32, offset int64) error {
 	return m.withFollowerLog(tp, leaderEpoch, func(p *Partition, l Log) error {
 		m.log.Warn("restarting follower log at the leader's log start", "topic", tp.Topic, "partition", tp.Partition,

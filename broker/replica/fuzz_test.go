@@ -93,7 +93,7 @@ func FuzzManagerRequests(f *testing.F) {
 	})
 }
 
-// FuzzTruncationOffset checks the invariants of replication.md §9.2 for
+// FuzzTruncationOffset checks the invariants of the truncation rule for
 // any leader answer and local epoch cache: the truncation point never
 // exceeds the local log end, and when the follower knows the leader's
 // epoch it never exceeds the leader's end of it either.
@@ -124,7 +124,7 @@ func FuzzTruncationOffset(f *testing.F) {
 	})
 }
 
-// FuzzHighWatermarkCandidate checks replication.md §4: the candidate never
+// FuzzHighWatermarkCandidate checks: the candidate never
 // exceeds the leader's log end and never exceeds the log end of a known
 // ISR member.
 func FuzzHighWatermarkCandidate(f *testing.F) {

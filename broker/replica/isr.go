@@ -9,7 +9,7 @@ import (
 )
 
 // remoteReplica is what a leader knows about one follower (Kafka's
-// cluster.Replica, replication.md §2). Guarded by Partition.hwMu.
+// cluster.Replica). Guarded by Partition.hwMu.
 type remoteReplica struct {
 	leo                int64 // fetch offset of its latest fetch; -1 unknown
 	logStart           int64 // -1 unknown
@@ -23,7 +23,7 @@ func newRemoteReplica() *remoteReplica {
 }
 
 // updateFetchState records a follower fetch at fetchOffset that arrived at
-// now while the leader's log end was leaderLEO (replication.md §2). A
+// now while the leader's log end was leaderLEO. A
 // follower counts as caught up at now when it asked for the leader's log
 // end, and "as of its previous fetch" when it has now reached what the
 // leader had back then, so a steady trickle of small produce requests that
@@ -53,7 +53,7 @@ func (r *remoteReplica) isCaughtUp(leaderLEO int64, now time.Time, lagMax time.D
 	return !r.lastCaughtUp.IsZero() && now.Sub(r.lastCaughtUp) <= lagMax
 }
 
-// highWatermarkCandidate is replication.md §4: the leader's log end lowered
+// highWatermarkCandidate is the high-watermark rule: the leader's log end lowered
 // to the log end of every follower that is in the maximal ISR or caught up.
 // A follower of the ISR whose log end is unknown (-1, no fetch since this
 // broker became leader) yields -1, which holds the HW where it is.
@@ -78,7 +78,7 @@ func highWatermarkCandidate(self int32, leaderLEO int64, replicas, maximalIsr []
 	return candidate
 }
 
-// outOfSyncReplicas is replication.md §7.1: the followers of the committed
+// outOfSyncReplicas is the ISR shrink rule: the followers of the committed
 // ISR that are not caught up (one without any fetch state counts as out of
 // sync).
 func outOfSyncReplicas(self int32, isr []int32, remotes map[int32]*remoteReplica, leaderLEO int64, now time.Time, lagMax time.Duration) []int32 {
@@ -95,7 +95,7 @@ func outOfSyncReplicas(self int32, isr []int32, remotes map[int32]*remoteReplica
 	return out
 }
 
-// canJoinIsr is replication.md §7.2: a follower outside the ISR joins once
+// canJoinIsr is the ISR expand rule: a follower outside the ISR joins once
 // its log end reached both the HW and the leader's epoch start offset. The
 // second condition matters: records between the HW and the epoch start may
 // still be committed by this leader, so a replica lacking them must not

@@ -16,7 +16,7 @@ import (
 
 const testLag = 10 * time.Second
 
-// TestHighWatermarkCandidate checks replication.md §4: "candidate :=
+// TestHighWatermarkCandidate checks: "candidate :=
 // leaderLEO; for each follower f: if f.leo < candidate and (isCaughtUp(f,
 // now) or f ∈ maximalISR): candidate := f.leo".
 func TestHighWatermarkCandidate(t *testing.T) {
@@ -54,7 +54,7 @@ func TestHighWatermarkCandidate(t *testing.T) {
 	}
 }
 
-// TestFollowerCaughtUpRule checks replication.md §2: a follower is caught up
+// TestFollowerCaughtUpRule checks: a follower is caught up
 // at the time of a fetch at the leader's log end, and "as of its previous
 // fetch" when it has now reached what the leader had back then.
 func TestFollowerCaughtUpRule(t *testing.T) {
@@ -135,7 +135,7 @@ func (f *isrFixture) meter(name string) int64 {
 	return f.reg.Get("kafka.server.ReplicaManager." + name).(gometrics.Meter).Count()
 }
 
-// TestIsrShrinkAndExpand checks replication.md §7: a follower that has not
+// TestIsrShrinkAndExpand checks: a follower that has not
 // caught up for replica.lag.time.max.ms leaves the ISR through a
 // conditional write of the partition state; it rejoins once its log end
 // reaches the HW and the leader's epoch start offset.
@@ -209,7 +209,7 @@ func mustPartition(t *testing.T, m *Manager, tp common.TopicPartition) *Partitio
 	return p
 }
 
-// TestIsrExpandNeedsEpochStart checks replication.md §7.2: "a replica may
+// TestIsrExpandNeedsEpochStart checks: "a replica may
 // join the ISR only once its LEO ≥ the leader's epoch start offset", even
 // when it has reached the HW.
 func TestIsrExpandNeedsEpochStart(t *testing.T) {
@@ -241,7 +241,7 @@ func TestIsrExpandNeedsEpochStart(t *testing.T) {
 	}
 }
 
-// TestIsrConflictWaitsForLeaderAndIsr checks replication.md §7.3: on a
+// TestIsrConflictWaitsForLeaderAndIsr checks: on a
 // stale zkVersion the leader "fails (stay pending until the next
 // LeaderAndIsr)" instead of retrying blindly.
 func TestIsrConflictWaitsForLeaderAndIsr(t *testing.T) {
@@ -270,7 +270,7 @@ func TestIsrConflictWaitsForLeaderAndIsr(t *testing.T) {
 	}
 }
 
-// TestAcksAllWaitsForIsr checks replication.md §3.2: an acks=all produce
+// TestAcksAllWaitsForIsr checks: an acks=all produce
 // completes once the HW passes its last offset.
 func TestAcksAllWaitsForIsr(t *testing.T) {
 	f := newIsrFixture(t, []int32{1, 2, 3}, nil)
@@ -300,7 +300,7 @@ func TestAcksAllWaitsForIsr(t *testing.T) {
 }
 
 // TestAcksAllTimeout: the records stay in the log; the client gets
-// REQUEST_TIMED_OUT (replication.md §3.3).
+// REQUEST_TIMED_OUT.
 func TestAcksAllTimeout(t *testing.T) {
 	f := newIsrFixture(t, []int32{1, 2}, nil)
 	req := produceReq(-1, "t", 0, makeBatch(1, "a"))
@@ -315,7 +315,7 @@ func TestAcksAllTimeout(t *testing.T) {
 	}
 }
 
-// TestNotEnoughReplicasAfterAppend checks replication.md §3.2: "HW ≥
+// TestNotEnoughReplicasAfterAppend checks: "HW ≥
 // requiredOffset → done; error NONE if len(maximal ISR) ≥
 // min.insync.replicas, otherwise NOT_ENOUGH_REPLICAS_AFTER_APPEND — the
 // data is in the log … (typically the ISR shrank while it waited)".
@@ -361,7 +361,7 @@ func TestAcksAllLeadershipLost(t *testing.T) {
 	}
 }
 
-// TestLeaderEpochFencing checks replication.md §11 on the leader side.
+// TestLeaderEpochFencing checks the leader side.
 func TestLeaderEpochFencing(t *testing.T) {
 	f := newIsrFixture(t, []int32{1, 2}, nil)
 	if r := followerFetch(t, f.m, 2, "t", 0, 0, 2); r.ErrorCode != kerr.FencedLeaderEpoch.Code {

@@ -55,57 +55,74 @@ func (m *Manager) isrLoop() {
 }
 
 // MaybeShrinkIsr removes the followers that have not caught up within
-// replica.lag.time.max.ms from the ISR of every partition this broker leads
-// (replication.md §7.1).
+// replica.lag.time.max.ms from the ISR of every partition this broker
+// leads.
 func (m *Manager) MaybeShrinkIsr() {
 	now := m.cfg.Clock()
 	for _, p := range m.Partitions() {
-		p.mu.RLock()
-		if !p.isLeaderLocked() || p.pendingIsr != nil {
-			p.mu.RUnlock()
+		newIsr, epoch, ok := p.maybeShrinkIsr(now, m.cfg.ReplicaLagTimeMax)
+		if !ok {
 			continue
 		}
-		leo := p.log.LogEndOffset()
-		p.hwMu.Lock()
-		out := outOfSyncReplicas(p.brokerID, p.isr, p.remotes, leo, now, m.cfg.ReplicaLagTimeMax)
-		p.hwMu.Unlock()
-		isr := p.isr
-		epoch := p.leaderEpoch
-		p.mu.RUnlock()
-		if len(out) == 0 {
-			continue
-		}
-		newIsr := slices.DeleteFunc(slices.Clone(isr), func(id int32) bool { return slices.Contains(out, id) })
-		m.log.Info("shrinking ISR", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", epoch,
-			"isr", isr, "new_isr", newIsr, "out_of_sync", out)
+		m.log.Info("shrinking ISR", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", epoch, "new_isr", newIsr)
 		m.submitIsrChange(p, epoch, false, newIsr)
 	}
 }
 
-// maybeExpandIsr adds follower to the ISR if it is eligible
-// (replication.md §7.2). Called after a follower fetch, with no lock held.
+// maybeExpandIsr adds follower to the ISR if it is a live broker and
+// eligible (canJoinIsr). Called after a follower fetch, with no lock held.
 func (m *Manager) maybeExpandIsr(p *Partition, follower int32) {
 	if m.cfg.IsBrokerAlive != nil && !m.cfg.IsBrokerAlive(follower) {
 		return
 	}
-	p.mu.RLock()
-	if !p.isLeaderLocked() || p.pendingIsr != nil || containsBroker(p.isr, follower) || !containsBroker(p.replicas, follower) {
-		p.mu.RUnlock()
-		return
-	}
-	hw := p.log.HighWatermark()
-	p.hwMu.Lock()
-	ok := canJoinIsr(p.remotes[follower], hw, p.epochStartOffset)
-	p.hwMu.Unlock()
-	isr, epoch := p.isr, p.leaderEpoch
-	p.mu.RUnlock()
+	newIsr, epoch, ok := p.maybeExpandIsr(follower)
 	if !ok {
 		return
 	}
-	newIsr := append(slices.Clone(isr), follower)
-	m.log.Info("expanding ISR", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", epoch,
-		"isr", isr, "new_isr", newIsr)
+	m.log.Info("expanding ISR", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", epoch, "new_isr", newIsr)
 	m.submitIsrChange(p, epoch, true, newIsr)
+}
+
+// maybeShrinkIsr is Kafka's Partition.maybeShrinkIsr decision: the ISR
+// without the followers that are out of sync at now (outOfSyncReplicas),
+// for a leader with no ISR change in flight. ok is false when nothing
+// changes. The caller persists the change (submitIsrChange) with no lock
+// held; epoch is the leader epoch it was decided in.
+func (p *Partition) maybeShrinkIsr(now time.Time, lagMax time.Duration) (newIsr []int32, epoch int32, ok bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if !p.isLeaderLocked() || p.pendingIsr != nil {
+		return nil, 0, false
+	}
+	leo := p.log.LogEndOffset()
+	p.hwMu.Lock()
+	out := outOfSyncReplicas(p.brokerID, p.isr, p.remotes, leo, now, lagMax)
+	p.hwMu.Unlock()
+	if len(out) == 0 {
+		return nil, 0, false
+	}
+	newIsr = slices.DeleteFunc(slices.Clone(p.isr), func(id int32) bool { return slices.Contains(out, id) })
+	return newIsr, p.leaderEpoch, true
+}
+
+// maybeExpandIsr is Kafka's Partition.maybeExpandIsr decision: the ISR
+// plus follower when it is a replica outside the ISR that may join
+// (canJoinIsr), for a leader with no ISR change in flight. The caller
+// persists the change with no lock held.
+func (p *Partition) maybeExpandIsr(follower int32) (newIsr []int32, epoch int32, ok bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if !p.isLeaderLocked() || p.pendingIsr != nil || containsBroker(p.isr, follower) || !containsBroker(p.replicas, follower) {
+		return nil, 0, false
+	}
+	hw := p.log.HighWatermark()
+	p.hwMu.Lock()
+	join := canJoinIsr(p.remotes[follower], hw, p.epochStartOffset)
+	p.hwMu.Unlock()
+	if !join {
+		return nil, 0, false
+	}
+	return append(slices.Clone(p.isr), follower), p.leaderEpoch, true
 }
 
 // submitIsrChange makes newIsr pending, persists it (no lock held during

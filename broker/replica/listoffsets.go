@@ -15,7 +15,8 @@ const (
 	maxTimestamp      int64 = -3
 )
 
-// ListOffsets answers offset lookups by timestamp (protocol.md §9.3).
+// ListOffsets answers offset lookups by timestamp (-1 latest, -2 earliest,
+// -3 the record with the largest timestamp).
 func (m *Manager) ListOffsets(_ context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	resp.Version = req.Version
@@ -83,7 +84,8 @@ func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp common.TopicPartit
 	}
 
 	// A new leader whose HW has not yet reached the start of its epoch must
-	// not answer "latest" with an old end (replication.md §4).
+	// not answer "latest" with an old end: the HW of a new leader may lag
+	// until its followers have fetched in the new epoch.
 	notAvailable := func() bool {
 		if fromBroker || st.esOffset < 0 || st.esOffset <= hw {
 			return false

@@ -284,7 +284,7 @@ func (m *Manager) minISR(topic string) int {
 
 // errorCode maps an error from a lower layer to a protocol error code.
 // Protocol outcomes travel as kerr values; anything else is logged and
-// answered as UNKNOWN_SERVER_ERROR (STYLE.md §3).
+// answered as UNKNOWN_SERVER_ERROR; disk errors as KAFKA_STORAGE_ERROR.
 func (m *Manager) errorCode(err error, tp common.TopicPartition, op string) int16 {
 	if err == nil {
 		return 0

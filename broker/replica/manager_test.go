@@ -14,6 +14,7 @@ import (
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
+	"github.com/klassik/klassik/broker/storage"
 )
 
 func TestProduceFetchRoundTrip(t *testing.T) {
@@ -569,7 +570,7 @@ func TestFollowerFetchReadsToLogEnd(t *testing.T) {
 		t.Fatalf("non-replica follower fetch: %d", fp.ErrorCode)
 	}
 	// The follower claims an epoch above every cached one: undefined end
-	// offset → OFFSET_OUT_OF_RANGE (replication.md §6 step 5.1).
+	// offset → OFFSET_OUT_OF_RANGE.
 	fp = onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 1, func(r *kmsg.FetchRequest) {
 		r.ReplicaID = 2
 		r.Topics[0].Partitions[0].LastFetchedEpoch = 5
@@ -645,7 +646,7 @@ func TestReadCommittedStopsAtLastStableOffset(t *testing.T) {
 	l := store.logs[common.TopicPartition{Topic: "t", Partition: 0}]
 	l.mu.Lock()
 	l.lso = 1 // a transaction is open from offset 1
-	l.aborted = []memAborted{{AbortedTxn{ProducerID: 7, FirstOffset: 0}, 0}}
+	l.aborted = []memAborted{{storage.AbortedTxn{ProducerID: 7, FirstOffset: 0}, 0}}
 	l.mu.Unlock()
 
 	fp := onlyFetchPartition(t, doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.IsolationLevel = 1 })))
@@ -781,7 +782,7 @@ func TestFetchSessionRotatesPartitions(t *testing.T) {
 }
 
 // "While epochStartOffset > HW, ListOffsets(LATEST or a timestamp beyond
-// the fetchable end) for clients answers OFFSET_NOT_AVAILABLE" (replication.md §4).
+// the fetchable end) for clients answers OFFSET_NOT_AVAILABLE".
 func TestListOffsetsWhileHighWatermarkLagsEpochStart(t *testing.T) {
 	m, store := newTestManager(t, nil)
 	makeLeader(t, m, "t", 0, 0)

@@ -37,36 +37,36 @@ type epochEntry struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func (l *memLog) AppendAsLeader(records []byte, leaderEpoch int32) (AppendResult, error) {
+func (l *memLog) AppendAsLeader(records []byte, leaderEpoch int32) (storage.AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var parsed [][]byte
 	rest := records
 	for len(rest) > 0 {
 		if len(rest) < 61 {
-			return AppendResult{}, kerr.CorruptMessage
+			return storage.AppendInfo{}, kerr.CorruptMessage
 		}
 		n := int(int32(binary.BigEndian.Uint32(rest[8:])))
 		if n < 49 || n+12 > len(rest) {
-			return AppendResult{}, kerr.CorruptMessage
+			return storage.AppendInfo{}, kerr.CorruptMessage
 		}
 		b := rest[:n+12]
 		if b[16] != 2 {
-			return AppendResult{}, kerr.UnsupportedForMessageFormat
+			return storage.AppendInfo{}, kerr.UnsupportedForMessageFormat
 		}
 		if crc32.Checksum(b[21:], castagnoli) != binary.BigEndian.Uint32(b[17:]) {
-			return AppendResult{}, kerr.CorruptMessage
+			return storage.AppendInfo{}, kerr.CorruptMessage
 		}
 		if l.maxMessageBytes > 0 && len(b) > l.maxMessageBytes {
-			return AppendResult{}, kerr.MessageTooLarge
+			return storage.AppendInfo{}, kerr.MessageTooLarge
 		}
 		parsed = append(parsed, bytes.Clone(b))
 		rest = rest[n+12:]
 	}
 	if len(parsed) == 0 {
-		return AppendResult{}, kerr.CorruptMessage
+		return storage.AppendInfo{}, kerr.CorruptMessage
 	}
-	info := AppendResult{FirstOffset: l.leo, LogAppendTime: -1}
+	info := storage.AppendInfo{FirstOffset: l.leo, LogAppendTime: -1}
 	for _, b := range parsed {
 		binary.BigEndian.PutUint64(b[0:], uint64(l.leo))
 		binary.BigEndian.PutUint32(b[12:], uint32(leaderEpoch))
@@ -83,7 +83,7 @@ func (l *memLog) AppendAsLeader(records []byte, leaderEpoch int32) (AppendResult
 	return info, nil
 }
 
-func (l *memLog) AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendResult, error) {
+func (l *memLog) AppendAsCoordinator(records []byte, leaderEpoch int32) (storage.AppendInfo, error) {
 	return l.AppendAsLeader(records, leaderEpoch)
 }
 
@@ -97,10 +97,10 @@ func (l *memLog) LastStableOffset() int64 {
 	return l.hw
 }
 
-func (l *memLog) AbortedTransactions(start, upper int64) ([]AbortedTxn, error) {
+func (l *memLog) CollectAbortedTransactions(start, upper int64) ([]storage.AbortedTxn, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []AbortedTxn
+	var out []storage.AbortedTxn
 	for _, a := range l.aborted {
 		if a.last >= start && a.FirstOffset < upper {
 			out = append(out, a.AbortedTxn)
@@ -110,7 +110,7 @@ func (l *memLog) AbortedTransactions(start, upper int64) ([]AbortedTxn, error) {
 }
 
 type memAborted struct {
-	AbortedTxn
+	storage.AbortedTxn
 	last int64
 }
 
@@ -128,14 +128,13 @@ func batchLast(b []byte) int64 {
 	return batchBase(b) + int64(int32(binary.BigEndian.Uint32(b[23:])))
 }
 
-func (l *memLog) Read(start int64, maxBytes int32, maxOffset int64, minOne bool) (ReadResult, error) {
+func (l *memLog) ReadRecords(start int64, maxBytes int32, maxOffset int64, minOne bool) (storage.Records, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if start < l.logStart || start > l.leo {
-		return ReadResult{}, kerr.OffsetOutOfRange
+		return nil, kerr.OffsetOutOfRange
 	}
 	var out []byte
-	first := int64(-1)
 	for _, b := range l.batches {
 		if batchLast(b) < start || batchBase(b) >= maxOffset {
 			continue
@@ -143,12 +142,12 @@ func (l *memLog) Read(start int64, maxBytes int32, maxOffset int64, minOne bool)
 		if len(out)+len(b) > int(maxBytes) && !(minOne && len(out) == 0) {
 			break
 		}
-		if first < 0 {
-			first = batchBase(b)
-		}
 		out = append(out, b...)
 	}
-	return ReadResult{Records: memRecords(out), FirstOffset: first}, nil
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return memRecords(out), nil
 }
 
 func (l *memLog) LogStartOffset() int64 { l.mu.Lock(); defer l.mu.Unlock(); return l.logStart }
@@ -263,6 +262,11 @@ func (l *memLog) EndOffsetForEpoch(e int32) (int32, int64) {
 
 func (l *memLog) DeleteRecordsAllowed() bool { return !l.compactOnly }
 
+func (l *memLog) CompressionType() string { return "producer" }
+
+// SetTopicID accepts any id: the in-memory log keeps no partition.metadata.
+func (l *memLog) SetTopicID([16]byte) error { return nil }
+
 // memStore is an in-memory LogStore.
 type memStore struct {
 	mu      sync.Mutex
@@ -370,10 +374,10 @@ func batchValues(data []byte) (offsets []int64, values []string, err error) {
 
 // AppendAsFollower keeps the leader's offsets and epochs; like storage it
 // refuses batches that start below the log end or leave a gap.
-func (l *memLog) AppendAsFollower(records []byte) (AppendResult, error) {
+func (l *memLog) AppendAsFollower(records []byte) (storage.AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	info := AppendResult{FirstOffset: -1, LogAppendTime: -1}
+	info := storage.AppendInfo{FirstOffset: -1, LogAppendTime: -1}
 	rest := records
 	for len(rest) > 0 {
 		if len(rest) < 61 {

@@ -33,7 +33,7 @@ func TestManagerWithMetadataCache(t *testing.T) {
 	}
 	defer func() { _ = lm.Shutdown() }()
 	cache := metadata.New(1, "cluster")
-	m := New(Config{BrokerID: 1, Logger: quietLogger()}, NewStorageLogStore(lm), cache)
+	m := New(Config{BrokerID: 1, Logger: quietLogger()}, NewLogStore(lm), cache)
 	defer m.Shutdown()
 	ctx := context.Background()
 	makeLeader(t, m, "gone", 0, 0)

@@ -47,7 +47,7 @@ func diskStore(t *testing.T) func() LogStore {
 			t.Fatalf("log manager: %v", err)
 		}
 		t.Cleanup(func() { _ = lm.Shutdown() })
-		return NewStorageLogStore(lm)
+		return NewLogStore(lm)
 	}
 }
 
@@ -133,14 +133,14 @@ func bytesUpTo(t *testing.T, l Log, end int64) []byte {
 	if end <= start {
 		return nil
 	}
-	rr, err := l.Read(start, 1<<30, end, true)
+	recs, err := l.ReadRecords(start, 1<<30, end, true)
 	if err != nil {
 		t.Fatalf("reading [%d, %d): %v", start, end, err)
 	}
-	if rr.Records == nil {
+	if recs == nil {
 		return nil
 	}
-	b, err := rr.Records.ReadAll()
+	b, err := recs.ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 )
 
 // OffsetForLeaderEpoch answers, from the leader's epoch cache, where each
-// requested epoch ends (protocol.md §9.23, replication.md §8.3–8.4). Used by
+// requested epoch ends: the largest epoch not above it and the start of
+// the next epoch (the log end for the latest). Used by
 // followers to truncate and by KIP-320 consumers after a leader change.
 func (m *Manager) OffsetForLeaderEpoch(_ context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)

@@ -131,7 +131,7 @@ type leaderState struct {
 }
 
 // checkLeaderLocked applies the fencing rules shared by Fetch, ListOffsets
-// and OffsetForLeaderEpoch (replication.md §11): not leader →
+// and OffsetForLeaderEpoch: not leader →
 // NOT_LEADER_OR_FOLLOWER; a current leader epoch (when >= 0) older than ours
 // → FENCED_LEADER_EPOCH, newer → UNKNOWN_LEADER_EPOCH.
 func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bool) (leaderState, *kerr.Error) {
@@ -153,8 +153,8 @@ func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bo
 }
 
 // maybeIncrementHighWatermark advances the HW of a leader to the smallest
-// log end offset among the leader and the followers that count
-// (replication.md §4): members of the maximal ISR, and caught-up followers
+// log end offset among the leader and the followers that count:
+// members of the maximal ISR, and caught-up followers
 // outside it. The HW never decreases. Must hold p.mu (read or write);
 // takes hwMu. Returns whether the HW rose, so callers complete delayed
 // produce and fetch requests (after releasing p.mu).
@@ -175,7 +175,7 @@ func (p *Partition) maybeIncrementHighWatermarkHwLocked(log Log, now time.Time, 
 }
 
 // maximalIsrLocked is the committed ISR plus a replica whose addition is in
-// flight (replication.md §1): the set used for the HW and acks=all. During
+// flight: the set used for the HW and acks=all. During
 // a pending shrink it is still the committed, larger ISR.
 func (p *Partition) maximalIsrLocked() []int32 {
 	if p.pendingIsr != nil && p.pendingIsr.expand {
@@ -185,3 +185,64 @@ func (p *Partition) maximalIsrLocked() []int32 {
 }
 
 func containsBroker(ids []int32, id int32) bool { return slices.Contains(ids, id) }
+
+// makeLeaderLocked is Kafka's Partition.makeLeader: this broker leads with
+// the controller's ISR, the new leader epoch (already in p.leaderEpoch)
+// starts at the log end, and the follower states restart. It returns the
+// error of recording the epoch in the leader epoch checkpoint. Must hold
+// p.mu (write).
+func (p *Partition) makeLeaderLocked(leaderEpoch int32, isr []int32, wasLeader bool, now time.Time, lagMax time.Duration) error {
+	p.leaderID = p.brokerID
+	p.isr = slices.Clone(isr)
+	p.pendingIsr = nil
+	leo := p.log.LogEndOffset()
+	// The new epoch starts at the current log end even if nothing is ever
+	// written in it, so followers holding records of a failed later epoch
+	// can still find their truncation point.
+	p.epochStartOffset = leo
+	epochErr := p.log.AssignEpoch(leaderEpoch, leo)
+	// Follower tracking restarts with the epoch: ISR members get
+	// a fresh lag allowance; a broker that was not leader knows nothing of
+	// its followers' logs, so ISR members hold the HW until they fetch.
+	p.hwMu.Lock()
+	old := p.remotes
+	p.remotes = make(map[int32]*remoteReplica, len(p.replicas))
+	for _, id := range p.replicas {
+		if id == p.brokerID {
+			continue
+		}
+		r := newRemoteReplica()
+		inIsr := containsBroker(p.isr, id)
+		if inIsr {
+			r.lastCaughtUp = now
+		}
+		if prev := old[id]; wasLeader && prev != nil {
+			r.leo, r.logStart = prev.leo, prev.logStart
+			r.lastFetchLeaderLEO = leo
+			if inIsr {
+				r.lastFetchTime = now
+			}
+		}
+		p.remotes[id] = r
+	}
+	// The HW loaded from replication-offset-checkpoint stays where it is
+	// (clamped by storage) until the followers of the ISR report their log
+	// ends; with ISR = {leader} it moves to the log end now.
+	p.maybeIncrementHighWatermarkHwLocked(p.log, now, lagMax)
+	p.hwMu.Unlock()
+	return epochErr
+}
+
+// makeFollowerLocked is Kafka's Partition.makeFollower: the partition
+// follows leader (-1: none). Followers refuse produce and do not track an
+// ISR; fetching from the leader is the fetcher's job. Must hold p.mu
+// (write).
+func (p *Partition) makeFollowerLocked(leader int32) {
+	p.leaderID = leader
+	p.isr = nil
+	p.pendingIsr = nil
+	p.epochStartOffset = -1
+	p.hwMu.Lock()
+	clear(p.remotes)
+	p.hwMu.Unlock()
+}

@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ErrAcksZeroFailed is returned by ProduceOrClose when an acks=0 produce had
 // a failing partition: the client gets no response, so the broker closes the
-// connection to make it refresh metadata (replication.md §3.1).
+// connection to make it refresh metadata.
 var ErrAcksZeroFailed = errors.New("replica: acks=0 produce failed; closing connection")
 
 // Produce appends the request's record batches to the partitions this broker
-// leads (protocol.md §9.1). It returns nil when acks=0.
+// leads. It returns nil when acks=0.
 func (m *Manager) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp, _ := m.ProduceOrClose(ctx, req)
 	return resp
@@ -58,30 +59,11 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			code := global
 			if code == 0 {
 				tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-				// Kafka's order: unknown partitions first, then the
-				// internal-topic rule, then leadership (in the append).
-				if isInternalTopic(tp.Topic) && clientID != "__admin_client" && m.knownPartition(tp) {
-					code = kerr.InvalidTopicException.Code
-				} else if req.Version < 7 && isZstd(rp.Records) {
-					// zstd needs Produce v7+ (KIP-110).
-					code = kerr.UnsupportedCompressionType.Code
-				} else {
-					var info AppendResult
-					var err error
-					info, err = m.appendToLeader(tp, rp.Records, req.Acks, false)
-					code = m.errorCode(err, tp, "produce")
-					if code == 0 {
-						sp.BaseOffset = info.FirstOffset
-						sp.LogAppendTime = info.LogAppendTime
-						sp.LogStartOffset = info.LogStartOffset
-						if req.Acks == -1 {
-							waits = append(waits, waiting{len(resp.Topics), len(st.Partitions),
-								&producePart{tp: tp, requiredOffset: info.LastOffset + 1, code: kerr.RequestTimedOut.Code}})
-						}
-					} else if req.Version >= 8 && err != nil {
-						msg := err.Error()
-						sp.ErrorMessage = &msg
-					}
+				var lastOffset int64
+				code, lastOffset = m.producePartition(req, clientID, tp, rp.Records, &sp)
+				if code == 0 && req.Acks == -1 {
+					waits = append(waits, waiting{len(resp.Topics), len(st.Partitions),
+						&producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}})
 				}
 			}
 			sp.ErrorCode = code
@@ -122,6 +104,33 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 	return resp, nil
 }
 
+// producePartition appends one partition's records, filling sp's offsets
+// (and, from v8, the error message). Kafka's order: unknown partitions
+// first, then the internal-topic rule (only the admin client writes
+// internal topics), the zstd rule (Produce v7+), then leadership in the
+// append. It returns the error code and the last appended offset.
+func (m *Manager) producePartition(req *kmsg.ProduceRequest, clientID string, tp common.TopicPartition, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, int64) {
+	if isInternalTopic(tp.Topic) && clientID != "__admin_client" && m.knownPartition(tp) {
+		return kerr.InvalidTopicException.Code, -1
+	}
+	if req.Version < 7 && isZstd(records) {
+		return kerr.UnsupportedCompressionType.Code, -1 // KIP-110
+	}
+	info, err := m.appendToLeader(tp, records, req.Acks, false)
+	code := m.errorCode(err, tp, "produce")
+	if code != 0 {
+		if req.Version >= 8 && err != nil {
+			msg := err.Error()
+			sp.ErrorMessage = &msg
+		}
+		return code, -1
+	}
+	sp.BaseOffset = info.FirstOffset
+	sp.LogAppendTime = info.LogAppendTime
+	sp.LogStartOffset = info.LogStartOffset
+	return 0, info.LastOffset
+}
+
 func isZstd(records []byte) bool {
 	f, err := scanBatches(records)
 	return err == nil && f.zstd
@@ -140,46 +149,23 @@ func anyTransactional(req *kmsg.ProduceRequest) bool {
 	return false
 }
 
-// appendToLeader is Kafka's Partition.appendRecordsToLeader: under the
-// partition's read lock (so no role change interleaves), check leadership
-// and min.insync.replicas, append with the current leader epoch, then move
-// the high watermark and wake parked fetches.
-func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks int16, coordinator bool) (AppendResult, error) {
+// appendToLeader appends records to a partition this broker leads
+// (Partition.appendRecordsToLeader), with min.insync.replicas resolved
+// before the partition lock for acks=all, then wakes parked fetches and
+// produces.
+func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks int16, coordinator bool) (storage.AppendInfo, error) {
 	p, ok := m.Partition(tp)
 	if !ok {
-		return AppendResult{}, m.unknownPartitionError(tp)
+		return storage.AppendInfo{}, m.unknownPartitionError(tp)
 	}
 	minISR := 0
 	if acks == -1 {
 		minISR = m.minISR(tp.Topic) // resolved before the lock
 	}
-	p.mu.RLock()
-	if !p.isLeaderLocked() {
-		p.mu.RUnlock()
-		return AppendResult{}, kerr.NotLeaderForPartition
-	}
-	log := p.log
-	// acks=all: refuse before writing when the ISR is already too small
-	// (NOT_ENOUGH_REPLICAS, nothing appended).
-	if acks == -1 && len(p.isr) < minISR {
-		p.mu.RUnlock()
-		return AppendResult{}, kerr.NotEnoughReplicas
-	}
-	var info AppendResult
-	var err error
-	if coordinator {
-		info, err = log.AppendAsCoordinator(records, p.leaderEpoch)
-	} else {
-		info, err = log.AppendAsLeader(records, p.leaderEpoch)
-	}
+	info, hwRose, err := p.appendRecordsToLeader(records, minISR, coordinator, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
 	if err != nil {
-		p.mu.RUnlock()
-		return AppendResult{}, err
+		return storage.AppendInfo{}, err
 	}
-	// With ISR = {leader} (and no caught-up follower outside it) the HW
-	// follows the log end at once; otherwise followers' fetches move it.
-	hwRose := p.maybeIncrementHighWatermark(log, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
-	p.mu.RUnlock()
 	// Parked follower fetches wait for new data (LEO), consumer fetches
 	// and acks=all produces for the HW.
 	if hwRose || info.NumMessages > 0 {
@@ -189,6 +175,36 @@ func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks 
 		m.wakeProduces(tp)
 	}
 	return info, nil
+}
+
+// appendRecordsToLeader is Kafka's Partition.appendRecordsToLeader: under
+// the partition's read lock (so no role change interleaves), check
+// leadership and, when minISR > 0 (acks=all), that the ISR has at least
+// minISR members (NOT_ENOUGH_REPLICAS, nothing appended); append with the
+// current leader epoch, then move the high watermark. It reports whether
+// the HW rose.
+func (p *Partition) appendRecordsToLeader(records []byte, minISR int, coordinator bool, now time.Time, lagMax time.Duration) (storage.AppendInfo, bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if !p.isLeaderLocked() {
+		return storage.AppendInfo{}, false, kerr.NotLeaderForPartition
+	}
+	if len(p.isr) < minISR {
+		return storage.AppendInfo{}, false, kerr.NotEnoughReplicas
+	}
+	var info storage.AppendInfo
+	var err error
+	if coordinator {
+		info, err = p.log.AppendAsCoordinator(records, p.leaderEpoch)
+	} else {
+		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)
+	}
+	if err != nil {
+		return storage.AppendInfo{}, false, err
+	}
+	// With ISR = {leader} (and no caught-up follower outside it) the HW
+	// follows the log end at once; otherwise followers' fetches move it.
+	return info, p.maybeIncrementHighWatermark(p.log, now, lagMax), nil
 }
 
 // knownPartition reports whether tp is hosted here or known to the cluster.
@@ -216,6 +232,6 @@ func (m *Manager) unknownPartitionError(tp common.TopicPartition) error {
 // ReplicaManager.appendRecords with internalTopicsAllowed = true and
 // AppendOrigin.Coordinator). acks is 1 or -1 (min.insync.replicas is
 // checked for -1).
-func (m *Manager) AppendToLocalLog(tp common.TopicPartition, records []byte, acks int16) (AppendResult, error) {
+func (m *Manager) AppendToLocalLog(tp common.TopicPartition, records []byte, acks int16) (storage.AppendInfo, error) {
 	return m.appendToLeader(tp, records, acks, true)
 }

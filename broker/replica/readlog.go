@@ -38,14 +38,14 @@ func (m *Manager) ReadLocalLog(ctx context.Context, tp common.TopicPartition, st
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rr, err := log.Read(next, readChunk, end, true)
+		recs, err := log.ReadRecords(next, readChunk, end, true)
 		if err != nil {
 			return err
 		}
-		if rr.Records == nil || rr.Records.Len() == 0 {
+		if recs == nil || recs.Len() == 0 {
 			return nil
 		}
-		data, err := rr.Records.ReadAll()
+		data, err := recs.ReadAll()
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.L
 		}
 		return c, nil
 	}
-	m := New(cfg, NewStorageLogStore(lm), metadata.New(cfg.BrokerID, "test"))
+	m := New(cfg, NewLogStore(lm), metadata.New(cfg.BrokerID, "test"))
 	t.Cleanup(m.Shutdown)
 	return m, lm, dir
 }

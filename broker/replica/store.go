@@ -1,54 +1,31 @@
 package replica
 
 import (
-	"io"
-
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// AppendResult is what a leader append reports (storage.AppendInfo).
-type AppendResult struct {
-	FirstOffset    int64
-	LastOffset     int64
-	LogAppendTime  int64 // -1 unless the topic uses LogAppendTime
-	LogStartOffset int64
-	NumMessages    int32
-	Duplicate      bool // an idempotent retry; FirstOffset is the original one
-}
-
-// RecordData is a range of record batches returned by a read. It is a file
-// range in the real log (storage.FileRecords) so that it can be sent with
-// sendfile; Len must be cheap because long-polling fetches call it on every
-// wake-up.
-type RecordData interface {
-	Len() int
-	ReadAll() ([]byte, error)
-	WriteTo(w io.Writer) (int64, error)
-}
-
-// ReadResult is the result of Log.Read (storage.FetchData).
-type ReadResult struct {
-	Records     RecordData // may be nil when nothing was read
-	FirstOffset int64
-}
-
-// Log is what a Partition needs from its local replica log. *storage.Log
-// satisfies it through the adapter in storage_adapter.go. Errors that are
+// Log is what a Partition needs from its local replica log; *storage.Log
+// satisfies it (some of the methods are in broker/storage/replica_api.go),
+// and tests use an in-memory log. Errors that are
 // protocol outcomes are kerr values (kerr.OffsetOutOfRange,
 // kerr.CorruptMessage, kerr.OutOfOrderSequenceNumber ...); anything else is
 // mapped to UNKNOWN_SERVER_ERROR (or KAFKA_STORAGE_ERROR) by the caller.
 type Log interface {
-	AppendAsLeader(records []byte, leaderEpoch int32) (AppendResult, error)
+	AppendAsLeader(records []byte, leaderEpoch int32) (storage.AppendInfo, error)
 	// AppendAsCoordinator is AppendAsLeader for data the broker writes
 	// itself (group and transaction coordinators, transaction markers).
-	AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendResult, error)
-	Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (ReadResult, error)
+	AppendAsCoordinator(records []byte, leaderEpoch int32) (storage.AppendInfo, error)
+	// ReadRecords returns the batches from startOffset below maxOffset, at
+	// most maxBytes (at least one batch if minOneMessage); nil when there
+	// are none. The real log's records are a file range sent with sendfile,
+	// so Len must be cheap: a long-polling fetch calls it on every wake-up.
+	ReadRecords(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (storage.Records, error)
 	// AppendAsFollower appends batches copied from the leader with their
 	// offsets and leader epochs (the epoch cache follows the batches).
-	AppendAsFollower(records []byte) (AppendResult, error)
+	AppendAsFollower(records []byte) (storage.AppendInfo, error)
 	// TruncateTo removes every record at or after offset (no-op at or
 	// beyond the log end), with the epoch cache and producer state.
 	TruncateTo(offset int64) error
@@ -62,9 +39,9 @@ type Log interface {
 	// LastStableOffset is min(HW, first offset of the earliest open
 	// transaction): the READ_COMMITTED bound.
 	LastStableOffset() int64
-	// AbortedTransactions lists the aborted transactions overlapping
+	// CollectAbortedTransactions lists the aborted transactions overlapping
 	// [startOffset, upperBound) for READ_COMMITTED fetches.
-	AbortedTransactions(startOffset, upperBound int64) ([]AbortedTxn, error)
+	CollectAbortedTransactions(startOffset, upperBound int64) ([]storage.AbortedTxn, error)
 
 	// FetchOffsetByTimestamp handles ts >= 0, -2 (earliest) and -3 (max
 	// timestamp). found=false means no such offset (offset -1 to the client).
@@ -74,20 +51,21 @@ type Log interface {
 	// Leader epoch cache (leader-epoch-checkpoint).
 	AssignEpoch(epoch int32, startOffset int64) error
 	LatestEpoch() (epoch int32, ok bool)
-	// EndOffsetForEpoch follows replication.md §8.3: (-1, -1) when undefined.
+	// EndOffsetForEpoch is the largest cached epoch not above epoch and
+	// its end offset (the next epoch's start offset, or the log end for
+	// the latest); (-1, -1) when epoch is older than every cached one.
 	EndOffsetForEpoch(epoch int32) (int32, int64)
 
 	// DeleteRecordsAllowed is false for compact-only topics
 	// (cleanup.policy=compact), which reject DeleteRecords with
 	// POLICY_VIOLATION.
 	DeleteRecordsAllowed() bool
-}
-
-// AbortedTxn is one aborted transaction as a READ_COMMITTED fetch reports
-// it (storage.AbortedTxn).
-type AbortedTxn struct {
-	ProducerID  int64
-	FirstOffset int64
+	// CompressionType is the topic's compression.type; a Fetch below v10
+	// cannot carry zstd batches.
+	CompressionType() string
+	// SetTopicID records the topic id in partition.metadata; an id of
+	// another incarnation of the topic is kerr.InconsistentTopicID.
+	SetTopicID(id [16]byte) error
 }
 
 // LogStore owns every partition log of this broker (storage.LogManager).
@@ -117,7 +95,7 @@ type MetadataCache interface {
 
 // FollowerFetcher is told which partitions to fetch from which leader and
 // which to stop. FetcherManager (one goroutine per source broker and
-// fetcher id, replication.md §5) implements it; the manager builds one from
+// fetcher id) implements it; the manager builds one from
 // Config.ReplicaFetch, and tests may inject their own. Without any,
 // followers only record their leader.
 type FollowerFetcher interface {
@@ -138,3 +116,29 @@ type FollowerStart struct {
 	TopicID     [16]byte
 	FetchOffset int64
 }
+
+// NewLogStore is the manager's LogStore over the broker's log manager. It
+// only widens *storage.Log to Log: a Go method returning *storage.Log does
+// not satisfy an interface method returning Log, and the manager's tests
+// run the same code over in-memory logs.
+func NewLogStore(logs *storage.LogManager) LogStore { return logManager{logs} }
+
+type logManager struct{ logs *storage.LogManager }
+
+func (s logManager) GetOrCreateLog(tp common.TopicPartition, cfg storage.LogConfig) (Log, error) {
+	l, err := s.logs.GetOrCreateLog(tp, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (s logManager) GetLog(tp common.TopicPartition) (Log, bool) {
+	l, ok := s.logs.GetLog(tp)
+	if !ok {
+		return nil, false
+	}
+	return l, true
+}
+
+func (s logManager) DeleteLog(tp common.TopicPartition) error { return s.logs.DeleteLog(tp) }
