@@ -127,17 +127,18 @@
 //     session and rebalance timeouts, static membership, group.max.size,
 //     session-timeout bounds, OffsetCommit/OffsetFetch (batched groups,
 //     require_stable), offsets.retention.minutes expiry on a fake clock,
-//     DeleteGroups, ListGroups, OffsetDelete: coordinator_test.go and
-//     more_test.go against a fake partition log;
+//     DeleteGroups, ListGroups, OffsetDelete: coordinator_test.go against
+//     a fake partition log (helpers_test.go);
 //   - loading and resigning (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR)
 //     and records written by Kafka itself: load_test.go;
 //   - record formats against kmsg and the spec's example bytes, fuzzed
 //     decoders: records_test.go;
 //   - real clients (franz-go, sarama, kafka-go) over the wire: wire_test.go
 //     and clients_test.go;
-//   - on a ZooKeeper-backed cluster: broker/e2e/groups_test.go (six client
-//     libraries, coordinator kill -9) and
-//     broker/e2e/groups_audit_coordinator_test.go (offsets topic creation
+//   - on a ZooKeeper-backed cluster: broker/e2e/groups_driver_test.go (the
+//     shared scenarios, coordinator kill -9) run by one
+//     broker/e2e/groups_<client>_test.go per client library, and
+//     broker/e2e/groups_coordinator_test.go (offsets topic creation
 //     and compaction, kafka-dump-log.sh --offsets-decoder on a broker's
 //     real segment, FindCoordinator v0-v4, the admin group APIs).
 package group

@@ -84,26 +84,20 @@ func (h *harness) group(id string) *Group {
 // waitParkedJoins waits until n members of the group have a parked join.
 func (h *harness) waitParkedJoins(id string, n int) {
 	h.t.Helper()
-	h.waitFor("parked joins", func() bool {
-		g := h.group(id)
-		if g == nil {
-			return false
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		k := 0
-		for _, m := range g.members {
-			if m.joinCh != nil {
-				k++
-			}
-		}
-		return k == n
-	})
+	h.waitParked("parked joins", id, n, func(m *Member) bool { return m.joinCh != nil })
 }
 
+// waitParkedSyncs waits until n members of the group have a parked sync.
 func (h *harness) waitParkedSyncs(id string, n int) {
 	h.t.Helper()
-	h.waitFor("parked syncs", func() bool {
+	h.waitParked("parked syncs", id, n, func(m *Member) bool { return m.syncCh != nil })
+}
+
+// waitParked waits until exactly n members of the group satisfy parked
+// (read under the group's lock).
+func (h *harness) waitParked(what, id string, n int, parked func(*Member) bool) {
+	h.t.Helper()
+	h.waitFor(what, func() bool {
 		g := h.group(id)
 		if g == nil {
 			return false
@@ -112,7 +106,7 @@ func (h *harness) waitParkedSyncs(id string, n int) {
 		defer g.mu.Unlock()
 		k := 0
 		for _, m := range g.members {
-			if m.syncCh != nil {
+			if parked(m) {
 				k++
 			}
 		}

@@ -97,6 +97,18 @@ func startServer(t *testing.T, cfg Config, h Handler) *Server {
 
 func addrOf(s *Server) string { return s.BoundAddr("PLAINTEXT").String() }
 
+// dialClient connects the package's broker-to-broker Client to s; the test
+// closes it.
+func dialClient(t *testing.T, s *Server) *Client {
+	t.Helper()
+	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
 func rawDial(t *testing.T, s *Server) net.Conn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addrOf(s), 5*time.Second)
@@ -124,6 +136,13 @@ func writeReq(t *testing.T, c net.Conn, req kmsg.Request, corr int32) {
 	if _, err := c.Write(appendRequestFrame(nil, req, corr, "test")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// roundTrip writes req on c with correlation id corr and reads its answer.
+func roundTrip(t *testing.T, c net.Conn, req kmsg.Request, corr int32) kmsg.Response {
+	t.Helper()
+	writeReq(t, c, req, corr)
+	return readResp(t, c, req, corr)
 }
 
 func readResp(t *testing.T, c net.Conn, req kmsg.Request, corr int32) kmsg.Response {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"net"
 	"sync"
 	"testing"
 
@@ -64,12 +65,20 @@ func saslServer(t *testing.T, h Handler) *Server {
 	return startServer(t, Config{Listeners: []ListenerConfig{{Name: "PLAINTEXT", Host: "127.0.0.1", SecurityProtocol: "SASL_PLAINTEXT"}}}, h)
 }
 
+// saslHandshaken dials s and completes a SaslHandshake (PLAIN) of the
+// given version as correlation id 1.
+func saslHandshaken(t *testing.T, s *Server, version int16) net.Conn {
+	t.Helper()
+	c := rawDial(t, s)
+	roundTrip(t, c, &kmsg.SASLHandshakeRequest{Version: version, Mechanism: "PLAIN"}, 1)
+	return c
+}
+
 func TestSASLRequiresAuthentication(t *testing.T) {
 	s := saslServer(t, &saslHandler{})
 	c := rawDial(t, s)
 	av := kmsg.NewPtrApiVersionsRequest()
-	writeReq(t, c, av, 1)
-	readResp(t, c, av, 1) // ApiVersions is allowed before authentication
+	roundTrip(t, c, av, 1) // ApiVersions is allowed before authentication
 	writeReq(t, c, metadataReq(1), 2)
 	expectClosed(t, c)
 
@@ -84,18 +93,13 @@ func TestSASLRequiresAuthentication(t *testing.T) {
 func TestSASLHandshakeV1Authenticate(t *testing.T) {
 	h := &saslHandler{}
 	s := saslServer(t, h)
-	c := rawDial(t, s)
-	hs := &kmsg.SASLHandshakeRequest{Version: 1, Mechanism: "PLAIN"}
-	writeReq(t, c, hs, 1)
-	readResp(t, c, hs, 1)
+	c := saslHandshaken(t, s, 1)
 	au := &kmsg.SASLAuthenticateRequest{Version: 2, SASLAuthBytes: []byte("\x00alice\x00secret")}
-	writeReq(t, c, au, 2)
-	if r := readResp(t, c, au, 2).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != 0 {
+	if r := roundTrip(t, c, au, 2).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != 0 {
 		t.Fatalf("authenticate: %d", r.ErrorCode)
 	}
 	md := metadataReq(12)
-	writeReq(t, c, md, 3)
-	readResp(t, c, md, 3)
+	roundTrip(t, c, md, 3)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.principals) != 1 || h.principals[0] != "User:alice" {
@@ -108,10 +112,7 @@ func TestSASLHandshakeV1Authenticate(t *testing.T) {
 func TestSASLHandshakeV0RawTokens(t *testing.T) {
 	h := &saslHandler{}
 	s := saslServer(t, h)
-	c := rawDial(t, s)
-	hs := &kmsg.SASLHandshakeRequest{Version: 0, Mechanism: "PLAIN"}
-	writeReq(t, c, hs, 1)
-	readResp(t, c, hs, 1)
+	c := saslHandshaken(t, s, 0)
 	if _, err := c.Write(frameBytes([]byte("\x00alice\x00secret"))); err != nil {
 		t.Fatal(err)
 	}
@@ -120,13 +121,10 @@ func TestSASLHandshakeV0RawTokens(t *testing.T) {
 		t.Fatalf("raw reply size %x err %v", sz, err)
 	}
 	md := metadataReq(1)
-	writeReq(t, c, md, 2)
-	readResp(t, c, md, 2)
+	roundTrip(t, c, md, 2)
 
 	// A bad raw token closes the connection.
-	c2 := rawDial(t, s)
-	writeReq(t, c2, hs, 1)
-	readResp(t, c2, hs, 1)
+	c2 := saslHandshaken(t, s, 0)
 	if _, err := c2.Write(frameBytes([]byte("\x00alice\x00wrong"))); err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +140,7 @@ func TestPlaintextSessionIsAuthenticated(t *testing.T) {
 	s := startServer(t, Config{}, h)
 	c := rawDial(t, s)
 	md := metadataReq(1)
-	writeReq(t, c, md, 1)
-	readResp(t, c, md, 1)
+	roundTrip(t, c, md, 1)
 	if got == nil || !got.Authenticated || got.Principal != "User:ANONYMOUS" {
 		t.Fatalf("session %+v", got)
 	}

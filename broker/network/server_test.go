@@ -97,8 +97,7 @@ func TestApiVersionsFallbackBytes(t *testing.T) {
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.Version = 3
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "t", "1"
-	writeReq(t, c, av, 2)
-	resp := readResp(t, c, av, 2).(*kmsg.ApiVersionsResponse)
+	resp := roundTrip(t, c, av, 2).(*kmsg.ApiVersionsResponse)
 	if resp.ErrorCode != 0 || len(resp.ApiKeys) != len(testVersions) {
 		t.Fatalf("retry: error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
 	}
@@ -112,15 +111,13 @@ func TestApiVersionsInvalidSoftwareName(t *testing.T) {
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.Version = 3
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "bad name!", "1"
-	writeReq(t, c, av, 9)
-	resp := readResp(t, c, av, 9).(*kmsg.ApiVersionsResponse)
+	resp := roundTrip(t, c, av, 9).(*kmsg.ApiVersionsResponse)
 	if resp.ErrorCode != kerr.InvalidRequest.Code || len(resp.ApiKeys) != 0 {
 		t.Fatalf("error %d keys %d", resp.ErrorCode, len(resp.ApiKeys))
 	}
 	// v0 (no software fields) still works on the same connection.
 	av0 := kmsg.NewPtrApiVersionsRequest()
-	writeReq(t, c, av0, 10)
-	if r := readResp(t, c, av0, 10).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 || len(r.ApiKeys) == 0 {
+	if r := roundTrip(t, c, av0, 10).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 || len(r.ApiKeys) == 0 {
 		t.Fatalf("v0: %+v", r)
 	}
 }
@@ -149,11 +146,7 @@ func TestKgoHandshake(t *testing.T) {
 func TestClientApiVersions(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	ctx := context.Background()
-	cl, err := Dial(ctx, addrOf(s), "broker-1", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := dialClient(t, s)
 	got, err := cl.ApiVersions(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -169,11 +162,7 @@ func TestClientApiVersionsFallback(t *testing.T) {
 	h := &testHandler{versions: map[int16][2]int16{18: {0, 2}, 3: {0, 8}}}
 	s := startServer(t, Config{}, h)
 	ctx := context.Background()
-	cl, err := Dial(ctx, addrOf(s), "broker-1", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := dialClient(t, s)
 	got, err := cl.ApiVersions(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -222,8 +211,7 @@ func TestMalformedBodyClosesOnlyThatConnection(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	good := rawDial(t, s)
 	r := metadataReq(1, "x")
-	writeReq(t, good, r, 1)
-	readResp(t, good, r, 1)
+	roundTrip(t, good, r, 1)
 
 	bad := rawDial(t, s)
 	// Metadata v1: topics array claims 1000 entries, none present.
@@ -279,8 +267,7 @@ func TestHandlerErrorAndNoResponse(t *testing.T) {
 	// with its own correlation id.
 	writeReq(t, c, metadataReq(1, "silent"), 1)
 	r := metadataReq(1, "x")
-	writeReq(t, c, r, 2)
-	readResp(t, c, r, 2)
+	roundTrip(t, c, r, 2)
 
 	writeReq(t, c, metadataReq(1, "error"), 3)
 	expectClosed(t, c)
@@ -364,11 +351,9 @@ func TestRequestMetadataFields(t *testing.T) {
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.Version = 3
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "kgo", "1.2.3"
-	writeReq(t, c, av, 1)
-	readResp(t, c, av, 1)
+	roundTrip(t, c, av, 1)
 	r := metadataReq(12)
-	writeReq(t, c, r, 2)
-	readResp(t, c, r, 2)
+	roundTrip(t, c, r, 2)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 1 {
@@ -401,11 +386,7 @@ func (h handlerFunc) Handle(ctx context.Context, req *Request) (kmsg.Response, e
 func TestControlledShutdownV0Header(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	ctx := context.Background()
-	cl, err := Dial(ctx, addrOf(s), "broker-1", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := dialClient(t, s)
 	for _, v := range []int16{0, 1, 2, 3} {
 		req := kmsg.NewPtrControlledShutdownRequest()
 		req.Version = v

@@ -101,6 +101,21 @@ func clReadLog(t *testing.T, l *Log) ([]clRec, []record.BatchHeader) {
 	return recs, hdrs
 }
 
+// clNewClock is the fake clock every cleaner test starts from.
+func clNewClock() *clClock { return &clClock{now: time.UnixMilli(1700000000000)} }
+
+// clCleanAll makes every appended record committed (high watermark at the
+// log end) and runs one cleaning pass over l.
+func clCleanAll(t *testing.T, c *Cleaner, l *Log) CleanStats {
+	t.Helper()
+	l.SetHighWatermark(l.LogEndOffset())
+	st, err := c.CleanLog(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func newTestCleaner(clock *clClock) *Cleaner {
 	cfg := DefaultCleanerConfig()
 	cfg.DedupeBufferSize = 24 * 1024
@@ -122,7 +137,7 @@ func clOpen(t *testing.T, dir string, cfg LogConfig, clock *clClock) *Log {
 // without changing any retained record's offset", and the active
 // segment is never touched.
 func TestCleanerKeepsLatestValuePerKey(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	dir := t.TempDir()
 	l := clOpen(t, dir, clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()
@@ -204,7 +219,7 @@ func TestCleanerKeepsLatestValuePerKey(t *testing.T) {
 // delete horizon (baseTimestamp = cleaning time + delete.retention.ms,
 // attribute bit 6).
 func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	cfg := clCompactConfig()
 	cfg.DeleteRetentionMs = 1000
 	l := clOpen(t, t.TempDir(), cfg, clock)
@@ -213,11 +228,8 @@ func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 	clAppend(t, l, ts+7, "a", "<nil>") // tombstone for a at 2
 	clRoll(t, l)
 	clAppend(t, l, ts, "z", "z0")
-	l.SetHighWatermark(l.LogEndOffset())
 	c := newTestCleaner(clock)
-	if _, err := c.CleanLog(l); err != nil {
-		t.Fatal(err)
-	}
+	clCleanAll(t, c, l)
 	recs, hdrs := clReadLog(t, l)
 	want := []clRec{{Off: 1, Key: "b", Value: "b0"}, {Off: 2, Key: "a", Tombstone: true}, {Off: 3, Key: "z", Value: "z0"}}
 	if !reflect.DeepEqual(recs, want) {
@@ -236,10 +248,7 @@ func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 	clAppend(t, l, ts, "y", "y0")
 	clRoll(t, l)
 	clAppend(t, l, ts, "x", "x0")
-	l.SetHighWatermark(l.LogEndOffset())
-	if _, err := c.CleanLog(l); err != nil {
-		t.Fatal(err)
-	}
+	clCleanAll(t, c, l)
 	if recs, _ := clReadLog(t, l); len(recs) != 5 || !recs[1].Tombstone {
 		t.Fatalf("tombstone removed before its horizon: %+v", recs)
 	}
@@ -248,10 +257,7 @@ func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 	clAppend(t, l, ts, "w", "w0")
 	clRoll(t, l)
 	clAppend(t, l, ts, "v", "v0")
-	l.SetHighWatermark(l.LogEndOffset())
-	if _, err := c.CleanLog(l); err != nil {
-		t.Fatal(err)
-	}
+	clCleanAll(t, c, l)
 	recs, _ = clReadLog(t, l)
 	for _, r := range recs {
 		if r.Tombstone {
@@ -266,7 +272,7 @@ func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 // min.compaction.lag.ms keeps recent segments out of the dirty section; the
 // high watermark bounds it too.
 func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	cfg := clCompactConfig()
 	cfg.MinCompactionLagMs = 60000
 	l := clOpen(t, t.TempDir(), cfg, clock)
@@ -276,12 +282,8 @@ func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
 	clAppend(t, l, now-1000, "a", "new0", "a", "new1") // too recent
 	clRoll(t, l)
 	clAppend(t, l, now, "a", "active")
-	l.SetHighWatermark(l.LogEndOffset())
 	c := newTestCleaner(clock)
-	st, err := c.CleanLog(l)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := clCleanAll(t, c, l)
 	if st.EndOffset != 2 {
 		t.Fatalf("end offset %d, want 2 (second segment is within the lag)", st.EndOffset)
 	}
@@ -295,10 +297,7 @@ func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
 	if st, err := c.CleanLog(l); err != nil || st.EndOffset > 2 {
 		t.Fatalf("cleaned above the high watermark: %+v %v", st, err)
 	}
-	l.SetHighWatermark(l.LogEndOffset())
-	if _, err := c.CleanLog(l); err != nil {
-		t.Fatal(err)
-	}
+	clCleanAll(t, c, l)
 	recs, _ = clReadLog(t, l)
 	if len(recs) != 2 || recs[0].Value != "new1" || recs[1].Value != "active" {
 		t.Fatalf("records %+v", recs)
@@ -309,7 +308,7 @@ func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
 // batch survives as an empty batch so its sequence state is not lost
 // (as Kafka's cleaner keeps it); markers are kept.
 func TestCleanerTransactions(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()
 	appendRaw := func(b []byte) {
@@ -336,11 +335,8 @@ func TestCleanerTransactions(t *testing.T) {
 	appendRaw(txn(8, 1, "m", "open")) // 6, still open: its segment is uncleanable
 	clRoll(t, l)
 	clAppend(t, l, ts, "z", "z")
-	l.SetHighWatermark(l.LogEndOffset())
 	c := newTestCleaner(clock)
-	if _, err := c.CleanLog(l); err != nil {
-		t.Fatal(err)
-	}
+	clCleanAll(t, c, l)
 	recs, hdrs := clReadLog(t, l)
 	for _, r := range recs {
 		if strings.HasPrefix(r.Value, "aborted") {
@@ -378,7 +374,7 @@ func TestCleanerTransactions(t *testing.T) {
 // The manager-driven path: CleanOnce picks only logs above
 // min.cleanable.dirty.ratio, and the goroutine starts and stops.
 func TestCleanerCleanOnceDirtyRatio(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	dir := t.TempDir()
 	mc := DefaultManagerConfig(dir)
 	mc.Clock = clock.Now
@@ -485,7 +481,7 @@ func TestCleanableRatioAndRange(t *testing.T) {
 // A swap is abandoned, leaving the log as it is, when the segments changed
 // after the cleaner's snapshot (here a follower truncation).
 func TestCleanerSwapAbortsOnConcurrentChange(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()
 	clAppend(t, l, ts, "a", "1")
@@ -516,7 +512,7 @@ func TestCleanerSwapAbortsOnConcurrentChange(t *testing.T) {
 // the map filled up to its load factor; the next pass continues from there, and the
 // records above the mapped range are kept meanwhile.
 func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()
 	for seg, prefix := range []string{"a", "b", "a"} {
@@ -561,7 +557,7 @@ func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
 // A partly retained compressed batch is rebuilt with the same codec,
 // offsets, producer fields and timestamp type.
 func TestCleanerRebuildsCompressedBatches(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()
 	o := record.DefaultBuildOptions()
@@ -579,10 +575,7 @@ func TestCleanerRebuildsCompressedBatches(t *testing.T) {
 	clAppend(t, l, ts, "a", "new", "c", "new")
 	clRoll(t, l)
 	clAppend(t, l, ts, "z", "z")
-	l.SetHighWatermark(l.LogEndOffset())
-	if _, err := newTestCleaner(clock).CleanLog(l); err != nil {
-		t.Fatal(err)
-	}
+	clCleanAll(t, newTestCleaner(clock), l)
 	recs, hdrs := clReadLog(t, l)
 	h := hdrs[0]
 	if h.Compression() != record.Zstd || h.BaseOffset != 0 || h.LastOffset() != 2 || h.NumRecords != 1 ||
@@ -597,7 +590,7 @@ func TestCleanerRebuildsCompressedBatches(t *testing.T) {
 // A marker whose transaction has no batch left gets a delete horizon and
 // is removed after it; a marker of a transaction with retained data stays.
 func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	cfg := clCompactConfig()
 	cfg.DeleteRetentionMs = 1000
 	l := clOpen(t, t.TempDir(), cfg, clock)
@@ -641,10 +634,7 @@ func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
 	clAppend(t, l, ts, "y", "y")
 	clRoll(t, l)
 	clAppend(t, l, ts, "x", "x")
-	l.SetHighWatermark(l.LogEndOffset())
-	if _, err := c.CleanLog(l); err != nil {
-		t.Fatal(err)
-	}
+	clCleanAll(t, c, l)
 	if m := markers(); len(m) != 1 || m[3].BaseOffset != 3 {
 		t.Fatalf("after the horizon: %+v", m)
 	}
@@ -671,7 +661,7 @@ func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
 // and a pass that was running during the truncation does not record an
 // end offset above it.
 func TestTruncationLowersCleanerCheckpoint(t *testing.T) {
-	clock := &clClock{now: time.UnixMilli(1700000000000)}
+	clock := clNewClock()
 	dir := t.TempDir()
 	l := clOpen(t, dir, clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()

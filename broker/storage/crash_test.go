@@ -73,10 +73,7 @@ func TestCrashWriterChild(t *testing.T) {
 	if dir == "" {
 		return // only meaningful as the child of TestCrashKill9
 	}
-	cfg := DefaultManagerConfig(dir)
-	cfg.Defaults.SegmentBytes = 8 << 10
-	cfg.Defaults.SegmentIndexBytes = 4096
-	cfg.Defaults.IndexIntervalBytes = 512
+	cfg := crashManagerConfig(dir)
 	m, err := NewLogManager(cfg)
 	if err != nil {
 		fmt.Println("ERR", err)
@@ -181,10 +178,7 @@ func TestCrashKill9(t *testing.T) {
 		}
 		cmd.Wait()
 
-		cfg := DefaultManagerConfig(dir)
-		cfg.Defaults.SegmentBytes = 8 << 10
-		cfg.Defaults.SegmentIndexBytes = 4096
-		cfg.Defaults.IndexIntervalBytes = 512
+		cfg := crashManagerConfig(dir)
 		m, err := NewLogManager(cfg)
 		if err != nil {
 			t.Fatalf("round %d: recovery: %v", round, err)
@@ -299,4 +293,15 @@ func TestRandomCutRecovery(t *testing.T) {
 		verifyDeterministicLog(t, l3)
 		l3.Close()
 	}
+}
+
+// crashManagerConfig is the configuration the crash child writes with and
+// the parent recovers with: small segments and indexes, so that a kill
+// lands in every file kind.
+func crashManagerConfig(dir string) ManagerConfig {
+	cfg := DefaultManagerConfig(dir)
+	cfg.Defaults.SegmentBytes = 8 << 10
+	cfg.Defaults.SegmentIndexBytes = 4096
+	cfg.Defaults.IndexIntervalBytes = 512
+	return cfg
 }

@@ -44,6 +44,18 @@ func makeBatch(n, valueSize int, ts int64, tag string) []byte {
 	return record.Build(opts, recs)
 }
 
+// appendUntilSegments appends fresh batches from batch as leader (epoch 0)
+// until l has n segments (an append assigns offsets in place, so a batch is
+// never appended twice).
+func appendUntilSegments(t testing.TB, l *Log, n int, batch func() []byte) {
+	t.Helper()
+	for l.NumSegments() < n {
+		if _, err := l.AppendAsLeader(batch(), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // testConfig is a small-segment config for tests.
 func testConfig() LogConfig {
 	c := DefaultLogConfig()

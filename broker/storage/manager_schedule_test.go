@@ -59,24 +59,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 
 	// byTime: retention.ms = 1h; its first four segments hold records two
 	// hours old, the rest are current.
-	timeCfg := cfg.Defaults
-	timeCfg.RetentionMs = 3600000
-	byTime := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "by-time", Partition: 0}, timeCfg)
-	old := clock.Now().Add(-2 * time.Hour).UnixMilli()
-	for byTime.NumSegments() < 4 {
-		if _, err := byTime.AppendAsLeader(makeBatch(3, 200, old, "old"), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := byTime.Roll(); err != nil {
-		t.Fatal(err)
-	}
-	oldEnd := byTime.LogEndOffset()
-	for i := 0; i < 3; i++ {
-		if _, err := byTime.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "new"), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	byTime, oldEnd := agedLog(t, m, clock, cfg.Defaults, "by-time")
 	byTime.SetHighWatermark(byTime.LogEndOffset())
 
 	// bySize: retention.bytes = 3000, current records, several segments.
@@ -203,11 +186,7 @@ func TestManagerRunsCleaner(t *testing.T) {
 	lb := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "compact-delete", Partition: 0}, both)
 	now := clock.Now().UnixMilli()
 	// compacted: 40 batches over 4 keys, in several segments.
-	for lc.NumSegments() < 4 {
-		if _, err := lc.AppendAsLeader(makeBatch(4, 100, now, "v"), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendUntilSegments(t, lc, 4, func() []byte { return makeBatch(4, 100, now, "v") })
 	if err := lc.Roll(); err != nil {
 		t.Fatal(err)
 	}

@@ -174,6 +174,29 @@ func TestManagerDeleteLog(t *testing.T) {
 	}
 }
 
+// agedLog creates partition 0 of topic in m with retention.ms = 1h, fills
+// four segments with records two hours old, rolls, and appends three
+// current batches after them. It returns the log and the end offset of the
+// old records; the high watermark is left where it is.
+func agedLog(t *testing.T, m *LogManager, clock *fakeClock, defaults LogConfig, topic string) (*Log, int64) {
+	t.Helper()
+	lc := defaults
+	lc.RetentionMs = 3600000
+	l := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: topic, Partition: 0}, lc)
+	old := clock.Now().Add(-2 * time.Hour).UnixMilli()
+	appendUntilSegments(t, l, 4, func() []byte { return makeBatch(3, 200, old, "old") })
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	oldEnd := l.LogEndOffset()
+	for i := 0; i < 3; i++ {
+		if _, err := l.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "new"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l, oldEnd
+}
+
 // Retention is driven by record timestamps and the injected clock.
 func TestManagerRetention(t *testing.T) {
 	d := t.TempDir()
@@ -181,20 +204,7 @@ func TestManagerRetention(t *testing.T) {
 	cfg := testManagerConfig(clock, d)
 	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
-	lc := cfg.Defaults
-	lc.RetentionMs = 3600000
-	l := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "r", Partition: 0}, lc)
-	old := clock.Now().Add(-2 * time.Hour).UnixMilli()
-	for l.NumSegments() < 4 {
-		if _, err := l.AppendAsLeader(makeBatch(3, 200, old, "old"), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.Roll()
-	oldEnd := l.LogEndOffset()
-	for i := 0; i < 3; i++ {
-		l.AppendAsLeader(makeBatch(3, 200, clock.Now().UnixMilli(), "new"), 0)
-	}
+	l, oldEnd := agedLog(t, m, clock, cfg.Defaults, "r")
 	// Nothing is deleted above the high watermark.
 	if n := m.RunRetention(); n != 0 {
 		t.Fatalf("deleted %d segments above the high watermark", n)
@@ -216,7 +226,7 @@ func TestManagerRetention(t *testing.T) {
 	if deleted == 0 {
 		t.Fatal("segments were not renamed to .deleted")
 	}
-	clock.Advance(time.Duration(lc.FileDeleteDelayMs+1) * time.Millisecond)
+	clock.Advance(time.Duration(cfg.Defaults.FileDeleteDelayMs+1) * time.Millisecond)
 	m.DeletePending()
 	entries, _ = os.ReadDir(l.Dir())
 	for _, e := range entries {
@@ -225,6 +235,7 @@ func TestManagerRetention(t *testing.T) {
 		}
 	}
 	// Size retention keeps at most retention.bytes (whole segments).
+	lc := cfg.Defaults
 	lc.RetentionMs = -1
 	lc.RetentionBytes = 2000
 	l.UpdateConfig(lc)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A confluent-kafka (Debian python3-confluent-kafka, librdkafka) consumer-group
-member for the Klassik group suite (broker/e2e/groups_test.go).
+member for the Klassik group suite (broker/e2e/groups_confluent_kafka_test.go).
 
 Subscribes to --topic in --group with partition.assignment.strategy
 --assignor (e.g. "cooperative-sticky"), commits synchronously after every

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A kafka-python (Debian python3-kafka) consumer-group member for the
-Klassik group suite (broker/e2e/groups_test.go).
+Klassik group suite (broker/e2e/groups_kafka_python_test.go).
 
 Subscribes to --topic in --group with the --assignor ("range" or
 "roundrobin"), commits synchronously after every poll and prints the suite's

@@ -1,5 +1,5 @@
 // A kafkajs consumer-group member for the Klassik group suite
-// (broker/e2e/groups_test.go).
+// (broker/e2e/groups_kafkajs_test.go).
 //
 //   node kafkajs_group.js --bootstrap <b,b> --topic <t> --group <g> --name <client id>
 //                         [--assignor roundrobin] [--session-ms 6000]
