@@ -624,15 +624,25 @@ func (c *Conn) Close() {
 	c.state = zk.StateDisconnected
 }
 
-func (c *Conn) get(p string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	c.srv.mu.Lock()
-	defer c.srv.unlock()
+// readNodeLocked returns the node at p for a read on an usable session
+// (zk.ErrNoNode if there is none); the caller holds c.srv.mu.
+func (c *Conn) readNodeLocked(p string) (*node, error) {
 	if err := c.usable(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	n, ok := c.srv.nodes[p]
 	if !ok {
-		return nil, nil, nil, zk.ErrNoNode
+		return nil, zk.ErrNoNode
+	}
+	return n, nil
+}
+
+func (c *Conn) get(p string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	c.srv.mu.Lock()
+	defer c.srv.unlock()
+	n, err := c.readNodeLocked(p)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var ch <-chan zk.Event
 	if watch {
@@ -681,12 +691,9 @@ func (c *Conn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) { retu
 func (c *Conn) children(p string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	c.srv.mu.Lock()
 	defer c.srv.unlock()
-	if err := c.usable(); err != nil {
+	n, err := c.readNodeLocked(p)
+	if err != nil {
 		return nil, nil, nil, err
-	}
-	n, ok := c.srv.nodes[p]
-	if !ok {
-		return nil, nil, nil, zk.ErrNoNode
 	}
 	kids := make([]string, 0, len(n.children))
 	for k := range n.children {
