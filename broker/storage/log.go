@@ -348,8 +348,8 @@ func (l *Log) closeNoFlush() error {
 func (l *Log) detach() {
 	l.stopFlusher()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.closed = true
+	l.mu.Unlock()
 }
 
 // releaseFiles closes every segment file of a detached log.
