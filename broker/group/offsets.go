@@ -135,13 +135,9 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 	resp.Version = req.Version
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			var topics []OffsetFetchTopic
-			if rg.Topics != nil {
-				topics = []OffsetFetchTopic{}
-				for _, t := range rg.Topics {
-					topics = append(topics, OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions})
-				}
-			}
+			topics := requestedTopics(rg.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) OffsetFetchTopic {
+				return OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions}
+			})
 			code, res := c.fetchOffsets(rg.Group, topics)
 			out := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
 			if code != 0 {
@@ -159,13 +155,9 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 		}
 		return resp
 	}
-	var topics []OffsetFetchTopic
-	if req.Topics != nil {
-		topics = []OffsetFetchTopic{}
-		for _, t := range req.Topics {
-			topics = append(topics, OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions})
-		}
-	}
+	topics := requestedTopics(req.Topics, func(t kmsg.OffsetFetchRequestTopic) OffsetFetchTopic {
+		return OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions}
+	})
 	code, res := c.fetchOffsets(req.Group, topics)
 	if code != 0 && req.Version >= 2 {
 		resp.ErrorCode = code
@@ -177,6 +169,20 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 		resp.Topics = append(resp.Topics, ot)
 	}
 	return resp
+}
+
+// requestedTopics converts the topics of an OffsetFetch request (the v8
+// group form or the older top-level form). A nil list stays nil: it asks for
+// every committed partition, while an empty list asks for none.
+func requestedTopics[T any](in []T, conv func(T) OffsetFetchTopic) []OffsetFetchTopic {
+	if in == nil {
+		return nil
+	}
+	out := make([]OffsetFetchTopic, 0, len(in))
+	for _, t := range in {
+		out = append(out, conv(t))
+	}
+	return out
 }
 
 // OffsetFetchTopic names the partitions to fetch for one topic.
