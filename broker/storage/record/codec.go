@@ -28,21 +28,13 @@ const (
 
 // String returns the codec name kafka-dump-log prints (compresscodec).
 func (c Codec) String() string {
-	switch c {
-	case None:
-		return "none"
-	case Gzip:
-		return "gzip"
-	case Snappy:
-		return "snappy"
-	case LZ4:
-		return "lz4"
-	case Zstd:
-		return "zstd"
-	default:
-		return fmt.Sprintf("unknown(%d)", int8(c))
+	if n, ok := codecNames[c]; ok {
+		return n
 	}
+	return fmt.Sprintf("unknown(%d)", int8(c))
 }
+
+var codecNames = map[Codec]string{None: "none", Gzip: "gzip", Snappy: "snappy", LZ4: "lz4", Zstd: "zstd"}
 
 // ParseCodec maps a compression.type value (other than "producer") to a codec.
 func ParseCodec(name string) (Codec, bool) {
