@@ -306,7 +306,7 @@ func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[co
 				// Dropped from the cache before the tombstone is durable,
 				// as Kafka does.
 				delete(g.offsets, tp)
-				recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition})})
+				recs = append(recs, offsetTombstone(g.id, common.TopicPartition{Topic: t.Topic, Partition: p.Partition}))
 			}
 		}
 	}
@@ -337,14 +337,7 @@ func (c *Coordinator) scheduleExpiryLocked() {
 // coordinator also runs it every offsets.retention.check.interval.ms). It
 // returns the number of offsets removed.
 func (c *Coordinator) ExpireOffsets() int {
-	c.mu.Lock()
-	var gs []*Group
-	for _, g := range c.groups {
-		if c.owned[g.partition].state == partitionLoaded {
-			gs = append(gs, g)
-		}
-	}
-	c.mu.Unlock()
+	gs := c.groupsWhere(func(g *Group) bool { return c.owned[g.partition].state == partitionLoaded })
 	now := c.clock.Now()
 	total := 0
 	for _, g := range gs {
@@ -373,6 +366,32 @@ func (c *Coordinator) ExpireOffsets() int {
 		}
 	}
 	return total
+}
+
+// groupsWhere returns the groups keep accepts; keep runs under c.mu, and
+// the caller locks each returned group without holding c.mu.
+func (c *Coordinator) groupsWhere(keep func(g *Group) bool) []*Group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var gs []*Group
+	for _, g := range c.groups {
+		if keep(g) {
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
+// offsetTombstone is the record that deletes the committed offset of tp in
+// group.
+func offsetTombstone(group string, tp common.TopicPartition) record.Record {
+	return record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: group, Topic: tp.Topic, Partition: tp.Partition})}
+}
+
+// sortByKey orders records by key bytes, so that a batch of tombstones is
+// the same whatever the map order was.
+func sortByKey(recs []record.Record) {
+	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
 }
 
 // expireGroupOffsetsLocked removes the expired offsets of g and returns
@@ -428,9 +447,9 @@ func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record
 			continue
 		}
 		delete(g.offsets, tp)
-		recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: tp.Topic, Partition: tp.Partition})})
+		recs = append(recs, offsetTombstone(g.id, tp))
 	}
-	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+	sortByKey(recs)
 	return recs
 }
 
@@ -442,12 +461,7 @@ func (c *Coordinator) OnTopicsDeleted(topics []string) int {
 	for _, t := range topics {
 		gone[t] = true
 	}
-	c.mu.Lock()
-	gs := make([]*Group, 0, len(c.groups))
-	for _, g := range c.groups {
-		gs = append(gs, g)
-	}
-	c.mu.Unlock()
+	gs := c.groupsWhere(func(*Group) bool { return true })
 	now := c.clock.Now()
 	total := 0
 	for _, g := range gs {
@@ -457,12 +471,12 @@ func (c *Coordinator) OnTopicsDeleted(topics []string) int {
 			for tp := range g.offsets {
 				if gone[tp.Topic] {
 					delete(g.offsets, tp)
-					recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: tp.Topic, Partition: tp.Partition})})
+					recs = append(recs, offsetTombstone(g.id, tp))
 				}
 			}
 		}
 		if len(recs) > 0 {
-			sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+			sortByKey(recs)
 			total += len(recs)
 			c.writeAsyncLocked(g, buildBatch(now, recs), "offsets of deleted topics in "+g.id)
 		}
