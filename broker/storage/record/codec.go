@@ -87,6 +87,18 @@ func zstdCodecs() (*zstd.Encoder, *zstd.Decoder, error) {
 	return zstdEnc, zstdDec, zstdErr
 }
 
+// writeAll writes src through the compressing writer w, closes it (which
+// ends the stream) and returns what w wrote into buf.
+func writeAll(buf *bytes.Buffer, w io.WriteCloser, src []byte) ([]byte, error) {
+	if _, err := w.Write(src); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 // Compress compresses src with codec c in the stream format Kafka's Java
 // client writes: gzip stream, xerial-framed snappy, LZ4 frame, zstd frame.
 func Compress(c Codec, src []byte) ([]byte, error) {
@@ -95,14 +107,7 @@ func Compress(c Codec, src []byte) ([]byte, error) {
 		return append([]byte(nil), src...), nil
 	case Gzip:
 		var buf bytes.Buffer
-		w := gzip.NewWriter(&buf)
-		if _, err := w.Write(src); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return writeAll(&buf, gzip.NewWriter(&buf), src)
 	case Snappy:
 		out := make([]byte, 0, len(xerialMagic)+8+s2.MaxEncodedLen(len(src))+4*(len(src)/xerialBlockSize+1))
 		out = append(out, xerialMagic...)
@@ -122,13 +127,7 @@ func Compress(c Codec, src []byte) ([]byte, error) {
 		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb)); err != nil {
 			return nil, err
 		}
-		if _, err := w.Write(src); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return writeAll(&buf, w, src)
 	case Zstd:
 		enc, _, err := zstdCodecs()
 		if err != nil {
