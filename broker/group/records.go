@@ -213,6 +213,19 @@ func (r *reader) int64(what string) int64 {
 	return 0
 }
 
+// valueVersion reads the int16 version that starts a record value; a
+// negative version is malformed.
+func (r *reader) valueVersion(what string) (int16, error) {
+	v := r.int16(what + " version")
+	if r.err != nil {
+		return 0, r.err
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%w: %s version %d", ErrMalformed, what, v)
+	}
+	return v, nil
+}
+
 func (r *reader) nullableString(what string) *string {
 	n := r.int16(what)
 	if r.err != nil {
@@ -292,12 +305,9 @@ func DecodeKey(b []byte) (Key, error) {
 func DecodeOffsetValue(b []byte) (OffsetValue, error) {
 	r := reader{b: b}
 	v := OffsetValue{LeaderEpoch: -1, ExpireTimestamp: -1}
-	v.Version = r.int16("offset value version")
-	if r.err != nil {
-		return OffsetValue{}, r.err
-	}
-	if v.Version < 0 {
-		return OffsetValue{}, fmt.Errorf("%w: offset value version %d", ErrMalformed, v.Version)
+	var err error
+	if v.Version, err = r.valueVersion("offset value"); err != nil {
+		return OffsetValue{}, err
 	}
 	if v.Version > maxClassicValueVer {
 		var kv kmsg.OffsetCommitValue
@@ -327,12 +337,9 @@ func DecodeOffsetValue(b []byte) (OffsetValue, error) {
 func DecodeGroupValue(b []byte) (GroupValue, error) {
 	r := reader{b: b}
 	v := GroupValue{CurrentStateTimestamp: -1}
-	v.Version = r.int16("group value version")
-	if r.err != nil {
-		return GroupValue{}, r.err
-	}
-	if v.Version < 0 {
-		return GroupValue{}, fmt.Errorf("%w: group value version %d", ErrMalformed, v.Version)
+	var err error
+	if v.Version, err = r.valueVersion("group value"); err != nil {
+		return GroupValue{}, err
 	}
 	if v.Version > maxClassicValueVer {
 		return decodeGroupValueKmsg(b)
