@@ -22,8 +22,11 @@ func getDecoded[T any](c *Client, p string, decode func([]byte) (T, error)) (v T
 	if err != nil {
 		return v, false, err
 	}
-	v, err = decode(data)
-	return v, true, err
+	if v, err = decode(data); err != nil {
+		var zero T
+		return zero, true, err
+	}
+	return v, true, nil
 }
 
 // createAdminRequest creates a tool-submitted /admin request node; an
