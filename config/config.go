@@ -346,9 +346,9 @@ func (e *ValidationError) Keys() []string {
 // commas.
 func (c *Config) LogDirList() []string {
 	if c.LogDirs != "" {
-		return splitList(c.LogDirs)
+		return SplitList(c.LogDirs)
 	}
-	return splitList(c.LogDir)
+	return SplitList(c.LogDir)
 }
 
 // EffectiveLogRollMs is log.roll.ms when set, else log.roll.hours in ms.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/klassik/klassik/broker/common"
 )
 
 // Type is a config's value type; the numbers are DescribeConfigs'
@@ -24,26 +26,12 @@ const (
 	TypePassword Type = 9
 )
 
+var typeNames = map[Type]string{TypeBoolean: "boolean", TypeString: "string", TypeInt: "int", TypeShort: "short", TypeLong: "long",
+	TypeDouble: "double", TypeList: "list", TypeClass: "class", TypePassword: "password"}
+
 func (t Type) String() string {
-	switch t {
-	case TypeBoolean:
-		return "boolean"
-	case TypeString:
-		return "string"
-	case TypeInt:
-		return "int"
-	case TypeShort:
-		return "short"
-	case TypeLong:
-		return "long"
-	case TypeDouble:
-		return "double"
-	case TypeList:
-		return "list"
-	case TypeClass:
-		return "class"
-	case TypePassword:
-		return "password"
+	if n, ok := typeNames[t]; ok {
+		return n
 	}
 	return "unknown"
 }
@@ -143,7 +131,7 @@ func (k *Key) set(c *Config, s string) error {
 	case *string:
 		*p, parsed = s, s
 	case *[]string:
-		l := splitList(s)
+		l := SplitList(s)
 		*p, parsed = l, l
 	default:
 		panic("config: unsupported field type for " + k.Name)
@@ -353,7 +341,7 @@ var brokerKeys = []Key{
 		field: func(c *Config) any { return &c.InterBrokerListenerName }},
 	{Name: "security.inter.broker.protocol", Type: TypeString, Default: "PLAINTEXT", Group: groupSocket,
 		Doc:   "security protocol between brokers, naming the listener of the same name",
-		field: func(c *Config) any { return &c.SecurityInterBrokerProtocol }, check: oneOf(securityProtocols...)},
+		field: func(c *Config) any { return &c.SecurityInterBrokerProtocol }, check: oneOf(common.SecurityProtocols...)},
 	{Name: "socket.send.buffer.bytes", Type: TypeInt, Default: "102400", Group: groupSocket,
 		Doc:   "SO_SNDBUF of client connections; -1 keeps the OS default",
 		field: func(c *Config) any { return &c.SocketSendBufferBytes }, check: atLeast(-1)},

@@ -4,22 +4,11 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-)
 
-// Security protocols Kafka knows (SecurityProtocol). Klassik serves PLAINTEXT;
-// the others are accepted in configuration so that Kafka's files parse, and the
-// broker decides which it can open.
-const (
-	ProtocolPlaintext     = "PLAINTEXT"
-	ProtocolSSL           = "SSL"
-	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
-	ProtocolSASLSSL       = "SASL_SSL"
+	"github.com/klassik/klassik/broker/common"
 )
-
-var securityProtocols = []string{ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL}
 
 // Endpoint is one entry of listeners or advertised.listeners (Kafka's
 // EndPoint): NAME://host:port. Host "" means every interface.
@@ -52,15 +41,15 @@ var endpointRE = regexp.MustCompile(`^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]
 // ("NAME:PROTOCOL,..."); names are upper-cased and protocols must be Kafka's.
 func ParseSecurityProtocolMap(s string) (map[string]string, error) {
 	out := make(map[string]string)
-	for _, item := range splitList(s) {
+	for _, item := range SplitList(s) {
 		name, proto, ok := strings.Cut(item, ":")
 		name, proto = strings.TrimSpace(name), strings.TrimSpace(proto)
 		if !ok || name == "" || proto == "" {
 			return nil, fmt.Errorf("invalid entry %q, expected LISTENER_NAME:SECURITY_PROTOCOL", item)
 		}
 		p := strings.ToUpper(proto)
-		if !slices.Contains(securityProtocols, p) {
-			return nil, fmt.Errorf("unknown security protocol %q for listener %s (valid: %s)", proto, strings.ToUpper(name), strings.Join(securityProtocols, ", "))
+		if !common.IsSecurityProtocol(p) {
+			return nil, fmt.Errorf("unknown security protocol %q for listener %s (valid: %s)", proto, strings.ToUpper(name), strings.Join(common.SecurityProtocols, ", "))
 		}
 		name = strings.ToUpper(name)
 		if _, dup := out[name]; dup {
@@ -77,7 +66,7 @@ func ParseSecurityProtocolMap(s string) (map[string]string, error) {
 func ParseEndpoints(s string, protocols map[string]string, distinctPorts bool) ([]Endpoint, error) {
 	var eps []Endpoint
 	var problems []string
-	for _, item := range splitList(s) {
+	for _, item := range SplitList(s) {
 		m := endpointRE.FindStringSubmatch(item)
 		if m == nil {
 			problems = append(problems, fmt.Sprintf("unable to parse %q as NAME://host:port", item))
@@ -120,9 +109,9 @@ func ParseEndpoints(s string, protocols map[string]string, distinctPorts bool) (
 	return eps, nil
 }
 
-// splitList splits a Kafka LIST value on commas, trimming blanks and dropping
-// empty items.
-func splitList(s string) []string {
+// SplitList splits a Kafka LIST value (or a tool's --bootstrap-server list)
+// on commas, trimming blanks and dropping empty items.
+func SplitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {

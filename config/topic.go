@@ -176,7 +176,7 @@ func (t *TopicConfig) parse(value string) (any, error) {
 		}
 		v = f
 	case TypeList:
-		v = splitList(s)
+		v = SplitList(s)
 	default:
 		v = s
 	}

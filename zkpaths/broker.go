@@ -3,27 +3,14 @@ package zkpaths
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-)
 
-// Security protocol names as written in listener_security_protocol_map.
-const (
-	ProtocolPlaintext     = "PLAINTEXT"
-	ProtocolSSL           = "SSL"
-	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
-	ProtocolSASLSSL       = "SASL_SSL"
+	"github.com/klassik/klassik/broker/common"
 )
-
-func isSecurityProtocol(s string) bool {
-	switch s {
-	case ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL:
-		return true
-	}
-	return false
-}
 
 // EndPoint is one advertised listener (kafka.cluster.EndPoint).
 type EndPoint struct {
@@ -71,7 +58,7 @@ func ParseEndPoint(s string, protocolMap map[string]string) (EndPoint, error) {
 		}
 		ep.SecurityProtocol = p
 	} else {
-		if !isSecurityProtocol(listener) {
+		if !common.IsSecurityProtocol(listener) {
 			return EndPoint{}, fmt.Errorf("zkpaths: endpoint %q: unknown security protocol", s)
 		}
 		ep.SecurityProtocol = listener
@@ -114,11 +101,7 @@ func (b BrokerInfo) Encode() []byte {
 	o := newObj()
 	if v >= 5 {
 		f := newObj()
-		names := make([]string, 0, len(b.Features))
-		for n := range b.Features {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(b.Features))
 		for _, n := range names {
 			r := b.Features[n]
 			f.raw(n, newObj().int("min_version", int64(r.MinVersion)).int("max_version", int64(r.MaxVersion)).bytes())
@@ -151,7 +134,7 @@ func (b BrokerInfo) Encode() []byte {
 	host, port := "", int32(-1)
 	found := false
 	for _, e := range b.Endpoints {
-		if e.SecurityProtocol == ProtocolPlaintext {
+		if e.SecurityProtocol == common.ProtocolPlaintext {
 			host, port, found = e.Host, e.Port, true
 			break
 		}
@@ -198,7 +181,7 @@ func DecodeBrokerInfo(id int32, data []byte) (BrokerInfo, error) {
 		if v.Host == nil || v.Port == nil {
 			return BrokerInfo{}, fmt.Errorf("zkpaths: broker %d: v1 without host/port", id)
 		}
-		b.Endpoints = []EndPoint{{ListenerName: ProtocolPlaintext, Host: *v.Host, Port: *v.Port, SecurityProtocol: ProtocolPlaintext}}
+		b.Endpoints = []EndPoint{{ListenerName: common.ProtocolPlaintext, Host: *v.Host, Port: *v.Port, SecurityProtocol: common.ProtocolPlaintext}}
 	} else {
 		var pm map[string]string
 		if v.LSPM != nil {

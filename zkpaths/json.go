@@ -81,6 +81,10 @@ func appendStrings(b []byte, v []string) []byte {
 	return append(b, ']')
 }
 
+// shortEscapes maps the characters JSON writes as a backslash and one
+// letter to that letter.
+var shortEscapes = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
+
 // appendString quotes s the way Jackson does: '"' and '\\' escaped, control
 // characters as short escapes or \u00XX, everything else (including '<',
 // '>', '&', '/', U+2028 and non-ASCII) written raw in UTF-8. Invalid UTF-8 is
@@ -91,21 +95,9 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"':
-				b = append(b, '\\', '"')
-			case c == '\\':
-				b = append(b, '\\', '\\')
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c == '\b':
-				b = append(b, '\\', 'b')
-			case c == '\f':
-				b = append(b, '\\', 'f')
+			switch e := shortEscapes[c]; {
+			case e != 0:
+				b = append(b, '\\', e)
 			case c < 0x20:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			default:

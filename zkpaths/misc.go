@@ -3,8 +3,9 @@ package zkpaths
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -78,11 +79,7 @@ func (f FeatureZNode) Encode() []byte {
 	if v == 0 {
 		v = 2
 	}
-	names := make([]string, 0, len(f.Features))
-	for n := range f.Features {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(f.Features))
 	fs := newObj()
 	for _, n := range names {
 		lvl := newObj().int("max_version_level", int64(f.Features[n]))
@@ -150,11 +147,7 @@ type ConsumerRegistration struct {
 
 // Encode writes {"version":1,"subscription":{...},"pattern":"static","timestamp":"..."}.
 func (c ConsumerRegistration) Encode() []byte {
-	keys := make([]string, 0, len(c.Subscription))
-	for k := range c.Subscription {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(c.Subscription))
 	s := newObj()
 	for _, k := range keys {
 		s.int(k, int64(c.Subscription[k]))

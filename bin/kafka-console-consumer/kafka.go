@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/config"
 )
 
 // kafkaSource is the --bootstrap-server consumer: a consumer group member
@@ -29,7 +29,7 @@ func newKafkaSource(o *options) (*kafkaSource, error) {
 	if clientID == "" {
 		clientID = "consumer-console"
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(admintool.SplitServers(o.bootstrap)...), kgo.ClientID(clientID),
+	opts := []kgo.Opt{kgo.SeedBrokers(config.SplitList(o.bootstrap)...), kgo.ClientID(clientID),
 		kgo.FetchMaxWait(500 * time.Millisecond)}
 	if o.readCommitted || props["isolation.level"] == "read_committed" {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))

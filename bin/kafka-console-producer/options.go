@@ -10,6 +10,7 @@ import (
 
 	"github.com/klassik/klassik/bin/internal/clitools"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/config"
 )
 
 const toolHelp = "This tool helps to read data from standard input and publish it to Kafka."
@@ -66,7 +67,7 @@ func parseOptions(args []string) (*options, string, error) {
 	if servers == "" {
 		return nil, "", admintool.Usagef(`Missing required argument "[bootstrap-server]"`)
 	}
-	for _, s := range admintool.SplitServers(servers) {
+	for _, s := range config.SplitList(servers) {
 		i := strings.LastIndex(s, ":")
 		if i < 0 {
 			return nil, "", admintool.Usagef("Please provide valid host:port like host1:9091,host2:9092\n ")
@@ -141,7 +142,7 @@ func (o *options) producerOpts(servers string, props map[string]string) error {
 	if o.clientID == "" {
 		o.clientID = "console-producer"
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(admintool.SplitServers(servers)...), kgo.ClientID(o.clientID), kgo.DefaultProduceTopic(o.topic)}
+	opts := []kgo.Opt{kgo.SeedBrokers(config.SplitList(servers)...), kgo.ClientID(o.clientID), kgo.DefaultProduceTopic(o.topic)}
 	o.acks = strings.TrimSpace(props["acks"])
 	idempotent, err := clitools.Bool(props, "enable.idempotence", false)
 	if err != nil {

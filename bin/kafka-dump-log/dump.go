@@ -385,6 +385,7 @@ type indexEntry struct {
 // indexFormat is the layout of one kind of index file.
 type indexFormat struct {
 	noun      string // what the file is not, when its size is off
+	fileName  string // how the sanity check names the file
 	entrySize int
 	decode    func(e []byte, base int64) indexEntry
 }
@@ -392,10 +393,10 @@ type indexFormat struct {
 // offsetIndex entries: offset relative to the base (int32), file position
 // (int32). timeIndex entries: timestamp (int64), relative offset (int32).
 var (
-	offsetIndex = indexFormat{"an offset index", 8, func(e []byte, base int64) indexEntry {
+	offsetIndex = indexFormat{"an offset index", "Index file", 8, func(e []byte, base int64) indexEntry {
 		return indexEntry{offset: base + int64(int32(binary.BigEndian.Uint32(e))), position: int64(int32(binary.BigEndian.Uint32(e[4:])))}
 	}}
-	timeIndex = indexFormat{"a time index", 12, func(e []byte, base int64) indexEntry {
+	timeIndex = indexFormat{"a time index", "Time index file", 12, func(e []byte, base int64) indexEntry {
 		return indexEntry{timestamp: int64(binary.BigEndian.Uint64(e)), offset: base + int64(int32(binary.BigEndian.Uint32(e[8:])))}
 	}}
 )
@@ -441,6 +442,17 @@ func lookupPosition(entries []indexEntry, base, target int64) int64 {
 	return entries[i-1].position
 }
 
+// sanityPassed ends an --index-sanity-check whose entries looked right: the
+// file must still be a whole number of entries long (Kafka's
+// sanityCheck message names "Index file" or "Time index file").
+func (d *dumper) sanityPassed(path, abs string, length int64, f indexFormat) error {
+	if length%int64(f.entrySize) != 0 {
+		return fmt.Errorf("%s %s is corrupt, found %d bytes which is neither positive nor a multiple of %d.", f.fileName, abs, length, f.entrySize)
+	}
+	fmt.Fprintf(d.out, "%s passed sanity check.\n", path)
+	return nil
+}
+
 func (d *dumper) dumpIndex(path, abs string) error {
 	base, entries, length, err := d.loadIndex(path, offsetIndex)
 	if err != nil {
@@ -454,11 +466,7 @@ func (d *dumper) dumpIndex(path, abs string) error {
 		if last := entries[len(entries)-1].offset; last < base {
 			return fmt.Errorf("Corrupt index found, index file (%s) has non-zero size but the last offset is %d which is less than the base offset %d.", abs, last, base)
 		}
-		if length%8 != 0 {
-			return fmt.Errorf("Index file %s is corrupt, found %d bytes which is neither positive nor a multiple of 8.", abs, length)
-		}
-		fmt.Fprintf(d.out, "%s passed sanity check.\n", path)
-		return nil
+		return d.sanityPassed(path, abs, length, offsetIndex)
 	}
 	logData, logErr := os.ReadFile(siblingPath(path, ".log"))
 	if logErr != nil {
@@ -508,11 +516,7 @@ func (d *dumper) dumpTimeIndex(path, abs string) error {
 				return fmt.Errorf("Corrupt time index found, time index file (%s) has non-zero size but the last offset is %d which is less than the first offset %d", abs, last.offset, base)
 			}
 		}
-		if length%12 != 0 {
-			return fmt.Errorf("Time index file %s is corrupt, found %d bytes which is neither positive nor a multiple of 12.", abs, length)
-		}
-		fmt.Fprintf(d.out, "%s passed sanity check.\n", path)
-		return nil
+		return d.sanityPassed(path, abs, length, timeIndex)
 	}
 	logData, err := os.ReadFile(siblingPath(path, ".log"))
 	if err != nil {

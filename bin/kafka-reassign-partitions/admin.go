@@ -367,28 +367,32 @@ func (t *tool) verifyAdmin(a *adminBackend, opts *options) error {
 	// The replica log-directory report, empty without log_dirs moves.
 	fmt.Fprintln(t.out)
 	if len(current) == 0 && !opts.preserveThrottles {
-		return t.clearThrottlesAdmin(a, targets)
+		return t.clearThrottles(a, targets)
 	}
 	return nil
 }
 
-// clearThrottlesAdmin is clearAllThrottles over the admin API.
-func (t *tool) clearThrottlesAdmin(a *adminBackend, targets []reassignmentEntry) error {
+// brokerIDs lists the brokers the cluster describes.
+func (a *adminBackend) brokerIDs() ([]int32, error) {
 	nodes, err := a.describeCluster()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	brokers, topics := throttledEntities(nodes.NodeIDs(), targets)
-	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
+	return nodes.NodeIDs(), nil
+}
+
+// clearBrokerThrottles deletes the broker throttle keys of brokers.
+func (a *adminBackend) clearBrokerThrottles(brokers []int32) error {
 	var res []kmsg.IncrementalAlterConfigsRequestResource
 	for _, id := range brokers {
 		res = append(res, configResource(kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(id)), kmsg.IncrementalAlterConfigOpDelete, nil, brokerThrottles))
 	}
-	if err := a.alterConfigs(res); err != nil {
-		return err
-	}
-	fmt.Fprintln(t.out, clearingMessage("topic", "topic", topics))
-	res = nil
+	return a.alterConfigs(res)
+}
+
+// clearTopicThrottles deletes the topic throttle keys of topics.
+func (a *adminBackend) clearTopicThrottles(topics []string) error {
+	var res []kmsg.IncrementalAlterConfigsRequestResource
 	for _, topic := range topics {
 		res = append(res, configResource(kmsg.ConfigResourceTypeTopic, topic, kmsg.IncrementalAlterConfigOpDelete, nil, topicThrottles))
 	}
@@ -481,7 +485,7 @@ func (t *tool) cancelAdmin(a *adminBackend, opts *options) error {
 	}
 	fmt.Fprintln(t.out, "None of the specified partition moves are active.")
 	if !opts.preserveThrottles {
-		return t.clearThrottlesAdmin(a, targets)
+		return t.clearThrottles(a, targets)
 	}
 	return nil
 }

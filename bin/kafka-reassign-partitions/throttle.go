@@ -143,6 +143,30 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return out
 }
 
+// throttleClearer is what clearThrottles needs of a backend (the admin API
+// or ZooKeeper).
+type throttleClearer interface {
+	brokerIDs() ([]int32, error)
+	clearBrokerThrottles(brokers []int32) error
+	clearTopicThrottles(topics []string) error
+}
+
+// clearThrottles is clearAllThrottles: remove the throttle keys from every
+// registered or targeted broker and every topic of the file.
+func (t *tool) clearThrottles(b throttleClearer, targets []reassignmentEntry) error {
+	live, err := b.brokerIDs()
+	if err != nil {
+		return err
+	}
+	brokers, topics := throttledEntities(live, targets)
+	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
+	if err := b.clearBrokerThrottles(brokers); err != nil {
+		return err
+	}
+	fmt.Fprintln(t.out, clearingMessage("topic", "topic", topics))
+	return b.clearTopicThrottles(topics)
+}
+
 // throttledEntities are what clearAllThrottles clears: the brokers that are
 // registered (live) or hold a replica of a target, sorted, and the targets'
 // topics, sorted.

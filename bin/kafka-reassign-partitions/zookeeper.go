@@ -234,27 +234,25 @@ func (t *tool) verifyZk(z *zkBackend, opts *options) error {
 	}
 	fmt.Fprintln(t.out, statesToString(states))
 	if len(pending) == 0 && !opts.preserveThrottles {
-		return t.clearThrottlesZk(z, targets)
+		return t.clearThrottles(z, targets)
 	}
 	return nil
 }
 
-// clearThrottlesZk is clearAllThrottles over ZooKeeper: remove the
-// throttle keys from every registered or targeted broker and every topic
-// of the file, rewriting only entities that had one.
-func (t *tool) clearThrottlesZk(z *zkBackend, targets []reassignmentEntry) error {
-	live, err := z.brokerIDs()
-	if err != nil {
-		return err
-	}
-	brokers, topics := throttledEntities(live, targets)
-	fmt.Fprintln(t.out, clearingMessage("broker", "broker", int32Strings(brokers)))
+// clearBrokerThrottles removes the throttle keys from brokers, rewriting
+// only those that had one.
+func (z *zkBackend) clearBrokerThrottles(brokers []int32) error {
 	for _, id := range brokers {
 		if err := z.removeKeys(zkpaths.ConfigTypeBroker, strconv.Itoa(int(id)), brokerThrottles); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintln(t.out, clearingMessage("topic", "topic", topics))
+	return nil
+}
+
+// clearTopicThrottles removes the throttle keys from topics, rewriting only
+// those that had one.
+func (z *zkBackend) clearTopicThrottles(topics []string) error {
 	for _, topic := range topics {
 		if err := z.removeKeys(zkpaths.ConfigTypeTopic, topic, topicThrottles); err != nil {
 			return err

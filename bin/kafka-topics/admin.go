@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -31,7 +31,7 @@ type adminService struct {
 func newAdminService(o *topicOptions, out io.Writer) (*adminService, error) {
 	timeout := 60 * time.Second // Kafka's default.api.timeout.ms
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(admintool.SplitServers(o.bootstrapServer)...), kgo.ClientID("kafka-topics"),
+		kgo.SeedBrokers(config.SplitList(o.bootstrapServer)...), kgo.ClientID("kafka-topics"),
 		// A broker that accepts a request and never answers (paused,
 		// overloaded) is given up on after this much beyond the request's
 		// own timeout, and kgo retries elsewhere; its 10 s default made a

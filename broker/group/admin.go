@@ -167,9 +167,9 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	c.shutdownGroupLocked(g, kerr.CoordinatorNotAvailable.Code)
 	recs := make([]record.Record, 0, len(g.offsets)+1)
 	for tp := range g.offsets {
-		recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: id, Topic: tp.Topic, Partition: tp.Partition})})
+		recs = append(recs, offsetTombstone(id, tp))
 	}
-	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+	sortByKey(recs)
 	recs = append(recs, record.Record{Key: EncodeGroupKey(id)})
 	g.offsets = map[common.TopicPartition]OffsetValue{}
 	g.mu.Unlock()

@@ -135,13 +135,9 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 	resp.Version = req.Version
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			var topics []OffsetFetchTopic
-			if rg.Topics != nil {
-				topics = []OffsetFetchTopic{}
-				for _, t := range rg.Topics {
-					topics = append(topics, OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions})
-				}
-			}
+			topics := requestedTopics(rg.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) OffsetFetchTopic {
+				return OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions}
+			})
 			code, res := c.fetchOffsets(rg.Group, topics)
 			out := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
 			if code != 0 {
@@ -159,13 +155,9 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 		}
 		return resp
 	}
-	var topics []OffsetFetchTopic
-	if req.Topics != nil {
-		topics = []OffsetFetchTopic{}
-		for _, t := range req.Topics {
-			topics = append(topics, OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions})
-		}
-	}
+	topics := requestedTopics(req.Topics, func(t kmsg.OffsetFetchRequestTopic) OffsetFetchTopic {
+		return OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions}
+	})
 	code, res := c.fetchOffsets(req.Group, topics)
 	if code != 0 && req.Version >= 2 {
 		resp.ErrorCode = code
@@ -177,6 +169,20 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 		resp.Topics = append(resp.Topics, ot)
 	}
 	return resp
+}
+
+// requestedTopics converts the topics of an OffsetFetch request (the v8
+// group form or the older top-level form). A nil list stays nil: it asks for
+// every committed partition, while an empty list asks for none.
+func requestedTopics[T any](in []T, conv func(T) OffsetFetchTopic) []OffsetFetchTopic {
+	if in == nil {
+		return nil
+	}
+	out := make([]OffsetFetchTopic, 0, len(in))
+	for _, t := range in {
+		out = append(out, conv(t))
+	}
+	return out
 }
 
 // OffsetFetchTopic names the partitions to fetch for one topic.
@@ -300,7 +306,7 @@ func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[co
 				// Dropped from the cache before the tombstone is durable,
 				// as Kafka does.
 				delete(g.offsets, tp)
-				recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition})})
+				recs = append(recs, offsetTombstone(g.id, common.TopicPartition{Topic: t.Topic, Partition: p.Partition}))
 			}
 		}
 	}
@@ -331,14 +337,7 @@ func (c *Coordinator) scheduleExpiryLocked() {
 // coordinator also runs it every offsets.retention.check.interval.ms). It
 // returns the number of offsets removed.
 func (c *Coordinator) ExpireOffsets() int {
-	c.mu.Lock()
-	var gs []*Group
-	for _, g := range c.groups {
-		if c.owned[g.partition].state == partitionLoaded {
-			gs = append(gs, g)
-		}
-	}
-	c.mu.Unlock()
+	gs := c.groupsWhere(func(g *Group) bool { return c.owned[g.partition].state == partitionLoaded })
 	now := c.clock.Now()
 	total := 0
 	for _, g := range gs {
@@ -367,6 +366,32 @@ func (c *Coordinator) ExpireOffsets() int {
 		}
 	}
 	return total
+}
+
+// groupsWhere returns the groups keep accepts; keep runs under c.mu, and
+// the caller locks each returned group without holding c.mu.
+func (c *Coordinator) groupsWhere(keep func(g *Group) bool) []*Group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var gs []*Group
+	for _, g := range c.groups {
+		if keep(g) {
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
+// offsetTombstone is the record that deletes the committed offset of tp in
+// group.
+func offsetTombstone(group string, tp common.TopicPartition) record.Record {
+	return record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: group, Topic: tp.Topic, Partition: tp.Partition})}
+}
+
+// sortByKey orders records by key bytes, so that a batch of tombstones is
+// the same whatever the map order was.
+func sortByKey(recs []record.Record) {
+	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
 }
 
 // expireGroupOffsetsLocked removes the expired offsets of g and returns
@@ -422,9 +447,9 @@ func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record
 			continue
 		}
 		delete(g.offsets, tp)
-		recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: tp.Topic, Partition: tp.Partition})})
+		recs = append(recs, offsetTombstone(g.id, tp))
 	}
-	sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+	sortByKey(recs)
 	return recs
 }
 
@@ -436,12 +461,7 @@ func (c *Coordinator) OnTopicsDeleted(topics []string) int {
 	for _, t := range topics {
 		gone[t] = true
 	}
-	c.mu.Lock()
-	gs := make([]*Group, 0, len(c.groups))
-	for _, g := range c.groups {
-		gs = append(gs, g)
-	}
-	c.mu.Unlock()
+	gs := c.groupsWhere(func(*Group) bool { return true })
 	now := c.clock.Now()
 	total := 0
 	for _, g := range gs {
@@ -451,12 +471,12 @@ func (c *Coordinator) OnTopicsDeleted(topics []string) int {
 			for tp := range g.offsets {
 				if gone[tp.Topic] {
 					delete(g.offsets, tp)
-					recs = append(recs, record.Record{Key: EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: tp.Topic, Partition: tp.Partition})})
+					recs = append(recs, offsetTombstone(g.id, tp))
 				}
 			}
 		}
 		if len(recs) > 0 {
-			sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+			sortByKey(recs)
 			total += len(recs)
 			c.writeAsyncLocked(g, buildBatch(now, recs), "offsets of deleted topics in "+g.id)
 		}

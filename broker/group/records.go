@@ -180,34 +180,50 @@ func (r *reader) fail(what string) {
 	}
 }
 
-func (r *reader) int16(what string) int16 {
-	if r.err != nil || len(r.b) < 2 {
+// take returns the next n bytes and moves past them; ok is false (and the
+// error sticks) when fewer are left or an earlier read failed.
+func (r *reader) take(n int, what string) (b []byte, ok bool) {
+	if r.err != nil || len(r.b) < n {
 		r.fail(what)
-		return 0
+		return nil, false
 	}
-	v := int16(binary.BigEndian.Uint16(r.b))
-	r.b = r.b[2:]
-	return v
+	b = r.b[:n]
+	r.b = r.b[n:]
+	return b, true
+}
+
+func (r *reader) int16(what string) int16 {
+	if b, ok := r.take(2, what); ok {
+		return int16(binary.BigEndian.Uint16(b))
+	}
+	return 0
 }
 
 func (r *reader) int32(what string) int32 {
-	if r.err != nil || len(r.b) < 4 {
-		r.fail(what)
-		return 0
+	if b, ok := r.take(4, what); ok {
+		return int32(binary.BigEndian.Uint32(b))
 	}
-	v := int32(binary.BigEndian.Uint32(r.b))
-	r.b = r.b[4:]
-	return v
+	return 0
 }
 
 func (r *reader) int64(what string) int64 {
-	if r.err != nil || len(r.b) < 8 {
-		r.fail(what)
-		return 0
+	if b, ok := r.take(8, what); ok {
+		return int64(binary.BigEndian.Uint64(b))
 	}
-	v := int64(binary.BigEndian.Uint64(r.b))
-	r.b = r.b[8:]
-	return v
+	return 0
+}
+
+// valueVersion reads the int16 version that starts a record value; a
+// negative version is malformed.
+func (r *reader) valueVersion(what string) (int16, error) {
+	v := r.int16(what + " version")
+	if r.err != nil {
+		return 0, r.err
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%w: %s version %d", ErrMalformed, what, v)
+	}
+	return v, nil
 }
 
 func (r *reader) nullableString(what string) *string {
@@ -221,12 +237,11 @@ func (r *reader) nullableString(what string) *string {
 		}
 		return nil
 	}
-	if int(n) > len(r.b) {
-		r.fail(what)
+	b, ok := r.take(int(n), what)
+	if !ok {
 		return nil
 	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
+	s := string(b)
 	return &s
 }
 
@@ -249,13 +264,11 @@ func (r *reader) bytes(what string) []byte {
 	if n < 0 {
 		return nil // a null bytes field reads as empty
 	}
-	if int64(n) > int64(len(r.b)) {
-		r.fail(what)
+	b, ok := r.take(int(n), what)
+	if !ok {
 		return nil
 	}
-	v := append([]byte{}, r.b[:n]...)
-	r.b = r.b[n:]
-	return v
+	return append([]byte{}, b...)
 }
 
 // DecodeKey decodes a __consumer_offsets record key. Trailing bytes are
@@ -292,12 +305,9 @@ func DecodeKey(b []byte) (Key, error) {
 func DecodeOffsetValue(b []byte) (OffsetValue, error) {
 	r := reader{b: b}
 	v := OffsetValue{LeaderEpoch: -1, ExpireTimestamp: -1}
-	v.Version = r.int16("offset value version")
-	if r.err != nil {
-		return OffsetValue{}, r.err
-	}
-	if v.Version < 0 {
-		return OffsetValue{}, fmt.Errorf("%w: offset value version %d", ErrMalformed, v.Version)
+	var err error
+	if v.Version, err = r.valueVersion("offset value"); err != nil {
+		return OffsetValue{}, err
 	}
 	if v.Version > maxClassicValueVer {
 		var kv kmsg.OffsetCommitValue
@@ -327,12 +337,9 @@ func DecodeOffsetValue(b []byte) (OffsetValue, error) {
 func DecodeGroupValue(b []byte) (GroupValue, error) {
 	r := reader{b: b}
 	v := GroupValue{CurrentStateTimestamp: -1}
-	v.Version = r.int16("group value version")
-	if r.err != nil {
-		return GroupValue{}, r.err
-	}
-	if v.Version < 0 {
-		return GroupValue{}, fmt.Errorf("%w: group value version %d", ErrMalformed, v.Version)
+	var err error
+	if v.Version, err = r.valueVersion("group value"); err != nil {
+		return GroupValue{}, err
 	}
 	if v.Version > maxClassicValueVer {
 		return decodeGroupValueKmsg(b)

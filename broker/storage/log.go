@@ -319,15 +319,8 @@ func (l *Log) Close() error {
 	if e := act.flush(); e != nil && err == nil {
 		err = e
 	}
-	for _, s := range l.segments {
-		if e := s.close(); e != nil && err == nil {
-			err = e
-		}
-	}
-	for _, p := range l.pending {
-		if e := p.seg.close(); e != nil && err == nil {
-			err = e
-		}
+	if e := l.closeFilesLocked(); e != nil && err == nil {
+		err = e
 	}
 	l.pending = nil
 	l.rolled = nil // flushLocked covered them
@@ -348,14 +341,22 @@ func (l *Log) closeNoFlush() error {
 func (l *Log) detach() {
 	l.stopFlusher()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.closed = true
+	l.mu.Unlock()
 }
 
 // releaseFiles closes every segment file of a detached log.
 func (l *Log) releaseFiles() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	err := l.closeFilesLocked()
+	l.segments, l.pending, l.rolled = nil, nil, nil
+	return err
+}
+
+// closeFilesLocked closes the files of every segment, live or pending
+// deletion, and returns the first error.
+func (l *Log) closeFilesLocked() error {
 	var err error
 	for _, s := range l.segments {
 		if e := s.close(); e != nil && err == nil {
@@ -367,6 +368,5 @@ func (l *Log) releaseFiles() error {
 			err = e
 		}
 	}
-	l.segments, l.pending, l.rolled = nil, nil, nil
 	return err
 }

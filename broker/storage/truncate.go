@@ -19,14 +19,10 @@ import (
 // never catches up and drops out of the ISR (Kafka's Log.truncateTo makes
 // the same cut).
 func (l *Log) TruncateTo(offset int64) error {
-	if offset < 0 {
-		return fmt.Errorf("storage: cannot truncate %s to negative offset %d", l.tp, offset)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrLogClosed
-	}
+	return l.cutAt(offset, "truncate", "to", l.truncateToLocked)
+}
+
+func (l *Log) truncateToLocked(offset int64) error {
 	if leo := l.logEndOffset.Load(); offset >= leo {
 		return l.epochs.TruncateFromEnd(leo)
 	}
@@ -102,15 +98,24 @@ func (l *Log) lowerCleanerCheckpointLocked(offset int64) {
 // TruncateFullyAndStartAt deletes every segment and restarts the log empty
 // at offset (a follower far behind the leader's log start).
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	return l.cutAt(offset, "restart", "at", func(offset int64) error {
+		return l.truncateFullyAndStartAtLocked(offset, l.clock())
+	})
+}
+
+// cutAt runs cut(offset) under the log's write lock after the checks both
+// truncations share: a negative offset is refused ("cannot <verb> <tp>
+// <prep> negative offset") and a closed log answers ErrLogClosed.
+func (l *Log) cutAt(offset int64, verb, prep string, cut func(offset int64) error) error {
 	if offset < 0 {
-		return fmt.Errorf("storage: cannot restart %s at negative offset %d", l.tp, offset)
+		return fmt.Errorf("storage: cannot %s %s %s negative offset %d", verb, l.tp, prep, offset)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrLogClosed
 	}
-	return l.truncateFullyAndStartAtLocked(offset, l.clock())
+	return cut(offset)
 }
 
 func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {

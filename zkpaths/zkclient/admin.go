@@ -11,32 +11,71 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
+// getDecoded reads the node at p and decodes it. ok is false (and err nil)
+// when the node is absent; a node that exists but does not decode returns ok
+// true with the decode error, so the caller can tell "bad" from "missing".
+func getDecoded[T any](c *Client, p string, decode func([]byte) (T, error)) (v T, ok bool, err error) {
+	data, _, err := c.Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, err
+	}
+	if v, err = decode(data); err != nil {
+		var zero T
+		return zero, true, err
+	}
+	return v, true, nil
+}
+
+// createAdminRequest creates a tool-submitted /admin request node; an
+// existing node means an earlier request is still being processed and yields
+// inProgress.
+func (c *Client) createAdminRequest(p string, data []byte, inProgress error) error {
+	_, err := c.CreateRecursive(p, data, Persistent)
+	if errors.Is(err, zk.ErrNodeExists) {
+		return inProgress
+	}
+	return err
+}
+
+// deleteFenced removes p (any version) in a transaction fenced by the
+// controller epoch; a node already gone is not an error.
+func (c *Client) deleteFenced(epochZkVersion int32, p string) error {
+	_, err := c.fencedOne(epochZkVersion, DeleteOp(p, -1))
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
+// setOrCreate writes data to p with any version, creating p (and its
+// parents) if it is missing; a create that loses a race to another writer
+// falls back to the set, so the last writer wins.
+func (c *Client) setOrCreate(p string, data []byte) error {
+	_, err := c.Set(p, data, -1)
+	if err == nil || !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	_, err = c.CreateRecursive(p, data, Persistent)
+	if errors.Is(err, zk.ErrNodeExists) {
+		_, err = c.Set(p, data, -1)
+	}
+	return err
+}
+
 // GetPartitionReassignment reads /admin/reassign_partitions; ok is false if
 // absent. A node Kafka would reject (unknown fields, bad JSON) returns an
 // error; Kafka then leaves the node in place.
 func (c *Client) GetPartitionReassignment() ([]zkpaths.PartitionReplicas, bool, error) {
-	data, _, err := c.Get(zkpaths.ReassignPartitionsPath)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	r, err := zkpaths.DecodeReassignment(data)
-	if err != nil {
-		return nil, true, err
-	}
-	return r, true, nil
+	return getDecoded(c, zkpaths.ReassignPartitionsPath, zkpaths.DecodeReassignment)
 }
 
 // CreatePartitionReassignment submits a legacy reassignment (tool/operator
 // side); an existing node yields ErrReassignmentInProgress.
 func (c *Client) CreatePartitionReassignment(parts []zkpaths.PartitionReplicas) error {
-	_, err := c.CreateRecursive(zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts), Persistent)
-	if errors.Is(err, zk.ErrNodeExists) {
-		return ErrReassignmentInProgress
-	}
-	return err
+	return c.createAdminRequest(zkpaths.ReassignPartitionsPath, zkpaths.EncodeReassignment(parts), ErrReassignmentInProgress)
 }
 
 // SetOrCreatePartitionReassignment is the controller's fenced rewrite of
@@ -52,47 +91,24 @@ func (c *Client) SetOrCreatePartitionReassignment(epochZkVersion int32, parts []
 
 // DeletePartitionReassignment removes /admin/reassign_partitions (fenced).
 func (c *Client) DeletePartitionReassignment(epochZkVersion int32) error {
-	_, err := c.fencedOne(epochZkVersion, DeleteOp(zkpaths.ReassignPartitionsPath, -1))
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	return err
+	return c.deleteFenced(epochZkVersion, zkpaths.ReassignPartitionsPath)
 }
 
 // GetPreferredReplicaElection reads /admin/preferred_replica_election; ok is
 // false if absent.
 func (c *Client) GetPreferredReplicaElection() ([]common.TopicPartition, bool, error) {
-	data, _, err := c.Get(zkpaths.PreferredReplicaElectionPath)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	tps, err := zkpaths.DecodePreferredReplicaElection(data)
-	if err != nil {
-		return nil, true, err
-	}
-	return tps, true, nil
+	return getDecoded(c, zkpaths.PreferredReplicaElectionPath, zkpaths.DecodePreferredReplicaElection)
 }
 
 // CreatePreferredReplicaElection submits a legacy preferred election; an
 // existing node yields ErrPreferredElectionInProgress.
 func (c *Client) CreatePreferredReplicaElection(tps []common.TopicPartition) error {
-	_, err := c.CreateRecursive(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps), Persistent)
-	if errors.Is(err, zk.ErrNodeExists) {
-		return ErrPreferredElectionInProgress
-	}
-	return err
+	return c.createAdminRequest(zkpaths.PreferredReplicaElectionPath, zkpaths.EncodePreferredReplicaElection(tps), ErrPreferredElectionInProgress)
 }
 
 // DeletePreferredReplicaElection removes the election node (fenced).
 func (c *Client) DeletePreferredReplicaElection(epochZkVersion int32) error {
-	_, err := c.fencedOne(epochZkVersion, DeleteOp(zkpaths.PreferredReplicaElectionPath, -1))
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	return err
+	return c.deleteFenced(epochZkVersion, zkpaths.PreferredReplicaElectionPath)
 }
 
 // CreateIsrChangeNotification writes one /isr_change_notification/isr_change_
@@ -116,29 +132,7 @@ func (c *Client) GetAllIsrChangeNotifications() ([]string, error) {
 // Notifications that vanished are skipped; undecodable ones are logged and
 // skipped.
 func (c *Client) GetPartitionsFromIsrChangeNotifications(names []string) ([]common.TopicPartition, error) {
-	seen := map[common.TopicPartition]bool{}
-	var out []common.TopicPartition
-	for _, n := range names {
-		data, _, err := c.Get(zkpaths.IsrChangeNotificationPath + "/" + n)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		tps, err := zkpaths.DecodeIsrChangeNotification(data)
-		if err != nil {
-			c.log.Warn("ignoring bad isr change notification", "name", n, "err", err)
-			continue
-		}
-		for _, tp := range tps {
-			if !seen[tp] {
-				seen[tp] = true
-				out = append(out, tp)
-			}
-		}
-	}
-	return out, nil
+	return readNotifications(c, zkpaths.IsrChangeNotificationPath, names, "isr change notification", zkpaths.DecodeIsrChangeNotification)
 }
 
 // DeleteIsrChangeNotifications deletes processed notifications (fenced).
@@ -154,24 +148,37 @@ func (c *Client) GetAllLogDirEventNotifications() ([]string, error) {
 // GetBrokerIDsFromLogDirEvents reads the given events and returns the broker
 // ids (duplicates removed). Vanished or undecodable events are skipped.
 func (c *Client) GetBrokerIDsFromLogDirEvents(names []string) ([]int32, error) {
-	seen := map[int32]bool{}
-	var out []int32
+	return readNotifications(c, zkpaths.LogDirEventNotificationPath, names, "log dir event", func(data []byte) ([]int32, error) {
+		id, err := zkpaths.DecodeLogDirEventNotification(data)
+		return []int32{id}, err
+	})
+}
+
+// readNotifications reads the notification children names of dir and
+// returns the items they carry, duplicates removed, in first-seen order.
+// Notifications that vanished are skipped; undecodable ones are logged (as
+// a bad <what>) and skipped.
+func readNotifications[T comparable](c *Client, dir string, names []string, what string, decode func([]byte) ([]T, error)) ([]T, error) {
+	seen := map[T]bool{}
+	var out []T
 	for _, n := range names {
-		data, _, err := c.Get(zkpaths.LogDirEventNotificationPath + "/" + n)
+		data, _, err := c.Get(dir + "/" + n)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		id, err := zkpaths.DecodeLogDirEventNotification(data)
+		items, err := decode(data)
 		if err != nil {
-			c.log.Warn("ignoring bad log dir event", "name", n, "err", err)
+			c.log.Warn("ignoring bad "+what, "name", n, "err", err)
 			continue
 		}
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
+		for _, it := range items {
+			if !seen[it] {
+				seen[it] = true
+				out = append(out, it)
+			}
 		}
 	}
 	return out, nil
@@ -229,17 +236,7 @@ func (c *Client) GetEntityConfigs(entityType, name string) (map[string]string, e
 // setOrCreateEntityConfigs writes the complete override set of an entity
 // ("set, else create", any-version; last writer wins). No notification.
 func (c *Client) setOrCreateEntityConfigs(entityType, name string, configs map[string]string) error {
-	p := zkpaths.ConfigPath(entityType, name)
-	data := zkpaths.EncodeEntityConfig(configs)
-	_, err := c.Set(p, data, -1)
-	if err == nil || !errors.Is(err, zk.ErrNoNode) {
-		return err
-	}
-	_, err = c.CreateRecursive(p, data, Persistent)
-	if errors.Is(err, zk.ErrNodeExists) {
-		_, err = c.Set(p, data, -1)
-	}
-	return err
+	return c.setOrCreate(zkpaths.ConfigPath(entityType, name), zkpaths.EncodeEntityConfig(configs))
 }
 
 // createConfigChangeNotification creates a version 2
@@ -287,32 +284,15 @@ func (c *Client) ChangeEntityConfigs(entityType, name string, configs map[string
 // GetConsumerOffset reads a legacy consumer offset
 // (/consumers/<g>/offsets/<t>/<p>); ok is false if none was committed.
 func (c *Client) GetConsumerOffset(group, topic string, partition int32) (offset int64, ok bool, err error) {
-	data, _, err := c.Get(zkpaths.ConsumerOffsetPath(group, topic, partition))
-	if errors.Is(err, zk.ErrNoNode) {
-		return 0, false, nil
-	}
+	offset, ok, err = getDecoded(c, zkpaths.ConsumerOffsetPath(group, topic, partition), zkpaths.DecodeConsumerOffset)
 	if err != nil {
 		return 0, false, err
 	}
-	offset, err = zkpaths.DecodeConsumerOffset(data)
-	if err != nil {
-		return 0, false, err
-	}
-	return offset, true, nil
+	return offset, ok, nil
 }
 
 // SetConsumerOffset commits a legacy consumer offset ("set, else
 // create-recursive", any-version), as OffsetCommit v0 does.
 func (c *Client) SetConsumerOffset(group, topic string, partition int32, offset int64) error {
-	p := zkpaths.ConsumerOffsetPath(group, topic, partition)
-	data := zkpaths.EncodeConsumerOffset(offset)
-	_, err := c.Set(p, data, -1)
-	if err == nil || !errors.Is(err, zk.ErrNoNode) {
-		return err
-	}
-	_, err = c.CreateRecursive(p, data, Persistent)
-	if errors.Is(err, zk.ErrNodeExists) {
-		_, err = c.Set(p, data, -1)
-	}
-	return err
+	return c.setOrCreate(zkpaths.ConsumerOffsetPath(group, topic, partition), zkpaths.EncodeConsumerOffset(offset))
 }

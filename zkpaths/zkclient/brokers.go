@@ -23,18 +23,11 @@ func (c *Client) EnsureTopLevelPaths() error {
 
 // getClusterID reads /cluster/id; ok is false if the node is missing.
 func (c *Client) getClusterID() (id string, ok bool, err error) {
-	data, _, err := c.Get(zkpaths.ClusterIDPath)
-	if errors.Is(err, zk.ErrNoNode) {
-		return "", false, nil
-	}
+	id, ok, err = getDecoded(c, zkpaths.ClusterIDPath, zkpaths.DecodeClusterID)
 	if err != nil {
 		return "", false, err
 	}
-	id, err = zkpaths.DecodeClusterID(data)
-	if err != nil {
-		return "", false, err
-	}
-	return id, true, nil
+	return id, ok, nil
 }
 
 // GetOrCreateClusterID returns the cluster id, creating /cluster/id with a

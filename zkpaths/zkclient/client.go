@@ -346,16 +346,7 @@ func (c *Client) SessionTimeout() time.Duration { return c.sessionTimeout }
 // OnSessionExpired handler for the old session; it may do ZooKeeper I/O but
 // should hand long work to its own goroutine or queue.
 func (c *Client) OnNewSession(fn func()) (cancel func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := c.nextHandlerID
-	c.nextHandlerID++
-	c.newSessionHandlers[id] = fn
-	return func() {
-		c.mu.Lock()
-		delete(c.newSessionHandlers, id)
-		c.mu.Unlock()
-	}
+	return c.addHandler(c.newSessionHandlers, fn)
 }
 
 // OnSessionExpired registers fn to run when the session has expired, before
@@ -363,14 +354,20 @@ func (c *Client) OnNewSession(fn func()) (cancel func()) {
 // beforeInitializingSession: the controller resigns here). Ephemeral nodes of
 // the old session are gone, watches are lost.
 func (c *Client) OnSessionExpired(fn func()) (cancel func()) {
+	return c.addHandler(c.expiryHandlers, fn)
+}
+
+// addHandler registers fn in handlers (one of the Client's handler maps)
+// under a fresh id and returns the function that removes it again.
+func (c *Client) addHandler(handlers map[int]func(), fn func()) (cancel func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := c.nextHandlerID
 	c.nextHandlerID++
-	c.expiryHandlers[id] = fn
+	handlers[id] = fn
 	return func() {
 		c.mu.Lock()
-		delete(c.expiryHandlers, id)
+		delete(handlers, id)
 		c.mu.Unlock()
 	}
 }

@@ -18,18 +18,11 @@ func (c *Client) GetController() (id int32, ok bool, err error) {
 
 // getControllerInfo reads /controller in full.
 func (c *Client) getControllerInfo() (info zkpaths.ControllerInfo, ok bool, err error) {
-	data, _, err := c.Get(zkpaths.ControllerPath)
-	if errors.Is(err, zk.ErrNoNode) {
-		return zkpaths.ControllerInfo{}, false, nil
-	}
+	info, ok, err = getDecoded(c, zkpaths.ControllerPath, zkpaths.DecodeController)
 	if err != nil {
 		return zkpaths.ControllerInfo{}, false, err
 	}
-	info, err = zkpaths.DecodeController(data)
-	if err != nil {
-		return zkpaths.ControllerInfo{}, false, err
-	}
-	return info, true, nil
+	return info, ok, nil
 }
 
 // GetControllerEpoch reads /controller_epoch: the epoch and the node's

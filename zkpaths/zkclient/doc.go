@@ -16,9 +16,10 @@
 //	KafkaZkClient + AdminZkClient topics          topics.go
 //	KafkaZkClient partition state (create/update,  partitions.go
 //	  ReplicationUtils.updateLeaderAndIsr)
-//	reassignment, preferred election,             admin.go
-//	  ISR/log-dir notifications, entity configs,
-//	  legacy consumer offsets
+//	reassignment, preferred election,             admin.go (one helper per shape:
+//	  ISR/log-dir notifications, entity configs,    getDecoded, createAdminRequest,
+//	  legacy consumer offsets                       deleteFenced, setOrCreate,
+//	                                                readNotifications)
 //
 // Every package uses this one client through the small interface it needs,
 // declared where it is consumed (controller.zkClient, api.AdminZK, ...);

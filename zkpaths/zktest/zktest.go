@@ -624,15 +624,25 @@ func (c *Conn) Close() {
 	c.state = zk.StateDisconnected
 }
 
-func (c *Conn) get(p string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	c.srv.mu.Lock()
-	defer c.srv.unlock()
+// readNodeLocked returns the node at p for a read on an usable session
+// (zk.ErrNoNode if there is none); the caller holds c.srv.mu.
+func (c *Conn) readNodeLocked(p string) (*node, error) {
 	if err := c.usable(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	n, ok := c.srv.nodes[p]
 	if !ok {
-		return nil, nil, nil, zk.ErrNoNode
+		return nil, zk.ErrNoNode
+	}
+	return n, nil
+}
+
+func (c *Conn) get(p string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	c.srv.mu.Lock()
+	defer c.srv.unlock()
+	n, err := c.readNodeLocked(p)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var ch <-chan zk.Event
 	if watch {
@@ -681,12 +691,9 @@ func (c *Conn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) { retu
 func (c *Conn) children(p string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	c.srv.mu.Lock()
 	defer c.srv.unlock()
-	if err := c.usable(); err != nil {
+	n, err := c.readNodeLocked(p)
+	if err != nil {
 		return nil, nil, nil, err
-	}
-	n, ok := c.srv.nodes[p]
-	if !ok {
-		return nil, nil, nil, zk.ErrNoNode
 	}
 	kids := make([]string, 0, len(n.children))
 	for k := range n.children {
@@ -714,43 +721,23 @@ func (c *Conn) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) 
 
 // Create creates a node; the ACL is accepted and ignored.
 func (c *Conn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	c.srv.mu.Lock()
-	defer c.srv.unlock()
-	if err := c.usable(); err != nil {
-		return "", err
-	}
-	if len(acl) == 0 {
-		return "", zk.ErrInvalidACL
-	}
-	t := c.srv.begin()
-	t.session = c.sessionID
-	created, err := t.create(p, data, flags, c.sessionID)
+	var created string
+	err := c.write(func(t *tx) (err error) {
+		if len(acl) == 0 {
+			return zk.ErrInvalidACL
+		}
+		created, err = t.create(p, data, flags, c.sessionID)
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
-	c.srv.commit(t)
 	return created, nil
 }
 
-// Set writes data conditionally.
-func (c *Conn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
-	c.srv.mu.Lock()
-	defer c.srv.unlock()
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	t := c.srv.begin()
-	t.session = c.sessionID
-	st, err := t.set(p, data, version)
-	if err != nil {
-		return nil, err
-	}
-	c.srv.commit(t)
-	return st, nil
-}
-
-// Delete deletes conditionally.
-func (c *Conn) Delete(p string, version int32) error {
+// write runs op in a transaction of this session and commits it if op
+// succeeds; a failed op (or a session that is not usable) changes nothing.
+func (c *Conn) write(op func(t *tx) error) error {
 	c.srv.mu.Lock()
 	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
@@ -758,24 +745,47 @@ func (c *Conn) Delete(p string, version int32) error {
 	}
 	t := c.srv.begin()
 	t.session = c.sessionID
-	if err := t.delete(p, version); err != nil {
+	if err := op(t); err != nil {
 		return err
 	}
 	c.srv.commit(t)
 	return nil
 }
 
+// Set writes data conditionally.
+func (c *Conn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
+	var st *zk.Stat
+	err := c.write(func(t *tx) (err error) {
+		st, err = t.set(p, data, version)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Delete deletes conditionally.
+func (c *Conn) Delete(p string, version int32) error {
+	return c.write(func(t *tx) error { return t.delete(p, version) })
+}
+
 // Multi applies ops atomically with go-zookeeper's result conventions: on
 // failure the failing op carries its error, earlier ops nil and later ops
 // the runtime-inconsistency error, and nothing is applied.
 func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
-	c.srv.mu.Lock()
-	defer c.srv.unlock()
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	t := c.srv.begin()
-	t.session = c.sessionID
+	var res []zk.MultiResponse
+	err := c.write(func(t *tx) error {
+		var err error
+		res, err = c.multiLocked(t, ops)
+		return err
+	})
+	return res, err
+}
+
+// multiLocked applies ops to t; on failure it returns the responses to hand
+// back with the failing op's error (nil responses for an op it does not know).
+func (c *Conn) multiLocked(t *tx, ops []interface{}) ([]zk.MultiResponse, error) {
 	res := make([]zk.MultiResponse, len(ops))
 	var failed error
 	for i, op := range ops {
@@ -807,6 +817,5 @@ func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
 	if failed != nil {
 		return res, failed
 	}
-	c.srv.commit(t)
 	return res, nil
 }

@@ -16,17 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SplitServers splits a --bootstrap-server list, dropping blanks.
-func SplitServers(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // LoadProperties reads a Java properties file (an --admin.config or
 // --command-config), with java.util.Properties' syntax.
 func LoadProperties(path string) (map[string]string, error) {
@@ -61,7 +50,7 @@ func NewClient(bootstrap, clientID string, timeout time.Duration, props map[stri
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(SplitServers(bootstrap)...), kgo.ClientID(clientID),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(config.SplitList(bootstrap)...), kgo.ClientID(clientID),
 		kgo.RetryTimeout(timeout))
 	if err != nil {
 		return nil, 0, err

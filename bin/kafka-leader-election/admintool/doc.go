@@ -19,7 +19,7 @@
 //	TopicPartition, Json.parseFull of the        partitions.go (TopicPartition ordering and
 //	  election tools' partition list               "t-0" form; ParsePartitionList)
 //	Utils.readFileAsString (NoSuchFileException)   errors.go (ReadFile, NoSuchFile)
-//	Admin.electLeaders + result classification   client.go (SplitServers, LoadProperties through
+//	Admin.electLeaders + result classification   client.go (LoadProperties through
 //	                                               config.ParseProperties, NewClient, ElectLeaders;
 //	                                               BrokerSupports asks ApiVersions, for tests)
 //	CommandLineUtils.printHelpAndExitIfNeeded /  commandline.go (CommandLine: --help,

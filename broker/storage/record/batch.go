@@ -74,15 +74,17 @@ const (
 )
 
 // String returns Kafka's name of the type, as kafka-dump-log prints it.
-func (t TimestampType) String() string {
-	switch t {
-	case CreateTime:
-		return "CreateTime"
-	case LogAppendTime:
-		return "LogAppendTime"
-	default:
-		return "NoTimestampType"
+func (t TimestampType) String() string { return nameOr(timestampTypeNames, t, "NoTimestampType") }
+
+var timestampTypeNames = map[TimestampType]string{CreateTime: "CreateTime", LogAppendTime: "LogAppendTime"}
+
+// nameOr returns names[v], or unknown for a value the table does not name
+// (the String methods of this package's enums).
+func nameOr[T comparable](names map[T]string, v T, unknown string) string {
+	if n, ok := names[v]; ok {
+		return n
 	}
+	return unknown
 }
 
 // BatchHeader is the decoded fixed part of a v2 record batch.

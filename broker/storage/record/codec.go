@@ -28,21 +28,13 @@ const (
 
 // String returns the codec name kafka-dump-log prints (compresscodec).
 func (c Codec) String() string {
-	switch c {
-	case None:
-		return "none"
-	case Gzip:
-		return "gzip"
-	case Snappy:
-		return "snappy"
-	case LZ4:
-		return "lz4"
-	case Zstd:
-		return "zstd"
-	default:
-		return fmt.Sprintf("unknown(%d)", int8(c))
+	if n, ok := codecNames[c]; ok {
+		return n
 	}
+	return fmt.Sprintf("unknown(%d)", int8(c))
 }
+
+var codecNames = map[Codec]string{None: "none", Gzip: "gzip", Snappy: "snappy", LZ4: "lz4", Zstd: "zstd"}
 
 // ParseCodec maps a compression.type value (other than "producer") to a codec.
 func ParseCodec(name string) (Codec, bool) {
@@ -95,6 +87,18 @@ func zstdCodecs() (*zstd.Encoder, *zstd.Decoder, error) {
 	return zstdEnc, zstdDec, zstdErr
 }
 
+// writeAll writes src through the compressing writer w, closes it (which
+// ends the stream) and returns what w wrote into buf.
+func writeAll(buf *bytes.Buffer, w io.WriteCloser, src []byte) ([]byte, error) {
+	if _, err := w.Write(src); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 // Compress compresses src with codec c in the stream format Kafka's Java
 // client writes: gzip stream, xerial-framed snappy, LZ4 frame, zstd frame.
 func Compress(c Codec, src []byte) ([]byte, error) {
@@ -103,14 +107,7 @@ func Compress(c Codec, src []byte) ([]byte, error) {
 		return append([]byte(nil), src...), nil
 	case Gzip:
 		var buf bytes.Buffer
-		w := gzip.NewWriter(&buf)
-		if _, err := w.Write(src); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return writeAll(&buf, gzip.NewWriter(&buf), src)
 	case Snappy:
 		out := make([]byte, 0, len(xerialMagic)+8+s2.MaxEncodedLen(len(src))+4*(len(src)/xerialBlockSize+1))
 		out = append(out, xerialMagic...)
@@ -130,13 +127,7 @@ func Compress(c Codec, src []byte) ([]byte, error) {
 		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb)); err != nil {
 			return nil, err
 		}
-		if _, err := w.Write(src); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return writeAll(&buf, w, src)
 	case Zstd:
 		enc, _, err := zstdCodecs()
 		if err != nil {

@@ -15,16 +15,9 @@ const (
 )
 
 // String returns Kafka's ControlRecordType name.
-func (t ControlType) String() string {
-	switch t {
-	case ControlAbort:
-		return "ABORT"
-	case ControlCommit:
-		return "COMMIT"
-	default:
-		return "UNKNOWN"
-	}
-}
+func (t ControlType) String() string { return nameOr(controlTypeNames, t, "UNKNOWN") }
+
+var controlTypeNames = map[ControlType]string{ControlAbort: "ABORT", ControlCommit: "COMMIT"}
 
 // ParseControlKey decodes a control record key (version int16, type int16).
 // Types other than ABORT and COMMIT come back as ControlUnknown, which

@@ -76,15 +76,7 @@ func readLegacyBytes(b []byte, p *int) ([]byte, bool) {
 	}
 	n := int32(binary.BigEndian.Uint32(b[*p:]))
 	*p += 4
-	if n == -1 {
-		return nil, true
-	}
-	if n < 0 || int(n) > len(b)-*p {
-		return nil, false
-	}
-	v := b[*p : *p+int(n) : *p+int(n)]
-	*p += int(n)
-	return v, true
+	return takeBytes(b, p, n)
 }
 
 // IsLegacy reports whether data starts with a magic 0 or 1 entry.

@@ -59,6 +59,13 @@ func readBytes(b []byte, pos *int) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
+	return takeBytes(b, pos, n)
+}
+
+// takeBytes returns the n bytes at *pos, capped so that appending to them
+// cannot overwrite b, and moves past them. A length of -1 is a null field
+// (nil); ok is false for any other negative length or one running past b.
+func takeBytes(b []byte, pos *int, n int32) ([]byte, bool) {
 	if n == -1 {
 		return nil, true
 	}
