@@ -77,8 +77,7 @@ func TestConnectCreatesChroot(t *testing.T) {
 
 func TestTopLevelPathsAndClusterID(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		c := b.client(t)
-		mustNoErr(t, c.EnsureTopLevelPaths())
+		c := readyClient(t, b)
 		mustNoErr(t, c.EnsureTopLevelPaths()) // idempotent
 		for _, p := range append(zkpaths.PersistentZkPaths, zkpaths.BrokersPath, zkpaths.ConfigPathRoot, zkpaths.AdminPath) {
 			data, _, err := c.Get(p)
@@ -165,8 +164,7 @@ func TestRegisterBrokerCheckedEphemeral(t *testing.T) {
 // epoch.
 func TestSessionExpiryAndReregistration(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		c := b.client(t)
-		mustNoErr(t, c.EnsureTopLevelPaths())
+		c := readyClient(t, b)
 		epoch, err := c.RegisterBroker(brokerInfo(7))
 		mustNoErr(t, err)
 
@@ -364,8 +362,7 @@ func TestControllerElectionAndFencing(t *testing.T) {
 // election bumps the epoch again.
 func TestControllerSessionExpiry(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		a := b.client(t)
-		mustNoErr(t, a.EnsureTopLevelPaths())
+		a := readyClient(t, b)
 		_, ver, err := a.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
 		b.expire(t, a)
@@ -381,8 +378,7 @@ func TestControllerSessionExpiry(t *testing.T) {
 
 func TestPartitionStates(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		c := b.client(t)
-		mustNoErr(t, c.EnsureTopLevelPaths())
+		c := readyClient(t, b)
 		epoch, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
 		mustNoErr(t, c.CreateTopic("t", zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1}}}, nil))
@@ -449,8 +445,7 @@ func TestPartitionStates(t *testing.T) {
 
 func TestTopicLifecycle(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		c := b.client(t)
-		mustNoErr(t, c.EnsureTopLevelPaths())
+		c := readyClient(t, b)
 		a := zkpaths.TopicAssignment{Partitions: map[int32][]int32{0: {1, 2}, 1: {2, 1}}, TopicID: "ztFyzQr5QwmEYeGhG6khTg"}
 		mustNoErr(t, c.CreateTopic("orders.v1", a, map[string]string{"retention.ms": "1000"}))
 		if err := c.CreateTopic("orders.v1", a, nil); !errors.Is(err, zkclient.ErrTopicExists) {
@@ -522,8 +517,7 @@ func TestTopicLifecycle(t *testing.T) {
 
 func TestNotificationsAndAdminNodes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		c := b.client(t)
-		mustNoErr(t, c.EnsureTopLevelPaths())
+		c := readyClient(t, b)
 		_, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
 		n1, err := c.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 1}})
@@ -596,8 +590,7 @@ func TestNotificationsAndAdminNodes(t *testing.T) {
 
 func TestConfigsSeqIDsProducerIDsOffsets(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		c := b.client(t)
-		mustNoErr(t, c.EnsureTopLevelPaths())
+		c := readyClient(t, b)
 		mustNoErr(t, c.ChangeEntityConfigs(zkpaths.ConfigTypeBroker, zkpaths.ConfigEntityDefault, map[string]string{"log.cleaner.threads": "2"}))
 		cfg, err := c.GetEntityConfigs(zkpaths.ConfigTypeBroker, zkpaths.ConfigEntityDefault)
 		if err != nil || cfg["log.cleaner.threads"] != "2" {
@@ -664,8 +657,7 @@ func TestConfigsSeqIDsProducerIDsOffsets(t *testing.T) {
 
 func TestMultiAndFencedMultiResults(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		c := b.client(t)
-		mustNoErr(t, c.EnsureTopLevelPaths())
+		c := readyClient(t, b)
 		_, ver, err := c.RegisterControllerAndIncrementEpoch(1)
 		mustNoErr(t, err)
 		res, err := c.Multi(zkclient.CreateOp("/m", nil, zkclient.Persistent), zkclient.CreateOp("/m/s_", []byte("x"), zkclient.PersistentSequential))
@@ -711,9 +703,7 @@ func TestConnectionLossKeepsSession(t *testing.T) {
 		defer c.WatchData("/w", n.inc)()
 		sid := c.SessionID()
 
-		b.mu.Lock()
-		p := b.proxies[c]
-		b.mu.Unlock()
+		p := b.proxies.get(c)
 		p.Pause()
 		done := make(chan error, 1)
 		go func() {

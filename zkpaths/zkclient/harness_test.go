@@ -39,13 +39,43 @@ func forEachBackend(t *testing.T, f func(t *testing.T, b backend)) {
 	t.Run("fake", func(t *testing.T) { f(t, newFakeBackend(t)) })
 }
 
+// readyClient is a new client of b with the top-level paths created.
+func readyClient(t *testing.T, b backend) *zkclient.Client {
+	t.Helper()
+	c := b.client(t)
+	mustNoErr(t, c.EnsureTopLevelPaths())
+	return c
+}
+
+// byClient maps each client a backend made to what the backend cuts or
+// expires it by (a proxy, a fake connection); tests use it from several
+// goroutines.
+type byClient[V any] struct {
+	mu sync.Mutex
+	m  map[*zkclient.Client]V
+}
+
+func (b *byClient[V]) put(c *zkclient.Client, v V) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[*zkclient.Client]V{}
+	}
+	b.m[c] = v
+}
+
+func (b *byClient[V]) get(c *zkclient.Client) V {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.m[c]
+}
+
 type realBackend struct {
 	srv    *zkserver.Server
 	chroot string
 	admin  *zkclient.Client // no chroot, direct to the server
 
-	mu      sync.Mutex
-	proxies map[*zkclient.Client]*zkserver.Proxy
+	proxies byClient[*zkserver.Proxy]
 }
 
 func newRealBackend(t *testing.T) *realBackend {
@@ -58,7 +88,7 @@ func newRealBackend(t *testing.T) *realBackend {
 		t.Fatalf("admin connect: %v", err)
 	}
 	t.Cleanup(admin.Close)
-	return &realBackend{srv: srv, chroot: zkserver.Chroot(t), admin: admin, proxies: map[*zkclient.Client]*zkserver.Proxy{}}
+	return &realBackend{srv: srv, chroot: zkserver.Chroot(t), admin: admin}
 }
 
 func (b *realBackend) client(t *testing.T) *zkclient.Client {
@@ -73,9 +103,7 @@ func (b *realBackend) client(t *testing.T) *zkclient.Client {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { c.Close(); p.Close() })
-	b.mu.Lock()
-	b.proxies[c] = p
-	b.mu.Unlock()
+	b.proxies.put(c, p)
 	return c
 }
 
@@ -84,9 +112,7 @@ func (b *realBackend) client(t *testing.T) *zkclient.Client {
 // expiry and open a new session.
 func (b *realBackend) expire(t *testing.T, c *zkclient.Client) {
 	t.Helper()
-	b.mu.Lock()
-	p := b.proxies[c]
-	b.mu.Unlock()
+	p := b.proxies.get(c)
 	old := c.SessionID()
 	if err := p.ExpireSession(old, 15*time.Second); err != nil {
 		t.Fatal(err)
@@ -98,14 +124,12 @@ func (b *realBackend) expire(t *testing.T, c *zkclient.Client) {
 }
 
 type fakeBackend struct {
-	srv *zktest.Server
-
-	mu    sync.Mutex
-	conns map[*zkclient.Client]*zktest.Conn
+	srv   *zktest.Server
+	conns byClient[*zktest.Conn]
 }
 
 func newFakeBackend(t *testing.T) *fakeBackend {
-	return &fakeBackend{srv: zktest.NewServer(), conns: map[*zkclient.Client]*zktest.Conn{}}
+	return &fakeBackend{srv: zktest.NewServer()}
 }
 
 func (b *fakeBackend) client(t *testing.T) *zkclient.Client {
@@ -116,17 +140,13 @@ func (b *fakeBackend) client(t *testing.T) *zkclient.Client {
 		t.Fatalf("fake client: %v", err)
 	}
 	t.Cleanup(c.Close)
-	b.mu.Lock()
-	b.conns[c] = conn
-	b.mu.Unlock()
+	b.conns.put(c, conn)
 	return c
 }
 
 func (b *fakeBackend) expire(t *testing.T, c *zkclient.Client) {
 	t.Helper()
-	b.mu.Lock()
-	conn := b.conns[c]
-	b.mu.Unlock()
+	conn := b.conns.get(c)
 	old := c.SessionID()
 	b.srv.Expire(conn)
 	waitFor(t, 5*time.Second, "a new session", func() bool { return c.SessionID() != old })
