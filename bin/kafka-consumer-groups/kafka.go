@@ -41,6 +41,19 @@ func (s *kafkaService) ctx(parent context.Context) (context.Context, context.Can
 	return context.WithTimeout(parent, s.timeout)
 }
 
+// adminCall runs one admin request under the tool's timeout; a failure
+// comes back as the Java client's exception text.
+func adminCall[T any](ctx context.Context, s *kafkaService, req func(c context.Context) (T, error)) (T, error) {
+	c, cancel := s.ctx(ctx)
+	defer cancel()
+	v, err := req(c)
+	if err != nil {
+		var zero T
+		return zero, errors.New(javaError(err))
+	}
+	return v, nil
+}
+
 // javaError renders an admin failure as the Java client's exception text.
 func javaError(err error) string {
 	var ke *kerr.Error
@@ -64,11 +77,9 @@ func javaError(err error) string {
 // listConsumerGroups lists groups of protocol type "consumer" (or none:
 // offsets-only groups), sorted.
 func (s *kafkaService) listConsumerGroups(ctx context.Context, states ...string) (kadm.ListedGroups, error) {
-	c, cancel := s.ctx(ctx)
-	defer cancel()
-	lg, err := s.adm.ListGroups(c, states...)
+	lg, err := adminCall(ctx, s, func(c context.Context) (kadm.ListedGroups, error) { return s.adm.ListGroups(c, states...) })
 	if err != nil {
-		return nil, errors.New(javaError(err))
+		return nil, err
 	}
 	for g, l := range lg {
 		if l.ProtocolType != "consumer" && l.ProtocolType != "" {
@@ -125,11 +136,9 @@ func (s *kafkaService) groupIDs(ctx context.Context) ([]string, error) {
 }
 
 func (s *kafkaService) describeGroups(ctx context.Context, groups []string) (kadm.DescribedGroups, error) {
-	c, cancel := s.ctx(ctx)
-	defer cancel()
-	dg, err := s.adm.DescribeGroups(c, groups...)
+	dg, err := adminCall(ctx, s, func(c context.Context) (kadm.DescribedGroups, error) { return s.adm.DescribeGroups(c, groups...) })
 	if err != nil {
-		return nil, errors.New(javaError(err))
+		return nil, err
 	}
 	for _, g := range groups {
 		d, ok := dg[g]
@@ -146,11 +155,9 @@ func (s *kafkaService) describeGroups(ctx context.Context, groups []string) (kad
 // committed returns the group's committed offsets (partitions without one
 // are left out).
 func (s *kafkaService) committed(ctx context.Context, group string) (map[string]map[int32]int64, error) {
-	c, cancel := s.ctx(ctx)
-	defer cancel()
-	or, err := s.adm.FetchOffsets(c, group)
+	or, err := adminCall(ctx, s, func(c context.Context) (kadm.OffsetResponses, error) { return s.adm.FetchOffsets(c, group) })
 	if err != nil {
-		return nil, errors.New(javaError(err))
+		return nil, err
 	}
 	out := map[string]map[int32]int64{}
 	for t, ps := range or {
@@ -349,11 +356,9 @@ func (s *kafkaService) delete(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, cancel := s.ctx(ctx)
-	defer cancel()
-	res, err := s.adm.DeleteGroups(c, groups...)
+	res, err := adminCall(ctx, s, func(c context.Context) (kadm.DeleteGroupResponses, error) { return s.adm.DeleteGroups(c, groups...) })
 	if err != nil {
-		return errors.New(javaError(err))
+		return err
 	}
 	var ok []string
 	failed := map[string]error{}
@@ -468,11 +473,9 @@ func (s *kafkaService) partitionsToReset(ctx context.Context, group string) ([]t
 		}
 	}
 	if len(whole) > 0 {
-		c, cancel := s.ctx(ctx)
-		defer cancel()
-		td, err := s.adm.ListTopics(c, whole...)
+		td, err := adminCall(ctx, s, func(c context.Context) (kadm.TopicDetails, error) { return s.adm.ListTopics(c, whole...) })
 		if err != nil {
-			return nil, errors.New(javaError(err))
+			return nil, err
 		}
 		for _, t := range whole {
 			d, ok := td[t]
@@ -570,11 +573,11 @@ func (s *kafkaService) prepareOffsets(ctx context.Context, group string, parts [
 			d, _ := parseDuration(p.Value("by-duration"))
 			ts = time.Now().Add(-d)
 		}
-		c, cancel := s.ctx(ctx)
-		lo, err := s.adm.ListOffsetsAfterMilli(c, ts.UnixMilli(), topics...)
-		cancel()
+		lo, err := adminCall(ctx, s, func(c context.Context) (kadm.ListedOffsets, error) {
+			return s.adm.ListOffsetsAfterMilli(c, ts.UnixMilli(), topics...)
+		})
 		if err != nil {
-			return nil, errors.New(javaError(err))
+			return nil, err
 		}
 		var ends kadm.ListedOffsets
 		for _, x := range parts {
