@@ -41,7 +41,7 @@ func (c *Controller) processBrokerChange() error {
 	if len(newIDs)+len(bouncedIDs)+len(deadIDs) == 0 {
 		return nil
 	}
-	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bouncedIDs, "live", sortedBrokerKeys(current))
+	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bouncedIDs, "live", sortedMapKeys(current))
 	for _, id := range newIDs {
 		c.channels.addBroker(current[id])
 	}

@@ -90,16 +90,10 @@ type topicDeletionStopReplicaResponseEvent struct {
 func (topicDeletionStopReplicaResponseEvent) state() string { return "TopicDeletion" }
 func (topicDeletionStopReplicaResponseEvent) preempt()      {}
 
-// controlledShutdownResult is the answer to a ControlledShutdown request.
-type controlledShutdownResult struct {
-	remaining []common.TopicPartition
-	err       error
-}
-
 type controlledShutdownEvent struct {
 	id          int32
 	brokerEpoch int64
-	reply       chan controlledShutdownResult // buffered, capacity 1
+	reply       chan result[[]common.TopicPartition] // buffered, capacity 1
 }
 
 func (controlledShutdownEvent) state() string { return "ControlledShutdown" }
@@ -107,7 +101,7 @@ func (controlledShutdownEvent) state() string { return "ControlledShutdown" }
 // preempt fails the request with "controller moved", which the wire encodes
 // as STALE_CONTROLLER_EPOCH; the broker retries against the next controller.
 func (e controlledShutdownEvent) preempt() {
-	e.reply <- controlledShutdownResult{err: kerr.StaleControllerEpoch}
+	e.reply <- result[[]common.TopicPartition]{err: kerr.StaleControllerEpoch}
 }
 
 // topicUncleanLeaderElectionEnableEvent: the topic's unclean election

@@ -32,15 +32,7 @@ func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respons
 	if req.Version >= 1 {
 		kind = req.ElectionType
 	}
-	var parts []common.TopicPartition
-	if req.Topics != nil {
-		parts = []common.TopicPartition{}
-		for _, t := range req.Topics {
-			for _, p := range t.Partitions {
-				parts = append(parts, common.TopicPartition{Topic: t.Topic, Partition: p})
-			}
-		}
-	}
+	parts := requestedPartitions(req.Topics, func(t kmsg.ElectLeadersRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
 	outcomes := map[common.TopicPartition]error{}
 	var err error
 	switch {

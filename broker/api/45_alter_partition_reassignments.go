@@ -23,10 +23,7 @@ import (
 func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	if a.controller == nil || !a.controller.IsActive() {
-		resp.ErrorCode = kerr.NotController.Code
-		msg := "This is not the correct controller for this cluster."
-		resp.ErrorMessage = &msg
+	if a.notController(&resp.ErrorCode, &resp.ErrorMessage) {
 		return resp, nil
 	}
 	targets := map[common.TopicPartition][]int32{}
@@ -55,4 +52,17 @@ func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
+}
+
+// notController sets a response's top-level error to NOT_CONTROLLER (which
+// makes clients refresh metadata and retry at the controller) when this
+// broker is not the active controller, and reports whether it did.
+func (a *Apis) notController(code *int16, msg **string) bool {
+	if a.controller != nil && a.controller.IsActive() {
+		return false
+	}
+	*code = kerr.NotController.Code
+	m := "This is not the correct controller for this cluster."
+	*msg = &m
+	return true
 }

@@ -13,7 +13,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
@@ -22,21 +21,10 @@ import (
 func (a *Apis) handleListPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	if a.controller == nil || !a.controller.IsActive() {
-		resp.ErrorCode = kerr.NotController.Code
-		msg := "This is not the correct controller for this cluster."
-		resp.ErrorMessage = &msg
+	if a.notController(&resp.ErrorCode, &resp.ErrorMessage) {
 		return resp, nil
 	}
-	var parts []common.TopicPartition
-	if req.Topics != nil {
-		parts = []common.TopicPartition{}
-		for _, t := range req.Topics {
-			for _, p := range t.Partitions {
-				parts = append(parts, common.TopicPartition{Topic: t.Topic, Partition: p})
-			}
-		}
-	}
+	parts := requestedPartitions(req.Topics, func(t kmsg.ListPartitionReassignmentsRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
 	ongoing, err := a.controller.ListPartitionReassignments(ctx, parts)
 	if err != nil {
 		resp.ErrorCode = a.errorCode(err, "listing partition reassignments failed")
@@ -66,4 +54,21 @@ func nonNil(s []int32) []int32 {
 		return []int32{}
 	}
 	return s
+}
+
+// requestedPartitions lists the partitions a request names, topic by topic
+// (split gives a topic entry's name and partitions); nil when topics is
+// nil, which asks for all of them.
+func requestedPartitions[T any](topics []T, split func(T) (string, []int32)) []common.TopicPartition {
+	if topics == nil {
+		return nil
+	}
+	parts := []common.TopicPartition{}
+	for _, t := range topics {
+		name, ps := split(t)
+		for _, p := range ps {
+			parts = append(parts, common.TopicPartition{Topic: name, Partition: p})
+		}
+	}
+	return parts
 }
