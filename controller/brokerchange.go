@@ -52,37 +52,41 @@ func (c *Controller) processBrokerChange() error {
 	for _, id := range deadIDs {
 		c.channels.removeBroker(id)
 	}
-	if len(newIDs) > 0 {
-		for _, id := range newIDs {
-			c.ctx.AddLiveBroker(current[id])
-		}
-		if err := c.onBrokerStartup(newIDs); err != nil {
-			return err
-		}
+	if err := c.brokersUp(newIDs, current); err != nil {
+		return err
 	}
-	if len(bouncedIDs) > 0 {
-		for _, id := range bouncedIDs {
-			c.ctx.RemoveLiveBroker(id)
-		}
-		if err := c.onBrokerFailure(bouncedIDs); err != nil {
-			return err
-		}
-		for _, id := range bouncedIDs {
-			c.ctx.AddLiveBroker(current[id])
-		}
-		if err := c.onBrokerStartup(bouncedIDs); err != nil {
-			return err
-		}
+	// A bounced broker (a newer registration epoch) fails and starts again.
+	if err := c.brokersDown(bouncedIDs); err != nil {
+		return err
 	}
-	if len(deadIDs) > 0 {
-		for _, id := range deadIDs {
-			c.ctx.RemoveLiveBroker(id)
-		}
-		if err := c.onBrokerFailure(deadIDs); err != nil {
-			return err
-		}
+	if err := c.brokersUp(bouncedIDs, current); err != nil {
+		return err
 	}
-	return nil
+	return c.brokersDown(deadIDs)
+}
+
+// brokersUp caches ids (registered as current has them) as live and runs
+// onBrokerStartup for them; nothing when ids is empty.
+func (c *Controller) brokersUp(ids []int32, current map[int32]Broker) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	for _, id := range ids {
+		c.ctx.AddLiveBroker(current[id])
+	}
+	return c.onBrokerStartup(ids)
+}
+
+// brokersDown drops ids from the live brokers and runs onBrokerFailure
+// for them; nothing when ids is empty.
+func (c *Controller) brokersDown(ids []int32) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	for _, id := range ids {
+		c.ctx.RemoveLiveBroker(id)
+	}
+	return c.onBrokerFailure(ids)
 }
 
 func (c *Controller) onBrokerStartup(newIDs []int32) error {

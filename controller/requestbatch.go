@@ -204,6 +204,20 @@ func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
 	return out
 }
 
+// layoutStates lays out a request's partition states (states[i] is tps[i]'s)
+// either as one flat list or, in later versions, grouped into one topic
+// entry per topic built by mk.
+func layoutStates[P, T any](flat bool, tps []common.TopicPartition, states []P, mk func(topic string, ps []P) T) ([]P, []T) {
+	if flat {
+		return states, nil
+	}
+	byTopic := map[string][]P{}
+	for i, tp := range tps {
+		byTopic[tp.Topic] = append(byTopic[tp.Topic], states[i])
+	}
+	return nil, perTopic(byTopic, mk)
+}
+
 // perTopic builds one topic entry per topic of byTopic with mk, in topic
 // order (nil when byTopic is empty).
 func perTopic[P, T any](byTopic map[string][]P, mk func(topic string, ps []P) T) []T {
@@ -231,8 +245,9 @@ func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[common.TopicPart
 	req.ControllerEpoch = controllerEpoch
 	req.BrokerEpoch = to.Epoch
 	leaders := map[int32]bool{}
-	byTopic := map[string][]kmsg.LeaderAndISRRequestTopicPartition{}
-	for _, tp := range sortedKeys(entries) {
+	tps := sortedKeys(entries)
+	var states []kmsg.LeaderAndISRRequestTopicPartition
+	for _, tp := range tps {
 		e := entries[tp]
 		p := kmsg.NewLeaderAndISRRequestTopicPartition()
 		p.Topic = tp.Topic
@@ -250,13 +265,10 @@ func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[common.TopicPart
 		if p.Leader >= 0 {
 			leaders[p.Leader] = true
 		}
-		if req.Version <= 1 {
-			req.PartitionStates = append(req.PartitionStates, p)
-		} else {
-			byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
-		}
+		states = append(states, p)
 	}
-	req.TopicStates = perTopic(byTopic, func(t string, ps []kmsg.LeaderAndISRRequestTopicPartition) kmsg.LeaderAndISRRequestTopicState {
+	// Up to v1 the partition states are one flat list.
+	req.PartitionStates, req.TopicStates = layoutStates(req.Version <= 1, tps, states, func(t string, ps []kmsg.LeaderAndISRRequestTopicPartition) kmsg.LeaderAndISRRequestTopicState {
 		ts := kmsg.NewLeaderAndISRRequestTopicState()
 		ts.Topic, ts.TopicID, ts.PartitionStates = t, b.ctx.TopicID(t), ps
 		return ts
@@ -296,19 +308,17 @@ func (b *requestBatch) buildUpdateMetadata(to Broker, controllerEpoch int32) *km
 	req.ControllerID = b.controllerID
 	req.ControllerEpoch = controllerEpoch
 	req.BrokerEpoch = to.Epoch
-	byTopic := map[string][]kmsg.UpdateMetadataRequestTopicPartition{}
-	for _, tp := range sortedKeys(b.umPartitions) {
+	tps := sortedKeys(b.umPartitions)
+	var states []kmsg.UpdateMetadataRequestTopicPartition
+	for _, tp := range tps {
 		p := b.umPartitions[tp]
 		p.ISR = slices.Clone(p.ISR)
 		p.Replicas = slices.Clone(p.Replicas)
 		p.OfflineReplicas = slices.Clone(p.OfflineReplicas)
-		if req.Version <= 4 {
-			req.PartitionStates = append(req.PartitionStates, p)
-		} else {
-			byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
-		}
+		states = append(states, p)
 	}
-	req.TopicStates = perTopic(byTopic, func(t string, ps []kmsg.UpdateMetadataRequestTopicPartition) kmsg.UpdateMetadataRequestTopicState {
+	// Up to v4 the partition states are one flat list.
+	req.PartitionStates, req.TopicStates = layoutStates(req.Version <= 4, tps, states, func(t string, ps []kmsg.UpdateMetadataRequestTopicPartition) kmsg.UpdateMetadataRequestTopicState {
 		ts := kmsg.NewUpdateMetadataRequestTopicState()
 		ts.Topic, ts.TopicID, ts.PartitionStates = t, b.ctx.TopicID(t), ps
 		return ts

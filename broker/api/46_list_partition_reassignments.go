@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/controller"
 )
 
 func (a *Apis) handleListPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -31,21 +32,18 @@ func (a *Apis) handleListPartitionReassignments(ctx context.Context, r *request)
 		resp.ErrorMessage = errorMessage(err)
 		return resp, nil
 	}
-	var rt *kmsg.ListPartitionReassignmentsResponseTopic
-	for _, tp := range slices.SortedFunc(maps.Keys(ongoing), common.TopicPartition.Compare) {
-		if rt == nil || rt.Topic != tp.Topic {
-			resp.Topics = append(resp.Topics, kmsg.NewListPartitionReassignmentsResponseTopic())
-			rt = &resp.Topics[len(resp.Topics)-1]
-			rt.Topic = tp.Topic
-		}
-		o := ongoing[tp]
+	resp.Topics = sortedByTopic(ongoing, func(topic string) kmsg.ListPartitionReassignmentsResponseTopic {
+		rt := kmsg.NewListPartitionReassignmentsResponseTopic()
+		rt.Topic = topic
+		return rt
+	}, func(rt *kmsg.ListPartitionReassignmentsResponseTopic, tp common.TopicPartition, o controller.ReplicaAssignment) {
 		rp := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
 		rp.Partition = tp.Partition
 		rp.Replicas = nonNil(o.Replicas)
 		rp.AddingReplicas = nonNil(o.AddingReplicas)
 		rp.RemovingReplicas = nonNil(o.RemovingReplicas)
 		rt.Partitions = append(rt.Partitions, rp)
-	}
+	})
 	return resp, nil
 }
 
@@ -71,4 +69,20 @@ func requestedPartitions[T any](topics []T, split func(T) (string, []int32)) []c
 		}
 	}
 	return parts
+}
+
+// sortedByTopic lists m's partitions in topic-partition order, one T per
+// topic (started by topic, given the name), each partition added to its
+// topic's entry by add.
+func sortedByTopic[V, T any](m map[common.TopicPartition]V, topic func(name string) T, add func(t *T, tp common.TopicPartition, v V)) []T {
+	var out []T
+	prev := ""
+	for i, tp := range slices.SortedFunc(maps.Keys(m), common.TopicPartition.Compare) {
+		if i == 0 || tp.Topic != prev {
+			out = append(out, topic(tp.Topic))
+			prev = tp.Topic
+		}
+		add(&out[len(out)-1], tp, m[tp])
+	}
+	return out
 }
