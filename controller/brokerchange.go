@@ -109,15 +109,7 @@ func (c *Controller) onBrokerStartup(newIDs []int32) error {
 	if err := c.sendUpdateMetadata(newIDs, withLeadership); err != nil {
 		return err
 	}
-	replicas := c.ctx.ReplicasOnBrokers(newIDs)
-	var live, deleting []PartitionReplica
-	for _, r := range replicas {
-		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
-			deleting = append(deleting, r)
-		} else {
-			live = append(live, r)
-		}
-	}
+	live, deleting := c.splitDeleting(c.ctx.ReplicasOnBrokers(newIDs))
 	if _, err := c.replicaChange(live, OnlineReplica, fmt.Sprintf("broker %v started", newIDs)); err != nil {
 		return err
 	}
@@ -156,11 +148,9 @@ func (c *Controller) onBrokerFailure(dead []int32) error {
 	return nil
 }
 
-// onReplicasBecomeOffline elects new leaders for the partitions whose
-// leader went offline before
-// the dead replicas leave the ISR.
-func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
-	var deleting, others []PartitionReplica
+// splitDeleting splits replicas into those of topics queued for deletion
+// and the others, keeping their order.
+func (c *Controller) splitDeleting(replicas []PartitionReplica) (others, deleting []PartitionReplica) {
 	for _, r := range replicas {
 		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
 			deleting = append(deleting, r)
@@ -168,6 +158,14 @@ func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason
 			others = append(others, r)
 		}
 	}
+	return others, deleting
+}
+
+// onReplicasBecomeOffline elects new leaders for the partitions whose
+// leader went offline before
+// the dead replicas leave the ISR.
+func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
+	others, deleting := c.splitDeleting(replicas)
 	var offlineLeader []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		l, ok := c.ctx.Leadership(tp)
