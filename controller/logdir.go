@@ -15,10 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-type logDirEventNotificationEvent struct{}
+type logDirEventNotificationEvent struct{ noReply }
 
 func (logDirEventNotificationEvent) state() string { return "LogDirChange" }
-func (logDirEventNotificationEvent) preempt()      {}
 
 func (c *Controller) processLogDirEventNotification() error {
 	children, err := c.zk.GetAllLogDirEventNotifications()

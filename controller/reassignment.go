@@ -232,10 +232,9 @@ func (c *Controller) updateLeaderEpochAndSend(tp common.TopicPartition, a Replic
 
 // --- /admin/reassign_partitions ---
 
-type zkPartitionReassignmentEvent struct{}
+type zkPartitionReassignmentEvent struct{ noReply }
 
 func (zkPartitionReassignmentEvent) state() string { return "AlterPartitionReassignment" }
-func (zkPartitionReassignmentEvent) preempt()      {}
 
 func (c *Controller) readZkReassignment() ([]zkpaths.PartitionReplicas, bool, error) {
 	return c.zk.GetPartitionReassignment()
