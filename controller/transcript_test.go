@@ -46,6 +46,18 @@ func (s *recordingSink) maxVersion(int32, int16) int16 {
 	return -1
 }
 func (s *recordingSink) shutdown() {}
+
+// answer is broker's LeaderAndIsr answer for tp: KAFKA_STORAGE_ERROR when
+// the partition is on a failed log dir there.
+func (s *recordingSink) answer(broker int32, tp common.TopicPartition) kmsg.LeaderAndISRResponseTopicPartition {
+	rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+	rp.Partition = tp.Partition
+	if s.storage[broker][tp] {
+		rp.ErrorCode = kerr.KafkaStorageError.Code
+	}
+	return rp
+}
+
 func (s *recordingSink) send(reqs []outgoingRequest) {
 	for _, o := range reqs {
 		if !s.known[o.broker] {
@@ -58,12 +70,7 @@ func (s *recordingSink) send(reqs []outgoingRequest) {
 				rt := kmsg.NewLeaderAndISRResponseTopic()
 				rt.TopicID = ts.TopicID
 				for _, p := range ts.PartitionStates {
-					rp := kmsg.NewLeaderAndISRResponseTopicPartition()
-					rp.Partition = p.Partition
-					if s.storage[o.broker][common.TopicPartition{Topic: ts.Topic, Partition: p.Partition}] {
-						rp.ErrorCode = kerr.KafkaStorageError.Code
-					}
-					rt.Partitions = append(rt.Partitions, rp)
+					rt.Partitions = append(rt.Partitions, s.answer(o.broker, common.TopicPartition{Topic: ts.Topic, Partition: p.Partition}))
 				}
 				resp.Topics = append(resp.Topics, rt)
 			}
