@@ -78,8 +78,8 @@ func applyIncremental(typ kmsg.ConfigResourceType, current map[string]string, op
 				// Start from the value the topic has today: the broker default.
 				cur, _ = topicDefault(op.Name)
 			}
-			items := splitConfigList(cur)
-			for _, v := range splitConfigList(value) {
+			items := config.SplitList(cur)
+			for _, v := range config.SplitList(value) {
 				has := slices.Contains(items, v)
 				if op.Op == kmsg.IncrementalAlterConfigOpAppend && !has {
 					items = append(items, v)
@@ -94,14 +94,4 @@ func applyIncremental(typ kmsg.ConfigResourceType, current map[string]string, op
 		}
 	}
 	return next, nil
-}
-
-func splitConfigList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
