@@ -20,12 +20,7 @@ import (
 
 type alterPartitionEvent struct {
 	req   *kmsg.AlterPartitionRequest
-	reply chan alterPartitionResult
-}
-
-type alterPartitionResult struct {
-	resp *kmsg.AlterPartitionResponse
-	err  error
+	reply chan result[*kmsg.AlterPartitionResponse]
 }
 
 func (alterPartitionEvent) state() string { return "IsrChange" }
@@ -33,21 +28,15 @@ func (alterPartitionEvent) state() string { return "IsrChange" }
 func (e alterPartitionEvent) preempt() {
 	resp := e.req.ResponseKind().(*kmsg.AlterPartitionResponse)
 	resp.ErrorCode = kerr.NotController.Code
-	e.reply <- alterPartitionResult{resp: resp}
+	e.reply <- result[*kmsg.AlterPartitionResponse]{val: resp}
 }
 
 // AlterPartition applies a leader's ISR change request and returns the
 // response to send (top-level NOT_CONTROLLER on a non-controller,
 // STALE_BROKER_EPOCH for an old incarnation, else per-partition results).
 func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
-	reply := make(chan alterPartitionResult, 1)
-	c.em.put(alterPartitionEvent{req: req, reply: reply})
-	select {
-	case r := <-reply:
-		return r.resp, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	reply := make(chan result[*kmsg.AlterPartitionResponse], 1)
+	return await(ctx, c, alterPartitionEvent{req: req, reply: reply}, reply)
 }
 
 type alterPartitionItem struct {

@@ -127,18 +127,28 @@ func startValues(n, fixedStartIndex, startPartitionID int) (start, shift, p int)
 
 func assignRackUnaware(brokers []int32, nPartitions, rf, fixedStartIndex, startPartitionID int) map[int32][]int32 {
 	n := len(brokers)
+	return placePartitions(n, nPartitions, fixedStartIndex, startPartitionID, func(first, shift int) []int32 {
+		replicas := []int32{brokers[first]}
+		for j := 0; j < rf-1; j++ {
+			replicas = append(replicas, brokers[replicaIndex(first, shift, j, n)])
+		}
+		return replicas
+	})
+}
+
+// placePartitions is the loop both placements share: partition after
+// partition from startPartitionID, the leader moves one broker on, and the
+// followers' shift grows by one each time the partition id wraps round the
+// n brokers; place returns a partition's replicas given its leader's index
+// and the shift.
+func placePartitions(n, nPartitions, fixedStartIndex, startPartitionID int, place func(first, shift int) []int32) map[int32][]int32 {
 	start, shift, p := startValues(n, fixedStartIndex, startPartitionID)
 	out := make(map[int32][]int32, nPartitions)
 	for range nPartitions {
 		if p > 0 && p%n == 0 {
 			shift++
 		}
-		first := (p + start) % n
-		replicas := []int32{brokers[first]}
-		for j := 0; j < rf-1; j++ {
-			replicas = append(replicas, brokers[replicaIndex(first, shift, j, n)])
-		}
-		out[int32(p)] = replicas
+		out[int32(p)] = place((p+start)%n, shift)
 		p++
 	}
 	return out
@@ -183,13 +193,7 @@ func assignRackAware(brokers []BrokerMetadata, nPartitions, rf, fixedStartIndex,
 			}
 		}
 	}
-	start, shift, p := startValues(n, fixedStartIndex, startPartitionID)
-	out := make(map[int32][]int32, nPartitions)
-	for range nPartitions {
-		if p > 0 && p%n == 0 {
-			shift++
-		}
-		first := (p + start) % n
+	return placePartitions(n, nPartitions, fixedStartIndex, startPartitionID, func(first, shift int) []int32 {
 		leader := list[first]
 		replicas := []int32{leader}
 		usedRacks := map[string]bool{rackOf[leader]: true}
@@ -209,10 +213,8 @@ func assignRackAware(brokers []BrokerMetadata, nPartitions, rf, fixedStartIndex,
 				}
 			}
 		}
-		out[int32(p)] = replicas
-		p++
-	}
-	return out
+		return replicas
+	})
 }
 
 // AssignReplicasForNewPartitions computes the replicas of the partitions added

@@ -41,7 +41,7 @@ func (c *Controller) processBrokerChange() error {
 	if len(newIDs)+len(bouncedIDs)+len(deadIDs) == 0 {
 		return nil
 	}
-	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bouncedIDs, "live", sortedBrokerKeys(current))
+	c.log.Info("broker change", "new", newIDs, "dead", deadIDs, "bounced", bouncedIDs, "live", sortedMapKeys(current))
 	for _, id := range newIDs {
 		c.channels.addBroker(current[id])
 	}
@@ -52,37 +52,41 @@ func (c *Controller) processBrokerChange() error {
 	for _, id := range deadIDs {
 		c.channels.removeBroker(id)
 	}
-	if len(newIDs) > 0 {
-		for _, id := range newIDs {
-			c.ctx.AddLiveBroker(current[id])
-		}
-		if err := c.onBrokerStartup(newIDs); err != nil {
-			return err
-		}
+	if err := c.brokersUp(newIDs, current); err != nil {
+		return err
 	}
-	if len(bouncedIDs) > 0 {
-		for _, id := range bouncedIDs {
-			c.ctx.RemoveLiveBroker(id)
-		}
-		if err := c.onBrokerFailure(bouncedIDs); err != nil {
-			return err
-		}
-		for _, id := range bouncedIDs {
-			c.ctx.AddLiveBroker(current[id])
-		}
-		if err := c.onBrokerStartup(bouncedIDs); err != nil {
-			return err
-		}
+	// A bounced broker (a newer registration epoch) fails and starts again.
+	if err := c.brokersDown(bouncedIDs); err != nil {
+		return err
 	}
-	if len(deadIDs) > 0 {
-		for _, id := range deadIDs {
-			c.ctx.RemoveLiveBroker(id)
-		}
-		if err := c.onBrokerFailure(deadIDs); err != nil {
-			return err
-		}
+	if err := c.brokersUp(bouncedIDs, current); err != nil {
+		return err
 	}
-	return nil
+	return c.brokersDown(deadIDs)
+}
+
+// brokersUp caches ids (registered as current has them) as live and runs
+// onBrokerStartup for them; nothing when ids is empty.
+func (c *Controller) brokersUp(ids []int32, current map[int32]Broker) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	for _, id := range ids {
+		c.ctx.AddLiveBroker(current[id])
+	}
+	return c.onBrokerStartup(ids)
+}
+
+// brokersDown drops ids from the live brokers and runs onBrokerFailure
+// for them; nothing when ids is empty.
+func (c *Controller) brokersDown(ids []int32) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	for _, id := range ids {
+		c.ctx.RemoveLiveBroker(id)
+	}
+	return c.onBrokerFailure(ids)
 }
 
 func (c *Controller) onBrokerStartup(newIDs []int32) error {
@@ -105,15 +109,7 @@ func (c *Controller) onBrokerStartup(newIDs []int32) error {
 	if err := c.sendUpdateMetadata(newIDs, withLeadership); err != nil {
 		return err
 	}
-	replicas := c.ctx.ReplicasOnBrokers(newIDs)
-	var live, deleting []PartitionReplica
-	for _, r := range replicas {
-		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
-			deleting = append(deleting, r)
-		} else {
-			live = append(live, r)
-		}
-	}
+	live, deleting := c.splitDeleting(c.ctx.ReplicasOnBrokers(newIDs))
 	if _, err := c.replicaChange(live, OnlineReplica, fmt.Sprintf("broker %v started", newIDs)); err != nil {
 		return err
 	}
@@ -152,11 +148,9 @@ func (c *Controller) onBrokerFailure(dead []int32) error {
 	return nil
 }
 
-// onReplicasBecomeOffline elects new leaders for the partitions whose
-// leader went offline before
-// the dead replicas leave the ISR.
-func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
-	var deleting, others []PartitionReplica
+// splitDeleting splits replicas into those of topics queued for deletion
+// and the others, keeping their order.
+func (c *Controller) splitDeleting(replicas []PartitionReplica) (others, deleting []PartitionReplica) {
 	for _, r := range replicas {
 		if c.ctx.IsTopicQueuedForDeletion(r.Topic) {
 			deleting = append(deleting, r)
@@ -164,6 +158,14 @@ func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason
 			others = append(others, r)
 		}
 	}
+	return others, deleting
+}
+
+// onReplicasBecomeOffline elects new leaders for the partitions whose
+// leader went offline before
+// the dead replicas leave the ISR.
+func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
+	others, deleting := c.splitDeleting(replicas)
 	var offlineLeader []common.TopicPartition
 	for _, tp := range c.ctx.AllPartitions() {
 		l, ok := c.ctx.Leadership(tp)

@@ -206,12 +206,7 @@ func (c *Context) IsLive(id int32) bool { return c.IsLiveOrShuttingDown(id) && !
 
 // LiveOrShuttingDownBrokerIDs returns the registered ids, sorted.
 func (c *Context) LiveOrShuttingDownBrokerIDs() []int32 {
-	ids := make([]int32, 0, len(c.liveBrokers))
-	for id := range c.liveBrokers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
+	return sortedMapKeys(c.liveBrokers)
 }
 
 // LiveOrShuttingDownBrokers returns the registered brokers sorted by id.
@@ -247,12 +242,7 @@ func (c *Context) IsReplicaOnline(broker int32, tp common.TopicPartition, includ
 
 // AllTopics returns the known topics, sorted.
 func (c *Context) AllTopics() []string {
-	out := make([]string, 0, len(c.allTopics))
-	for t := range c.allTopics {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return sortedMapKeys(c.allTopics)
 }
 
 // HasTopic reports whether the topic is known.

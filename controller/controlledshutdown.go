@@ -21,14 +21,8 @@ import (
 // StaleControllerEpoch when this broker is not the controller,
 // StaleBrokerEpoch, BrokerNotAvailable.
 func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]common.TopicPartition, error) {
-	reply := make(chan controlledShutdownResult, 1)
-	c.em.put(controlledShutdownEvent{id: brokerID, brokerEpoch: brokerEpoch, reply: reply})
-	select {
-	case r := <-reply:
-		return r.remaining, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	reply := make(chan result[[]common.TopicPartition], 1)
+	return await(ctx, c, controlledShutdownEvent{id: brokerID, brokerEpoch: brokerEpoch, reply: reply}, reply)
 }
 
 func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]common.TopicPartition, error) {
@@ -87,6 +81,6 @@ func (c *Controller) processControlledShutdown(id int32, brokerEpoch int64) ([]c
 func (c *Controller) replyControlledShutdown(e controlledShutdownEvent) error {
 	remaining, err := c.processControlledShutdown(e.id, e.brokerEpoch)
 	loopErr, reply := rpcOutcome(err, kerr.StaleControllerEpoch)
-	e.reply <- controlledShutdownResult{remaining: remaining, err: reply}
+	e.reply <- result[[]common.TopicPartition]{val: remaining, err: reply}
 	return loopErr
 }

@@ -316,7 +316,7 @@ func (c *Controller) replyReplicaLeaderElection(e replicaLeaderElectionEvent) er
 	outcomes, err := c.processReplicaLeaderElection(e)
 	loopErr, reply := rpcOutcome(err, kerr.NotController)
 	if e.reply != nil {
-		e.reply <- electLeadersResult{outcomes: outcomes, err: reply}
+		e.reply <- result[map[common.TopicPartition]ElectionOutcome]{val: outcomes, err: reply}
 	}
 	return loopErr
 }
@@ -324,7 +324,7 @@ func (c *Controller) replyReplicaLeaderElection(e replicaLeaderElectionEvent) er
 func (c *Controller) replyApiReassignment(e apiReassignmentEvent) error {
 	errs, err := c.processApiReassignment(e)
 	loopErr, reply := rpcOutcome(err, kerr.NotController)
-	e.reply <- apiReassignmentResult{errs: errs, err: reply}
+	e.reply <- result[map[common.TopicPartition]error]{val: errs, err: reply}
 	return loopErr
 }
 
@@ -338,7 +338,7 @@ func (c *Controller) replyAlterPartition(e alterPartitionEvent) error {
 			resp.ErrorCode = ke.Code
 		}
 	}
-	e.reply <- alterPartitionResult{resp: resp}
+	e.reply <- result[*kmsg.AlterPartitionResponse]{val: resp}
 	return loopErr
 }
 

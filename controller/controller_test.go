@@ -7,6 +7,7 @@ import (
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/zkpaths"
 )
 
@@ -39,7 +40,7 @@ func TestControlledShutdownErrors(t *testing.T) {
 		t.Fatal("broker 2 should be shutting down and no longer live")
 	}
 	// Through the event queue, preempted by shutdown: controller moved.
-	q := make(chan controlledShutdownResult, 1)
+	q := make(chan result[[]common.TopicPartition], 1)
 	standby.em.put(controlledShutdownEvent{id: 1, brokerEpoch: -1, reply: q})
 	standby.em.close()
 	if r := <-q; !errors.Is(r.err, kerr.StaleControllerEpoch) {

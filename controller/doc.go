@@ -73,7 +73,8 @@
 //     firing is ignored by the handlers' checks.
 //   - Callers of the RPC entry points (ControlledShutdown, ElectLeaders,
 //     AlterPartition, AlterPartitionReassignments, ListPartitionReassignments)
-//     block on a buffered reply channel until the event goroutine answers
+//     block in await (eventmanager.go) on a buffered channel of result[T]
+//     until the event goroutine answers
 //     (or preempts the event on shutdown/session expiry: NOT_CONTROLLER, or
 //     STALE_CONTROLLER_EPOCH for ControlledShutdown), or their context ends.
 //

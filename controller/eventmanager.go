@@ -6,6 +6,7 @@ package controller
 // loop owns the Context and the state machines.
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,4 +210,23 @@ func (m *eventManager) close() {
 		close(m.done)
 	}
 	preemptAll(drained)
+}
+
+// result is an API call's answer: its value, or the error the caller gets.
+type result[T any] struct {
+	val T
+	err error
+}
+
+// await queues ev, an API call's event, and waits for the one result the
+// event sends on reply, or for ctx to end.
+func await[T any](ctx context.Context, c *Controller, ev event, reply <-chan result[T]) (T, error) {
+	c.em.put(ev)
+	select {
+	case r := <-reply:
+		return r.val, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }

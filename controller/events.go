@@ -11,95 +11,90 @@ import (
 	"github.com/klassik/klassik/broker/common"
 )
 
-type startupEvent struct{}
+// noReply is embedded by the events nobody waits on: preempting one just
+// drops it (the events of API calls answer their caller instead).
+type noReply struct{}
+
+func (noReply) preempt() {}
+
+type startupEvent struct{ noReply }
 
 func (startupEvent) state() string { return "ControllerChange" }
-func (startupEvent) preempt()      {}
 
 // controllerChangeEvent: /controller was created, changed or deleted. The
 // handler re-reads it: MaybeResign, and elect if it is gone (Kafka's
 // ControllerChange and Reelect folded together; the read tells them apart).
-type controllerChangeEvent struct{}
+type controllerChangeEvent struct{ noReply }
 
 func (controllerChangeEvent) state() string { return "ControllerChange" }
-func (controllerChangeEvent) preempt()      {}
 
 // expireEvent: the ZooKeeper session expired. Enqueued with clear-and-put.
-type expireEvent struct{}
+type expireEvent struct{ noReply }
 
 func (expireEvent) state() string { return "ControllerChange" }
-func (expireEvent) preempt()      {}
 
 // reelectEvent: a new ZooKeeper session was established (Kafka's
 // RegisterBrokerAndReelect; the broker re-registers itself through its own
 // session handler, which runs first).
-type reelectEvent struct{}
+type reelectEvent struct{ noReply }
 
 func (reelectEvent) state() string { return "ControllerChange" }
-func (reelectEvent) preempt()      {}
 
-type brokerChangeEvent struct{}
+type brokerChangeEvent struct{ noReply }
 
 func (brokerChangeEvent) state() string { return "BrokerChange" }
-func (brokerChangeEvent) preempt()      {}
 
-type brokerModificationsEvent struct{ id int32 }
+type brokerModificationsEvent struct {
+	noReply
+	id int32
+}
 
 func (brokerModificationsEvent) state() string { return "BrokerChange" }
-func (brokerModificationsEvent) preempt()      {}
 
-type topicChangeEvent struct{}
+type topicChangeEvent struct{ noReply }
 
 func (topicChangeEvent) state() string { return "TopicChange" }
-func (topicChangeEvent) preempt()      {}
 
-type partitionModificationsEvent struct{ topic string }
+type partitionModificationsEvent struct {
+	noReply
+	topic string
+}
 
 func (partitionModificationsEvent) state() string { return "TopicChange" }
-func (partitionModificationsEvent) preempt()      {}
 
-type topicDeletionEvent struct{}
+type topicDeletionEvent struct{ noReply }
 
 func (topicDeletionEvent) state() string { return "TopicDeletion" }
-func (topicDeletionEvent) preempt()      {}
 
-type isrChangeNotificationEvent struct{}
+type isrChangeNotificationEvent struct{ noReply }
 
 func (isrChangeNotificationEvent) state() string { return "IsrChange" }
-func (isrChangeNotificationEvent) preempt()      {}
 
-type autoPreferredReplicaLeaderElectionEvent struct{}
+type autoPreferredReplicaLeaderElectionEvent struct{ noReply }
 
 func (autoPreferredReplicaLeaderElectionEvent) state() string { return "AutoLeaderBalance" }
-func (autoPreferredReplicaLeaderElectionEvent) preempt()      {}
 
 type leaderAndIsrResponseEvent struct {
+	noReply
 	broker int32
 	resp   *kmsg.LeaderAndISRResponse
 }
 
 func (leaderAndIsrResponseEvent) state() string { return "LeaderAndIsrResponseReceived" }
-func (leaderAndIsrResponseEvent) preempt()      {}
 
 type topicDeletionStopReplicaResponseEvent struct {
+	noReply
 	broker int32
 	// errs has one entry per partition sent with delete=true; nil = success.
 	errs map[common.TopicPartition]error
 }
 
 func (topicDeletionStopReplicaResponseEvent) state() string { return "TopicDeletion" }
-func (topicDeletionStopReplicaResponseEvent) preempt()      {}
-
-// controlledShutdownResult is the answer to a ControlledShutdown request.
-type controlledShutdownResult struct {
-	remaining []common.TopicPartition
-	err       error
-}
 
 type controlledShutdownEvent struct {
 	id          int32
 	brokerEpoch int64
-	reply       chan controlledShutdownResult // buffered, capacity 1
+	reply       chan result[[]common.TopicPartition] // buffered, capacity 1
 }
 
 func (controlledShutdownEvent) state() string { return "ControlledShutdown" }
@@ -107,14 +102,16 @@ func (controlledShutdownEvent) state() string { return "ControlledShutdown" }
 // preempt fails the request with "controller moved", which the wire encodes
 // as STALE_CONTROLLER_EPOCH; the broker retries against the next controller.
 func (e controlledShutdownEvent) preempt() {
-	e.reply <- controlledShutdownResult{err: kerr.StaleControllerEpoch}
+	e.reply <- result[[]common.TopicPartition]{err: kerr.StaleControllerEpoch}
 }
 
 // topicUncleanLeaderElectionEnableEvent: the topic's unclean election
 // override was turned on.
-type topicUncleanLeaderElectionEnableEvent struct{ topic string }
+type topicUncleanLeaderElectionEnableEvent struct {
+	noReply
+	topic string
+}
 
 func (topicUncleanLeaderElectionEnableEvent) state() string {
 	return "TopicUncleanLeaderElectionEnable"
 }
-func (topicUncleanLeaderElectionEnableEvent) preempt() {}

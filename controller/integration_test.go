@@ -169,6 +169,20 @@ func (cl *cluster) state(topic string, p int32) (zkpaths.LeaderAndIsr, bool) {
 	return s, ok
 }
 
+// expandIsr does what a leader does on the classic ISR path: it adds
+// replica to tp's ISR in ZooKeeper and notifies the controller.
+func (cl *cluster) expandIsr(tp common.TopicPartition, replica int32) {
+	cl.t.Helper()
+	s, _ := cl.state(tp.Topic, tp.Partition)
+	s.ISR = append(s.ISR, replica)
+	if _, err := cl.admin.UpdateLeaderAndIsrConditional(tp, s); err != nil {
+		cl.t.Fatal(err)
+	}
+	if _, err := cl.admin.CreateIsrChangeNotification([]common.TopicPartition{tp}); err != nil {
+		cl.t.Fatal(err)
+	}
+}
+
 func (cl *cluster) createTopic(topic string, assignment map[int32][]int32) {
 	cl.t.Helper()
 	err := cl.admin.CreateTopic(topic, zkpaths.TopicAssignment{Partitions: assignment, TopicID: zkpaths.RandomUUID()}, map[string]string{})
@@ -517,14 +531,7 @@ func TestIntegrationPreferredElection(t *testing.T) {
 		delete(cl.nodes, 1)
 		waitFor(t, "p-0 led by 2", func() bool { s, _ := cl.state("p", 0); return s.Leader == 2 })
 		cl.start(1)
-		s, _ := cl.state("p", 0)
-		s.ISR = append(s.ISR, 1)
-		if _, err := cl.admin.UpdateLeaderAndIsrConditional(common.TopicPartition{Topic: "p", Partition: 0}, s); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cl.admin.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "p", Partition: 0}}); err != nil {
-			t.Fatal(err)
-		}
+		cl.expandIsr(common.TopicPartition{Topic: "p", Partition: 0}, 1)
 		waitFor(t, "ISR change processed", func() bool {
 			names, err := cl.admin.GetAllIsrChangeNotifications()
 			return err == nil && len(names) == 0
@@ -594,14 +601,7 @@ func TestIntegrationReassignment(t *testing.T) {
 		return len(states) > 0 && states[0].IsNew
 	})
 	// The leader adds 3 to the ISR (classic path) and notifies.
-	s, _ := cl.state("ra", 0)
-	s.ISR = append(s.ISR, 3)
-	if _, err := cl.admin.UpdateLeaderAndIsrConditional(common.TopicPartition{Topic: "ra", Partition: 0}, s); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.admin.CreateIsrChangeNotification([]common.TopicPartition{{Topic: "ra", Partition: 0}}); err != nil {
-		t.Fatal(err)
-	}
+	cl.expandIsr(common.TopicPartition{Topic: "ra", Partition: 0}, 3)
 	waitFor(t, "reassignment complete", func() bool {
 		ta, _, err := cl.admin.GetTopicAssignment("ra")
 		return err == nil && reflect.DeepEqual(ta.Partitions[0], []int32{3, 2}) && len(ta.Adding) == 0 && len(ta.Removing) == 0

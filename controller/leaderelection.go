@@ -46,19 +46,14 @@ type replicaLeaderElectionEvent struct {
 	partitions []common.TopicPartition // nil: every partition (admin) / the znode's list (ZK)
 	kind       ElectionType
 	trigger    electionTrigger
-	reply      chan electLeadersResult // nil for ZK-triggered elections
-}
-
-type electLeadersResult struct {
-	outcomes map[common.TopicPartition]ElectionOutcome
-	err      error
+	reply      chan result[map[common.TopicPartition]ElectionOutcome] // nil for ZK-triggered elections
 }
 
 func (replicaLeaderElectionEvent) state() string { return "ManualLeaderBalance" }
 
 func (e replicaLeaderElectionEvent) preempt() {
 	if e.reply != nil {
-		e.reply <- electLeadersResult{err: kerr.NotController}
+		e.reply <- result[map[common.TopicPartition]ElectionOutcome]{err: kerr.NotController}
 	}
 }
 
@@ -66,14 +61,8 @@ func (e replicaLeaderElectionEvent) preempt() {
 // means every partition) and returns the outcome per partition. The error
 // is kerr.NotController when this broker is not the controller.
 func (c *Controller) ElectLeaders(ctx context.Context, kind ElectionType, partitions []common.TopicPartition) (map[common.TopicPartition]ElectionOutcome, error) {
-	reply := make(chan electLeadersResult, 1)
-	c.em.put(replicaLeaderElectionEvent{partitions: partitions, kind: kind, trigger: triggerAdmin, reply: reply})
-	select {
-	case r := <-reply:
-		return r.outcomes, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	reply := make(chan result[map[common.TopicPartition]ElectionOutcome], 1)
+	return await(ctx, c, replicaLeaderElectionEvent{partitions: partitions, kind: kind, trigger: triggerAdmin, reply: reply}, reply)
 }
 
 func (c *Controller) processReplicaLeaderElection(e replicaLeaderElectionEvent) (map[common.TopicPartition]ElectionOutcome, error) {
@@ -180,7 +169,7 @@ func (c *Controller) processAutoPreferredReplicaLeaderElection() error {
 			byPreferred[rs[0]] = append(byPreferred[rs[0]], tp)
 		}
 	}
-	for _, b := range sortedBrokerKeys(byPreferred) {
+	for _, b := range sortedMapKeys(byPreferred) {
 		tps := byPreferred[b]
 		var notPreferred []common.TopicPartition
 		for _, tp := range tps {

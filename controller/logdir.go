@@ -15,10 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-type logDirEventNotificationEvent struct{}
+type logDirEventNotificationEvent struct{ noReply }
 
 func (logDirEventNotificationEvent) state() string { return "LogDirChange" }
-func (logDirEventNotificationEvent) preempt()      {}
 
 func (c *Controller) processLogDirEventNotification() error {
 	children, err := c.zk.GetAllLogDirEventNotifications()
@@ -40,12 +39,7 @@ func (c *Controller) processLogDirEventNotification() error {
 		return nil
 	}
 	c.log.Info("log directory failure reported; re-sending leadership to learn the offline replicas", "brokers", ids)
-	var replicas []PartitionReplica
-	for _, r := range c.ctx.ReplicasOnBrokers(ids) {
-		if !c.ctx.IsTopicQueuedForDeletion(r.Topic) {
-			replicas = append(replicas, r)
-		}
-	}
+	replicas, _ := c.splitDeleting(c.ctx.ReplicasOnBrokers(ids))
 	_, err = c.replicaChange(replicas, OnlineReplica, fmt.Sprintf("log directory failure on brokers %v", ids))
 	return err
 }

@@ -232,10 +232,9 @@ func (c *Controller) updateLeaderEpochAndSend(tp common.TopicPartition, a Replic
 
 // --- /admin/reassign_partitions ---
 
-type zkPartitionReassignmentEvent struct{}
+type zkPartitionReassignmentEvent struct{ noReply }
 
 func (zkPartitionReassignmentEvent) state() string { return "AlterPartitionReassignment" }
-func (zkPartitionReassignmentEvent) preempt()      {}
 
 func (c *Controller) readZkReassignment() ([]zkpaths.PartitionReplicas, bool, error) {
 	return c.zk.GetPartitionReassignment()
@@ -360,32 +359,22 @@ func (c *Controller) resumeReassignments(brokers []int32) error {
 
 type apiReassignmentEvent struct {
 	targets map[common.TopicPartition][]int32 // nil slice = cancel
-	reply   chan apiReassignmentResult
-}
-
-type apiReassignmentResult struct {
-	errs map[common.TopicPartition]error
-	err  error
+	reply   chan result[map[common.TopicPartition]error]
 }
 
 func (apiReassignmentEvent) state() string { return "AlterPartitionReassignment" }
 func (e apiReassignmentEvent) preempt() {
-	e.reply <- apiReassignmentResult{err: kerr.NotController}
+	e.reply <- result[map[common.TopicPartition]error]{err: kerr.NotController}
 }
 
 type listReassignmentsEvent struct {
 	partitions []common.TopicPartition // nil = all
-	reply      chan listReassignmentsResult
-}
-
-type listReassignmentsResult struct {
-	reassigning map[common.TopicPartition]ReplicaAssignment
-	err         error
+	reply      chan result[map[common.TopicPartition]ReplicaAssignment]
 }
 
 func (listReassignmentsEvent) state() string { return "ListPartitionReassignment" }
 func (e listReassignmentsEvent) preempt() {
-	e.reply <- listReassignmentsResult{err: kerr.NotController}
+	e.reply <- result[map[common.TopicPartition]ReplicaAssignment]{err: kerr.NotController}
 }
 
 // AlterPartitionReassignments starts, changes or (with a nil target)
@@ -393,32 +382,20 @@ func (e listReassignmentsEvent) preempt() {
 // (nil = accepted); the overall error is kerr.NotController on a
 // non-controller.
 func (c *Controller) AlterPartitionReassignments(ctx context.Context, targets map[common.TopicPartition][]int32) (map[common.TopicPartition]error, error) {
-	reply := make(chan apiReassignmentResult, 1)
-	c.em.put(apiReassignmentEvent{targets: targets, reply: reply})
-	select {
-	case r := <-reply:
-		return r.errs, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	reply := make(chan result[map[common.TopicPartition]error], 1)
+	return await(ctx, c, apiReassignmentEvent{targets: targets, reply: reply}, reply)
 }
 
 // ListPartitionReassignments returns the partitions (of partitions, or all
 // when nil) with a reassignment in progress.
 func (c *Controller) ListPartitionReassignments(ctx context.Context, partitions []common.TopicPartition) (map[common.TopicPartition]ReplicaAssignment, error) {
-	reply := make(chan listReassignmentsResult, 1)
-	c.em.put(listReassignmentsEvent{partitions: partitions, reply: reply})
-	select {
-	case r := <-reply:
-		return r.reassigning, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	reply := make(chan result[map[common.TopicPartition]ReplicaAssignment], 1)
+	return await(ctx, c, listReassignmentsEvent{partitions: partitions, reply: reply}, reply)
 }
 
-func (c *Controller) processListReassignments(e listReassignmentsEvent) listReassignmentsResult {
+func (c *Controller) processListReassignments(e listReassignmentsEvent) result[map[common.TopicPartition]ReplicaAssignment] {
 	if !c.IsActive() {
-		return listReassignmentsResult{err: kerr.NotController}
+		return result[map[common.TopicPartition]ReplicaAssignment]{err: kerr.NotController}
 	}
 	out := map[common.TopicPartition]ReplicaAssignment{}
 	tps := e.partitions
@@ -430,7 +407,7 @@ func (c *Controller) processListReassignments(e listReassignmentsEvent) listReas
 			out[tp] = a
 		}
 	}
-	return listReassignmentsResult{reassigning: out}
+	return result[map[common.TopicPartition]ReplicaAssignment]{val: out}
 }
 
 func (c *Controller) processApiReassignment(e apiReassignmentEvent) (map[common.TopicPartition]error, error) {

@@ -111,12 +111,7 @@ func (m *replicaStateMachine) handleStateChanges(replicas []PartitionReplica, ta
 	for _, r := range replicas {
 		byBroker[r.Replica] = append(byBroker[r.Replica], r)
 	}
-	brokers := make([]int32, 0, len(byBroker))
-	for b := range byBroker {
-		brokers = append(brokers, b)
-	}
-	slices.Sort(brokers)
-	for _, b := range brokers {
+	for _, b := range sortedMapKeys(byBroker) {
 		var valid []PartitionReplica
 		for _, r := range byBroker[b] {
 			from := m.state(r)

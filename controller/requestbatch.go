@@ -6,7 +6,9 @@ package controller
 // requests from them; sending them is the channel manager's job.
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/klassik/klassik/broker/common"
@@ -96,34 +98,32 @@ func (b *requestBatch) newBatch() error {
 // sticky within the batch. Every addition also adds UpdateMetadata for the
 // partition to all registered brokers.
 func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp common.TopicPartition, l LeaderIsrAndControllerEpoch, a ReplicaAssignment, isNew bool) {
-	for _, id := range brokers {
-		if id < 0 {
-			continue
-		}
-		m := b.leaderAndIsr[id]
-		if m == nil {
-			m = map[common.TopicPartition]lisrEntry{}
-			b.leaderAndIsr[id] = m
-		}
-		prevNew := m[tp].isNew
-		m[tp] = lisrEntry{leadership: l, assignment: a, isNew: isNew || prevNew}
-	}
+	addPerBroker(b.leaderAndIsr, brokers, tp, func(prev lisrEntry) lisrEntry {
+		return lisrEntry{leadership: l, assignment: a, isNew: isNew || prev.isNew}
+	})
 	b.addUpdateMetadata(b.ctx.LiveOrShuttingDownBrokerIDs(), []common.TopicPartition{tp})
 }
 
 // addStopReplica adds a StopReplica entry; delete is sticky.
 func (b *requestBatch) addStopReplica(brokers []int32, tp common.TopicPartition, deletePartition bool) {
+	addPerBroker(b.stopReplica, brokers, tp, func(prev stopEntry) stopEntry {
+		return stopEntry{leaderEpoch: b.ctx.LeaderEpochForStopReplica(tp), delete: deletePartition || prev.delete}
+	})
+}
+
+// addPerBroker sets m[id][tp] to merge(the entry there, zero if none) for
+// each broker id; ids below 0 (no broker) are skipped.
+func addPerBroker[E any](m map[int32]map[common.TopicPartition]E, brokers []int32, tp common.TopicPartition, merge func(prev E) E) {
 	for _, id := range brokers {
 		if id < 0 {
 			continue
 		}
-		m := b.stopReplica[id]
-		if m == nil {
-			m = map[common.TopicPartition]stopEntry{}
-			b.stopReplica[id] = m
+		pm := m[id]
+		if pm == nil {
+			pm = map[common.TopicPartition]E{}
+			m[id] = pm
 		}
-		prev := m[tp].delete
-		m[tp] = stopEntry{leaderEpoch: b.ctx.LeaderEpochForStopReplica(tp), delete: deletePartition || prev}
+		pm[tp] = merge(pm[tp])
 	}
 }
 
@@ -177,7 +177,7 @@ func (b *requestBatch) version(broker int32, key, dflt int16) int16 {
 // brokers that are not registered are dropped.
 func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
 	var out []outgoingRequest
-	for _, id := range sortedBrokerKeys(b.leaderAndIsr) {
+	for _, id := range sortedMapKeys(b.leaderAndIsr) {
 		broker, ok := b.ctx.LiveOrShuttingDownBroker(id)
 		if !ok {
 			continue
@@ -185,7 +185,7 @@ func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
 		out = append(out, outgoingRequest{broker: id, kind: kindLeaderAndIsr, req: b.buildLeaderAndIsr(broker, b.leaderAndIsr[id], controllerEpoch)})
 	}
 	if len(b.umBrokers) > 0 {
-		for _, id := range sortedBrokerKeys(b.umBrokers) {
+		for _, id := range sortedMapKeys(b.umBrokers) {
 			broker, ok := b.ctx.LiveOrShuttingDownBroker(id)
 			if !ok {
 				continue
@@ -193,7 +193,7 @@ func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
 			out = append(out, outgoingRequest{broker: id, kind: kindUpdateMetadata, req: b.buildUpdateMetadata(broker, controllerEpoch)})
 		}
 	}
-	for _, id := range sortedBrokerKeys(b.stopReplica) {
+	for _, id := range sortedMapKeys(b.stopReplica) {
 		broker, ok := b.ctx.LiveOrShuttingDownBroker(id)
 		if !ok {
 			continue
@@ -204,11 +204,34 @@ func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
 	return out
 }
 
-func sortedBrokerKeys[V any](m map[int32]V) []int32 {
-	out := make([]int32, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// layoutStates lays out a request's partition states (states[i] is tps[i]'s)
+// either as one flat list or, in later versions, grouped into one topic
+// entry per topic built by mk.
+func layoutStates[P, T any](flat bool, tps []common.TopicPartition, states []P, mk func(topic string, ps []P) T) ([]P, []T) {
+	if flat {
+		return states, nil
 	}
+	byTopic := map[string][]P{}
+	for i, tp := range tps {
+		byTopic[tp.Topic] = append(byTopic[tp.Topic], states[i])
+	}
+	return nil, perTopic(byTopic, mk)
+}
+
+// perTopic builds one topic entry per topic of byTopic with mk, in topic
+// order (nil when byTopic is empty).
+func perTopic[P, T any](byTopic map[string][]P, mk func(topic string, ps []P) T) []T {
+	var out []T
+	for _, t := range sortedMapKeys(byTopic) {
+		out = append(out, mk(t, byTopic[t]))
+	}
+	return out
+}
+
+// sortedMapKeys returns the keys of m in order (never nil), for a
+// deterministic request order.
+func sortedMapKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := slices.AppendSeq(make([]K, 0, len(m)), maps.Keys(m))
 	slices.Sort(out)
 	return out
 }
@@ -222,8 +245,9 @@ func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[common.TopicPart
 	req.ControllerEpoch = controllerEpoch
 	req.BrokerEpoch = to.Epoch
 	leaders := map[int32]bool{}
-	byTopic := map[string][]kmsg.LeaderAndISRRequestTopicPartition{}
-	for _, tp := range sortedKeys(entries) {
+	tps := sortedKeys(entries)
+	var states []kmsg.LeaderAndISRRequestTopicPartition
+	for _, tp := range tps {
 		e := entries[tp]
 		p := kmsg.NewLeaderAndISRRequestTopicPartition()
 		p.Topic = tp.Topic
@@ -241,20 +265,15 @@ func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[common.TopicPart
 		if p.Leader >= 0 {
 			leaders[p.Leader] = true
 		}
-		if req.Version <= 1 {
-			req.PartitionStates = append(req.PartitionStates, p)
-		} else {
-			byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
-		}
+		states = append(states, p)
 	}
-	for _, t := range sortedStringKeys(byTopic) {
+	// Up to v1 the partition states are one flat list.
+	req.PartitionStates, req.TopicStates = layoutStates(req.Version <= 1, tps, states, func(t string, ps []kmsg.LeaderAndISRRequestTopicPartition) kmsg.LeaderAndISRRequestTopicState {
 		ts := kmsg.NewLeaderAndISRRequestTopicState()
-		ts.Topic = t
-		ts.TopicID = b.ctx.TopicID(t)
-		ts.PartitionStates = byTopic[t]
-		req.TopicStates = append(req.TopicStates, ts)
-	}
-	for _, id := range sortedBrokerKeys(leaders) {
+		ts.Topic, ts.TopicID, ts.PartitionStates = t, b.ctx.TopicID(t), ps
+		return ts
+	})
+	for _, id := range sortedMapKeys(leaders) {
 		lb, ok := b.ctx.LiveOrShuttingDownBroker(id)
 		if !ok {
 			continue
@@ -289,25 +308,21 @@ func (b *requestBatch) buildUpdateMetadata(to Broker, controllerEpoch int32) *km
 	req.ControllerID = b.controllerID
 	req.ControllerEpoch = controllerEpoch
 	req.BrokerEpoch = to.Epoch
-	byTopic := map[string][]kmsg.UpdateMetadataRequestTopicPartition{}
-	for _, tp := range sortedKeys(b.umPartitions) {
+	tps := sortedKeys(b.umPartitions)
+	var states []kmsg.UpdateMetadataRequestTopicPartition
+	for _, tp := range tps {
 		p := b.umPartitions[tp]
 		p.ISR = slices.Clone(p.ISR)
 		p.Replicas = slices.Clone(p.Replicas)
 		p.OfflineReplicas = slices.Clone(p.OfflineReplicas)
-		if req.Version <= 4 {
-			req.PartitionStates = append(req.PartitionStates, p)
-		} else {
-			byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
-		}
+		states = append(states, p)
 	}
-	for _, t := range sortedStringKeys(byTopic) {
+	// Up to v4 the partition states are one flat list.
+	req.PartitionStates, req.TopicStates = layoutStates(req.Version <= 4, tps, states, func(t string, ps []kmsg.UpdateMetadataRequestTopicPartition) kmsg.UpdateMetadataRequestTopicState {
 		ts := kmsg.NewUpdateMetadataRequestTopicState()
-		ts.Topic = t
-		ts.TopicID = b.ctx.TopicID(t)
-		ts.PartitionStates = byTopic[t]
-		req.TopicStates = append(req.TopicStates, ts)
-	}
+		ts.Topic, ts.TopicID, ts.PartitionStates = t, b.ctx.TopicID(t), ps
+		return ts
+	})
 	for _, lb := range b.ctx.LiveOrShuttingDownBrokers() {
 		live := kmsg.NewUpdateMetadataRequestLiveBroker()
 		live.ID = lb.ID
@@ -351,12 +366,11 @@ func (b *requestBatch) buildStopReplica(to Broker, entries map[common.TopicParti
 			ps.Delete = entries[tp].delete
 			byTopic[tp.Topic] = append(byTopic[tp.Topic], ps)
 		}
-		for _, t := range sortedStringKeys(byTopic) {
+		req.Topics = perTopic(byTopic, func(t string, ps []kmsg.StopReplicaRequestTopicPartitionState) kmsg.StopReplicaRequestTopic {
 			rt := kmsg.NewStopReplicaRequestTopic()
-			rt.Topic = t
-			rt.PartitionStates = byTopic[t]
-			req.Topics = append(req.Topics, rt)
-		}
+			rt.Topic, rt.PartitionStates = t, ps
+			return rt
+		})
 		return []outgoingRequest{{broker: to.ID, kind: kindStopReplica, req: req, deletePartitions: deleted}}
 	}
 	// Before v3 the delete flag is request-level: one request per flag value.
@@ -382,11 +396,11 @@ func (b *requestBatch) buildStopReplica(to Broker, entries map[common.TopicParti
 				req.Topics = append(req.Topics, rt)
 			}
 		} else {
-			for _, t := range sortedStringKeys(byTopic) {
+			req.Topics = perTopic(byTopic, func(t string, ps []int32) kmsg.StopReplicaRequestTopic {
 				rt := kmsg.NewStopReplicaRequestTopic()
-				rt.Topic, rt.Partitions = t, byTopic[t]
-				req.Topics = append(req.Topics, rt)
-			}
+				rt.Topic, rt.Partitions = t, ps
+				return rt
+			})
 		}
 		o := outgoingRequest{broker: to.ID, kind: kindStopReplica, req: req}
 		if del {
@@ -394,15 +408,6 @@ func (b *requestBatch) buildStopReplica(to Broker, entries map[common.TopicParti
 		}
 		out = append(out, o)
 	}
-	return out
-}
-
-func sortedStringKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 

@@ -46,6 +46,18 @@ func (s *recordingSink) maxVersion(int32, int16) int16 {
 	return -1
 }
 func (s *recordingSink) shutdown() {}
+
+// answer is broker's LeaderAndIsr answer for tp: KAFKA_STORAGE_ERROR when
+// the partition is on a failed log dir there.
+func (s *recordingSink) answer(broker int32, tp common.TopicPartition) kmsg.LeaderAndISRResponseTopicPartition {
+	rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+	rp.Partition = tp.Partition
+	if s.storage[broker][tp] {
+		rp.ErrorCode = kerr.KafkaStorageError.Code
+	}
+	return rp
+}
+
 func (s *recordingSink) send(reqs []outgoingRequest) {
 	for _, o := range reqs {
 		if !s.known[o.broker] {
@@ -58,12 +70,7 @@ func (s *recordingSink) send(reqs []outgoingRequest) {
 				rt := kmsg.NewLeaderAndISRResponseTopic()
 				rt.TopicID = ts.TopicID
 				for _, p := range ts.PartitionStates {
-					rp := kmsg.NewLeaderAndISRResponseTopicPartition()
-					rp.Partition = p.Partition
-					if s.storage[o.broker][common.TopicPartition{Topic: ts.Topic, Partition: p.Partition}] {
-						rp.ErrorCode = kerr.KafkaStorageError.Code
-					}
-					rt.Partitions = append(rt.Partitions, rp)
+					rt.Partitions = append(rt.Partitions, s.answer(o.broker, common.TopicPartition{Topic: ts.Topic, Partition: p.Partition}))
 				}
 				resp.Topics = append(resp.Topics, rt)
 			}
@@ -165,10 +172,24 @@ func (h *harness) controller(id int32) *Controller {
 }
 
 // drain processes every queued event of every controller, synchronously.
+// active returns the controller that holds the controller role.
+func (h *harness) active() (*Controller, error) {
+	var active *Controller
+	for _, c := range h.ctrls {
+		if c.IsActive() {
+			active = c
+		}
+	}
+	if active == nil {
+		return nil, fmt.Errorf("no active controller")
+	}
+	return active, nil
+}
+
 func (h *harness) drain() {
 	for progress := true; progress; {
 		progress = false
-		ids := sortedBrokerKeys(h.ctrls)
+		ids := sortedMapKeys(h.ctrls)
 		for _, id := range ids {
 			c := h.ctrls[id]
 			for {
@@ -306,14 +327,9 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 		}
 	case "controlled-shutdown":
 		id := parseInts(args[0])[0]
-		var active *Controller
-		for _, c := range h.ctrls {
-			if c.IsActive() {
-				active = c
-			}
-		}
-		if active == nil {
-			return "", fmt.Errorf("no active controller")
+		active, err := h.active()
+		if err != nil {
+			return "", err
 		}
 		remaining, err := active.processControlledShutdown(id, -1)
 		h.drain()
@@ -329,14 +345,9 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			p, _ := strconv.Atoi(a[i+1:])
 			tps = append(tps, common.TopicPartition{Topic: a[:i], Partition: int32(p)})
 		}
-		var active *Controller
-		for _, c := range h.ctrls {
-			if c.IsActive() {
-				active = c
-			}
-		}
-		if active == nil {
-			return "", fmt.Errorf("no active controller")
+		active, err := h.active()
+		if err != nil {
+			return "", err
 		}
 		outcomes, err := active.processReplicaLeaderElection(replicaLeaderElectionEvent{partitions: tps, kind: kind, trigger: triggerAdmin})
 		h.drain()
@@ -359,20 +370,15 @@ func (h *harness) exec(cmd string, args []string) (string, error) {
 			return "", err
 		}
 	case "reassign", "reassign-cancel", "list-reassignments":
-		var active *Controller
-		for _, c := range h.ctrls {
-			if c.IsActive() {
-				active = c
-			}
-		}
-		if active == nil {
-			return "", fmt.Errorf("no active controller")
+		active, err := h.active()
+		if err != nil {
+			return "", err
 		}
 		var b strings.Builder
 		if cmd == "list-reassignments" {
 			r := active.processListReassignments(listReassignmentsEvent{})
-			for _, tp := range sortedKeys(r.reassigning) {
-				a := r.reassigning[tp]
+			for _, tp := range sortedKeys(r.val) {
+				a := r.val[tp]
 				fmt.Fprintf(&b, "%s: replicas=%v adding=%v removing=%v\n", tp, a.Replicas, a.AddingReplicas, a.RemovingReplicas)
 			}
 			return b.String(), nil
@@ -458,7 +464,7 @@ func (h *harness) dumpStates() string {
 		data, st, _ := h.srv.Get(p)
 		fmt.Fprintf(&b, "%s v%d %s\n", p, st.Version, data)
 	}
-	for _, id := range sortedBrokerKeys(h.ctrls) {
+	for _, id := range sortedMapKeys(h.ctrls) {
 		c := h.ctrls[id]
 		fmt.Fprintf(&b, "controller %d: active=%v epoch=%d\n", id, c.IsActive(), c.Epoch())
 	}
@@ -482,7 +488,7 @@ func (h *harness) output() string {
 			}
 		}
 	}
-	for _, id := range sortedBrokerKeys(h.sinks) {
+	for _, id := range sortedMapKeys(h.sinks) {
 		s := h.sinks[id]
 		for _, o := range s.sent {
 			b.WriteString(describeRequest(o) + "\n")

@@ -19,11 +19,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (a *Apis) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Response, error) {
+// handleOffsetCommitV0 serves version 0 (the routing table sends v1+ to the group
+// coordinator).
+func (a *Apis) handleOffsetCommitV0(_ context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.OffsetCommitRequest)
-	if req.Version > 0 {
-		return a.groups.OffsetCommit(ctx, req), nil
-	}
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	maxMeta := a.cfg.GroupCoordinator().OffsetMetadataMaxBytes
 	for _, t := range req.Topics {

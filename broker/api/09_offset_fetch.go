@@ -16,11 +16,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (a *Apis) handleOffsetFetch(ctx context.Context, r *request) (kmsg.Response, error) {
+// handleOffsetFetchV0 serves version 0 (the routing table sends v1+ to the group
+// coordinator).
+func (a *Apis) handleOffsetFetchV0(_ context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.OffsetFetchRequest)
-	if req.Version > 0 {
-		return a.groups.OffsetFetch(ctx, req), nil
-	}
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()

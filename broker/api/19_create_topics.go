@@ -28,7 +28,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,36 +38,25 @@ import (
 func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	isController := a.controller != nil && a.controller.IsActive()
-
-	count := map[string]int{}
-	for _, t := range req.Topics {
-		count[t.Topic]++
-	}
-	type created struct {
-		idx  int
-		spec topicSpec
-	}
-	var waitFor []created
-	for _, t := range req.Topics {
-		rt := kmsg.NewCreateTopicsResponseTopic()
-		rt.Topic = t.Topic
-		rt.NumPartitions, rt.ReplicationFactor = -1, -1
-		var spec topicSpec
-		var err error
-		switch {
-		case !isController:
-			err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
-		case count[t.Topic] > 1:
-			err = fmt.Errorf("%w: create topics request from client contains multiple entries for topic %s", kerr.InvalidRequest, t.Topic)
-		default:
-			spec, err = a.planCreateTopic(ctx, t)
+	specs := make([]topicSpec, len(req.Topics))
+	errs := eachTopic(a, req.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic },
+		"create topics request from client contains multiple entries for topic %s",
+		func(i int, t kmsg.CreateTopicsRequestTopic) error {
+			spec, err := a.planCreateTopic(ctx, t)
 			if err == nil && !req.ValidateOnly {
 				err = a.createTopic(ctx, spec)
 			}
-		}
-		if err != nil {
-			rt.ErrorCode, rt.ErrorMessage = a.codeMessage(err, "create topic failed", "topic", t.Topic)
+			specs[i] = spec
+			return err
+		})
+	var waitFor []leaderWait
+	for i, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		rt.NumPartitions, rt.ReplicationFactor = -1, -1
+		spec := specs[i]
+		if errs[i] != nil {
+			rt.ErrorCode, rt.ErrorMessage = a.codeMessage(errs[i], "create topic failed", "topic", t.Topic)
 			if req.Version < 1 {
 				rt.ErrorMessage = nil
 			}
@@ -83,7 +71,7 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 				}
 			}
 			if !req.ValidateOnly {
-				waitFor = append(waitFor, created{idx: len(resp.Topics), spec: spec})
+				waitFor = append(waitFor, leaderWait{idx: i, topic: spec.name, n: len(spec.assignment)})
 			}
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -91,33 +79,18 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 
 	// Wait for leaders of everything just created, then fill in what the
 	// wait found (topic ids come from ZooKeeper through the cache).
-	if len(waitFor) > 0 && req.TimeoutMillis > 0 {
-		timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
-		ok := a.waitForMetadata(ctx, timeout, func() bool {
-			for _, c := range waitFor {
-				if !a.leadersElected(c.spec.name, len(c.spec.assignment)) {
-					return false
-				}
-			}
-			return true
-		})
-		if !ok {
-			for _, c := range waitFor {
-				if !a.leadersElected(c.spec.name, len(c.spec.assignment)) {
-					rt := &resp.Topics[c.idx]
-					rt.ErrorCode = kerr.RequestTimedOut.Code
-					msg := fmt.Sprintf("timed out waiting for the leaders of topic %s to be elected", c.spec.name)
-					if req.Version >= 1 {
-						rt.ErrorMessage = &msg
-					}
-				}
-			}
+	for _, w := range a.awaitLeaders(ctx, req.TimeoutMillis, waitFor) {
+		rt := &resp.Topics[w.idx]
+		rt.ErrorCode = kerr.RequestTimedOut.Code
+		if req.Version >= 1 {
+			msg := fmt.Sprintf("timed out waiting for the leaders of topic %s to be elected", w.topic)
+			rt.ErrorMessage = &msg
 		}
 	}
 	if req.Version >= 7 {
-		for _, c := range waitFor {
-			if ta, _, err := a.zk.GetTopicAssignment(c.spec.name); err == nil {
-				resp.Topics[c.idx].TopicID = decodeTopicID(ta.TopicID)
+		for _, w := range waitFor {
+			if ta, _, err := a.zk.GetTopicAssignment(w.topic); err == nil {
+				resp.Topics[w.idx].TopicID = decodeTopicID(ta.TopicID)
 			}
 		}
 	}

@@ -124,8 +124,9 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 	return resp, nil
 }
 
-// markForDeletion validates the topic and creates its deletion marker.
-func (a *Apis) markForDeletion(ctx context.Context, topic string) error {
+// requireTopic checks that topic is a valid name of an existing topic
+// (UNKNOWN_TOPIC_OR_PARTITION when it does not exist).
+func (a *Apis) requireTopic(topic string) error {
 	if err := validateTopicName(topic); err != nil {
 		return err
 	}
@@ -133,6 +134,14 @@ func (a *Apis) markForDeletion(ctx context.Context, topic string) error {
 		if errors.Is(err, zkclient.ErrTopicNotFound) {
 			return fmt.Errorf("%w: topic %s does not exist", kerr.UnknownTopicOrPartition, topic)
 		}
+		return err
+	}
+	return nil
+}
+
+// markForDeletion validates the topic and creates its deletion marker.
+func (a *Apis) markForDeletion(ctx context.Context, topic string) error {
+	if err := a.requireTopic(topic); err != nil {
 		return err
 	}
 	err := a.zk.CreateDeleteTopicPath(topic)

@@ -16,7 +16,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -26,38 +25,55 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/zkpaths"
-	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	keys := make([]resourceKey, len(req.Resources))
-	for i, res := range req.Resources {
-		keys[i] = resourceKey{res.ResourceType, res.ResourceName}
+	resp.Resources = alterEach(ctx, a, req.Resources, func(res kmsg.AlterConfigsRequestResource) resourceKey {
+		return resourceKey{res.ResourceType, res.ResourceName}
+	}, req.ValidateOnly, "alter configs failed", func(res kmsg.AlterConfigsRequestResource, _ map[string]string) (map[string]string, error) {
+		cfgs := map[string]string{}
+		for _, c := range res.Configs {
+			if c.Value != nil {
+				cfgs[c.Name] = *c.Value
+			}
+		}
+		return cfgs, nil
+	})
+	return resp, nil
+}
+
+// alterEach is the loop AlterConfigs and IncrementalAlterConfigs share: for
+// each resource (of the request's resource type R, named by key), in order,
+// it computes the new override set with update(resource, current),
+// validates and (unless validateOnly) stores it. A resource named twice
+// answers INVALID_REQUEST for each occurrence and is not touched. The
+// answers are AlterConfigs' response resources; IncrementalAlterConfigs'
+// have the same fields and convert.
+func alterEach[R any](ctx context.Context, a *Apis, resources []R, key func(R) resourceKey, validateOnly bool, failMsg string,
+	update func(res R, current map[string]string) (map[string]string, error)) []kmsg.AlterConfigsResponseResource {
+	keys := make([]resourceKey, len(resources))
+	for i, res := range resources {
+		keys[i] = key(res)
 	}
 	dup := duplicates(keys)
-	for _, res := range req.Resources {
-		rr := kmsg.NewAlterConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+	var out []kmsg.AlterConfigsResponseResource
+	for i, k := range keys {
 		var err error
-		if dup[resourceKey{res.ResourceType, res.ResourceName}] {
-			err = fmt.Errorf("%w: error due to duplicate resource %s", kerr.InvalidRequest, res.ResourceName)
+		if dup[k] {
+			err = fmt.Errorf("%w: error due to duplicate resource %s", kerr.InvalidRequest, k.name)
 		} else {
-			cfgs := map[string]string{}
-			for _, c := range res.Configs {
-				if c.Value != nil {
-					cfgs[c.Name] = *c.Value
-				}
-			}
-			err = a.alterResource(ctx, res.ResourceType, res.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, error) {
-				return cfgs, nil
+			err = a.alterResource(ctx, k.typ, k.name, validateOnly, func(current map[string]string) (map[string]string, error) {
+				return update(resources[i], current)
 			})
 		}
-		rr.ErrorCode, rr.ErrorMessage = a.codeMessage(err, "alter configs failed", "resource", res.ResourceName)
-		resp.Resources = append(resp.Resources, rr)
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = k.typ, k.name
+		rr.ErrorCode, rr.ErrorMessage = a.codeMessage(err, failMsg, "resource", k.name)
+		out = append(out, rr)
 	}
-	return resp, nil
+	return out
 }
 
 // alterResource computes the new override set of a resource with update
@@ -66,13 +82,7 @@ func (a *Apis) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, n
 	update func(current map[string]string) (map[string]string, error)) error {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
-		if err := validateTopicName(name); err != nil {
-			return err
-		}
-		if _, _, err := a.zk.GetTopicAssignment(name); err != nil {
-			if errors.Is(err, zkclient.ErrTopicNotFound) {
-				return fmt.Errorf("%w: topic %s does not exist", kerr.UnknownTopicOrPartition, name)
-			}
+		if err := a.requireTopic(name); err != nil {
 			return err
 		}
 		current, err := a.zk.GetEntityConfigs(zkpaths.ConfigTypeTopic, name)

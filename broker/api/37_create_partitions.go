@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,50 +33,22 @@ import (
 func (a *Apis) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	isController := a.controller != nil && a.controller.IsActive()
-	count := map[string]int{}
-	for _, t := range req.Topics {
-		count[t.Topic]++
-	}
-	type grown struct {
-		idx   int
-		topic string
-		n     int
-	}
-	var waitFor []grown
-	for _, t := range req.Topics {
+	errs := eachTopic(a, req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic }, "duplicate topic in request: %s",
+		func(_ int, t kmsg.CreatePartitionsRequestTopic) error {
+			return a.addPartitions(ctx, t, req.ValidateOnly)
+		})
+	var waitFor []leaderWait
+	for i, t := range req.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
-		var err error
-		switch {
-		case !isController:
-			err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
-		case count[t.Topic] > 1:
-			err = fmt.Errorf("%w: duplicate topic in request: %s", kerr.InvalidRequest, t.Topic)
-		default:
-			err = a.addPartitions(ctx, t, req.ValidateOnly)
-		}
-		if err != nil {
-			rt.ErrorCode, rt.ErrorMessage = a.codeMessage(err, "create partitions failed", "topic", t.Topic)
-		} else if !req.ValidateOnly {
-			waitFor = append(waitFor, grown{idx: len(resp.Topics), topic: t.Topic, n: int(t.Count)})
+		rt.ErrorCode, rt.ErrorMessage = a.codeMessage(errs[i], "create partitions failed", "topic", t.Topic)
+		if errs[i] == nil && !req.ValidateOnly {
+			waitFor = append(waitFor, leaderWait{idx: i, topic: t.Topic, n: int(t.Count)})
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	if len(waitFor) > 0 && req.TimeoutMillis > 0 {
-		a.waitForMetadata(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond, func() bool {
-			for _, g := range waitFor {
-				if !a.leadersElected(g.topic, g.n) {
-					return false
-				}
-			}
-			return true
-		})
-		for _, g := range waitFor {
-			if !a.leadersElected(g.topic, g.n) {
-				resp.Topics[g.idx].ErrorCode = kerr.RequestTimedOut.Code
-			}
-		}
+	for _, w := range a.awaitLeaders(ctx, req.TimeoutMillis, waitFor) {
+		resp.Topics[w.idx].ErrorCode = kerr.RequestTimedOut.Code
 	}
 	return resp, nil
 }

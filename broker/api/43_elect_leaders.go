@@ -15,8 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,15 +30,7 @@ func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respons
 	if req.Version >= 1 {
 		kind = req.ElectionType
 	}
-	var parts []common.TopicPartition
-	if req.Topics != nil {
-		parts = []common.TopicPartition{}
-		for _, t := range req.Topics {
-			for _, p := range t.Partitions {
-				parts = append(parts, common.TopicPartition{Topic: t.Topic, Partition: p})
-			}
-		}
-	}
+	parts := requestedPartitions(req.Topics, func(t kmsg.ElectLeadersRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
 	outcomes := map[common.TopicPartition]error{}
 	var err error
 	switch {
@@ -67,16 +57,14 @@ func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respons
 			outcomes[tp] = err
 		}
 	}
-	var rt *kmsg.ElectLeadersResponseTopic
-	for _, tp := range slices.SortedFunc(maps.Keys(outcomes), common.TopicPartition.Compare) {
-		if rt == nil || rt.Topic != tp.Topic {
-			resp.Topics = append(resp.Topics, kmsg.NewElectLeadersResponseTopic())
-			rt = &resp.Topics[len(resp.Topics)-1]
-			rt.Topic = tp.Topic
-		}
+	resp.Topics = sortedByTopic(outcomes, func(topic string) kmsg.ElectLeadersResponseTopic {
+		rt := kmsg.NewElectLeadersResponseTopic()
+		rt.Topic = topic
+		return rt
+	}, func(rt *kmsg.ElectLeadersResponseTopic, tp common.TopicPartition, perr error) {
 		rp := kmsg.NewElectLeadersResponseTopicPartition()
 		rp.Partition = tp.Partition
-		if perr := outcomes[tp]; perr != nil {
+		if perr != nil {
 			var ke *kerr.Error
 			if !errors.As(perr, &ke) {
 				perr = fmt.Errorf("%w: %v", kerr.UnknownServerError, perr)
@@ -84,6 +72,6 @@ func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respons
 			rp.ErrorCode, rp.ErrorMessage = a.codeMessage(perr, "leader election failed", "topic", tp.Topic, "partition", tp.Partition)
 		}
 		rt.Partitions = append(rt.Partitions, rp)
-	}
+	})
 	return resp, nil
 }

@@ -26,25 +26,12 @@ import (
 func (a *Apis) handleIncrementalAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	keys := make([]resourceKey, len(req.Resources))
-	for i, res := range req.Resources {
-		keys[i] = resourceKey{res.ResourceType, res.ResourceName}
-	}
-	dup := duplicates(keys)
-	for _, res := range req.Resources {
-		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
-		var err error
-		if dup[resourceKey{res.ResourceType, res.ResourceName}] {
-			err = fmt.Errorf("%w: error due to duplicate resource %s", kerr.InvalidRequest, res.ResourceName)
-		} else {
-			ops := res.Configs
-			err = a.alterResource(ctx, res.ResourceType, res.ResourceName, req.ValidateOnly, func(current map[string]string) (map[string]string, error) {
-				return applyIncremental(res.ResourceType, current, ops, a.cfg.TopicDefault)
-			})
-		}
-		rr.ErrorCode, rr.ErrorMessage = a.codeMessage(err, "incremental alter configs failed", "resource", res.ResourceName)
-		resp.Resources = append(resp.Resources, rr)
+	for _, rr := range alterEach(ctx, a, req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
+		return resourceKey{res.ResourceType, res.ResourceName}
+	}, req.ValidateOnly, "incremental alter configs failed", func(res kmsg.IncrementalAlterConfigsRequestResource, current map[string]string) (map[string]string, error) {
+		return applyIncremental(res.ResourceType, current, res.Configs, a.cfg.TopicDefault)
+	}) {
+		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource(rr))
 	}
 	return resp, nil
 }
@@ -91,8 +78,8 @@ func applyIncremental(typ kmsg.ConfigResourceType, current map[string]string, op
 				// Start from the value the topic has today: the broker default.
 				cur, _ = topicDefault(op.Name)
 			}
-			items := splitConfigList(cur)
-			for _, v := range splitConfigList(value) {
+			items := config.SplitList(cur)
+			for _, v := range config.SplitList(value) {
 				has := slices.Contains(items, v)
 				if op.Op == kmsg.IncrementalAlterConfigOpAppend && !has {
 					items = append(items, v)
@@ -107,14 +94,4 @@ func applyIncremental(typ kmsg.ConfigResourceType, current map[string]string, op
 		}
 	}
 	return next, nil
-}
-
-func splitConfigList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

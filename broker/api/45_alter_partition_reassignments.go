@@ -23,36 +23,51 @@ import (
 func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	if a.controller == nil || !a.controller.IsActive() {
-		resp.ErrorCode = kerr.NotController.Code
-		msg := "This is not the correct controller for this cluster."
-		resp.ErrorMessage = &msg
+	if a.notController(&resp.ErrorCode, &resp.ErrorMessage) {
 		return resp, nil
 	}
+	// One walk of the request collects the targets and lays out the answer;
+	// the controller's verdicts fill it in.
 	targets := map[common.TopicPartition][]int32{}
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			targets[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Replicas // nil cancels
-		}
-	}
-	outcomes, err := a.controller.AlterPartitionReassignments(ctx, targets)
-	if err != nil {
-		resp.ErrorCode = a.errorCode(err, "partition reassignment failed")
-		resp.ErrorMessage = errorMessage(err)
-		return resp, nil
-	}
 	for _, t := range req.Topics {
 		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
+			targets[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Replicas // nil cancels
 			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			rp.Partition = p.Partition
-			perr := outcomes[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
-			rp.ErrorCode = a.errorCode(perr, "partition reassignment failed", "topic", t.Topic, "partition", p.Partition)
-			rp.ErrorMessage = errorMessage(perr)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	outcomes, err := a.controller.AlterPartitionReassignments(ctx, targets)
+	if err != nil {
+		resp.Topics = nil
+		resp.ErrorCode = a.errorCode(err, "partition reassignment failed")
+		resp.ErrorMessage = errorMessage(err)
+		return resp, nil
+	}
+	for i := range resp.Topics {
+		rt := &resp.Topics[i]
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			perr := outcomes[common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]
+			rp.ErrorCode = a.errorCode(perr, "partition reassignment failed", "topic", rt.Topic, "partition", rp.Partition)
+			rp.ErrorMessage = errorMessage(perr)
+		}
+	}
 	return resp, nil
+}
+
+// notController sets a response's top-level error to NOT_CONTROLLER (which
+// makes clients refresh metadata and retry at the controller) when this
+// broker is not the active controller, and reports whether it did.
+func (a *Apis) notController(code *int16, msg **string) bool {
+	if a.controller != nil && a.controller.IsActive() {
+		return false
+	}
+	*code = kerr.NotController.Code
+	m := "This is not the correct controller for this cluster."
+	*msg = &m
+	return true
 }

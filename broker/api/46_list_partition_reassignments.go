@@ -13,51 +13,37 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/controller"
 )
 
 func (a *Apis) handleListPartitionReassignments(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	if a.controller == nil || !a.controller.IsActive() {
-		resp.ErrorCode = kerr.NotController.Code
-		msg := "This is not the correct controller for this cluster."
-		resp.ErrorMessage = &msg
+	if a.notController(&resp.ErrorCode, &resp.ErrorMessage) {
 		return resp, nil
 	}
-	var parts []common.TopicPartition
-	if req.Topics != nil {
-		parts = []common.TopicPartition{}
-		for _, t := range req.Topics {
-			for _, p := range t.Partitions {
-				parts = append(parts, common.TopicPartition{Topic: t.Topic, Partition: p})
-			}
-		}
-	}
+	parts := requestedPartitions(req.Topics, func(t kmsg.ListPartitionReassignmentsRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
 	ongoing, err := a.controller.ListPartitionReassignments(ctx, parts)
 	if err != nil {
 		resp.ErrorCode = a.errorCode(err, "listing partition reassignments failed")
 		resp.ErrorMessage = errorMessage(err)
 		return resp, nil
 	}
-	var rt *kmsg.ListPartitionReassignmentsResponseTopic
-	for _, tp := range slices.SortedFunc(maps.Keys(ongoing), common.TopicPartition.Compare) {
-		if rt == nil || rt.Topic != tp.Topic {
-			resp.Topics = append(resp.Topics, kmsg.NewListPartitionReassignmentsResponseTopic())
-			rt = &resp.Topics[len(resp.Topics)-1]
-			rt.Topic = tp.Topic
-		}
-		o := ongoing[tp]
+	resp.Topics = sortedByTopic(ongoing, func(topic string) kmsg.ListPartitionReassignmentsResponseTopic {
+		rt := kmsg.NewListPartitionReassignmentsResponseTopic()
+		rt.Topic = topic
+		return rt
+	}, func(rt *kmsg.ListPartitionReassignmentsResponseTopic, tp common.TopicPartition, o controller.ReplicaAssignment) {
 		rp := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
 		rp.Partition = tp.Partition
 		rp.Replicas = nonNil(o.Replicas)
 		rp.AddingReplicas = nonNil(o.AddingReplicas)
 		rp.RemovingReplicas = nonNil(o.RemovingReplicas)
 		rt.Partitions = append(rt.Partitions, rp)
-	}
+	})
 	return resp, nil
 }
 
@@ -66,4 +52,37 @@ func nonNil(s []int32) []int32 {
 		return []int32{}
 	}
 	return s
+}
+
+// requestedPartitions lists the partitions a request names, topic by topic
+// (split gives a topic entry's name and partitions); nil when topics is
+// nil, which asks for all of them.
+func requestedPartitions[T any](topics []T, split func(T) (string, []int32)) []common.TopicPartition {
+	if topics == nil {
+		return nil
+	}
+	parts := []common.TopicPartition{}
+	for _, t := range topics {
+		name, ps := split(t)
+		for _, p := range ps {
+			parts = append(parts, common.TopicPartition{Topic: name, Partition: p})
+		}
+	}
+	return parts
+}
+
+// sortedByTopic lists m's partitions in topic-partition order, one T per
+// topic (started by topic, given the name), each partition added to its
+// topic's entry by add.
+func sortedByTopic[V, T any](m map[common.TopicPartition]V, topic func(name string) T, add func(t *T, tp common.TopicPartition, v V)) []T {
+	var out []T
+	prev := ""
+	for i, tp := range slices.SortedFunc(maps.Keys(m), common.TopicPartition.Compare) {
+		if i == 0 || tp.Topic != prev {
+			out = append(out, topic(tp.Topic))
+			prev = tp.Topic
+		}
+		add(&out[len(out)-1], tp, m[tp])
+	}
+	return out
 }

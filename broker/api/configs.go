@@ -93,16 +93,22 @@ func brokerKeyDefault(name string) (string, bool) {
 	return "", false
 }
 
+// nameSet is the set of requested config names; nil (all) for nil names.
+func nameSet(names []string) map[string]bool {
+	if names == nil {
+		return nil
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	return want
+}
+
 // describeTopicConfigs lists the requested (nil = all) configs of a topic,
 // sorted by name as Kafka's tools print them.
 func (a *Apis) describeTopicConfigs(overrides map[string]string, names []string, synonyms bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	var want map[string]bool
-	if names != nil {
-		want = make(map[string]bool, len(names))
-		for _, n := range names {
-			want[n] = true
-		}
-	}
+	want := nameSet(names)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, tc := range config.TopicConfigs() {
 		if want != nil && !want[tc.Name] {
@@ -119,13 +125,7 @@ func (a *Apis) describeTopicConfigs(overrides map[string]string, names []string,
 // an override), DEFAULT_CONFIG otherwise. Nothing is dynamically updatable
 // yet, so every entry is read-only.
 func (a *Apis) describeBrokerConfigs(names []string, synonyms bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	var want map[string]bool
-	if names != nil {
-		want = make(map[string]bool, len(names))
-		for _, n := range names {
-			want[n] = true
-		}
-	}
+	want := nameSet(names)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, k := range config.BrokerKeys() {
 		if want != nil && !want[k.Name] {

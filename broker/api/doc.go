@@ -22,6 +22,15 @@
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
 //	MetadataCache                               not here: MetadataView interface
 //
+// Pieces the handlers share rather than repeat: toGroups/toReplicas and
+// byVersion (handlers.go) route a key, or its v1+ versions, to the group
+// coordinator or the replica manager; eachTopic and awaitLeaders
+// (topics.go) hold the checks and the leader wait of CreateTopics and
+// CreatePartitions; alterEach (33_) is the per-resource loop of
+// AlterConfigs and IncrementalAlterConfigs; notController,
+// requestedPartitions and sortedByTopic (45_, 46_) serve the controller
+// admin APIs.
+//
 // Served keys (versions = Kafka 3.4 ZooKeeper mode ∩ kmsg, versions.go):
 // 0 Produce, 1 Fetch, 2 ListOffsets, 3 Metadata, 4 LeaderAndIsr,
 // 5 StopReplica, 6 UpdateMetadata, 7 ControlledShutdown, 8 OffsetCommit,

@@ -20,6 +20,29 @@ func forward[Req kmsg.Request, Resp kmsg.Response](serve func(context.Context, R
 	}
 }
 
+// toGroups forwards to a group coordinator method, read from a.groups when
+// the request arrives.
+func toGroups[Req kmsg.Request, Resp kmsg.Response](a *Apis, serve func(GroupCoordinator, context.Context, Req) Resp) handlerFunc {
+	return forward(func(ctx context.Context, req Req) Resp { return serve(a.groups, ctx, req) })
+}
+
+// toReplicas forwards to a replica manager method, read from a.replicas
+// when the request arrives.
+func toReplicas[Req kmsg.Request, Resp kmsg.Response](a *Apis, serve func(ReplicaManager, context.Context, Req) Resp) handlerFunc {
+	return forward(func(ctx context.Context, req Req) Resp { return serve(a.replicas, ctx, req) })
+}
+
+// byVersion serves version 0 of a request with v0 and every later version
+// with v1Plus.
+func byVersion(v0, v1Plus handlerFunc) handlerFunc {
+	return func(ctx context.Context, r *request) (kmsg.Response, error) {
+		if r.body.GetVersion() == 0 {
+			return v0(ctx, r)
+		}
+		return v1Plus(ctx, r)
+	}
+}
+
 // handlerTable builds the table New installs. The forwarded calls read
 // a.replicas and a.groups when a request arrives; enabled keeps a key
 // unserved while its dependency is not wired.
@@ -41,9 +64,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// and by-timestamp lookups on the leader, honouring the isolation
 		// level and current_leader_epoch fencing; v0 answers old-style
 		// offset lists.
-		2: forward(func(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
-			return a.replicas.ListOffsets(ctx, req)
-		}),
+		2: toReplicas(a, ReplicaManager.ListOffsets),
 
 		3: a.handleMetadata,
 
@@ -52,21 +73,20 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// (STALE_CONTROLLER_EPOCH) or broker epoch (STALE_BROKER_EPOCH) and
 		// makes this broker leader or follower of each partition whose
 		// leader epoch is newer than the one it has.
-		4: forward(func(ctx context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
-			return a.replicas.LeaderAndIsr(ctx, req)
-		}),
+		4: toReplicas(a, ReplicaManager.LeaderAndIsr),
 
 		// StopReplica (key 5), versions 0–4 (flexible from 2), controller to
 		// broker: the replica manager checks the epochs, stops fetching and,
 		// with delete_partition, removes the log.
-		5: forward(func(ctx context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
-			return a.replicas.StopReplica(ctx, req)
-		}),
+		5: toReplicas(a, ReplicaManager.StopReplica),
 
-		6:  a.handleUpdateMetadata,
-		7:  a.handleControlledShutdown,
-		8:  a.handleOffsetCommit,
-		9:  a.handleOffsetFetch,
+		6: a.handleUpdateMetadata,
+		7: a.handleControlledShutdown,
+		// OffsetCommit (key 8) and OffsetFetch (key 9): version 0 keeps
+		// offsets in ZooKeeper (NN_offset_*.go), later versions go to the
+		// group coordinator.
+		8:  byVersion(a.handleOffsetCommitV0, toGroups(a, GroupCoordinator.OffsetCommit)),
+		9:  byVersion(a.handleOffsetFetchV0, toGroups(a, GroupCoordinator.OffsetFetch)),
 		10: a.handleFindCoordinator,
 		11: a.handleJoinGroup,
 
@@ -76,30 +96,20 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// group rule.
 		//
 		// Heartbeat (key 12), versions 0–4 (flexible from 4).
-		12: forward(func(ctx context.Context, req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
-			return a.groups.Heartbeat(ctx, req)
-		}),
+		12: toGroups(a, GroupCoordinator.Heartbeat),
 		// LeaveGroup (key 13), versions 0–5 (flexible from 4; v3+ batches
 		// members).
-		13: forward(func(ctx context.Context, req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse {
-			return a.groups.LeaveGroup(ctx, req)
-		}),
+		13: toGroups(a, GroupCoordinator.LeaveGroup),
 		// SyncGroup (key 14), versions 0–5 (flexible from 4): a member's
 		// SyncGroup parks until the leader's assignment arrives.
-		14: forward(func(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
-			return a.groups.SyncGroup(ctx, req)
-		}),
+		14: toGroups(a, GroupCoordinator.SyncGroup),
 		// DescribeGroups (key 15), versions 0–5 (flexible from 5): unknown
 		// groups are described as Dead.
-		15: forward(func(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
-			return a.groups.DescribeGroups(ctx, req)
-		}),
+		15: toGroups(a, GroupCoordinator.DescribeGroups),
 		// ListGroups (key 16), versions 0–4 (flexible from 3; v4 filters by
 		// state): only the groups this broker coordinates are listed;
 		// clients ask every broker.
-		16: forward(func(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
-			return a.groups.ListGroups(ctx, req)
-		}),
+		16: toGroups(a, GroupCoordinator.ListGroups),
 
 		18: a.handleApiVersions,
 		19: a.handleCreateTopics,
@@ -110,9 +120,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// (OFFSET_OUT_OF_RANGE beyond the high watermark,
 		// NOT_LEADER_OR_FOLLOWER, POLICY_VIOLATION for compact-only topics,
 		// INVALID_TOPIC_EXCEPTION for internal topics).
-		21: forward(func(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
-			return a.replicas.DeleteRecords(ctx, req)
-		}),
+		21: toReplicas(a, ReplicaManager.DeleteRecords),
 
 		22: a.handleInitProducerID,
 
@@ -120,9 +128,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// leader answers from its leader-epoch cache the end offset of the
 		// requested epoch; FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH when
 		// current_leader_epoch is older or newer than its own.
-		23: forward(func(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
-			return a.replicas.OffsetForLeaderEpoch(ctx, req)
-		}),
+		23: toReplicas(a, ReplicaManager.OffsetForLeaderEpoch),
 
 		32: a.handleDescribeConfigs,
 		33: a.handleAlterConfigs,
@@ -131,18 +137,14 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// DeleteGroups (key 42), versions 0–2 (flexible from 2), and
 		// OffsetDelete (key 47), version 0: the group coordinator, as for
 		// the group APIs above.
-		42: forward(func(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
-			return a.groups.DeleteGroups(ctx, req)
-		}),
+		42: toGroups(a, GroupCoordinator.DeleteGroups),
 
 		43: a.handleElectLeaders,
 		44: a.handleIncrementalAlterConfigs,
 		45: a.handleAlterPartitionReassignments,
 		46: a.handleListPartitionReassignments,
 
-		47: forward(func(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
-			return a.groups.OffsetDelete(ctx, req)
-		}),
+		47: toGroups(a, GroupCoordinator.OffsetDelete),
 
 		60: a.handleDescribeCluster,
 	}

@@ -165,6 +165,54 @@ func (a *Apis) createTopic(ctx context.Context, s topicSpec) error {
 	return err
 }
 
+// eachTopic runs work, in request order, for each entry of a CreateTopics
+// or CreatePartitions request (topics, named by name) that passes the
+// checks they share, and returns each entry's error: NOT_CONTROLLER when
+// this broker is not the active controller, else INVALID_REQUEST with
+// dupFormat (given the name) for a topic named more than once, else work's.
+func eachTopic[T any](a *Apis, topics []T, name func(T) string, dupFormat string, work func(i int, t T) error) []error {
+	isController := a.controller != nil && a.controller.IsActive()
+	count := map[string]int{}
+	for _, t := range topics {
+		count[name(t)]++
+	}
+	errs := make([]error, len(topics))
+	for i, t := range topics {
+		switch {
+		case !isController:
+			errs[i] = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
+		case count[name(t)] > 1:
+			errs[i] = fmt.Errorf("%w: "+dupFormat, kerr.InvalidRequest, name(t))
+		default:
+			errs[i] = work(i, t)
+		}
+	}
+	return errs
+}
+
+// leaderWait is a topic a CreateTopics or CreatePartitions response waits
+// for: its index in the response and how many partitions need a leader.
+type leaderWait struct {
+	idx   int
+	topic string
+	n     int
+}
+
+// awaitLeaders waits up to timeoutMs (no wait when it is 0 or less) for
+// every topic of waits to have its leaders, and returns those that still
+// have not when the wait gave up.
+func (a *Apis) awaitLeaders(ctx context.Context, timeoutMs int32, waits []leaderWait) []leaderWait {
+	if len(waits) == 0 || timeoutMs <= 0 {
+		return nil
+	}
+	elected := func(w leaderWait) bool { return a.leadersElected(w.topic, w.n) }
+	timeout := time.Duration(timeoutMs) * time.Millisecond
+	if a.waitForMetadata(ctx, timeout, func() bool { return !slices.ContainsFunc(waits, func(w leaderWait) bool { return !elected(w) }) }) {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(waits), elected)
+}
+
 // waitForMetadata polls cond every time the metadata cache changes, until it
 // holds, ctx ends or timeout elapses. It reports whether cond held.
 func (a *Apis) waitForMetadata(ctx context.Context, timeout time.Duration, cond func() bool) bool {
