@@ -734,8 +734,14 @@ func (r *groupRun) finish(p *groupProducer) {
 func (r *groupRun) missing(n int, prod *groupProducer) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.unread(r.recs, n, prod, "")
+}
+
+// unread lists, each as "<id> (<where the producer put it>)<suffix>", the
+// first n acked ids that recs does not contain.
+func (r *groupRun) unread(recs []groupEvent, n int, prod *groupProducer, suffix string) []string {
 	seen := make([]bool, n)
-	for _, e := range r.recs {
+	for _, e := range recs {
 		if i, ok := seqOf(r.prefix, e.value); ok && i >= 0 && i < n {
 			seen[i] = true
 		}
@@ -743,7 +749,7 @@ func (r *groupRun) missing(n int, prod *groupProducer) []string {
 	var out []string
 	for i, ok := range seen {
 		if !ok {
-			out = append(out, fmt.Sprintf("%s-%d (%s)", r.prefix, i, prod.locate(i)))
+			out = append(out, fmt.Sprintf("%s-%d (%s)%s", r.prefix, i, prod.locate(i), suffix))
 		}
 	}
 	return out
@@ -812,7 +818,7 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 				e.p, e.o, e.member, phase(marks, e.seq), c.member, c.o, phase(marks, c.seq), f.member, phase(marks, f.seq)))
 		}
 	}
-	if lost := r.missingLocked(recs, n, prod); len(lost) > 0 {
+	if lost := r.unread(recs, n, prod, " never read"); len(lost) > 0 {
 		problems = append(problems, r.gaps(recs, marks)...)
 		problems = append(problems, r.inLog(prod, lost)...)
 		for _, id := range lost {
@@ -904,22 +910,6 @@ func consumeAvailable(c *testcluster.Cluster, topic string, timeout time.Duratio
 		})
 	}
 	return recs
-}
-
-func (r *groupRun) missingLocked(recs []groupEvent, n int, prod *groupProducer) []string {
-	seen := make([]bool, n)
-	for _, e := range recs {
-		if i, ok := seqOf(r.prefix, e.value); ok && i >= 0 && i < n {
-			seen[i] = true
-		}
-	}
-	var out []string
-	for i, ok := range seen {
-		if !ok {
-			out = append(out, fmt.Sprintf("%s-%d (%s) never read", r.prefix, i, prod.locate(i)))
-		}
-	}
-	return out
 }
 
 // verifyCommitted: after a clean stop the group's committed offsets are the
