@@ -384,16 +384,22 @@ func (r *groupRun) kill(name string) {
 	r.mu.Unlock()
 }
 
+// liveMembers is a snapshot of the members still running.
+func (r *groupRun) liveMembers() []*memberProc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ms := make([]*memberProc, 0, len(r.members))
+	for _, m := range r.members {
+		ms = append(ms, m)
+	}
+	return ms
+}
+
 // stopAll closes every live member's stdin and waits for a clean exit.
 func (r *groupRun) stopAll() {
 	t := r.t
 	t.Helper()
-	r.mu.Lock()
-	var ms []*memberProc
-	for _, m := range r.members {
-		ms = append(ms, m)
-	}
-	r.mu.Unlock()
+	ms := r.liveMembers()
 	for _, m := range ms {
 		m.closing.Store(true)
 		_ = m.stdin.Close()
@@ -415,12 +421,7 @@ func (r *groupRun) stopAll() {
 
 // killAll is the cleanup: whatever still runs is killed and reaped.
 func (r *groupRun) killAll() {
-	r.mu.Lock()
-	var ms []*memberProc
-	for _, m := range r.members {
-		ms = append(ms, m)
-	}
-	r.mu.Unlock()
+	ms := r.liveMembers()
 	for _, m := range ms {
 		_ = m.proc.Signal(syscall.SIGKILL)
 		<-m.proc.Done()
