@@ -24,6 +24,13 @@ import (
 // leader dies (unclean election off), and an ISR below min.insync.replicas
 // refuses acks=all writes.
 
+// leaderAndFollower returns partition p's leader and a follower in its
+// ISR that is not the controller, or any follower if there is none.
+func leaderAndFollower(s *scenario, p int32) (leader, follower int32) {
+	avoid, _ := s.c.Controller()
+	return s.leader(p), nonLeaderFollower(s, p, avoid)
+}
+
 // nonLeaderFollower returns a follower in partition p's ISR that is not
 // avoid (the controller), or any follower if there is none.
 func nonLeaderFollower(s *scenario, p int32, avoid int32) int32 {
@@ -87,10 +94,8 @@ func describeIsr(t *testing.T, s *scenario, p int32, viaZK bool) (isr []int32, o
 // controller then removes the follower from the ISR instead).
 func TestFollowerFallsBehindLeavesAndRejoinsIsr(t *testing.T) {
 	s := newScenario(t, faulttest.Options{Brokers: 3, SessionTimeout: 20 * time.Second}, "lagging", faulttest.RoundRobin(3, 3, 3))
-	ctl, _ := s.c.Controller()
 	const p = 0
-	leader := s.leader(p)
-	f := nonLeaderFollower(s, p, ctl)
+	leader, f := leaderAndFollower(s, p)
 	fi := s.c.Index(f)
 	resume := s.c.Pause(fi)
 	paused := time.Now()
@@ -223,10 +228,8 @@ func TestMinInsyncReplicasWithTwoBrokersDown(t *testing.T) {
 // leader, the killed broker returns, and no acknowledged record is lost.
 func TestLeaderKilledWhileFollowerOutOfIsr(t *testing.T) {
 	s := newScenario(t, faulttest.Options{Brokers: 3, SessionTimeout: 10 * time.Second}, "stale-follower", faulttest.RoundRobin(3, 3, 3))
-	ctl, _ := s.c.Controller()
 	const p = 0
-	leader := s.leader(p)
-	f := nonLeaderFollower(s, p, ctl)
+	leader, f := leaderAndFollower(s, p)
 	var g int32 = -1
 	for _, id := range []int32{1, 2, 3} {
 		if id != leader && id != f {
