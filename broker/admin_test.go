@@ -39,9 +39,7 @@ func TestAdminDescribeClusterCreatePartitionsDeleteTopics(t *testing.T) {
 		t.Errorf("cluster id %q", meta.Cluster)
 	}
 
-	if res, err := adm.CreateTopic(ctx, 2, 2, nil, "grow"); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic("grow", 2, 2, nil)
 	waitMetadataPropagated(t, c, "grow", 2)
 	before, _, err := c.ZK().GetTopicAssignment("grow")
 	if err != nil {
@@ -126,11 +124,7 @@ func TestProducerIDBlockInZooKeeper(t *testing.T) {
 // offline and the broker leaves every ISR.
 func TestControlledShutdownMovesLeadership(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
-	adm := c.Admin()
-	ctx := ctxT(t, 60*time.Second)
-	if res, err := adm.CreateTopic(ctx, 6, 3, nil, "moving"); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic("moving", 6, 3, nil)
 	for p := int32(0); p < 6; p++ {
 		c.WaitFor(30*time.Second, "leaders", func() bool {
 			s, ok := c.PartitionState("moving", p)
@@ -195,9 +189,7 @@ func TestPreferredLeaderElection(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
 	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
-	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "pref"); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic("pref", 3, 3, nil)
 	ta, _, err := c.ZK().GetTopicAssignment("pref")
 	if err != nil {
 		t.Fatal(err)

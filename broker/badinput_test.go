@@ -24,9 +24,7 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
 	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
-	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "dot.name"); err != nil || res.Err != nil {
-		t.Fatalf("create dot.name: %v / %v", err, res.Err)
-	}
+	c.CreateTopic("dot.name", 1, 1, nil)
 	cases := []struct {
 		name       string
 		partitions int32
@@ -123,12 +121,9 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 // written before it is still readable, at the same offsets.
 func TestCorruptBatchRefused(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
-	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
 	const topic = "raw"
-	if res, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic(topic, 1, 1, nil)
 	st, _ := c.PartitionState(topic, 0)
 	cl := c.Client()
 	produce := func(batch []byte) int16 {

@@ -90,12 +90,9 @@ func TestControllerFailoverFencesOldEpoch(t *testing.T) {
 // leader in Metadata); after a restart it leads again with its data intact.
 func TestSingleReplicaPartitionSurvivesRestart(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
-	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
 	const topic = "solo"
-	if res, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic(topic, 1, 1, nil)
 	chk := produceAndCheck(t, c, topic, 500)
 	_ = chk
 

@@ -25,9 +25,7 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 	adm := c.Admin()
 	ctx := ctxT(t, 90*time.Second)
 	const topic, groupID = "grouped", "cg"
-	if res, err := adm.CreateTopic(ctx, 4, 1, nil, topic); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic(topic, 4, 1, nil)
 	produceAndCheck(t, c, topic, 1000)
 
 	cons := c.Client(kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
@@ -113,11 +111,8 @@ func containsGroup(gs []string, g string) bool {
 // for that version: /consumers/<group>/offsets/<topic>/<partition>.
 func TestOffsetCommitV0InZooKeeper(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
-	adm := c.Admin()
 	ctx := ctxT(t, 30*time.Second)
-	if res, err := adm.CreateTopic(ctx, 2, 1, nil, "legacy"); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic("legacy", 2, 1, nil)
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Version = 0
 	commit.Group = "old-consumer"

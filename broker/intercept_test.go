@@ -21,11 +21,7 @@ import (
 // and in order.
 func TestInterceptedProduceErrorsAreRetried(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
-	adm := c.Admin()
-	ctx := ctxT(t, 60*time.Second)
-	if res, err := adm.CreateTopic(ctx, 2, 1, nil, "flaky"); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic("flaky", 2, 1, nil)
 	var refused atomic.Int32
 	c.Intercept(0, 0, func(_ context.Context, req *network.Request) (kmsg.Response, bool, error) {
 		if refused.Add(1) > 3 {

@@ -112,16 +112,7 @@ func TestReassignmentAPIRemovesLogDir(t *testing.T) {
 		if err := lm.DeletePending(); err != nil {
 			t.Logf("sweep: %v", err)
 		}
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return false
-		}
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "move-0") {
-				return false
-			}
-		}
-		return true
+		return noEntryFor(dir, "move-0")
 	})
 	if !gone {
 		t.Errorf("move-0 still on the removed replica's disk")
@@ -175,19 +166,26 @@ func TestReassignmentZnodeRemovesLogDir(t *testing.T) {
 			return false
 		}
 		_ = lm.DeletePending() // the sweep, run now rather than after its 30 s initial delay
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return false
-		}
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "zmove-0") {
-				return false
-			}
-		}
-		return true
+		return noEntryFor(dir, "zmove-0")
 	})
 	s, _ := c.PartitionState("zmove", 0)
 	if s.Leader == ids[0] || slices.Contains(s.ISR, ids[0]) || s.Leader < 0 {
 		t.Errorf("state after the move: %s", s)
 	}
+}
+
+// noEntryFor reports whether dir could be read and holds no entry whose name
+// starts with partDir (the partition directory or its renamed
+// -delete/-future forms).
+func noEntryFor(dir, partDir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), partDir) {
+			return false
+		}
+	}
+	return true
 }

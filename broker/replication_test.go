@@ -36,17 +36,21 @@ var replicationOverrides = map[string]string{
 	"replica.fetch.backoff.ms":  "100",
 }
 
-func createReplicatedTopic(t *testing.T, c *testcluster.Cluster, topic string) {
+// startReplicated starts three brokers with replicationOverrides and
+// creates topic with one partition on all three, waiting until it has a
+// leader and a full ISR; it returns the cluster, that partition state and
+// the leader's index.
+func startReplicated(t *testing.T, topic string) (*testcluster.Cluster, zkpaths.LeaderAndIsr, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := c.Admin().CreateTopic(ctx, 1, 3, nil, topic); err != nil {
-		t.Fatalf("creating %s: %v", topic, err)
-	}
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: replicationOverrides})
+	c.CreateTopic(topic, 1, 3, nil)
+	var st zkpaths.LeaderAndIsr
 	c.WaitFor(20*time.Second, topic+" led with a full ISR", func() bool {
-		st, ok := c.PartitionState(topic, 0)
+		var ok bool
+		st, ok = c.PartitionState(topic, 0)
 		return ok && st.Leader >= 0 && len(st.ISR) == 3
 	})
+	return c, st, c.Index(st.Leader)
 }
 
 // replicaBytes reads broker i's log of topic-0 below end.
@@ -166,11 +170,8 @@ func consumeAllTracked(t *testing.T, c *testcluster.Cluster, chk *testcluster.Ch
 // for byte below the HW, including the killed broker once it has restarted
 // and rejoined the ISR.
 func TestReplicationLeaderKilledMidProduce(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: replicationOverrides})
 	const topic = "repl-failover"
-	createReplicatedTopic(t, c, topic)
-	st, _ := c.PartitionState(topic, 0)
-	leaderIdx := c.Index(st.Leader)
+	c, st, leaderIdx := startReplicated(t, topic)
 
 	chk := testcluster.NewChecker()
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(40*time.Second))
@@ -223,11 +224,8 @@ func TestReplicationLeaderKilledMidProduce(t *testing.T) {
 // and rejoins once it has caught up. Meanwhile acks=all produce keeps
 // working with the two remaining ISR members (min.insync.replicas 2).
 func TestReplicationStuckFollowerLeavesAndRejoinsIsr(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Overrides: replicationOverrides})
 	const topic = "repl-isr"
-	createReplicatedTopic(t, c, topic)
-	st, _ := c.PartitionState(topic, 0)
-	leaderIdx := c.Index(st.Leader)
+	c, st, leaderIdx := startReplicated(t, topic)
 	var stuck int32 = -1
 	for _, id := range st.ISR {
 		if id != st.Leader {

@@ -45,9 +45,7 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 	adm := c.Admin()
 	ctx := ctxT(t, 120*time.Second)
 	const topic = "durable"
-	if res, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"segment.bytes": kadm.StringPtr("1048576")}, topic); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic(topic, 3, 3, map[string]*string{"segment.bytes": kadm.StringPtr("1048576")})
 	if v, src := configValue(t, adm, topic, "segment.bytes"); v != "1048576" || src != kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("segment.bytes = %s (source %v) after create", v, src)
 	}

@@ -71,9 +71,7 @@ func TestRecreatedTopicForgetsDeletedOverrides(t *testing.T) {
 		return "", 0
 	}
 
-	if res, err := adm.CreateTopic(ctx, 1, 2, map[string]*string{"min.insync.replicas": kadm.StringPtr("3")}, topic); err != nil || res.Err != nil {
-		t.Fatalf("create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic(topic, 1, 2, map[string]*string{"min.insync.replicas": kadm.StringPtr("3")})
 	if v, src := minISR(); v != "3" || src != kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("first incarnation: min.insync.replicas %s from %v", v, src)
 	}
@@ -104,9 +102,7 @@ func TestRecreatedTopicForgetsDeletedOverrides(t *testing.T) {
 		return true
 	})
 
-	if res, err := adm.CreateTopic(ctx, 1, 2, nil, topic); err != nil || res.Err != nil {
-		t.Fatalf("re-create: %v / %v", err, res.Err)
-	}
+	c.CreateTopic(topic, 1, 2, nil)
 	if v, src := minISR(); v != "1" || src == kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("second incarnation: min.insync.replicas %s from %v, want the default 1", v, src)
 	}

@@ -40,32 +40,29 @@ func TestClients(t *testing.T) {
 		verifyExactlyOnce(t, prefix, records, parseLines(t, out))
 	})
 
-	t.Run("kafka-python", func(t *testing.T) {
-		requirePython(t, "kafka", "python3-kafka")
-		script := filepath.Join(clientsDir(t), "kafka_python_client.py")
-		topic, prefix := "clients-kafka-python", "kafka-python"
-		createTopic(t, c, topic)
-		args := []string{script, "--bootstrap", boot, "--topic", topic, "--count", fmt.Sprint(records), "--prefix", prefix}
-		out := run(t, 120*time.Second, nil, "/usr/bin/python3", append([]string{args[0], "produce"}, args[1:]...)...)
-		if !strings.Contains(string(out), fmt.Sprintf("produced %d", records)) {
-			t.Fatalf("kafka-python producer: %s", out)
-		}
-		out = run(t, 120*time.Second, nil, "/usr/bin/python3", append([]string{args[0], "consume"}, args[1:]...)...)
-		verifyExactlyOnce(t, prefix, records, parseLines(t, out))
-	})
-
-	t.Run("confluent-kafka", func(t *testing.T) {
-		requirePython(t, "confluent_kafka", "python3-confluent-kafka")
-		script := filepath.Join(clientsDir(t), "confluent_kafka_client.py")
-		topic, prefix := "clients-confluent-kafka", "confluent-kafka"
+	// python produces then consumes with one of the Python client scripts
+	// on topic clients-<name>, records tagged <name>.
+	python := func(t *testing.T, name, scriptName string) {
+		script := filepath.Join(clientsDir(t), scriptName)
+		topic, prefix := "clients-"+name, name
 		createTopic(t, c, topic)
 		args := []string{"--bootstrap", boot, "--topic", topic, "--count", fmt.Sprint(records), "--prefix", prefix}
 		out := run(t, 120*time.Second, nil, "/usr/bin/python3", append([]string{script, "produce"}, args...)...)
 		if !strings.Contains(string(out), fmt.Sprintf("produced %d", records)) {
-			t.Fatalf("confluent-kafka producer: %s", out)
+			t.Fatalf("%s producer: %s", name, out)
 		}
 		out = run(t, 120*time.Second, nil, "/usr/bin/python3", append([]string{script, "consume"}, args...)...)
 		verifyExactlyOnce(t, prefix, records, parseLines(t, out))
+	}
+
+	t.Run("kafka-python", func(t *testing.T) {
+		requirePython(t, "kafka", "python3-kafka")
+		python(t, "kafka-python", "kafka_python_client.py")
+	})
+
+	t.Run("confluent-kafka", func(t *testing.T) {
+		requirePython(t, "confluent_kafka", "python3-confluent-kafka")
+		python(t, "confluent-kafka", "confluent_kafka_client.py")
 	})
 
 	t.Run("kafkajs", func(t *testing.T) {

@@ -384,16 +384,22 @@ func (r *groupRun) kill(name string) {
 	r.mu.Unlock()
 }
 
+// liveMembers is a snapshot of the members still running.
+func (r *groupRun) liveMembers() []*memberProc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ms := make([]*memberProc, 0, len(r.members))
+	for _, m := range r.members {
+		ms = append(ms, m)
+	}
+	return ms
+}
+
 // stopAll closes every live member's stdin and waits for a clean exit.
 func (r *groupRun) stopAll() {
 	t := r.t
 	t.Helper()
-	r.mu.Lock()
-	var ms []*memberProc
-	for _, m := range r.members {
-		ms = append(ms, m)
-	}
-	r.mu.Unlock()
+	ms := r.liveMembers()
 	for _, m := range ms {
 		m.closing.Store(true)
 		_ = m.stdin.Close()
@@ -415,12 +421,7 @@ func (r *groupRun) stopAll() {
 
 // killAll is the cleanup: whatever still runs is killed and reaped.
 func (r *groupRun) killAll() {
-	r.mu.Lock()
-	var ms []*memberProc
-	for _, m := range r.members {
-		ms = append(ms, m)
-	}
-	r.mu.Unlock()
+	ms := r.liveMembers()
 	for _, m := range ms {
 		_ = m.proc.Signal(syscall.SIGKILL)
 		<-m.proc.Done()
@@ -734,8 +735,14 @@ func (r *groupRun) finish(p *groupProducer) {
 func (r *groupRun) missing(n int, prod *groupProducer) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.unread(r.recs, n, prod, "")
+}
+
+// unread lists, each as "<id> (<where the producer put it>)<suffix>", the
+// first n acked ids that recs does not contain.
+func (r *groupRun) unread(recs []groupEvent, n int, prod *groupProducer, suffix string) []string {
 	seen := make([]bool, n)
-	for _, e := range r.recs {
+	for _, e := range recs {
 		if i, ok := seqOf(r.prefix, e.value); ok && i >= 0 && i < n {
 			seen[i] = true
 		}
@@ -743,7 +750,7 @@ func (r *groupRun) missing(n int, prod *groupProducer) []string {
 	var out []string
 	for i, ok := range seen {
 		if !ok {
-			out = append(out, fmt.Sprintf("%s-%d (%s)", r.prefix, i, prod.locate(i)))
+			out = append(out, fmt.Sprintf("%s-%d (%s)%s", r.prefix, i, prod.locate(i), suffix))
 		}
 	}
 	return out
@@ -812,7 +819,7 @@ func (r *groupRun) verify(n int, prod *groupProducer) {
 				e.p, e.o, e.member, phase(marks, e.seq), c.member, c.o, phase(marks, c.seq), f.member, phase(marks, f.seq)))
 		}
 	}
-	if lost := r.missingLocked(recs, n, prod); len(lost) > 0 {
+	if lost := r.unread(recs, n, prod, " never read"); len(lost) > 0 {
 		problems = append(problems, r.gaps(recs, marks)...)
 		problems = append(problems, r.inLog(prod, lost)...)
 		for _, id := range lost {
@@ -904,22 +911,6 @@ func consumeAvailable(c *testcluster.Cluster, topic string, timeout time.Duratio
 		})
 	}
 	return recs
-}
-
-func (r *groupRun) missingLocked(recs []groupEvent, n int, prod *groupProducer) []string {
-	seen := make([]bool, n)
-	for _, e := range recs {
-		if i, ok := seqOf(r.prefix, e.value); ok && i >= 0 && i < n {
-			seen[i] = true
-		}
-	}
-	var out []string
-	for i, ok := range seen {
-		if !ok {
-			out = append(out, fmt.Sprintf("%s-%d (%s) never read", r.prefix, i, prod.locate(i)))
-		}
-	}
-	return out
 }
 
 // verifyCommitted: after a clean stop the group's committed offsets are the

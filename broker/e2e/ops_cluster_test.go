@@ -387,8 +387,15 @@ func opsControllerFailover(t *testing.T, c *opsCluster) {
 		t.Logf("failover took %v, more than zookeeper.session.timeout.ms + 2s = %v (a loaded machine)", took, bound)
 	}
 	c.waitExit(old, 10*time.Second)
-	c.start(old)
-	c.waitRegistered(old)
+	restartRejoined(c, old)
+}
+
+// restartRejoined starts broker id again, waits for its registration and
+// then for every ISR of ops-a to be full (with a leader) again.
+func restartRejoined(c *opsCluster, id int32) {
+	c.t.Helper()
+	c.start(id)
+	c.waitRegistered(id)
 	c.waitFor(60*time.Second, "ops-a's ISRs full again", func() bool {
 		for p := int32(0); p < opsAParts; p++ {
 			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 || a.Leader < 0 {
@@ -422,16 +429,7 @@ func opsControlledShutdown(t *testing.T, c *opsCluster) {
 	c.signal(victim, syscall.SIGTERM)
 	c.waitExit(victim, 60*time.Second)
 	c.brokers[victim].extra = []string{"controlled.shutdown.enable=false"}
-	c.start(victim)
-	c.waitRegistered(victim)
-	c.waitFor(60*time.Second, "ops-a's ISRs full again", func() bool {
-		for p := int32(0); p < opsAParts; p++ {
-			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 || a.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
+	restartRejoined(c, victim)
 	c.brokers[victim].extra = nil
 	opsControlledShutdownOf(t, c, victim, preferred, false)
 	c.waitFor(30*time.Second, "a controller", func() bool {
@@ -587,16 +585,7 @@ func opsControlledShutdownOf(t *testing.T, c *opsCluster, victim int32, preferre
 	if _, err := os.Stat(filepath.Join(b.logDir, ".kafka_cleanshutdown")); err != nil {
 		t.Errorf("no .kafka_cleanshutdown in %s: %v", b.logDir, err)
 	}
-	c.start(victim)
-	c.waitRegistered(victim)
-	c.waitFor(60*time.Second, "ops-a's ISRs full again", func() bool {
-		for p := int32(0); p < opsAParts; p++ {
-			if a, _ := c.state("ops-a", p); len(a.ISR) != 3 || a.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
+	restartRejoined(c, victim)
 }
 
 // opsWholeClusterRestart: SIGTERM every broker, start them all again; topic

@@ -312,13 +312,7 @@ func (c *Cluster) Stop(i int) {
 
 func (c *Cluster) signalAndWait(i int, sig syscall.Signal, timeout time.Duration) {
 	c.t.Helper()
-	n := c.nodes[i]
-	n.mu.Lock()
-	p := n.proc
-	n.mu.Unlock()
-	if p == nil {
-		c.t.Fatalf("faulttest: broker %d is not running", n.ID)
-	}
+	n, p := c.running(i)
 	if sig == syscall.SIGTERM {
 		// A paused process would never handle SIGTERM.
 		_ = p.Signal(syscall.SIGCONT)
@@ -334,13 +328,24 @@ func (c *Cluster) signalAndWait(i int, sig syscall.Signal, timeout time.Duration
 	n.mu.Unlock()
 }
 
-// Pause stops broker i with SIGSTOP; Resume continues it.
-func (c *Cluster) Pause(i int) { c.signal(i, syscall.SIGSTOP) }
+// Pause stops broker i with SIGSTOP and returns resume, which continues it
+// with SIGCONT (only the first call signals). A test that ends without
+// calling resume has the broker continued at its cleanup.
+func (c *Cluster) Pause(i int) (resume func()) {
+	c.t.Helper()
+	c.signal(i, syscall.SIGSTOP)
+	var once sync.Once
+	resume = func() {
+		c.t.Helper()
+		once.Do(func() { c.signal(i, syscall.SIGCONT) })
+	}
+	c.t.Cleanup(resume)
+	return resume
+}
 
-// Resume sends SIGCONT to broker i.
-func (c *Cluster) Resume(i int) { c.signal(i, syscall.SIGCONT) }
-
-func (c *Cluster) signal(i int, sig syscall.Signal) {
+// running returns broker i's node and its process, failing the test if it
+// is not running.
+func (c *Cluster) running(i int) (*Node, *proc.Process) {
 	c.t.Helper()
 	n := c.nodes[i]
 	n.mu.Lock()
@@ -349,6 +354,12 @@ func (c *Cluster) signal(i int, sig syscall.Signal) {
 	if p == nil {
 		c.t.Fatalf("faulttest: broker %d is not running", n.ID)
 	}
+	return n, p
+}
+
+func (c *Cluster) signal(i int, sig syscall.Signal) {
+	c.t.Helper()
+	n, p := c.running(i)
 	if err := p.Signal(sig); err != nil {
 		c.t.Fatalf("faulttest: %v to broker %d: %v", sig, n.ID, err)
 	}

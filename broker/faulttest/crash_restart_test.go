@@ -29,17 +29,9 @@ func TestKillLeaderMidProduce(t *testing.T) {
 			break
 		}
 	}
-	old, _ := s.c.PartitionState(s.topic, p)
-	victim := s.c.Index(old.Leader)
-	s.c.Kill9(victim)
-	s.c.WaitFor(30*time.Second, "a new leader of partition from its ISR", func() bool {
-		st, ok := s.c.PartitionState(s.topic, p)
-		return ok && st.Leader >= 0 && st.Leader != old.Leader && slices.Contains(old.ISR, st.Leader)
-	})
+	victim := s.kill9Leader(p, "a new leader of partition from its ISR")
 	s.progress(300, 30*time.Second, "after the leader was killed")
-	s.c.Restart(victim)
-	s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
-	s.progress(150, 20*time.Second, "after the restart")
+	s.restartCaughtUp(victim, 150, "after the restart")
 	s.finish()
 }
 
@@ -68,9 +60,7 @@ func TestKillController(t *testing.T) {
 		return true
 	})
 	s.progress(300, 30*time.Second, "after the controller was killed")
-	s.c.Restart(victim)
-	s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
-	s.progress(150, 20*time.Second, "after the restart")
+	s.restartCaughtUp(victim, 150, "after the restart")
 	s.finish()
 }
 
@@ -106,9 +96,7 @@ func TestKillLeaderAndController(t *testing.T) {
 		return ok && id != ctl && sok && st.Leader >= 0 && st.Leader != ctl && slices.Contains(old.ISR, st.Leader)
 	})
 	s.progress(300, 30*time.Second, "after the controller and leader was killed")
-	s.c.Restart(victim)
-	s.c.WaitFullISR(s.topic, 3, 45*time.Second)
-	s.progress(150, 20*time.Second, "after the restart")
+	s.restartCaughtUp(victim, 150, "after the restart")
 	s.finish()
 }
 
@@ -121,9 +109,7 @@ func TestBounceBrokers(t *testing.T) {
 		i := round % 3
 		s.c.Stop(i)
 		s.progress(100, 30*time.Second, "with a broker stopped")
-		s.c.Restart(i)
-		s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
-		s.progress(100, 20*time.Second, "after the bounce")
+		s.restartCaughtUp(i, 100, "after the bounce")
 	}
 	s.finish()
 }
@@ -138,17 +124,9 @@ func TestKill9LeadersRepeatedly(t *testing.T) {
 	s := newScenarioRate(t, faulttest.Options{Brokers: 3}, "kill-repeatedly", faulttest.RoundRobin(3, 3, 3), 3*time.Millisecond)
 	for round := int32(0); round < 3; round++ {
 		p := round % s.partitions
-		old, _ := s.c.PartitionState(s.topic, p)
-		victim := s.c.Index(old.Leader)
-		s.c.Kill9(victim)
-		s.c.WaitFor(30*time.Second, "a new leader from the ISR", func() bool {
-			st, ok := s.c.PartitionState(s.topic, p)
-			return ok && st.Leader >= 0 && st.Leader != old.Leader && slices.Contains(old.ISR, st.Leader)
-		})
+		victim := s.kill9Leader(p, "a new leader from the ISR")
 		s.progress(150, 30*time.Second, "after the kill")
-		s.c.Restart(victim)
-		s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
-		s.progress(100, 20*time.Second, "after the restart")
+		s.restartCaughtUp(victim, 100, "after the restart")
 	}
 	s.finish()
 }

@@ -34,13 +34,7 @@ func TestPausedLeaderPastSessionIsFenced(t *testing.T) {
 	}
 	old, _ := s.c.PartitionState(s.topic, p)
 	zi := s.c.Index(old.Leader)
-	s.c.Pause(zi)
-	resumed := false
-	defer func() {
-		if !resumed {
-			s.c.Resume(zi)
-		}
-	}()
+	resume := s.c.Pause(zi)
 	s.c.WaitFor(30*time.Second, "the paused leader's session to expire and a new leader", func() bool {
 		ok, _, err := s.c.ZK().Exists(zkpaths.BrokerIDPath(old.Leader))
 		st, sok := s.c.PartitionState(s.topic, p)
@@ -67,12 +61,10 @@ func TestPausedLeaderPastSessionIsFenced(t *testing.T) {
 	var r result
 	select {
 	case <-written:
-		s.c.Resume(zi)
-		resumed = true
+		resume()
 		r = <-res
 	case r = <-res:
-		s.c.Resume(zi)
-		resumed = true
+		resume()
 	}
 	switch {
 	case r.err != nil:
@@ -118,13 +110,7 @@ func TestPausedControllerPastSessionIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	zi := s.c.Index(old)
-	s.c.Pause(zi)
-	resumed := false
-	defer func() {
-		if !resumed {
-			s.c.Resume(zi)
-		}
-	}()
+	resume := s.c.Pause(zi)
 	var newCtl, newEpoch int32
 	s.c.WaitFor(30*time.Second, "a new controller with a higher epoch", func() bool {
 		id, ok := s.c.Controller()
@@ -147,8 +133,7 @@ func TestPausedControllerPastSessionIsFenced(t *testing.T) {
 		st, _ := s.c.PartitionState(s.topic, p)
 		before[p] = st.LeaderEpoch
 	}
-	s.c.Resume(zi)
-	resumed = true
+	resume()
 	// Watch the fenced controller from its continuation until it has
 	// re-registered as a plain broker and every ISR is full again: a leader
 	// election (a new leader epoch) written with an older controller epoch,

@@ -24,6 +24,13 @@ import (
 // leader dies (unclean election off), and an ISR below min.insync.replicas
 // refuses acks=all writes.
 
+// leaderAndFollower returns partition p's leader and a follower in its
+// ISR that is not the controller, or any follower if there is none.
+func leaderAndFollower(s *scenario, p int32) (leader, follower int32) {
+	avoid, _ := s.c.Controller()
+	return s.leader(p), nonLeaderFollower(s, p, avoid)
+}
+
 // nonLeaderFollower returns a follower in partition p's ISR that is not
 // avoid (the controller), or any follower if there is none.
 func nonLeaderFollower(s *scenario, p int32, avoid int32) int32 {
@@ -87,27 +94,16 @@ func describeIsr(t *testing.T, s *scenario, p int32, viaZK bool) (isr []int32, o
 // controller then removes the follower from the ISR instead).
 func TestFollowerFallsBehindLeavesAndRejoinsIsr(t *testing.T) {
 	s := newScenario(t, faulttest.Options{Brokers: 3, SessionTimeout: 20 * time.Second}, "lagging", faulttest.RoundRobin(3, 3, 3))
-	ctl, _ := s.c.Controller()
 	const p = 0
-	leader := s.leader(p)
-	f := nonLeaderFollower(s, p, ctl)
+	leader, f := leaderAndFollower(s, p)
 	fi := s.c.Index(f)
-	s.c.Pause(fi)
+	resume := s.c.Pause(fi)
 	paused := time.Now()
-	resumed := false
-	defer func() {
-		if !resumed {
-			s.c.Resume(fi)
-		}
-	}()
 	// The leader shrinks the ISR after replica.lag.time.max.ms; were the
 	// follower's session to expire first on a starved machine, the
 	// controller would remove it instead. Either way it leaves and the
 	// leader stays, which is all this test asserts about the pause.
-	s.c.WaitFor(30*time.Second, "the paused follower out of partition 0's ISR", func() bool {
-		st, ok := s.c.PartitionState(s.topic, p)
-		return ok && !slices.Contains(st.ISR, f) && st.Leader == leader
-	})
+	s.waitOutOfISR(p, f, leader)
 	t.Logf("follower %d left partition %d's ISR %v after the pause", f, p, time.Since(paused).Round(100*time.Millisecond))
 	if ok, _, err := s.c.ZK().Exists(zkpaths.BrokerIDPath(f)); err == nil && !ok {
 		t.Logf("the paused follower's session expired during the pause (%v)", time.Since(paused).Round(100*time.Millisecond))
@@ -124,8 +120,7 @@ func TestFollowerFallsBehindLeavesAndRejoinsIsr(t *testing.T) {
 		return !slices.Contains(isr, f) && len(isr) == 2
 	})
 	t.Logf("kafka-topics --describe while paused (%v after the pause):\n%s", time.Since(paused).Round(100*time.Millisecond), out)
-	s.c.Resume(fi)
-	resumed = true
+	resume()
 	s.c.WaitFor(30*time.Second, "the follower back in partition 0's ISR", func() bool {
 		st, ok := s.c.PartitionState(s.topic, p)
 		return ok && slices.Contains(st.ISR, f) && len(st.ISR) == 3
@@ -233,10 +228,8 @@ func TestMinInsyncReplicasWithTwoBrokersDown(t *testing.T) {
 // leader, the killed broker returns, and no acknowledged record is lost.
 func TestLeaderKilledWhileFollowerOutOfIsr(t *testing.T) {
 	s := newScenario(t, faulttest.Options{Brokers: 3, SessionTimeout: 10 * time.Second}, "stale-follower", faulttest.RoundRobin(3, 3, 3))
-	ctl, _ := s.c.Controller()
 	const p = 0
-	leader := s.leader(p)
-	f := nonLeaderFollower(s, p, ctl)
+	leader, f := leaderAndFollower(s, p)
 	var g int32 = -1
 	for _, id := range []int32{1, 2, 3} {
 		if id != leader && id != f {
@@ -244,22 +237,12 @@ func TestLeaderKilledWhileFollowerOutOfIsr(t *testing.T) {
 		}
 	}
 	fi := s.c.Index(f)
-	s.c.Pause(fi)
-	resumed := false
-	defer func() {
-		if !resumed {
-			s.c.Resume(fi)
-		}
-	}()
-	s.c.WaitFor(30*time.Second, "the paused follower out of partition 0's ISR", func() bool {
-		st, ok := s.c.PartitionState(s.topic, p)
-		return ok && !slices.Contains(st.ISR, f) && st.Leader == leader
-	})
+	resume := s.c.Pause(fi)
+	s.waitOutOfISR(p, f, leader)
 	s.progress(200, 30*time.Second, "with the follower out of the ISR")
 	li := s.c.Index(leader)
 	s.c.Kill9(li)
-	s.c.Resume(fi)
-	resumed = true
+	resume()
 	s.c.WaitFor(30*time.Second, "the remaining ISR member leading partition 0", func() bool {
 		st, ok := s.c.PartitionState(s.topic, p)
 		if ok && st.Leader == f {
@@ -275,9 +258,7 @@ func TestLeaderKilledWhileFollowerOutOfIsr(t *testing.T) {
 		return ok && st.Leader == g && slices.Contains(st.ISR, f)
 	})
 	s.progress(150, 30*time.Second, "after the follower rejoined")
-	s.c.Restart(li)
-	s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
-	s.progress(150, 20*time.Second, "after the restart")
+	s.restartCaughtUp(li, 150, "after the restart")
 	s.finish()
 }
 
@@ -318,13 +299,7 @@ func TestDescribeUnderReplicatedWithPausedBroker(t *testing.T) {
 		t.Fatalf("broker %d follows no partition of %s", f, topic)
 	}
 	fi := c.Index(f)
-	c.Pause(fi)
-	resumed := false
-	defer func() {
-		if !resumed {
-			c.Resume(fi)
-		}
-	}()
+	resume := c.Pause(fi)
 	// A follower leaves the ISR only when it is behind the leader's end
 	// offset for replica.lag.time.max.ms, so write to the partitions it
 	// follows (acks=1: the paused broker is not needed for the answer).
@@ -413,7 +388,6 @@ func TestDescribeUnderReplicatedWithPausedBroker(t *testing.T) {
 			t.Errorf("unexpected line %q", l)
 		}
 	}
-	c.Resume(fi)
-	resumed = true
+	resume()
 	c.WaitFullISR(topic, 3, 30*time.Second)
 }

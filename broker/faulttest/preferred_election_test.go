@@ -147,7 +147,16 @@ func TestPreferredElectionToolAfterBounce(t *testing.T) {
 		t.Fatalf("kafka-leader-election: %v", err)
 	}
 	t.Logf("kafka-leader-election:\n%s", out)
-	c.WaitFor(30*time.Second, "broker 1 leading again", func() bool {
+	preferredBackAndReplicating(t, c, topic, 30*time.Second, "broker 1 leading again", middleEpoch, acks)
+}
+
+// preferredBackAndReplicating waits (up to timeout) for broker 1, the
+// preferred replica of topic's partition 0, to lead it again in a leader
+// epoch after middleEpoch, produces 30 more acknowledged records and checks
+// every replica's bytes and the ISR against all acknowledged records.
+func preferredBackAndReplicating(t *testing.T, c *faulttest.Cluster, topic string, timeout time.Duration, what string, middleEpoch int32, acks []faulttest.Ack) {
+	t.Helper()
+	c.WaitFor(timeout, what, func() bool {
 		st, ok := c.PartitionState(topic, 0)
 		return ok && st.Leader == 1 && st.LeaderEpoch > middleEpoch
 	})
@@ -165,12 +174,7 @@ func TestAutoPreferredElectionAfterBounce(t *testing.T) {
 	}})
 	const topic = "preferred-auto"
 	acks, _, middleEpoch := bounceFirstReplica(t, c, topic)
-	c.WaitFor(60*time.Second, "the automatic preferred election: broker 1 leading again", func() bool {
-		st, ok := c.PartitionState(topic, 0)
-		return ok && st.Leader == 1 && st.LeaderEpoch > middleEpoch
-	})
-	acks = append(acks, produceAcked(t, c, topic, len(acks), 30)...)
-	checkEveryReplica(t, c, topic, acks)
+	preferredBackAndReplicating(t, c, topic, 60*time.Second, "the automatic preferred election: broker 1 leading again", middleEpoch, acks)
 }
 
 // TestPreferredElectionAfterBounceUnderLoad bounces broker 1 (SIGTERM, restart):

@@ -1,7 +1,9 @@
 package faulttest_test
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,40 @@ func (s *scenario) progress(n int64, timeout time.Duration, what string) {
 	if !s.w.WaitProgress(n, timeout) {
 		s.t.Fatalf("no progress (%s): %d more acknowledgements not seen within %v; %s\n%s", what, n, timeout, s.w.Summary(), s.c.DumpState())
 	}
+}
+
+// kill9Leader kills -9 the current leader of partition p and waits for a
+// new leader from p's ISR as it was before the kill; it returns the killed
+// broker's index.
+func (s *scenario) kill9Leader(p int32, what string) int {
+	s.t.Helper()
+	old, _ := s.c.PartitionState(s.topic, p)
+	victim := s.c.Index(old.Leader)
+	s.c.Kill9(victim)
+	s.c.WaitFor(30*time.Second, what, func() bool {
+		st, ok := s.c.PartitionState(s.topic, p)
+		return ok && st.Leader >= 0 && st.Leader != old.Leader && slices.Contains(old.ISR, st.Leader)
+	})
+	return victim
+}
+
+// restartCaughtUp restarts broker i, waits for every ISR of the topic to be
+// full again and then requires n more acknowledgements.
+func (s *scenario) restartCaughtUp(i int, n int64, what string) {
+	s.t.Helper()
+	s.c.Restart(i)
+	s.c.WaitFullISR(s.topic, int(s.partitions), 45*time.Second)
+	s.progress(n, 20*time.Second, what)
+}
+
+// waitOutOfISR waits until broker f has left partition p's ISR while
+// leader still leads it.
+func (s *scenario) waitOutOfISR(p, f, leader int32) {
+	s.t.Helper()
+	s.c.WaitFor(30*time.Second, fmt.Sprintf("the paused follower out of partition %d's ISR", p), func() bool {
+		st, ok := s.c.PartitionState(s.topic, p)
+		return ok && !slices.Contains(st.ISR, f) && st.Leader == leader
+	})
 }
 
 // leader returns the current leader of partition p (from its state znode).

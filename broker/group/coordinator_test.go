@@ -231,11 +231,7 @@ func TestSessionTimeoutRemovesMember(t *testing.T) {
 	// too and the group ends Empty at generation 3.
 	h.clock.Advance(30 * time.Second)
 	h.waitFor("empty group", func() bool { return h.state("g") == Empty })
-	g := h.group("g")
-	g.mu.Lock()
-	gen := g.generation
-	g.mu.Unlock()
-	if gen != 3 {
+	if gen := h.generation("g"); gen != 3 {
 		t.Errorf("generation %d, want 3", gen)
 	}
 }

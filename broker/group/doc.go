@@ -128,7 +128,8 @@
 //     session-timeout bounds, OffsetCommit/OffsetFetch (batched groups,
 //     require_stable), offsets.retention.minutes expiry on a fake clock,
 //     DeleteGroups, ListGroups, OffsetDelete: coordinator_test.go against
-//     a fake partition log (helpers_test.go);
+//     the in-memory partition log MemStore (the harness is in
+//     helpers_test.go);
 //   - loading and resigning (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR)
 //     and records written by Kafka itself: load_test.go;
 //   - record formats against kmsg and the spec's example bytes, fuzzed

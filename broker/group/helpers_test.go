@@ -114,6 +114,14 @@ func (h *harness) waitParked(what, id string, n int, parked func(*Member) bool) 
 	})
 }
 
+// generation is the group's current generation (read under its lock).
+func (h *harness) generation(id string) int32 {
+	g := h.group(id)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.generation
+}
+
 func (h *harness) state(id string) State {
 	g := h.group(id)
 	if g == nil {

@@ -106,11 +106,7 @@ func TestLoadKafkaWrittenRecords(t *testing.T) {
 		!bytes.Equal(d.Members[0].MemberAssignment, assignment("t", 0, 1)) {
 		t.Fatalf("loaded group %+v", d)
 	}
-	g := h.group("kg")
-	g.mu.Lock()
-	gen := g.generation
-	g.mu.Unlock()
-	if gen != 5 {
+	if gen := h.generation("kg"); gen != 5 {
 		t.Errorf("generation %d", gen)
 	}
 }

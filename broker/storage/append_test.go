@@ -185,10 +185,8 @@ func TestLeaderEpochCacheRules(t *testing.T) {
 }
 
 func TestFetchOffsetByTimestamp(t *testing.T) {
-	clock := newFakeClock()
 	cfg := testConfig()
-	l := openTestLog(t, t.TempDir(), cfg, clock)
-	defer l.Close()
+	l, _ := openTempLog(t, cfg)
 	base := int64(1700000000000)
 	for i := 0; i < 40; i++ { // batch i: 2 records at base+100i, base+100i+1
 		if _, err := l.AppendAsLeader(makeBatch(2, 100, base+int64(100*i), "t"), int32(i/20)); err != nil {
@@ -229,11 +227,9 @@ func TestFetchOffsetByTimestamp(t *testing.T) {
 }
 
 func TestLogAppendTime(t *testing.T) {
-	clock := newFakeClock()
 	cfg := testConfig()
 	cfg.MessageTimestampType = "LogAppendTime"
-	l := openTestLog(t, t.TempDir(), cfg, clock)
-	defer l.Close()
+	l, clock := openTempLog(t, cfg)
 	info, err := l.AppendAsLeader(makeBatch(3, 10, 5, "a"), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -312,11 +308,9 @@ func TestRollTriggersAndPreallocation(t *testing.T) {
 }
 
 func TestFlushMessagesAdvancesRecoveryPoint(t *testing.T) {
-	clock := newFakeClock()
 	cfg := testConfig()
 	cfg.FlushMessages = 5
-	l := openTestLog(t, t.TempDir(), cfg, clock)
-	defer l.Close()
+	l, _ := openTempLog(t, cfg)
 	for i := 0; i < 4; i++ {
 		l.AppendAsLeader(makeBatch(1, 10, 0, "x"), 0)
 	}
@@ -429,10 +423,8 @@ func TestFileRecordsSendfileConcurrent(t *testing.T) {
 
 // Reads of a partition run concurrently with its appends (run with -race).
 func TestConcurrentReadsDuringAppends(t *testing.T) {
-	clock := newFakeClock()
 	cfg := testConfig()
-	l := openTestLog(t, t.TempDir(), cfg, clock)
-	defer l.Close()
+	l, _ := openTempLog(t, cfg)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for r := 0; r < 3; r++ {
@@ -480,11 +472,9 @@ func TestConcurrentReadsDuringAppends(t *testing.T) {
 // compression.type other than "producer" re-compresses client batches
 // (new codec, new CRC); the records are unchanged.
 func TestTopicCompressionTypeRecompresses(t *testing.T) {
-	clock := newFakeClock()
 	cfg := testConfig()
 	cfg.CompressionType = "gzip"
-	l := openTestLog(t, t.TempDir(), cfg, clock)
-	defer l.Close()
+	l, _ := openTempLog(t, cfg)
 	in := makeBatch(4, 50, 1700000000000, "z")
 	wantRecs, _ := record.Records(in)
 	if _, err := l.AppendAsLeader(in, 0); err != nil {

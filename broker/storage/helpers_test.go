@@ -66,6 +66,16 @@ func testConfig() LogConfig {
 	return c
 }
 
+// openTempLog opens a log with cfg in a fresh directory on a new fake
+// clock; the log is closed when the test ends.
+func openTempLog(t testing.TB, cfg LogConfig) (*Log, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock()
+	l := openTestLog(t, t.TempDir(), cfg, clock)
+	t.Cleanup(func() { l.Close() })
+	return l, clock
+}
+
 func openTestLog(t testing.TB, dir string, cfg LogConfig, clock *fakeClock) *Log {
 	t.Helper()
 	l, err := OpenLog(dir, common.TopicPartition{Topic: "t", Partition: 0}, cfg, clock.Now)

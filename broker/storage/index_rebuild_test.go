@@ -18,9 +18,7 @@ import (
 // .timeindex is gone gets an empty one, as in Kafka. Reads and timestamp
 // lookups through all of them are right.
 func TestMissingAndCorruptIndexesRebuilt(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	_, clock, cfg := newManagerEnv(t)
 	m := mustNewLogManager(t, cfg)
 	tp := common.TopicPartition{Topic: "idx", Partition: 0}
 	l := mustGetOrCreateLog(t, m, tp, cfg.Defaults)

@@ -47,9 +47,7 @@ func deletedFiles(t *testing.T, dir string) []string {
 // ticks are wall-clock; every decision (segment age, file.delete.delay.ms)
 // uses the injected clock, which the test holds still and then advances.
 func TestManagerScheduledRetention(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	d, clock, cfg := newManagerEnv(t)
 	cfg.InitialTaskDelayMs = 0
 	cfg.RetentionCheckIntervalMs = 100
 	cfg.FlushStartOffsetCheckpointIntervalMs = 100
@@ -168,9 +166,7 @@ func TestManagerScheduledRetention(t *testing.T) {
 // compact,delete log after its pass, while the manager's retention task
 // leaves compacted logs to it. Shutdown stops both.
 func TestManagerRunsCleaner(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	d, clock, cfg := newManagerEnv(t)
 	cfg.CleanerEnable = true
 	cfg.CleanerDedupeBufferSize = 1 << 20
 	cfg.InitialTaskDelayMs = 0

@@ -11,6 +11,15 @@ import (
 	"github.com/klassik/klassik/broker/common"
 )
 
+// newManagerEnv is a fresh log directory, a fake clock and the test
+// manager configuration over both, for a test to adjust before
+// mustNewLogManager.
+func newManagerEnv(t testing.TB) (string, *fakeClock, ManagerConfig) {
+	d := t.TempDir()
+	clock := newFakeClock()
+	return d, clock, testManagerConfig(clock, d)
+}
+
 func testManagerConfig(clock *fakeClock, dirs ...string) ManagerConfig {
 	cfg := DefaultManagerConfig(dirs...)
 	cfg.Defaults = testConfig()
@@ -125,9 +134,7 @@ func TestManagerRejectsBadDirectoryNames(t *testing.T) {
 }
 
 func TestManagerDeleteLog(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	d, clock, cfg := newManagerEnv(t)
 	cfg.Defaults.FileDeleteDelayMs = 60000
 	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
@@ -199,9 +206,7 @@ func agedLog(t *testing.T, m *LogManager, clock *fakeClock, defaults LogConfig, 
 
 // Retention is driven by record timestamps and the injected clock.
 func TestManagerRetention(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	_, clock, cfg := newManagerEnv(t)
 	m := mustNewLogManager(t, cfg)
 	defer m.Shutdown()
 	l, oldEnd := agedLog(t, m, clock, cfg.Defaults, "r")
@@ -253,9 +258,7 @@ func TestManagerRetention(t *testing.T) {
 }
 
 func TestManagerSchedulerStartsAndStops(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	d, _, cfg := newManagerEnv(t)
 	cfg.InitialTaskDelayMs = 0
 	cfg.FlushCheckpointIntervalMs = 50
 	m := mustNewLogManager(t, cfg)
@@ -285,9 +288,7 @@ func TestManagerSchedulerStartsAndStops(t *testing.T) {
 // recovery point is not noticed (that segment is trusted), while a torn
 // tail in the last segment is cut.
 func TestManagerRecoversOnlyPastRecoveryPoint(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	_, _, cfg := newManagerEnv(t)
 	m := mustNewLogManager(t, cfg)
 	tp := common.TopicPartition{Topic: "rp", Partition: 0}
 	l := mustGetOrCreateLog(t, m, tp, cfg.Defaults)

@@ -158,9 +158,7 @@ func TestOffsetOverflowRollsOnFollowerGaps(t *testing.T) {
 // (Long.MaxValue, leave it to the page cache) the schedule never flushes,
 // only a roll (the rolled segment, by the flusher) and a clean shutdown do.
 func TestFlushIntervalMsOnScheduleAndRecoveryPoint(t *testing.T) {
-	d := t.TempDir()
-	clock := newFakeClock()
-	cfg := testManagerConfig(clock, d)
+	d, clock, cfg := newManagerEnv(t)
 	cfg.InitialTaskDelayMs = 0
 	cfg.FlushSchedulerIntervalMs = 100
 	cfg.FlushCheckpointIntervalMs = 100

@@ -10,6 +10,7 @@
 //
 //	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: []string{"a", "b", "c"}})
 //	adm := c.Admin()                     // kadm over kgo, closed at cleanup
+//	c.CreateTopic("t", 3, 3, nil)        // through the admin API, fails the test on error
 //	c.KillBroker(0); c.RestartBroker(0)  // same id, log dirs and port
 //	c.Intercept(0, 0, fn)                // answer Produce on broker 0 in place of it
 //	// Options.ZKProxy: c.PauseZK(i) / c.ResumeZK(i) cut a broker off

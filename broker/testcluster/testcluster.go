@@ -328,11 +328,7 @@ func (c *Cluster) ControllerEpoch() int32 {
 
 // StopBroker shuts broker i down cleanly (controlled shutdown included).
 func (c *Cluster) StopBroker(i int) {
-	c.mu.Lock()
-	b := c.nodes[i].b
-	c.nodes[i].b = nil
-	c.mu.Unlock()
-	if b != nil {
+	if b := c.takeBroker(i); b != nil {
 		b.Shutdown()
 	}
 }
@@ -340,13 +336,19 @@ func (c *Cluster) StopBroker(i int) {
 // KillBroker stops broker i abruptly: its ZooKeeper session and listeners
 // close at once, no controlled shutdown, no clean log shutdown marker.
 func (c *Cluster) KillBroker(i int) {
-	c.mu.Lock()
-	b := c.nodes[i].b
-	c.nodes[i].b = nil
-	c.mu.Unlock()
-	if b != nil {
+	if b := c.takeBroker(i); b != nil {
 		b.Kill()
 	}
+}
+
+// takeBroker marks broker i as not running and returns the broker that
+// was, if any, for the caller to stop.
+func (c *Cluster) takeBroker(i int) *broker.Broker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.nodes[i].b
+	c.nodes[i].b = nil
+	return b
 }
 
 // RestartBroker starts broker i again with the same id, log dirs and port.
@@ -415,6 +417,18 @@ func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 // Admin returns a kadm client over a new Client.
 func (c *Cluster) Admin(opts ...kgo.Opt) *kadm.Client {
 	return kadm.NewClient(c.Client(opts...))
+}
+
+// CreateTopic creates topic with the given partition count, replication
+// factor and config overrides (nil for none) through the admin API,
+// failing the test unless it is created within 60s.
+func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16, configs map[string]*string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := c.Admin().CreateTopic(ctx, partitions, rf, configs, topic); err != nil || res.Err != nil {
+		c.t.Fatalf("testcluster: create topic %s: %v / %v", topic, err, res.Err)
+	}
 }
 
 // WaitFor polls cond every 50ms until it holds, failing the test after
