@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -405,23 +406,20 @@ func TestControlledShutdownV0Header(t *testing.T) {
 	}
 }
 
-// A client whose context is cancelled mid-request fails promptly and is
-// then unusable.
+// A client whose context is cancelled mid-request fails with the
+// cancellation (not its own request timeout, which is far longer than the
+// test may take) and is then unusable.
 func TestClientCancelAndClose(t *testing.T) {
 	h := &testHandler{blocked: make(chan struct{}, 1)}
 	s := startServer(t, Config{}, h)
-	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 5*time.Second)
+	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-h.blocked; cancel() }()
-	start := time.Now()
-	if _, err := cl.Request(ctx, metadataReq(1, "block")); err == nil {
-		t.Fatal("cancelled request succeeded")
-	}
-	if time.Since(start) > 4*time.Second {
-		t.Fatal("cancellation was not prompt")
+	if _, err := cl.Request(ctx, metadataReq(1, "block")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled request answered %v, want context.Canceled", err)
 	}
 	if _, err := cl.Request(context.Background(), metadataReq(1, "x")); err == nil {
 		t.Fatal("broken client still usable")
