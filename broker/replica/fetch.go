@@ -529,10 +529,10 @@ func divergence(log Log, fp *fetchPart, logStart int64, r *partRead) (code int16
 // Partition.updateFollowerFetchState: a follower's fetch offset is what it
 // has, so it becomes the follower's log end (and its caught-up time moves
 // per the lastCaughtUp rule); the HW may then rise. Must hold p.mu (read);
-// takes hwMu.
+// takes remotesMu.
 func (p *Partition) updateFollowerFetchStateLocked(replicaID int32, fetchOffset, followerLogStart, leaderLEO int64, now time.Time, lagMax time.Duration) followerUpdate {
-	p.hwMu.Lock()
-	defer p.hwMu.Unlock()
+	p.remotesMu.Lock()
+	defer p.remotesMu.Unlock()
 	rr := p.remotes[replicaID]
 	if rr == nil {
 		rr = newRemoteReplica()
@@ -540,7 +540,7 @@ func (p *Partition) updateFollowerFetchStateLocked(replicaID int32, fetchOffset,
 	}
 	rr.updateFetchState(fetchOffset, followerLogStart, now, leaderLEO)
 	return followerUpdate{
-		hwRose:    p.maybeIncrementHighWatermarkHwLocked(p.log, now, lagMax),
+		hwRose:    p.maybeIncrementHighWatermarkRemotesLocked(p.log, now, lagMax),
 		tryExpand: !containsBroker(p.isr, replicaID) && p.pendingIsr == nil,
 	}
 }

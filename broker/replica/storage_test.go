@@ -386,3 +386,29 @@ func TestStorageReadLocalLog(t *testing.T) {
 		t.Fatalf("unknown partition: %v", err)
 	}
 }
+
+// The storage log owns the HW: a leader's raise never lowers it, is
+// clamped to the log end, and only truncation moves it back.
+func TestStorageHighWatermarkOnlyRisesExceptByTruncation(t *testing.T) {
+	m, _, _ := newStorageManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	for i := 0; i < 4; i++ {
+		produceOne(t, m, -1, "t", 0, makeBatch(int64(i), "v"))
+	}
+	l := mustPartition(t, m, common.TopicPartition{Topic: "t", Partition: 0}).Log()
+	if hw := l.HighWatermark(); hw != 4 {
+		t.Fatalf("HW after 4 appends with ISR {leader}: %d", hw)
+	}
+	if l.MaybeIncrementHighWatermark(2) || l.HighWatermark() != 4 {
+		t.Fatalf("a lower candidate moved the HW to %d", l.HighWatermark())
+	}
+	if l.MaybeIncrementHighWatermark(100) || l.HighWatermark() != 4 {
+		t.Fatalf("a candidate past the log end moved the HW to %d", l.HighWatermark())
+	}
+	if err := l.TruncateTo(1); err != nil {
+		t.Fatal(err)
+	}
+	if hw := l.HighWatermark(); hw != 1 {
+		t.Fatalf("HW after truncating to 1: %d", hw)
+	}
+}
