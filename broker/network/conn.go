@@ -244,6 +244,13 @@ func (c *conn) write(req *Request, resp kmsg.Response) error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
 	head := make([]byte, 4, 64)
 	head = appendResponseHeader(head, req.Key, req.CorrelationID, resp.IsFlexible())
+	if fr, ok := resp.(*FileFetchResponse); ok {
+		framed, err := fr.frame()
+		if err != nil {
+			return err
+		}
+		resp = framed
+	}
 	if sp, ok := resp.(*SplicedResponse); ok {
 		binary.BigEndian.PutUint32(head, uint32(len(head)-4+sp.BodyLen()))
 		return writeSpliced(c.nc, head, sp)

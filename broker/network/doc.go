@@ -10,7 +10,7 @@
 //	kafka.server.KafkaApis (as seen from here)        request.go (Handler)
 //	RequestHeader / ResponseHeader                    request.go (decodeRequest, appendResponseHeader)
 //	ApiVersionsResponse / ApiVersionManager           apiversions.go
-//	FetchResponse over FileRecords (zero copy)        splice.go (Splicer, SplicedResponse)
+//	FetchResponse over FileRecords (zero copy)        splice.go (FileFetchResponse, Splicer, SplicedResponse)
 //	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
 //	SaslServerAuthenticator (connection state only)   request.go (Session), conn.go (rawSASL)
 //
@@ -28,11 +28,15 @@
 // and our ApiVersions range) without parsing the body. The api layer may
 // reuse ApiVersionsResponse / ApiKeys; Handle is never called for key 18.
 //
-// Zero-copy Fetch: a handler that has records in files stores
-// Splicer.Placeholder(file) in the records fields and returns
-// Splicer.Finish(resp). The server writes the byte pieces and hands the
-// connection itself to FileRecords.WriteTo for each file piece, so a
-// *net.TCPConn gets sendfile.
+// Zero-copy Fetch: a handler that has records in files (storage file
+// ranges) returns a FileFetchResponse: the kmsg response with those
+// records fields empty and each file attached by position
+// (SetFileRecords). This package does the framing when it writes it:
+// Splicer puts a placeholder in each attached field, encodes with kmsg and
+// cuts the encoding into byte pieces and file pieces (SplicedResponse);
+// the server writes the byte pieces and hands the connection itself to
+// FileRecords.WriteTo for each file piece, so a *net.TCPConn gets
+// sendfile. Nothing above this package builds wire bytes.
 //
 // SASL: each connection has a Session. On SASL_PLAINTEXT/SASL_SSL listeners it starts unauthenticated: only
 // ApiVersions, SaslHandshake and SaslAuthenticate reach the Handler, other

@@ -197,3 +197,75 @@ func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse) error {
 	}
 	return flush()
 }
+
+// FileFetchResponse is a Fetch answer whose record data may be file ranges
+// handed over by storage. The replica manager fills the kmsg response as
+// usual, leaves those partitions' RecordBatches empty and attaches each
+// file with SetFileRecords; the network layer does the framing when it
+// writes the response (frame), sending the files with sendfile. Nothing
+// above this package builds wire bytes. Its version can still be fixed
+// before writing, since nothing is encoded until then.
+type FileFetchResponse struct {
+	*kmsg.FetchResponse
+	files []fileRecordsAt
+}
+
+type fileRecordsAt struct {
+	topic, partition int // indexes into Topics and that topic's Partitions
+	file             FileRecords
+}
+
+// NewFileFetchResponse wraps resp, which the caller keeps filling.
+func NewFileFetchResponse(resp *kmsg.FetchResponse) *FileFetchResponse {
+	return &FileFetchResponse{FetchResponse: resp}
+}
+
+// SetFileRecords makes f the records of Topics[topic].Partitions[partition].
+func (r *FileFetchResponse) SetFileRecords(topic, partition int, f FileRecords) {
+	r.files = append(r.files, fileRecordsAt{topic: topic, partition: partition, file: f})
+}
+
+// HasFiles reports whether any partition's records are a file range.
+func (r *FileFetchResponse) HasFiles() bool { return len(r.files) > 0 }
+
+// AppendTo encodes the response with the file data read into memory (for
+// tests and anything that needs bytes; the server uses frame).
+func (r *FileFetchResponse) AppendTo(dst []byte) []byte {
+	framed, err := r.frame()
+	if err != nil {
+		// AppendTo cannot fail: a failed read shows up as a body the peer
+		// cannot parse. The server path reports the error instead.
+		return r.FetchResponse.AppendTo(dst)
+	}
+	return framed.AppendTo(dst)
+}
+
+// frame encodes the response: a *SplicedResponse whose file pieces are
+// the attached files, or, should a placeholder collide with other response
+// bytes (probability 2^-128), the plain response with the records read
+// into memory (left in the records fields; a later frame replaces them).
+func (r *FileFetchResponse) frame() (kmsg.Response, error) {
+	var s Splicer
+	for _, fa := range r.files {
+		r.Topics[fa.topic].Partitions[fa.partition].RecordBatches = s.Placeholder(fa.file)
+	}
+	out, err := s.Finish(r.FetchResponse)
+	r.clearRecords()
+	if err == nil {
+		return out, nil
+	}
+	for _, fa := range r.files {
+		var b bytes.Buffer
+		if _, err := fa.file.WriteTo(&b); err != nil {
+			return nil, fmt.Errorf("reading fetched records: %w", err)
+		}
+		r.Topics[fa.topic].Partitions[fa.partition].RecordBatches = b.Bytes()
+	}
+	return r.FetchResponse, nil
+}
+
+func (r *FileFetchResponse) clearRecords() {
+	for _, fa := range r.files {
+		r.Topics[fa.topic].Partitions[fa.partition].RecordBatches = []byte{}
+	}
+}

@@ -281,3 +281,65 @@ func TestSplicedFetchWithKgo(t *testing.T) {
 		t.Fatal("file records were never written to the *net.TCPConn directly")
 	}
 }
+
+// A FileFetchResponse built by the replica manager (records left empty,
+// files attached by position) frames to the same bytes as the inline
+// encoding, and leaves its records fields empty afterwards.
+func TestFileFetchResponseFramesLikeInline(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 40)
+	f := writeTempFile(t, data)
+	var mu sync.Mutex
+	build := func(recs func(ti, pi int) []byte) *kmsg.FetchResponse {
+		resp := (&kmsg.FetchRequest{Version: 12}).ResponseKind().(*kmsg.FetchResponse)
+		for ti := 0; ti < 2; ti++ {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic = fmt.Sprintf("topic-%d", ti)
+			for pi := 0; pi < 2; pi++ {
+				p := kmsg.NewFetchResponseTopicPartition()
+				p.Partition = int32(pi)
+				p.RecordBatches = recs(ti, pi)
+				rt.Partitions = append(rt.Partitions, p)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	rng := func(ti, pi int) fileRange {
+		return fileRange{mu: &mu, f: f, off: int64(100*ti + 10*pi), n: int64(50 + ti + pi)}
+	}
+	inline := build(func(ti, pi int) []byte {
+		if ti == 1 && pi == 0 {
+			return []byte("in-memory")
+		}
+		r := rng(ti, pi)
+		return append([]byte{}, data[r.off:r.off+r.n]...)
+	}).AppendTo(nil)
+
+	resp := build(func(ti, pi int) []byte {
+		if ti == 1 && pi == 0 {
+			return []byte("in-memory")
+		}
+		return []byte{}
+	})
+	fr := NewFileFetchResponse(resp)
+	for _, at := range [][2]int{{0, 0}, {0, 1}, {1, 1}} {
+		fr.SetFileRecords(at[0], at[1], rng(at[0], at[1]))
+	}
+	out, err := fr.frame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := out.(*SplicedResponse)
+	if !ok {
+		t.Fatalf("frame returned %T", out)
+	}
+	if got := s.AppendTo(nil); !bytes.Equal(got, inline) {
+		t.Fatalf("framed encoding differs from inline\n got %x\nwant %x", got, inline)
+	}
+	if got := fr.AppendTo(nil); !bytes.Equal(got, inline) {
+		t.Fatalf("AppendTo differs from inline")
+	}
+	if len(resp.Topics[0].Partitions[0].RecordBatches) != 0 {
+		t.Fatalf("records field keeps %q after framing", resp.Topics[0].Partitions[0].RecordBatches)
+	}
+}

@@ -57,30 +57,8 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
 	resp.Version = req.Version
 
-	var parts []lairPartition
-	if req.Version < 2 {
-		for i := range req.PartitionStates {
-			ps := &req.PartitionStates[i]
-			parts = append(parts, lairPartition{topic: ps.Topic, st: ps})
-		}
-	} else {
-		for i := range req.TopicStates {
-			ts := &req.TopicStates[i]
-			for j := range ts.PartitionStates {
-				parts = append(parts, lairPartition{topic: ts.Topic, topicID: ts.TopicID, st: &ts.PartitionStates[j]})
-			}
-		}
-	}
-
-	// The configuration of each log this request may create can come from
-	// ZooKeeper: resolve it before taking any lock.
-	logCfgs := make(map[string]topicLogConfig)
-	for _, lp := range parts {
-		if _, ok := logCfgs[lp.topic]; !ok {
-			cfg, err := m.logConfig(lp.topic)
-			logCfgs[lp.topic] = topicLogConfig{cfg, err}
-		}
-	}
+	parts := lairPartitions(req)
+	logCfgs := m.resolveLogConfigs(parts)
 
 	m.controlMu.Lock()
 	defer m.controlMu.Unlock()
@@ -106,13 +84,7 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 			toStopFetching = append(toStopFetching, tp)
 		}
 		if follow != nil {
-			live := false
-			for _, ll := range req.LiveLeaders {
-				if ll.BrokerID == follow.LeaderID {
-					follow.LeaderHost, follow.LeaderPort, live = ll.Host, ll.Port, true
-				}
-			}
-			if !live {
+			if !liveLeader(req, follow) {
 				// A follower's log is created even without a live leader
 				// (its HW is checkpointed), but there is nobody to fetch from.
 				m.state.Warn("leader of followed partition is not live; not fetching",
@@ -140,6 +112,52 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	}
 	m.fillLeaderAndIsrResponse(req, resp, parts, func(i int) int16 { return codes[i] })
 	return resp
+}
+
+// lairPartitions lists the request's partition states with their topics
+// (flat before v2, grouped by topic from v2).
+func lairPartitions(req *kmsg.LeaderAndISRRequest) []lairPartition {
+	var parts []lairPartition
+	if req.Version < 2 {
+		for i := range req.PartitionStates {
+			ps := &req.PartitionStates[i]
+			parts = append(parts, lairPartition{topic: ps.Topic, st: ps})
+		}
+		return parts
+	}
+	for i := range req.TopicStates {
+		ts := &req.TopicStates[i]
+		for j := range ts.PartitionStates {
+			parts = append(parts, lairPartition{topic: ts.Topic, topicID: ts.TopicID, st: &ts.PartitionStates[j]})
+		}
+	}
+	return parts
+}
+
+// resolveLogConfigs resolves the configuration of each log the request may
+// create. It can come from ZooKeeper, so it is called before taking any
+// lock.
+func (m *Manager) resolveLogConfigs(parts []lairPartition) map[string]topicLogConfig {
+	logCfgs := make(map[string]topicLogConfig)
+	for _, lp := range parts {
+		if _, ok := logCfgs[lp.topic]; !ok {
+			cfg, err := m.logConfig(lp.topic)
+			logCfgs[lp.topic] = topicLogConfig{cfg, err}
+		}
+	}
+	return logCfgs
+}
+
+// liveLeader fills follow's leader address from the request's live
+// leaders; false when its leader is not among them.
+func liveLeader(req *kmsg.LeaderAndISRRequest, follow *FollowerStart) bool {
+	live := false
+	for _, ll := range req.LiveLeaders {
+		if ll.BrokerID == follow.LeaderID {
+			follow.LeaderHost, follow.LeaderPort, live = ll.Host, ll.Port, true
+		}
+	}
+	return live
 }
 
 func (m *Manager) fillLeaderAndIsrResponse(req *kmsg.LeaderAndISRRequest, resp *kmsg.LeaderAndISRResponse, parts []lairPartition, code func(int) int16) {

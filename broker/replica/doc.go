@@ -142,7 +142,8 @@
 //     current under the partition's read lock; a role change takes the write
 //     lock, so no append straddles an epoch change.
 //   - On a leader, logStart <= HW <= LEO and the HW never decreases
-//     (hwMu serialises advances); the HW never passes the log end of a
+//     (the log owns it and a leader only raises it, except by truncation;
+//     see LOCKS.md "The high watermark"); the HW never passes the log end of a
 //     known member of the maximal ISR.
 //   - An ISR member's log end is at least the HW and the leader's epoch
 //     start offset when it joins; the ISR always contains the leader.

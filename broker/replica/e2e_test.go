@@ -63,7 +63,7 @@ func (h *e2eHandler) Handle(ctx context.Context, req *network.Request) (kmsg.Res
 		if body.SessionID != 0 && body.SessionEpoch > 0 {
 			h.incrementalFetch++
 		}
-		if _, ok := resp.(*network.SplicedResponse); ok {
+		if _, ok := resp.(*network.FileFetchResponse); ok {
 			h.splicedFetch++
 		}
 		h.mu.Unlock()

@@ -70,8 +70,9 @@ type fetchParams struct {
 // leader the follower's log end: it may raise the HW, complete acks=all
 // produces and expand the ISR.
 //
-// The response is a *network.SplicedResponse whose record data are file
-// ranges the network layer sends with sendfile (a plain *kmsg.FetchResponse
+// The response is a *network.FileFetchResponse whose record data are
+// storage file ranges; the network layer frames it and sends them with
+// sendfile (a plain *kmsg.FetchResponse
 // with the data read into memory when Config.DisableSendfile is set or no
 // partition returned data).
 //
@@ -112,25 +113,18 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if err != nil {
 		return nil, err
 	}
-	var splicer network.Splicer
-	splice := !m.cfg.DisableSendfile
-
 	if session != nil {
 		resp.SessionID = session.id
 	}
-	m.appendFetchResponseTopics(resp, parts, reads, params, session, incremental, &splicer, splice)
-	if !splice {
+	var files *network.FileFetchResponse
+	if !m.cfg.DisableSendfile {
+		files = network.NewFileFetchResponse(resp)
+	}
+	m.appendFetchResponseTopics(resp, parts, reads, params, session, incremental, files)
+	if files == nil || !files.HasFiles() {
 		return resp, nil
 	}
-	out, err := splicer.Finish(resp)
-	if err != nil {
-		// Only a placeholder colliding with other response bytes gets here
-		// (probability 2^-128): answer from memory instead.
-		m.log.Error("splicing fetch response; reading records into memory", "err", err)
-		m.unsplice(resp, parts, reads)
-		return resp, nil
-	}
-	return out, nil
+	return files, nil
 }
 
 // openFetchSession applies the request's fetch-session fields (v7+; older
@@ -203,7 +197,7 @@ func (m *Manager) openFetchSession(req *kmsg.FetchRequest, reqParts []fetchPart)
 // the partitions that returned data move to the end of the session's order
 // so the next fetch starts with the others.
 func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead, params fetchParams,
-	session *fetchSession, incremental bool, splicer *network.Splicer, splice bool) {
+	session *fetchSession, incremental bool, files *network.FileFetchResponse) {
 	var cur *kmsg.FetchResponseTopic
 	var returnedData map[common.TopicPartition]bool
 	for i := range parts {
@@ -223,39 +217,14 @@ func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fe
 			cur.Topic = p.tp.Topic
 			cur.TopicID = p.topicID
 		}
-		cur.Partitions = append(cur.Partitions, m.fetchResponsePartition(p, r, params, splicer, splice))
+		sp, file := m.fetchResponsePartition(p, r, params, files != nil)
+		cur.Partitions = append(cur.Partitions, sp)
+		if file != nil {
+			files.SetFileRecords(len(resp.Topics)-1, len(cur.Partitions)-1, file)
+		}
 	}
 	if incremental {
 		session.moveToEndLocked(returnedData)
-	}
-}
-
-// unsplice replaces every placeholder of resp by the record bytes.
-func (m *Manager) unsplice(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead) {
-	data := make(map[common.TopicPartition]storage.Records)
-	for i := range parts {
-		if reads[i].size() > 0 {
-			data[parts[i].tp] = reads[i].records
-		}
-	}
-	for ti := range resp.Topics {
-		t := &resp.Topics[ti]
-		for pi := range t.Partitions {
-			sp := &t.Partitions[pi]
-			rd, ok := data[common.TopicPartition{Topic: t.Topic, Partition: sp.Partition}]
-			if !ok || sp.ErrorCode != 0 {
-				sp.RecordBatches = []byte{}
-				continue
-			}
-			b, err := rd.ReadAll()
-			if err != nil {
-				m.log.Error("reading fetched records", "topic", t.Topic, "partition", sp.Partition, "err", err)
-				sp.RecordBatches = []byte{}
-				sp.ErrorCode = kerr.KafkaStorageError.Code
-				continue
-			}
-			sp.RecordBatches = b
-		}
 	}
 }
 
@@ -529,10 +498,10 @@ func divergence(log Log, fp *fetchPart, logStart int64, r *partRead) (code int16
 // Partition.updateFollowerFetchState: a follower's fetch offset is what it
 // has, so it becomes the follower's log end (and its caught-up time moves
 // per the lastCaughtUp rule); the HW may then rise. Must hold p.mu (read);
-// takes hwMu.
+// takes remotesMu.
 func (p *Partition) updateFollowerFetchStateLocked(replicaID int32, fetchOffset, followerLogStart, leaderLEO int64, now time.Time, lagMax time.Duration) followerUpdate {
-	p.hwMu.Lock()
-	defer p.hwMu.Unlock()
+	p.remotesMu.Lock()
+	defer p.remotesMu.Unlock()
 	rr := p.remotes[replicaID]
 	if rr == nil {
 		rr = newRemoteReplica()
@@ -540,7 +509,7 @@ func (p *Partition) updateFollowerFetchStateLocked(replicaID int32, fetchOffset,
 	}
 	rr.updateFetchState(fetchOffset, followerLogStart, now, leaderLEO)
 	return followerUpdate{
-		hwRose:    p.maybeIncrementHighWatermarkHwLocked(p.log, now, lagMax),
+		hwRose:    p.maybeIncrementHighWatermarkRemotesLocked(p.log, now, lagMax),
 		tryExpand: !containsBroker(p.isr, replicaID) && p.pendingIsr == nil,
 	}
 }
@@ -570,8 +539,11 @@ func (m *Manager) readRecordsLocked(log Log, fp *fetchPart, params fetchParams, 
 	}
 }
 
-func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetchParams, splicer *network.Splicer, splice bool) kmsg.FetchResponseTopicPartition {
-	sp := kmsg.NewFetchResponseTopicPartition()
+// With fromFile, a partition's records stay a file range, returned as file
+// for the network layer to send (sendfile); otherwise they are read into
+// RecordBatches.
+func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetchParams, fromFile bool) (sp kmsg.FetchResponseTopicPartition, file storage.Records) {
+	sp = kmsg.NewFetchResponseTopicPartition()
 	sp.Partition = p.tp.Partition
 	code := r.code
 	if code == kerr.KafkaStorageError.Code && params.version <= 5 {
@@ -599,12 +571,10 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 	// Records are never null on the wire: clients reject a null record set.
 	sp.RecordBatches = []byte{}
 	if code != 0 || r.size() == 0 {
-		return sp
+		return sp, nil
 	}
-	if splice {
-		// The network layer sends the file range with sendfile.
-		sp.RecordBatches = splicer.Placeholder(r.records)
-		return sp
+	if fromFile {
+		return sp, r.records
 	}
 	b, err := r.records.ReadAll()
 	if err != nil {
@@ -614,8 +584,8 @@ func (m *Manager) fetchResponsePartition(p *fetchPart, r *partRead, params fetch
 			sp.ErrorCode = kerr.NotLeaderForPartition.Code
 		}
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-		return sp
+		return sp, nil
 	}
 	sp.RecordBatches = b
-	return sp
+	return sp, nil
 }

@@ -79,13 +79,14 @@ func (m *Manager) appendFromLeader(tp common.TopicPartition, leaderEpoch int32, 
 				return fmt.Errorf("appending replicated records to %s-%d: %w", tp.Topic, tp.Partition, err)
 			}
 		}
-		p.hwMu.Lock()
+		// A follower's HW is its leader's, clamped to its own log end. This
+		// fetcher is the only writer while the partition follows at this
+		// epoch (checked under p.mu read), so before and after compare.
 		before := l.HighWatermark()
 		if leaderHW >= 0 {
 			l.SetHighWatermark(min(leaderHW, l.LogEndOffset()))
 		}
 		hwRose = l.HighWatermark() > before
-		p.hwMu.Unlock()
 		if leaderLogStart > l.LogStartOffset() && leaderLogStart <= l.HighWatermark() {
 			if _, err := l.DeleteRecordsBefore(leaderLogStart); err != nil {
 				m.log.Warn("following the leader's log start", "topic", tp.Topic, "partition", tp.Partition, "err", err)

@@ -9,7 +9,7 @@ import (
 )
 
 // remoteReplica is what a leader knows about one follower (Kafka's
-// cluster.Replica). Guarded by Partition.hwMu.
+// cluster.Replica). Guarded by Partition.remotesMu.
 type remoteReplica struct {
 	leo                int64 // fetch offset of its latest fetch; -1 unknown
 	logStart           int64 // -1 unknown

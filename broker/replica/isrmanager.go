@@ -95,9 +95,9 @@ func (p *Partition) maybeShrinkIsr(now time.Time, lagMax time.Duration) (newIsr 
 		return nil, 0, false
 	}
 	leo := p.log.LogEndOffset()
-	p.hwMu.Lock()
+	p.remotesMu.Lock()
 	out := outOfSyncReplicas(p.brokerID, p.isr, p.remotes, leo, now, lagMax)
-	p.hwMu.Unlock()
+	p.remotesMu.Unlock()
 	if len(out) == 0 {
 		return nil, 0, false
 	}
@@ -116,9 +116,9 @@ func (p *Partition) maybeExpandIsr(follower int32) (newIsr []int32, epoch int32,
 		return nil, 0, false
 	}
 	hw := p.log.HighWatermark()
-	p.hwMu.Lock()
+	p.remotesMu.Lock()
 	join := canJoinIsr(p.remotes[follower], hw, p.epochStartOffset)
-	p.hwMu.Unlock()
+	p.remotesMu.Unlock()
 	if !join {
 		return nil, 0, false
 	}

@@ -48,6 +48,36 @@ func (m *Manager) ListOffsets(_ context.Context, req *kmsg.ListOffsetsRequest) *
 	return resp
 }
 
+// lastFetchableOffset is the last offset a ListOffsets caller may see:
+// the HW (read_uncommitted), the LSO (= HW without open transactions) for
+// read_committed, the log end for brokers (fromBroker).
+func lastFetchableOffset(req *kmsg.ListOffsetsRequest, log Log) (hw, lastFetchable int64, fromBroker bool) {
+	hw = log.HighWatermark()
+	fromBroker = req.ReplicaID >= 0 || req.ReplicaID == debuggingReplicaID
+	lastFetchable = hw
+	switch {
+	case fromBroker:
+		lastFetchable = log.LogEndOffset()
+	case req.Version >= 2 && req.IsolationLevel == 1:
+		lastFetchable = log.LastStableOffset()
+	}
+	return hw, lastFetchable, fromBroker
+}
+
+// offsetNotAvailableYet is the error code (0: none) for a client asking a
+// new leader whose HW has not yet reached the start of its epoch
+// (esOffset): it must not answer "latest" with an old end, as the HW of a
+// new leader may lag until its followers have fetched in the new epoch.
+func offsetNotAvailableYet(version int16, fromBroker bool, esOffset, hw int64) int16 {
+	if fromBroker || esOffset < 0 || esOffset <= hw {
+		return 0
+	}
+	if version >= 5 {
+		return kerr.OffsetNotAvailable.Code
+	}
+	return kerr.LeaderNotAvailable.Code
+}
+
 func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp common.TopicPartition, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
 	p, ok := m.Partition(tp)
 	if !ok {
@@ -66,36 +96,16 @@ func (m *Manager) listOffset(req *kmsg.ListOffsetsRequest, tp common.TopicPartit
 		return
 	}
 	log := st.log
-	hw, leo := log.HighWatermark(), log.LogEndOffset()
-	fromBroker := req.ReplicaID >= 0 || req.ReplicaID == debuggingReplicaID
-	// Last fetchable offset: HW (read_uncommitted), LSO (= HW without open
-	// transactions) for read_committed, the log end for brokers.
-	lastFetchable := hw
-	switch {
-	case fromBroker:
-		lastFetchable = leo
-	case req.Version >= 2 && req.IsolationLevel == 1:
-		lastFetchable = log.LastStableOffset()
-	}
+	hw, lastFetchable, fromBroker := lastFetchableOffset(req, log)
 
 	if req.Version == 0 {
 		sp.OldStyleOffsets = m.oldStyleOffsets(log, rp.Timestamp, lastFetchable, rp.MaxNumOffsets)
 		return
 	}
 
-	// A new leader whose HW has not yet reached the start of its epoch must
-	// not answer "latest" with an old end: the HW of a new leader may lag
-	// until its followers have fetched in the new epoch.
 	notAvailable := func() bool {
-		if fromBroker || st.esOffset < 0 || st.esOffset <= hw {
-			return false
-		}
-		if req.Version >= 5 {
-			sp.ErrorCode = kerr.OffsetNotAvailable.Code
-		} else {
-			sp.ErrorCode = kerr.LeaderNotAvailable.Code
-		}
-		return true
+		sp.ErrorCode = offsetNotAvailableYet(req.Version, fromBroker, st.esOffset, hw)
+		return sp.ErrorCode != 0
 	}
 
 	switch rp.Timestamp {

@@ -77,7 +77,7 @@ type Config struct {
 	FetchPurgatory *purgatory.Purgatory
 	PurgatoryClock purgatory.Clock
 	// DisableSendfile makes Fetch read record data into memory and return a
-	// plain *kmsg.FetchResponse instead of a *network.SplicedResponse.
+	// plain *kmsg.FetchResponse instead of a *network.FileFetchResponse.
 	DisableSendfile bool
 	// Clock is injectable for tests; nil means time.Now.
 	Clock func() time.Time

@@ -158,6 +158,15 @@ func (l *memLog) SetHighWatermark(hw int64) {
 	defer l.mu.Unlock()
 	l.hw = min(max(hw, l.logStart), l.leo)
 }
+func (l *memLog) MaybeIncrementHighWatermark(hw int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if hw = min(hw, l.leo); hw > l.hw {
+		l.hw = hw
+		return true
+	}
+	return false
+}
 
 func (l *memLog) epochForOffsetLocked(off int64) int32 {
 	e := int32(-1)

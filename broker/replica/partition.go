@@ -39,11 +39,10 @@ type Partition struct {
 	// not applied yet); nil when none. At most one per partition.
 	pendingIsr *isrChange
 
-	// hwMu serialises high-watermark advances so that two appends finishing
-	// in either order can never move the HW backwards, and guards the
-	// following follower states (leader only). Taken after mu.
-	hwMu    sync.Mutex
-	remotes map[int32]*remoteReplica
+	// remotesMu guards the follower states (leader only); taken after mu.
+	// The high watermark is not here: the log owns it (Log.HighWatermark).
+	remotesMu sync.Mutex
+	remotes   map[int32]*remoteReplica
 }
 
 func newPartition(tp common.TopicPartition, brokerID int32) *Partition {
@@ -152,26 +151,25 @@ func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bo
 	return leaderState{log: p.log, leaderEpoch: p.leaderEpoch, isrSize: len(p.isr), esOffset: p.epochStartOffset}, nil
 }
 
-// maybeIncrementHighWatermark advances the HW of a leader to the smallest
-// log end offset among the leader and the followers that count:
-// members of the maximal ISR, and caught-up followers
-// outside it. The HW never decreases. Must hold p.mu (read or write);
-// takes hwMu. Returns whether the HW rose, so callers complete delayed
-// produce and fetch requests (after releasing p.mu).
+// maybeIncrementHighWatermark is the high-watermark rule of a leader: the
+// HW rises to the smallest log end offset among the leader and the
+// followers that count (members of the maximal ISR, and caught-up
+// followers outside it). The log holds the value and raises it only
+// (Log.MaybeIncrementHighWatermark), so concurrent appends finishing in
+// either order never move it back; only truncation lowers it. Must hold
+// p.mu (read or write) with this broker leading; takes remotesMu. Returns
+// whether the HW rose, so callers complete delayed produce and fetch
+// requests (after releasing p.mu).
 func (p *Partition) maybeIncrementHighWatermark(log Log, now time.Time, lagMax time.Duration) bool {
-	p.hwMu.Lock()
-	defer p.hwMu.Unlock()
-	return p.maybeIncrementHighWatermarkHwLocked(log, now, lagMax)
+	p.remotesMu.Lock()
+	defer p.remotesMu.Unlock()
+	return p.maybeIncrementHighWatermarkRemotesLocked(log, now, lagMax)
 }
 
-func (p *Partition) maybeIncrementHighWatermarkHwLocked(log Log, now time.Time, lagMax time.Duration) bool {
+func (p *Partition) maybeIncrementHighWatermarkRemotesLocked(log Log, now time.Time, lagMax time.Duration) bool {
 	leo := log.LogEndOffset()
 	candidate := highWatermarkCandidate(p.brokerID, leo, p.replicas, p.maximalIsrLocked(), p.remotes, now, lagMax)
-	if candidate > log.HighWatermark() {
-		log.SetHighWatermark(candidate)
-		return true
-	}
-	return false
+	return log.MaybeIncrementHighWatermark(candidate)
 }
 
 // maximalIsrLocked is the committed ISR plus a replica whose addition is in
@@ -204,7 +202,7 @@ func (p *Partition) makeLeaderLocked(leaderEpoch int32, isr []int32, wasLeader b
 	// Follower tracking restarts with the epoch: ISR members get
 	// a fresh lag allowance; a broker that was not leader knows nothing of
 	// its followers' logs, so ISR members hold the HW until they fetch.
-	p.hwMu.Lock()
+	p.remotesMu.Lock()
 	old := p.remotes
 	p.remotes = make(map[int32]*remoteReplica, len(p.replicas))
 	for _, id := range p.replicas {
@@ -228,8 +226,8 @@ func (p *Partition) makeLeaderLocked(leaderEpoch int32, isr []int32, wasLeader b
 	// The HW loaded from replication-offset-checkpoint stays where it is
 	// (clamped by storage) until the followers of the ISR report their log
 	// ends; with ISR = {leader} it moves to the log end now.
-	p.maybeIncrementHighWatermarkHwLocked(p.log, now, lagMax)
-	p.hwMu.Unlock()
+	p.maybeIncrementHighWatermarkRemotesLocked(p.log, now, lagMax)
+	p.remotesMu.Unlock()
 	return epochErr
 }
 
@@ -242,7 +240,7 @@ func (p *Partition) makeFollowerLocked(leader int32) {
 	p.isr = nil
 	p.pendingIsr = nil
 	p.epochStartOffset = -1
-	p.hwMu.Lock()
+	p.remotesMu.Lock()
 	clear(p.remotes)
-	p.hwMu.Unlock()
+	p.remotesMu.Unlock()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage"
 )
 
@@ -61,9 +62,10 @@ func TestStorageProduceFetchRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// With real storage the response is spliced from the segment file.
-	if _, ok := raw.(interface{ BodyLen() int }); !ok {
-		t.Fatalf("fetch from file-backed storage should be spliced, got %T", raw)
+	// With real storage the records stay a segment file range, for the
+	// network layer to frame and send with sendfile.
+	if fr, ok := raw.(*network.FileFetchResponse); !ok || !fr.HasFiles() {
+		t.Fatalf("fetch from file-backed storage should carry file records, got %T", raw)
 	}
 	fp := onlyFetchPartition(t, decodeFetch(t, raw, 12))
 	offs, vals, err := batchValues(fp.RecordBatches)
@@ -320,27 +322,6 @@ func TestStorageIdempotentProduce(t *testing.T) {
 	}
 }
 
-func TestUnspliceReadsRecordsIntoMemory(t *testing.T) {
-	m, _, _ := newStorageManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
-	produceOne(t, m, 1, "t", 0, makeBatch(1, "a", "b"))
-	parts := m.fetchPartsFromRequest(fetchReq("t", 0, 0))
-	params := fetchParams{version: 12, replicaID: -1, maxBytes: 1 << 20}
-	reads, _, _ := m.readParts(parts, params, false)
-	resp := kmsg.NewPtrFetchResponse()
-	resp.Version = 12
-	rt := kmsg.NewFetchResponseTopic()
-	rt.Topic = "t"
-	sp := kmsg.NewFetchResponseTopicPartition()
-	sp.RecordBatches = []byte("placeholder")
-	rt.Partitions = append(rt.Partitions, sp)
-	resp.Topics = append(resp.Topics, rt)
-	m.unsplice(resp, parts, reads)
-	if _, vals, err := batchValues(resp.Topics[0].Partitions[0].RecordBatches); err != nil || !slices.Equal(vals, []string{"a", "b"}) {
-		t.Fatalf("unspliced records %v (err %v)", vals, err)
-	}
-}
-
 func TestStorageZstdTopicNeedsFetchV10(t *testing.T) {
 	m, _, _ := newStorageManager(t, nil)
 	makeLeader(t, m, "zstd", 0, 0)
@@ -384,5 +365,31 @@ func TestStorageReadLocalLog(t *testing.T) {
 	}
 	if err := m.ReadLocalLog(context.Background(), common.TopicPartition{Topic: "nope", Partition: 0}, 0, func([]byte) error { return nil }); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Fatalf("unknown partition: %v", err)
+	}
+}
+
+// The storage log owns the HW: a leader's raise never lowers it, is
+// clamped to the log end, and only truncation moves it back.
+func TestStorageHighWatermarkOnlyRisesExceptByTruncation(t *testing.T) {
+	m, _, _ := newStorageManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	for i := 0; i < 4; i++ {
+		produceOne(t, m, -1, "t", 0, makeBatch(int64(i), "v"))
+	}
+	l := mustPartition(t, m, common.TopicPartition{Topic: "t", Partition: 0}).Log()
+	if hw := l.HighWatermark(); hw != 4 {
+		t.Fatalf("HW after 4 appends with ISR {leader}: %d", hw)
+	}
+	if l.MaybeIncrementHighWatermark(2) || l.HighWatermark() != 4 {
+		t.Fatalf("a lower candidate moved the HW to %d", l.HighWatermark())
+	}
+	if l.MaybeIncrementHighWatermark(100) || l.HighWatermark() != 4 {
+		t.Fatalf("a candidate past the log end moved the HW to %d", l.HighWatermark())
+	}
+	if err := l.TruncateTo(1); err != nil {
+		t.Fatal(err)
+	}
+	if hw := l.HighWatermark(); hw != 1 {
+		t.Fatalf("HW after truncating to 1: %d", hw)
 	}
 }

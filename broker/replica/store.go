@@ -34,7 +34,13 @@ type Log interface {
 
 	LogStartOffset() int64
 	LogEndOffset() int64
+	// The Log owns the high watermark (see storage.Log.HighWatermark): a
+	// leader only raises it (MaybeIncrementHighWatermark, which reports
+	// whether it rose), a follower copies its leader's (SetHighWatermark),
+	// truncation lowers it; the Partition calls the first two under its
+	// role lock.
 	HighWatermark() int64
+	MaybeIncrementHighWatermark(hw int64) bool
 	SetHighWatermark(hw int64)
 	// LastStableOffset is min(HW, first offset of the earliest open
 	// transaction): the READ_COMMITTED bound.

@@ -108,15 +108,42 @@ func (l *Log) LogStartOffset() int64 { return l.logStartOffset.Load() }
 // LogEndOffset is the offset the next appended record gets.
 func (l *Log) LogEndOffset() int64 { return l.logEndOffset.Load() }
 
-// HighWatermark is the last value stored by SetHighWatermark (clamped).
+// HighWatermark is the partition's high watermark. The Log is its one
+// owner: the value lives here (read without a lock), and only three things
+// move it, each under l.mu:
+//   - a leader raises it with MaybeIncrementHighWatermark, which never
+//     lowers it, so appends finishing in any order cannot move it back;
+//   - a follower (and the loader, from replication-offset-checkpoint)
+//     stores its leader's value with SetHighWatermark;
+//   - truncation lowers it to the truncation offset.
+//
+// It always stays within [logStartOffset, logEndOffset]. broker/replica's
+// Partition decides when each is called (under its role lock, so leader
+// and follower updates never run at once).
 func (l *Log) HighWatermark() int64 { return l.highWatermark.Load() }
 
-// SetHighWatermark stores hw clamped to [logStartOffset, logEndOffset]. The
+// SetHighWatermark stores hw clamped to [logStartOffset, logEndOffset]
+// (Kafka's Log.updateHighWatermark: a follower copying its leader's value,
+// which may be lower than its own right after a leader change). The
 // LogManager checkpoints it into replication-offset-checkpoint.
 func (l *Log) SetHighWatermark(hw int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.setHighWatermarkLocked(hw)
+}
+
+// MaybeIncrementHighWatermark raises the HW to hw (clamped to the log end)
+// if that is above the current value, and reports whether it rose; it
+// never lowers it. A leader's only way to move its HW.
+func (l *Log) MaybeIncrementHighWatermark(hw int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	hw = min(hw, l.logEndOffset.Load())
+	if hw <= l.highWatermark.Load() {
+		return false
+	}
+	l.setHighWatermarkLocked(hw)
+	return true
 }
 
 func (l *Log) setHighWatermarkLocked(hw int64) int64 {
