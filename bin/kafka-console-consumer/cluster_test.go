@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +70,7 @@ func startCluster(t *testing.T) *testcluster.Cluster {
 func TestConsoleRoundTrip(t *testing.T) {
 	prod := buildProducer(t)
 	c := startCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "rt", 1, 1)
 	bs := strings.Join(c.Bootstrap(), ",")
@@ -110,10 +112,17 @@ func TestConsoleRoundTrip(t *testing.T) {
 
 	// A signal (context end) stops a consumer that has no limit, with the
 	// count line and exit status 0.
-	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// The signal comes once the three records were printed (a clock
+	// would race the consumer on a loaded machine); the 2-minute bound only
+	// ends a hung run.
+	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer scancel()
 	var sout, serr strings.Builder
-	code = run(sctx, []string{"--bootstrap-server", bs, "--topic", "rt", "--partition", "0", "--offset", "earliest"}, &sout, &serr)
+	signalAfter := &linesThenCancel{w: &sout, n: 3, cancel: scancel}
+	code = run(sctx, []string{"--bootstrap-server", bs, "--topic", "rt", "--partition", "0", "--offset", "earliest"}, signalAfter, &serr)
+	if sctx.Err() == context.DeadlineExceeded {
+		t.Fatalf("signal run: the three records were not printed within the bound: %q", sout.String())
+	}
 	if code != 0 || sout.String() != "v1\nv2\nv3:with colon\n" || !strings.HasSuffix(serr.String(), "Processed a total of 3 messages\n") {
 		t.Fatalf("signal run: %d %q %q", code, sout.String(), serr.String())
 	}
@@ -134,7 +143,7 @@ func TestConsoleRoundTrip(t *testing.T) {
 // removed at exit.
 func TestConsoleConsumerZooKeeperMode(t *testing.T) {
 	c := startCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "old", 2, 1)
 	cl := c.Client()
@@ -195,4 +204,21 @@ func TestConsoleConsumerZooKeeperMode(t *testing.T) {
 			t.Errorf("generated group %s left in ZooKeeper", g)
 		}
 	}
+}
+
+// linesThenCancel writes to w and calls cancel once n lines were written:
+// the test's "signal" after the consumer has printed what it must.
+type linesThenCancel struct {
+	w      io.Writer
+	n      int
+	cancel context.CancelFunc
+}
+
+func (l *linesThenCancel) Write(b []byte) (int, error) {
+	n, err := l.w.Write(b)
+	l.n -= bytes.Count(b[:n], []byte("\n"))
+	if l.n <= 0 {
+		l.cancel()
+	}
+	return n, err
 }

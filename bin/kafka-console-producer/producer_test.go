@@ -120,7 +120,7 @@ func FuzzParseLine(f *testing.F) {
 // message and exit status 1.
 func TestProduceToCluster(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "lines", 1, 1)
 	bs := strings.Join(c.Bootstrap(), ",")

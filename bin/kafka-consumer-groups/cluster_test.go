@@ -49,7 +49,7 @@ func fields(line string) []string {
 func TestConsumerGroupsOverBootstrap(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: map[string]string{
 		"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "1"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "orders", 3, 1)
 	prod := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite())
@@ -192,7 +192,7 @@ func TestConsumerGroupsOverBootstrap(t *testing.T) {
 // deletes them only when no consumer is registered.
 func TestConsumerGroupsZooKeeperMode(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "old", 2, 1)
 	prod := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite())

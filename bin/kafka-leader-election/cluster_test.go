@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 // elections are checked end to end.
 func TestAgainstCluster(t *testing.T) {
 	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"auto.leader.rebalance.enable": "false"}}, "elect", 2, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	bs := strings.Join(c.Bootstrap(), ",")
 	tool := func(args ...string) (string, string, int) {

@@ -44,7 +44,7 @@ func TestBootstrapMode(t *testing.T) {
 		t.Fatalf("generate unknown topic: %d %q", code, out)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	listOK, err := admintool.BrokerSupports(ctx, c.Client(), 46)
 	if err != nil {

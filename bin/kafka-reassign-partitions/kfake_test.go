@@ -30,7 +30,7 @@ func TestBootstrapModeKfake(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	adm := kadm.NewClient(cl)
 	if _, err := adm.CreateTopic(ctx, 2, 2, nil, "fake"); err != nil {

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 func produce(t *testing.T, c *testcluster.Cluster, topic string, partitions, perPartition int, tag string) {
 	t.Helper()
 	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	var recs []*kgo.Record
 	for p := 0; p < partitions; p++ {
@@ -91,7 +91,7 @@ func connect(t *testing.T, c *testcluster.Cluster) *zkclient.Client {
 // from the committed offsets. OffsetFetch v0 reads the same offsets.
 func TestClassicConsumersSplitPartitions(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "classic", 6, 1)
 	produce(t, c, "classic", 6, 10, "a")
@@ -247,7 +247,7 @@ func TestClassicConsumersSplitPartitions(t *testing.T) {
 // returns to the range split.
 func TestClassicConsumerSessionExpiry(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "exp", 4, 1)
 	addr, chroot, _ := strings.Cut(c.ZKConnect(), "/")
