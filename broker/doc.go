@@ -13,7 +13,7 @@
 //	ZkConfigManager + TopicConfigHandler +          configlistener.go (also the topic
 //	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
 //
-// Start-up order (zookeeper-layout.md §4.1): ZooKeeper session (the client
+// Start-up order (Kafka's KafkaServer.startup): ZooKeeper session (the client
 // creates the chroot) → persistent paths → cluster id → log manager (locks
 // log.dirs, recovers logs) → meta.properties check and broker id
 // (configured, stored or generated from /brokers/seqid) → metadata cache,
@@ -27,7 +27,7 @@
 // ISR maintenance → /config/changes listener → request processing enabled.
 //
 // Shutdown (Shutdown): controlled shutdown through the controller
-// (controller.md §13.1, up to controlled.shutdown.max.retries) → request
+// (asked of the controller up to controlled.shutdown.max.retries times) → request
 // handlers and socket server → config listener, group coordinator,
 // replica manager, controller → log manager (clean shutdown marker) → ZooKeeper session
 // (its ephemerals vanish at once). Kill skips the controlled shutdown, closes

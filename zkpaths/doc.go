@@ -1,8 +1,9 @@
 // Package zkpaths names every znode Klassik shares with Apache Kafka's
 // ZooKeeper mode and encodes/decodes its data byte-for-byte as Kafka 3.x
 // (Scala 2.13 builds) writes it. It performs no I/O; zkclient does the
-// ZooKeeper calls. The normative description is
-// shared/spec/zookeeper-layout.md.
+// ZooKeeper calls. Where the layout is in doubt, what Apache Kafka's own
+// tools write decides: a znode either side writes means the same to the
+// other.
 //
 // Kafka class (apache/kafka:core/src/main/scala/kafka/zk/ZkData.scala) to Go file:
 //

@@ -66,7 +66,7 @@
 // (STALE_BROKER_EPOCH, broker epoch -1 skips that check). Every transition
 // is logged on the state-change logger with from, to and reason.
 //
-// # Replication (replication.md)
+// # Replication
 //
 //   - Leader: each follower fetch (replica id >= 0, first read only) records
 //     the follower's fetch offset as its log end and updates its
