@@ -233,13 +233,10 @@ func configResource(typ kmsg.ConfigResourceType, name string, op kmsg.Incrementa
 
 // executeAdmin is executeAssignment over the admin API.
 func (t *tool) executeAdmin(a *adminBackend, opts *options) error {
-	proposed, dirs, err := readExecuteAssignmentFile(opts.reassignmentFile)
+	// AlterReplicaLogDirs is not served by Klassik's brokers.
+	proposed, err := readAssignmentFile(opts.reassignmentFile, parseExecuteAssignmentArgs, admintool.UnsupportedAPI("ALTER_REPLICA_LOG_DIRS"))
 	if err != nil {
 		return err
-	}
-	if len(dirs) > 0 {
-		// AlterReplicaLogDirs is not served by Klassik's brokers.
-		return admintool.UnsupportedAPI("ALTER_REPLICA_LOG_DIRS")
 	}
 	current, err := a.listReassignments(nil)
 	if err != nil {
@@ -329,12 +326,9 @@ func (t *tool) modifyReassignmentThrottle(a *adminBackend, mm moveMap, rate int6
 
 // verifyAdmin is verifyAssignment over the admin API.
 func (t *tool) verifyAdmin(a *adminBackend, opts *options) error {
-	targets, dirs, err := readReassignmentFile(opts.reassignmentFile)
+	targets, err := readAssignmentFile(opts.reassignmentFile, parseReassignmentData, admintool.UnsupportedAPI("DESCRIBE_LOG_DIRS"))
 	if err != nil {
 		return err
-	}
-	if len(dirs) > 0 {
-		return admintool.UnsupportedAPI("DESCRIBE_LOG_DIRS")
 	}
 	current, err := a.listReassignments(nil)
 	if err != nil {
@@ -436,12 +430,9 @@ func reassignmentsToString(current map[tp]ongoing) string {
 // cancelAdmin is cancelAssignment: cancel those of the file's partitions
 // that are still moving, then clear the throttles.
 func (t *tool) cancelAdmin(a *adminBackend, opts *options) error {
-	targets, dirs, err := readReassignmentFile(opts.reassignmentFile)
+	targets, err := readAssignmentFile(opts.reassignmentFile, parseReassignmentData, admintool.UnsupportedAPI("DESCRIBE_LOG_DIRS"))
 	if err != nil {
 		return err
-	}
-	if len(dirs) > 0 {
-		return admintool.UnsupportedAPI("DESCRIBE_LOG_DIRS")
 	}
 	parts := make([]tp, 0, len(targets))
 	for _, e := range targets {

@@ -272,22 +272,22 @@ func scalaList(xs []int32) string { return "List(" + joinInts(xs, ", ") + ")" }
 
 func scalaStrings(xs []string) string { return "List(" + strings.Join(xs, ", ") + ")" }
 
-// readReassignmentFile reads --reassignment-json-file and parses it with
-// parseReassignmentData.
-func readReassignmentFile(path string) ([]reassignmentEntry, []replicaDir, error) {
+// readAssignmentFile reads --reassignment-json-file and parses it with
+// parse (parseReassignmentData or parseExecuteAssignmentArgs). A file that
+// moves a replica to a log directory fails with logDirs, the backend's
+// answer to such a move.
+func readAssignmentFile[T any](path string, parse func([]byte) (T, []replicaDir, error), logDirs error) (T, error) {
+	var zero T
 	data, err := readFile(path)
 	if err != nil {
-		return nil, nil, err
+		return zero, err
 	}
-	return parseReassignmentData(data)
-}
-
-// readExecuteAssignmentFile reads --reassignment-json-file and parses it
-// with parseExecuteAssignmentArgs.
-func readExecuteAssignmentFile(path string) (assignment, []replicaDir, error) {
-	data, err := readFile(path)
+	parsed, dirs, err := parse(data)
 	if err != nil {
-		return nil, nil, err
+		return zero, err
 	}
-	return parseExecuteAssignmentArgs(data)
+	if len(dirs) > 0 {
+		return zero, logDirs
+	}
+	return parsed, nil
 }

@@ -89,17 +89,18 @@ func (z *zkBackend) brokerIDs() ([]int32, error) {
 	return ids, nil
 }
 
+// errLogDirsNeedBootstrap refuses, in ZooKeeper mode, a file that moves
+// replicas to log directories.
+var errLogDirsNeedBootstrap = &adminFailed{"bootstrap-server needs to be provided when replica reassignments are present."}
+
 // executeZk is executeAssignment over ZooKeeper: validate partitions and
 // brokers, refuse while /admin/reassign_partitions exists, print the
 // rollback JSON, apply the throttle to the topic and broker configs, then
 // create the znode.
 func (t *tool) executeZk(z *zkBackend, opts *options) error {
-	proposed, dirs, err := readExecuteAssignmentFile(opts.reassignmentFile)
+	proposed, err := readAssignmentFile(opts.reassignmentFile, parseExecuteAssignmentArgs, errLogDirsNeedBootstrap)
 	if err != nil {
 		return err
-	}
-	if len(dirs) > 0 {
-		return &adminFailed{"bootstrap-server needs to be provided when replica reassignments are present."}
 	}
 	current, err := z.replicaAssignmentForTopics(proposed.topics())
 	if err != nil {
@@ -199,12 +200,9 @@ func (z *zkBackend) setBrokerThrottles(brokers []int32, rate int64) error {
 // is no longer listed in /admin/reassign_partitions; throttles are cleared
 // once the node is gone.
 func (t *tool) verifyZk(z *zkBackend, opts *options) error {
-	targets, dirs, err := readReassignmentFile(opts.reassignmentFile)
+	targets, err := readAssignmentFile(opts.reassignmentFile, parseReassignmentData, errLogDirsNeedBootstrap)
 	if err != nil {
 		return err
-	}
-	if len(dirs) > 0 {
-		return &adminFailed{"bootstrap-server needs to be provided when replica reassignments are present."}
 	}
 	fmt.Fprintln(t.out, "Warning: because you are using the deprecated --zookeeper option, the results may be incomplete.  Use --bootstrap-server instead for more accurate results.")
 	pending, exists, err := z.zk.GetPartitionReassignment()
