@@ -82,33 +82,17 @@ func (a *adminBackend) replicaAssignmentForTopics(topics []string) (assignment, 
 	return a.describeTopics(topics, false)
 }
 
-// describeCluster lists the live brokers.
-func (a *adminBackend) describeCluster() (kadm.BrokerDetails, error) {
+// allBrokers lists the live brokers with their racks.
+func (a *adminBackend) allBrokers() ([]controller.BrokerMetadata, error) {
 	ctx, cancel := a.ctx()
 	defer cancel()
 	md, err := a.adm.Metadata(ctx)
 	if err != nil {
 		return nil, admintool.ClientError(err, "METADATA")
 	}
-	return md.Brokers, nil
-}
-
-func (a *adminBackend) brokers(ids []int32) ([]controller.BrokerMetadata, error) {
-	nodes, err := a.describeCluster()
-	if err != nil {
-		return nil, err
-	}
-	var out []controller.BrokerMetadata
-	for _, n := range nodes {
-		if !slices.Contains(ids, n.NodeID) {
-			continue
-		}
-		m := controller.BrokerMetadata{ID: n.NodeID}
-		if n.Rack != nil {
-			r := *n.Rack
-			m.Rack = &r
-		}
-		out = append(out, m)
+	out := make([]controller.BrokerMetadata, len(md.Brokers))
+	for i, n := range md.Brokers {
+		out[i] = controller.BrokerMetadata{ID: n.NodeID, Rack: n.Rack}
 	}
 	return out, nil
 }
@@ -245,11 +229,10 @@ func (t *tool) executeAdmin(a *adminBackend, opts *options) error {
 	if !opts.additional && len(current) > 0 {
 		return &terse{cannotExecuteBecauseOfExisting}
 	}
-	nodes, err := a.describeCluster()
+	ids, err := brokerIDs(a)
 	if err != nil {
 		return err
 	}
-	ids := nodes.NodeIDs()
 	for _, k := range proposed.sortedKeys() {
 		for _, r := range proposed[k] {
 			if !slices.Contains(ids, r) {
@@ -364,15 +347,6 @@ func (t *tool) verifyAdmin(a *adminBackend, opts *options) error {
 		return t.clearThrottles(a, targets)
 	}
 	return nil
-}
-
-// brokerIDs lists the brokers the cluster describes.
-func (a *adminBackend) brokerIDs() ([]int32, error) {
-	nodes, err := a.describeCluster()
-	if err != nil {
-		return nil, err
-	}
-	return nodes.NodeIDs(), nil
 }
 
 // clearBrokerThrottles deletes the broker throttle keys of brokers.

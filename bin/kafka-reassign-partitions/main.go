@@ -262,11 +262,45 @@ func readFile(path string) ([]byte, error) {
 	return data, err
 }
 
+// brokerLister is what either backend tells of the cluster's brokers.
+type brokerLister interface {
+	allBrokers() ([]controller.BrokerMetadata, error)
+}
+
+// brokerIDs lists the ids of b's brokers, sorted.
+func brokerIDs(b brokerLister) ([]int32, error) {
+	all, err := b.allBrokers()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int32, len(all))
+	for i, m := range all {
+		ids[i] = m.ID
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// listedBrokers returns those of b's brokers whose id is in ids, with their
+// racks.
+func listedBrokers(b brokerLister, ids []int32) ([]controller.BrokerMetadata, error) {
+	all, err := b.allBrokers()
+	if err != nil {
+		return nil, err
+	}
+	var out []controller.BrokerMetadata
+	for _, m := range all {
+		if slices.Contains(ids, m.ID) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 // assignmentSource is what --generate needs from either backend.
 type assignmentSource interface {
+	brokerLister
 	replicaAssignmentForTopics(topics []string) (assignment, error)
-	// brokers returns the listed brokers that exist, with racks.
-	brokers(ids []int32) ([]controller.BrokerMetadata, error)
 }
 
 // generate is generateAssignment: a new placement of every partition of the
@@ -276,7 +310,7 @@ func (t *tool) generate(src assignmentSource, opts *options) error {
 	if err != nil {
 		return err
 	}
-	brokerIDs, topics, err := parseGenerateAssignmentArgs(data, opts.brokerList)
+	ids, topics, err := parseGenerateAssignmentArgs(data, opts.brokerList)
 	if err != nil {
 		return err
 	}
@@ -284,7 +318,7 @@ func (t *tool) generate(src assignmentSource, opts *options) error {
 	if err != nil {
 		return err
 	}
-	brokers, err := src.brokers(brokerIDs)
+	brokers, err := listedBrokers(src, ids)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 // throttleClearer is what clearThrottles needs of a backend (the admin API
 // or ZooKeeper).
 type throttleClearer interface {
-	brokerIDs() ([]int32, error)
+	brokerLister
 	clearBrokerThrottles(brokers []int32) error
 	clearTopicThrottles(topics []string) error
 }
@@ -154,7 +154,7 @@ type throttleClearer interface {
 // clearThrottles is clearAllThrottles: remove the throttle keys from every
 // registered or targeted broker and every topic of the file.
 func (t *tool) clearThrottles(b throttleClearer, targets []reassignmentEntry) error {
-	live, err := b.brokerIDs()
+	live, err := brokerIDs(b)
 	if err != nil {
 		return err
 	}

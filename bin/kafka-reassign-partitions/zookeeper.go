@@ -56,37 +56,21 @@ func (z *zkBackend) replicaAssignmentForTopics(topics []string) (assignment, err
 	return out, nil
 }
 
-func (z *zkBackend) brokers(ids []int32) ([]controller.BrokerMetadata, error) {
+// allBrokers lists the registered brokers with their racks.
+func (z *zkBackend) allBrokers() ([]controller.BrokerMetadata, error) {
 	all, err := z.zk.GetAllBrokers()
 	if err != nil {
 		return nil, err
 	}
-	var out []controller.BrokerMetadata
-	for _, b := range all {
-		if !slices.Contains(ids, b.ID) {
-			continue
-		}
-		m := controller.BrokerMetadata{ID: b.ID}
+	out := make([]controller.BrokerMetadata, len(all))
+	for i, b := range all {
+		out[i].ID = b.ID
 		if b.Rack != "" {
 			r := b.Rack
-			m.Rack = &r
+			out[i].Rack = &r
 		}
-		out = append(out, m)
 	}
 	return out, nil
-}
-
-func (z *zkBackend) brokerIDs() ([]int32, error) {
-	all, err := z.zk.GetAllBrokers()
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int32, len(all))
-	for i, b := range all {
-		ids[i] = b.ID
-	}
-	slices.Sort(ids)
-	return ids, nil
 }
 
 // errLogDirsNeedBootstrap refuses, in ZooKeeper mode, a file that moves
@@ -115,7 +99,7 @@ func (t *tool) executeZk(z *zkBackend, opts *options) error {
 	if len(missing) > 0 {
 		return &adminFailed{"The proposed assignment contains non-existent partitions: List(" + strings.Join(missing, ", ") + ")"}
 	}
-	live, err := z.brokerIDs()
+	live, err := brokerIDs(z)
 	if err != nil {
 		return err
 	}
