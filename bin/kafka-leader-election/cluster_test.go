@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"slices"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -21,19 +19,13 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 // elections are checked end to end.
 func TestAgainstCluster(t *testing.T) {
 	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{"auto.leader.rebalance.enable": "false"}}, "elect", 2, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
-	defer cancel()
 	bs := strings.Join(c.Bootstrap(), ",")
 	tool := func(args ...string) (string, string, int) {
 		var out, errOut strings.Builder
 		code := run(append([]string{"--bootstrap-server", bs}, args...), &out, &errOut, 20*time.Second)
 		return out.String(), errOut.String(), code
 	}
-	supported, err := admintool.BrokerSupports(ctx, c.Client(), 43)
-	if err != nil {
-		t.Fatalf("ApiVersions: %v", err)
-	}
-	if !supported {
+	if !clitest.Supports(t, c, 43) {
 		out, errOut, code := tool("--election-type", "preferred", "--all-topic-partitions")
 		want := "Exception in thread \"main\" java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not support ELECT_LEADERS\n"
 		if code != 1 || out != "" || errOut != want {

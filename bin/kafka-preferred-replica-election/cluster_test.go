@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -21,8 +19,6 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 // with the Java client's UnsupportedVersionException.
 func TestAgainstCluster(t *testing.T) {
 	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 3}, "pref", 2, 2)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
-	defer cancel()
 
 	var out, errOut strings.Builder
 	if code := run([]string{"--zookeeper", c.ZKConnect()}, &out, &errOut, 10*time.Second); code != 0 ||
@@ -34,10 +30,7 @@ func TestAgainstCluster(t *testing.T) {
 		return err == nil && !ok
 	})
 
-	supported, err := admintool.BrokerSupports(ctx, c.Client(), 43)
-	if err != nil {
-		t.Fatalf("ApiVersions: %v", err)
-	}
+	supported := clitest.Supports(t, c, 43)
 	out.Reset()
 	errOut.Reset()
 	code := run([]string{"--bootstrap-server", strings.Join(c.Bootstrap(), ","), "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"pref","partition":0}]}`)}, &out, &errOut, 10*time.Second)

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -44,16 +42,7 @@ func TestBootstrapMode(t *testing.T) {
 		t.Fatalf("generate unknown topic: %d %q", code, out)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
-	defer cancel()
-	listOK, err := admintool.BrokerSupports(ctx, c.Client(), 46)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alterOK, err := admintool.BrokerSupports(ctx, c.Client(), 45)
-	if err != nil {
-		t.Fatal(err)
-	}
+	listOK, alterOK := clitest.Supports(t, c, 46), clitest.Supports(t, c, 45)
 	assigned, err := c.ZK().GetReplicaAssignment("moves")
 	if err != nil || len(assigned[0]) != 2 {
 		t.Fatalf("assignment of moves: %v %v", assigned, err)

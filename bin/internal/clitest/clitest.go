@@ -1,7 +1,8 @@
 // Package clitest holds the helpers the tests of the bin/ tools share:
 // writing an input file, running a tool's run function or its bin/*.sh
 // script, a chroot on the shared real ZooKeeper with registered brokers,
-// and a testcluster with a topic whose leaders are elected.
+// a testcluster with a topic whose leaders are elected, and whether its
+// brokers serve an API.
 //
 // It is imported only by _test files; nothing in a tool's binary uses it.
 package clitest
@@ -16,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/testcluster"
@@ -143,6 +147,27 @@ func StartWithTopic(t *testing.T, opts testcluster.Options, topic string, partit
 		return true
 	})
 	return c
+}
+
+// Supports asks the cluster's brokers (ApiVersions) whether they serve the
+// API key, failing the test when they cannot be asked.
+func Supports(t *testing.T, c *testcluster.Cluster, key int16) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, c.Client())
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		t.Fatalf("ApiVersions: %v", err)
+	}
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == key {
+			return true
+		}
+	}
+	return false
 }
 
 // FuzzCommandLines fuzzes a tool's parseOptions with command lines split

@@ -131,22 +131,3 @@ func ElectLeaders(ctx context.Context, cl *kgo.Client, typ int8, tps []common.To
 	SortPartitions(res.Noop)
 	return res, nil
 }
-
-// BrokerSupports asks the cluster (any broker) whether it serves the API
-// key: the answer of ApiVersions. Tests use it to tell an unsupported API
-// from a failure.
-func BrokerSupports(ctx context.Context, cl *kgo.Client, key int16) (bool, error) {
-	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
-	if err != nil {
-		return false, err
-	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return false, err
-	}
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == key {
-			return true, nil
-		}
-	}
-	return false, nil
-}

@@ -20,8 +20,7 @@
 //	  election tools' partition list               "t-0" form; ParsePartitionList)
 //	Utils.readFileAsString (NoSuchFileException)   errors.go (ReadFile, NoSuchFile)
 //	Admin.electLeaders + result classification   client.go (LoadProperties through
-//	                                               config.ParseProperties, NewClient, ElectLeaders;
-//	                                               BrokerSupports asks ApiVersions, for tests)
+//	                                               config.ParseProperties, NewClient, ElectLeaders)
 //	CommandLineUtils.printHelpAndExitIfNeeded /  commandline.go (CommandLine: --help,
 //	  printUsageAndDie at the top of each tool     --version and usage errors, in one place;
 //	                                               Main: run until SIGINT/SIGTERM, then exit)
