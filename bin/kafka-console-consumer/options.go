@@ -60,20 +60,11 @@ func parseOptions(args []string) (*options, string, error) {
 	if p == nil {
 		return nil, special, err
 	}
-	all := func(name string) []string {
-		if !p.Has(name) {
-			return nil
-		}
-		return clitools.RepeatedValues(args, name)
-	}
 	o := &options{bootstrap: p.Value("bootstrap-server"), zookeeper: p.Value("zookeeper"), topic: p.Value("topic"),
 		whitelist: p.Value("whitelist"), fromBeginning: p.Has("from-beginning"), maxMessages: -1,
 		skipOnError: p.Has("skip-message-on-error"), deleteOffsets: p.Has("delete-consumer-offsets")}
-	switch {
-	case o.bootstrap == "" && o.zookeeper == "":
-		return nil, "", admintool.Usagef(`Missing required argument "[bootstrap-server]"`)
-	case o.bootstrap != "" && o.zookeeper != "":
-		return nil, "", admintool.Usagef("Option [bootstrap-server] cannot be used with option [zookeeper]")
+	if err := clitools.CheckConnection(o.bootstrap, o.zookeeper); err != nil {
+		return nil, "", err
 	}
 	if p.Has("formatter") {
 		switch f := p.Value("formatter"); f {
@@ -82,20 +73,14 @@ func parseOptions(args []string) (*options, string, error) {
 			return nil, "", fmt.Errorf("formatter class %s is not available (only kafka.tools.DefaultMessageFormatter)", f)
 		}
 	}
-	fileProps := map[string]string{}
-	if p.Has("consumer.config") {
-		if fileProps, err = admintool.LoadProperties(p.Value("consumer.config")); err != nil {
-			return nil, "", err
-		}
-	}
-	extra, err := clitools.ParseKeyValues(all("consumer-property"))
+	fileProps, extra, err := clitools.ClientProperties(p, "consumer.config", "consumer-property")
 	if err != nil {
-		return nil, "", admintool.Usagef("%v", err)
+		return nil, "", err
 	}
 	o.consumerProps = clitools.Merge(fileProps, extra)
-	fprops, err := clitools.ParseKeyValues(all("property"))
+	fprops, err := clitools.KeyValues(p, "property")
 	if err != nil {
-		return nil, "", admintool.Usagef("%v", err)
+		return nil, "", err
 	}
 	if o.formatter, err = newFormatter(fprops); err != nil {
 		return nil, "", err

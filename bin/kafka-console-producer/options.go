@@ -77,9 +77,9 @@ func parseOptions(args []string) (*options, string, error) {
 		}
 	}
 	o := &options{topic: p.Value("topic"), sync: p.Has("sync"), closeTimeout: 60 * time.Second}
-	readerProps, err := clitools.ParseKeyValues(repeated(p, args, "property"))
+	readerProps, err := clitools.KeyValues(p, "property")
 	if err != nil {
-		return nil, "", admintool.Usagef("%v", err)
+		return nil, "", err
 	}
 	if o.reader, err = newReaderConfig(readerProps); err != nil {
 		return nil, "", err
@@ -87,15 +87,9 @@ func parseOptions(args []string) (*options, string, error) {
 	if p.Has("line-reader") && p.Value("line-reader") != "kafka.tools.ConsoleProducer$LineMessageReader" {
 		return nil, "", fmt.Errorf("line reader class %s is not available (only kafka.tools.ConsoleProducer$LineMessageReader)", p.Value("line-reader"))
 	}
-	fileProps := map[string]string{}
-	if p.Has("producer.config") {
-		if fileProps, err = admintool.LoadProperties(p.Value("producer.config")); err != nil {
-			return nil, "", err
-		}
-	}
-	extra, err := clitools.ParseKeyValues(repeated(p, args, "producer-property"))
+	fileProps, extra, err := clitools.ClientProperties(p, "producer.config", "producer-property")
 	if err != nil {
-		return nil, "", admintool.Usagef("%v", err)
+		return nil, "", err
 	}
 	props := clitools.Merge(fileProps, extra)
 	// The command-line options override the properties only when given,
@@ -128,13 +122,6 @@ func parseOptions(args []string) (*options, string, error) {
 // given).
 var optionDefaults = map[string]string{"linger.ms": "1000", "acks": "1", "request.timeout.ms": "1500", "retries": "3",
 	"retry.backoff.ms": "100", "max.block.ms": "60000", "metadata.max.age.ms": "300000"}
-
-func repeated(p *admintool.Options, args []string, name string) []string {
-	if !p.Has(name) {
-		return nil
-	}
-	return clitools.RepeatedValues(args, name)
-}
 
 // producerOpts maps the Java producer properties onto franz-go options.
 func (o *options) producerOpts(servers string, props map[string]string) error {

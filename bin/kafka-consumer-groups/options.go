@@ -71,27 +71,13 @@ func parseOptions(args []string) (*options, string, error) {
 	o := &options{p: p, bootstrap: p.Value("bootstrap-server"), zookeeper: p.Value("zookeeper"),
 		allGroups: p.Has("all-groups"), timeout: 5 * time.Second, hasState: p.Has("state"), state: p.Value("state"),
 		execute: p.Has("execute")}
-	if p.Has("group") {
-		o.groups = clitools.RepeatedValues(args, "group")
-	}
-	if p.Has("topic") {
-		o.topics = clitools.RepeatedValues(args, "topic")
-	}
-	var actions []string
-	for _, a := range []string{"list", "describe", "delete", "reset-offsets"} {
-		if p.Has(a) {
-			actions = append(actions, a)
-		}
-	}
-	if len(actions) != 1 {
+	o.groups, o.topics = p.Values("group"), p.Values("topic")
+	var ok bool
+	if o.action, ok = p.OneOf([]string{"list", "describe", "delete", "reset-offsets"}); !ok {
 		return nil, "", admintool.Usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets")
 	}
-	o.action = actions[0]
-	switch {
-	case o.bootstrap == "" && o.zookeeper == "":
-		return nil, "", admintool.Usagef(`Missing required argument "[bootstrap-server]"`)
-	case o.bootstrap != "" && o.zookeeper != "":
-		return nil, "", admintool.Usagef("Option [bootstrap-server] cannot be used with option [zookeeper]")
+	if err := clitools.CheckConnection(o.bootstrap, o.zookeeper); err != nil {
+		return nil, "", err
 	}
 	if p.Has("timeout") {
 		n, err := strconv.ParseInt(p.Value("timeout"), 10, 64)

@@ -95,16 +95,10 @@ func parse(args []string) (*options, string, error) {
 	if o == nil {
 		return nil, special, err
 	}
-	var given []string
-	for _, a := range actions {
-		if o.Has(a) {
-			given = append(given, a)
-		}
-	}
-	if len(given) != 1 {
+	action, ok := o.OneOf(actions)
+	if !ok {
 		return nil, "", admintool.Usagef("Command must include exactly one action: --generate, --execute, --verify, --cancel, --list")
 	}
-	action := given[0]
 	if !o.Has("zookeeper") && !o.Has("bootstrap-server") {
 		return nil, "", admintool.Usagef("Please specify --bootstrap-server")
 	}

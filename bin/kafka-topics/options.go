@@ -98,31 +98,18 @@ var actions = []string{"create", "list", "alter", "describe", "delete"}
 
 // parseOptions turns arguments into topicOptions, applying the checks of
 // Kafka's TopicCommandOptions.checkArgs. A help/version request returns
-// (nil, nil) with helpOrVersion set.
+// no options and special "help" or "version".
 func parseOptions(args []string) (*topicOptions, string, error) {
-	if len(args) == 0 {
-		return nil, "", admintool.Usagef("Create, delete, describe, or change a topic.")
+	p, special, err := admintool.ParseCommandWith(specs, args, "Create, delete, describe, or change a topic.",
+		admintool.Rules{Abbreviations: true, SingleValued: true, NonOptionHint: " such as --topic"})
+	if p == nil {
+		return nil, special, err
 	}
-	p, err := admintool.ParseWith(specs, args, admintool.Rules{Abbreviations: true, SingleValued: true, NonOptionHint: " such as --topic"})
-	if err != nil {
-		return nil, "", err
-	}
-	if p.Has("help") {
-		return nil, "help", nil
-	}
-	if p.Has("version") {
-		return nil, "version", nil
-	}
-	var chosen []string
-	for _, a := range actions {
-		if p.Has(a) {
-			chosen = append(chosen, a)
-		}
-	}
-	if len(chosen) != 1 {
+	chosen, ok := p.OneOf(actions)
+	if !ok {
 		return nil, "", admintool.Usagef("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
 	}
-	o := &topicOptions{action: action(chosen[0])}
+	o := &topicOptions{action: action(chosen)}
 	if p.Has("bootstrap-server") == p.Has("zookeeper") {
 		return nil, "", fmt.Errorf("Only one of --bootstrap-server or --zookeeper must be specified")
 	}

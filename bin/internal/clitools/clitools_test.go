@@ -101,13 +101,6 @@ func TestParseKeyValues(t *testing.T) {
 	}
 }
 
-func TestRepeatedValues(t *testing.T) {
-	args := []string{"--property", "a=1", "--topic", "t", "--property=b=2", "--property"}
-	if got := RepeatedValues(args, "property"); !reflect.DeepEqual(got, []string{"a=1", "b=2"}) {
-		t.Fatal(got)
-	}
-}
-
 func TestBoolAndMillis(t *testing.T) {
 	p := map[string]string{"x": "TRUE", "y": "nope", "ms": "250", "neg": "-1"}
 	if v, err := Bool(p, "x", false); err != nil || !v {

@@ -1,5 +1,5 @@
 // Package clitools holds what the console tools and kafka-consumer-groups
-// share: Kafka's command-line property handling and the classic
+// share: Kafka's command-line property and option handling and the classic
 // ZooKeeper-coordinated consumer that kafka-console-consumer.sh --zookeeper
 // runs.
 //
@@ -11,7 +11,9 @@
 //	                                            PartitionIDs, shared with kafka-consumer-groups)
 //	kafka.consumer.RangeAssignor                rangeassign.go (RangeAssign, ThreadIDs)
 //	kafka.consumer.ConsumerConfig (subset)      zkconsumer.go (ZKConsumerConfig.ApplyProperties)
-//	kafka.utils.CommandLineUtils.parseKeyValueArgs  props.go (ParseKeyValues, RepeatedValues)
+//	kafka.utils.CommandLineUtils.parseKeyValueArgs  props.go (ParseKeyValues)
+//	the console tools' client properties and    options.go (KeyValues, ClientProperties,
+//	  --bootstrap-server or --zookeeper           CheckConnection)
 //
 // ZooKeeper layout of the old consumer (Kafka's ZKGroupDirs), all under
 // /consumers/<group>:

@@ -111,20 +111,3 @@ func BrokerBootstrap(brokers []zkpaths.BrokerInfo) []string {
 	}
 	return out
 }
-
-// RepeatedValues collects every value of a repeatable option ("--name v"
-// or "--name=v") in order, for options such as --property that Kafka's
-// tools accept many times.
-func RepeatedValues(args []string, name string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
-			out = append(out, v)
-		} else if a == "--"+name && i+1 < len(args) {
-			out = append(out, args[i+1])
-			i++
-		}
-	}
-	return out
-}

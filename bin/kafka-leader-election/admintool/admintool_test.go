@@ -13,8 +13,15 @@ import (
 func TestParseOptions(t *testing.T) {
 	specs := []Spec{{Name: "topic", HasArg: true, ArgName: "String: topic"}, {Name: "list"}}
 	o, err := Parse(specs, []string{"--topic", "a", "--list", "--topic=b"})
-	if err != nil || o.Value("topic") != "b" || !o.Has("list") || o.Has("nope") || strings.Join(o.Given(), ",") != "topic,list" {
+	if err != nil || o.Value("topic") != "b" || !o.Has("list") || o.Has("nope") || strings.Join(o.Given(), ",") != "topic,list" ||
+		strings.Join(o.Values("topic"), ",") != "a,b" || o.Values("nope") != nil {
 		t.Fatalf("%+v %v", o, err)
+	}
+	if a, ok := o.OneOf([]string{"nope", "list"}); !ok || a != "list" {
+		t.Errorf("one action: %q %v", a, ok)
+	}
+	if a, ok := o.OneOf([]string{"topic", "list"}); ok {
+		t.Errorf("two actions accepted as %q", a)
 	}
 	for args, want := range map[string]string{
 		"--top a":     "top is not a recognized option",

@@ -6,13 +6,15 @@
 // Kafka classes and their Go files:
 //
 //	CommandDefaultOptions, joptsimple parsing,   options.go (Parse: exact option names,
-//	  CommandLineUtils.printUsageAndDie            --opt v / --opt=v; ParseWith: the Rules
-//	                                               kafka-topics.sh keeps (unique prefixes,
-//	                                               one value per option); Usage / UsageAt:
+//	  CommandLineUtils.printUsageAndDie            --opt v / --opt=v; Usage / UsageAt:
 //	                                               the option table; ParseCommand: the
 //	                                               no-argument, --help and --version start;
+//	                                               ParseCommandWith: the same under the
+//	                                               Rules kafka-topics.sh keeps (unique
+//	                                               prefixes, one value per option);
 //	                                               ParseAdminCommand for the admin tools;
-//	                                               DefaultOptionalArg)
+//	                                               DefaultOptionalArg; Options.OneOf for
+//	                                               the one action of a command line)
 //	org.apache.kafka.common.errors.*, Errors,    errors.go (KafkaError: class name and message
 //	  Throwable.toString, uncaught exceptions      per error code; ClientError for franz-go
 //	                                               failures; Uncaught for what the JVM prints)

@@ -70,11 +70,6 @@ type Rules struct {
 	NonOptionHint string
 }
 
-// ParseWith is Parse under other joptsimple rules.
-func ParseWith(specs []Spec, args []string, r Rules) (*Options, error) {
-	return parse(specs, args, r)
-}
-
 func parse(specs []Spec, args []string, r Rules) (*Options, error) {
 	o := &Options{values: map[string][]string{}}
 	for i := 0; i < len(args); i++ {
@@ -179,10 +174,15 @@ const Version = "2.8.2 (Klassik)"
 // parsed against specs, and --help or --version, if given, win over every
 // other option (special is "help" or "version" and p is nil).
 func ParseCommand(specs []Spec, args []string, helpText string) (p *Options, special string, err error) {
+	return ParseCommandWith(specs, args, helpText, Rules{})
+}
+
+// ParseCommandWith is ParseCommand under other joptsimple rules.
+func ParseCommandWith(specs []Spec, args []string, helpText string, r Rules) (p *Options, special string, err error) {
 	if len(args) == 0 {
 		return nil, "", Usagef("%s", helpText)
 	}
-	p, err = Parse(specs, args)
+	p, err = parse(specs, args, r)
 	switch {
 	case err != nil:
 		return nil, "", err
@@ -224,3 +224,19 @@ func (o *Options) Values(name string) []string { return slices.Clone(o.values[na
 
 // Lookup is Value and Has together.
 func (o *Options) Lookup(name string) (string, bool) { return o.Value(name), o.Has(name) }
+
+// OneOf returns the one option of names the command line gives; ok is
+// false when it gives none or several (the tools' "exactly one action"
+// rule).
+func (o *Options) OneOf(names []string) (name string, ok bool) {
+	var given []string
+	for _, n := range names {
+		if o.Has(n) {
+			given = append(given, n)
+		}
+	}
+	if len(given) != 1 {
+		return "", false
+	}
+	return given[0], true
+}
