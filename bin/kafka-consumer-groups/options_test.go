@@ -106,14 +106,7 @@ func TestParseDuration(t *testing.T) {
 // FuzzParseTopicArg: never panics; a successful parse keeps the topic name
 // and, with ':', lists at least one partition.
 func FuzzParseTopicArg(f *testing.F) {
-	for _, s := range []string{"t", "t:0", "t:0,1,2", "t:", ":0", "t:x", "a:1:2", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		a, err := parseTopicArg(s)
-		if err != nil {
-			return
-		}
+	clitest.FuzzParser(f, []string{"t", "t:0", "t:0,1,2", "t:", ":0", "t:x", "a:1:2", ""}, parseTopicArg, func(t *testing.T, s string, a topicArg) {
 		if strings.Contains(s, ":") {
 			if len(a.partitions) == 0 || !strings.HasPrefix(s, a.topic+":") {
 				t.Fatalf("%q -> %+v", s, a)
@@ -126,23 +119,14 @@ func FuzzParseTopicArg(f *testing.F) {
 
 // FuzzParseDuration: never panics.
 func FuzzParseDuration(f *testing.F) {
-	for _, s := range []string{"PT1H", "P1DT2H3M4S", "PT0.5S", "-PT1S", "P", "PT", "PTS", "P1H"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) { _, _ = parseDuration(s) })
+	clitest.FuzzParser(f, []string{"PT1H", "P1DT2H3M4S", "PT0.5S", "-PT1S", "P", "PT", "PTS", "P1H"}, parseDuration, nil)
 }
 
 // FuzzParseDateTime: never panics; an accepted value survives a round
 // trip through the zone-qualified layout.
 func FuzzParseDateTime(f *testing.F) {
-	for _, s := range []string{"2026-11-29T10:00:00.250Z", "2026-11-29T10:00:00.000+02:00", "2026-11-29T10:00:00.000", "x", "2026-13-01T00:00:00.000"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ts, err := parseDateTime(s)
-		if err != nil {
-			return
-		}
+	seeds := []string{"2026-11-29T10:00:00.250Z", "2026-11-29T10:00:00.000+02:00", "2026-11-29T10:00:00.000", "x", "2026-13-01T00:00:00.000"}
+	clitest.FuzzParser(f, seeds, parseDateTime, func(t *testing.T, s string, ts time.Time) {
 		back, err := parseDateTime(ts.Format("2006-01-02T15:04:05.000Z07:00"))
 		if err != nil || !back.Equal(ts.Truncate(time.Millisecond)) {
 			t.Fatalf("%q -> %v -> %v %v", s, ts, back, err)

@@ -245,12 +245,9 @@ func FuzzParseReassignmentData(f *testing.F) {
 
 // FuzzParseTopicsData: never panics; accepted documents list strings.
 func FuzzParseTopicsData(f *testing.F) {
-	for _, s := range []string{`{"topics":[{"topic":"a"}],"version":1}`, `{"topics":[{}]}`, `{"version":"x"}`, `{}`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		topics, err := parseTopicsData(data)
-		if err == nil && len(topics) > len(data) {
+	seeds := []string{`{"topics":[{"topic":"a"}],"version":1}`, `{"topics":[{}]}`, `{"version":"x"}`, `{}`}
+	clitest.FuzzParser(f, seeds, parseTopicsData, func(t *testing.T, data []byte, topics []string) {
+		if len(topics) > len(data) {
 			t.Fatalf("%d topics from %d bytes", len(topics), len(data))
 		}
 	})

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/klassik/klassik/bin/internal/clitest"
 )
 
 func TestFormatTopicHeader(t *testing.T) {
@@ -148,14 +150,8 @@ func TestTopicFilter(t *testing.T) {
 // assignment has consecutive partitions from 0, one replication factor and
 // no duplicate broker within a partition.
 func FuzzParseReplicaAssignment(f *testing.F) {
-	for _, s := range []string{"0:1:2,1:2:0", "1", "0:0", "1,2:3", " 4 : 5 ", "", ",", "2147483648"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		m, err := parseReplicaAssignment(s)
-		if err != nil {
-			return
-		}
+	seeds := []string{"0:1:2,1:2:0", "1", "0:0", "1,2:3", " 4 : 5 ", "", ",", "2147483648"}
+	clitest.FuzzParser(f, seeds, parseReplicaAssignment, func(t *testing.T, s string, m map[int32][]int32) {
 		rf := len(m[0])
 		for p := int32(0); p < int32(len(m)); p++ {
 			r, ok := m[p]

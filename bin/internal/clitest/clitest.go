@@ -187,6 +187,22 @@ func FuzzCommandLines[T any](f *testing.F, parse func(args []string) (*T, string
 	})
 }
 
+// FuzzParser fuzzes a parser of one option value or input document,
+// starting from seeds: it must never panic, and check (if not nil) runs on
+// every input it accepts.
+func FuzzParser[In ~string | ~[]byte, T any](f *testing.F, seeds []string, parse func(In) (T, error), check func(t *testing.T, in In, out T)) {
+	for _, s := range seeds {
+		f.Add(In(s))
+	}
+	f.Fuzz(func(t *testing.T, in In) {
+		out, err := parse(in)
+		if err != nil || check == nil {
+			return
+		}
+		check(t, in, out)
+	})
+}
+
 // UsageCase is a command line a tool must refuse with a usage error whose
 // message is Want.
 type UsageCase = struct {
