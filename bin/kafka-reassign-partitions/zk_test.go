@@ -18,8 +18,7 @@ func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 // what the tool writes stays for the test to read.
 func zkCluster(t *testing.T) (string, *zkclient.Client) {
 	t.Helper()
-	connect, c := clitest.ZooKeeper(t)
-	clitest.RegisterBrokers(t, c, "", "", "", "")
+	connect, c := clitest.ZooKeeper(t, "", "", "", "")
 	err := c.CreateTopic("orders", zkpaths.TopicAssignment{Version: 2, Partitions: map[int32][]int32{0: {1, 2}, 1: {2, 1}, 2: {1, 2}}}, map[string]string{"retention.ms": "1000"})
 	if err != nil {
 		t.Fatal(err)

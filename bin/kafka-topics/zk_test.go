@@ -15,14 +15,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(zkserver.RunShared(m)) }
 
-// zkCluster is a chroot on the shared real ZooKeeper with three registered
-// brokers (racks a, b, c), as a running cluster would have.
-func zkCluster(t *testing.T) (string, *zkclient.Client) {
-	t.Helper()
-	connect, c := clitest.ZooKeeper(t)
-	clitest.RegisterBrokers(t, c, "a", "b", "c")
-	return connect, c
-}
+// racks are the racks of the three brokers registered for the ZooKeeper
+// mode tests, as a running cluster would have them.
+var racks = []string{"a", "b", "c"}
 
 func runTool(t *testing.T, args ...string) (string, int) {
 	t.Helper()
@@ -35,7 +30,7 @@ func runTool(t *testing.T, args ...string) (string, int) {
 }
 
 func TestZooKeeperMode(t *testing.T) {
-	connect, c := zkCluster(t)
+	connect, c := clitest.ZooKeeper(t, racks...)
 	zk := func(args ...string) (string, int) {
 		return runTool(t, append([]string{"--zookeeper", connect}, args...)...)
 	}
@@ -168,7 +163,7 @@ func TestZooKeeperMode(t *testing.T) {
 }
 
 func TestZooKeeperModeInternalTopic(t *testing.T) {
-	connect, _ := zkCluster(t)
+	connect, _ := clitest.ZooKeeper(t, racks...)
 	zk := func(args ...string) (string, int) {
 		return runTool(t, append([]string{"--zookeeper", connect}, args...)...)
 	}

@@ -91,8 +91,11 @@ func CheckScriptVersion(t *testing.T, script string) {
 }
 
 // ZooKeeper returns a fresh chroot on the shared real ZooKeeper and a
-// client to it, with the top-level paths a broker creates in place.
-func ZooKeeper(t *testing.T) (string, *zkclient.Client) {
+// client to it, with the top-level paths a broker creates in place and
+// brokers 1..len(racks) registered as running brokers would register
+// (PLAINTEXT on 127.0.0.1:9091+id); racks[i] is broker i+1's rack, "" for
+// none.
+func ZooKeeper(t *testing.T, racks ...string) (string, *zkclient.Client) {
 	t.Helper()
 	connect := zkserver.ConnectString(t)
 	c, err := zkclient.Connect(connect, 10*time.Second)
@@ -103,14 +106,6 @@ func ZooKeeper(t *testing.T) (string, *zkclient.Client) {
 	if err := c.EnsureTopLevelPaths(); err != nil {
 		t.Fatal(err)
 	}
-	return connect, c
-}
-
-// RegisterBrokers registers brokers 1..len(racks) on c as running brokers
-// would (PLAINTEXT on 127.0.0.1:9091+id); racks[i] is broker i+1's rack,
-// "" for none.
-func RegisterBrokers(t *testing.T, c *zkclient.Client, racks ...string) {
-	t.Helper()
 	for i, rack := range racks {
 		id := int32(i + 1)
 		_, err := c.RegisterBroker(zkpaths.BrokerInfo{ID: id, Version: 5, Rack: rack, JMXPort: -1, Timestamp: time.Now().UnixMilli(),
@@ -119,6 +114,7 @@ func RegisterBrokers(t *testing.T, c *zkclient.Client, racks ...string) {
 			t.Fatalf("register broker %d: %v", id, err)
 		}
 	}
+	return connect, c
 }
 
 // CreateTopic creates topic on the cluster and fails the test if that
