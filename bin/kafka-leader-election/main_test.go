@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -21,12 +20,7 @@ func TestParse(t *testing.T) {
 	jsonFile := clitest.WriteFile(t, `{"partitions":[{"topic":"b","partition":1},{"topic":"a","partition":0}]}`)
 	dupFile := clitest.WriteFile(t, `{"partitions":[{"topic":"a","partition":0},{"topic":"a","partition":0}]}`)
 	bs := []string{"--bootstrap-server", "127.0.0.1:1"}
-	cases := []struct {
-		name    string
-		args    []string
-		wantErr string // "" for success
-		usage   bool   // the error is a usage error (stderr + option table)
-	}{
+	clitest.CheckParse(t, parse, []clitest.ParseCase{
 		{"missing both", []string{"--topic", "t"}, "Missing required option(s): election-type, bootstrap-server", false},
 		{"missing election type", append(bs, "--topic", "t", "--partition", "0"), "Missing required option(s): election-type", false},
 		{"none of the selectors", append(bs, "--election-type", "preferred"), "One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file", false},
@@ -41,29 +35,7 @@ func TestParse(t *testing.T) {
 		{"single partition", append(bs, "--election-type", "UNCLEAN", "--topic", "t", "--partition=3"), "", false},
 		{"all", append(bs, "--election-type", "preferred", "--all-topic-partitions"), "", false},
 		{"file", append(bs, "--election-type", "preferred", "--path-to-json-file", jsonFile), "", false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			req, special, err := parse(c.args)
-			if special != "" {
-				t.Fatalf("special %q", special)
-			}
-			if c.wantErr == "" {
-				if err != nil {
-					t.Fatalf("unexpected error %v", err)
-				}
-				return
-			}
-			if err == nil || err.Error() != c.wantErr {
-				t.Fatalf("error %v, want %q (request %+v)", err, c.wantErr, req)
-			}
-			var ue *admintool.UsageError
-			if errors.As(err, &ue) != c.usage {
-				t.Fatalf("usage error = %v, want %v", !c.usage, c.usage)
-			}
-		})
-	}
-
+	})
 	req, _, err := parse(append(bs, "--election-type", "UNCLEAN", "--topic", "t", "--partition", "3"))
 	if err != nil || req.electionType != admintool.ElectionUnclean || len(req.partitions) != 1 || req.partitions[0] != (common.TopicPartition{Topic: "t", Partition: 3}) {
 		t.Fatalf("single: %+v %v", req, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -16,37 +15,17 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	cases := []struct {
-		args    []string
-		wantErr string
-		usage   bool
-	}{
-		{[]string{"--path-to-json-file", "x"}, "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided", true},
-		{[]string{"--zookeeper", "h:1", "--bootstrap-server", "h:2"}, "Option(s) [bootstrap-server] are unavailable given other options on the command line", true},
-		{[]string{"--bootstrap-server", "h:2", "--zookeeper", "h:1"}, "Option(s) [zookeeper] are unavailable given other options on the command line", true},
-		{[]string{"--zookeeper", "h:1", "--admin.config", "c"}, "Option(s) [admin.config] are unavailable given other options on the command line", true},
-		{[]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"a","partition":1},{"topic":"a","partition":1}]}`)}, "Preferred replica election data contains duplicate partitions: a-1", false},
-		{[]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"version":1}`)}, "Preferred replica election data is empty", false},
-		{[]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `nope`)}, "Preferred replica election data is empty", false},
-		{[]string{"--zookeeper", "h:1/chroot"}, "", false},
-		{[]string{"--bootstrap-server", "h:1", "--admin.config", "c"}, "", false},
-	}
-	for _, c := range cases {
-		req, special, err := parse(c.args)
-		if special != "" {
-			t.Fatalf("%v: special %q", c.args, special)
-		}
-		if c.wantErr == "" {
-			if err != nil || req == nil {
-				t.Errorf("%v: %v", c.args, err)
-			}
-			continue
-		}
-		var ue *admintool.UsageError
-		if err == nil || err.Error() != c.wantErr || errors.As(err, &ue) != c.usage {
-			t.Errorf("%v: %v, want %q (usage %v)", c.args, err, c.wantErr, c.usage)
-		}
-	}
+	clitest.CheckParse(t, parse, []clitest.ParseCase{
+		{"no connection", []string{"--path-to-json-file", "x"}, "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided", true},
+		{"zookeeper first", []string{"--zookeeper", "h:1", "--bootstrap-server", "h:2"}, "Option(s) [bootstrap-server] are unavailable given other options on the command line", true},
+		{"bootstrap first", []string{"--bootstrap-server", "h:2", "--zookeeper", "h:1"}, "Option(s) [zookeeper] are unavailable given other options on the command line", true},
+		{"admin.config with zookeeper", []string{"--zookeeper", "h:1", "--admin.config", "c"}, "Option(s) [admin.config] are unavailable given other options on the command line", true},
+		{"duplicates in file", []string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"a","partition":1},{"topic":"a","partition":1}]}`)}, "Preferred replica election data contains duplicate partitions: a-1", false},
+		{"no partitions in file", []string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"version":1}`)}, "Preferred replica election data is empty", false},
+		{"file not JSON", []string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `nope`)}, "Preferred replica election data is empty", false},
+		{"zookeeper with chroot", []string{"--zookeeper", "h:1/chroot"}, "", false},
+		{"bootstrap with admin.config", []string{"--bootstrap-server", "h:1", "--admin.config", "c"}, "", false},
+	})
 	req, _, err := parse([]string{"--zookeeper", "h:1", "--path-to-json-file", clitest.WriteFile(t, `{"partitions":[{"topic":"b","partition":0},{"topic":"a","partition":1}]}`)})
 	if err != nil || req.zookeeper != "h:1" || admintool.JoinPartitions(req.partitions, ",") != "a-1,b-0" {
 		t.Fatalf("%+v %v", req, err)

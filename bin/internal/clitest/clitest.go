@@ -210,11 +210,48 @@ type UsageCase = struct {
 // each that is not refused with exactly the wanted *admintool.UsageError.
 func CheckUsageErrors[T any](t *testing.T, parse func(args []string) (*T, string, error), cases []UsageCase) {
 	t.Helper()
+	pcs := make([]ParseCase, len(cases))
+	for i, c := range cases {
+		pcs[i] = ParseCase{Args: c.Args, Err: c.Want, Usage: true}
+	}
+	CheckParse(t, parse, pcs)
+}
+
+// ParseCase is a command line and a tool parser's answer to it: Err is the
+// error message ("" for success) and Usage whether the error is a
+// *admintool.UsageError (printed with the option table).
+type ParseCase = struct {
+	Name  string // the subtest's name; "" names it by Args
+	Args  []string
+	Err   string
+	Usage bool
+}
+
+// CheckParse runs a tool's parser on every case, each as a subtest, and
+// reports each answer that differs; no case may ask for --help or
+// --version.
+func CheckParse[T any](t *testing.T, parse func(args []string) (*T, string, error), cases []ParseCase) {
+	t.Helper()
 	for _, c := range cases {
-		_, _, err := parse(c.Args)
-		var ue *admintool.UsageError
-		if !errors.As(err, &ue) || ue.Msg != c.Want {
-			t.Errorf("%v: got %v, want usage error %q", c.Args, err, c.Want)
+		name := c.Name
+		if name == "" {
+			name = strings.Join(c.Args, " ")
 		}
+		t.Run(name, func(t *testing.T) {
+			o, special, err := parse(c.Args)
+			if special != "" {
+				t.Fatalf("%v: special %q", c.Args, special)
+			}
+			if c.Err == "" {
+				if err != nil || o == nil {
+					t.Fatalf("%v: %v %+v", c.Args, err, o)
+				}
+				return
+			}
+			var ue *admintool.UsageError
+			if usage := errors.As(err, &ue); err == nil || err.Error() != c.Err || usage != c.Usage {
+				t.Fatalf("%v: got %v (usage error %v), want %q (usage error %v)", c.Args, err, usage, c.Err, c.Usage)
+			}
+		})
 	}
 }
