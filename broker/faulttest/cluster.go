@@ -97,10 +97,7 @@ type Cluster struct {
 	root      string
 	zk        *zkclient.Client
 	nodes     []*Node
-
-	// mu guards the following.
-	mu      sync.Mutex
-	clients []*kgo.Client
+	clients   testcluster.Clients
 }
 
 // Node is one broker: its fixed id, port and directories, and the current
@@ -417,15 +414,7 @@ func (c *Cluster) Assignment(topic string) map[int32][]int32 {
 // cleanup.
 func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	all := append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...)}, opts...)
-	cl, err := kgo.NewClient(all...)
-	if err != nil {
-		c.t.Fatalf("faulttest: kgo client: %v", err)
-	}
-	c.mu.Lock()
-	c.clients = append(c.clients, cl)
-	c.mu.Unlock()
-	return cl
+	return c.clients.New(c.t, "faulttest", c.Bootstrap(), opts...)
 }
 
 // Admin returns a kadm client over a new Client.
@@ -529,13 +518,7 @@ func RunTool(timeout time.Duration, name string, args ...string) (string, error)
 // close kills every broker process, closes clients and the ZooKeeper
 // session; a failed test gets every broker's output tail logged.
 func (c *Cluster) close() {
-	c.mu.Lock()
-	clients := c.clients
-	c.clients = nil
-	c.mu.Unlock()
-	for _, cl := range clients {
-		cl.Close()
-	}
+	c.clients.Close()
 	if c.t.Failed() || os.Getenv("KLASSIK_FAULTTEST_LOGS") != "" {
 		lines := 80
 		if v, err := strconv.Atoi(os.Getenv("KLASSIK_FAULTTEST_LOGS")); err == nil && v > 0 {

@@ -29,7 +29,8 @@
 // bin/kafka-server-start.sh. Neither suite starts or waits for a process
 // on its own.
 //
-// Files: testcluster.go (Cluster, Options, Main, Poll), checker.go
+// Files: testcluster.go (Cluster, Options, Main, Poll), clients.go
+// (Clients, the kgo clients a harness closes at teardown), checker.go
 // (Checker), proc/ (the process harness).
 //
 // Goroutines: brokers own theirs; Start starts the brokers in parallel and

@@ -73,11 +73,12 @@ type Cluster struct {
 	logs      *logSink
 
 	// mu guards the following.
-	mu      sync.Mutex
-	nodes   []*node
-	zk      *zkclient.Client
-	clients []*kgo.Client
-	closed  bool
+	mu     sync.Mutex
+	nodes  []*node
+	zk     *zkclient.Client
+	closed bool
+
+	clients Clients
 }
 
 type node struct {
@@ -219,13 +220,10 @@ func (c *Cluster) Close() {
 		return
 	}
 	c.closed = true
-	clients := c.clients
 	nodes := c.nodes
 	zc := c.zk
 	c.mu.Unlock()
-	for _, cl := range clients {
-		cl.Close()
-	}
+	c.clients.Close()
 	var wg sync.WaitGroup
 	for _, n := range nodes {
 		if b := n.b; b != nil {
@@ -403,15 +401,7 @@ func (c *Cluster) Intercept(i int, key int16, fn Interceptor) {
 // cleanup.
 func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	all := append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...)}, opts...)
-	cl, err := kgo.NewClient(all...)
-	if err != nil {
-		c.t.Fatalf("testcluster: kgo client: %v", err)
-	}
-	c.mu.Lock()
-	c.clients = append(c.clients, cl)
-	c.mu.Unlock()
-	return cl
+	return c.clients.New(c.t, "testcluster", c.Bootstrap(), opts...)
 }
 
 // Admin returns a kadm client over a new Client.
