@@ -254,11 +254,7 @@ func TestPreferredLeaderElection(t *testing.T) {
 	if other == ctrl {
 		other = id
 	}
-	kresp, err := c.Client().Broker(int(other)).Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := kresp.(*kmsg.ElectLeadersResponse).ErrorCode; code != kerr.NotController.Code {
+	if code := request[*kmsg.ElectLeadersResponse](ctx, t, c.Client().Broker(int(other)), req).ErrorCode; code != kerr.NotController.Code {
 		t.Errorf("ElectLeaders at broker %d (controller %d): code %d, want NOT_CONTROLLER", other, ctrl, code)
 	}
 }

@@ -59,30 +59,15 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 	}
 
 	// An explicit assignment naming an unknown broker.
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 5000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "bad-assignment", -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{1, 99}
-	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{ra}
-	req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+	req := assignedTopicRequest("bad-assignment", 5000, [][]int32{{1, 99}}, nil)
 	cl := c.Client()
 	ctrl, _ := c.Controller()
-	kresp, err := cl.Broker(int(ctrl)).Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := kresp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != kerr.InvalidReplicaAssignment.Code {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(ctrl)), req).Topics[0].ErrorCode; code != kerr.InvalidReplicaAssignment.Code {
 		t.Errorf("assignment with an unknown broker: code %d, want INVALID_REPLICA_ASSIGNMENT", code)
 	}
 	// A non-controller answers NOT_CONTROLLER.
 	other := c.BrokerID((c.Index(ctrl) + 1) % c.N())
-	kresp, err = cl.Broker(int(other)).Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := kresp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != kerr.NotController.Code {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(other)), req).Topics[0].ErrorCode; code != kerr.NotController.Code {
 		t.Errorf("CreateTopics at a non-controller: code %d, want NOT_CONTROLLER", code)
 	}
 
@@ -128,19 +113,7 @@ func TestCorruptBatchRefused(t *testing.T) {
 	cl := c.Client()
 	produce := func(batch []byte) int16 {
 		t.Helper()
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = 1, 5000
-		pt := kmsg.NewProduceRequestTopic()
-		pt.Topic = topic
-		pp := kmsg.NewProduceRequestTopicPartition()
-		pp.Partition, pp.Records = 0, batch
-		pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
-		req.Topics = []kmsg.ProduceRequestTopic{pt}
-		kresp, err := cl.Broker(int(st.Leader)).Request(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return kresp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		return produceCode(ctx, t, cl.Broker(int(st.Leader)), topic, 1, batch)
 	}
 	batch := func(vals ...string) []byte {
 		var recs []record.Record

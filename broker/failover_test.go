@@ -72,11 +72,7 @@ func TestControllerFailoverFencesOldEpoch(t *testing.T) {
 	lb := kmsg.NewLeaderAndISRRequestLiveLeader()
 	lb.BrokerID, lb.Host, lb.Port = b.BrokerID(), "127.0.0.1", 1
 	req.LiveLeaders = []kmsg.LeaderAndISRRequestLiveLeader{lb}
-	kresp, err := cl.Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp := kresp.(*kmsg.LeaderAndISRResponse)
+	resp := request[*kmsg.LeaderAndISRResponse](ctx, t, cl, req)
 	if err := kerr.ErrorForCode(resp.ErrorCode); !errors.Is(err, kerr.StaleControllerEpoch) {
 		t.Fatalf("LeaderAndIsr with the old epoch answered %v, want STALE_CONTROLLER_EPOCH", err)
 	}

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,7 +64,7 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 		}
 	})
 	groups, err := adm.ListGroups(ctx)
-	if err != nil || !containsGroup(groups.Groups(), groupID) {
+	if err != nil || !slices.Contains(groups.Groups(), groupID) {
 		t.Fatalf("list groups: %v %v", groups.Groups(), err)
 	}
 	described, err := adm.DescribeGroups(ctx, groupID)
@@ -98,15 +99,6 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 	}
 }
 
-func containsGroup(gs []string, g string) bool {
-	for _, x := range gs {
-		if x == g {
-			return true
-		}
-	}
-	return false
-}
-
 // OffsetCommit and OffsetFetch v0 keep offsets in ZooKeeper, as Kafka does
 // for that version: /consumers/<group>/offsets/<topic>/<partition>.
 func TestOffsetCommitV0InZooKeeper(t *testing.T) {
@@ -131,11 +123,7 @@ func TestOffsetCommitV0InZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	kr, err := b.Request(ctx, commit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cresp := kr.(*kmsg.OffsetCommitResponse)
+	cresp := request[*kmsg.OffsetCommitResponse](ctx, t, b, commit)
 	if p := cresp.Topics[0].Partitions; p[0].ErrorCode != 0 || p[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("commit codes %d %d", p[0].ErrorCode, p[1].ErrorCode)
 	}
@@ -149,11 +137,7 @@ func TestOffsetCommitV0InZooKeeper(t *testing.T) {
 	ft := kmsg.NewOffsetFetchRequestTopic()
 	ft.Topic, ft.Partitions = "legacy", []int32{0, 1}
 	fetch.Topics = []kmsg.OffsetFetchRequestTopic{ft}
-	kr, err = b.Request(ctx, fetch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresp := kr.(*kmsg.OffsetFetchResponse)
+	fresp := request[*kmsg.OffsetFetchResponse](ctx, t, b, fetch)
 	ps := fresp.Topics[0].Partitions
 	if ps[0].Offset != 42 || ps[0].ErrorCode != 0 || ps[1].Offset != -1 || ps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("fetch: %+v", ps)
