@@ -421,6 +421,47 @@ func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16, configs 
 	}
 }
 
+// TopicConfig describes one config of topic through adm and returns its
+// value ("<null>" for a null one) and source, failing t if the describe
+// fails or does not list the key.
+func TopicConfig(t testing.TB, adm *kadm.Client, topic, key string) (string, kmsg.ConfigSource) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		t.Fatalf("testcluster: describe configs of %s: %v", topic, err)
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil || rc.Err != nil {
+		t.Fatalf("testcluster: describe configs of %s: %v / %v", topic, err, rc.Err)
+	}
+	for _, cfg := range rc.Configs {
+		if cfg.Key == key {
+			if cfg.Value == nil {
+				return "<null>", cfg.Source
+			}
+			return *cfg.Value, cfg.Source
+		}
+	}
+	t.Fatalf("testcluster: config %s not described for %s", key, topic)
+	return "", 0
+}
+
+// WaitLeaders waits until each of the topic's partitions 0..partitions-1
+// has a leader in its state znode.
+func (c *Cluster) WaitLeaders(timeout time.Duration, topic string, partitions int32) {
+	c.t.Helper()
+	c.WaitFor(timeout, "a leader for every partition of "+topic, func() bool {
+		for p := int32(0); p < partitions; p++ {
+			if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // WaitFor polls cond every 50ms until it holds, failing the test after
 // timeout with "timed out waiting for <what>".
 func (c *Cluster) WaitFor(timeout time.Duration, what string, cond func() bool) {
