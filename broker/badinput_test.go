@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/storage/record"
-	"github.com/klassik/klassik/broker/testcluster"
 )
 
 // CreateTopics refuses bad input with Kafka's error codes: illegal names
@@ -21,7 +20,7 @@ import (
 // configs and explicit assignments. Auto-creation through Metadata refuses
 // illegal names the same way.
 func TestCreateTopicsRejectsBadInput(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
 	c.CreateTopic("dot.name", 1, 1, nil)
@@ -105,7 +104,7 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 // A batch with a broken CRC is refused with CORRUPT_MESSAGE and what was
 // written before it is still readable, at the same offsets.
 func TestCorruptBatchRefused(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	ctx := ctxT(t, 60*time.Second)
 	const topic = "raw"
 	c.CreateTopic(topic, 1, 1, nil)
@@ -140,18 +139,12 @@ func TestCorruptBatchRefused(t *testing.T) {
 	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	want := []string{"a", "b", "c", "d", "e", "f", "g"}
 	var got []string
-	for len(got) < len(want) {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %v before the deadline", got)
+	consumeN(ctx, t, cons, len(want), "the batches around the corrupt one", func(r *kgo.Record) {
+		if r.Offset != int64(len(got)) {
+			t.Errorf("record %q at offset %d, want %d", r.Value, r.Offset, len(got))
 		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != int64(len(got)) {
-				t.Errorf("record %q at offset %d, want %d", r.Value, r.Offset, len(got))
-			}
-			got = append(got, string(r.Value))
-		})
-	}
+		got = append(got, string(r.Value))
+	})
 	if strings.Join(got, "") != strings.Join(want, "") {
 		t.Fatalf("read %v, want %v", got, want)
 	}

@@ -32,19 +32,12 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 	cons := c.Client(kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
 	seen := map[string]bool{}
-	for len(seen) < 1000 {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("group consumer read %d of 1000 records", len(seen))
+	consumeN(ctx, t, cons, 1000, "the group consumer", func(r *kgo.Record) {
+		if seen[string(r.Value)] {
+			t.Errorf("record %s delivered twice", r.Value)
 		}
-		fs.EachError(func(tp string, p int32, err error) { t.Logf("fetch error %s-%d: %v", tp, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			if seen[string(r.Value)] {
-				t.Errorf("record %s delivered twice", r.Value)
-			}
-			seen[string(r.Value)] = true
-		})
-	}
+		seen[string(r.Value)] = true
+	})
 	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -85,13 +78,7 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 	}
 	again := c.Client(kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	var late []string
-	for len(late) < 10 {
-		fs := again.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("resumed member read %v", late)
-		}
-		fs.EachRecord(func(r *kgo.Record) { late = append(late, string(r.Value)) })
-	}
+	consumeN(ctx, t, again, 10, "the resumed member", func(r *kgo.Record) { late = append(late, string(r.Value)) })
 	for _, v := range late {
 		if len(v) < 5 || v[:5] != "late-" {
 			t.Fatalf("resumed member re-read %q: committed offsets were not used", v)

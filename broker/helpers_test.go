@@ -9,7 +9,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/storage/record"
+	"github.com/klassik/klassik/broker/testcluster"
 )
+
+// racks are the racks of startRacked's brokers, by index.
+var racks = []string{"a", "b", "c"}
+
+// startRacked starts the cluster most tests here use: three brokers on
+// racks a, b and c.
+func startRacked(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	return testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+}
+
+// ctxT is a context that ends after d or with the test.
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 // Raw requests for the tests that check one broker's answer to one request
 // (a kgo client would retry or route it elsewhere).
@@ -79,4 +97,26 @@ func assignedTopicRequest(topic string, timeoutMillis int32, assignment [][]int3
 	}
 	req.Topics = append(req.Topics, rt)
 	return req
+}
+
+// consumeN polls cl, handing each record to each (if set), until n records
+// arrived, and returns how many did (the last poll may bring more); at
+// ctx's deadline it fails the test naming what was being read.
+func consumeN(ctx context.Context, t *testing.T, cl *kgo.Client, n int, what string, each func(*kgo.Record)) int {
+	t.Helper()
+	got := 0
+	for got < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("%s: read %d of %d records before the deadline", what, got, n)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch error %s-%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if each != nil {
+				each(r)
+			}
+			got++
+		})
+	}
+	return got
 }
