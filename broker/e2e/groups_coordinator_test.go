@@ -117,21 +117,7 @@ func TestGroupsOffsetsTopicAndDumpLog(t *testing.T) {
 			t.Fatalf("%s-%d replicas %v, want 3 (offsets.topic.replication.factor)", offsetsTopic, p.Partition, p.Replicas)
 		}
 	}
-	rc, err := adm.DescribeTopicConfigs(ctx, offsetsTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rc.On(offsetsTopic, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := ""
-	for _, kv := range cfg.Configs {
-		if kv.Key == "cleanup.policy" {
-			policy = kv.MaybeValue()
-		}
-	}
-	if policy != "compact" {
+	if policy, _ := testcluster.TopicConfig(t, adm, offsetsTopic, "cleanup.policy"); policy != "compact" {
 		t.Fatalf("%s cleanup.policy = %q, want compact", offsetsTopic, policy)
 	}
 

@@ -252,32 +252,20 @@ func readAll(t *testing.T, c *opsCluster, topic string, partitions []int32, n in
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var recs []consumed
-	for len(recs) < n {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			for _, p := range partitions {
-				for _, d := range c.partitionDirs(fmt.Sprintf("%s-%d", topic, p)) {
-					t.Logf("log dir %s", d)
-				}
-				for _, id := range c.ids {
-					segs, _ := filepath.Glob(filepath.Join(c.brokers[id].logDir, fmt.Sprintf("%s-%d", topic, p), "*.log"))
-					for _, seg := range segs {
-						out, _ := c.tool("kafka-dump-log.sh", "--files", seg)
-						t.Logf("broker %d, kafka-dump-log.sh --files %s:\n%s", id, seg, tail(out))
-					}
+	return pollRecords(t, cl, topic, n, func() {
+		for _, p := range partitions {
+			for _, d := range c.partitionDirs(fmt.Sprintf("%s-%d", topic, p)) {
+				t.Logf("log dir %s", d)
+			}
+			for _, id := range c.ids {
+				segs, _ := filepath.Glob(filepath.Join(c.brokers[id].logDir, fmt.Sprintf("%s-%d", topic, p), "*.log"))
+				for _, seg := range segs {
+					out, _ := c.tool("kafka-dump-log.sh", "--files", seg)
+					t.Logf("broker %d, kafka-dump-log.sh --files %s:\n%s", id, seg, tailLines(out))
 				}
 			}
-			t.Fatalf("read %d of %d records of %s before the deadline", len(recs), n, topic)
 		}
-		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s-%d: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			recs = append(recs, consumed{partition: r.Partition, offset: r.Offset, value: string(r.Value)})
-		})
-	}
-	return recs
+	})
 }
 
 // opsKillBrokerRF1: kill -9 of the broker holding ops-z's single replica of
