@@ -34,7 +34,7 @@ func TestOpsBadConfigKey(t *testing.T) {
 	}
 	c.start(1)
 	code := c.waitExit(1, 60*time.Second)
-	out, _ := os.ReadFile(c.brokers[1].outPath)
+	out, _ := os.ReadFile(c.brokers[1].node.Output)
 	if code == 0 {
 		t.Errorf("broker with an unknown key exited 0:\n%s", out)
 	}
@@ -45,12 +45,12 @@ func TestOpsBadConfigKey(t *testing.T) {
 	if err := os.WriteFile(c.props, append(data, []byte("num.partitions=three\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(c.brokers[1].outPath, 0); err != nil {
+	if err := os.Truncate(c.brokers[1].node.Output, 0); err != nil {
 		t.Fatal(err)
 	}
 	c.start(1)
 	code = c.waitExit(1, 60*time.Second)
-	out, _ = os.ReadFile(c.brokers[1].outPath)
+	out, _ = os.ReadFile(c.brokers[1].node.Output)
 	if code == 0 || !strings.Contains(string(out), "num.partitions") {
 		t.Errorf("broker with num.partitions=three: exit %d, output:\n%s", code, out)
 	}
@@ -66,7 +66,7 @@ func TestOpsScriptedCluster(t *testing.T) {
 	c := newOpsCluster(t, 1, 2, 3)
 	c.startAll()
 	for _, id := range c.ids {
-		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].proc.Pid()) + "/exe")
+		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].node.Process().Pid()) + "/exe")
 		if err != nil || filepath.Base(exe) != "kafka-server" {
 			t.Fatalf("pid of kafka-server-start.sh for broker %d is %q, not the broker (exec expected): %v", id, exe, err)
 		}
