@@ -46,8 +46,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -388,11 +390,7 @@ func (r *groupRun) kill(name string) {
 func (r *groupRun) liveMembers() []*memberProc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ms := make([]*memberProc, 0, len(r.members))
-	for _, m := range r.members {
-		ms = append(ms, m)
-	}
-	return ms
+	return slices.Collect(maps.Values(r.members))
 }
 
 // stopAll closes every live member's stdin and waits for a clean exit.
