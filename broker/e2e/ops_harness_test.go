@@ -75,6 +75,7 @@ type opsCluster struct {
 	zc      *zkclient.Client
 	brokers map[int32]*opsBroker
 	ids     []int32
+	clients testcluster.Clients
 }
 
 // repoRoot is the top of the repository.
@@ -156,9 +157,10 @@ func newOpsCluster(t *testing.T, ids ...int32) *opsCluster {
 	return c
 }
 
-// close kills what is still running (by pid: our own children only) and
-// closes the test's ZooKeeper session.
+// close closes the clients, kills what is still running (by pid: our own
+// children only) and closes the test's ZooKeeper session.
 func (c *opsCluster) close() {
+	c.clients.Close()
 	for _, b := range c.brokers {
 		b.node.Kill()
 	}
@@ -272,12 +274,7 @@ func (c *opsCluster) bootstrap() string { return strings.Join(c.addrs(), ",") }
 // client is a franz-go client on the running brokers, closed at test end.
 func (c *opsCluster) client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.addrs()...)}, opts...)...)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.t.Cleanup(cl.Close)
-	return cl
+	return c.clients.New(c.t, "ops", c.addrs(), opts...)
 }
 
 func (c *opsCluster) waitFor(timeout time.Duration, what string, cond func() bool) {

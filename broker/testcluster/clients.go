@@ -9,8 +9,9 @@ import (
 
 // Clients are the kgo clients a harness handed out, closed together when
 // the harness tears its cluster down (before the brokers go, so no client
-// retries against a stopped broker). The zero value is ready to use; both
-// harnesses (Cluster here and broker/faulttest's process cluster) keep one.
+// retries against a stopped broker). The zero value is ready to use; every
+// harness keeps one (Cluster here, broker/faulttest's process cluster and
+// broker/e2e's operator cluster).
 type Clients struct {
 	// mu guards the following.
 	mu   sync.Mutex
