@@ -19,7 +19,7 @@ import (
 // get leaders; DeleteTopics removes a topic from ZooKeeper, every broker's
 // metadata and every broker's disk.
 func TestAdminDescribeClusterCreatePartitionsDeleteTopics(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
 
@@ -123,7 +123,7 @@ func TestProducerIDBlockInZooKeeper(t *testing.T) {
 // moves the leadership away first (controlled shutdown): no partition goes
 // offline and the broker leaves every ISR.
 func TestControlledShutdownMovesLeadership(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	c.CreateTopic("moving", 6, 3, nil)
 	for p := int32(0); p < 6; p++ {
 		c.WaitFor(30*time.Second, "leaders", func() bool {
@@ -186,7 +186,7 @@ func waitMetadataPropagated(t *testing.T, c *testcluster.Cluster, topic string, 
 // needs follower fetching) and the election answers
 // PREFERRED_LEADER_NOT_AVAILABLE. A non-controller answers NOT_CONTROLLER.
 func TestPreferredLeaderElection(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
 	c.CreateTopic("pref", 3, 3, nil)
@@ -254,11 +254,7 @@ func TestPreferredLeaderElection(t *testing.T) {
 	if other == ctrl {
 		other = id
 	}
-	kresp, err := c.Client().Broker(int(other)).Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := kresp.(*kmsg.ElectLeadersResponse).ErrorCode; code != kerr.NotController.Code {
+	if code := request[*kmsg.ElectLeadersResponse](ctx, t, c.Client().Broker(int(other)), req).ErrorCode; code != kerr.NotController.Code {
 		t.Errorf("ElectLeaders at broker %d (controller %d): code %d, want NOT_CONTROLLER", other, ctrl, code)
 	}
 }

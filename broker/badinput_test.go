@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/storage/record"
-	"github.com/klassik/klassik/broker/testcluster"
 )
 
 // CreateTopics refuses bad input with Kafka's error codes: illegal names
@@ -21,7 +20,7 @@ import (
 // configs and explicit assignments. Auto-creation through Metadata refuses
 // illegal names the same way.
 func TestCreateTopicsRejectsBadInput(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	adm := c.Admin()
 	ctx := ctxT(t, 60*time.Second)
 	c.CreateTopic("dot.name", 1, 1, nil)
@@ -59,30 +58,15 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 	}
 
 	// An explicit assignment naming an unknown broker.
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 5000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "bad-assignment", -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{1, 99}
-	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{ra}
-	req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+	req := assignedTopicRequest("bad-assignment", 5000, [][]int32{{1, 99}}, nil)
 	cl := c.Client()
 	ctrl, _ := c.Controller()
-	kresp, err := cl.Broker(int(ctrl)).Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := kresp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != kerr.InvalidReplicaAssignment.Code {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(ctrl)), req).Topics[0].ErrorCode; code != kerr.InvalidReplicaAssignment.Code {
 		t.Errorf("assignment with an unknown broker: code %d, want INVALID_REPLICA_ASSIGNMENT", code)
 	}
 	// A non-controller answers NOT_CONTROLLER.
 	other := c.BrokerID((c.Index(ctrl) + 1) % c.N())
-	kresp, err = cl.Broker(int(other)).Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := kresp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != kerr.NotController.Code {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(other)), req).Topics[0].ErrorCode; code != kerr.NotController.Code {
 		t.Errorf("CreateTopics at a non-controller: code %d, want NOT_CONTROLLER", code)
 	}
 
@@ -120,7 +104,7 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 // A batch with a broken CRC is refused with CORRUPT_MESSAGE and what was
 // written before it is still readable, at the same offsets.
 func TestCorruptBatchRefused(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	ctx := ctxT(t, 60*time.Second)
 	const topic = "raw"
 	c.CreateTopic(topic, 1, 1, nil)
@@ -128,19 +112,7 @@ func TestCorruptBatchRefused(t *testing.T) {
 	cl := c.Client()
 	produce := func(batch []byte) int16 {
 		t.Helper()
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = 1, 5000
-		pt := kmsg.NewProduceRequestTopic()
-		pt.Topic = topic
-		pp := kmsg.NewProduceRequestTopicPartition()
-		pp.Partition, pp.Records = 0, batch
-		pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
-		req.Topics = []kmsg.ProduceRequestTopic{pt}
-		kresp, err := cl.Broker(int(st.Leader)).Request(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return kresp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		return produceCode(ctx, t, cl.Broker(int(st.Leader)), topic, 1, batch)
 	}
 	batch := func(vals ...string) []byte {
 		var recs []record.Record
@@ -167,18 +139,12 @@ func TestCorruptBatchRefused(t *testing.T) {
 	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	want := []string{"a", "b", "c", "d", "e", "f", "g"}
 	var got []string
-	for len(got) < len(want) {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %v before the deadline", got)
+	consumeN(ctx, t, cons, len(want), "the batches around the corrupt one", func(r *kgo.Record) {
+		if r.Offset != int64(len(got)) {
+			t.Errorf("record %q at offset %d, want %d", r.Value, r.Offset, len(got))
 		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != int64(len(got)) {
-				t.Errorf("record %q at offset %d, want %d", r.Value, r.Offset, len(got))
-			}
-			got = append(got, string(r.Value))
-		})
-	}
+		got = append(got, string(r.Value))
+	})
 	if strings.Join(got, "") != strings.Join(want, "") {
 		t.Fatalf("read %v, want %v", got, want)
 	}

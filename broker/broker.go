@@ -518,21 +518,11 @@ func (b *Broker) Shutdown() { b.stop(true) }
 // once), listeners and connections are dropped, and the logs are left
 // without the clean-shutdown marker so the next start runs recovery.
 func (b *Broker) Kill() {
-	b.mu.Lock()
-	if b.shutdown {
-		b.mu.Unlock()
+	if !b.beginShutdown() {
 		return
 	}
-	b.shutdown = true
-	b.mu.Unlock()
 	if b.zk != nil {
 		b.zk.Close()
-	}
-	if b.apis != nil {
-		b.apis.Close()
-	}
-	if b.server != nil {
-		b.server.Shutdown()
 	}
 	b.stopComponents()
 	if b.logs != nil {
@@ -550,21 +540,11 @@ func (b *Broker) Kill() {
 }
 
 func (b *Broker) stop(controlled bool) {
-	b.mu.Lock()
-	if b.shutdown {
-		b.mu.Unlock()
+	if !b.beginShutdown() {
 		return
 	}
-	b.shutdown = true
-	b.mu.Unlock()
 	if controlled && b.server != nil && b.epoch.Load() >= 0 && b.cfg.ControlledShutdownEnable {
 		b.controlledShutdown()
-	}
-	if b.apis != nil {
-		b.apis.Close()
-	}
-	if b.server != nil {
-		b.server.Shutdown()
 	}
 	b.stopComponents()
 	if b.logs != nil {
@@ -578,8 +558,27 @@ func (b *Broker) stop(controlled bool) {
 	b.logger.Info("shut down completed")
 }
 
-// stopComponents stops what sits between the socket server and the logs.
+// beginShutdown marks the broker as shut down and reports whether this call
+// is the first, the one that stops it.
+func (b *Broker) beginShutdown() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shutdown {
+		return false
+	}
+	b.shutdown = true
+	return true
+}
+
+// stopComponents closes the request handlers and the socket server, then
+// what sits between them and the logs.
 func (b *Broker) stopComponents() {
+	if b.apis != nil {
+		b.apis.Close()
+	}
+	if b.server != nil {
+		b.server.Shutdown()
+	}
 	if b.stopNewSession != nil {
 		b.stopNewSession()
 	}

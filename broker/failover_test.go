@@ -20,7 +20,7 @@ import (
 // fencing: a broker rejects every controller request whose controller
 // epoch is below the highest it has seen, with STALE_CONTROLLER_EPOCH).
 func TestControllerFailoverFencesOldEpoch(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	oldCtrl, _ := c.Controller()
 	oldEpoch := c.ControllerEpoch()
 
@@ -72,11 +72,7 @@ func TestControllerFailoverFencesOldEpoch(t *testing.T) {
 	lb := kmsg.NewLeaderAndISRRequestLiveLeader()
 	lb.BrokerID, lb.Host, lb.Port = b.BrokerID(), "127.0.0.1", 1
 	req.LiveLeaders = []kmsg.LeaderAndISRRequestLiveLeader{lb}
-	kresp, err := cl.Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp := kresp.(*kmsg.LeaderAndISRResponse)
+	resp := request[*kmsg.LeaderAndISRResponse](ctx, t, cl, req)
 	if err := kerr.ErrorForCode(resp.ErrorCode); !errors.Is(err, kerr.StaleControllerEpoch) {
 		t.Fatalf("LeaderAndIsr with the old epoch answered %v, want STALE_CONTROLLER_EPOCH", err)
 	}
@@ -89,7 +85,7 @@ func TestControllerFailoverFencesOldEpoch(t *testing.T) {
 // partition without a leader (-1 in ZooKeeper, LEADER_NOT_AVAILABLE or no
 // leader in Metadata); after a restart it leads again with its data intact.
 func TestSingleReplicaPartitionSurvivesRestart(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	ctx := ctxT(t, 60*time.Second)
 	const topic = "solo"
 	c.CreateTopic(topic, 1, 1, nil)
@@ -130,18 +126,12 @@ func TestSingleReplicaPartitionSurvivesRestart(t *testing.T) {
 	// Every record is still there, at the same offsets.
 	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	seen := 0
-	for seen < 500 {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of 500 records after the restart", seen)
+	consumeN(ctx, t, cons, 500, "the records after the restart", func(r *kgo.Record) {
+		if r.Offset != int64(seen) {
+			t.Errorf("record at offset %d, expected %d", r.Offset, seen)
 		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != int64(seen) {
-				t.Errorf("record at offset %d, expected %d", r.Offset, seen)
-			}
-			seen++
-		})
-	}
+		seen++
+	})
 }
 
 // A controller that crashes without closing its ZooKeeper session (as after

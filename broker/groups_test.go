@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -31,19 +32,12 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 	cons := c.Client(kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
 	seen := map[string]bool{}
-	for len(seen) < 1000 {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("group consumer read %d of 1000 records", len(seen))
+	consumeN(ctx, t, cons, 1000, "the group consumer", func(r *kgo.Record) {
+		if seen[string(r.Value)] {
+			t.Errorf("record %s delivered twice", r.Value)
 		}
-		fs.EachError(func(tp string, p int32, err error) { t.Logf("fetch error %s-%d: %v", tp, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			if seen[string(r.Value)] {
-				t.Errorf("record %s delivered twice", r.Value)
-			}
-			seen[string(r.Value)] = true
-		})
-	}
+		seen[string(r.Value)] = true
+	})
 	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -63,7 +57,7 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 		}
 	})
 	groups, err := adm.ListGroups(ctx)
-	if err != nil || !containsGroup(groups.Groups(), groupID) {
+	if err != nil || !slices.Contains(groups.Groups(), groupID) {
 		t.Fatalf("list groups: %v %v", groups.Groups(), err)
 	}
 	described, err := adm.DescribeGroups(ctx, groupID)
@@ -84,27 +78,12 @@ func TestConsumerGroupCommitAndResume(t *testing.T) {
 	}
 	again := c.Client(kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	var late []string
-	for len(late) < 10 {
-		fs := again.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("resumed member read %v", late)
-		}
-		fs.EachRecord(func(r *kgo.Record) { late = append(late, string(r.Value)) })
-	}
+	consumeN(ctx, t, again, 10, "the resumed member", func(r *kgo.Record) { late = append(late, string(r.Value)) })
 	for _, v := range late {
 		if len(v) < 5 || v[:5] != "late-" {
 			t.Fatalf("resumed member re-read %q: committed offsets were not used", v)
 		}
 	}
-}
-
-func containsGroup(gs []string, g string) bool {
-	for _, x := range gs {
-		if x == g {
-			return true
-		}
-	}
-	return false
 }
 
 // OffsetCommit and OffsetFetch v0 keep offsets in ZooKeeper, as Kafka does
@@ -131,11 +110,7 @@ func TestOffsetCommitV0InZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	kr, err := b.Request(ctx, commit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cresp := kr.(*kmsg.OffsetCommitResponse)
+	cresp := request[*kmsg.OffsetCommitResponse](ctx, t, b, commit)
 	if p := cresp.Topics[0].Partitions; p[0].ErrorCode != 0 || p[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("commit codes %d %d", p[0].ErrorCode, p[1].ErrorCode)
 	}
@@ -149,11 +124,7 @@ func TestOffsetCommitV0InZooKeeper(t *testing.T) {
 	ft := kmsg.NewOffsetFetchRequestTopic()
 	ft.Topic, ft.Partitions = "legacy", []int32{0, 1}
 	fetch.Topics = []kmsg.OffsetFetchRequestTopic{ft}
-	kr, err = b.Request(ctx, fetch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresp := kr.(*kmsg.OffsetFetchResponse)
+	fresp := request[*kmsg.OffsetFetchResponse](ctx, t, b, fetch)
 	ps := fresp.Topics[0].Partitions
 	if ps[0].Offset != 42 || ps[0].ErrorCode != 0 || ps[1].Offset != -1 || ps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("fetch: %+v", ps)

@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -23,18 +22,10 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-var racks = []string{"a", "b", "c"}
-
-func ctxT(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // A 3-broker cluster on racks a, b, c: every broker is in Metadata with its
 // rack, the controller named in Metadata is the one /controller names.
 func TestClusterMetadataAndController(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks})
+	c := startRacked(t)
 	ctrl, ok := c.Controller()
 	if !ok {
 		t.Fatal("no /controller")
@@ -176,16 +167,7 @@ func produceAndCheck(t *testing.T, c *testcluster.Cluster, topic string, n int, 
 	}
 
 	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	for chk.NumConsumed() < n {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("consumed %d of %d records before the deadline", chk.NumConsumed(), n)
-		}
-		fs.EachError(func(topic string, p int32, err error) {
-			t.Logf("fetch error %s-%d: %v", topic, p, err)
-		})
-		fs.EachRecord(func(r *kgo.Record) { chk.Consumed(string(r.Value), r.Partition, r.Offset) })
-	}
+	consumeN(ctx, t, cons, n, topic, func(r *kgo.Record) { chk.Consumed(string(r.Value), r.Partition, r.Offset) })
 	rep := chk.Report()
 	if !rep.OK() || rep.Acked != n || rep.Consumed != n {
 		t.Fatalf("delivery check failed: %s", rep)
@@ -200,20 +182,12 @@ func consumeAll(t *testing.T, c *testcluster.Cluster, topic string, n int) {
 	ctx := ctxT(t, 60*time.Second)
 	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	next := map[int32]int64{}
-	seen := 0
-	for seen < n {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records", seen, n)
+	consumeN(ctx, t, cons, n, topic, func(r *kgo.Record) {
+		if r.Offset != next[r.Partition] {
+			t.Errorf("partition %d: offset %d, expected %d", r.Partition, r.Offset, next[r.Partition])
 		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != next[r.Partition] {
-				t.Errorf("partition %d: offset %d, expected %d", r.Partition, r.Offset, next[r.Partition])
-			}
-			next[r.Partition] = r.Offset + 1
-			seen++
-		})
-	}
+		next[r.Partition] = r.Offset + 1
+	})
 }
 
 // A second broker configured with the id of a live broker refuses to start

@@ -25,22 +25,7 @@ import (
 // to have a leader and a full ISR.
 func createAssigned(t *testing.T, c *testcluster.Cluster, topic string, assignment [][]int32, configs map[string]string) {
 	t.Helper()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 30000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-	for p, rs := range assignment {
-		ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		ra.Partition, ra.Replicas = int32(p), rs
-		rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	}
-	for k, v := range configs {
-		cf := kmsg.NewCreateTopicsRequestTopicConfig()
-		cf.Name, cf.Value = k, kmsg.StringPtr(v)
-		rt.Configs = append(rt.Configs, cf)
-	}
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctxT(t, 30*time.Second), c.Client())
+	resp, err := assignedTopicRequest(topic, 30000, assignment, configs).RequestWith(ctxT(t, 30*time.Second), c.Client())
 	if err != nil {
 		t.Fatalf("create %s: %v", topic, err)
 	}
@@ -53,6 +38,33 @@ func createAssigned(t *testing.T, c *testcluster.Cluster, topic string, assignme
 			return ok && s.Leader >= 0 && len(s.ISR) == len(rs)
 		})
 	}
+}
+
+// strandOutOfSync makes y the only live replica of partition 0 of every
+// topic (assigned to x and y) while out of sync: y is killed and x left
+// alone as leader and ISR, then x is killed and every partition goes
+// offline, then y is started again.
+func strandOutOfSync(c *testcluster.Cluster, topics []string, xi, yi int) {
+	x := c.BrokerID(xi)
+	c.KillBroker(yi)
+	c.WaitFor(20*time.Second, "ISR [x] everywhere", func() bool {
+		for _, tp := range topics {
+			if s, ok := c.PartitionState(tp, 0); !ok || !reflect.DeepEqual(s.ISR, []int32{x}) || s.Leader != x {
+				return false
+			}
+		}
+		return true
+	})
+	c.KillBroker(xi)
+	c.WaitFor(20*time.Second, "every partition offline", func() bool {
+		for _, tp := range topics {
+			if s, ok := c.PartitionState(tp, 0); !ok || s.Leader != -1 {
+				return false
+			}
+		}
+		return true
+	})
+	c.RestartBroker(yi)
 }
 
 // otherTwo returns the indexes of the two brokers that are not the
@@ -78,27 +90,7 @@ func TestUncleanLeaderElection(t *testing.T) {
 	createAssigned(t, c, "clean", as, nil)
 	createAssigned(t, c, "unclean", as, map[string]string{"unclean.leader.election.enable": "true"})
 	createAssigned(t, c, "later", as, nil)
-	topics := []string{"clean", "unclean", "later"}
-
-	c.KillBroker(yi)
-	c.WaitFor(20*time.Second, "ISR [x] everywhere", func() bool {
-		for _, tp := range topics {
-			if s, ok := c.PartitionState(tp, 0); !ok || !reflect.DeepEqual(s.ISR, []int32{x}) || s.Leader != x {
-				return false
-			}
-		}
-		return true
-	})
-	c.KillBroker(xi)
-	c.WaitFor(20*time.Second, "every partition offline", func() bool {
-		for _, tp := range topics {
-			if s, ok := c.PartitionState(tp, 0); !ok || s.Leader != -1 {
-				return false
-			}
-		}
-		return true
-	})
-	c.RestartBroker(yi)
+	strandOutOfSync(c, []string{"clean", "unclean", "later"}, xi, yi)
 	c.WaitFor(20*time.Second, "unclean-0 led by the out-of-sync replica", func() bool {
 		s, ok := c.PartitionState("unclean", 0)
 		return ok && s.Leader == y && reflect.DeepEqual(s.ISR, []int32{y})
@@ -221,25 +213,7 @@ func TestUncleanLeaderElectionBrokerDefault(t *testing.T) {
 	as := [][]int32{{x, y}}
 	createAssigned(t, c, "inherits", as, nil)
 	createAssigned(t, c, "refuses", as, map[string]string{"unclean.leader.election.enable": "false"})
-	c.KillBroker(yi)
-	c.WaitFor(20*time.Second, "ISR [x]", func() bool {
-		for _, tp := range []string{"inherits", "refuses"} {
-			if s, ok := c.PartitionState(tp, 0); !ok || !reflect.DeepEqual(s.ISR, []int32{x}) {
-				return false
-			}
-		}
-		return true
-	})
-	c.KillBroker(xi)
-	c.WaitFor(20*time.Second, "both offline", func() bool {
-		for _, tp := range []string{"inherits", "refuses"} {
-			if s, ok := c.PartitionState(tp, 0); !ok || s.Leader != -1 {
-				return false
-			}
-		}
-		return true
-	})
-	c.RestartBroker(yi)
+	strandOutOfSync(c, []string{"inherits", "refuses"}, xi, yi)
 	c.WaitFor(20*time.Second, "inherits-0 elected uncleanly", func() bool {
 		s, ok := c.PartitionState("inherits", 0)
 		return ok && s.Leader == y

@@ -128,14 +128,7 @@ func TestReassignmentAPIRemovesLogDir(t *testing.T) {
 	}
 	// Every acknowledged record is still readable from the new replicas.
 	cl := c.Client(kgo.ConsumeTopics("move"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	got := 0
-	for got < 200 {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of 200 records after the move", got)
-		}
-		got += fs.NumRecords()
-	}
+	got := consumeN(ctx, t, cl, 200, "move after the reassignment", nil)
 	if got != 200 {
 		t.Errorf("read %d records after the move, want 200", got)
 	}

@@ -143,20 +143,9 @@ func produceTracked(t *testing.T, cl *kgo.Client, chk *testcluster.Checker, topi
 func consumeAllTracked(t *testing.T, c *testcluster.Cluster, chk *testcluster.Checker, topic string, want int) {
 	t.Helper()
 	cl := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	seen := 0
-	for seen < want {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("consumed %d of %d acknowledged records before the deadline", seen, want)
-		}
-		fs.EachError(func(_ string, _ int32, err error) { t.Logf("fetch error: %v", err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			chk.Consumed(string(r.Value), r.Partition, r.Offset)
-			seen++
-		})
-	}
+	consumeN(ctxT(t, 30*time.Second), t, cl, want, "the acknowledged records of "+topic, func(r *kgo.Record) {
+		chk.Consumed(string(r.Value), r.Partition, r.Offset)
+	})
 }
 
 // TestReplicationLeaderKilledMidProduce is Kafka's

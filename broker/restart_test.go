@@ -11,29 +11,6 @@ import (
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
-// configValue returns the described value and source of one topic config.
-func configValue(t *testing.T, adm *kadm.Client, topic, key string) (string, kmsg.ConfigSource) {
-	t.Helper()
-	rcs, err := adm.DescribeTopicConfigs(ctxT(t, 10*time.Second), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := rcs.On(topic, nil)
-	if err != nil || rc.Err != nil {
-		t.Fatalf("describe %s: %v / %v", topic, err, rc.Err)
-	}
-	for _, c := range rc.Configs {
-		if c.Key == key {
-			if c.Value == nil {
-				return "<null>", c.Source
-			}
-			return *c.Value, c.Source
-		}
-	}
-	t.Fatalf("config %s not described for %s", key, topic)
-	return "", 0
-}
-
 // Topic configs set with IncrementalAlterConfigs and AlterConfigs are read
 // back with DescribeConfigs (source DYNAMIC_TOPIC_CONFIG), applied live to
 // the logs of every replica, and — with the topics, the data and the log
@@ -46,10 +23,10 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 	ctx := ctxT(t, 120*time.Second)
 	const topic = "durable"
 	c.CreateTopic(topic, 3, 3, map[string]*string{"segment.bytes": kadm.StringPtr("1048576")})
-	if v, src := configValue(t, adm, topic, "segment.bytes"); v != "1048576" || src != kmsg.ConfigSourceDynamicTopicConfig {
+	if v, src := testcluster.TopicConfig(t, adm, topic, "segment.bytes"); v != "1048576" || src != kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("segment.bytes = %s (source %v) after create", v, src)
 	}
-	if v, src := configValue(t, adm, topic, "retention.ms"); v != "604800000" || src != kmsg.ConfigSourceDefaultConfig {
+	if v, src := testcluster.TopicConfig(t, adm, topic, "retention.ms"); v != "604800000" || src != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("retention.ms = %s (source %v), want Kafka's default", v, src)
 	}
 
@@ -58,10 +35,10 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 	if err != nil || resps[0].Err != nil {
 		t.Fatalf("incremental alter: %v / %v", err, resps)
 	}
-	if v, src := configValue(t, adm, topic, "retention.ms"); v != "3600000" || src != kmsg.ConfigSourceDynamicTopicConfig {
+	if v, src := testcluster.TopicConfig(t, adm, topic, "retention.ms"); v != "3600000" || src != kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("retention.ms = %s (source %v) after incremental alter", v, src)
 	}
-	if v, _ := configValue(t, adm, topic, "segment.bytes"); v != "1048576" {
+	if v, _ := testcluster.TopicConfig(t, adm, topic, "segment.bytes"); v != "1048576" {
 		t.Fatalf("incremental alter lost segment.bytes: %s", v)
 	}
 	// Every broker hosting a replica applies the change to its logs.
@@ -72,7 +49,7 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 	if err != nil || resps[0].Err != nil {
 		t.Fatalf("alter: %v / %v", err, resps)
 	}
-	if v, src := configValue(t, adm, topic, "segment.bytes"); v != "1073741824" || src != kmsg.ConfigSourceDefaultConfig {
+	if v, src := testcluster.TopicConfig(t, adm, topic, "segment.bytes"); v != "1073741824" || src != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("segment.bytes = %s (source %v) after AlterConfigs replaced the set", v, src)
 	}
 	waitLogConfig(t, c, topic, func(lc storage.LogConfig) bool {
@@ -105,19 +82,12 @@ func TestConfigsAndDataSurviveClusterRestart(t *testing.T) {
 	for i := 0; i < c.N(); i++ {
 		c.RestartBroker(i)
 	}
-	c.WaitFor(20*time.Second, "leaders for every partition after the restart", func() bool {
-		for p := int32(0); p < 3; p++ {
-			if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
+	c.WaitLeaders(20*time.Second, topic, 3)
 	adm2 := c.Admin()
-	if v, src := configValue(t, adm2, topic, "retention.ms"); v != "7200000" || src != kmsg.ConfigSourceDynamicTopicConfig {
+	if v, src := testcluster.TopicConfig(t, adm2, topic, "retention.ms"); v != "7200000" || src != kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("retention.ms = %s (source %v) after the restart", v, src)
 	}
-	if v, _ := configValue(t, adm2, topic, "cleanup.policy"); v != "compact,delete" {
+	if v, _ := testcluster.TopicConfig(t, adm2, topic, "cleanup.policy"); v != "compact,delete" {
 		t.Fatalf("cleanup.policy = %s after the restart", v)
 	}
 	waitLogConfig(t, c, topic, func(lc storage.LogConfig) bool { return lc.RetentionMs == 7200000 })

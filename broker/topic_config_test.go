@@ -52,27 +52,8 @@ func TestRecreatedTopicForgetsDeletedOverrides(t *testing.T) {
 			t.Fatalf("%s: acks=all produce answered %v, want %v", what, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
 		}
 	}
-	minISR := func() (string, kmsg.ConfigSource) {
-		t.Helper()
-		rcs, err := adm.DescribeTopicConfigs(ctx, topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := rcs.On(topic, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cfg := range rc.Configs {
-			if cfg.Key == "min.insync.replicas" {
-				return cfg.MaybeValue(), cfg.Source
-			}
-		}
-		t.Fatal("DescribeConfigs without min.insync.replicas")
-		return "", 0
-	}
-
 	c.CreateTopic(topic, 1, 2, map[string]*string{"min.insync.replicas": kadm.StringPtr("3")})
-	if v, src := minISR(); v != "3" || src != kmsg.ConfigSourceDynamicTopicConfig {
+	if v, src := testcluster.TopicConfig(t, adm, topic, "min.insync.replicas"); v != "3" || src != kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("first incarnation: min.insync.replicas %s from %v", v, src)
 	}
 	acksAll(kerr.NotEnoughReplicas.Code, "ISR 2 < min.insync.replicas 3")
@@ -103,7 +84,7 @@ func TestRecreatedTopicForgetsDeletedOverrides(t *testing.T) {
 	})
 
 	c.CreateTopic(topic, 1, 2, nil)
-	if v, src := minISR(); v != "1" || src == kmsg.ConfigSourceDynamicTopicConfig {
+	if v, src := testcluster.TopicConfig(t, adm, topic, "min.insync.replicas"); v != "1" || src == kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("second incarnation: min.insync.replicas %s from %v, want the default 1", v, src)
 	}
 	acksAll(0, "no override: the broker default min.insync.replicas 1")

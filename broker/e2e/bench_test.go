@@ -34,19 +34,8 @@ func BenchmarkThroughput(b *testing.B) {
 	}{
 		{"klassik", func(b *testing.B) []string {
 			c := testcluster.Start(b, testcluster.Options{Brokers: 1})
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if _, err := c.Admin().CreateTopic(ctx, 6, 1, nil, topic); err != nil {
-				b.Fatal(err)
-			}
-			c.WaitFor(30*time.Second, "leaders", func() bool {
-				for p := int32(0); p < 6; p++ {
-					if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
-						return false
-					}
-				}
-				return true
-			})
+			c.CreateTopic(topic, 6, 1, nil)
+			c.WaitLeaders(30*time.Second, topic, 6)
 			return c.Bootstrap()
 		}},
 		{"kfake", func(b *testing.B) []string {

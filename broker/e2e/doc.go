@@ -19,8 +19,8 @@
 //     member loops beside their test; groups_member_test.go re-executes
 //     the test binary as a member); groups_bench_test.go.
 //   - groups_coordinator_test.go: the coordinator as a cluster shows it:
-//     the offsets topic read back with kafka-dump-log.sh, FindCoordinator
-//     in every version, the admin group APIs.
+//     the offsets topic read back with kafka-dump-log.sh and capped at the
+//     live brokers, FindCoordinator in every version, the admin group APIs.
 //   - ops_harness_test.go, ops_cluster_test.go: the distribution's scripts
 //     as processes (kafka-server-start.sh and SIGTERM = controlled
 //     shutdown, kafka-topics.sh in both modes, controller failover,
@@ -29,8 +29,6 @@
 //   - partition_metadata_test.go: partition.metadata names the topic id.
 //   - verify_test.go: running external clients and the shared
 //     exactly-once check.
-//   - offsets_topic_test.go: __consumer_offsets on a cluster smaller than
-//     offsets.topic.replication.factor.
 //   - bench_test.go: produce/consume throughput next to franz-go's kfake.
 //
 // The package takes about 5 minutes with -race on two cores (273 s alone,

@@ -1,8 +1,9 @@
 package e2e_test
 
 // The group coordinator as a whole cluster shows it, rather than the
-// coordinator alone: the offsets topic as created on first use
-// (partition count, replication, compaction) with records that
+// coordinator alone: the offsets topic as created on first use (partition
+// count, replication, compaction; replicas capped at the live brokers on a
+// cluster smaller than its replication factor) with records that
 // bin/kafka-dump-log.sh --offsets-decoder reads back from a broker's own
 // segment file; FindCoordinator in every version (v4 with batched keys)
 // naming the leader of partition abs(javaHashCode(group)) % 50; and the
@@ -117,21 +118,7 @@ func TestGroupsOffsetsTopicAndDumpLog(t *testing.T) {
 			t.Fatalf("%s-%d replicas %v, want 3 (offsets.topic.replication.factor)", offsetsTopic, p.Partition, p.Replicas)
 		}
 	}
-	rc, err := adm.DescribeTopicConfigs(ctx, offsetsTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rc.On(offsetsTopic, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := ""
-	for _, kv := range cfg.Configs {
-		if kv.Key == "cleanup.policy" {
-			policy = kv.MaybeValue()
-		}
-	}
-	if policy != "compact" {
+	if policy, _ := testcluster.TopicConfig(t, adm, offsetsTopic, "cleanup.policy"); policy != "compact" {
 		t.Fatalf("%s cleanup.policy = %q, want compact", offsetsTopic, policy)
 	}
 
@@ -187,6 +174,46 @@ func TestGroupsOffsetsTopicAndDumpLog(t *testing.T) {
 	empty := regexp.MustCompile(`key: group_metadata::group=` + g + ` payload: \{"protocolType":"consumer","protocol":(null|""),"generationId":\d+,"assignment":"\{\}"\}` + "\n")
 	if !empty.MatchString(out) {
 		t.Errorf("no Empty group_metadata line after the member left:\n%s", out)
+	}
+}
+
+// TestOffsetsTopicCappedAtLiveBrokers: with one broker and the default
+// offsets.topic.replication.factor (3), the first consumer group still gets a
+// coordinator: __consumer_offsets is created with as many replicas as there
+// are live brokers (with a warning in the log), and a commit is read back.
+func TestOffsetsTopicCappedAtLiveBrokers(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := c.Admin()
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "capped"); err != nil {
+		t.Fatal(err)
+	}
+	prod := c.Client(kgo.DefaultProduceTopic("capped"))
+	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	groupConsume(t, ctx, c, "capped-group", "capped", 1)
+	offsets, err := adm.FetchOffsets(ctx, "capped-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The one record is at offset 0, so the commit after it is 1.
+	if o, ok := offsets.Lookup("capped", 0); !ok || o.At != 1 {
+		t.Fatalf("committed offset = %+v (found %v), want 1", o, ok)
+	}
+	td, err := adm.ListTopics(ctx, "__consumer_offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := td["__consumer_offsets"]
+	if d.Err != nil || len(d.Partitions) == 0 {
+		t.Fatalf("__consumer_offsets: %+v", d)
+	}
+	for _, p := range d.Partitions {
+		if len(p.Replicas) != 1 {
+			t.Fatalf("__consumer_offsets partition %d has replicas %v, want 1 (capped at the live brokers)", p.Partition, p.Replicas)
+		}
 	}
 }
 

@@ -46,8 +46,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -357,7 +359,7 @@ func (r *groupRun) crashed() string {
 		select {
 		case <-m.proc.Done():
 			if !m.killed.Load() && !m.closing.Load() {
-				return fmt.Sprintf("member %s exited on its own (%v); stderr:\n%s", m.name, m.proc.Err(), tail(m.stderr.String()))
+				return fmt.Sprintf("member %s exited on its own (%v); stderr:\n%s", m.name, m.proc.Err(), tailLines(m.stderr.String()))
 			}
 		default:
 		}
@@ -388,11 +390,7 @@ func (r *groupRun) kill(name string) {
 func (r *groupRun) liveMembers() []*memberProc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ms := make([]*memberProc, 0, len(r.members))
-	for _, m := range r.members {
-		ms = append(ms, m)
-	}
-	return ms
+	return slices.Collect(maps.Values(r.members))
 }
 
 // stopAll closes every live member's stdin and waits for a clean exit.
@@ -408,10 +406,10 @@ func (r *groupRun) stopAll() {
 		select {
 		case <-m.proc.Done():
 		case <-time.After(45 * time.Second):
-			t.Fatalf("member %s did not exit within 45s of its stdin closing; stderr:\n%s", m.name, tail(m.stderr.String()))
+			t.Fatalf("member %s did not exit within 45s of its stdin closing; stderr:\n%s", m.name, tailLines(m.stderr.String()))
 		}
 		if m.proc.Err() != nil {
-			t.Errorf("member %s exited with %v; stderr:\n%s", m.name, m.proc.Err(), tail(m.stderr.String()))
+			t.Errorf("member %s exited with %v; stderr:\n%s", m.name, m.proc.Err(), tailLines(m.stderr.String()))
 		}
 	}
 	r.mu.Lock()
@@ -431,7 +429,7 @@ func (r *groupRun) killAll() {
 		all := append([]*memberProc(nil), r.all...)
 		r.mu.Unlock()
 		for _, m := range all {
-			r.t.Logf("member %s stderr (tail):\n%s", m.name, tail(m.stderr.String()))
+			r.t.Logf("member %s stderr (tail):\n%s", m.name, tailLines(m.stderr.String()))
 		}
 	}
 }
@@ -451,17 +449,27 @@ func (r *groupRun) assignments() map[string][]int32 {
 	return out
 }
 
-// describeAssignments reads the group's members from the coordinator, keyed
-// by client id; nil when the group is not Stable.
-func (r *groupRun) describeAssignments() map[string][]int32 {
+// describeGroup is the coordinator's DescribeGroups answer for the group,
+// within 5s.
+func (r *groupRun) describeGroup() (kadm.DescribedGroup, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	gs, err := r.c.Admin().DescribeGroups(ctx, r.group)
 	if err != nil {
-		return nil
+		return kadm.DescribedGroup{}, err
 	}
 	g, ok := gs[r.group]
-	if !ok || g.Err != nil || g.State != "Stable" {
+	if !ok {
+		return kadm.DescribedGroup{}, fmt.Errorf("group %s not in the DescribeGroups answer", r.group)
+	}
+	return g, nil
+}
+
+// describeAssignments reads the group's members from the coordinator, keyed
+// by client id; nil when the group is not Stable.
+func (r *groupRun) describeAssignments() map[string][]int32 {
+	g, err := r.describeGroup()
+	if err != nil || g.Err != nil || g.State != "Stable" {
 		return nil
 	}
 	out := map[string][]int32{}
@@ -482,13 +490,10 @@ func (r *groupRun) describeAssignments() map[string][]int32 {
 
 // describe is the coordinator's DescribeGroups answer, for failure reports.
 func (r *groupRun) describe() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	gs, err := r.c.Admin().DescribeGroups(ctx, r.group)
+	g, err := r.describeGroup()
 	if err != nil {
 		return err.Error()
 	}
-	g := gs[r.group]
 	var b strings.Builder
 	fmt.Fprintf(&b, "coordinator %d, state %s, protocol %s, err %v, members:", g.Coordinator.NodeID, g.State, g.Protocol, g.Err)
 	for _, m := range g.Members {
@@ -575,7 +580,7 @@ func (r *groupRun) dumpStderr() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, m := range r.members {
-		r.t.Logf("member %s stderr (tail):\n%s", m.name, tail(m.stderr.String()))
+		r.t.Logf("member %s stderr (tail):\n%s", m.name, tailLines(m.stderr.String()))
 	}
 }
 
@@ -962,14 +967,8 @@ func (r *groupRun) coordinator() (int32, int) {
 	t.Helper()
 	var id int32 = -1
 	testcluster.Poll(20*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		gs, err := r.c.Admin().DescribeGroups(ctx, r.group)
-		if err != nil {
-			return false
-		}
-		g, ok := gs[r.group]
-		if !ok || g.Err != nil {
+		g, err := r.describeGroup()
+		if err != nil || g.Err != nil {
 			return false
 		}
 		id = g.Coordinator.NodeID

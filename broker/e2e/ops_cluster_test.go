@@ -34,7 +34,7 @@ func TestOpsBadConfigKey(t *testing.T) {
 	}
 	c.start(1)
 	code := c.waitExit(1, 60*time.Second)
-	out, _ := os.ReadFile(c.brokers[1].outPath)
+	out, _ := os.ReadFile(c.brokers[1].node.Output)
 	if code == 0 {
 		t.Errorf("broker with an unknown key exited 0:\n%s", out)
 	}
@@ -45,12 +45,12 @@ func TestOpsBadConfigKey(t *testing.T) {
 	if err := os.WriteFile(c.props, append(data, []byte("num.partitions=three\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(c.brokers[1].outPath, 0); err != nil {
+	if err := os.Truncate(c.brokers[1].node.Output, 0); err != nil {
 		t.Fatal(err)
 	}
 	c.start(1)
 	code = c.waitExit(1, 60*time.Second)
-	out, _ = os.ReadFile(c.brokers[1].outPath)
+	out, _ = os.ReadFile(c.brokers[1].node.Output)
 	if code == 0 || !strings.Contains(string(out), "num.partitions") {
 		t.Errorf("broker with num.partitions=three: exit %d, output:\n%s", code, out)
 	}
@@ -66,7 +66,7 @@ func TestOpsScriptedCluster(t *testing.T) {
 	c := newOpsCluster(t, 1, 2, 3)
 	c.startAll()
 	for _, id := range c.ids {
-		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].proc.Pid()) + "/exe")
+		exe, err := os.Readlink("/proc/" + strconv.Itoa(c.brokers[id].node.Process().Pid()) + "/exe")
 		if err != nil || filepath.Base(exe) != "kafka-server" {
 			t.Fatalf("pid of kafka-server-start.sh for broker %d is %q, not the broker (exec expected): %v", id, exe, err)
 		}
@@ -252,32 +252,20 @@ func readAll(t *testing.T, c *opsCluster, topic string, partitions []int32, n in
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var recs []consumed
-	for len(recs) < n {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			for _, p := range partitions {
-				for _, d := range c.partitionDirs(fmt.Sprintf("%s-%d", topic, p)) {
-					t.Logf("log dir %s", d)
-				}
-				for _, id := range c.ids {
-					segs, _ := filepath.Glob(filepath.Join(c.brokers[id].logDir, fmt.Sprintf("%s-%d", topic, p), "*.log"))
-					for _, seg := range segs {
-						out, _ := c.tool("kafka-dump-log.sh", "--files", seg)
-						t.Logf("broker %d, kafka-dump-log.sh --files %s:\n%s", id, seg, tail(out))
-					}
+	return pollRecords(t, cl, topic, n, func() {
+		for _, p := range partitions {
+			for _, d := range c.partitionDirs(fmt.Sprintf("%s-%d", topic, p)) {
+				t.Logf("log dir %s", d)
+			}
+			for _, id := range c.ids {
+				segs, _ := filepath.Glob(filepath.Join(c.brokers[id].logDir, fmt.Sprintf("%s-%d", topic, p), "*.log"))
+				for _, seg := range segs {
+					out, _ := c.tool("kafka-dump-log.sh", "--files", seg)
+					t.Logf("broker %d, kafka-dump-log.sh --files %s:\n%s", id, seg, tailLines(out))
 				}
 			}
-			t.Fatalf("read %d of %d records of %s before the deadline", len(recs), n, topic)
 		}
-		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s-%d: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			recs = append(recs, consumed{partition: r.Partition, offset: r.Offset, value: string(r.Value)})
-		})
-	}
-	return recs
+	})
 }
 
 // opsKillBrokerRF1: kill -9 of the broker holding ops-z's single replica of

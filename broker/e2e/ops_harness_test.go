@@ -12,8 +12,8 @@ package e2e_test
 // failover bound, controlled shutdown on SIGTERM, whole-cluster restart,
 // start-up refusal of a bad server.properties).
 //
-// Processes, tool runs and output tails go through broker/testcluster/proc,
-// the process harness broker/faulttest uses too.
+// Processes (a proc.Node per broker), tool runs and output tails go through
+// broker/testcluster/proc, the process harness broker/faulttest uses too.
 //
 // Goroutines: one proc waiter per broker process (owns cmd.Wait, ends when
 // the process exits; the cleanup SIGKILLs survivors by pid and waits for
@@ -51,21 +51,17 @@ import (
 // opsSessionTimeout is zookeeper.session.timeout.ms of the process brokers.
 const opsSessionTimeout = 6 * time.Second
 
-// opsBroker is one broker: its fixed port and folders, and its latest
-// process (nil before the first start).
+// opsBroker is one broker: its fixed port and folders, and its processes
+// (node.Output is the output file they all append to).
 type opsBroker struct {
-	id      int32
-	port    int
-	logDir  string
-	outPath string
+	id     int32
+	port   int
+	logDir string
 	// extra holds additional "--override k=v" arguments for the next starts.
 	extra []string
 
-	proc *proc.Process
+	node proc.Node
 }
-
-// running reports whether the latest process has not exited yet.
-func (b *opsBroker) running() bool { return b.proc != nil && b.proc.Running() }
 
 // opsCluster owns the broker processes and one waiter goroutine per process
 // (ended by the process exit, which the cleanup forces with SIGKILL by pid).
@@ -79,6 +75,7 @@ type opsCluster struct {
 	zc      *zkclient.Client
 	brokers map[int32]*opsBroker
 	ids     []int32
+	clients testcluster.Clients
 }
 
 // repoRoot is the top of the repository.
@@ -150,30 +147,29 @@ func newOpsCluster(t *testing.T, ids ...int32) *opsCluster {
 			t.Fatal(err)
 		}
 		c.brokers[id] = &opsBroker{
-			id:      id,
-			port:    port,
-			logDir:  filepath.Join(c.root, fmt.Sprintf("kafka-logs-%d", id)),
-			outPath: filepath.Join(c.root, fmt.Sprintf("server-%d.out", id)),
+			id:     id,
+			port:   port,
+			logDir: filepath.Join(c.root, fmt.Sprintf("kafka-logs-%d", id)),
+			node:   proc.Node{Output: filepath.Join(c.root, fmt.Sprintf("server-%d.out", id))},
 		}
 	}
 	t.Cleanup(c.close)
 	return c
 }
 
-// close kills what is still running (by pid: our own children only) and
-// closes the test's ZooKeeper session.
+// close closes the clients, kills what is still running (by pid: our own
+// children only) and closes the test's ZooKeeper session.
 func (c *opsCluster) close() {
+	c.clients.Close()
 	for _, b := range c.brokers {
-		if b.running() {
-			b.proc.Kill()
-		}
+		b.node.Kill()
 	}
 	if c.zc != nil {
 		c.zc.Close()
 	}
 	if c.t.Failed() {
 		for _, id := range c.ids {
-			c.t.Logf("output of broker %d (tail):\n%s", id, proc.Tail(c.brokers[id].outPath, 40))
+			c.t.Logf("output of broker %d (tail):\n%s", id, proc.Tail(c.brokers[id].node.Output, 40))
 		}
 	}
 }
@@ -195,9 +191,6 @@ func (c *opsCluster) ZK() *zkclient.Client {
 func (c *opsCluster) start(id int32) {
 	c.t.Helper()
 	b := c.brokers[id]
-	if b.running() {
-		c.t.Fatalf("broker %d is already running", id)
-	}
 	args := []string{c.props,
 		"--override", "broker.id=" + strconv.Itoa(int(id)),
 		"--override", "listeners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(b.port),
@@ -207,12 +200,10 @@ func (c *opsCluster) start(id int32) {
 	}
 	// The broker dies with the test binary if the tests crash (proc's
 	// process attributes).
-	p, err := proc.Start(proc.Spec{Path: filepath.Join(c.repo, "bin", "kafka-server-start.sh"), Args: args,
-		Env: []string{"KLASSIK_BUILD_DIR=" + c.build}, Output: b.outPath})
-	if err != nil {
+	if err := b.node.Start(proc.Spec{Path: filepath.Join(c.repo, "bin", "kafka-server-start.sh"), Args: args,
+		Env: []string{"KLASSIK_BUILD_DIR=" + c.build}}); err != nil {
 		c.t.Fatalf("starting broker %d: %v", id, err)
 	}
-	b.proc = p
 }
 
 // startAll starts every broker and waits until all are registered and a
@@ -230,8 +221,8 @@ func (c *opsCluster) waitRegistered(ids ...int32) {
 	c.t.Helper()
 	c.waitFor(90*time.Second, fmt.Sprintf("brokers %v registered and a controller elected", ids), func() bool {
 		for _, id := range ids {
-			if !c.brokers[id].running() {
-				c.t.Fatalf("broker %d exited with code %d during start-up", id, c.brokers[id].proc.ExitCode())
+			if b := c.brokers[id]; !b.node.Running() {
+				c.t.Fatalf("broker %d exited with code %d during start-up", id, b.node.Process().ExitCode())
 			}
 		}
 		live, err := c.ZK().GetBrokerIDs()
@@ -251,11 +242,7 @@ func (c *opsCluster) waitRegistered(ids ...int32) {
 // signal sends sig to broker id's process.
 func (c *opsCluster) signal(id int32, sig syscall.Signal) {
 	c.t.Helper()
-	b := c.brokers[id]
-	if !b.running() {
-		c.t.Fatalf("broker %d is not running", id)
-	}
-	if err := b.proc.Signal(sig); err != nil {
+	if err := c.brokers[id].node.Signal(sig); err != nil {
 		c.t.Fatalf("signalling broker %d: %v", id, err)
 	}
 }
@@ -263,18 +250,18 @@ func (c *opsCluster) signal(id int32, sig syscall.Signal) {
 // waitExit waits for broker id's process to exit and returns its exit code.
 func (c *opsCluster) waitExit(id int32, timeout time.Duration) int {
 	c.t.Helper()
-	b := c.brokers[id]
-	if !b.proc.Wait(timeout) {
+	p := c.brokers[id].node.Process()
+	if !p.Wait(timeout) {
 		c.t.Fatalf("broker %d still running %v after the signal", id, timeout)
 	}
-	return b.proc.ExitCode()
+	return p.ExitCode()
 }
 
 // addrs lists the listeners of the running brokers.
 func (c *opsCluster) addrs() []string {
 	var out []string
 	for _, id := range c.ids {
-		if b := c.brokers[id]; b.running() {
+		if b := c.brokers[id]; b.node.Running() {
 			out = append(out, "127.0.0.1:"+strconv.Itoa(b.port))
 		}
 	}
@@ -287,12 +274,7 @@ func (c *opsCluster) bootstrap() string { return strings.Join(c.addrs(), ",") }
 // client is a franz-go client on the running brokers, closed at test end.
 func (c *opsCluster) client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.addrs()...)}, opts...)...)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.t.Cleanup(cl.Close)
-	return cl
+	return c.clients.New(c.t, "ops", c.addrs(), opts...)
 }
 
 func (c *opsCluster) waitFor(timeout time.Duration, what string, cond func() bool) {

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/broker/testcluster/proc"
 )
 
 // consumed is one record a client read back.
@@ -115,13 +116,24 @@ func parseLines(t *testing.T, out []byte) []consumed {
 func consumeWithKgo(t *testing.T, c *testcluster.Cluster, topic string, n int) []consumed {
 	t.Helper()
 	cl := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	return pollRecords(t, cl, topic, n, nil)
+}
+
+// pollRecords polls cl, a consumer of topic, until n records arrived and
+// returns them; if they do not arrive within 60s it runs diagnose (if set,
+// to log what the brokers hold) and fails the test.
+func pollRecords(t *testing.T, cl *kgo.Client, topic string, n int, diagnose func()) []consumed {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var recs []consumed
 	for len(recs) < n {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("kgo read %d of %d records before the deadline", len(recs), n)
+			if diagnose != nil {
+				diagnose()
+			}
+			t.Fatalf("read %d of %d records of %s before the deadline", len(recs), n, topic)
 		}
 		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s-%d: %v", topic, p, err) })
 		fs.EachRecord(func(r *kgo.Record) {
@@ -141,21 +153,8 @@ func startCluster(t *testing.T) *testcluster.Cluster {
 // until every partition has a leader.
 func createTopic(t *testing.T, c *testcluster.Cluster, topic string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := c.Admin().CreateTopic(ctx, 6, 3, nil, topic)
-	if err != nil || resp.Err != nil {
-		t.Fatalf("creating %s: %v %v", topic, err, resp.Err)
-	}
-	c.WaitFor(30*time.Second, "leaders for "+topic, func() bool {
-		for p := int32(0); p < 6; p++ {
-			s, ok := c.PartitionState(topic, p)
-			if !ok || s.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
+	c.CreateTopic(topic, 6, 3, nil)
+	c.WaitLeaders(30*time.Second, topic, 6)
 }
 
 // requireTool fails the test when an external client is missing.
@@ -200,17 +199,13 @@ func run(t *testing.T, timeout time.Duration, stdin []byte, name string, args ..
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout (tail):\n%s", name, strings.Join(args, " "), err, tail(stderr.String()), tail(stdout.String()))
+		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout (tail):\n%s", name, strings.Join(args, " "), err, tailLines(stderr.String()), tailLines(stdout.String()))
 	}
 	return stdout.Bytes()
 }
 
-func tail(s string) string {
-	if len(s) > 4000 {
-		return "..." + s[len(s)-4000:]
-	}
-	return s
-}
+// tailLines is the end of a process's output, for failure messages.
+func tailLines(s string) string { return proc.TailString(s, 60) }
 
 // collector gathers records from library callbacks.
 type collector struct {

@@ -97,10 +97,7 @@ type Cluster struct {
 	root      string
 	zk        *zkclient.Client
 	nodes     []*Node
-
-	// mu guards the following.
-	mu      sync.Mutex
-	clients []*kgo.Client
+	clients   testcluster.Clients
 }
 
 // Node is one broker: its fixed id, port and directories, and the current
@@ -112,11 +109,11 @@ type Node struct {
 	Props   string // server.properties path
 	Output  string // stdout+stderr of every process of this broker, appended
 	cluster *Cluster
+	proc    proc.Node // the kafka-server processes, output to Output
 
 	// mu guards the following.
 	mu     sync.Mutex
-	proc   *proc.Process // the running kafka-server, if any
-	killed bool          // the last process ended without a clean shutdown
+	killed bool // the last process ended without a clean shutdown
 }
 
 // Start writes a server.properties per broker and starts them all, then
@@ -167,6 +164,7 @@ func (c *Cluster) newNode(id int32) *Node {
 	}
 	n := &Node{ID: id, Port: port, LogDir: filepath.Join(dir, "logs"), Props: filepath.Join(dir, "server.properties"),
 		Output: filepath.Join(dir, "server.out"), cluster: c}
+	n.proc.Output = n.Output
 	props := map[string]string{
 		"broker.id":                    strconv.Itoa(int(id)),
 		"listeners":                    "PLAINTEXT://127.0.0.1:" + strconv.Itoa(port),
@@ -234,18 +232,13 @@ func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa
 func (c *Cluster) startProcess(i int) {
 	c.t.Helper()
 	n := c.nodes[i]
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.proc != nil {
-		c.t.Fatalf("faulttest: broker %d already running", n.ID)
-	}
-	p, err := proc.Start(proc.Spec{Path: Bin("kafka-server"), Args: []string{n.Props}, Output: n.Output,
-		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)})
-	if err != nil {
+	if err := n.proc.Start(proc.Spec{Path: Bin("kafka-server"), Args: []string{n.Props},
+		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)}); err != nil {
 		c.t.Fatalf("faulttest: starting broker %d: %v", n.ID, err)
 	}
-	n.proc = p
+	n.mu.Lock()
 	n.killed = false
+	n.mu.Unlock()
 }
 
 // waitRegistered waits until broker i is in /brokers/ids and accepts
@@ -256,9 +249,7 @@ func (c *Cluster) waitRegistered(i int) {
 	n := c.nodes[i]
 	deadline := time.Now().Add(45 * time.Second)
 	for {
-		n.mu.Lock()
-		p := n.proc
-		n.mu.Unlock()
+		p := n.proc.Process()
 		if p == nil {
 			c.t.Fatalf("faulttest: broker %d not running", n.ID)
 		}
@@ -288,10 +279,7 @@ func brokerInfoHasPort(info zkpaths.BrokerInfo, port int) bool {
 
 // Running reports whether broker i has a live (possibly paused) process.
 func (c *Cluster) Running(i int) bool {
-	n := c.nodes[i]
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.proc != nil && n.proc.Running()
+	return c.nodes[i].proc.Running()
 }
 
 // Kill9 sends SIGKILL to broker i and waits for the process to exit.
@@ -323,7 +311,6 @@ func (c *Cluster) signalAndWait(i int, sig syscall.Signal, timeout time.Duration
 		c.t.Fatalf("faulttest: broker %d did not exit within %v of %v:\n%s", n.ID, timeout, sig, c.tail(n, 60))
 	}
 	n.mu.Lock()
-	n.proc = nil
 	n.killed = sig == syscall.SIGKILL
 	n.mu.Unlock()
 }
@@ -348,10 +335,8 @@ func (c *Cluster) Pause(i int) (resume func()) {
 func (c *Cluster) running(i int) (*Node, *proc.Process) {
 	c.t.Helper()
 	n := c.nodes[i]
-	n.mu.Lock()
-	p := n.proc
-	n.mu.Unlock()
-	if p == nil {
+	p := n.proc.Process()
+	if p == nil || !p.Running() {
 		c.t.Fatalf("faulttest: broker %d is not running", n.ID)
 	}
 	return n, p
@@ -375,8 +360,9 @@ func (c *Cluster) Restart(i int) {
 	c.t.Helper()
 	n := c.nodes[i]
 	n.mu.Lock()
-	running, killed := n.proc != nil, n.killed
+	killed := n.killed
 	n.mu.Unlock()
+	running := n.proc.Running()
 	if running {
 		c.t.Fatalf("faulttest: broker %d is still running", n.ID)
 	}
@@ -417,15 +403,7 @@ func (c *Cluster) Assignment(topic string) map[int32][]int32 {
 // cleanup.
 func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	all := append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...)}, opts...)
-	cl, err := kgo.NewClient(all...)
-	if err != nil {
-		c.t.Fatalf("faulttest: kgo client: %v", err)
-	}
-	c.mu.Lock()
-	c.clients = append(c.clients, cl)
-	c.mu.Unlock()
-	return cl
+	return c.clients.New(c.t, "faulttest", c.Bootstrap(), opts...)
 }
 
 // Admin returns a kadm client over a new Client.
@@ -529,13 +507,7 @@ func RunTool(timeout time.Duration, name string, args ...string) (string, error)
 // close kills every broker process, closes clients and the ZooKeeper
 // session; a failed test gets every broker's output tail logged.
 func (c *Cluster) close() {
-	c.mu.Lock()
-	clients := c.clients
-	c.clients = nil
-	c.mu.Unlock()
-	for _, cl := range clients {
-		cl.Close()
-	}
+	c.clients.Close()
 	if c.t.Failed() || os.Getenv("KLASSIK_FAULTTEST_LOGS") != "" {
 		lines := 80
 		if v, err := strconv.Atoi(os.Getenv("KLASSIK_FAULTTEST_LOGS")); err == nil && v > 0 {
@@ -546,14 +518,7 @@ func (c *Cluster) close() {
 		}
 	}
 	for _, n := range c.nodes {
-		n.mu.Lock()
-		p := n.proc
-		n.proc = nil
-		n.mu.Unlock()
-		if p == nil {
-			continue
-		}
-		p.Kill()
+		n.proc.Kill()
 	}
 	if c.zk != nil {
 		c.zk.Close()

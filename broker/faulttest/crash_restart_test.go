@@ -21,13 +21,9 @@ func TestKillLeaderMidProduce(t *testing.T) {
 	s := newScenario(t, faulttest.Options{Brokers: 3}, "kill-leader", faulttest.RoundRobin(3, 3, 3))
 	// Prefer a leader that is not the controller, so this is only a leader
 	// failure.
-	ctl, _ := s.c.Controller()
-	p := int32(0)
-	for q := int32(0); q < s.partitions; q++ {
-		if s.leader(q) != ctl {
-			p = q
-			break
-		}
+	p, ok := s.notLedByController()
+	if !ok {
+		p = 0
 	}
 	victim := s.kill9Leader(p, "a new leader of partition from its ISR")
 	s.progress(300, 30*time.Second, "after the leader was killed")
@@ -50,15 +46,7 @@ func TestKillController(t *testing.T) {
 		id, ok := s.c.Controller()
 		return ok && id != ctl
 	})
-	s.c.WaitFor(30*time.Second, "every partition led by a live broker", func() bool {
-		for p := int32(0); p < s.partitions; p++ {
-			st, ok := s.c.PartitionState(s.topic, p)
-			if !ok || st.Leader < 0 || st.Leader == ctl {
-				return false
-			}
-		}
-		return true
-	})
+	s.waitLedWithout(ctl)
 	s.progress(300, 30*time.Second, "after the controller was killed")
 	s.restartCaughtUp(victim, 150, "after the restart")
 	s.finish()

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,20 +170,11 @@ func FuzzDecodeSegment(f *testing.F) {
 			t.Fatalf("kept bytes are not whole batches below the end: %v", err)
 		}
 		for _, r := range dl.Records {
-			if !containsOffset(dl.ByID[r.ID], r.Offset) {
+			if !slices.Contains(dl.ByID[r.ID], r.Offset) {
 				t.Fatalf("record %s at %d not indexed", r.ID, r.Offset)
 			}
 		}
 	})
-}
-
-func containsOffset(offs []int64, o int64) bool {
-	for _, x := range offs {
-		if x == o {
-			return true
-		}
-	}
-	return false
 }
 
 // FuzzParseRecordID: never panics; a parsed id re-encodes to the value's id.

@@ -22,7 +22,8 @@
 //	               kafka-leader-election), Cluster: one server.properties
 //	               per broker (ids 1..N, fixed free loopback port, log dir in
 //	               t.TempDir), Kill9/Stop/Pause/Resume/Restart over
-//	               proc.Process, ZooKeeper reads, kgo/kadm clients, RunTool
+//	               a proc.Node per broker, ZooKeeper reads, kgo/kadm clients,
+//	               RunTool
 //	workload.go    Workload: idempotent acks=all producer at a bounded rate,
 //	               record ids "<prefix>-<seq>", acknowledgements to a
 //	               testcluster.Checker and an Ack list

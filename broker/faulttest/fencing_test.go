@@ -21,15 +21,9 @@ import (
 // re-registers and rejoins every ISR.
 func TestPausedLeaderPastSessionIsFenced(t *testing.T) {
 	s := newScenario(t, faulttest.Options{Brokers: 3}, "zombie", faulttest.RoundRobin(3, 3, 3))
-	ctl, _ := s.c.Controller()
-	p := int32(-1)
-	for q := int32(0); q < s.partitions; q++ {
-		if s.leader(q) != ctl {
-			p = q
-			break
-		}
-	}
-	if p < 0 {
+	p, ok := s.notLedByController()
+	if !ok {
+		ctl, _ := s.c.Controller()
 		t.Fatalf("every partition is led by the controller %d", ctl)
 	}
 	old, _ := s.c.PartitionState(s.topic, p)
@@ -118,15 +112,7 @@ func TestPausedControllerPastSessionIsFenced(t *testing.T) {
 		newCtl, newEpoch = id, e
 		return ok && id != old && eok && err == nil && e > oldEpoch
 	})
-	s.c.WaitFor(30*time.Second, "every partition led by a live broker", func() bool {
-		for p := int32(0); p < s.partitions; p++ {
-			st, ok := s.c.PartitionState(s.topic, p)
-			if !ok || st.Leader < 0 || st.Leader == old {
-				return false
-			}
-		}
-		return true
-	})
+	s.waitLedWithout(old)
 	s.progress(200, 30*time.Second, "with the old controller paused")
 	before := map[int32]int32{} // leader epoch per partition before the resume
 	for p := int32(0); p < s.partitions; p++ {

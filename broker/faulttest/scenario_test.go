@@ -98,6 +98,35 @@ func (s *scenario) leader(p int32) int32 {
 	return st.Leader
 }
 
+// notLedByController returns a partition whose leader is not the
+// controller, so that failing its leader is only a leader failure; ok is
+// false when the controller leads every partition.
+func (s *scenario) notLedByController() (p int32, ok bool) {
+	s.t.Helper()
+	ctl, _ := s.c.Controller()
+	for q := int32(0); q < s.partitions; q++ {
+		if s.leader(q) != ctl {
+			return q, true
+		}
+	}
+	return -1, false
+}
+
+// waitLedWithout waits until every partition of the topic is led by a live
+// broker other than gone.
+func (s *scenario) waitLedWithout(gone int32) {
+	s.t.Helper()
+	s.c.WaitFor(30*time.Second, "every partition led by a live broker", func() bool {
+		for p := int32(0); p < s.partitions; p++ {
+			st, ok := s.c.PartitionState(s.topic, p)
+			if !ok || st.Leader < 0 || st.Leader == gone {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // finish stops the workload and checks the fault suite's invariants: every
 // acknowledged record is consumed exactly once, in order, at its offset
 // (testcluster.Checker), and every ISR replica of every partition holds

@@ -23,13 +23,14 @@
 //
 // The suite has two harnesses, as etcd's tests/framework has integration
 // and e2e: this package for in-process brokers, and the process harness in
-// the subpackage proc (Process: start, signal, wait, kill; Run: a tool with
-// a deadline; Build; Tail), on which broker/faulttest builds its cluster of
-// kafka-server processes and broker/e2e its cluster started through
-// bin/kafka-server-start.sh. Neither suite starts or waits for a process
-// on its own.
+// the subpackage proc (Process: start, signal, wait, kill; Node: one broker
+// over its restarts; Run: a tool with a deadline; Build; Tail), on which
+// broker/faulttest builds its cluster of kafka-server processes and
+// broker/e2e its cluster started through bin/kafka-server-start.sh. Neither
+// suite starts or waits for a process on its own.
 //
-// Files: testcluster.go (Cluster, Options, Main, Poll), checker.go
+// Files: testcluster.go (Cluster, Options, Main, Poll), clients.go
+// (Clients, the kgo clients a harness closes at teardown), checker.go
 // (Checker), proc/ (the process harness).
 //
 // Goroutines: brokers own theirs; Start starts the brokers in parallel and

@@ -73,11 +73,12 @@ type Cluster struct {
 	logs      *logSink
 
 	// mu guards the following.
-	mu      sync.Mutex
-	nodes   []*node
-	zk      *zkclient.Client
-	clients []*kgo.Client
-	closed  bool
+	mu     sync.Mutex
+	nodes  []*node
+	zk     *zkclient.Client
+	closed bool
+
+	clients Clients
 }
 
 type node struct {
@@ -219,13 +220,10 @@ func (c *Cluster) Close() {
 		return
 	}
 	c.closed = true
-	clients := c.clients
 	nodes := c.nodes
 	zc := c.zk
 	c.mu.Unlock()
-	for _, cl := range clients {
-		cl.Close()
-	}
+	c.clients.Close()
 	var wg sync.WaitGroup
 	for _, n := range nodes {
 		if b := n.b; b != nil {
@@ -403,15 +401,7 @@ func (c *Cluster) Intercept(i int, key int16, fn Interceptor) {
 // cleanup.
 func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	all := append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...)}, opts...)
-	cl, err := kgo.NewClient(all...)
-	if err != nil {
-		c.t.Fatalf("testcluster: kgo client: %v", err)
-	}
-	c.mu.Lock()
-	c.clients = append(c.clients, cl)
-	c.mu.Unlock()
-	return cl
+	return c.clients.New(c.t, "testcluster", c.Bootstrap(), opts...)
 }
 
 // Admin returns a kadm client over a new Client.
@@ -429,6 +419,47 @@ func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16, configs 
 	if res, err := c.Admin().CreateTopic(ctx, partitions, rf, configs, topic); err != nil || res.Err != nil {
 		c.t.Fatalf("testcluster: create topic %s: %v / %v", topic, err, res.Err)
 	}
+}
+
+// TopicConfig describes one config of topic through adm and returns its
+// value ("<null>" for a null one) and source, failing t if the describe
+// fails or does not list the key.
+func TopicConfig(t testing.TB, adm *kadm.Client, topic, key string) (string, kmsg.ConfigSource) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		t.Fatalf("testcluster: describe configs of %s: %v", topic, err)
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil || rc.Err != nil {
+		t.Fatalf("testcluster: describe configs of %s: %v / %v", topic, err, rc.Err)
+	}
+	for _, cfg := range rc.Configs {
+		if cfg.Key == key {
+			if cfg.Value == nil {
+				return "<null>", cfg.Source
+			}
+			return *cfg.Value, cfg.Source
+		}
+	}
+	t.Fatalf("testcluster: config %s not described for %s", key, topic)
+	return "", 0
+}
+
+// WaitLeaders waits until each of the topic's partitions 0..partitions-1
+// has a leader in its state znode.
+func (c *Cluster) WaitLeaders(timeout time.Duration, topic string, partitions int32) {
+	c.t.Helper()
+	c.WaitFor(timeout, "a leader for every partition of "+topic, func() bool {
+		for p := int32(0); p < partitions; p++ {
+			if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // WaitFor polls cond every 50ms until it holds, failing the test after

@@ -18,6 +18,8 @@
 //	               Run (a tool with a deadline: output and exit code),
 //	               Build (go build of commands into a folder), Tail,
 //	               RepoRoot (polling is testcluster.Poll)
+//	node.go        Node (one broker over its restarts: output file and
+//	               latest process; Start, Signal, Running, Kill)
 //	proc_*.go      process attributes: own process group, and on Linux
 //	               death with the test binary (Pdeathsig)
 //

@@ -1,7 +1,11 @@
 package broker_test
 
+// NOT_LEADER_OR_FOLLOWER on the data path: which partitions a broker
+// answers it for, and what the client does when it gets it.
+
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/klassik/klassik/broker/storage/record"
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -24,25 +28,14 @@ func TestNotHostedPartitionAnswersNotLeader(t *testing.T) {
 	const topic = "led-by-one"
 
 	// Partition 0 lives on broker 1 only (RF 1).
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{c.BrokerID(0)}
-	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{ra}
-	req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+	req := assignedTopicRequest(topic, 10000, [][]int32{{c.BrokerID(0)}}, nil)
 	cl := c.Client()
 	c.WaitFor(15*time.Second, "the client learns both brokers", func() bool {
 		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
 		return err == nil && len(resp.Brokers) == 2
 	})
 	ctrl, _ := c.Controller()
-	kresp, err := cl.Broker(int(ctrl)).Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := kresp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != 0 {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(ctrl)), req).Topics[0].ErrorCode; code != 0 {
 		t.Fatalf("create: code %d", code)
 	}
 	other := c.Broker(1)
@@ -67,7 +60,7 @@ func TestNotHostedPartitionAnswersNotLeader(t *testing.T) {
 		if tc.topic != topic {
 			id = [16]byte{}
 		}
-		if got := produceCode(ctx, t, to, tc.topic); got != tc.want {
+		if got := produceAcks(ctx, t, to, tc.topic, 1); got != tc.want {
 			t.Errorf("Produce of %s at broker 2: code %d, want %d", tc.topic, got, tc.want)
 		}
 		if tc.topic == topic { // a fetch by name of an unknown topic id is a different error in v13
@@ -81,28 +74,39 @@ func TestNotHostedPartitionAnswersNotLeader(t *testing.T) {
 	}
 }
 
-func produceCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string) int16 {
-	t.Helper()
-	return produceAcks(ctx, t, b, topic, 1)
-}
-
-// produceAcks sends one record to partition 0 of topic with the given acks
-// and returns the partition's error code.
-func produceAcks(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, acks int16) int16 {
-	t.Helper()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = acks, 5000
-	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = topic
-	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Partition, pp.Records = 0, oneRecordBatch("v")
-	pt.Partitions = []kmsg.ProduceRequestTopicPartition{pp}
-	req.Topics = []kmsg.ProduceRequestTopic{pt}
-	resp, err := req.RequestWith(ctx, b)
-	if err != nil {
-		t.Fatal(err)
+// The harness's intercept hook answers requests of one API key in place of
+// the broker: the first Produce requests are refused with
+// NOT_LEADER_OR_FOLLOWER (nothing appended); the idempotent producer
+// refreshes its metadata, retries, and every record still lands exactly once
+// and in order.
+func TestInterceptedProduceErrorsAreRetried(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	c.CreateTopic("flaky", 2, 1, nil)
+	var refused atomic.Int32
+	c.Intercept(0, 0, func(_ context.Context, req *network.Request) (kmsg.Response, bool, error) {
+		if refused.Add(1) > 3 {
+			return nil, false, nil // pass through from now on
+		}
+		pr := req.Body.(*kmsg.ProduceRequest)
+		resp := pr.ResponseKind().(*kmsg.ProduceResponse)
+		for _, tp := range pr.Topics {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = tp.Topic
+			for _, p := range tp.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.BaseOffset = p.Partition, kerr.NotLeaderForPartition.Code, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, true, nil
+	})
+	// A short metadata min age keeps the producer's retries quick.
+	produceAndCheck(t, c, "flaky", 500, kgo.MetadataMinAge(50*time.Millisecond), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	if refused.Load() < 4 {
+		t.Fatalf("the interceptor saw %d produce requests; it never passed one through", refused.Load())
 	}
-	return resp.Topics[0].Partitions[0].ErrorCode
+	c.Intercept(0, 0, nil)
 }
 
 func fetchCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, id [16]byte) int16 {
@@ -116,10 +120,7 @@ func fetchCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, i
 	fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 0, 0, 1<<20, -1
 	ft.Partitions = []kmsg.FetchRequestTopicPartition{fp}
 	req.Topics = []kmsg.FetchRequestTopic{ft}
-	resp, err := req.RequestWith(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := request[*kmsg.FetchResponse](ctx, t, b, req)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("fetch response shape: code %d, %d topics", resp.ErrorCode, len(resp.Topics))
 	}
@@ -136,15 +137,5 @@ func listOffsetsCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic str
 	lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = 0, -1, -1
 	lt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{lp}
 	req.Topics = []kmsg.ListOffsetsRequestTopic{lt}
-	resp, err := req.RequestWith(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.Topics[0].Partitions[0].ErrorCode
-}
-
-func oneRecordBatch(value string) []byte {
-	o := record.DefaultBuildOptions()
-	o.BaseTimestamp = time.Now().UnixMilli()
-	return record.Build(o, []record.Record{{Value: []byte(value)}})
+	return request[*kmsg.ListOffsetsResponse](ctx, t, b, req).Topics[0].Partitions[0].ErrorCode
 }
