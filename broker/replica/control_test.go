@@ -281,26 +281,7 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 	makeLeader(t, m, "t", 0, 5)
 
 	stop := func(version int16, epoch int32, del bool, partitions ...int32) *kmsg.StopReplicaResponse {
-		req := kmsg.NewPtrStopReplicaRequest()
-		req.Version = version
-		req.ControllerEpoch = 1
-		req.BrokerEpoch = -1
-		rt := kmsg.NewStopReplicaRequestTopic()
-		rt.Topic = "t"
-		if version >= 3 {
-			for _, p := range partitions {
-				ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-				ps.Partition = p
-				ps.LeaderEpoch = epoch
-				ps.Delete = del
-				rt.PartitionStates = append(rt.PartitionStates, ps)
-			}
-		} else {
-			rt.Partitions = partitions
-			req.DeletePartitions = del
-		}
-		req.Topics = append(req.Topics, rt)
-		return m.StopReplica(ctx, req)
+		return m.StopReplica(ctx, stopReplicaReq(version, "t", epoch, del, partitions...))
 	}
 	// Older leader epoch: FENCED_LEADER_EPOCH, nothing changes.
 	if r := stop(3, 4, true, 0); r.Partitions[0].ErrorCode != kerr.FencedLeaderEpoch.Code {
@@ -338,8 +319,7 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 }
 
 func TestStopReplicaWakesParkedFetch(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	done := make(chan *kmsg.FetchResponse, 1)
 	go func() {
 		raw, err := m.Fetch(context.Background(), fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
@@ -356,18 +336,7 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	req := kmsg.NewPtrStopReplicaRequest()
-	req.Version = 3
-	req.ControllerEpoch = 1
-	req.BrokerEpoch = -1
-	rt := kmsg.NewStopReplicaRequestTopic()
-	rt.Topic = "t"
-	ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-	ps.LeaderEpoch = -2
-	ps.Delete = true
-	rt.PartitionStates = append(rt.PartitionStates, ps)
-	req.Topics = append(req.Topics, rt)
-	m.StopReplica(context.Background(), req)
+	m.StopReplica(context.Background(), stopReplicaReq(3, "t", -2, true, 0))
 	select {
 	case resp := <-done:
 		if resp == nil {
@@ -457,19 +426,7 @@ func TestOnLeadershipChange(t *testing.T) {
 	m.LeaderAndIsr(ctx, lairReq(1, "__consumer_offsets", topicIDFor("__consumer_offsets"), 1, 2, 7, []int32{2, 1}, []int32{2, 1}))
 	// An ignored (stale) partition state is not a change.
 	m.LeaderAndIsr(ctx, lairReq(1, "__consumer_offsets", topicIDFor("__consumer_offsets"), 1, 2, 7, []int32{2, 1}, []int32{2, 1}))
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version = 3
-	sr.ControllerEpoch = 1
-	sr.BrokerEpoch = -1
-	rt := kmsg.NewStopReplicaRequestTopic()
-	rt.Topic = "__consumer_offsets"
-	ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-	ps.Partition = 0
-	ps.LeaderEpoch = 4
-	ps.Delete = true
-	rt.PartitionStates = append(rt.PartitionStates, ps)
-	sr.Topics = append(sr.Topics, rt)
-	m.StopReplica(ctx, sr)
+	m.StopReplica(ctx, stopReplicaReq(3, "__consumer_offsets", 4, true, 0))
 
 	co := func(p int32) common.TopicPartition {
 		return common.TopicPartition{Topic: "__consumer_offsets", Partition: p}

@@ -53,8 +53,7 @@ func FuzzManagerRequests(f *testing.F) {
 		if err := req.ReadFrom(body); err != nil {
 			return
 		}
-		m, _ := newTestManager(t, nil)
-		makeLeader(t, m, "t", 0, 0)
+		m, _ := newT0Leader(t)
 		produceOne(t, m, 1, "t", 0, makeBatch(1, "x", "y"))
 		ctx := context.Background()
 		var resp kmsg.Response

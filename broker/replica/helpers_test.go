@@ -30,6 +30,15 @@ func newTestManager(t *testing.T, mutate func(*Config)) (*Manager, *memStore) {
 	return m, store
 }
 
+// newT0Leader returns a test manager leading partition t-0 in leader
+// epoch 0 with itself as the only replica, where most manager tests start.
+func newT0Leader(t *testing.T) (*Manager, *memStore) {
+	t.Helper()
+	m, store := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
+	return m, store
+}
+
 // lairReq builds a LeaderAndIsr v6 request for one partition.
 func lairReq(controllerEpoch int32, topic string, id [16]byte, partition, leader, leaderEpoch int32, isr, replicas []int32) *kmsg.LeaderAndISRRequest {
 	req := kmsg.NewPtrLeaderAndISRRequest()
@@ -79,6 +88,32 @@ func makeLeader(t *testing.T, m *Manager, topic string, partition, epoch int32, 
 	}
 }
 
+// stopReplicaReq builds a StopReplica request from controller epoch 1 for
+// partitions of one topic: v3+ carries the leader epoch and delete flag per
+// partition, older versions a partition list and the request-level flag.
+func stopReplicaReq(version int16, topic string, leaderEpoch int32, del bool, partitions ...int32) *kmsg.StopReplicaRequest {
+	req := kmsg.NewPtrStopReplicaRequest()
+	req.Version = version
+	req.ControllerEpoch = 1
+	req.BrokerEpoch = -1
+	rt := kmsg.NewStopReplicaRequestTopic()
+	rt.Topic = topic
+	if version >= 3 {
+		for _, p := range partitions {
+			ps := kmsg.NewStopReplicaRequestTopicPartitionState()
+			ps.Partition = p
+			ps.LeaderEpoch = leaderEpoch
+			ps.Delete = del
+			rt.PartitionStates = append(rt.PartitionStates, ps)
+		}
+	} else {
+		rt.Partitions = partitions
+		req.DeletePartitions = del
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
 func topicIDFor(topic string) [16]byte {
 	var id [16]byte
 	copy(id[:], "id:"+topic)
@@ -90,6 +125,13 @@ func produceReq(acks int16, topic string, partition int32, records []byte) *kmsg
 	req.Version = 9
 	req.Acks = acks
 	req.TimeoutMillis = 1000
+	addProduceTopic(req, topic, partition, records)
+	return req
+}
+
+// addProduceTopic appends to req a topic entry carrying records for one
+// partition.
+func addProduceTopic(req *kmsg.ProduceRequest, topic string, partition int32, records []byte) {
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewProduceRequestTopicPartition()
@@ -97,7 +139,15 @@ func produceReq(acks int16, topic string, partition int32, records []byte) *kmsg
 	rp.Records = records
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	return req
+}
+
+// wantLogEnd fails the test unless the in-memory log of topic's partition
+// 0 ends at want; why says what the log end shows.
+func (s *memStore) wantLogEnd(t *testing.T, topic string, want int64, why string) {
+	t.Helper()
+	if leo := s.logs[common.TopicPartition{Topic: topic, Partition: 0}].LogEndOffset(); leo != want {
+		t.Fatalf("%s: log end %d, want %d", why, leo, want)
+	}
 }
 
 func produceOne(t *testing.T, m *Manager, acks int16, topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {

@@ -18,8 +18,7 @@ import (
 )
 
 func TestProduceFetchRoundTrip(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 
 	r := produceOne(t, m, 1, "t", 0, makeBatch(1000, "a", "b"))
 	if r.ErrorCode != 0 || r.BaseOffset != 0 || r.LogStartOffset != 0 || r.LogAppendTime != -1 {
@@ -82,15 +81,7 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 9
 	req.Acks = 1
-	add := func(topic string, partition int32, recs []byte) {
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition = partition
-		rp.Records = recs
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-	}
+	add := func(topic string, partition int32, recs []byte) { addProduceTopic(req, topic, partition, recs) }
 	add("t", 0, makeBatch(1, "ok"))
 	add("t", 1, makeBatch(1, "follower"))
 	add("unknown", 0, makeBatch(1, "u"))
@@ -116,9 +107,7 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 		}
 	}
 	// Only the good batch was written.
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
-		t.Fatalf("log end %d after one good batch", leo)
-	}
+	store.wantLogEnd(t, "t", 1, "only the good batch is written")
 
 	// acks outside {-1,0,1}: every partition INVALID_REQUIRED_ACKS.
 	r := produceOne(t, m, 2, "t", 0, makeBatch(1, "x"))
@@ -139,20 +128,15 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	if c := out.Topics[0].Partitions[0].ErrorCode; c != 0 {
 		t.Fatalf("admin client to internal topic: %d", c)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
-		t.Fatalf("log end %d: rejected requests must not append", leo)
-	}
+	store.wantLogEnd(t, "t", 1, "rejected requests must not append")
 }
 
 func TestProduceAcksZero(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	if resp := m.Produce(context.Background(), produceReq(0, "t", 0, makeBatch(1, "a"))); resp != nil {
 		t.Fatalf("acks=0 must not answer, got %+v", resp)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
-		t.Fatalf("acks=0 produce not appended: leo %d", leo)
-	}
+	store.wantLogEnd(t, "t", 1, "an acks=0 produce appends")
 	resp, err := m.ProduceOrClose(context.Background(), produceReq(0, "t", 0, makeBatch(1, "b")))
 	if resp != nil || err != nil {
 		t.Fatalf("acks=0 success: %v %v", resp, err)
@@ -177,9 +161,7 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 	if r.ErrorCode != kerr.NotEnoughReplicas.Code {
 		t.Fatalf("acks=all with ISR 1 < min.insync.replicas 2: %+v", r)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "strict", Partition: 0}].LogEndOffset(); leo != 0 {
-		t.Fatalf("NOT_ENOUGH_REPLICAS must not append; leo %d", leo)
-	}
+	store.wantLogEnd(t, "strict", 0, "NOT_ENOUGH_REPLICAS must not append")
 	// acks=1 ignores min.insync.replicas.
 	if r := produceOne(t, m, 1, "strict", 0, makeBatch(1, "a")); r.ErrorCode != 0 {
 		t.Fatalf("acks=1: %+v", r)
@@ -208,8 +190,7 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 }
 
 func TestFetchLongPollWakesOnAppend(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	req := fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 10000 })
 
 	type result struct {
@@ -260,8 +241,7 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 }
 
 func TestFetchLongPollTimeout(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	start := time.Now()
 	resp := doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 150 }))
 	took := time.Since(start)
@@ -310,8 +290,7 @@ func waitDone(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 }
 
 func TestFetchContextCancelled(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -383,8 +362,7 @@ func TestFetchErrors(t *testing.T) {
 }
 
 func TestFetchSizeLimits(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	makeLeader(t, m, "t", 1, 0)
 	big := strings.Repeat("x", 300)
 	produceOne(t, m, 1, "t", 0, makeBatch(1, big))
@@ -424,8 +402,7 @@ func TestFetchSizeLimits(t *testing.T) {
 }
 
 func TestFetchSessions(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	makeLeader(t, m, "t", 1, 0)
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
 	produceOne(t, m, 1, "t", 1, makeBatch(1, "b"))
@@ -596,8 +573,7 @@ func TestFollowerFetchReadsToLogEnd(t *testing.T) {
 }
 
 func TestProduceZstdNeedsV7(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	z := makeBatch(1, "z")
 	z[22] |= compressionZstd // attributes low byte: codec bits
 	req := produceReq(1, "t", 0, z)
@@ -605,9 +581,7 @@ func TestProduceZstdNeedsV7(t *testing.T) {
 	if c := m.Produce(context.Background(), req).Topics[0].Partitions[0].ErrorCode; c != kerr.UnsupportedCompressionType.Code {
 		t.Fatalf("zstd with Produce v6: %d", c)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 0 {
-		t.Fatalf("rejected zstd batch appended; leo %d", leo)
-	}
+	store.wantLogEnd(t, "t", 0, "a rejected zstd batch must not append")
 }
 
 func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
@@ -638,8 +612,7 @@ func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
 }
 
 func TestReadCommittedStopsAtLastStableOffset(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "b"))
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "c"))
@@ -723,8 +696,7 @@ func TestFetchMaxWaitWithFakeClock(t *testing.T) {
 // Under a small max_bytes, an incremental session rotates the partitions
 // that returned data to the end, so every partition gets its turn.
 func TestFetchSessionRotatesPartitions(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	makeLeader(t, m, "t", 1, 0)
 	big := strings.Repeat("x", 200)
 	for i := 0; i < 3; i++ {
@@ -784,8 +756,7 @@ func TestFetchSessionRotatesPartitions(t *testing.T) {
 // "While epochStartOffset > HW, ListOffsets(LATEST or a timestamp beyond
 // the fetchable end) for clients answers OFFSET_NOT_AVAILABLE".
 func TestListOffsetsWhileHighWatermarkLagsEpochStart(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	produceOne(t, m, 1, "t", 0, makeBatch(1000, "a", "b", "c"))
 	makeLeader(t, m, "t", 0, 1) // epoch 1 starts at offset 3
 	l := store.logs[common.TopicPartition{Topic: "t", Partition: 0}]

@@ -207,6 +207,15 @@ func (c *miniCluster) lair(id int32, topic string, partition, leader, epoch int3
 	}
 }
 
+// lairEach sends the same LeaderAndIsr to each of brokers, in that order,
+// as the controller does to every replica of a partition.
+func (c *miniCluster) lairEach(brokers []int32, topic string, partition, leader, epoch int32, isr, replicas []int32) {
+	c.t.Helper()
+	for _, id := range brokers {
+		c.lair(id, topic, partition, leader, epoch, isr, replicas)
+	}
+}
+
 // values returns the (offset, value) pairs of a replica's log.
 func (c *miniCluster) values(id int32, topic string, partition int32) ([]int64, []string) {
 	c.t.Helper()

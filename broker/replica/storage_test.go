@@ -267,19 +267,7 @@ func TestStorageStopReplicaDeletesLog(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "t-0")); err != nil {
 		t.Fatalf("log dir missing: %v", err)
 	}
-	req := kmsg.NewPtrStopReplicaRequest()
-	req.Version = 3
-	req.ControllerEpoch = 1
-	req.BrokerEpoch = -1
-	rt := kmsg.NewStopReplicaRequestTopic()
-	rt.Topic = "t"
-	ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-	ps.Partition = 0
-	ps.LeaderEpoch = -2
-	ps.Delete = true
-	rt.PartitionStates = append(rt.PartitionStates, ps)
-	req.Topics = append(req.Topics, rt)
-	resp := m.StopReplica(context.Background(), req)
+	resp := m.StopReplica(context.Background(), stopReplicaReq(3, "t", -2, true, 0))
 	if resp.ErrorCode != 0 || len(resp.Partitions) != 1 || resp.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("StopReplica: %+v", resp)
 	}
