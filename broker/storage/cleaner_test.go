@@ -99,6 +99,17 @@ func clCleanAll(t *testing.T, c *Cleaner, l *Log) CleanStats {
 	return st
 }
 
+// clCleanWithNewData gives the cleaner new dirty data (a closed segment
+// holding closedKey, then an active one holding activeKey, each valued
+// key+"0") and runs a pass.
+func clCleanWithNewData(t *testing.T, c *Cleaner, l *Log, ts int64, closedKey, activeKey string) {
+	t.Helper()
+	clAppend(t, l, ts, closedKey, closedKey+"0")
+	clRoll(t, l)
+	clAppend(t, l, ts, activeKey, activeKey+"0")
+	clCleanAll(t, c, l)
+}
+
 func newTestCleaner(clock *fakeClock) *Cleaner {
 	cfg := DefaultCleanerConfig()
 	cfg.DedupeBufferSize = 24 * 1024
@@ -237,19 +248,13 @@ func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 		t.Fatalf("tombstone batch header %+v", tomb)
 	}
 	// Before the horizon a new pass (new dirty data) keeps the tombstone.
-	clAppend(t, l, ts, "y", "y0")
-	clRoll(t, l)
-	clAppend(t, l, ts, "x", "x0")
-	clCleanAll(t, c, l)
+	clCleanWithNewData(t, c, l, ts, "y", "x")
 	if recs, _ := clReadLog(t, l); len(recs) != 5 || !recs[1].Tombstone {
 		t.Fatalf("tombstone removed before its horizon: %+v", recs)
 	}
 	// After the horizon it goes.
 	clock.Advance(2 * time.Second)
-	clAppend(t, l, ts, "w", "w0")
-	clRoll(t, l)
-	clAppend(t, l, ts, "v", "v0")
-	clCleanAll(t, c, l)
+	clCleanWithNewData(t, c, l, ts, "w", "v")
 	recs, _ = clReadLog(t, l)
 	for _, r := range recs {
 		if r.Tombstone {
@@ -607,10 +612,7 @@ func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
 		t.Fatalf("after first pass: %+v", m)
 	}
 	clock.Advance(2 * time.Second)
-	clAppend(t, l, ts, "y", "y")
-	clRoll(t, l)
-	clAppend(t, l, ts, "x", "x")
-	clCleanAll(t, c, l)
+	clCleanWithNewData(t, c, l, ts, "y", "x")
 	if m := markers(); len(m) != 1 || m[3].BaseOffset != 3 {
 		t.Fatalf("after the horizon: %+v", m)
 	}
