@@ -329,13 +329,9 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 		}
 		done <- raw.(*kmsg.FetchResponse)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for m.fetches.Watched(partitionKey(common.TopicPartition{Topic: "t", Partition: 0})) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fetch never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the fetch to park", func() bool {
+		return m.fetches.Watched(partitionKey(common.TopicPartition{Topic: "t", Partition: 0})) != 0
+	})
 	m.StopReplica(context.Background(), stopReplicaReq(3, "t", -2, true, 0))
 	select {
 	case resp := <-done:

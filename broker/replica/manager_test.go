@@ -206,13 +206,7 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 	}()
 	// Wait until the fetch is parked, then append.
 	tp := common.TopicPartition{Topic: "t", Partition: 0}
-	deadline := time.Now().Add(5 * time.Second)
-	for m.fetches.Watched(partitionKey(tp)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fetch never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the fetch to park", func() bool { return m.fetches.Watched(partitionKey(tp)) != 0 })
 	select {
 	case <-done:
 		t.Fatal("fetch completed without data")
@@ -666,13 +660,7 @@ func TestFetchMaxWaitWithFakeClock(t *testing.T) {
 		raw, _ := m.Fetch(context.Background(), fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 600000 }))
 		done <- raw
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for clock.Pending() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fetch never armed its max_wait_ms timer")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the fetch to arm its max_wait_ms timer", func() bool { return clock.Pending() != 0 })
 	select {
 	case <-done:
 		t.Fatal("fetch returned before max_wait_ms")
