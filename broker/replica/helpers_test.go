@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -170,15 +172,41 @@ func fetchReq(topic string, partition int32, offset int64, opts ...fetchOpt) *km
 	req.SessionEpoch = -1
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic
+	rt.Partitions = append(rt.Partitions, fetchPartition(partition, offset))
+	req.Topics = append(req.Topics, rt)
+	for _, o := range opts {
+		o(req)
+	}
+	return req
+}
+
+// fetchPartition is a consumer's fetch entry for partition at offset.
+func fetchPartition(partition int32, offset int64) kmsg.FetchRequestTopicPartition {
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.Partition = partition
 	rp.FetchOffset = offset
 	rp.CurrentLeaderEpoch = -1
 	rp.PartitionMaxBytes = 1 << 20
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	for _, o := range opts {
-		o(req)
+	return rp
+}
+
+// sessionFetchReq builds a consumer's incremental fetch in session sid at
+// epoch, listing the partitions of topic t in offsets (partition: fetch
+// offset) in partition order; with none listed it asks for whatever
+// changed.
+func sessionFetchReq(sid, epoch int32, offsets map[int32]int64) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = -1
+	req.MaxBytes = 1 << 20
+	req.SessionID, req.SessionEpoch = sid, epoch
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "t"
+	for _, p := range slices.Sorted(maps.Keys(offsets)) {
+		rt.Partitions = append(rt.Partitions, fetchPartition(p, offsets[p]))
+	}
+	if len(rt.Partitions) > 0 {
+		req.Topics = append(req.Topics, rt)
 	}
 	return req
 }

@@ -364,11 +364,7 @@ func TestFetchSizeLimits(t *testing.T) {
 	produceOne(t, m, 1, "t", 1, makeBatch(1, big))
 
 	req := fetchReq("t", 0, 0)
-	p1 := kmsg.NewFetchRequestTopicPartition()
-	p1.Partition = 1
-	p1.CurrentLeaderEpoch = -1
-	p1.PartitionMaxBytes = 1 << 20
-	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchPartition(1, 0))
 
 	// partition_max_bytes smaller than one batch: still one whole batch
 	// for the first partition (KIP-74); max_bytes used up → nothing for
@@ -402,11 +398,7 @@ func TestFetchSessions(t *testing.T) {
 	produceOne(t, m, 1, "t", 1, makeBatch(1, "b"))
 
 	req := fetchReq("t", 0, 0)
-	p1 := kmsg.NewFetchRequestTopicPartition()
-	p1.Partition = 1
-	p1.CurrentLeaderEpoch = -1
-	p1.PartitionMaxBytes = 1 << 20
-	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchPartition(1, 0))
 	req.SessionID, req.SessionEpoch = 0, 0 // create a session
 
 	resp := doFetch(t, m, req)
@@ -420,23 +412,7 @@ func TestFetchSessions(t *testing.T) {
 
 	// Incremental fetch with no partitions listed, both consumers caught up
 	// at the new offsets: send the updated offsets only.
-	inc := kmsg.NewPtrFetchRequest()
-	inc.Version = 12
-	inc.ReplicaID = -1
-	inc.MaxBytes = 1 << 20
-	inc.SessionID, inc.SessionEpoch = sid, 1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = "t"
-	for _, p := range []int32{0, 1} {
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = p
-		rp.FetchOffset = 1
-		rp.CurrentLeaderEpoch = -1
-		rp.PartitionMaxBytes = 1 << 20
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	inc.Topics = append(inc.Topics, rt)
-	resp = doFetch(t, m, inc)
+	resp = doFetch(t, m, sessionFetchReq(sid, 1, map[int32]int64{0: 1, 1: 1}))
 	if resp.ErrorCode != 0 || resp.SessionID != sid {
 		t.Fatalf("incremental: code %d session %d", resp.ErrorCode, resp.SessionID)
 	}
@@ -447,12 +423,7 @@ func TestFetchSessions(t *testing.T) {
 	// New data on partition 1 only: the next incremental (no partitions
 	// listed) returns only partition 1.
 	produceOne(t, m, 1, "t", 1, makeBatch(1, "c"))
-	inc2 := kmsg.NewPtrFetchRequest()
-	inc2.Version = 12
-	inc2.ReplicaID = -1
-	inc2.MaxBytes = 1 << 20
-	inc2.SessionID, inc2.SessionEpoch = sid, 2
-	resp = doFetch(t, m, inc2)
+	resp = doFetch(t, m, sessionFetchReq(sid, 2, nil))
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != 1 {
 		t.Fatalf("expected only partition 1: %+v", resp.Topics)
 	}
@@ -461,11 +432,7 @@ func TestFetchSessions(t *testing.T) {
 	}
 
 	// Forget partition 1, then produce to it: nothing comes back.
-	inc3 := kmsg.NewPtrFetchRequest()
-	inc3.Version = 12
-	inc3.ReplicaID = -1
-	inc3.MaxBytes = 1 << 20
-	inc3.SessionID, inc3.SessionEpoch = sid, 3
+	inc3 := sessionFetchReq(sid, 3, nil)
 	ft := kmsg.NewFetchRequestForgottenTopic()
 	ft.Topic = "t"
 	ft.Partitions = []int32{1}
@@ -692,35 +659,15 @@ func TestFetchSessionRotatesPartitions(t *testing.T) {
 		produceOne(t, m, 1, "t", 1, makeBatch(1, big))
 	}
 	req := fetchReq("t", 0, 3) // partition 0 at its end: nothing to read
-	p1 := kmsg.NewFetchRequestTopicPartition()
-	p1.Partition = 1
-	p1.CurrentLeaderEpoch = -1
-	p1.PartitionMaxBytes = 1 << 20
-	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchPartition(1, 0))
 	req.SessionEpoch = 0
 	sid := doFetch(t, m, req).SessionID
 
 	// Move partition 0 back to offset 0: both partitions now have data
 	// and max_bytes fits one batch only.
 	inc := func(epoch int32, offsets map[int32]int64) *kmsg.FetchResponse {
-		r := kmsg.NewPtrFetchRequest()
-		r.Version = 12
-		r.ReplicaID = -1
+		r := sessionFetchReq(sid, epoch, offsets)
 		r.MaxBytes = 10
-		r.SessionID, r.SessionEpoch = sid, epoch
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic = "t"
-		for p, off := range offsets {
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.Partition = p
-			rp.FetchOffset = off
-			rp.CurrentLeaderEpoch = -1
-			rp.PartitionMaxBytes = 1 << 20
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		if len(rt.Partitions) > 0 {
-			r.Topics = append(r.Topics, rt)
-		}
 		return doFetch(t, m, r)
 	}
 	withData := func(resp *kmsg.FetchResponse) []int32 {
