@@ -315,12 +315,7 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 			produceValues(t, leader, -1, "t", fmt.Sprint("v", i))
 		}
 		dr := kmsg.NewPtrDeleteRecordsRequest()
-		drt := kmsg.NewDeleteRecordsRequestTopic()
-		drt.Topic = "t"
-		drp := kmsg.NewDeleteRecordsRequestTopicPartition()
-		drp.Offset = 5
-		drt.Partitions = append(drt.Partitions, drp)
-		dr.Topics = append(dr.Topics, drt)
+		addDeleteRecordsTopic(dr, "t", 5)
 		if r := leader.DeleteRecords(context.Background(), dr); r.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("DeleteRecords: %d", r.Topics[0].Partitions[0].ErrorCode)
 		}

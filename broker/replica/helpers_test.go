@@ -90,6 +90,17 @@ func makeLeader(t *testing.T, m *Manager, topic string, partition, epoch int32, 
 	}
 }
 
+// addDeleteRecordsTopic appends to req a topic entry asking to delete the
+// records of its partition 0 before offset.
+func addDeleteRecordsTopic(req *kmsg.DeleteRecordsRequest, topic string, offset int64) {
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Offset = offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+}
+
 // stopReplicaReq builds a StopReplica request from controller epoch 1 for
 // partitions of one topic: v3+ carries the leader epoch and delete flag per
 // partition, older versions a partition list and the request-level flag.

@@ -227,14 +227,7 @@ func TestStorageDeleteRecords(t *testing.T) {
 
 	req := kmsg.NewPtrDeleteRecordsRequest()
 	req.Version = 2
-	add := func(topic string, off int64) {
-		rt := kmsg.NewDeleteRecordsRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
-		rp.Offset = off
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-	}
+	add := func(topic string, off int64) { addDeleteRecordsTopic(req, topic, off) }
 	add("t", 2)
 	add("t", 9)
 	add("compacted", 0)
