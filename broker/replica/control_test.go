@@ -90,23 +90,16 @@ func TestStaleControllerEpochRejected(t *testing.T) {
 		t.Fatal("stale LeaderAndIsr changed the partition")
 	}
 
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version = 3
+	sr := stopReplicaReq(3, "t", -1, false)
 	sr.ControllerEpoch = 4
-	sr.BrokerEpoch = -1
 	if r := m.StopReplica(ctx, sr); r.ErrorCode != kerr.StaleControllerEpoch.Code {
 		t.Fatalf("StopReplica from epoch 4: %d", r.ErrorCode)
 	}
-	um := kmsg.NewPtrUpdateMetadataRequest()
-	um.Version = 7
-	um.ControllerEpoch = 4
-	um.BrokerEpoch = -1
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != kerr.StaleControllerEpoch.Code {
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(4, -1)); r.ErrorCode != kerr.StaleControllerEpoch.Code {
 		t.Fatalf("UpdateMetadata from epoch 4: %d", r.ErrorCode)
 	}
 	// A newer controller is accepted and recorded.
-	um.ControllerEpoch = 6
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != 0 || m.ControllerEpoch() != 6 {
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(6, -1)); r.ErrorCode != 0 || m.ControllerEpoch() != 6 {
 		t.Fatalf("UpdateMetadata from epoch 6: %d, epoch %d", r.ErrorCode, m.ControllerEpoch())
 	}
 }
@@ -123,22 +116,16 @@ func TestStaleBrokerEpochRejected(t *testing.T) {
 	if c := lairCode(t, m.LeaderAndIsr(ctx, req)); c != 0 {
 		t.Fatalf("newer broker epoch: %d", c)
 	}
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version = 3
-	sr.ControllerEpoch = 1
+	sr := stopReplicaReq(3, "t", -1, false)
 	sr.BrokerEpoch = 50
 	if r := m.StopReplica(ctx, sr); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
 		t.Fatalf("StopReplica: %d", r.ErrorCode)
 	}
-	um := kmsg.NewPtrUpdateMetadataRequest()
-	um.Version = 7
-	um.ControllerEpoch = 1
-	um.BrokerEpoch = 50
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(1, 50)); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
 		t.Fatalf("UpdateMetadata: %d", r.ErrorCode)
 	}
-	um.BrokerEpoch = -1 // -1 skips the check
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != 0 {
+	// -1 skips the check.
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(1, -1)); r.ErrorCode != 0 {
 		t.Fatalf("UpdateMetadata with broker epoch -1: %d", r.ErrorCode)
 	}
 }
@@ -359,10 +346,7 @@ func TestUpdateMetadataDeletesHostedPartitions(t *testing.T) {
 		t.Fatalf("known unhosted partition: %d", r.ErrorCode)
 	}
 
-	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version = 7
-	req.ControllerEpoch = 1
-	req.BrokerEpoch = -1
+	req := updateMetadataReq(1, -1)
 	ts := kmsg.NewUpdateMetadataRequestTopicState()
 	ts.Topic = "t"
 	ts.TopicID = topicIDFor("t")

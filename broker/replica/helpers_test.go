@@ -102,8 +102,9 @@ func addDeleteRecordsTopic(req *kmsg.DeleteRecordsRequest, topic string, offset 
 }
 
 // stopReplicaReq builds a StopReplica request from controller epoch 1 for
-// partitions of one topic: v3+ carries the leader epoch and delete flag per
-// partition, older versions a partition list and the request-level flag.
+// partitions of one topic (none: no topic at all): v3+ carries the leader
+// epoch and delete flag per partition, older versions a partition list and
+// the request-level flag.
 func stopReplicaReq(version int16, topic string, leaderEpoch int32, del bool, partitions ...int32) *kmsg.StopReplicaRequest {
 	req := kmsg.NewPtrStopReplicaRequest()
 	req.Version = version
@@ -123,7 +124,19 @@ func stopReplicaReq(version int16, topic string, leaderEpoch int32, del bool, pa
 		rt.Partitions = partitions
 		req.DeletePartitions = del
 	}
-	req.Topics = append(req.Topics, rt)
+	if len(partitions) > 0 {
+		req.Topics = append(req.Topics, rt)
+	}
+	return req
+}
+
+// updateMetadataReq builds an UpdateMetadata v7 with no brokers or
+// partitions from the given controller and broker epochs.
+func updateMetadataReq(controllerEpoch int32, brokerEpoch int64) *kmsg.UpdateMetadataRequest {
+	req := kmsg.NewPtrUpdateMetadataRequest()
+	req.Version = 7
+	req.ControllerEpoch = controllerEpoch
+	req.BrokerEpoch = brokerEpoch
 	return req
 }
 
