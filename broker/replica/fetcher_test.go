@@ -308,9 +308,7 @@ func TestFetcherStopsOnRoleChange(t *testing.T) {
 // the rest, and then joins the ISR (its log end reached the HW).
 func TestFollowerBehindLeaderLogStart(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
-		leader := c.broker(1)
+		c, leader := newSoloLeaderCluster(t, newStore)
 		for i := range 10 {
 			produceValues(t, leader, -1, "t", fmt.Sprint("v", i))
 		}
@@ -319,8 +317,7 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 		if r := leader.DeleteRecords(context.Background(), dr); r.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("DeleteRecords: %d", r.Topics[0].Partitions[0].ErrorCode)
 		}
-		// Reassignment adds broker 2 as a follower (ISR still {1}).
-		c.lairEach([]int32{1, 2}, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		c.addFollower2()
 		waitFor(t, "follower 2 caught up and in the ISR", func() bool {
 			st := mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State()
 			return slices.Equal(st.ISR, []int32{1, 2}) && c.log(2, "t", 0).LogEndOffset() == 10
@@ -341,16 +338,14 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 // it restarts its log at the batch's base offset and appends."
 func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
-		leader := c.broker(1)
+		c, leader := newSoloLeaderCluster(t, newStore)
 		if r := produceOne(t, leader, -1, "t", 0, makeBatch(1, "a", "b", "c", "d")); r.ErrorCode != 0 {
 			t.Fatal(r.ErrorCode)
 		}
 		if _, err := c.log(1, "t", 0).DeleteRecordsBefore(2); err != nil {
 			t.Fatal(err)
 		}
-		c.lairEach([]int32{1, 2}, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		c.addFollower2()
 		waitFor(t, "follower 2 in the ISR", func() bool {
 			return slices.Equal(mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State().ISR, []int32{1, 2})
 		})

@@ -216,6 +216,22 @@ func (c *miniCluster) lairEach(brokers []int32, topic string, partition, leader,
 	}
 }
 
+// newSoloLeaderCluster starts brokers 1 and 2 on newStore with t-0 on
+// broker 1 alone (leader, epoch 0), and returns the cluster and broker 1.
+func newSoloLeaderCluster(t *testing.T, newStore func() LogStore) (*miniCluster, *Manager) {
+	t.Helper()
+	c := newMiniClusterWith(t, newStore, nil, 1, 2)
+	c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
+	return c, c.broker(1)
+}
+
+// addFollower2 is the LeaderAndIsr of a reassignment adding broker 2 as a
+// follower of t-0: leader 1 in epoch 1, ISR still {1}, sent to both.
+func (c *miniCluster) addFollower2() {
+	c.t.Helper()
+	c.lairEach([]int32{1, 2}, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+}
+
 // values returns the (offset, value) pairs of a replica's log.
 func (c *miniCluster) values(id int32, topic string, partition int32) ([]int64, []string) {
 	c.t.Helper()
