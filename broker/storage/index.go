@@ -41,17 +41,11 @@ type mmapIndex struct {
 // file is extended to maxBytes rounded down to whole entries.
 func openMmapIndex(path string, baseOffset int64, entrySize, offsetField, maxBytes int, active bool) (*mmapIndex, error) {
 	maxBytes = maxBytes / entrySize * entrySize
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, size, err := openSizedFile(path, "index")
 	if err != nil {
-		return nil, fmt.Errorf("storage: open index: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("storage: stat index: %w", err)
+		return nil, err
 	}
 	idx := &mmapIndex{path: path, baseOffset: baseOffset, entrySize: entrySize, offsetField: offsetField, file: f, maxBytes: maxBytes}
-	size := fi.Size()
 	idx.entries = int(size) / entrySize
 	target := int(size)
 	if active && target < maxBytes {
