@@ -213,11 +213,7 @@ func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 // m1), and re-fetches from offset 1, receiving m2. Logs agree again."
 func TestScenario2DivergenceAfterDoubleFailure(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		ab := []int32{1, 2}
-		c.lairEach(ab, "t", 0, 1, 0, ab, ab)
-		produceValues(t, c.broker(1), -1, "t", "m0", "m1")
-		c.waitSame(ab, "t", 2)
+		c, ab := newReplicatedPair(t, newStore, "m0", "m1")
 
 		// Step 2: both lose power; B's m1 was only in its page cache.
 		c.kill(1)
@@ -255,11 +251,7 @@ func TestScenario2DivergenceAfterDoubleFailure(t *testing.T) {
 // byte-identical, instead of asking with the stale epoch forever.
 func TestLeaderWithoutWritesLeavesNoStaleEpoch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		ab := []int32{1, 2}
-		c.lairEach(ab, "t", 0, 1, 0, ab, ab)
-		produceValues(t, c.broker(1), -1, "t", "m0", "m1")
-		c.waitSame(ab, "t", 2)
+		c, ab := newReplicatedPair(t, newStore, "m0", "m1")
 		// Broker 1 is bounced: 2 leads epoch 1 and takes no write.
 		c.kill(1)
 		c.lair(2, "t", 0, 2, 1, []int32{2}, ab)

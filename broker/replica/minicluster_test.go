@@ -225,6 +225,19 @@ func newSoloLeaderCluster(t *testing.T, newStore func() LogStore) (*miniCluster,
 	return c, c.broker(1)
 }
 
+// newReplicatedPair starts brokers 1 and 2 on newStore with t-0 on both
+// (leader 1, epoch 0), writes values with acks=all and waits until both
+// logs hold them. It returns the cluster and the replica list {1, 2}.
+func newReplicatedPair(t *testing.T, newStore func() LogStore, values ...string) (*miniCluster, []int32) {
+	t.Helper()
+	c := newMiniClusterWith(t, newStore, nil, 1, 2)
+	ab := []int32{1, 2}
+	c.lairEach(ab, "t", 0, 1, 0, ab, ab)
+	produceValues(t, c.broker(1), -1, "t", values...)
+	c.waitSame(ab, "t", int64(len(values)))
+	return c, ab
+}
+
 // addFollower2 is the LeaderAndIsr of a reassignment adding broker 2 as a
 // follower of t-0: leader 1 in epoch 1, ISR still {1}, sent to both.
 func (c *miniCluster) addFollower2() {
