@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -292,25 +293,9 @@ func followerFetch(t *testing.T, m *Manager, r int32, topic string, partition in
 	return onlyFetchPartition(t, doFetch(t, m, req))
 }
 
-// fakeClock is a settable clock for ISR decisions.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1700000000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock is the settable clock of ISR decisions, started at a fixed
+// time.
+func newFakeClock() *purgatory.FakeClock { return purgatory.NewFakeClock(time.Unix(1700000000, 0)) }
 
 // fakeIsrUpdater records ISR writes; conflict makes the next write fail
 // with a version conflict.
