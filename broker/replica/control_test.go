@@ -90,23 +90,16 @@ func TestStaleControllerEpochRejected(t *testing.T) {
 		t.Fatal("stale LeaderAndIsr changed the partition")
 	}
 
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version = 3
+	sr := stopReplicaReq(3, "t", -1, false)
 	sr.ControllerEpoch = 4
-	sr.BrokerEpoch = -1
 	if r := m.StopReplica(ctx, sr); r.ErrorCode != kerr.StaleControllerEpoch.Code {
 		t.Fatalf("StopReplica from epoch 4: %d", r.ErrorCode)
 	}
-	um := kmsg.NewPtrUpdateMetadataRequest()
-	um.Version = 7
-	um.ControllerEpoch = 4
-	um.BrokerEpoch = -1
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != kerr.StaleControllerEpoch.Code {
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(4, -1)); r.ErrorCode != kerr.StaleControllerEpoch.Code {
 		t.Fatalf("UpdateMetadata from epoch 4: %d", r.ErrorCode)
 	}
 	// A newer controller is accepted and recorded.
-	um.ControllerEpoch = 6
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != 0 || m.ControllerEpoch() != 6 {
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(6, -1)); r.ErrorCode != 0 || m.ControllerEpoch() != 6 {
 		t.Fatalf("UpdateMetadata from epoch 6: %d, epoch %d", r.ErrorCode, m.ControllerEpoch())
 	}
 }
@@ -123,22 +116,16 @@ func TestStaleBrokerEpochRejected(t *testing.T) {
 	if c := lairCode(t, m.LeaderAndIsr(ctx, req)); c != 0 {
 		t.Fatalf("newer broker epoch: %d", c)
 	}
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version = 3
-	sr.ControllerEpoch = 1
+	sr := stopReplicaReq(3, "t", -1, false)
 	sr.BrokerEpoch = 50
 	if r := m.StopReplica(ctx, sr); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
 		t.Fatalf("StopReplica: %d", r.ErrorCode)
 	}
-	um := kmsg.NewPtrUpdateMetadataRequest()
-	um.Version = 7
-	um.ControllerEpoch = 1
-	um.BrokerEpoch = 50
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(1, 50)); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
 		t.Fatalf("UpdateMetadata: %d", r.ErrorCode)
 	}
-	um.BrokerEpoch = -1 // -1 skips the check
-	if r := m.UpdateMetadata(ctx, um); r.ErrorCode != 0 {
+	// -1 skips the check.
+	if r := m.UpdateMetadata(ctx, updateMetadataReq(1, -1)); r.ErrorCode != 0 {
 		t.Fatalf("UpdateMetadata with broker epoch -1: %d", r.ErrorCode)
 	}
 }
@@ -281,26 +268,7 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 	makeLeader(t, m, "t", 0, 5)
 
 	stop := func(version int16, epoch int32, del bool, partitions ...int32) *kmsg.StopReplicaResponse {
-		req := kmsg.NewPtrStopReplicaRequest()
-		req.Version = version
-		req.ControllerEpoch = 1
-		req.BrokerEpoch = -1
-		rt := kmsg.NewStopReplicaRequestTopic()
-		rt.Topic = "t"
-		if version >= 3 {
-			for _, p := range partitions {
-				ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-				ps.Partition = p
-				ps.LeaderEpoch = epoch
-				ps.Delete = del
-				rt.PartitionStates = append(rt.PartitionStates, ps)
-			}
-		} else {
-			rt.Partitions = partitions
-			req.DeletePartitions = del
-		}
-		req.Topics = append(req.Topics, rt)
-		return m.StopReplica(ctx, req)
+		return m.StopReplica(ctx, stopReplicaReq(version, "t", epoch, del, partitions...))
 	}
 	// Older leader epoch: FENCED_LEADER_EPOCH, nothing changes.
 	if r := stop(3, 4, true, 0); r.Partitions[0].ErrorCode != kerr.FencedLeaderEpoch.Code {
@@ -338,8 +306,7 @@ func TestStopReplicaEpochsAndFetcher(t *testing.T) {
 }
 
 func TestStopReplicaWakesParkedFetch(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	done := make(chan *kmsg.FetchResponse, 1)
 	go func() {
 		raw, err := m.Fetch(context.Background(), fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 60000 }))
@@ -349,25 +316,10 @@ func TestStopReplicaWakesParkedFetch(t *testing.T) {
 		}
 		done <- raw.(*kmsg.FetchResponse)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for m.fetches.Watched(partitionKey(common.TopicPartition{Topic: "t", Partition: 0})) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fetch never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	req := kmsg.NewPtrStopReplicaRequest()
-	req.Version = 3
-	req.ControllerEpoch = 1
-	req.BrokerEpoch = -1
-	rt := kmsg.NewStopReplicaRequestTopic()
-	rt.Topic = "t"
-	ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-	ps.LeaderEpoch = -2
-	ps.Delete = true
-	rt.PartitionStates = append(rt.PartitionStates, ps)
-	req.Topics = append(req.Topics, rt)
-	m.StopReplica(context.Background(), req)
+	waitFor(t, "the fetch to park", func() bool {
+		return m.fetches.Watched(partitionKey(common.TopicPartition{Topic: "t", Partition: 0})) != 0
+	})
+	m.StopReplica(context.Background(), stopReplicaReq(3, "t", -2, true, 0))
 	select {
 	case resp := <-done:
 		if resp == nil {
@@ -394,10 +346,7 @@ func TestUpdateMetadataDeletesHostedPartitions(t *testing.T) {
 		t.Fatalf("known unhosted partition: %d", r.ErrorCode)
 	}
 
-	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version = 7
-	req.ControllerEpoch = 1
-	req.BrokerEpoch = -1
+	req := updateMetadataReq(1, -1)
 	ts := kmsg.NewUpdateMetadataRequestTopicState()
 	ts.Topic = "t"
 	ts.TopicID = topicIDFor("t")
@@ -457,19 +406,7 @@ func TestOnLeadershipChange(t *testing.T) {
 	m.LeaderAndIsr(ctx, lairReq(1, "__consumer_offsets", topicIDFor("__consumer_offsets"), 1, 2, 7, []int32{2, 1}, []int32{2, 1}))
 	// An ignored (stale) partition state is not a change.
 	m.LeaderAndIsr(ctx, lairReq(1, "__consumer_offsets", topicIDFor("__consumer_offsets"), 1, 2, 7, []int32{2, 1}, []int32{2, 1}))
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version = 3
-	sr.ControllerEpoch = 1
-	sr.BrokerEpoch = -1
-	rt := kmsg.NewStopReplicaRequestTopic()
-	rt.Topic = "__consumer_offsets"
-	ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-	ps.Partition = 0
-	ps.LeaderEpoch = 4
-	ps.Delete = true
-	rt.PartitionStates = append(rt.PartitionStates, ps)
-	sr.Topics = append(sr.Topics, rt)
-	m.StopReplica(ctx, sr)
+	m.StopReplica(ctx, stopReplicaReq(3, "__consumer_offsets", 4, true, 0))
 
 	co := func(p int32) common.TopicPartition {
 		return common.TopicPartition{Topic: "__consumer_offsets", Partition: p}

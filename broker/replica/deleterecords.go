@@ -18,24 +18,21 @@ import (
 func (m *Manager) DeleteRecords(_ context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	resp.Version = req.Version
-	for _, t := range req.Topics {
-		st := kmsg.NewDeleteRecordsResponseTopic()
-		st.Topic = t.Topic
-		for _, rp := range t.Partitions {
-			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.LowWatermark = -1
-			tp := common.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
-			low, err := m.deleteRecords(tp, rp.Offset)
-			sp.ErrorCode = m.errorCode(err, tp, "delete_records")
-			if sp.ErrorCode == 0 {
-				sp.LowWatermark = low
-			}
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
+	answerPerPartition(req.Topics, &resp.Topics, m.deleteRecordsPartition)
 	return resp
+}
+
+func (m *Manager) deleteRecordsPartition(topic string, rp *kmsg.DeleteRecordsRequestTopicPartition) kmsg.DeleteRecordsResponseTopicPartition {
+	sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+	sp.Partition = rp.Partition
+	sp.LowWatermark = -1
+	tp := common.TopicPartition{Topic: topic, Partition: rp.Partition}
+	low, err := m.deleteRecords(tp, rp.Offset)
+	sp.ErrorCode = m.errorCode(err, tp, "delete_records")
+	if sp.ErrorCode == 0 {
+		sp.LowWatermark = low
+	}
+	return sp
 }
 
 func (m *Manager) deleteRecords(tp common.TopicPartition, offset int64) (int64, error) {

@@ -30,22 +30,19 @@ type e2eHandler struct {
 	splicedFetch     int
 }
 
+// e2eVersions are the min and max versions the handler serves per API.
+var e2eVersions = map[kmsg.Key][2]int16{
+	kmsg.Produce:              {3, 9},
+	kmsg.Fetch:                {4, 13},
+	kmsg.ListOffsets:          {1, 7},
+	kmsg.Metadata:             {1, 12},
+	kmsg.OffsetForLeaderEpoch: {0, 4},
+	kmsg.ApiVersions:          {0, 3},
+}
+
 func (h *e2eHandler) Versions(key int16) (int16, int16, bool) {
-	switch kmsg.Key(key) {
-	case kmsg.Produce:
-		return 3, 9, true
-	case kmsg.Fetch:
-		return 4, 13, true
-	case kmsg.ListOffsets:
-		return 1, 7, true
-	case kmsg.Metadata:
-		return 1, 12, true
-	case kmsg.OffsetForLeaderEpoch:
-		return 0, 4, true
-	case kmsg.ApiVersions:
-		return 0, 3, true
-	}
-	return 0, 0, false
+	v, ok := e2eVersions[kmsg.Key(key)]
+	return v[0], v[1], ok
 }
 
 func (h *e2eHandler) Handle(ctx context.Context, req *network.Request) (kmsg.Response, error) {

@@ -371,6 +371,28 @@ type partSnap struct {
 	topicID [16]byte
 }
 
+// followedPart is a partition of a snapshot and its follower log state.
+type followedPart struct {
+	ps partSnap
+	st followerLogState
+}
+
+// followed returns the log state of each partition in parts that this
+// broker still follows at the snapshot's epoch; the others leave the
+// thread.
+func (t *fetcherThread) followed(parts []partSnap) []followedPart {
+	var out []followedPart
+	for _, ps := range parts {
+		st, err := t.f.m.followerState(ps.tp, ps.epoch)
+		if err != nil {
+			t.f.removeFailed(t, ps.tp, ps.epoch, "not following at this epoch")
+			continue
+		}
+		out = append(out, followedPart{ps, st})
+	}
+	return out
+}
+
 func (t *fetcherThread) snapshot(truncating bool) []partSnap {
 	now := time.Now()
 	t.mu.Lock()
@@ -400,12 +422,8 @@ func (t *fetcherThread) maybeTruncate() error {
 		hw int64
 	}
 	index := make(map[common.TopicPartition]asked)
-	for _, ps := range parts {
-		st, err := m.followerState(ps.tp, ps.epoch)
-		if err != nil {
-			t.f.removeFailed(t, ps.tp, ps.epoch, "not following at this epoch")
-			continue
-		}
+	for _, fp := range t.followed(parts) {
+		ps, st := fp.ps, fp.st
 		if st.latestEpoch < 0 {
 			// No epochs to ask about: truncate to the HW and fetch.
 			if err := m.truncateFollower(ps.tp, ps.epoch, st.hw, "no leader epochs"); err != nil {
@@ -514,12 +532,8 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	req.SessionID = 0
 	req.SessionEpoch = -1 // sessionless full fetches
 	sent := make(map[common.TopicPartition]partSnap)
-	for _, ps := range parts {
-		st, err := m.followerState(ps.tp, ps.epoch)
-		if err != nil {
-			t.f.removeFailed(t, ps.tp, ps.epoch, "not following at this epoch")
-			continue
-		}
+	for _, fp := range t.followed(parts) {
+		ps, st := fp.ps, fp.st
 		sent[ps.tp] = ps
 		var rt *kmsg.FetchRequestTopic
 		for i := range req.Topics {

@@ -98,9 +98,7 @@ func TestReplicationEndToEndInProcess(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
 		c := newMiniClusterWith(t, newStore, nil, 1, 2, 3)
 		all := []int32{1, 2, 3}
-		c.lair(1, "t", 0, 1, 0, all, all)
-		c.lair(2, "t", 0, 1, 0, all, all)
-		c.lair(3, "t", 0, 1, 0, all, all)
+		c.lairEach(all, "t", 0, 1, 0, all, all)
 		leader := c.broker(1)
 		produceValues(t, leader, -1, "t", "a", "b", "c")
 		st := mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State()
@@ -117,9 +115,7 @@ func TestReplicationEndToEndInProcess(t *testing.T) {
 		}
 		// Stopping a follower: the fetchers stop with StopReplica/role change;
 		// leadership moves to 2 and 1 follows it.
-		c.lair(2, "t", 0, 2, 1, []int32{2, 1, 3}, all)
-		c.lair(1, "t", 0, 2, 1, []int32{2, 1, 3}, all)
-		c.lair(3, "t", 0, 2, 1, []int32{2, 1, 3}, all)
+		c.lairEach([]int32{2, 1, 3}, "t", 0, 2, 1, []int32{2, 1, 3}, all)
 		produceValues(t, c.broker(2), -1, "t", "d")
 		c.waitSame([]int32{2, 1, 3}, "t", 4)
 		for _, id := range all {
@@ -217,12 +213,7 @@ func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 // m1), and re-fetches from offset 1, receiving m2. Logs agree again."
 func TestScenario2DivergenceAfterDoubleFailure(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		ab := []int32{1, 2}
-		c.lair(1, "t", 0, 1, 0, ab, ab)
-		c.lair(2, "t", 0, 1, 0, ab, ab)
-		produceValues(t, c.broker(1), -1, "t", "m0", "m1")
-		c.waitSame(ab, "t", 2)
+		c, ab := newReplicatedPair(t, newStore, "m0", "m1")
 
 		// Step 2: both lose power; B's m1 was only in its page cache.
 		c.kill(1)
@@ -260,12 +251,7 @@ func TestScenario2DivergenceAfterDoubleFailure(t *testing.T) {
 // byte-identical, instead of asking with the stale epoch forever.
 func TestLeaderWithoutWritesLeavesNoStaleEpoch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		ab := []int32{1, 2}
-		c.lair(1, "t", 0, 1, 0, ab, ab)
-		c.lair(2, "t", 0, 1, 0, ab, ab)
-		produceValues(t, c.broker(1), -1, "t", "m0", "m1")
-		c.waitSame(ab, "t", 2)
+		c, ab := newReplicatedPair(t, newStore, "m0", "m1")
 		// Broker 1 is bounced: 2 leads epoch 1 and takes no write.
 		c.kill(1)
 		c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
@@ -273,8 +259,7 @@ func TestLeaderWithoutWritesLeavesNoStaleEpoch(t *testing.T) {
 		c.lair(1, "t", 0, 2, 1, []int32{2}, ab)
 		c.waitSame([]int32{2, 1}, "t", 2)
 		// Preferred election: 1 leads epoch 2 from offset 2, 2 follows.
-		c.lair(1, "t", 0, 1, 2, ab, ab)
-		c.lair(2, "t", 0, 1, 2, ab, ab)
+		c.lairEach(ab, "t", 0, 1, 2, ab, ab)
 		produceValues(t, c.broker(1), -1, "t", "m2", "m3")
 		c.waitSame(ab, "t", 4)
 		if _, vals := c.values(2, "t", 0); !slices.Equal(vals, []string{"m0", "m1", "m2", "m3"}) {
@@ -294,8 +279,7 @@ func TestLeaderWithoutWritesLeavesNoStaleEpoch(t *testing.T) {
 func TestFetcherStopsOnRoleChange(t *testing.T) {
 	c := newMiniCluster(t, nil, 1, 2)
 	ab := []int32{1, 2}
-	c.lair(1, "t", 0, 1, 0, ab, ab)
-	c.lair(2, "t", 0, 1, 0, ab, ab)
+	c.lairEach(ab, "t", 0, 1, 0, ab, ab)
 	f := c.broker(2).fetcher
 	waitFor(t, "fetching", func() bool { _, ok := f.Fetching()[common.TopicPartition{Topic: "t", Partition: 0}]; return ok })
 	c.lair(2, "t", 0, 2, 1, []int32{2}, ab)
@@ -316,25 +300,16 @@ func TestFetcherStopsOnRoleChange(t *testing.T) {
 // the rest, and then joins the ISR (its log end reached the HW).
 func TestFollowerBehindLeaderLogStart(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
-		leader := c.broker(1)
+		c, leader := newSoloLeaderCluster(t, newStore)
 		for i := range 10 {
 			produceValues(t, leader, -1, "t", fmt.Sprint("v", i))
 		}
 		dr := kmsg.NewPtrDeleteRecordsRequest()
-		drt := kmsg.NewDeleteRecordsRequestTopic()
-		drt.Topic = "t"
-		drp := kmsg.NewDeleteRecordsRequestTopicPartition()
-		drp.Offset = 5
-		drt.Partitions = append(drt.Partitions, drp)
-		dr.Topics = append(dr.Topics, drt)
+		addDeleteRecordsTopic(dr, "t", 5)
 		if r := leader.DeleteRecords(context.Background(), dr); r.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("DeleteRecords: %d", r.Topics[0].Partitions[0].ErrorCode)
 		}
-		// Reassignment adds broker 2 as a follower (ISR still {1}).
-		c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
-		c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		c.addFollower2()
 		waitFor(t, "follower 2 caught up and in the ISR", func() bool {
 			st := mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State()
 			return slices.Equal(st.ISR, []int32{1, 2}) && c.log(2, "t", 0).LogEndOffset() == 10
@@ -355,17 +330,14 @@ func TestFollowerBehindLeaderLogStart(t *testing.T) {
 // it restarts its log at the batch's base offset and appends."
 func TestFollowerEmptyLogInsideLeaderBatch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
-		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
-		leader := c.broker(1)
+		c, leader := newSoloLeaderCluster(t, newStore)
 		if r := produceOne(t, leader, -1, "t", 0, makeBatch(1, "a", "b", "c", "d")); r.ErrorCode != 0 {
 			t.Fatal(r.ErrorCode)
 		}
 		if _, err := c.log(1, "t", 0).DeleteRecordsBefore(2); err != nil {
 			t.Fatal(err)
 		}
-		c.lair(1, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
-		c.lair(2, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+		c.addFollower2()
 		waitFor(t, "follower 2 in the ISR", func() bool {
 			return slices.Equal(mustPartition(t, leader, common.TopicPartition{Topic: "t", Partition: 0}).State().ISR, []int32{1, 2})
 		})

@@ -30,18 +30,13 @@ func FuzzManagerRequests(f *testing.F) {
 	seed(1, fr13)
 	seed(2, listOffsetsReq(7, "t", 0, -1))
 	seed(4, lairReq(1, "t", topicIDFor("t"), 0, 1, 1, []int32{1}, []int32{1}))
-	sr := kmsg.NewPtrStopReplicaRequest()
-	sr.Version = 3
-	seed(5, sr)
-	um := kmsg.NewPtrUpdateMetadataRequest()
-	um.Version = 7
-	seed(6, um)
-	dr := kmsg.NewPtrDeleteRecordsRequest()
-	dr.Version = 2
-	seed(21, dr)
-	oe := kmsg.NewPtrOffsetForLeaderEpochRequest()
-	oe.Version = 4
-	seed(23, oe)
+	// Empty requests: StopReplica v3, UpdateMetadata v7, DeleteRecords v2,
+	// OffsetForLeaderEpoch v4.
+	for _, kv := range [][2]int16{{5, 3}, {6, 7}, {21, 2}, {23, 4}} {
+		req := kmsg.RequestForKey(kv[0])
+		req.SetVersion(kv[1])
+		seed(kv[0], req)
+	}
 
 	f.Fuzz(func(t *testing.T, which, version byte, body []byte) {
 		key := fuzzKeys[int(which)%len(fuzzKeys)]
@@ -53,8 +48,7 @@ func FuzzManagerRequests(f *testing.F) {
 		if err := req.ReadFrom(body); err != nil {
 			return
 		}
-		m, _ := newTestManager(t, nil)
-		makeLeader(t, m, "t", 0, 0)
+		m, _ := newT0Leader(t)
 		produceOne(t, m, 1, "t", 0, makeBatch(1, "x", "y"))
 		ctx := context.Background()
 		var resp kmsg.Response

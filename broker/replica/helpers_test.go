@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -27,6 +30,15 @@ func newTestManager(t *testing.T, mutate func(*Config)) (*Manager, *memStore) {
 	}
 	m := New(cfg, store, metadata.New(cfg.BrokerID, "test"))
 	t.Cleanup(m.Shutdown)
+	return m, store
+}
+
+// newT0Leader returns a test manager leading partition t-0 in leader
+// epoch 0 with itself as the only replica, where most manager tests start.
+func newT0Leader(t *testing.T) (*Manager, *memStore) {
+	t.Helper()
+	m, store := newTestManager(t, nil)
+	makeLeader(t, m, "t", 0, 0)
 	return m, store
 }
 
@@ -79,6 +91,56 @@ func makeLeader(t *testing.T, m *Manager, topic string, partition, epoch int32, 
 	}
 }
 
+// addDeleteRecordsTopic appends to req a topic entry asking to delete the
+// records of its partition 0 before offset.
+func addDeleteRecordsTopic(req *kmsg.DeleteRecordsRequest, topic string, offset int64) {
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Offset = offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+}
+
+// stopReplicaReq builds a StopReplica request from controller epoch 1 for
+// partitions of one topic (none: no topic at all): v3+ carries the leader
+// epoch and delete flag per partition, older versions a partition list and
+// the request-level flag.
+func stopReplicaReq(version int16, topic string, leaderEpoch int32, del bool, partitions ...int32) *kmsg.StopReplicaRequest {
+	req := kmsg.NewPtrStopReplicaRequest()
+	req.Version = version
+	req.ControllerEpoch = 1
+	req.BrokerEpoch = -1
+	rt := kmsg.NewStopReplicaRequestTopic()
+	rt.Topic = topic
+	if version >= 3 {
+		for _, p := range partitions {
+			ps := kmsg.NewStopReplicaRequestTopicPartitionState()
+			ps.Partition = p
+			ps.LeaderEpoch = leaderEpoch
+			ps.Delete = del
+			rt.PartitionStates = append(rt.PartitionStates, ps)
+		}
+	} else {
+		rt.Partitions = partitions
+		req.DeletePartitions = del
+	}
+	if len(partitions) > 0 {
+		req.Topics = append(req.Topics, rt)
+	}
+	return req
+}
+
+// updateMetadataReq builds an UpdateMetadata v7 with no brokers or
+// partitions from the given controller and broker epochs.
+func updateMetadataReq(controllerEpoch int32, brokerEpoch int64) *kmsg.UpdateMetadataRequest {
+	req := kmsg.NewPtrUpdateMetadataRequest()
+	req.Version = 7
+	req.ControllerEpoch = controllerEpoch
+	req.BrokerEpoch = brokerEpoch
+	return req
+}
+
 func topicIDFor(topic string) [16]byte {
 	var id [16]byte
 	copy(id[:], "id:"+topic)
@@ -90,6 +152,13 @@ func produceReq(acks int16, topic string, partition int32, records []byte) *kmsg
 	req.Version = 9
 	req.Acks = acks
 	req.TimeoutMillis = 1000
+	addProduceTopic(req, topic, partition, records)
+	return req
+}
+
+// addProduceTopic appends to req a topic entry carrying records for one
+// partition.
+func addProduceTopic(req *kmsg.ProduceRequest, topic string, partition int32, records []byte) {
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewProduceRequestTopicPartition()
@@ -97,7 +166,15 @@ func produceReq(acks int16, topic string, partition int32, records []byte) *kmsg
 	rp.Records = records
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	return req
+}
+
+// wantLogEnd fails the test unless the in-memory log of topic's partition
+// 0 ends at want; why says what the log end shows.
+func (s *memStore) wantLogEnd(t *testing.T, topic string, want int64, why string) {
+	t.Helper()
+	if leo := s.logs[common.TopicPartition{Topic: topic, Partition: 0}].LogEndOffset(); leo != want {
+		t.Fatalf("%s: log end %d, want %d", why, leo, want)
+	}
 }
 
 func produceOne(t *testing.T, m *Manager, acks int16, topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
@@ -120,15 +197,41 @@ func fetchReq(topic string, partition int32, offset int64, opts ...fetchOpt) *km
 	req.SessionEpoch = -1
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic
+	rt.Partitions = append(rt.Partitions, fetchPartition(partition, offset))
+	req.Topics = append(req.Topics, rt)
+	for _, o := range opts {
+		o(req)
+	}
+	return req
+}
+
+// fetchPartition is a consumer's fetch entry for partition at offset.
+func fetchPartition(partition int32, offset int64) kmsg.FetchRequestTopicPartition {
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.Partition = partition
 	rp.FetchOffset = offset
 	rp.CurrentLeaderEpoch = -1
 	rp.PartitionMaxBytes = 1 << 20
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	for _, o := range opts {
-		o(req)
+	return rp
+}
+
+// sessionFetchReq builds a consumer's incremental fetch in session sid at
+// epoch, listing the partitions of topic t in offsets (partition: fetch
+// offset) in partition order; with none listed it asks for whatever
+// changed.
+func sessionFetchReq(sid, epoch int32, offsets map[int32]int64) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = -1
+	req.MaxBytes = 1 << 20
+	req.SessionID, req.SessionEpoch = sid, epoch
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "t"
+	for _, p := range slices.Sorted(maps.Keys(offsets)) {
+		rt.Partitions = append(rt.Partitions, fetchPartition(p, offsets[p]))
+	}
+	if len(rt.Partitions) > 0 {
+		req.Topics = append(req.Topics, rt)
 	}
 	return req
 }
@@ -190,25 +293,9 @@ func followerFetch(t *testing.T, m *Manager, r int32, topic string, partition in
 	return onlyFetchPartition(t, doFetch(t, m, req))
 }
 
-// fakeClock is a settable clock for ISR decisions.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1700000000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock is the settable clock of ISR decisions, started at a fixed
+// time.
+func newFakeClock() *purgatory.FakeClock { return purgatory.NewFakeClock(time.Unix(1700000000, 0)) }
 
 // fakeIsrUpdater records ISR writes; conflict makes the next write fail
 // with a version conflict.

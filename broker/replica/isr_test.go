@@ -8,6 +8,7 @@ import (
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage"
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -103,7 +104,7 @@ func TestCanJoinIsr(t *testing.T) {
 // hand-made follower fetches and a fake clock.
 type isrFixture struct {
 	m     *Manager
-	clock *fakeClock
+	clock *purgatory.FakeClock
 	zk    *fakeIsrUpdater
 	reg   gometrics.Registry
 }

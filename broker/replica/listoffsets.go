@@ -28,23 +28,18 @@ func (m *Manager) ListOffsets(_ context.Context, req *kmsg.ListOffsetsRequest) *
 			seen[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}]++
 		}
 	}
-	for _, t := range req.Topics {
-		st := kmsg.NewListOffsetsResponseTopic()
-		st.Topic = t.Topic
-		for _, p := range t.Partitions {
-			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
-			sp := kmsg.NewListOffsetsResponseTopicPartition()
-			sp.Partition = p.Partition
-			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			if req.Version >= 1 && seen[tp] > 1 {
-				sp.ErrorCode = kerr.InvalidRequest.Code
-			} else {
-				m.listOffset(req, tp, &p, &sp)
-			}
-			st.Partitions = append(st.Partitions, sp)
+	answerPerPartition(req.Topics, &resp.Topics, func(topic string, rp *kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
+		tp := common.TopicPartition{Topic: topic, Partition: rp.Partition}
+		sp := kmsg.NewListOffsetsResponseTopicPartition()
+		sp.Partition = rp.Partition
+		sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+		if req.Version >= 1 && seen[tp] > 1 {
+			sp.ErrorCode = kerr.InvalidRequest.Code
+		} else {
+			m.listOffset(req, tp, rp, &sp)
 		}
-		resp.Topics = append(resp.Topics, st)
-	}
+		return sp
+	})
 	return resp
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -229,11 +231,7 @@ func (m *Manager) Partition(tp common.TopicPartition) (*Partition, bool) {
 func (m *Manager) Partitions() []*Partition {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]*Partition, 0, len(m.partitions))
-	for _, p := range m.partitions {
-		out = append(out, p)
-	}
-	return out
+	return slices.Collect(maps.Values(m.partitions))
 }
 
 func (m *Manager) topicName(id [16]byte) (string, bool) {

@@ -18,8 +18,7 @@ import (
 )
 
 func TestProduceFetchRoundTrip(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 
 	r := produceOne(t, m, 1, "t", 0, makeBatch(1000, "a", "b"))
 	if r.ErrorCode != 0 || r.BaseOffset != 0 || r.LogStartOffset != 0 || r.LogAppendTime != -1 {
@@ -82,15 +81,7 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 9
 	req.Acks = 1
-	add := func(topic string, partition int32, recs []byte) {
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition = partition
-		rp.Records = recs
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-	}
+	add := func(topic string, partition int32, recs []byte) { addProduceTopic(req, topic, partition, recs) }
 	add("t", 0, makeBatch(1, "ok"))
 	add("t", 1, makeBatch(1, "follower"))
 	add("unknown", 0, makeBatch(1, "u"))
@@ -116,9 +107,7 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 		}
 	}
 	// Only the good batch was written.
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
-		t.Fatalf("log end %d after one good batch", leo)
-	}
+	store.wantLogEnd(t, "t", 1, "only the good batch is written")
 
 	// acks outside {-1,0,1}: every partition INVALID_REQUIRED_ACKS.
 	r := produceOne(t, m, 2, "t", 0, makeBatch(1, "x"))
@@ -139,20 +128,15 @@ func TestProduceErrorsPerPartition(t *testing.T) {
 	if c := out.Topics[0].Partitions[0].ErrorCode; c != 0 {
 		t.Fatalf("admin client to internal topic: %d", c)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
-		t.Fatalf("log end %d: rejected requests must not append", leo)
-	}
+	store.wantLogEnd(t, "t", 1, "rejected requests must not append")
 }
 
 func TestProduceAcksZero(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	if resp := m.Produce(context.Background(), produceReq(0, "t", 0, makeBatch(1, "a"))); resp != nil {
 		t.Fatalf("acks=0 must not answer, got %+v", resp)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 1 {
-		t.Fatalf("acks=0 produce not appended: leo %d", leo)
-	}
+	store.wantLogEnd(t, "t", 1, "an acks=0 produce appends")
 	resp, err := m.ProduceOrClose(context.Background(), produceReq(0, "t", 0, makeBatch(1, "b")))
 	if resp != nil || err != nil {
 		t.Fatalf("acks=0 success: %v %v", resp, err)
@@ -177,9 +161,7 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 	if r.ErrorCode != kerr.NotEnoughReplicas.Code {
 		t.Fatalf("acks=all with ISR 1 < min.insync.replicas 2: %+v", r)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "strict", Partition: 0}].LogEndOffset(); leo != 0 {
-		t.Fatalf("NOT_ENOUGH_REPLICAS must not append; leo %d", leo)
-	}
+	store.wantLogEnd(t, "strict", 0, "NOT_ENOUGH_REPLICAS must not append")
 	// acks=1 ignores min.insync.replicas.
 	if r := produceOne(t, m, 1, "strict", 0, makeBatch(1, "a")); r.ErrorCode != 0 {
 		t.Fatalf("acks=1: %+v", r)
@@ -208,8 +190,7 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 }
 
 func TestFetchLongPollWakesOnAppend(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	req := fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 10000 })
 
 	type result struct {
@@ -225,13 +206,7 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 	}()
 	// Wait until the fetch is parked, then append.
 	tp := common.TopicPartition{Topic: "t", Partition: 0}
-	deadline := time.Now().Add(5 * time.Second)
-	for m.fetches.Watched(partitionKey(tp)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fetch never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the fetch to park", func() bool { return m.fetches.Watched(partitionKey(tp)) != 0 })
 	select {
 	case <-done:
 		t.Fatal("fetch completed without data")
@@ -260,8 +235,7 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 }
 
 func TestFetchLongPollTimeout(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	start := time.Now()
 	resp := doFetch(t, m, fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 150 }))
 	took := time.Since(start)
@@ -310,8 +284,7 @@ func waitDone(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 }
 
 func TestFetchContextCancelled(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -383,8 +356,7 @@ func TestFetchErrors(t *testing.T) {
 }
 
 func TestFetchSizeLimits(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	makeLeader(t, m, "t", 1, 0)
 	big := strings.Repeat("x", 300)
 	produceOne(t, m, 1, "t", 0, makeBatch(1, big))
@@ -392,11 +364,7 @@ func TestFetchSizeLimits(t *testing.T) {
 	produceOne(t, m, 1, "t", 1, makeBatch(1, big))
 
 	req := fetchReq("t", 0, 0)
-	p1 := kmsg.NewFetchRequestTopicPartition()
-	p1.Partition = 1
-	p1.CurrentLeaderEpoch = -1
-	p1.PartitionMaxBytes = 1 << 20
-	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchPartition(1, 0))
 
 	// partition_max_bytes smaller than one batch: still one whole batch
 	// for the first partition (KIP-74); max_bytes used up → nothing for
@@ -424,18 +392,13 @@ func TestFetchSizeLimits(t *testing.T) {
 }
 
 func TestFetchSessions(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	makeLeader(t, m, "t", 1, 0)
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
 	produceOne(t, m, 1, "t", 1, makeBatch(1, "b"))
 
 	req := fetchReq("t", 0, 0)
-	p1 := kmsg.NewFetchRequestTopicPartition()
-	p1.Partition = 1
-	p1.CurrentLeaderEpoch = -1
-	p1.PartitionMaxBytes = 1 << 20
-	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchPartition(1, 0))
 	req.SessionID, req.SessionEpoch = 0, 0 // create a session
 
 	resp := doFetch(t, m, req)
@@ -449,23 +412,7 @@ func TestFetchSessions(t *testing.T) {
 
 	// Incremental fetch with no partitions listed, both consumers caught up
 	// at the new offsets: send the updated offsets only.
-	inc := kmsg.NewPtrFetchRequest()
-	inc.Version = 12
-	inc.ReplicaID = -1
-	inc.MaxBytes = 1 << 20
-	inc.SessionID, inc.SessionEpoch = sid, 1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = "t"
-	for _, p := range []int32{0, 1} {
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = p
-		rp.FetchOffset = 1
-		rp.CurrentLeaderEpoch = -1
-		rp.PartitionMaxBytes = 1 << 20
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	inc.Topics = append(inc.Topics, rt)
-	resp = doFetch(t, m, inc)
+	resp = doFetch(t, m, sessionFetchReq(sid, 1, map[int32]int64{0: 1, 1: 1}))
 	if resp.ErrorCode != 0 || resp.SessionID != sid {
 		t.Fatalf("incremental: code %d session %d", resp.ErrorCode, resp.SessionID)
 	}
@@ -476,12 +423,7 @@ func TestFetchSessions(t *testing.T) {
 	// New data on partition 1 only: the next incremental (no partitions
 	// listed) returns only partition 1.
 	produceOne(t, m, 1, "t", 1, makeBatch(1, "c"))
-	inc2 := kmsg.NewPtrFetchRequest()
-	inc2.Version = 12
-	inc2.ReplicaID = -1
-	inc2.MaxBytes = 1 << 20
-	inc2.SessionID, inc2.SessionEpoch = sid, 2
-	resp = doFetch(t, m, inc2)
+	resp = doFetch(t, m, sessionFetchReq(sid, 2, nil))
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != 1 {
 		t.Fatalf("expected only partition 1: %+v", resp.Topics)
 	}
@@ -490,11 +432,7 @@ func TestFetchSessions(t *testing.T) {
 	}
 
 	// Forget partition 1, then produce to it: nothing comes back.
-	inc3 := kmsg.NewPtrFetchRequest()
-	inc3.Version = 12
-	inc3.ReplicaID = -1
-	inc3.MaxBytes = 1 << 20
-	inc3.SessionID, inc3.SessionEpoch = sid, 3
+	inc3 := sessionFetchReq(sid, 3, nil)
 	ft := kmsg.NewFetchRequestForgottenTopic()
 	ft.Topic = "t"
 	ft.Partitions = []int32{1}
@@ -596,8 +534,7 @@ func TestFollowerFetchReadsToLogEnd(t *testing.T) {
 }
 
 func TestProduceZstdNeedsV7(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	z := makeBatch(1, "z")
 	z[22] |= compressionZstd // attributes low byte: codec bits
 	req := produceReq(1, "t", 0, z)
@@ -605,9 +542,7 @@ func TestProduceZstdNeedsV7(t *testing.T) {
 	if c := m.Produce(context.Background(), req).Topics[0].Partitions[0].ErrorCode; c != kerr.UnsupportedCompressionType.Code {
 		t.Fatalf("zstd with Produce v6: %d", c)
 	}
-	if leo := store.logs[common.TopicPartition{Topic: "t", Partition: 0}].LogEndOffset(); leo != 0 {
-		t.Fatalf("rejected zstd batch appended; leo %d", leo)
-	}
+	store.wantLogEnd(t, "t", 0, "a rejected zstd batch must not append")
 }
 
 func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
@@ -638,8 +573,7 @@ func TestAppendToLocalLogAndUnderReplicated(t *testing.T) {
 }
 
 func TestReadCommittedStopsAtLastStableOffset(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "a"))
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "b"))
 	produceOne(t, m, 1, "t", 0, makeBatch(1, "c"))
@@ -693,13 +627,7 @@ func TestFetchMaxWaitWithFakeClock(t *testing.T) {
 		raw, _ := m.Fetch(context.Background(), fetchReq("t", 0, 0, func(r *kmsg.FetchRequest) { r.MinBytes = 1; r.MaxWaitMillis = 600000 }))
 		done <- raw
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for clock.Pending() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fetch never armed its max_wait_ms timer")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the fetch to arm its max_wait_ms timer", func() bool { return clock.Pending() != 0 })
 	select {
 	case <-done:
 		t.Fatal("fetch returned before max_wait_ms")
@@ -723,8 +651,7 @@ func TestFetchMaxWaitWithFakeClock(t *testing.T) {
 // Under a small max_bytes, an incremental session rotates the partitions
 // that returned data to the end, so every partition gets its turn.
 func TestFetchSessionRotatesPartitions(t *testing.T) {
-	m, _ := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, _ := newT0Leader(t)
 	makeLeader(t, m, "t", 1, 0)
 	big := strings.Repeat("x", 200)
 	for i := 0; i < 3; i++ {
@@ -732,35 +659,15 @@ func TestFetchSessionRotatesPartitions(t *testing.T) {
 		produceOne(t, m, 1, "t", 1, makeBatch(1, big))
 	}
 	req := fetchReq("t", 0, 3) // partition 0 at its end: nothing to read
-	p1 := kmsg.NewFetchRequestTopicPartition()
-	p1.Partition = 1
-	p1.CurrentLeaderEpoch = -1
-	p1.PartitionMaxBytes = 1 << 20
-	req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchPartition(1, 0))
 	req.SessionEpoch = 0
 	sid := doFetch(t, m, req).SessionID
 
 	// Move partition 0 back to offset 0: both partitions now have data
 	// and max_bytes fits one batch only.
 	inc := func(epoch int32, offsets map[int32]int64) *kmsg.FetchResponse {
-		r := kmsg.NewPtrFetchRequest()
-		r.Version = 12
-		r.ReplicaID = -1
+		r := sessionFetchReq(sid, epoch, offsets)
 		r.MaxBytes = 10
-		r.SessionID, r.SessionEpoch = sid, epoch
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic = "t"
-		for p, off := range offsets {
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.Partition = p
-			rp.FetchOffset = off
-			rp.CurrentLeaderEpoch = -1
-			rp.PartitionMaxBytes = 1 << 20
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		if len(rt.Partitions) > 0 {
-			r.Topics = append(r.Topics, rt)
-		}
 		return doFetch(t, m, r)
 	}
 	withData := func(resp *kmsg.FetchResponse) []int32 {
@@ -784,8 +691,7 @@ func TestFetchSessionRotatesPartitions(t *testing.T) {
 // "While epochStartOffset > HW, ListOffsets(LATEST or a timestamp beyond
 // the fetchable end) for clients answers OFFSET_NOT_AVAILABLE".
 func TestListOffsetsWhileHighWatermarkLagsEpochStart(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	produceOne(t, m, 1, "t", 0, makeBatch(1000, "a", "b", "c"))
 	makeLeader(t, m, "t", 0, 1) // epoch 1 starts at offset 3
 	l := store.logs[common.TopicPartition{Topic: "t", Partition: 0}]

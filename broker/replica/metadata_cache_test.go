@@ -39,10 +39,7 @@ func TestManagerWithMetadataCache(t *testing.T) {
 	makeLeader(t, m, "gone", 0, 0)
 	produceOne(t, m, 1, "gone", 0, makeBatch(1, "x"))
 
-	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.Version = 7
-	req.ControllerEpoch = 1
-	req.BrokerEpoch = -1
+	req := updateMetadataReq(1, -1)
 	b := kmsg.NewUpdateMetadataRequestLiveBroker()
 	b.ID = 2
 	ep := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
@@ -75,10 +72,7 @@ func TestManagerWithMetadataCache(t *testing.T) {
 
 	// The topic is being deleted (leader -2): the hosted partition and its
 	// log go away.
-	del := kmsg.NewPtrUpdateMetadataRequest()
-	del.Version = 7
-	del.ControllerEpoch = 1
-	del.BrokerEpoch = -1
+	del := updateMetadataReq(1, -1)
 	del.LiveBrokers = req.LiveBrokers
 	gone.PartitionStates[0] = umPartition("gone", 0, -2, 1)
 	del.TopicStates = append(del.TopicStates, gone)

@@ -207,6 +207,44 @@ func (c *miniCluster) lair(id int32, topic string, partition, leader, epoch int3
 	}
 }
 
+// lairEach sends the same LeaderAndIsr to each of brokers, in that order,
+// as the controller does to every replica of a partition.
+func (c *miniCluster) lairEach(brokers []int32, topic string, partition, leader, epoch int32, isr, replicas []int32) {
+	c.t.Helper()
+	for _, id := range brokers {
+		c.lair(id, topic, partition, leader, epoch, isr, replicas)
+	}
+}
+
+// newSoloLeaderCluster starts brokers 1 and 2 on newStore with t-0 on
+// broker 1 alone (leader, epoch 0), and returns the cluster and broker 1.
+func newSoloLeaderCluster(t *testing.T, newStore func() LogStore) (*miniCluster, *Manager) {
+	t.Helper()
+	c := newMiniClusterWith(t, newStore, nil, 1, 2)
+	c.lair(1, "t", 0, 1, 0, []int32{1}, []int32{1})
+	return c, c.broker(1)
+}
+
+// newReplicatedPair starts brokers 1 and 2 on newStore with t-0 on both
+// (leader 1, epoch 0), writes values with acks=all and waits until both
+// logs hold them. It returns the cluster and the replica list {1, 2}.
+func newReplicatedPair(t *testing.T, newStore func() LogStore, values ...string) (*miniCluster, []int32) {
+	t.Helper()
+	c := newMiniClusterWith(t, newStore, nil, 1, 2)
+	ab := []int32{1, 2}
+	c.lairEach(ab, "t", 0, 1, 0, ab, ab)
+	produceValues(t, c.broker(1), -1, "t", values...)
+	c.waitSame(ab, "t", int64(len(values)))
+	return c, ab
+}
+
+// addFollower2 is the LeaderAndIsr of a reassignment adding broker 2 as a
+// follower of t-0: leader 1 in epoch 1, ISR still {1}, sent to both.
+func (c *miniCluster) addFollower2() {
+	c.t.Helper()
+	c.lairEach([]int32{1, 2}, "t", 0, 1, 1, []int32{1}, []int32{1, 2})
+}
+
 // values returns the (offset, value) pairs of a replica's log.
 func (c *miniCluster) values(id int32, topic string, partition int32) ([]int64, []string) {
 	c.t.Helper()

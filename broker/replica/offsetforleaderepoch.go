@@ -14,22 +14,16 @@ import (
 func (m *Manager) OffsetForLeaderEpoch(_ context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	resp.Version = req.Version
-	for _, t := range req.Topics {
-		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
-		st.Topic = t.Topic
-		for _, rp := range t.Partitions {
-			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			current := int32(-1)
-			if req.Version >= 2 {
-				current = rp.CurrentLeaderEpoch
-			}
-			sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = m.endOffsetForEpoch(common.TopicPartition{Topic: t.Topic, Partition: rp.Partition}, current, rp.LeaderEpoch)
-			st.Partitions = append(st.Partitions, sp)
+	answerPerPartition(req.Topics, &resp.Topics, func(topic string, rp *kmsg.OffsetForLeaderEpochRequestTopicPartition) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+		current := int32(-1)
+		if req.Version >= 2 {
+			current = rp.CurrentLeaderEpoch
 		}
-		resp.Topics = append(resp.Topics, st)
-	}
+		sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+		sp.Partition = rp.Partition
+		sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = m.endOffsetForEpoch(common.TopicPartition{Topic: topic, Partition: rp.Partition}, current, rp.LeaderEpoch)
+		return sp
+	})
 	return resp
 }
 

@@ -227,14 +227,7 @@ func TestStorageDeleteRecords(t *testing.T) {
 
 	req := kmsg.NewPtrDeleteRecordsRequest()
 	req.Version = 2
-	add := func(topic string, off int64) {
-		rt := kmsg.NewDeleteRecordsRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
-		rp.Offset = off
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-	}
+	add := func(topic string, off int64) { addDeleteRecordsTopic(req, topic, off) }
 	add("t", 2)
 	add("t", 9)
 	add("compacted", 0)
@@ -267,19 +260,7 @@ func TestStorageStopReplicaDeletesLog(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "t-0")); err != nil {
 		t.Fatalf("log dir missing: %v", err)
 	}
-	req := kmsg.NewPtrStopReplicaRequest()
-	req.Version = 3
-	req.ControllerEpoch = 1
-	req.BrokerEpoch = -1
-	rt := kmsg.NewStopReplicaRequestTopic()
-	rt.Topic = "t"
-	ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-	ps.Partition = 0
-	ps.LeaderEpoch = -2
-	ps.Delete = true
-	rt.PartitionStates = append(rt.PartitionStates, ps)
-	req.Topics = append(req.Topics, rt)
-	resp := m.StopReplica(context.Background(), req)
+	resp := m.StopReplica(context.Background(), stopReplicaReq(3, "t", -2, true, 0))
 	if resp.ErrorCode != 0 || len(resp.Partitions) != 1 || resp.Partitions[0].ErrorCode != 0 {
 		t.Fatalf("StopReplica: %+v", resp)
 	}

@@ -15,8 +15,7 @@ import (
 // once, the HW ends at the log end, and the epochs stamped into the batches
 // never decrease with the offset ("no append straddles an epoch change").
 func TestConcurrentProduceFetchAndEpochBumps(t *testing.T) {
-	m, store := newTestManager(t, nil)
-	makeLeader(t, m, "t", 0, 0)
+	m, store := newT0Leader(t)
 	tp := common.TopicPartition{Topic: "t", Partition: 0}
 	const producers, perProducer, bumps = 4, 40, 10
 

@@ -6,26 +6,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
-
-// clClock is a settable clock for cleaner tests.
-type clClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func clCompactConfig() LogConfig {
 	c := DefaultLogConfig()
@@ -101,9 +87,6 @@ func clReadLog(t *testing.T, l *Log) ([]clRec, []record.BatchHeader) {
 	return recs, hdrs
 }
 
-// clNewClock is the fake clock every cleaner test starts from.
-func clNewClock() *clClock { return &clClock{now: time.UnixMilli(1700000000000)} }
-
 // clCleanAll makes every appended record committed (high watermark at the
 // log end) and runs one cleaning pass over l.
 func clCleanAll(t *testing.T, c *Cleaner, l *Log) CleanStats {
@@ -116,14 +99,38 @@ func clCleanAll(t *testing.T, c *Cleaner, l *Log) CleanStats {
 	return st
 }
 
-func newTestCleaner(clock *clClock) *Cleaner {
+// clCleanWithNewData gives the cleaner new dirty data (a closed segment
+// holding closedKey, then an active one holding activeKey, each valued
+// key+"0") and runs a pass.
+func clCleanWithNewData(t *testing.T, c *Cleaner, l *Log, ts int64, closedKey, activeKey string) {
+	t.Helper()
+	clAppend(t, l, ts, closedKey, closedKey+"0")
+	clRoll(t, l)
+	clAppend(t, l, ts, activeKey, activeKey+"0")
+	clCleanAll(t, c, l)
+}
+
+func newTestCleaner(clock *fakeClock) *Cleaner {
 	cfg := DefaultCleanerConfig()
 	cfg.DedupeBufferSize = 24 * 1024
 	cfg.Clock = clock.Now
 	return NewCleaner(nil, cfg)
 }
 
-func clOpen(t *testing.T, dir string, cfg LogConfig, clock *clClock) *Log {
+// openCompactedLog opens a compacted log (clCompactConfig, then mutate if
+// not nil) in a fresh directory on a new fake clock, and returns it with
+// the clock and the clock's time in milliseconds.
+func openCompactedLog(t *testing.T, mutate func(*LogConfig)) (*Log, *fakeClock, int64) {
+	t.Helper()
+	cfg := clCompactConfig()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	clock := newFakeClock()
+	return clOpen(t, t.TempDir(), cfg, clock), clock, clock.Now().UnixMilli()
+}
+
+func clOpen(t *testing.T, dir string, cfg LogConfig, clock *fakeClock) *Log {
 	t.Helper()
 	l, err := OpenLog(filepath.Join(dir, "t-0"), common.TopicPartition{Topic: "t", Partition: 0}, cfg, clock.Now)
 	if err != nil {
@@ -137,7 +144,7 @@ func clOpen(t *testing.T, dir string, cfg LogConfig, clock *clClock) *Log {
 // without changing any retained record's offset", and the active
 // segment is never touched.
 func TestCleanerKeepsLatestValuePerKey(t *testing.T) {
-	clock := clNewClock()
+	clock := newFakeClock()
 	dir := t.TempDir()
 	l := clOpen(t, dir, clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()
@@ -219,11 +226,7 @@ func TestCleanerKeepsLatestValuePerKey(t *testing.T) {
 // delete horizon (baseTimestamp = cleaning time + delete.retention.ms,
 // attribute bit 6).
 func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
-	clock := clNewClock()
-	cfg := clCompactConfig()
-	cfg.DeleteRetentionMs = 1000
-	l := clOpen(t, t.TempDir(), cfg, clock)
-	ts := clock.Now().UnixMilli()
+	l, clock, ts := openCompactedLog(t, func(c *LogConfig) { c.DeleteRetentionMs = 1000 })
 	clAppend(t, l, ts, "a", "a0", "b", "b0")
 	clAppend(t, l, ts+7, "a", "<nil>") // tombstone for a at 2
 	clRoll(t, l)
@@ -245,19 +248,13 @@ func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 		t.Fatalf("tombstone batch header %+v", tomb)
 	}
 	// Before the horizon a new pass (new dirty data) keeps the tombstone.
-	clAppend(t, l, ts, "y", "y0")
-	clRoll(t, l)
-	clAppend(t, l, ts, "x", "x0")
-	clCleanAll(t, c, l)
+	clCleanWithNewData(t, c, l, ts, "y", "x")
 	if recs, _ := clReadLog(t, l); len(recs) != 5 || !recs[1].Tombstone {
 		t.Fatalf("tombstone removed before its horizon: %+v", recs)
 	}
 	// After the horizon it goes.
 	clock.Advance(2 * time.Second)
-	clAppend(t, l, ts, "w", "w0")
-	clRoll(t, l)
-	clAppend(t, l, ts, "v", "v0")
-	clCleanAll(t, c, l)
+	clCleanWithNewData(t, c, l, ts, "w", "v")
 	recs, _ = clReadLog(t, l)
 	for _, r := range recs {
 		if r.Tombstone {
@@ -272,11 +269,7 @@ func TestCleanerTombstonesAndDeleteHorizon(t *testing.T) {
 // min.compaction.lag.ms keeps recent segments out of the dirty section; the
 // high watermark bounds it too.
 func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
-	clock := clNewClock()
-	cfg := clCompactConfig()
-	cfg.MinCompactionLagMs = 60000
-	l := clOpen(t, t.TempDir(), cfg, clock)
-	now := clock.Now().UnixMilli()
+	l, clock, now := openCompactedLog(t, func(c *LogConfig) { c.MinCompactionLagMs = 60000 })
 	clAppend(t, l, now-120000, "a", "old0", "a", "old1") // old enough
 	clRoll(t, l)
 	clAppend(t, l, now-1000, "a", "new0", "a", "new1") // too recent
@@ -308,9 +301,7 @@ func TestCleanerRespectsCompactionLagAndHighWatermark(t *testing.T) {
 // batch survives as an empty batch so its sequence state is not lost
 // (as Kafka's cleaner keeps it); markers are kept.
 func TestCleanerTransactions(t *testing.T) {
-	clock := clNewClock()
-	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
-	ts := clock.Now().UnixMilli()
+	l, clock, ts := openCompactedLog(t, nil)
 	appendRaw := func(b []byte) {
 		if _, err := l.AppendAsFollower(b); err != nil {
 			t.Fatal(err)
@@ -374,7 +365,7 @@ func TestCleanerTransactions(t *testing.T) {
 // The manager-driven path: CleanOnce picks only logs above
 // min.cleanable.dirty.ratio, and the goroutine starts and stops.
 func TestCleanerCleanOnceDirtyRatio(t *testing.T) {
-	clock := clNewClock()
+	clock := newFakeClock()
 	dir := t.TempDir()
 	mc := DefaultManagerConfig(dir)
 	mc.Clock = clock.Now
@@ -481,9 +472,7 @@ func TestCleanableRatioAndRange(t *testing.T) {
 // A swap is abandoned, leaving the log as it is, when the segments changed
 // after the cleaner's snapshot (here a follower truncation).
 func TestCleanerSwapAbortsOnConcurrentChange(t *testing.T) {
-	clock := clNewClock()
-	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
-	ts := clock.Now().UnixMilli()
+	l, clock, ts := openCompactedLog(t, nil)
 	clAppend(t, l, ts, "a", "1")
 	clAppend(t, l, ts, "a", "2")
 	clRoll(t, l)
@@ -512,9 +501,7 @@ func TestCleanerSwapAbortsOnConcurrentChange(t *testing.T) {
 // the map filled up to its load factor; the next pass continues from there, and the
 // records above the mapped range are kept meanwhile.
 func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
-	clock := clNewClock()
-	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
-	ts := clock.Now().UnixMilli()
+	l, clock, ts := openCompactedLog(t, nil)
 	for seg, prefix := range []string{"a", "b", "a"} {
 		for i := 0; i < 4; i++ {
 			clAppend(t, l, ts, fmt.Sprintf("%s%d", prefix, i), fmt.Sprintf("s%d", seg))
@@ -557,9 +544,7 @@ func TestCleanerOffsetMapFullContinuesNextPass(t *testing.T) {
 // A partly retained compressed batch is rebuilt with the same codec,
 // offsets, producer fields and timestamp type.
 func TestCleanerRebuildsCompressedBatches(t *testing.T) {
-	clock := clNewClock()
-	l := clOpen(t, t.TempDir(), clCompactConfig(), clock)
-	ts := clock.Now().UnixMilli()
+	l, clock, ts := openCompactedLog(t, nil)
 	o := record.DefaultBuildOptions()
 	o.PartitionLeaderEpoch, o.BaseTimestamp, o.Codec = 0, ts, record.Zstd
 	o.ProducerID, o.ProducerEpoch, o.BaseSequence = 5, 1, 0
@@ -590,11 +575,7 @@ func TestCleanerRebuildsCompressedBatches(t *testing.T) {
 // A marker whose transaction has no batch left gets a delete horizon and
 // is removed after it; a marker of a transaction with retained data stays.
 func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
-	clock := clNewClock()
-	cfg := clCompactConfig()
-	cfg.DeleteRetentionMs = 1000
-	l := clOpen(t, t.TempDir(), cfg, clock)
-	ts := clock.Now().UnixMilli()
+	l, clock, ts := openCompactedLog(t, func(c *LogConfig) { c.DeleteRetentionMs = 1000 })
 	txn := func(seq int32, k, v string) {
 		o := record.DefaultBuildOptions()
 		o.BaseOffset, o.PartitionLeaderEpoch, o.BaseTimestamp = l.LogEndOffset(), 0, ts
@@ -631,10 +612,7 @@ func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
 		t.Fatalf("after first pass: %+v", m)
 	}
 	clock.Advance(2 * time.Second)
-	clAppend(t, l, ts, "y", "y")
-	clRoll(t, l)
-	clAppend(t, l, ts, "x", "x")
-	clCleanAll(t, c, l)
+	clCleanWithNewData(t, c, l, ts, "y", "x")
 	if m := markers(); len(m) != 1 || m[3].BaseOffset != 3 {
 		t.Fatalf("after the horizon: %+v", m)
 	}
@@ -647,7 +625,7 @@ func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
 	for _, s := range snaps {
 		os.Remove(s)
 	}
-	l2 := clOpen(t, filepath.Dir(l.Dir()), cfg, clock)
+	l2 := clOpen(t, filepath.Dir(l.Dir()), l.Config(), clock)
 	l2.SetHighWatermark(l2.LogEndOffset()) // decided transactions are stable once replicated
 	if fuo, open := l2.ProducerState().FirstUnstableOffset(); open {
 		_, hdrs := clReadLog(t, l2)
@@ -661,7 +639,7 @@ func TestCleanerRemovesMarkersOfEmptyTransactions(t *testing.T) {
 // and a pass that was running during the truncation does not record an
 // end offset above it.
 func TestTruncationLowersCleanerCheckpoint(t *testing.T) {
-	clock := clNewClock()
+	clock := newFakeClock()
 	dir := t.TempDir()
 	l := clOpen(t, dir, clCompactConfig(), clock)
 	ts := clock.Now().UnixMilli()

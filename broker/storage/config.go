@@ -73,29 +73,7 @@ func DefaultLogConfig() LogConfig {
 func LogConfigFromProps(props map[string]string) (LogConfig, error) {
 	lc := DefaultLogConfig()
 	var firstErr error
-	i64 := func(k string, dst *int64) {
-		v, ok := props[k]
-		if !ok {
-			return
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("storage: %s: %w", k, err)
-			}
-			return
-		}
-		*dst = n
-	}
-	i32 := func(k string, dst *int32) {
-		n := int64(*dst)
-		i64(k, &n)
-		*dst = int32(n)
-	}
-	for _, f := range []struct {
-		key string
-		dst *int64
-	}{
+	setInts(props, &firstErr, []intProp[int64]{
 		{"segment.bytes", &lc.SegmentBytes},
 		{"segment.ms", &lc.SegmentMs},
 		{"segment.jitter.ms", &lc.SegmentJitterMs},
@@ -108,19 +86,12 @@ func LogConfigFromProps(props map[string]string) (LogConfig, error) {
 		{"flush.messages", &lc.FlushMessages},
 		{"flush.ms", &lc.FlushMs},
 		{"message.timestamp.difference.max.ms", &lc.MessageTimestampDifferenceMaxMs},
-	} {
-		i64(f.key, f.dst)
-	}
-	for _, f := range []struct {
-		key string
-		dst *int32
-	}{
+	})
+	setInts(props, &firstErr, []intProp[int32]{
 		{"segment.index.bytes", &lc.SegmentIndexBytes},
 		{"index.interval.bytes", &lc.IndexIntervalBytes},
 		{"max.message.bytes", &lc.MaxMessageBytes},
-	} {
-		i32(f.key, f.dst)
-	}
+	})
 	if v, ok := props["cleanup.policy"]; ok {
 		lc.CleanupPolicyCompact, lc.CleanupPolicyDelete = false, false
 		for _, p := range strings.Split(v, ",") {
@@ -155,6 +126,32 @@ func LogConfigFromProps(props map[string]string) (LogConfig, error) {
 		lc.RetentionMs = -1
 	}
 	return lc, nil
+}
+
+// intProp is an integer topic property and the LogConfig field it sets.
+type intProp[T int32 | int64] struct {
+	key string
+	dst *T
+}
+
+// setInts sets each field whose property props holds. A value that does
+// not parse as a 64-bit integer leaves its field alone and, if it is the
+// first problem, goes to *firstErr.
+func setInts[T int32 | int64](props map[string]string, firstErr *error, fields []intProp[T]) {
+	for _, f := range fields {
+		v, ok := props[f.key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			if *firstErr == nil {
+				*firstErr = fmt.Errorf("storage: %s: %w", f.key, err)
+			}
+			continue
+		}
+		*f.dst = T(n)
+	}
 }
 
 // maxIndexEntries returns how many entries of size entrySize fit in

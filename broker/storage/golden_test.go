@@ -269,7 +269,7 @@ func TestGoldenManagerCheckpoints(t *testing.T) {
 // version 0, the entry count, then "topic partition offset" per compacted
 // log, the offset being the end of the last cleaned section.
 func TestGoldenCleanerCheckpoint(t *testing.T) {
-	clock := clNewClock()
+	clock := newFakeClock()
 	dir := t.TempDir()
 	l, err := OpenLog(filepath.Join(dir, "compacted-0"), common.TopicPartition{Topic: "compacted", Partition: 0}, clCompactConfig(), clock.Now)
 	if err != nil {

@@ -30,6 +30,19 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// pollUntil polls cond every 10ms until it holds or the wall-clock
+// deadline passes.
+func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // makeBatch builds a producer-style batch (base offset 0) of n records
 // whose values are valueSize bytes tagged with tag, timestamps ts, ts+1, ...
 func makeBatch(n, valueSize int, ts int64, tag string) []byte {

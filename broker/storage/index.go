@@ -6,6 +6,7 @@ package storage
 // trimmed to the exact entry count when the segment is rolled or closed.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,9 @@ type mmapIndex struct {
 	path       string
 	baseOffset int64
 	entrySize  int
+	// offsetField is where in an entry its 4-byte offset relative to
+	// baseOffset is stored.
+	offsetField int
 
 	// mu guards the following. Lookups take it shared; appends, resizes and
 	// truncation take it exclusively, so a remap never pulls the mapping out
@@ -34,19 +38,14 @@ type mmapIndex struct {
 // openMmapIndex opens or creates an index file. The entry count is the file
 // length divided by the entry size (so a file that was not trimmed reads as
 // full of zero entries; the sanity check catches that). If active, the
-// file is extended to maxBytes.
-func openMmapIndex(path string, baseOffset int64, entrySize, maxBytes int, active bool) (*mmapIndex, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// file is extended to maxBytes rounded down to whole entries.
+func openMmapIndex(path string, baseOffset int64, entrySize, offsetField, maxBytes int, active bool) (*mmapIndex, error) {
+	maxBytes = maxBytes / entrySize * entrySize
+	f, size, err := openSizedFile(path, "index")
 	if err != nil {
-		return nil, fmt.Errorf("storage: open index: %w", err)
+		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("storage: stat index: %w", err)
-	}
-	idx := &mmapIndex{path: path, baseOffset: baseOffset, entrySize: entrySize, file: f, maxBytes: maxBytes}
-	size := fi.Size()
+	idx := &mmapIndex{path: path, baseOffset: baseOffset, entrySize: entrySize, offsetField: offsetField, file: f, maxBytes: maxBytes}
 	idx.entries = int(size) / entrySize
 	target := int(size)
 	if active && target < maxBytes {
@@ -228,25 +227,39 @@ func (x *mmapIndex) lastAtMostLocked(target int64, key func(i int) int64) int {
 	return found
 }
 
-// truncateToLocked drops the trailing entries whose offset (offsetOf) is
-// at or above offset.
-func (x *mmapIndex) truncateToLocked(offset int64, offsetOf func(i int) int64) {
+// offsetAtLocked returns the absolute offset stored in entry i.
+func (x *mmapIndex) offsetAtLocked(i int) int64 {
+	return x.baseOffset + int64(int32(binary.BigEndian.Uint32(x.entryLocked(i)[x.offsetField:])))
+}
+
+// TruncateTo removes every entry with offset >= offset.
+func (x *mmapIndex) TruncateTo(offset int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	n := x.entries
-	for n > 0 && offsetOf(n-1) >= offset {
+	for n > 0 && x.offsetAtLocked(n-1) >= offset {
 		n--
 	}
 	x.entries = n
 }
 
-// checkLengthLocked is the first sanity check of both indexes: the file
-// holds a whole number of entries.
-func (x *mmapIndex) checkLengthLocked() error {
+// checkEntries is the sanity check both indexes share: the file holds a
+// whole number of entries, and check accepts every entry in order. check
+// runs under the read lock.
+func (x *mmapIndex) checkEntries(check func(i int) error) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
 	fi, err := x.file.Stat()
 	if err != nil {
 		return err
 	}
 	if fi.Size()%int64(x.entrySize) != 0 {
 		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), x.entrySize)
+	}
+	for i := 0; i < x.entries; i++ {
+		if err := check(i); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -12,19 +12,6 @@ import (
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
-// pollUntil polls cond every 10ms until it holds or the wall-clock
-// deadline passes.
-func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func deletedFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	es, err := os.ReadDir(dir)

@@ -265,19 +265,11 @@ func TestManagerSchedulerStartsAndStops(t *testing.T) {
 	l, _ := m.GetOrCreateLog(common.TopicPartition{Topic: "s", Partition: 0}, cfg.Defaults)
 	l.AppendAsLeader(makeBatch(1, 1, 0, "x"), 0)
 	m.Startup()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	pollUntil(t, 5*time.Second, "the scheduler to write the recovery point checkpoint", func() bool {
 		cp, err := ReadOffsetCheckpoint(filepath.Join(d, recoveryPointCheckpointFile))
-		if err == nil {
-			if _, ok := cp[common.TopicPartition{Topic: "s", Partition: 0}]; ok {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("scheduler never wrote the recovery point checkpoint")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		_, ok := cp[common.TopicPartition{Topic: "s", Partition: 0}]
+		return err == nil && ok
+	})
 	if err := m.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
@@ -298,13 +290,9 @@ func TestManagerRecoversOnlyPastRecoveryPoint(t *testing.T) {
 	// Rolled segments are fsync'd asynchronously; the recovery point
 	// reaches the active segment's base once that is done.
 	bases := l.SegmentBaseOffsets()
-	deadline := time.Now().Add(10 * time.Second)
-	for l.RecoveryPoint() != bases[len(bases)-1] {
-		if time.Now().After(deadline) {
-			t.Fatalf("recovery point %d never reached the active segment's base %d", l.RecoveryPoint(), bases[len(bases)-1])
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	pollUntil(t, 10*time.Second, "the recovery point to reach the active segment's base", func() bool {
+		return l.RecoveryPoint() == bases[len(bases)-1]
+	})
 	rp := l.RecoveryPoint()
 	if err := m.CheckpointRecoveryPoints(); err != nil {
 		t.Fatal(err)

@@ -8,13 +8,17 @@ import (
 	"fmt"
 )
 
-const offsetIndexEntrySize = 8
+// An offset index entry is the relative offset, then the position.
+const (
+	offsetIndexEntrySize   = 8
+	offsetIndexOffsetField = 0
+)
 
 // OffsetIndex maps offsets to byte positions in a segment's .log file.
 type OffsetIndex struct{ *mmapIndex }
 
 func openOffsetIndex(path string, baseOffset int64, maxBytes int, active bool) (*OffsetIndex, error) {
-	x, err := openMmapIndex(path, baseOffset, offsetIndexEntrySize, maxBytes/offsetIndexEntrySize*offsetIndexEntrySize, active)
+	x, err := openMmapIndex(path, baseOffset, offsetIndexEntrySize, offsetIndexOffsetField, maxBytes, active)
 	if err != nil {
 		return nil, err
 	}
@@ -23,12 +27,7 @@ func openOffsetIndex(path string, baseOffset int64, maxBytes int, active bool) (
 
 func (x *OffsetIndex) entryAtLocked(i int) (int64, int32) {
 	e := x.entryLocked(i)
-	return x.baseOffset + int64(int32(binary.BigEndian.Uint32(e))), int32(binary.BigEndian.Uint32(e[4:]))
-}
-
-func (x *OffsetIndex) offsetAtLocked(i int) int64 {
-	off, _ := x.entryAtLocked(i)
-	return off
+	return x.offsetAtLocked(i), int32(binary.BigEndian.Uint32(e[4:]))
 }
 
 // Entry returns the absolute offset and position of entry i.
@@ -89,13 +88,6 @@ func (x *OffsetIndex) Lookup(target int64) (offset int64, position int32) {
 	return x.entryAtLocked(found)
 }
 
-// TruncateTo removes every entry with offset >= offset.
-func (x *OffsetIndex) TruncateTo(offset int64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.truncateToLocked(offset, x.offsetAtLocked)
-}
-
 // sanityCheck validates the whole index: length a multiple of 8, every
 // entry at or above the base offset, both columns strictly increasing and
 // every position inside the .log. Kafka only runs an O(1) check; walking
@@ -103,18 +95,13 @@ func (x *OffsetIndex) TruncateTo(offset int64) {
 // is rebuilt instead of steering reads to wrong positions. An untrimmed
 // zero tail fails the "increasing" rule.
 func (x *OffsetIndex) sanityCheck(logSize int64) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if err := x.checkLengthLocked(); err != nil {
-		return err
-	}
 	prevOff, prevPos := x.baseOffset-1, int32(-1)
-	for i := 0; i < x.entries; i++ {
+	return x.checkEntries(func(i int) error {
 		off, pos := x.entryAtLocked(i)
 		if off <= prevOff || pos <= prevPos || int64(pos) >= logSize {
 			return fmt.Errorf("%w: %s entry %d (%d, %d) out of order or beyond the log", errIndexCorrupt, x.path, i, off, pos)
 		}
 		prevOff, prevPos = off, pos
-	}
-	return nil
+		return nil
+	})
 }

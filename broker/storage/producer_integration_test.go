@@ -202,19 +202,11 @@ func TestFlusherSyncsRollSnapshot(t *testing.T) {
 		}
 	}
 	base := l.SegmentBaseOffsets()[1]
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	pollUntil(t, 10*time.Second, "the flusher to sync the roll's snapshot and move the recovery point past the roll", func() bool {
 		l.mu.RLock()
-		pending, rp := len(l.unsyncedSnapshots), l.recoveryPoint
-		l.mu.RUnlock()
-		if pending == 0 && rp >= base {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("flusher did not finish: %d snapshots unsynced, recovery point %d, rolled at %d", pending, rp, base)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer l.mu.RUnlock()
+		return len(l.unsyncedSnapshots) == 0 && l.recoveryPoint >= base
+	})
 	if _, err := os.Stat(ProducerSnapshotPath(l.Dir(), base)); err != nil {
 		t.Fatalf("roll snapshot: %v", err)
 	}

@@ -79,17 +79,27 @@ func createSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter
 	return openSegment(dir, base, cfg, now, jitter, true)
 }
 
-// openSegment opens (creating if needed) the files of a segment. active
-// segments get their indexes extended to segment.index.bytes.
-func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64, active bool) (*Segment, error) {
-	f, err := os.OpenFile(segmentPath(dir, base, logFileSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+// openSizedFile opens path for reading and writing, creating it if
+// needed, and returns it with its size; what names the file in errors.
+func openSizedFile(path, what string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("storage: open segment: %w", err)
+		return nil, 0, fmt.Errorf("storage: open %s: %w", what, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("storage: stat segment: %w", err)
+		return nil, 0, fmt.Errorf("storage: stat %s: %w", what, err)
+	}
+	return f, fi.Size(), nil
+}
+
+// openSegment opens (creating if needed) the files of a segment. active
+// segments get their indexes extended to segment.index.bytes.
+func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64, active bool) (*Segment, error) {
+	f, size, err := openSizedFile(segmentPath(dir, base, logFileSuffix), "segment")
+	if err != nil {
+		return nil, err
 	}
 	s := &Segment{
 		dir:                       dir,
@@ -98,7 +108,7 @@ func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter i
 		indexIntervalBytes:        cfg.IndexIntervalBytes,
 		rollJitterMs:              jitter,
 		created:                   now,
-		size:                      fi.Size(),
+		size:                      size,
 		maxTimestampSoFar:         -1,
 		offsetOfMaxTimestampSoFar: base,
 		firstBatchTimestamp:       -1,

@@ -8,13 +8,17 @@ import (
 	"fmt"
 )
 
-const timeIndexEntrySize = 12
+// A time index entry is the timestamp, then the relative offset.
+const (
+	timeIndexEntrySize   = 12
+	timeIndexOffsetField = 8
+)
 
 // TimeIndex maps timestamps to offsets.
 type TimeIndex struct{ *mmapIndex }
 
 func openTimeIndex(path string, baseOffset int64, maxBytes int, active bool) (*TimeIndex, error) {
-	x, err := openMmapIndex(path, baseOffset, timeIndexEntrySize, maxBytes/timeIndexEntrySize*timeIndexEntrySize, active)
+	x, err := openMmapIndex(path, baseOffset, timeIndexEntrySize, timeIndexOffsetField, maxBytes, active)
 	if err != nil {
 		return nil, err
 	}
@@ -23,17 +27,12 @@ func openTimeIndex(path string, baseOffset int64, maxBytes int, active bool) (*T
 
 func (x *TimeIndex) entryAtLocked(i int) (int64, int64) {
 	e := x.entryLocked(i)
-	return int64(binary.BigEndian.Uint64(e)), x.baseOffset + int64(int32(binary.BigEndian.Uint32(e[8:])))
+	return int64(binary.BigEndian.Uint64(e)), x.offsetAtLocked(i)
 }
 
 func (x *TimeIndex) timestampAtLocked(i int) int64 {
 	ts, _ := x.entryAtLocked(i)
 	return ts
-}
-
-func (x *TimeIndex) offsetAtLocked(i int) int64 {
-	_, off := x.entryAtLocked(i)
-	return off
 }
 
 // Entry returns the timestamp and absolute offset of entry i.
@@ -91,7 +90,7 @@ func (x *TimeIndex) MaybeAppend(ts, offset int64, skipFullCheck bool) error {
 		return err
 	}
 	binary.BigEndian.PutUint64(x.scratch[:], uint64(ts))
-	binary.BigEndian.PutUint32(x.scratch[8:], rel)
+	binary.BigEndian.PutUint32(x.scratch[timeIndexOffsetField:], rel)
 	if err := x.writeEntryLocked(x.entries); err != nil {
 		return err
 	}
@@ -110,29 +109,17 @@ func (x *TimeIndex) Lookup(target int64) (timestamp, offset int64) {
 	return x.entryAtLocked(found)
 }
 
-// TruncateTo removes every entry with offset >= offset.
-func (x *TimeIndex) TruncateTo(offset int64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.truncateToLocked(offset, x.offsetAtLocked)
-}
-
 // sanityCheck validates the whole time index (see OffsetIndex.sanityCheck):
 // timestamps strictly increase, offsets never decrease and stay below
 // nextOffset.
 func (x *TimeIndex) sanityCheck(nextOffset int64) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if err := x.checkLengthLocked(); err != nil {
-		return err
-	}
 	prevTs, prevOff := int64(-1), x.baseOffset
-	for i := 0; i < x.entries; i++ {
+	return x.checkEntries(func(i int) error {
 		ts, off := x.entryAtLocked(i)
 		if ts <= prevTs || off < prevOff || off >= nextOffset {
 			return fmt.Errorf("%w: %s entry %d (%d, %d) out of order", errIndexCorrupt, x.path, i, ts, off)
 		}
 		prevTs, prevOff = ts, off
-	}
-	return nil
+		return nil
+	})
 }

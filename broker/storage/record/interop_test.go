@@ -19,10 +19,7 @@ func TestCodecInterop(t *testing.T) {
 	if out, err := Decompress(Snappy, theirs); err != nil || !bytes.Equal(out, payload) {
 		t.Fatalf("decode xerial stream from another encoder: %v", err)
 	}
-	ours, err := Compress(Snappy, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ours := mustCompress(t, Snappy, payload)
 	if out, err := xerial.Decode(ours); err != nil || !bytes.Equal(out, payload) {
 		t.Fatalf("another decoder on our xerial stream: %v", err)
 	}
@@ -52,10 +49,7 @@ func TestDecompressLimit(t *testing.T) {
 	defer func() { MaxDecompressedBytes = old }()
 	big := make([]byte, 2<<20)
 	for _, c := range []Codec{Gzip, Snappy, LZ4} {
-		z, err := Compress(c, big)
-		if err != nil {
-			t.Fatal(err)
-		}
+		z := mustCompress(t, c, big)
 		if _, err := Decompress(c, z); err == nil {
 			t.Errorf("%s: 2 MiB accepted with a 1 MiB limit", c)
 		}

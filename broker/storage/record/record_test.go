@@ -127,10 +127,7 @@ func TestRoundTripEveryCodec(t *testing.T) {
 			}
 			// Decompress(Compress(x)) == x also for empty input.
 			for _, in := range [][]byte{{}, []byte("x"), big} {
-				z, err := Compress(c, in)
-				if err != nil {
-					t.Fatal(err)
-				}
+				z := mustCompress(t, c, in)
 				out, err := Decompress(c, z)
 				if err != nil || !bytes.Equal(out, in) {
 					t.Fatalf("round trip of %d bytes: %v", len(in), err)
@@ -142,10 +139,7 @@ func TestRoundTripEveryCodec(t *testing.T) {
 
 // Snappy as librdkafka writes it: one raw block, no xerial framing.
 func TestSnappyRawBlock(t *testing.T) {
-	framed, err := Compress(Snappy, []byte("raw snappy block"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	framed := mustCompress(t, Snappy, []byte("raw snappy block"))
 	if !bytes.HasPrefix(framed, xerialMagic) {
 		t.Fatal("encoder must write xerial framing")
 	}
@@ -359,10 +353,7 @@ func TestConvertLegacyCompressed(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				inner = append(inner, legacyMsg(int64(i), magic, 0, 1000+int64(i), []byte{'k', byte('0' + i)}, []byte("v"))...)
 			}
-			z, err := Compress(c, inner)
-			if err != nil {
-				t.Fatal(err)
-			}
+			z := mustCompress(t, c, inner)
 			set := legacyMsg(2, magic, int8(c), 1002, nil, z)
 			set = append(set, 0, 0, 0) // a partial trailing entry is ignored
 			b, err := ConvertLegacy(set)

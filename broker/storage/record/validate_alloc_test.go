@@ -75,10 +75,7 @@ func TestValidateCompressedReusesBuffers(t *testing.T) {
 func TestDecompressAppendKeepsPrefix(t *testing.T) {
 	src := bytes.Repeat([]byte("klassik record payload "), 5000)
 	for _, c := range []Codec{None, Gzip, Snappy, LZ4, Zstd} {
-		comp, err := Compress(c, src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		comp := mustCompress(t, c, src)
 		dst := make([]byte, 3, 10)
 		copy(dst, "abc")
 		out, err := decompressAppend(dst, c, comp)
@@ -111,10 +108,7 @@ func TestDecompressAppendKeepsPrefix(t *testing.T) {
 func FuzzDecompress(f *testing.F) {
 	plain := bytes.Repeat([]byte("klassik"), 300)
 	for _, c := range []Codec{None, Gzip, Snappy, LZ4, Zstd} {
-		comp, err := Compress(c, plain)
-		if err != nil {
-			f.Fatal(err)
-		}
+		comp := mustCompress(f, c, plain)
 		f.Add(uint8(c), comp)
 		f.Add(uint8(c), comp[:len(comp)/2])
 	}
@@ -135,10 +129,7 @@ func FuzzDecompress(f *testing.F) {
 			reuse = got
 		}
 		if c <= Zstd {
-			comp, err := Compress(c, data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			comp := mustCompress(t, c, data)
 			back, err := Decompress(c, comp)
 			if err != nil || !bytes.Equal(back, data) {
 				t.Fatalf("codec %s: round trip failed: %v", c, err)
