@@ -411,11 +411,7 @@ func TestControlledShutdownV0Header(t *testing.T) {
 // test may take) and is then unusable.
 func TestClientCancelAndClose(t *testing.T) {
 	h := &testHandler{blocked: make(chan struct{}, 1)}
-	s := startServer(t, Config{}, h)
-	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 10*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := dialClientAs(t, startServer(t, Config{}, h), "broker-1", 10*time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-h.blocked; cancel() }()
 	if _, err := cl.Request(ctx, metadataReq(1, "block")); !errors.Is(err, context.Canceled) {
@@ -437,12 +433,7 @@ func TestClientCancelAndClose(t *testing.T) {
 
 func TestClientTimeout(t *testing.T) {
 	h := &testHandler{blocked: make(chan struct{}, 1)}
-	s := startServer(t, Config{}, h)
-	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 200*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := dialClientAs(t, startServer(t, Config{}, h), "broker-1", 200*time.Millisecond)
 	if _, err := cl.Request(context.Background(), metadataReq(1, "block")); err == nil {
 		t.Fatal("request past the timeout succeeded")
 	}
@@ -452,15 +443,8 @@ func TestClientTimeout(t *testing.T) {
 // deadline into the next request on the same client.
 func TestClientCancelRaceDoesNotPoisonNextRequest(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
-	dial := func() *Client {
-		cl, err := Dial(context.Background(), addrOf(s), "race", 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
+	dial := func() *Client { return dialClientAs(t, s, "race", 5*time.Second) }
 	cl := dial()
-	defer func() { cl.Close() }()
 	for i := 0; i < 200; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		go cancel()
