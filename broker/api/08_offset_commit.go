@@ -28,11 +28,13 @@ func (a *Apis) handleOffsetCommitV0(_ context.Context, r *request) (kmsg.Respons
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
+		leaders, _ := a.meta.PartitionLeaders(t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
+			_, known := leaders[p.Partition]
 			switch {
-			case !a.meta.HasPartition(t.Topic, p.Partition):
+			case !known:
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case p.Metadata != nil && len(*p.Metadata) > maxMeta:
 				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code

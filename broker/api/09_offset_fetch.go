@@ -24,12 +24,13 @@ func (a *Apis) handleOffsetFetchV0(_ context.Context, r *request) (kmsg.Response
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = t.Topic
+		leaders, _ := a.meta.PartitionLeaders(t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition = p
 			rp.Offset = -1
 			rp.Metadata = kmsg.StringPtr("")
-			if !a.meta.HasPartition(t.Topic, p) {
+			if _, known := leaders[p]; !known {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else if off, ok, err := a.zk.GetConsumerOffset(req.Group, t.Topic, p); err != nil {
 				rp.ErrorCode = a.errorCode(err, "reading an offset from ZooKeeper failed", "group", req.Group, "topic", t.Topic, "partition", p)

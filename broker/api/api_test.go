@@ -191,12 +191,6 @@ func (m *fakeMeta) PartitionLeaders(topic string) (map[int32]int32, bool) {
 	l, ok := m.leaders[topic]
 	return maps.Clone(l), ok
 }
-func (m *fakeMeta) HasPartition(topic string, partition int32) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.leaders[topic][partition]
-	return ok
-}
 
 type fakeController struct {
 	active bool
