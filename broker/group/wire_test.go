@@ -19,6 +19,7 @@ import (
 
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/network/networktest"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -148,19 +149,11 @@ func startWire(t *testing.T) (string, *group.Coordinator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &wireHandler{c: c}
-	srv, err := network.NewServer(network.Config{Logger: logger, Listeners: []network.ListenerConfig{
-		{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0, SecurityProtocol: "PLAINTEXT"}}}, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Shut the server down before the coordinator so no handler is parked
-	// in a closed coordinator.
+	// Cleanups run last-registered first: the server shuts down before the
+	// coordinator closes, so no handler is parked in a closed coordinator.
 	t.Cleanup(c.Close)
-	t.Cleanup(srv.Shutdown)
+	h := &wireHandler{c: c}
+	srv := networktest.Start(t, h, logger)
 	addr := srv.BoundAddr("PLAINTEXT").String()
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
