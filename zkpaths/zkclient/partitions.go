@@ -117,28 +117,13 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.T
 			return nil, err
 		}
 	}
-	var mu sync.Mutex
-	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
-	moved := false
-	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
-		var r PartitionStateResult
+	return c.fencedPartitionWrites(tps, "creating partition states", func(tp common.TopicPartition) PartitionStateResult {
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
-			r.Err = err
-		} else {
-			_, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[tp].Encode(), Persistent))
-			r.Err = err
+			return PartitionStateResult{Err: err}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if errors.Is(r.Err, ErrControllerMoved) {
-			moved = true
-		}
-		out[tp] = r
+		_, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[tp].Encode(), Persistent))
+		return PartitionStateResult{Err: err}
 	})
-	if moved {
-		return out, fmt.Errorf("%w: while creating partition states", ErrControllerMoved)
-	}
-	return out, nil
 }
 
 // UpdatePartitionStates writes new leader/ISR states as the controller does:
@@ -148,27 +133,35 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.T
 // the epoch check failed the error is ErrControllerMoved.
 func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
 	tps := slices.SortedFunc(maps.Keys(states), common.TopicPartition.Compare)
-	var mu sync.Mutex
-	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
-	moved := false
-	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
+	return c.fencedPartitionWrites(tps, "updating partition states", func(tp common.TopicPartition) PartitionStateResult {
 		s := states[tp]
-		var r PartitionStateResult
 		res, err := c.fencedOne(epochZkVersion, SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion))
 		if err != nil {
-			r.Err = err
-		} else {
-			r.ZkVersion = res.Stat.Version
+			return PartitionStateResult{Err: err}
 		}
+		return PartitionStateResult{ZkVersion: res.Stat.Version}
+	})
+}
+
+// fencedPartitionWrites runs write for every partition, at most
+// maxInFlight at once, and collects the per-partition results; if any
+// write failed its controller-epoch check the error is ErrControllerMoved
+// (while what), next to the results.
+func (c *Client) fencedPartitionWrites(tps []common.TopicPartition, what string, write func(common.TopicPartition) PartitionStateResult) (map[common.TopicPartition]PartitionStateResult, error) {
+	var mu sync.Mutex
+	out := make(map[common.TopicPartition]PartitionStateResult, len(tps))
+	moved := false
+	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
+		r := write(tp)
 		mu.Lock()
 		defer mu.Unlock()
-		if errors.Is(err, ErrControllerMoved) {
+		if errors.Is(r.Err, ErrControllerMoved) {
 			moved = true
 		}
 		out[tp] = r
 	})
 	if moved {
-		return out, fmt.Errorf("%w: while updating partition states", ErrControllerMoved)
+		return out, fmt.Errorf("%w: while %s", ErrControllerMoved, what)
 	}
 	return out, nil
 }
