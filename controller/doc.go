@@ -17,6 +17,7 @@
 //	ControllerContext                    context.go        cached cluster view
 //	ZkPartitionStateMachine              partitionstate.go states, valid-previous-state table
 //	ZkReplicaStateMachine                replicastate.go   states, valid-previous-state table
+//	PartitionState/ReplicaState traits   statetable.go     a state's name and valid previous states, one row each
 //	PartitionLeaderElectionAlgorithms,
 //	Election                             election.go       pure leader-choice functions
 //	AdminUtils.assignReplicasToBrokers,

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/network/networktest"
 )
 
 // fakeBroker is a tiny Kafka endpoint built on broker/network's Server that
@@ -35,18 +36,7 @@ type fakeBroker struct {
 func startFakeBroker(t *testing.T, id int32) *fakeBroker {
 	t.Helper()
 	fb := &fakeBroker{id: id}
-	srv, err := network.NewServer(network.Config{
-		Listeners: []network.ListenerConfig{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0, SecurityProtocol: "PLAINTEXT"}},
-		Logger:    quietLogger(),
-	}, fb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	fb.srv = srv
-	t.Cleanup(srv.Shutdown)
+	fb.srv = networktest.Start(t, fb, quietLogger())
 	return fb
 }
 

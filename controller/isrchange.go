@@ -9,12 +9,24 @@ package controller
 
 import "github.com/klassik/klassik/broker/common"
 
-func (c *Controller) processIsrChangeNotification() error {
-	children, err := c.zk.GetAllIsrChangeNotifications()
+// pendingNotifications lists a notification queue (the sequential znodes
+// brokers write under /isr_change_notification or
+// /log_dir_event_notification) and reads what they carry; the caller
+// deletes the listed znodes once it has handled them.
+func pendingNotifications[T any](list func() ([]string, error), read func([]string) ([]T, error)) ([]string, []T, error) {
+	children, err := list()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	notified, err := c.zk.GetPartitionsFromIsrChangeNotifications(children)
+	items, err := read(children)
+	if err != nil {
+		return nil, nil, err
+	}
+	return children, items, nil
+}
+
+func (c *Controller) processIsrChangeNotification() error {
+	children, notified, err := pendingNotifications(c.zk.GetAllIsrChangeNotifications, c.zk.GetPartitionsFromIsrChangeNotifications)
 	if err != nil {
 		return err
 	}

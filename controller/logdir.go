@@ -20,11 +20,7 @@ type logDirEventNotificationEvent struct{ noReply }
 func (logDirEventNotificationEvent) state() string { return "LogDirChange" }
 
 func (c *Controller) processLogDirEventNotification() error {
-	children, err := c.zk.GetAllLogDirEventNotifications()
-	if err != nil {
-		return err
-	}
-	ids, err := c.zk.GetBrokerIDsFromLogDirEvents(children)
+	children, ids, err := pendingNotifications(c.zk.GetAllLogDirEventNotifications, c.zk.GetBrokerIDsFromLogDirEvents)
 	if err != nil {
 		return err
 	}

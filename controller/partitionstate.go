@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -27,25 +26,15 @@ const (
 	OfflinePartition
 )
 
-func (s PartitionState) String() string {
-	switch s {
-	case NewPartition:
-		return "NewPartition"
-	case OnlinePartition:
-		return "OnlinePartition"
-	case OfflinePartition:
-		return "OfflinePartition"
-	}
-	return "NonExistentPartition"
-}
+func (s PartitionState) String() string { return partitionStates.name(s) }
 
-// validPreviousPartitionStates lists, per target state, the states a
+// partitionStates names each partition state and lists the states a
 // partition may come from.
-var validPreviousPartitionStates = map[PartitionState][]PartitionState{
-	NewPartition:         {NonExistentPartition},
-	OnlinePartition:      {NewPartition, OnlinePartition, OfflinePartition},
-	OfflinePartition:     {NewPartition, OnlinePartition, OfflinePartition},
-	NonExistentPartition: {OfflinePartition},
+var partitionStates = stateTable[PartitionState]{
+	NonExistentPartition: {"NonExistentPartition", []PartitionState{OfflinePartition}},
+	NewPartition:         {"NewPartition", []PartitionState{NonExistentPartition}},
+	OnlinePartition:      {"OnlinePartition", []PartitionState{NewPartition, OnlinePartition, OfflinePartition}},
+	OfflinePartition:     {"OfflinePartition", []PartitionState{NewPartition, OnlinePartition, OfflinePartition}},
 }
 
 // ErrIllegalStateTransition is returned for a transition outside the tables.
@@ -132,7 +121,7 @@ func (m *partitionStateMachine) handleStateChanges(tps []common.TopicPartition, 
 	var valid []common.TopicPartition
 	for _, tp := range tps {
 		from := m.state(tp)
-		if !slices.Contains(validPreviousPartitionStates[target], from) {
+		if !partitionStates.valid(from, target) {
 			err := fmt.Errorf("%w: partition %s from %s to %s", ErrIllegalStateTransition, tp, from, target)
 			m.stateLog.Error("Illegal partition state transition", "topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", target.String(), "reason", reason)
 			failed[tp] = err

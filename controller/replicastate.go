@@ -27,34 +27,18 @@ const (
 	ReplicaDeletionIneligible
 )
 
-func (s ReplicaState) String() string {
-	switch s {
-	case NewReplica:
-		return "NewReplica"
-	case OnlineReplica:
-		return "OnlineReplica"
-	case OfflineReplica:
-		return "OfflineReplica"
-	case ReplicaDeletionStarted:
-		return "ReplicaDeletionStarted"
-	case ReplicaDeletionSuccessful:
-		return "ReplicaDeletionSuccessful"
-	case ReplicaDeletionIneligible:
-		return "ReplicaDeletionIneligible"
-	}
-	return "NonExistentReplica"
-}
+func (s ReplicaState) String() string { return replicaStates.name(s) }
 
-// validPreviousReplicaStates lists, per target state, the states a replica
+// replicaStates names each replica state and lists the states a replica
 // may come from.
-var validPreviousReplicaStates = map[ReplicaState][]ReplicaState{
-	NewReplica:                {NonExistentReplica},
-	OnlineReplica:             {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
-	OfflineReplica:            {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
-	ReplicaDeletionStarted:    {OfflineReplica},
-	ReplicaDeletionSuccessful: {ReplicaDeletionStarted},
-	ReplicaDeletionIneligible: {OfflineReplica, ReplicaDeletionStarted},
-	NonExistentReplica:        {ReplicaDeletionSuccessful},
+var replicaStates = stateTable[ReplicaState]{
+	NonExistentReplica:        {"NonExistentReplica", []ReplicaState{ReplicaDeletionSuccessful}},
+	NewReplica:                {"NewReplica", []ReplicaState{NonExistentReplica}},
+	OnlineReplica:             {"OnlineReplica", []ReplicaState{NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible}},
+	OfflineReplica:            {"OfflineReplica", []ReplicaState{NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible}},
+	ReplicaDeletionStarted:    {"ReplicaDeletionStarted", []ReplicaState{OfflineReplica}},
+	ReplicaDeletionSuccessful: {"ReplicaDeletionSuccessful", []ReplicaState{ReplicaDeletionStarted}},
+	ReplicaDeletionIneligible: {"ReplicaDeletionIneligible", []ReplicaState{OfflineReplica, ReplicaDeletionStarted}},
 }
 
 type replicaStateMachine struct {
@@ -115,7 +99,7 @@ func (m *replicaStateMachine) handleStateChanges(replicas []PartitionReplica, ta
 		var valid []PartitionReplica
 		for _, r := range byBroker[b] {
 			from := m.state(r)
-			if !slices.Contains(validPreviousReplicaStates[target], from) {
+			if !replicaStates.valid(from, target) {
 				failed[r] = fmt.Errorf("%w: replica %s from %s to %s", ErrIllegalStateTransition, r, from, target)
 				m.stateLog.Error("Illegal replica state transition", "topic", r.Topic, "partition", r.Partition, "replica", r.Replica, "from", from.String(), "to", target.String(), "reason", reason)
 				continue

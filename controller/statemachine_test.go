@@ -369,28 +369,43 @@ func TestIllegalTransitions(t *testing.T) {
 }
 
 // The partition and replica valid-previous-state tables, checked cell by
-// cell.
+// cell: each row is a target state, each column a previous state, in state
+// order ('x' = legal, '.' = illegal).
 func TestTransitionTables(t *testing.T) {
-	p := map[PartitionState][]PartitionState{
-		NewPartition:         {NonExistentPartition},
-		OnlinePartition:      {NewPartition, OnlinePartition, OfflinePartition},
-		OfflinePartition:     {NewPartition, OnlinePartition, OfflinePartition},
-		NonExistentPartition: {OfflinePartition},
+	checkGrid(t, partitionStates, []string{
+		//                    NonEx New Online Offline
+		NonExistentPartition: "...x",
+		NewPartition:         "x...",
+		OnlinePartition:      ".xxx",
+		OfflinePartition:     ".xxx",
+	})
+	checkGrid(t, replicaStates, []string{
+		//                         NonEx New Online Offline DelStarted DelSuccessful DelIneligible
+		NonExistentReplica:        ".....x.",
+		NewReplica:                "x......",
+		OnlineReplica:             ".xxx..x",
+		OfflineReplica:            ".xxx..x",
+		ReplicaDeletionStarted:    "...x...",
+		ReplicaDeletionSuccessful: "....x..",
+		ReplicaDeletionIneligible: "...xx..",
+	})
+	if NewPartition.String() != "NewPartition" || PartitionState(9).String() != "NonExistentPartition" ||
+		ReplicaDeletionIneligible.String() != "ReplicaDeletionIneligible" || ReplicaState(-1).String() != "NonExistentReplica" {
+		t.Fatal("state names differ")
 	}
-	if !reflect.DeepEqual(p, validPreviousPartitionStates) {
-		t.Fatal("partition table differs from the spec")
+}
+
+func checkGrid[S ~int8](t *testing.T, table stateTable[S], grid []string) {
+	t.Helper()
+	if len(table) != len(grid) {
+		t.Fatalf("%d states in the table, %d in the grid", len(table), len(grid))
 	}
-	r := map[ReplicaState][]ReplicaState{
-		NewReplica:                {NonExistentReplica},
-		OnlineReplica:             {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
-		OfflineReplica:            {NewReplica, OnlineReplica, OfflineReplica, ReplicaDeletionIneligible},
-		ReplicaDeletionStarted:    {OfflineReplica},
-		ReplicaDeletionSuccessful: {ReplicaDeletionStarted},
-		ReplicaDeletionIneligible: {OfflineReplica, ReplicaDeletionStarted},
-		NonExistentReplica:        {ReplicaDeletionSuccessful},
-	}
-	if !reflect.DeepEqual(r, validPreviousReplicaStates) {
-		t.Fatal("replica table differs from the spec")
+	for to, row := range grid {
+		for from, cell := range row {
+			if got := table.valid(S(from), S(to)); got != (cell == 'x') {
+				t.Errorf("%s -> %s: legal = %v, want %v", table.name(S(from)), table.name(S(to)), got, cell == 'x')
+			}
+		}
 	}
 }
 

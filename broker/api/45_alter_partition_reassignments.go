@@ -43,8 +43,7 @@ func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request
 	outcomes, err := a.controller.AlterPartitionReassignments(ctx, targets)
 	if err != nil {
 		resp.Topics = nil
-		resp.ErrorCode = a.errorCode(err, "partition reassignment failed")
-		resp.ErrorMessage = errorMessage(err)
+		resp.ErrorCode, resp.ErrorMessage = a.codeMessage(err, "partition reassignment failed")
 		return resp, nil
 	}
 	for i := range resp.Topics {
@@ -52,8 +51,7 @@ func (a *Apis) handleAlterPartitionReassignments(ctx context.Context, r *request
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			perr := outcomes[common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]
-			rp.ErrorCode = a.errorCode(perr, "partition reassignment failed", "topic", rt.Topic, "partition", rp.Partition)
-			rp.ErrorMessage = errorMessage(perr)
+			rp.ErrorCode, rp.ErrorMessage = a.codeMessage(perr, "partition reassignment failed", "topic", rt.Topic, "partition", rp.Partition)
 		}
 	}
 	return resp, nil

@@ -28,8 +28,7 @@ func (a *Apis) handleListPartitionReassignments(ctx context.Context, r *request)
 	parts := requestedPartitions(req.Topics, func(t kmsg.ListPartitionReassignmentsRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
 	ongoing, err := a.controller.ListPartitionReassignments(ctx, parts)
 	if err != nil {
-		resp.ErrorCode = a.errorCode(err, "listing partition reassignments failed")
-		resp.ErrorMessage = errorMessage(err)
+		resp.ErrorCode, resp.ErrorMessage = a.codeMessage(err, "listing partition reassignments failed")
 		return resp, nil
 	}
 	resp.Topics = sortedByTopic(ongoing, func(topic string) kmsg.ListPartitionReassignmentsResponseTopic {

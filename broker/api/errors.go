@@ -27,21 +27,13 @@ func (a *Apis) errorCode(err error, msg string, attrs ...any) int16 {
 	return kerr.UnknownServerError.Code
 }
 
-// errorMessage is the error_message field Kafka fills next to a code: the
-// text of the error when there is one, else null.
-func errorMessage(err error) *string {
-	if err == nil {
-		return nil
-	}
-	s := err.Error()
-	return &s
-}
-
-// codeMessage returns the code and message for err in one call.
+// codeMessage returns the code for err and the error_message field Kafka
+// fills next to it: the text of the error when there is one, else null.
 func (a *Apis) codeMessage(err error, msg string, attrs ...any) (int16, *string) {
 	code := a.errorCode(err, msg, attrs...)
 	if code == 0 {
 		return 0, nil
 	}
-	return code, errorMessage(err)
+	s := err.Error()
+	return code, &s
 }

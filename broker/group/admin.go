@@ -14,8 +14,7 @@ import (
 // the api layer's (it owns the authorizer); this sets them to
 // Int32.MinValue ("not requested").
 func (c *Coordinator) DescribeGroups(_ context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
-	resp := kmsg.NewPtrDescribeGroupsResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
 		resp.Groups = append(resp.Groups, c.describeGroup(id))
 	}
@@ -73,8 +72,7 @@ type GroupOverview struct {
 // loads the error is COORDINATOR_LOAD_IN_PROGRESS with the groups known so
 // far.
 func (c *Coordinator) ListGroups(_ context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
-	resp := kmsg.NewPtrListGroupsResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	var states []State
 	for _, s := range req.StatesFilter {
 		if st, ok := ParseState(s); ok {
@@ -136,8 +134,7 @@ func (c *Coordinator) Groups(states []State) (int16, []GroupOverview) {
 // DeleteGroups handles DeleteGroups v0-v2: Empty groups are removed with
 // their offsets (tombstones); others answer NON_EMPTY_GROUP.
 func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
-	resp := kmsg.NewPtrDeleteGroupsResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {
 		resp.Groups = append(resp.Groups, kmsg.DeleteGroupsResponseGroup{Group: id, ErrorCode: c.deleteGroup(id)})
 	}

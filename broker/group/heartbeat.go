@@ -49,8 +49,7 @@ func (c *Coordinator) onSessionExpired(g *Group, m *Member, seq uint64) {
 
 // Heartbeat handles Heartbeat v0-v4.
 func (c *Coordinator) Heartbeat(_ context.Context, req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
-	resp := kmsg.NewPtrHeartbeatResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	resp.ErrorCode = c.heartbeat(req)
 	return resp
 }

@@ -13,8 +13,7 @@ import (
 
 // LeaveGroup handles LeaveGroup v0-v5 (a batch of members from v3).
 func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse {
-	resp := kmsg.NewPtrLeaveGroupResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 	leaving := req.Members
 	if req.Version < 3 {
 		leaving = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}

@@ -16,8 +16,7 @@ import (
 // topic metadata (unknown topic, authorization) are done by the caller,
 // which passes only the partitions that survived them.
 func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
-	resp := kmsg.NewPtrOffsetCommitResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	code, codes := c.offsetCommit(req)
 	for _, t := range req.Topics {
 		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
@@ -131,8 +130,7 @@ func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommit
 // offsets and no error. RequireStable never fails: there are no pending
 // transactional offsets yet.
 func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
-	resp := kmsg.NewPtrOffsetFetchResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
 			topics := requestedTopics(rg.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) OffsetFetchTopic {
@@ -258,8 +256,7 @@ func strPtr(s string) *string { return &s }
 // OffsetDelete handles OffsetDelete v0. Unknown topics and authorization
 // are the caller's checks.
 func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
-	resp := kmsg.NewPtrOffsetDeleteResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	code, codes := c.offsetDelete(req)
 	if code != 0 {
 		resp.ErrorCode = code

@@ -424,37 +424,39 @@ func DescribeKeyAndValue(key, value []byte) (keyString, payload string, err erro
 		return "", "", err
 	}
 	var ks string
-	switch {
-	case k.Offset != nil:
+	describe := describeGroupValue
+	if k.Offset != nil {
 		ks = fmt.Sprintf("offset_commit::group=%s,partition=%s-%d", k.Offset.Group, k.Offset.Topic, k.Offset.Partition)
-		if value == nil {
-			payload = "<DELETE>"
-			break
-		}
-		v, err := DecodeOffsetValue(value)
-		if err != nil {
-			return "", "", err
-		}
-		payload = fmt.Sprintf("offset=%d", v.Offset)
-		if v.Metadata != "" {
-			payload += ",metadata=" + v.Metadata
-		}
-	default:
+		describe = describeOffsetValue
+	} else {
 		ks = "group_metadata::group=" + k.Group.Group
-		if value == nil {
-			payload = "<DELETE>"
-			break
-		}
-		v, err := DecodeGroupValue(value)
-		if err != nil {
-			return "", "", err
-		}
-		payload = describeGroupValue(v)
+	}
+	if value == nil {
+		return ks, "<DELETE>", nil
+	}
+	if payload, err = describe(value); err != nil {
+		return "", "", err
 	}
 	return ks, payload, nil
 }
 
-func describeGroupValue(v GroupValue) string {
+func describeOffsetValue(value []byte) (string, error) {
+	v, err := DecodeOffsetValue(value)
+	if err != nil {
+		return "", err
+	}
+	payload := fmt.Sprintf("offset=%d", v.Offset)
+	if v.Metadata != "" {
+		payload += ",metadata=" + v.Metadata
+	}
+	return payload, nil
+}
+
+func describeGroupValue(value []byte) (string, error) {
+	v, err := DecodeGroupValue(value)
+	if err != nil {
+		return "", err
+	}
 	members := make([]string, 0, len(v.Members))
 	for _, m := range v.Members {
 		if v.ProtocolType == ConsumerProtocolType {
@@ -486,5 +488,5 @@ func describeGroupValue(v GroupValue) string {
 		protocol = js(*v.Protocol)
 	}
 	return fmt.Sprintf(`{"protocolType":%s,"protocol":%s,"generationId":%d,"assignment":%s}`,
-		js(v.ProtocolType), protocol, v.Generation, js("{"+strings.Join(members, ",")+"}"))
+		js(v.ProtocolType), protocol, v.Generation, js("{"+strings.Join(members, ",")+"}")), nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common/hextest"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -40,27 +41,18 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func unhex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // Example bytes of an offset commit key v1 and value v3 as Kafka writes
 // them (kmsg's OffsetCommitKey/OffsetCommitValue encode the same).
 func TestSpecExampleBytes(t *testing.T) {
 	key := EncodeOffsetKey(OffsetKey{Version: 1, Group: "g1", Topic: "t", Partition: 0})
-	if want := unhex(t, "0001 00026731 000174 00000000"); !bytes.Equal(key, want) {
+	if want := hextest.Decode(t, "0001 00026731 000174 00000000"); !bytes.Equal(key, want) {
 		t.Errorf("offset key %x, want %x", key, want)
 	}
 	val := EncodeOffsetValue(OffsetValue{Version: 3, Offset: 42, LeaderEpoch: 0, CommitTimestamp: 1700000000000})
-	if want := unhex(t, "0003 000000000000002a 00000000 0000 0000018bcfe56800"); !bytes.Equal(val, want) {
+	if want := hextest.Decode(t, "0003 000000000000002a 00000000 0000 0000018bcfe56800"); !bytes.Equal(val, want) {
 		t.Errorf("offset value %x, want %x", val, want)
 	}
-	if got, want := EncodeGroupKey("g1"), unhex(t, "0002 00026731"); !bytes.Equal(got, want) {
+	if got, want := EncodeGroupKey("g1"), hextest.Decode(t, "0002 00026731"); !bytes.Equal(got, want) {
 		t.Errorf("group key %x, want %x", got, want)
 	}
 	golden(t, "spec_offset_key_v1.hex", key)
@@ -149,10 +141,10 @@ func TestCodecsMatchKmsg(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	if _, err := DecodeKey(unhex(t, "0003 0001 61")); !errors.Is(err, ErrUnknownKeyVersion) {
+	if _, err := DecodeKey(hextest.Decode(t, "0003 0001 61")); !errors.Is(err, ErrUnknownKeyVersion) {
 		t.Errorf("key version 3: %v", err)
 	}
-	for _, b := range [][]byte{nil, {0}, unhex(t, "0001 0005 61"), unhex(t, "0002 ffff")} {
+	for _, b := range [][]byte{nil, {0}, hextest.Decode(t, "0001 0005 61"), hextest.Decode(t, "0002 ffff")} {
 		if _, err := DecodeKey(b); !errors.Is(err, ErrMalformed) {
 			t.Errorf("DecodeKey(%x) = %v, want ErrMalformed", b, err)
 		}
@@ -163,7 +155,7 @@ func TestDecodeErrors(t *testing.T) {
 			t.Fatalf("truncated group value at %d decoded", i)
 		}
 	}
-	if _, err := DecodeGroupValue(unhex(t, "0003 0000 00000000 ffff ffff 0000000000000000 7fffffff")); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeGroupValue(hextest.Decode(t, "0003 0000 00000000 ffff ffff 0000000000000000 7fffffff")); !errors.Is(err, ErrMalformed) {
 		t.Errorf("huge member count: %v", err)
 	}
 }

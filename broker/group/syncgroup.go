@@ -15,8 +15,7 @@ import (
 // SyncGroup handles SyncGroup v0-v5. Followers park until the leader's
 // assignment is persisted.
 func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
-	resp := kmsg.NewPtrSyncGroupResponse()
-	resp.Version = req.Version
+	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 	res := c.syncGroup(ctx, req)
 	resp.ErrorCode = res.code
 	if res.code == 0 {

@@ -101,7 +101,14 @@ func addrOf(s *Server) string { return s.BoundAddr("PLAINTEXT").String() }
 // closes it.
 func dialClient(t *testing.T, s *Server) *Client {
 	t.Helper()
-	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 5*time.Second)
+	return dialClientAs(t, s, "broker-1", 5*time.Second)
+}
+
+// dialClientAs is dialClient with a client id and request timeout of the
+// test's choosing; the client is closed when the test ends.
+func dialClientAs(t *testing.T, s *Server, clientID string, timeout time.Duration) *Client {
+	t.Helper()
+	cl, err := Dial(context.Background(), addrOf(s), clientID, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,33 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common/hextest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-func unhex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // A hand-written ApiVersions v3 request (flexible, header v2) is answered
 // with response header v0 and the full table.
 func TestApiVersionsV3Bytes(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	c := rawDial(t, s)
-	if _, err := c.Write(unhex(t, "00000015 0012 0003 00000001 000163 00 046b676f 04312e30 00")); err != nil {
+	if _, err := c.Write(hextest.Decode(t, "00000015 0012 0003 00000001 000163 00 046b676f 04312e30 00")); err != nil {
 		t.Fatal(err)
 	}
 	frame, err := readResponseFrame(c)
@@ -82,11 +72,11 @@ func TestApiVersionsFallbackBytes(t *testing.T) {
 	c := rawDial(t, s)
 	// ApiVersions v127, correlation 1, client id "c", header tags, and a
 	// body we must not parse.
-	req := frameBytes(unhex(t, "0012 007f 00000001 000163 00 ffffffff deadbeef"))
+	req := frameBytes(hextest.Decode(t, "0012 007f 00000001 000163 00 ffffffff deadbeef"))
 	if _, err := c.Write(req); err != nil {
 		t.Fatal(err)
 	}
-	want := unhex(t, "00000010 00000001 0023 00000001 0012 0000 0003")
+	want := hextest.Decode(t, "00000010 00000001 0023 00000001 0012 0000 0003")
 	got := make([]byte, len(want))
 	if _, err := ioReadFull(c, got); err != nil {
 		t.Fatal(err)
@@ -190,12 +180,12 @@ func TestOversizeAndBadSizeFramesClose(t *testing.T) {
 func TestUnknownKeyAndVersionClose(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
 	cases := map[string][]byte{
-		"key not in kmsg":       frameBytes(unhex(t, "00c8 0000 00000001 ffff")),
-		"key not served (Vote)": frameBytes(unhex(t, "0034 0000 00000001 ffff 00")),
+		"key not in kmsg":       frameBytes(hextest.Decode(t, "00c8 0000 00000001 ffff")),
+		"key not served (Vote)": frameBytes(hextest.Decode(t, "0034 0000 00000001 ffff 00")),
 		"metadata v13":          appendRequestFrame(nil, metadataReq(13), 1, "c"),
 		"fetch v3 below min":    appendRequestFrame(nil, &kmsg.FetchRequest{Version: 3}, 1, "c"),
-		"short header":          frameBytes(unhex(t, "0003 0001")),
-		"bad client id length":  frameBytes(unhex(t, "0003 0001 00000001 0010 61")),
+		"short header":          frameBytes(hextest.Decode(t, "0003 0001")),
+		"bad client id length":  frameBytes(hextest.Decode(t, "0003 0001 00000001 0010 61")),
 	}
 	for name, frame := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -216,7 +206,7 @@ func TestMalformedBodyClosesOnlyThatConnection(t *testing.T) {
 
 	bad := rawDial(t, s)
 	// Metadata v1: topics array claims 1000 entries, none present.
-	if _, err := bad.Write(frameBytes(unhex(t, "0003 0001 00000001 0001 63 000003e8"))); err != nil {
+	if _, err := bad.Write(frameBytes(hextest.Decode(t, "0003 0001 00000001 0001 63 000003e8"))); err != nil {
 		t.Fatal(err)
 	}
 	expectClosed(t, bad)
@@ -401,7 +391,7 @@ func TestControlledShutdownV0Header(t *testing.T) {
 		}
 	}
 	frame := appendRequestFrame(nil, &kmsg.ControlledShutdownRequest{Version: 0, BrokerID: 7}, 5, "ignored")
-	if want := unhex(t, "0000000c 0007 0000 00000005 00000007"); !bytes.Equal(frame, want) {
+	if want := hextest.Decode(t, "0000000c 0007 0000 00000005 00000007"); !bytes.Equal(frame, want) {
 		t.Fatalf("v0 frame %x, want %x", frame, want)
 	}
 }
@@ -411,11 +401,7 @@ func TestControlledShutdownV0Header(t *testing.T) {
 // test may take) and is then unusable.
 func TestClientCancelAndClose(t *testing.T) {
 	h := &testHandler{blocked: make(chan struct{}, 1)}
-	s := startServer(t, Config{}, h)
-	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 10*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := dialClientAs(t, startServer(t, Config{}, h), "broker-1", 10*time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-h.blocked; cancel() }()
 	if _, err := cl.Request(ctx, metadataReq(1, "block")); !errors.Is(err, context.Canceled) {
@@ -437,12 +423,7 @@ func TestClientCancelAndClose(t *testing.T) {
 
 func TestClientTimeout(t *testing.T) {
 	h := &testHandler{blocked: make(chan struct{}, 1)}
-	s := startServer(t, Config{}, h)
-	cl, err := Dial(context.Background(), addrOf(s), "broker-1", 200*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := dialClientAs(t, startServer(t, Config{}, h), "broker-1", 200*time.Millisecond)
 	if _, err := cl.Request(context.Background(), metadataReq(1, "block")); err == nil {
 		t.Fatal("request past the timeout succeeded")
 	}
@@ -452,15 +433,8 @@ func TestClientTimeout(t *testing.T) {
 // deadline into the next request on the same client.
 func TestClientCancelRaceDoesNotPoisonNextRequest(t *testing.T) {
 	s := startServer(t, Config{}, &testHandler{})
-	dial := func() *Client {
-		cl, err := Dial(context.Background(), addrOf(s), "race", 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
+	dial := func() *Client { return dialClientAs(t, s, "race", 5*time.Second) }
 	cl := dial()
-	defer func() { cl.Close() }()
 	for i := 0; i < 200; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		go cancel()

@@ -82,6 +82,25 @@ func writeTempFile(t *testing.T, data []byte) *os.File {
 	return f
 }
 
+// testFetchResponse is a version-v fetch response for topic-0 and topic-1
+// with partitions 0 and 1 each, every partition filled in by fill (in topic,
+// then partition order).
+func testFetchResponse(v int16, fill func(ti, pi int, p *kmsg.FetchResponseTopicPartition)) *kmsg.FetchResponse {
+	resp := (&kmsg.FetchRequest{Version: v}).ResponseKind().(*kmsg.FetchResponse)
+	for ti := 0; ti < 2; ti++ {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = fmt.Sprintf("topic-%d", ti)
+		for pi := 0; pi < 2; pi++ {
+			p := kmsg.NewFetchResponseTopicPartition()
+			p.Partition = int32(pi)
+			fill(ti, pi, &p)
+			rt.Partitions = append(rt.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
 // A spliced response is byte-identical to the same response encoded with
 // the file bytes inline, for classic and flexible versions, for empty
 // files and for lengths whose uvarint prefix is longer than the
@@ -99,23 +118,16 @@ func TestSplicerMatchesInlineEncoding(t *testing.T) {
 				{mu: &mu, f: f, off: 0, n: 640},
 			}
 			build := func(recs func(i int) []byte) *kmsg.FetchResponse {
-				resp := (&kmsg.FetchRequest{Version: v}).ResponseKind().(*kmsg.FetchResponse)
-				for ti := 0; ti < 2; ti++ {
-					rt := kmsg.NewFetchResponseTopic()
-					rt.Topic = fmt.Sprintf("topic-%d", ti)
-					for pi := 0; pi < 2; pi++ {
-						p := kmsg.NewFetchResponseTopicPartition()
-						p.Partition = int32(pi)
-						p.HighWatermark = 42
-						p.RecordBatches = recs(ti*2 + pi)
-						rt.Partitions = append(rt.Partitions, p)
-					}
+				resp := testFetchResponse(v, func(ti, pi int, p *kmsg.FetchResponseTopicPartition) {
+					p.HighWatermark = 42
+					p.RecordBatches = recs(ti*2 + pi)
+				})
+				for i := range resp.Topics {
 					// an in-memory partition alongside
 					p := kmsg.NewFetchResponseTopicPartition()
 					p.Partition = 9
 					p.RecordBatches = []byte("in-memory")
-					rt.Partitions = append(rt.Partitions, p)
-					resp.Topics = append(resp.Topics, rt)
+					resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, p)
 				}
 				return resp
 			}
@@ -290,19 +302,7 @@ func TestFileFetchResponseFramesLikeInline(t *testing.T) {
 	f := writeTempFile(t, data)
 	var mu sync.Mutex
 	build := func(recs func(ti, pi int) []byte) *kmsg.FetchResponse {
-		resp := (&kmsg.FetchRequest{Version: 12}).ResponseKind().(*kmsg.FetchResponse)
-		for ti := 0; ti < 2; ti++ {
-			rt := kmsg.NewFetchResponseTopic()
-			rt.Topic = fmt.Sprintf("topic-%d", ti)
-			for pi := 0; pi < 2; pi++ {
-				p := kmsg.NewFetchResponseTopicPartition()
-				p.Partition = int32(pi)
-				p.RecordBatches = recs(ti, pi)
-				rt.Partitions = append(rt.Partitions, p)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp
+		return testFetchResponse(12, func(ti, pi int, p *kmsg.FetchResponseTopicPartition) { p.RecordBatches = recs(ti, pi) })
 	}
 	rng := func(ti, pi int) fileRange {
 		return fileRange{mu: &mu, f: f, off: int64(100*ti + 10*pi), n: int64(50 + ti + pi)}

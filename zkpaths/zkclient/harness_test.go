@@ -112,15 +112,7 @@ func (b *realBackend) client(t *testing.T) *zkclient.Client {
 // expiry and open a new session.
 func (b *realBackend) expire(t *testing.T, c *zkclient.Client) {
 	t.Helper()
-	p := b.proxies.get(c)
-	old := c.SessionID()
-	if err := p.ExpireSession(old, 15*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 15*time.Second, "a new session", func() bool {
-		s := c.SessionID()
-		return s != 0 && s != old
-	})
+	expireSession(t, c, 15*time.Second, func(id int64) error { return b.proxies.get(c).ExpireSession(id, 15*time.Second) })
 }
 
 type fakeBackend struct {
@@ -146,10 +138,21 @@ func (b *fakeBackend) client(t *testing.T) *zkclient.Client {
 
 func (b *fakeBackend) expire(t *testing.T, c *zkclient.Client) {
 	t.Helper()
-	conn := b.conns.get(c)
+	expireSession(t, c, 5*time.Second, func(int64) error { b.srv.Expire(b.conns.get(c)); return nil })
+}
+
+// expireSession ends c's current session with end and waits, up to
+// within, until c runs on a new one.
+func expireSession(t *testing.T, c *zkclient.Client, within time.Duration, end func(session int64) error) {
+	t.Helper()
 	old := c.SessionID()
-	b.srv.Expire(conn)
-	waitFor(t, 5*time.Second, "a new session", func() bool { return c.SessionID() != old })
+	if err := end(old); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, within, "a new session", func() bool {
+		s := c.SessionID()
+		return s != 0 && s != old
+	})
 }
 
 // waitFor polls cond until it holds or the deadline passes.

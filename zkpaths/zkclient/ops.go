@@ -10,16 +10,24 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// do runs one single-node operation on p's absolute path, retried as
+// c.retry does, and names the operation and p in a failure.
+func (c *Client) do(op, p string, f func(abs string) error) error {
+	if err := c.retry(func() error { return f(c.abs(p)) }); err != nil {
+		return fmt.Errorf("zkclient: %s %s: %w", op, p, err)
+	}
+	return nil
+}
+
 // Get reads a node's data and Stat. Null data is returned as nil.
 func (c *Client) Get(p string) ([]byte, *zk.Stat, error) {
 	var data []byte
 	var st *zk.Stat
-	err := c.retry(func() (err error) {
-		data, st, err = c.conn.Get(c.abs(p))
+	if err := c.do("get", p, func(abs string) (err error) {
+		data, st, err = c.conn.Get(abs)
 		return err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("zkclient: get %s: %w", p, err)
+	}); err != nil {
+		return nil, nil, err
 	}
 	return data, st, nil
 }
@@ -28,15 +36,11 @@ func (c *Client) Get(p string) ([]byte, *zk.Stat, error) {
 func (c *Client) Exists(p string) (bool, *zk.Stat, error) {
 	var ok bool
 	var st *zk.Stat
-	err := c.retry(func() (err error) {
-		ok, st, err = c.conn.Exists(c.abs(p))
+	if err := c.do("exists", p, func(abs string) (err error) {
+		ok, st, err = c.conn.Exists(abs)
 		return err
-	})
-	if err != nil {
-		return false, nil, fmt.Errorf("zkclient: exists %s: %w", p, err)
-	}
-	if !ok {
-		return false, nil, nil
+	}); err != nil || !ok {
+		return false, nil, err
 	}
 	return true, st, nil
 }
@@ -44,12 +48,11 @@ func (c *Client) Exists(p string) (bool, *zk.Stat, error) {
 // Children lists a node's children, sorted by name.
 func (c *Client) Children(p string) ([]string, error) {
 	var kids []string
-	err := c.retry(func() (err error) {
-		kids, _, err = c.conn.Children(c.abs(p))
+	if err := c.do("children", p, func(abs string) (err error) {
+		kids, _, err = c.conn.Children(abs)
 		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("zkclient: children %s: %w", p, err)
+	}); err != nil {
+		return nil, err
 	}
 	sort.Strings(kids)
 	return kids, nil
@@ -60,12 +63,11 @@ func (c *Client) Children(p string) ([]string, error) {
 // sequential modes). Pass nil data for Kafka's structural nodes.
 func (c *Client) Create(p string, data []byte, flags int32) (string, error) {
 	var created string
-	err := c.retry(func() (err error) {
-		created, err = c.conn.Create(c.abs(p), data, flags, c.aclFor(p))
+	if err := c.do("create", p, func(abs string) (err error) {
+		created, err = c.conn.Create(abs, data, flags, c.aclFor(p))
 		return err
-	})
-	if err != nil {
-		return "", fmt.Errorf("zkclient: create %s: %w", p, err)
+	}); err != nil {
+		return "", err
 	}
 	return c.rel(created), nil
 }
@@ -119,23 +121,18 @@ func (c *Client) EnsurePath(p string) error {
 // Set writes data if the node's version equals version (-1: any).
 func (c *Client) Set(p string, data []byte, version int32) (*zk.Stat, error) {
 	var st *zk.Stat
-	err := c.retry(func() (err error) {
-		st, err = c.conn.Set(c.abs(p), data, version)
+	if err := c.do("set", p, func(abs string) (err error) {
+		st, err = c.conn.Set(abs, data, version)
 		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("zkclient: set %s: %w", p, err)
+	}); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
 
 // Delete deletes a node if its version equals version (-1: any).
 func (c *Client) Delete(p string, version int32) error {
-	err := c.retry(func() error { return c.conn.Delete(c.abs(p), version) })
-	if err != nil {
-		return fmt.Errorf("zkclient: delete %s: %w", p, err)
-	}
-	return nil
+	return c.do("delete", p, func(abs string) error { return c.conn.Delete(abs, version) })
 }
 
 // DeleteRecursive deletes p and its subtree depth-first, any-version,

@@ -25,15 +25,28 @@ type PartitionStateResult struct {
 // pipelines them on one connection.
 const defaultMaxInFlight = 10
 
-// forEach runs fn for every item with at most parallelism calls at once;
-// the goroutines are owned by the call and finish before it returns. With
-// parallelism 1 the items run in order on the caller's goroutine.
-func forEach[T any](parallelism int, items []T, fn func(T)) {
+// forEach runs fn for every item with at most parallelism calls at once
+// and returns the first error a call returned (every item runs whatever
+// the others return); the goroutines are owned by the call and finish
+// before it returns. With parallelism 1 the items run in order on the
+// caller's goroutine.
+func forEach[T any](parallelism int, items []T, fn func(T) error) error {
+	var mu sync.Mutex
+	var first error
+	run := func(it T) {
+		if err := fn(it); err != nil {
+			mu.Lock()
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+		}
+	}
 	if len(items) <= 1 || parallelism <= 1 {
 		for _, it := range items {
-			fn(it)
+			run(it)
 		}
-		return
+		return first
 	}
 	sem := make(chan struct{}, parallelism)
 	var wg sync.WaitGroup
@@ -43,10 +56,11 @@ func forEach[T any](parallelism int, items []T, fn func(T)) {
 		go func(it T) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			fn(it)
+			run(it)
 		}(it)
 	}
 	wg.Wait()
+	return first
 }
 
 // GetPartitionState reads one state znode; ok is false if it does not exist.
@@ -73,27 +87,22 @@ func (c *Client) GetPartitionState(tp common.TopicPartition) (zkpaths.LeaderAndI
 func (c *Client) GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error) {
 	var mu sync.Mutex
 	out := make(map[common.TopicPartition]zkpaths.LeaderAndIsr, len(tps))
-	var firstErr error
-	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
+	err := forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) error {
 		s, ok, err := c.GetPartitionState(tp)
 		if errors.Is(err, ErrUndecodable) {
 			c.log.Warn("ignoring an undecodable partition state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
-			return
+			return nil
+		}
+		if err != nil || !ok {
+			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			return
-		}
-		if ok {
-			out[tp] = s
-		}
+		out[tp] = s
+		return nil
 	})
-	if firstErr != nil {
-		return nil, firstErr
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -117,28 +126,13 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.T
 			return nil, err
 		}
 	}
-	var mu sync.Mutex
-	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
-	moved := false
-	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
-		var r PartitionStateResult
+	return c.fencedPartitionWrites(tps, "creating partition states", func(tp common.TopicPartition) PartitionStateResult {
 		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
-			r.Err = err
-		} else {
-			_, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[tp].Encode(), Persistent))
-			r.Err = err
+			return PartitionStateResult{Err: err}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if errors.Is(r.Err, ErrControllerMoved) {
-			moved = true
-		}
-		out[tp] = r
+		_, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[tp].Encode(), Persistent))
+		return PartitionStateResult{Err: err}
 	})
-	if moved {
-		return out, fmt.Errorf("%w: while creating partition states", ErrControllerMoved)
-	}
-	return out, nil
 }
 
 // UpdatePartitionStates writes new leader/ISR states as the controller does:
@@ -148,27 +142,35 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.T
 // the epoch check failed the error is ErrControllerMoved.
 func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
 	tps := slices.SortedFunc(maps.Keys(states), common.TopicPartition.Compare)
-	var mu sync.Mutex
-	out := make(map[common.TopicPartition]PartitionStateResult, len(states))
-	moved := false
-	forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) {
+	return c.fencedPartitionWrites(tps, "updating partition states", func(tp common.TopicPartition) PartitionStateResult {
 		s := states[tp]
-		var r PartitionStateResult
 		res, err := c.fencedOne(epochZkVersion, SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion))
 		if err != nil {
-			r.Err = err
-		} else {
-			r.ZkVersion = res.Stat.Version
+			return PartitionStateResult{Err: err}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if errors.Is(err, ErrControllerMoved) {
-			moved = true
-		}
-		out[tp] = r
+		return PartitionStateResult{ZkVersion: res.Stat.Version}
 	})
-	if moved {
-		return out, fmt.Errorf("%w: while updating partition states", ErrControllerMoved)
+}
+
+// fencedPartitionWrites runs write for every partition, at most
+// maxInFlight at once, and collects the per-partition results; if any
+// write failed its controller-epoch check the error is ErrControllerMoved
+// (while what), next to the results.
+func (c *Client) fencedPartitionWrites(tps []common.TopicPartition, what string, write func(common.TopicPartition) PartitionStateResult) (map[common.TopicPartition]PartitionStateResult, error) {
+	var mu sync.Mutex
+	out := make(map[common.TopicPartition]PartitionStateResult, len(tps))
+	moved := forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) error {
+		r := write(tp)
+		mu.Lock()
+		out[tp] = r
+		mu.Unlock()
+		if errors.Is(r.Err, ErrControllerMoved) {
+			return r.Err
+		}
+		return nil
+	})
+	if moved != nil {
+		return out, fmt.Errorf("%w: while %s", ErrControllerMoved, what)
 	}
 	return out, nil
 }

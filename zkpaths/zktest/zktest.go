@@ -624,32 +624,33 @@ func (c *Conn) Close() {
 	c.state = zk.StateDisconnected
 }
 
-// readNodeLocked returns the node at p for a read on an usable session
-// (zk.ErrNoNode if there is none); the caller holds c.srv.mu.
-func (c *Conn) readNodeLocked(p string) (*node, error) {
+// readNode reads the node at p on an usable session (zk.ErrNoNode if there
+// is none) under the server lock: read copies what it needs from the node,
+// and the node's Stat and, with watch set, a new watch of type typ on p are
+// returned.
+func (c *Conn) readNode(p string, watch bool, typ watchType, read func(n *node)) (*zk.Stat, <-chan zk.Event, error) {
+	c.srv.mu.Lock()
+	defer c.srv.unlock()
 	if err := c.usable(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, ok := c.srv.nodes[p]
 	if !ok {
-		return nil, zk.ErrNoNode
+		return nil, nil, zk.ErrNoNode
 	}
-	return n, nil
+	read(n)
+	var ch <-chan zk.Event
+	if watch {
+		ch = c.addWatch(p, typ)
+	}
+	st := n.stat
+	return &st, ch, nil
 }
 
 func (c *Conn) get(p string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	c.srv.mu.Lock()
-	defer c.srv.unlock()
-	n, err := c.readNodeLocked(p)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var ch <-chan zk.Event
-	if watch {
-		ch = c.addWatch(p, watchData)
-	}
-	st := n.stat
-	return cloneData(n.data), &st, ch, nil
+	var data []byte
+	st, ch, err := c.readNode(p, watch, watchData, func(n *node) { data = cloneData(n.data) })
+	return data, st, ch, err
 }
 
 // Get reads data and Stat.
@@ -689,23 +690,15 @@ func (c *Conn) Exists(p string) (bool, *zk.Stat, error) {
 func (c *Conn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) { return c.exists(p, true) }
 
 func (c *Conn) children(p string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	c.srv.mu.Lock()
-	defer c.srv.unlock()
-	n, err := c.readNodeLocked(p)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	kids := make([]string, 0, len(n.children))
-	for k := range n.children {
-		kids = append(kids, k)
-	}
-	sort.Strings(kids)
-	var ch <-chan zk.Event
-	if watch {
-		ch = c.addWatch(p, watchChild)
-	}
-	st := n.stat
-	return kids, &st, ch, nil
+	var kids []string
+	st, ch, err := c.readNode(p, watch, watchChild, func(n *node) {
+		kids = make([]string, 0, len(n.children))
+		for k := range n.children {
+			kids = append(kids, k)
+		}
+		sort.Strings(kids)
+	})
+	return kids, st, ch, err
 }
 
 // Children lists children.
