@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/network/networktest"
 )
 
 // e2eHandler is a minimal KafkaApis for the end-to-end test: the data-path
@@ -142,17 +143,7 @@ func startE2E(t *testing.T, topic string, partitions int32) (*e2eHandler, string
 		makeLeader(t, m, topic, p, 0)
 	}
 	h := &e2eHandler{m: m}
-	srv, err := network.NewServer(network.Config{
-		Listeners: []network.ListenerConfig{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0, SecurityProtocol: "PLAINTEXT"}},
-		Logger:    quietLogger(),
-	}, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := networktest.Start(t, h, quietLogger())
 	h.addr = func() net.Addr { return srv.BoundAddr("PLAINTEXT") }
 	return h, h.addr().String()
 }
