@@ -2,15 +2,14 @@ package storage
 
 import (
 	"bytes"
-	"encoding/hex"
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/common/hextest"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
@@ -39,20 +38,11 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func unhex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestGoldenSpecBatch: "Batch at offset 0 of a fresh segment ... Total 91
 // bytes" (a two-record v2 batch as Kafka writes it). Appending the producer's batch with leader
 // epoch 0 must write exactly these bytes to 00000000000000000000.log.
 func TestGoldenSpecBatch(t *testing.T) {
-	spec := unhex(t, `0000 0000 0000 0000 0000 004f 0000 0000
+	spec := hextest.Decode(t, `0000 0000 0000 0000 0000 004f 0000 0000
 02e8 1177 aa00 0000 0000 0100 0001 8bcf
 e568 0000 0001 8bcf e568 05ff ffff ffff
 ffff ffff ffff ffff ff00 0000 021a 0000
@@ -93,7 +83,7 @@ ffff ffff ffff ffff ff00 0000 021a 0000
 	}
 	tidx, _ := os.ReadFile(filepath.Join(dir, "00000000000000000000.timeindex"))
 	golden(t, "spec-batch.timeindex", tidx)
-	if want := unhex(t, "0000018bcfe56805 00000001"); !bytes.Equal(tidx, want) {
+	if want := hextest.Decode(t, "0000018bcfe56805 00000001"); !bytes.Equal(tidx, want) {
 		t.Fatalf("timeindex %x want %x", tidx, want)
 	}
 }
@@ -147,12 +137,12 @@ func TestGoldenSpecIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx, _ := os.ReadFile(filepath.Join(dir, "00000000000000001000.index"))
-	if want := unhex(t, "00000031 00001130 00000059 00002260"); !bytes.Equal(idx, want) {
+	if want := hextest.Decode(t, "00000031 00001130 00000059 00002260"); !bytes.Equal(idx, want) {
 		t.Fatalf("index %x want %x", idx, want)
 	}
 	golden(t, "00000000000000001000.index", idx)
 	tidx, _ := os.ReadFile(filepath.Join(dir, "00000000000000001000.timeindex"))
-	want := unhex(t, "0000018bcfe569f4 00000031 0000018bcfe56b84 00000059")
+	want := hextest.Decode(t, "0000018bcfe569f4 00000031 0000018bcfe56b84 00000059")
 	if !bytes.HasPrefix(tidx, want) {
 		t.Fatalf("timeindex %x does not start with %x", tidx, want)
 	}
