@@ -10,7 +10,7 @@
 //	kafka.server.KafkaApis (as seen from here)        request.go (Handler)
 //	RequestHeader / ResponseHeader                    request.go (decodeRequest, appendResponseHeader)
 //	ApiVersionsResponse / ApiVersionManager           apiversions.go
-//	FetchResponse over FileRecords (zero copy)        splice.go (FileFetchResponse, Splicer, SplicedResponse)
+//	FetchResponse over FileRecords (zero copy)        splice.go (FileFetchResponse, splicer, SplicedResponse)
 //	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
 //	SaslServerAuthenticator (connection state only)   request.go (Session), conn.go (rawSASL)
 //
@@ -32,7 +32,7 @@
 // ranges) returns a FileFetchResponse: the kmsg response with those
 // records fields empty and each file attached by position
 // (SetFileRecords). This package does the framing when it writes it:
-// Splicer puts a placeholder in each attached field, encodes with kmsg and
+// splicer puts a placeholder in each attached field, encodes with kmsg and
 // cuts the encoding into byte pieces and file pieces (SplicedResponse);
 // the server writes the byte pieces and hands the connection itself to
 // FileRecords.WriteTo for each file piece, so a *net.TCPConn gets

@@ -31,7 +31,7 @@ type Piece struct {
 // SplicedResponse is a response whose encoded body is a list of pieces, some
 // of them file ranges. The server writes it piece by piece, handing the
 // connection itself to FileRecords.WriteTo (zero copy for Fetch). Build one
-// with a Splicer. AppendTo still works (it reads the files into memory), so
+// with a splicer. AppendTo still works (it reads the files into memory), so
 // a SplicedResponse can go anywhere a kmsg.Response can.
 type SplicedResponse struct {
 	kmsg.Response
@@ -65,7 +65,7 @@ func (s *SplicedResponse) AppendTo(dst []byte) []byte {
 	return dst
 }
 
-// Splicer builds a SplicedResponse. How it works: for each file-backed
+// splicer builds a SplicedResponse. How it works: for each file-backed
 // records field the api layer stores Placeholder(file) (a random 16-byte
 // token) in the kmsg struct (e.g. FetchResponseTopicPartition.RecordBatches)
 // and then calls Finish with the whole response. Finish encodes the
@@ -77,8 +77,8 @@ func (s *SplicedResponse) AppendTo(dst []byte) []byte {
 // swapped. A token colliding with other response bytes has probability
 // 2^-128 per byte position and is additionally detected (Finish fails).
 //
-// A Splicer is used by one goroutine for one response.
-type Splicer struct {
+// A splicer is used by one goroutine for one response.
+type splicer struct {
 	marks []mark
 }
 
@@ -92,7 +92,7 @@ const tokenLen = 16
 
 // Placeholder returns the bytes to store in a records field that should be
 // sent from f.
-func (s *Splicer) Placeholder(f FileRecords) []byte {
+func (s *splicer) Placeholder(f FileRecords) []byte {
 	t := make([]byte, tokenLen)
 	_, _ = rand.Read(t) // crypto/rand.Read never fails (Go 1.24+)
 	s.marks = append(s.marks, mark{token: t, file: f})
@@ -105,7 +105,7 @@ var ErrSplice = errors.New("network: cannot splice response")
 // Finish encodes resp and returns it as a *SplicedResponse (or resp itself
 // when no placeholder was handed out). Every placeholder must have been
 // stored in exactly one records field of resp.
-func (s *Splicer) Finish(resp kmsg.Response) (kmsg.Response, error) {
+func (s *splicer) Finish(resp kmsg.Response) (kmsg.Response, error) {
 	if len(s.marks) == 0 {
 		return resp, nil
 	}
@@ -245,7 +245,7 @@ func (r *FileFetchResponse) AppendTo(dst []byte) []byte {
 // bytes (probability 2^-128), the plain response with the records read
 // into memory (left in the records fields; a later frame replaces them).
 func (r *FileFetchResponse) frame() (kmsg.Response, error) {
-	var s Splicer
+	var s splicer
 	for _, fa := range r.files {
 		r.Topics[fa.topic].Partitions[fa.partition].RecordBatches = s.Placeholder(fa.file)
 	}

@@ -136,7 +136,7 @@ func TestSplicerMatchesInlineEncoding(t *testing.T) {
 				return append([]byte{}, data[r.off:r.off+r.n]...)
 			}).AppendTo(nil)
 
-			var sp Splicer
+			var sp splicer
 			out, err := sp.Finish(build(func(i int) []byte { return sp.Placeholder(ranges[i]) }))
 			if err != nil {
 				t.Fatal(err)
@@ -166,7 +166,7 @@ func TestSplicerMatchesInlineEncoding(t *testing.T) {
 }
 
 func TestSplicerErrors(t *testing.T) {
-	var sp Splicer
+	var sp splicer
 	resp := (&kmsg.FetchRequest{Version: 12}).ResponseKind()
 	if out, err := sp.Finish(resp); err != nil || out != resp {
 		t.Fatalf("no placeholders: %v %v", out, err)
@@ -176,7 +176,7 @@ func TestSplicerErrors(t *testing.T) {
 		t.Fatalf("unused placeholder: %v", err)
 	}
 	// A placeholder embedded in a larger byte field is not a records field.
-	var sp2 Splicer
+	var sp2 splicer
 	fr := resp.(*kmsg.FetchResponse)
 	rt := kmsg.NewFetchResponseTopic()
 	p := kmsg.NewFetchResponseTopicPartition()
@@ -228,7 +228,7 @@ func TestSplicedFetchWithKgo(t *testing.T) {
 			return resp, nil
 		case *kmsg.FetchRequest:
 			resp := body.ResponseKind().(*kmsg.FetchResponse)
-			var sp Splicer
+			var sp splicer
 			data := false
 			for _, t := range body.Topics {
 				rt := kmsg.NewFetchResponseTopic()
