@@ -150,7 +150,7 @@ func startCluster(t *testing.T) *testcluster.Cluster {
 }
 
 // createTopic creates a 6-partition, replication-factor-3 topic and waits
-// until every partition has a leader.
+// until every partition has a leader known to every broker.
 func createTopic(t *testing.T, c *testcluster.Cluster, topic string) {
 	t.Helper()
 	c.CreateTopic(topic, 6, 3, nil)

@@ -449,13 +449,26 @@ func TopicConfig(t testing.TB, adm *kadm.Client, topic, key string) (string, kms
 }
 
 // WaitLeaders waits until each of the topic's partitions 0..partitions-1
-// has a leader in its state znode.
+// has a leader in its state znode and every running broker's metadata
+// cache holds that leader and leader epoch. A client may ask any broker
+// for metadata, so a topic is ready for clients only once the controller's
+// UpdateMetadata has reached them all.
 func (c *Cluster) WaitLeaders(timeout time.Duration, topic string, partitions int32) {
 	c.t.Helper()
-	c.WaitFor(timeout, "a leader for every partition of "+topic, func() bool {
+	c.WaitFor(timeout, "a leader for every partition of "+topic+" known to every running broker", func() bool {
 		for p := int32(0); p < partitions; p++ {
-			if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
+			s, ok := c.PartitionState(topic, p)
+			if !ok || s.Leader < 0 {
 				return false
+			}
+			for i := range c.nodes {
+				b := c.Broker(i)
+				if b == nil {
+					continue
+				}
+				if m, ok := b.Metadata().Partition(topic, p); !ok || m.Leader != s.Leader || m.LeaderEpoch != s.LeaderEpoch {
+					return false
+				}
 			}
 		}
 		return true

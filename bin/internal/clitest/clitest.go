@@ -127,21 +127,14 @@ func CreateTopic(t *testing.T, ctx context.Context, c *testcluster.Cluster, topi
 }
 
 // StartWithTopic starts a cluster with opts, creates topic and waits until
-// every one of its partitions has a leader.
+// every one of its partitions has a leader known to every broker.
 func StartWithTopic(t *testing.T, opts testcluster.Options, topic string, partitions int32, rf int16) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.Start(t, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	CreateTopic(t, ctx, c, topic, partitions, rf)
-	c.WaitFor(20*time.Second, "leaders for "+topic, func() bool {
-		for p := int32(0); p < partitions; p++ {
-			if s, ok := c.PartitionState(topic, p); !ok || s.Leader < 0 {
-				return false
-			}
-		}
-		return true
-	})
+	c.WaitLeaders(20*time.Second, topic, partitions)
 	return c
 }
 
