@@ -254,7 +254,7 @@ func TestPreferredLeaderElection(t *testing.T) {
 	if other == ctrl {
 		other = id
 	}
-	if code := request[*kmsg.ElectLeadersResponse](ctx, t, c.Client().Broker(int(other)), req).ErrorCode; code != kerr.NotController.Code {
+	if code := request[*kmsg.ElectLeadersResponse](ctx, t, c.Direct(c.Index(other)), req).ErrorCode; code != kerr.NotController.Code {
 		t.Errorf("ElectLeaders at broker %d (controller %d): code %d, want NOT_CONTROLLER", other, ctrl, code)
 	}
 }

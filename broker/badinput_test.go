@@ -61,12 +61,12 @@ func TestCreateTopicsRejectsBadInput(t *testing.T) {
 	req := assignedTopicRequest("bad-assignment", 5000, [][]int32{{1, 99}}, nil)
 	cl := c.Client()
 	ctrl, _ := c.Controller()
-	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(ctrl)), req).Topics[0].ErrorCode; code != kerr.InvalidReplicaAssignment.Code {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, c.Direct(c.Index(ctrl)), req).Topics[0].ErrorCode; code != kerr.InvalidReplicaAssignment.Code {
 		t.Errorf("assignment with an unknown broker: code %d, want INVALID_REPLICA_ASSIGNMENT", code)
 	}
 	// A non-controller answers NOT_CONTROLLER.
 	other := c.BrokerID((c.Index(ctrl) + 1) % c.N())
-	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(other)), req).Topics[0].ErrorCode; code != kerr.NotController.Code {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, c.Direct(c.Index(other)), req).Topics[0].ErrorCode; code != kerr.NotController.Code {
 		t.Errorf("CreateTopics at a non-controller: code %d, want NOT_CONTROLLER", code)
 	}
 
@@ -108,11 +108,12 @@ func TestCorruptBatchRefused(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	const topic = "raw"
 	c.CreateTopic(topic, 1, 1, nil)
+	c.WaitLeaders(20*time.Second, topic, 1)
 	st, _ := c.PartitionState(topic, 0)
-	cl := c.Client()
+	leader := c.Direct(c.Index(st.Leader))
 	produce := func(batch []byte) int16 {
 		t.Helper()
-		return produceCode(ctx, t, cl.Broker(int(st.Leader)), topic, 1, batch)
+		return produceCode(ctx, t, leader, topic, 1, batch)
 	}
 	batch := func(vals ...string) []byte {
 		var recs []record.Record

@@ -66,7 +66,7 @@ func produceCode(ctx context.Context, t *testing.T, b kmsg.Requestor, topic stri
 
 // produceAcks sends one record to partition 0 of topic with the given acks
 // and returns the partition's error code.
-func produceAcks(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, acks int16) int16 {
+func produceAcks(ctx context.Context, t *testing.T, b kmsg.Requestor, topic string, acks int16) int16 {
 	t.Helper()
 	return produceCode(ctx, t, b, topic, acks, oneRecordBatch("v"))
 }

@@ -29,13 +29,8 @@ func TestNotHostedPartitionAnswersNotLeader(t *testing.T) {
 
 	// Partition 0 lives on broker 1 only (RF 1).
 	req := assignedTopicRequest(topic, 10000, [][]int32{{c.BrokerID(0)}}, nil)
-	cl := c.Client()
-	c.WaitFor(15*time.Second, "the client learns both brokers", func() bool {
-		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
-		return err == nil && len(resp.Brokers) == 2
-	})
 	ctrl, _ := c.Controller()
-	if code := request[*kmsg.CreateTopicsResponse](ctx, t, cl.Broker(int(ctrl)), req).Topics[0].ErrorCode; code != 0 {
+	if code := request[*kmsg.CreateTopicsResponse](ctx, t, c.Direct(c.Index(ctrl)), req).Topics[0].ErrorCode; code != 0 {
 		t.Fatalf("create: code %d", code)
 	}
 	other := c.Broker(1)
@@ -47,7 +42,7 @@ func TestNotHostedPartitionAnswersNotLeader(t *testing.T) {
 		t.Fatal("broker 2 hosts a partition assigned to broker 1 only")
 	}
 	topicID, _ := other.Metadata().TopicID(topic)
-	to := cl.Broker(int(c.BrokerID(1)))
+	to := c.Direct(1)
 
 	for _, tc := range []struct {
 		topic string
@@ -109,7 +104,7 @@ func TestInterceptedProduceErrorsAreRetried(t *testing.T) {
 	c.Intercept(0, 0, nil)
 }
 
-func fetchCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, id [16]byte) int16 {
+func fetchCode(ctx context.Context, t *testing.T, b kmsg.Requestor, topic string, id [16]byte) int16 {
 	t.Helper()
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 0, 1<<20
@@ -127,7 +122,7 @@ func fetchCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string, i
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
-func listOffsetsCode(ctx context.Context, t *testing.T, b *kgo.Broker, topic string) int16 {
+func listOffsetsCode(ctx context.Context, t *testing.T, b kmsg.Requestor, topic string) int16 {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = -1

@@ -20,7 +20,6 @@ import (
 func TestRecreatedTopicForgetsDeletedOverrides(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
 	adm := c.Admin()
-	cl := c.Client()
 	ctx := ctxT(t, 90*time.Second)
 	const topic = "reborn"
 
@@ -46,7 +45,7 @@ func TestRecreatedTopicForgetsDeletedOverrides(t *testing.T) {
 		t.Helper()
 		var got int16
 		if !testcluster.Poll(20*time.Second, func() bool {
-			got = produceAcks(ctx, t, cl.Broker(int(leaderOf())), topic, -1)
+			got = produceAcks(ctx, t, c.Direct(c.Index(leaderOf())), topic, -1)
 			return got == want
 		}) {
 			t.Fatalf("%s: acks=all produce answered %v, want %v", what, kerr.ErrorForCode(got), kerr.ErrorForCode(want))

@@ -1163,7 +1163,7 @@ func findCoordinatorAt(c *testcluster.Cluster, i int, group string, killed int32
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.Version = 2
 	req.CoordinatorKey = group
-	resp, err := req.RequestWith(ctx, cl.Broker(int(c.BrokerID(i))))
+	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0]) // broker i itself, known before any metadata
 	if err != nil {
 		return err.Error(), false
 	}

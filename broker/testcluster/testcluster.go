@@ -77,6 +77,7 @@ type Cluster struct {
 	nodes  []*node
 	zk     *zkclient.Client
 	closed bool
+	direct map[string]kmsg.Requestor // by broker address, see Direct
 
 	clients Clients
 }
@@ -402,6 +403,36 @@ func (c *Cluster) Intercept(i int, key int16, fn Interceptor) {
 func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
 	return c.clients.New(c.t, "testcluster", c.Bootstrap(), opts...)
+}
+
+// Direct returns a requestor that sends every request to broker i itself.
+// Its client has broker i's address as its only seed, so a request needs
+// neither kgo's routing (which would send ElectLeaders or CreateTopics to
+// the controller) nor broker ids learnt from metadata: a kgo Broker(id)
+// handle fails with "unknown broker" until the client's metadata lists the
+// id, which a fresh client's may not yet. One client per address is kept
+// until cleanup.
+func (c *Cluster) Direct(i int) kmsg.Requestor {
+	c.t.Helper()
+	addr := c.Addr(i)
+	c.mu.Lock()
+	r, ok := c.direct[addr]
+	c.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = c.clients.New(c.t, "testcluster", []string{addr}).SeedBrokers()[0]
+	c.mu.Lock()
+	if c.direct == nil {
+		c.direct = map[string]kmsg.Requestor{}
+	}
+	if prev, ok := c.direct[addr]; ok {
+		r = prev
+	} else {
+		c.direct[addr] = r
+	}
+	c.mu.Unlock()
+	return r
 }
 
 // Admin returns a kadm client over a new Client.
