@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
+	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
 // script runs bin/<name> with env added, bounded by a deadline.
@@ -158,16 +159,6 @@ func TestServerScriptsUsage(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // ruok sends ZooKeeper's "ruok" four-letter word.
 func ruok(addr string) bool {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -186,7 +177,10 @@ func ruok(addr string) bool {
 func TestZooKeeperScripts(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
-	port := freePort(t)
+	port, err := zkserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cfg := filepath.Join(dir, "zookeeper.properties")
 	props := fmt.Sprintf("dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=*\ntickTime=500\n", filepath.Join(dir, "data"), port)

@@ -150,6 +150,16 @@ func Start(t testing.TB, opts Options) *Cluster {
 		for k, v := range opts.Overrides {
 			props[k] = v
 		}
+		if _, own := opts.Overrides["listeners"]; !own {
+			// A port outside the ephemeral range, kept over restarts: a
+			// client's source port can never take it while the broker is
+			// down.
+			port, err := zkserver.FreePort()
+			if err != nil {
+				t.Fatalf("testcluster: a port for broker %d: %v", id, err)
+			}
+			n.port = port
+		}
 		c.nodes = append(c.nodes, n)
 	}
 	var wg sync.WaitGroup

@@ -362,16 +362,6 @@ func (s *Server) terminate(sig syscall.Signal, grace time.Duration) {
 	}
 }
 
-// FreePort returns a currently free TCP port on 127.0.0.1 (bind and release).
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // FourLetterWord sends a ZooKeeper four-letter command (e.g. "srvr", "ruok",
 // "mntr") to addr and returns the reply.
 func FourLetterWord(addr, cmd string, timeout time.Duration) (string, error) {
