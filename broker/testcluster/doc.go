@@ -1,6 +1,8 @@
 // Package testcluster is the integration harness: a real ZooKeeper server
 // (zkpaths/zkserver, shared per test binary, one chroot per cluster) and N
-// in-process brokers (broker.Broker) on 127.0.0.1 with ephemeral ports,
+// in-process brokers (broker.Broker) on 127.0.0.1 with ports from
+// zkserver.FreePort (below the kernel's ephemeral range, so a client's
+// source port never takes one while its broker is down),
 // temporary log dirs and optional racks. External _test packages import it,
 // so it lives outside the broker package (no import cycle).
 //
@@ -15,6 +17,8 @@
 //	c.Intercept(0, 0, fn)                // answer Produce on broker 0 in place of it
 //	// Options.ZKProxy: c.PauseZK(i) / c.ResumeZK(i) cut a broker off
 //	// ZooKeeper, e.g. to expire its session
+//	c.WaitLeaders(20*time.Second, "t", 3) // a leader in ZooKeeper and in every running broker's metadata
+//	c.Direct(1)                           // a requestor for broker 1 itself, no routing, no metadata needed
 //	c.WaitFor(10*time.Second, "leader", func() bool { ... })
 //
 // Checker (checker.go) is the delivery oracle: it reports records lost,
@@ -38,7 +42,7 @@
 // test's own ZooKeeper session. Broker logs go to t.Log until Close, then
 // are dropped (logging after a test ends would panic).
 //
-// Invariants: only 127.0.0.1 and ephemeral ports; every wait is bounded
+// Invariants: only 127.0.0.1 and ports from zkserver.FreePort; every wait is bounded
 // (WaitFor/Poll with deadlines); a missing ZooKeeper or Java fails the test
 // with the installation hint, never skips.
 package testcluster
