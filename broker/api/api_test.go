@@ -17,6 +17,7 @@ import (
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
@@ -143,7 +144,7 @@ func (z *fakeZK) AllocateProducerIDBlock(broker int32) (zkpaths.ProducerIDBlock,
 		return zkpaths.ProducerIDBlock{}, errors.New("zookeeper unavailable")
 	}
 	start := z.block + 1
-	z.block = start + producerIDBlockSize - 1
+	z.block = start + txn.ProducerIDBlockSize - 1
 	return zkpaths.ProducerIDBlock{BrokerID: broker, BlockStart: start, BlockEnd: z.block}, nil
 }
 

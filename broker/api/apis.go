@@ -12,6 +12,7 @@ import (
 
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
 )
 
@@ -122,7 +123,7 @@ type Apis struct {
 	groups          GroupCoordinator
 	fixedStartIndex int
 	logger          *slog.Logger
-	pids            *producerIDManager
+	pids            *txn.ProducerIDManager
 	handlers        map[int16]handlerFunc
 
 	// ready is closed when the broker enables request processing
@@ -164,7 +165,7 @@ func New(cfg Config) *Apis {
 		metaCh:          make(chan struct{}),
 	}
 	if cfg.ZK != nil {
-		a.pids = newProducerIDManager(cfg.BrokerID, cfg.ZK.AllocateProducerIDBlock)
+		a.pids = txn.NewProducerIDManager(cfg.BrokerID, cfg.ZK.AllocateProducerIDBlock)
 	}
 	a.handlers = a.handlerTable()
 	return a
