@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/klassik/klassik/broker/testcluster"
 )
 
 // The transactions suite (txn_driver_test.go) with franz-go: the first
@@ -48,7 +46,7 @@ func txnRecords(s txnSpec, label string, n int) []*kgo.Record {
 
 // pollInput polls sess until every input record "in-<i>" was handed out
 // and returns their indexes in ascending order.
-func pollInput(t *testing.T, ctx context.Context, c *testcluster.Cluster, s txnSpec, sess *kgo.GroupTransactSession, step string) []int {
+func pollInput(t *testing.T, ctx context.Context, c txnCluster, s txnSpec, sess *kgo.GroupTransactSession, step string) []int {
 	t.Helper()
 	seen := map[int]bool{}
 	for len(seen) < txnInput {
@@ -73,7 +71,7 @@ func pollInput(t *testing.T, ctx context.Context, c *testcluster.Cluster, s txnS
 	return idx
 }
 
-func runKgoTxnStory(t *testing.T, c *testcluster.Cluster, s txnSpec, out *txnOut) {
+func runKgoTxnStory(t *testing.T, c txnCluster, s txnSpec, out *txnOut) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

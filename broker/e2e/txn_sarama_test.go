@@ -2,14 +2,13 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
-
-	"github.com/klassik/klassik/broker/testcluster"
 )
 
 // The transactions suite (txn_driver_test.go) with sarama's transactional
@@ -53,7 +52,7 @@ func saramaTxnMessages(s txnSpec, label string, n int) []*sarama.ProducerMessage
 	return msgs
 }
 
-func runSaramaTxnStory(t *testing.T, c *testcluster.Cluster, s txnSpec, out *txnOut) {
+func runSaramaTxnStory(t *testing.T, c txnCluster, s txnSpec, out *txnOut) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -131,7 +130,16 @@ func runSaramaTxnStory(t *testing.T, c *testcluster.Cluster, s txnSpec, out *txn
 	defer second.Close()
 	out.line("STEP init second")
 	if err := first.CommitTxn(); err != nil {
-		out.line("FENCED %v (status %v)", err, first.TxnStatus())
+		// sarama's KError 90 has no message of its own ("Unknown
+		// error"): name the codes.
+		name := "other"
+		switch {
+		case errors.Is(err, sarama.ErrProducerFenced):
+			name = "PRODUCER_FENCED"
+		case errors.Is(err, sarama.ErrInvalidProducerEpoch):
+			name = "INVALID_PRODUCER_EPOCH"
+		}
+		out.line("FENCED %s: %v (status %v)", name, err, first.TxnStatus())
 	} else {
 		out.line("STEP commit F (not fenced)")
 	}
@@ -140,7 +148,7 @@ func runSaramaTxnStory(t *testing.T, c *testcluster.Cluster, s txnSpec, out *txn
 
 // saramaReadTxn reads each partition of the output topic from the oldest
 // offset with sarama's consumer until its sentinel.
-func saramaReadTxn(t *testing.T, c *testcluster.Cluster, s txnSpec, committed bool) []txnRecord {
+func saramaReadTxn(t *testing.T, c txnCluster, s txnSpec, committed bool) []txnRecord {
 	t.Helper()
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V2_8_0_0

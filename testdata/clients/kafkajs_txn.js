@@ -38,7 +38,14 @@ function messages (a, label, n) {
 }
 
 async function committedLine (admin, a) {
-  const res = await admin.fetchOffsets({ groupId: a.group, topics: [a.input] })
+  let res
+  try {
+    res = await admin.fetchOffsets({ groupId: a.group, topics: [a.input] })
+  } catch (e) {
+    // A group with no state has nothing committed.
+    if (e.type !== 'GROUP_ID_NOT_FOUND') throw e
+    return Array.from({ length: a.partitions }, (_, p) => `${p}:-1`).join(',')
+  }
   const parts = res.find(t => t.topic === a.input).partitions.slice().sort((x, y) => x.partition - y.partition)
   return parts.map(p => `${p.partition}:${parseInt(p.offset, 10) >= 0 ? p.offset : -1}`).join(',')
 }
