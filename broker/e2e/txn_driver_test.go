@@ -49,8 +49,8 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
