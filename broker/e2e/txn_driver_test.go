@@ -280,9 +280,11 @@ func runTxnClient(t *testing.T, c txnCluster, s txnSpec, timeout time.Duration, 
 		t.Fatalf("%s client %s: %v (ctx: %v); last step reported: %s\nstderr:\n%s\nstdout (tail):\n%s\n%s",
 			s.client, strings.Join(args[:2], " "), err, ctx.Err(), last, tailLines(stderr.String()), tailLines(stdout.String()), txnOffsetsReport(c, s))
 	}
-	if stderr.Len() > 0 {
-		t.Logf("%s client %s stderr:\n%s", s.client, args[1], tailLines(stderr.String()))
-	}
+	t.Cleanup(func() {
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("%s client %s stderr (tail):\n%s", s.client, args[1], tailLines(stderr.String()))
+		}
+	})
 	return stdout.Bytes()
 }
 

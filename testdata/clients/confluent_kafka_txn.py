@@ -47,7 +47,7 @@ def args():
 def producer(a):
     return Producer({"bootstrap.servers": a.bootstrap, "transactional.id": a.txn_id,
                      "transaction.timeout.ms": 30000, "linger.ms": 5,
-                     "message.timeout.ms": 30000})
+                     "message.timeout.ms": 30000, "debug": "eos"})
 
 
 def produce(a, p, label, indexes):
