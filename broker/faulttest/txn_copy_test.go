@@ -238,14 +238,14 @@ func (cp *txnCopier) waitCopied(c *faulttest.Cluster, n int64, timeout time.Dura
 
 // findTxnCoordinator asks the brokers (FindCoordinator, key type 1) for
 // the coordinator of id; -1 with the error if there is none.
-func findTxnCoordinator(c *faulttest.Cluster, id string) (int32, error) {
+func findTxnCoordinator(cl *kgo.Client, id string) (int32, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorKey = id
 	req.CoordinatorKeys = []string{id}
 	req.CoordinatorType = 1
-	resp, err := req.RequestWith(ctx, c.Client())
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return -1, err
 	}
@@ -264,13 +264,15 @@ func waitTxnCoordinator(t *testing.T, c *faulttest.Cluster, not int32) int32 {
 	p := txnStatePartitionFor(txnCopyID, txnStatePartition)
 	var leader, found int32 = -1, -1
 	var findErr error
+	cl := c.Client()
+	defer cl.Close()
 	c.WaitFor(45*time.Second, fmt.Sprintf("a leader of %s-%d other than %d named by FindCoordinator", txnStateTopic, p, not), func() bool {
 		st, ok := c.PartitionState(txnStateTopic, p)
 		if !ok || st.Leader < 0 || st.Leader == not {
 			return false
 		}
 		leader = st.Leader
-		found, findErr = findTxnCoordinator(c, txnCopyID)
+		found, findErr = findTxnCoordinator(cl, txnCopyID)
 		return findErr == nil && found == leader
 	})
 	t.Logf("transaction coordinator of %q: broker %d (leader of %s-%d)", txnCopyID, leader, txnStateTopic, p)
