@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/faulttest"
+	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/broker/testcluster/proc"
 )
 
@@ -266,7 +267,7 @@ func waitTxnCoordinator(t *testing.T, c *faulttest.Cluster, not int32) int32 {
 	var findErr error
 	cl := c.Client()
 	defer cl.Close()
-	c.WaitFor(45*time.Second, fmt.Sprintf("a leader of %s-%d other than %d named by FindCoordinator", txnStateTopic, p, not), func() bool {
+	ok := testcluster.Poll(45*time.Second, func() bool {
 		st, ok := c.PartitionState(txnStateTopic, p)
 		if !ok || st.Leader < 0 || st.Leader == not {
 			return false
@@ -275,6 +276,10 @@ func waitTxnCoordinator(t *testing.T, c *faulttest.Cluster, not int32) int32 {
 		found, findErr = findTxnCoordinator(cl, txnCopyID)
 		return findErr == nil && found == leader
 	})
+	if !ok {
+		t.Fatalf("no leader of %s-%d other than %d named by FindCoordinator within 45s: last leader %d, FindCoordinator(key type 1, %q) answered %d, %v\n%s",
+			txnStateTopic, p, not, leader, txnCopyID, found, findErr, c.DumpState())
+	}
 	t.Logf("transaction coordinator of %q: broker %d (leader of %s-%d)", txnCopyID, leader, txnStateTopic, p)
 	return leader
 }
