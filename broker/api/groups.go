@@ -33,6 +33,11 @@ type GroupCoordinator interface {
 	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse
 	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse
 	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse
+	TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse
+	// HandleTxnCompletion makes a transaction's pending offsets in the
+	// given __consumer_offsets partitions visible (commit) or drops them,
+	// once its marker is appended there.
+	HandleTxnCompletion(producerID int64, offsetsPartitions []int32, commit bool)
 }
 
 var _ GroupCoordinator = (*group.Coordinator)(nil)
@@ -109,11 +114,16 @@ func (a *Apis) coordinatorFor(ctx context.Context, key string, listener string) 
 	if !existed {
 		return -1, "", -1, fmt.Errorf("%w: the offsets topic is being created", kerr.CoordinatorNotAvailable)
 	}
-	p := a.groups.PartitionFor(key)
-	leaders, ok := a.meta.PartitionLeaders(config.GroupMetadataTopicName)
+	return a.leaderEndpoint(config.GroupMetadataTopicName, a.groups.PartitionFor(key), listener)
+}
+
+// leaderEndpoint names the live leader of an internal topic's partition on
+// listener: the coordinator FindCoordinator returns.
+func (a *Apis) leaderEndpoint(topic string, p int32, listener string) (int32, string, int32, error) {
+	leaders, ok := a.meta.PartitionLeaders(topic)
 	leader, known := leaders[p]
 	if !ok || !known || leader < 0 {
-		return -1, "", -1, fmt.Errorf("%w: partition %d of the offsets topic has no leader", kerr.CoordinatorNotAvailable, p)
+		return -1, "", -1, fmt.Errorf("%w: partition %d of %s has no leader", kerr.CoordinatorNotAvailable, p, topic)
 	}
 	for _, b := range a.meta.AliveEndpoints(listener) {
 		if b.ID == leader {
