@@ -353,11 +353,13 @@ func appendErrorCode(err error) int16 {
 // busy meanwhile); false if ctx ended first.
 func (c *Coordinator) sleep(ctx context.Context, d time.Duration) bool {
 	ch := make(chan struct{})
-	c.busy.Add(-1)
+	// The timer is set before the worker counts as idle, so a test that
+	// sees Idle and advances a fake clock always fires it.
 	t := c.clock.AfterFunc(d, func() {
 		c.busy.Add(1)
 		close(ch)
 	})
+	c.busy.Add(-1)
 	select {
 	case <-ch:
 		return true

@@ -187,6 +187,7 @@ func (f *fakeMarkers) takeSent() []string {
 type pidBlocks struct {
 	mu   sync.Mutex
 	next int64
+	size int64 // ids per block; 0 = ProducerIDBlockSize
 	err  error
 }
 
@@ -196,8 +197,12 @@ func (b *pidBlocks) claim(brokerID int32) (zkpaths.ProducerIDBlock, error) {
 	if b.err != nil {
 		return zkpaths.ProducerIDBlock{}, b.err
 	}
-	blk := zkpaths.ProducerIDBlock{BrokerID: brokerID, BlockStart: b.next, BlockEnd: b.next + ProducerIDBlockSize - 1}
-	b.next += ProducerIDBlockSize
+	size := b.size
+	if size == 0 {
+		size = ProducerIDBlockSize
+	}
+	blk := zkpaths.ProducerIDBlock{BrokerID: brokerID, BlockStart: b.next, BlockEnd: b.next + size - 1}
+	b.next += size
 	return blk, nil
 }
 

@@ -16,9 +16,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Retry backoff of marker rounds and of the completion write: it starts
-// at markerBackoffMin, doubles while no partition makes progress, and is
-// capped at markerBackoffMax.
+// Retry backoff of marker rounds and of the completion write: after a
+// round that left partitions without their marker the sender waits
+// markerBackoffMin, doubling (up to markerBackoffMax) while rounds make
+// no progress.
 const (
 	markerBackoffMin = 100 * time.Millisecond
 	markerBackoffMax = time.Second
@@ -110,9 +111,16 @@ func (c *Coordinator) sendMarkers(job *markerJob) {
 		if stop {
 			return
 		}
+		if parts, ok = c.remaining(job); !ok {
+			return
+		}
+		if len(parts) == 0 {
+			break
+		}
+		// Some partitions failed: wait before looking their leaders up
+		// again, longer while no partition gets its marker.
 		if progress {
 			backoff = markerBackoffMin
-			continue
 		}
 		if !c.sleep(job.part.ctx, backoff) {
 			return
