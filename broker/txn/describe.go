@@ -15,8 +15,8 @@ import (
 )
 
 // DescribeTransactions answers each id's state, producer, timeout, start
-// time and partitions. An id that is unknown here (or being expired) is
-// TRANSACTIONAL_ID_NOT_FOUND; one whose partition this broker does not
+// time and partitions. An id that is unknown here (or already removed
+// by expiry) is TRANSACTIONAL_ID_NOT_FOUND; one whose partition this broker does not
 // own NOT_COORDINATOR (COORDINATOR_LOAD_IN_PROGRESS while loading).
 func (c *Coordinator) DescribeTransactions(_ context.Context, req *kmsg.DescribeTransactionsRequest) *kmsg.DescribeTransactionsResponse {
 	resp := kmsg.NewPtrDescribeTransactionsResponse()
@@ -46,7 +46,7 @@ func (c *Coordinator) describe(id string, st kmsg.DescribeTransactionsResponseTr
 	}
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	if tm.state == Dead || tm.pending == Dead {
+	if tm.state == Dead {
 		st.ErrorCode = kerr.TransactionalIDNotFound.Code
 		return st
 	}

@@ -31,26 +31,28 @@
 //
 // Transaction states (TransactionMetadata's valid-previous-state table;
 // every other transition is refused with an error and the client gets
-// UNKNOWN_SERVER_ERROR, as Kafka's IllegalStateException does):
+// UNKNOWN_SERVER_ERROR, as Kafka's IllegalStateException gives):
 //
-//	            InitProducerId              AddPartitions/AddOffsets
-//	   +-------+ (epoch bump) +---------+ <----------------------+
-//	   | Empty | -----------> | Ongoing | ------+                |
-//	   +-------+ <-+          +---------+       | timeout, or    |
-//	     ^  |      |   EndTxn(commit) |  | EndTxn(abort)  new producer |
-//	     |  |      |                  v  v        v                |
-//	     |  |      |  +---------------+ +--------------+ +-------------------+
-//	     |  |      |  | PrepareCommit | | PrepareAbort | <-| PrepareEpochFence |
-//	     |  |      |  +---------------+ +--------------+   +-------------------+
-//	     |  |      |    | all markers       | all markers
-//	     |  |      |    v                   v
-//	     |  |      | +----------------+ +---------------+
-//	     |  |      +-| CompleteCommit | | CompleteAbort |--> Ongoing, Empty (next
-//	     |  |        +----------------+ +---------------+    transaction, InitProducerId)
-//	     |  v                  \              /
-//	     | +------+  transactional.id.expiration.ms (tombstone)
-//	     | | Dead | <---------------------------------
-//	     | +------+
+//	  InitProducerId (new id, epoch bump, new producer id)
+//	     |
+//	     v        AddPartitionsToTxn, AddOffsetsToTxn
+//	 +-------+ ------------------------------------> +---------+ <-- more partitions
+//	 | Empty |                                       | Ongoing |
+//	 +-------+                          +----------- +---------+ -------------+
+//	   ^   |             EndTxn(commit) |                 | EndTxn(abort)     | timeout, or
+//	   |   |                            v                 v                   | InitProducerId
+//	   |   |                   +---------------+   +--------------+  +-------------------+
+//	   |   |                   | PrepareCommit |   | PrepareAbort | <-| PrepareEpochFence |
+//	   |   |                   +---------------+   +--------------+  +-------------------+
+//	   |   |             all markers  |                 | all markers  (epoch bumped, never
+//	   |   |                          v                 v               written as such)
+//	   |   |                 +----------------+  +---------------+
+//	   +---|---------------- | CompleteCommit |  | CompleteAbort | --> Ongoing, Empty
+//	       |                 +----------------+  +---------------+
+//	       v  transactional.id.expiration.ms: from Empty, CompleteCommit, CompleteAbort
+//	   +------+  (a tombstone; the id leaves the cache)
+//	   | Dead |
+//	   +------+
 //
 //	to Empty:             from Empty, CompleteCommit, CompleteAbort
 //	to Ongoing:           from Ongoing, Empty, CompleteCommit, CompleteAbort
