@@ -54,6 +54,9 @@ type Coordinator struct {
 	groups      map[string]*Group
 	owned       map[int32]ownership
 	loadEpoch   uint64
+	// producerGroups: producer id → groups with its pending transactional
+	// offsets (Kafka's openGroupsForProducer).
+	producerGroups map[int64]map[string]struct{}
 	expiryTimer purgatory.Timer
 	closed      bool
 }
@@ -75,7 +78,8 @@ func New(cfg Config, store OffsetStore, clock Clock, logger *slog.Logger) (*Coor
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{cfg: cfg, store: store, clock: clock, log: logger.With("component", "group-coordinator"),
-		ctx: ctx, cancel: cancel, groups: map[string]*Group{}, owned: map[int32]ownership{}}
+		ctx: ctx, cancel: cancel, groups: map[string]*Group{}, owned: map[int32]ownership{},
+		producerGroups: map[int64]map[string]struct{}{}}
 	c.mu.Lock()
 	c.scheduleExpiryLocked()
 	c.mu.Unlock()
@@ -324,6 +328,7 @@ func (c *Coordinator) OnResign(partition int32) {
 		if g.partition == partition {
 			gs = append(gs, g)
 			delete(c.groups, id)
+			c.removeGroupFromProducersLocked(id)
 		}
 	}
 	c.mu.Unlock()
