@@ -128,13 +128,12 @@ func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommit
 				v.Version = 1
 				v.ExpireTimestamp = v.CommitTimestamp + req.RetentionTimeMillis
 			}
+			// A partition listed twice: the last entry wins, one record
+			// per partition (Kafka builds a map from the request).
 			w.values[tp] = v
-			w.recs = append(w.recs, record.Record{
-				Key:   EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition}),
-				Value: EncodeOffsetValue(v),
-			})
 		}
 	}
+	w.recs = offsetRecords(g.id, w.values)
 	return 0, w
 }
 

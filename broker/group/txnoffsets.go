@@ -101,7 +101,6 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 	now := c.clock.Now()
 	codes := map[common.TopicPartition]int16{}
 	values := map[common.TopicPartition]OffsetValue{}
-	var recs []record.Record
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
@@ -118,17 +117,15 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 			if req.Version >= 2 {
 				v.LeaderEpoch = p.LeaderEpoch
 			}
+			// A partition listed twice: the last entry wins, one record
+			// per partition (Kafka builds a map from the request).
 			values[tp] = v
-			recs = append(recs, record.Record{
-				Key:   EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition}),
-				Value: EncodeOffsetValue(v),
-			})
 		}
 	}
-	if len(recs) == 0 {
+	if len(values) == 0 {
 		return 0, codes
 	}
-	sortByKey(recs)
+	recs := offsetRecords(g.id, values)
 
 	// Pending from now on (Kafka's prepareTxnOffsetCommit), so a
 	// require_stable OffsetFetch answers UNSTABLE_OFFSET_COMMIT while the
@@ -175,6 +172,20 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 		}
 	}
 	return 0, codes
+}
+
+// offsetRecords encodes one offset commit record per partition, in key
+// order.
+func offsetRecords(group string, values map[common.TopicPartition]OffsetValue) []record.Record {
+	recs := make([]record.Record, 0, len(values))
+	for tp, v := range values {
+		recs = append(recs, record.Record{
+			Key:   EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: group, Topic: tp.Topic, Partition: tp.Partition}),
+			Value: EncodeOffsetValue(v),
+		})
+	}
+	sortByKey(recs)
+	return recs
 }
 
 // buildTxnBatch encodes offset commit records as the transactional batch

@@ -2,9 +2,11 @@ package group
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -260,4 +262,140 @@ func TestExpiryKeepsGroupWithPendingTxnOffsets(t *testing.T) {
 	if off, _, _ := h.fetch("g", "t", 0); off != 5 {
 		t.Fatalf("committed after expiry pass: %d", off)
 	}
+}
+
+// FuzzTxnOffsetCommit feeds TxnOffsetCommit request bytes from a client
+// (any version 0-3) through the coordinator, ends the transaction with a
+// COMMIT or ABORT marker in the log and HandleTxnCompletion, and loads the
+// partition again into a fresh coordinator. Invariants:
+//   - nothing panics; every requested partition is answered;
+//   - before the marker no committed offset changed (pending offsets are
+//     invisible);
+//   - after the marker the cache equals what loading the log gives: the
+//     log and the in-memory state agree on every requested partition.
+func FuzzTxnOffsetCommit(f *testing.F) {
+	seed := kmsg.NewPtrTxnOffsetCommitRequest()
+	seed.Version = 3
+	seed.Group, seed.ProducerID, seed.ProducerEpoch, seed.Generation = "g", 7, 1, -1
+	meta := "m"
+	seed.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{
+		{Partition: 0, Offset: 5, LeaderEpoch: 2, Metadata: &meta}, {Partition: 0, Offset: 6}, {Partition: 1, Offset: 9}}}}
+	f.Add(byte(3), true, seed.AppendTo(nil))
+	seed.Version = 0
+	f.Add(byte(0), false, seed.AppendTo(nil))
+	f.Fuzz(func(t *testing.T, version byte, commit bool, data []byte) {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version = int16(version % 4)
+		if err := req.ReadFrom(data); err != nil {
+			return
+		}
+		if len(req.Topics) > 20 {
+			return
+		}
+		cfg := testConfig()
+		cfg.OffsetMetadataMaxBytes = 16
+		store := NewMemStore()
+		h := newHarnessWith(t, cfg, store, purgatory.NewFakeClock(t0))
+		before := h.fetchAll(req)
+		resp := h.c.TxnOffsetCommit(context.Background(), req)
+		if len(resp.Topics) != len(req.Topics) {
+			t.Fatalf("%d topics answered for %d", len(resp.Topics), len(req.Topics))
+		}
+		for i := range req.Topics {
+			if len(resp.Topics[i].Partitions) != len(req.Topics[i].Partitions) {
+				t.Fatalf("topic %d: %d partitions answered for %d", i, len(resp.Topics[i].Partitions), len(req.Topics[i].Partitions))
+			}
+		}
+		if got := h.fetchAll(req); !equalFetched(got, before) {
+			t.Fatalf("pending offsets visible: %v, before %v", got, before)
+		}
+		if req.Group == "" {
+			return
+		}
+		p := h.marker(req.Group, req.ProducerID, req.ProducerEpoch, commit)
+		h.c.HandleTxnCompletion(req.ProducerID, []int32{p}, commit)
+		after := h.fetchAll(req)
+		h.c.Close()
+		h2 := newHarnessWith(t, cfg, store, purgatory.NewFakeClock(t0))
+		if loaded := h2.fetchAll(req); !equalFetched(loaded, after) {
+			t.Fatalf("cache %v, loaded from the log %v", after, loaded)
+		}
+		if !commit && !equalFetched(after, before) {
+			t.Fatalf("aborted offsets applied: %v, before %v", after, before)
+		}
+	})
+}
+
+type fetchedOffset struct {
+	offset int64
+	meta   string
+	code   int16
+}
+
+// fetchAll fetches every partition the request names (OffsetFetch v5).
+func (h *harness) fetchAll(req *kmsg.TxnOffsetCommitRequest) map[string]fetchedOffset {
+	out := map[string]fetchedOffset{}
+	if req.Group == "" {
+		return out
+	}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			off, meta, code := h.fetch(req.Group, t.Topic, p.Partition)
+			out[fmt.Sprintf("%s/%d", t.Topic, p.Partition)] = fetchedOffset{off, meta, code}
+		}
+	}
+	return out
+}
+
+func equalFetched(a, b map[string]fetchedOffset) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzLoadPartition loads a __consumer_offsets partition holding an
+// arbitrary batch between well-formed transactional and control batches
+// (log bytes that came from clients through the coordinator, or a corrupt
+// disk). Invariants: loading never panics and always finishes (a batch
+// that does not parse fails the load, which leaves the partition not
+// owned); a loaded coordinator answers OffsetFetch and HandleTxnCompletion.
+func FuzzLoadPartition(f *testing.F) {
+	good := buildTxnBatch(t0, 5, 0, offsetRecords("g", map[common.TopicPartition]OffsetValue{
+		{Topic: "t", Partition: 0}: {Version: 3, Offset: 1, LeaderEpoch: -1, CommitTimestamp: 1, ExpireTimestamp: -1}}))
+	f.Add(good)
+	f.Add(record.BuildControlBatch(0, -1, 5, 0, record.ControlCommit, 0, 1))
+	f.Add(record.BuildControlBatch(0, -1, 5, 0, record.ControlAbort, 0, 1)[:40])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg := testConfig()
+		cfg.OffsetsTopicPartitions = 1
+		store := NewMemStore()
+		ctx := context.Background()
+		_ = store.Append(ctx, 0, good)
+		store.mu.Lock()
+		store.logs[0] = append(store.logs[0], data...)
+		store.mu.Unlock()
+		c, err := New(cfg, store, purgatory.NewFakeClock(t0), quietLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.OnBecomeLeader(0)
+		deadline := time.Now().Add(5 * time.Second)
+		for c.IsLoading(0) {
+			if time.Now().After(deadline) {
+				t.Fatal("load did not finish")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		c.HandleTxnCompletion(5, []int32{0}, true)
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.Group, r.RequireStable = 7, "g", true
+		c.OffsetFetch(ctx, r)
+	})
 }
