@@ -50,15 +50,15 @@ type Coordinator struct {
 	// mu guards the following. Lock order: Group.mu before
 	// Coordinator.mu; code holding Coordinator.mu never takes a group
 	// lock (it copies the groups it needs and releases mu first).
-	mu          sync.Mutex
-	groups      map[string]*Group
-	owned       map[int32]ownership
-	loadEpoch   uint64
+	mu        sync.Mutex
+	groups    map[string]*Group
+	owned     map[int32]ownership
+	loadEpoch uint64
 	// producerGroups: producer id → groups with its pending transactional
 	// offsets (Kafka's openGroupsForProducer).
 	producerGroups map[int64]map[string]struct{}
-	expiryTimer purgatory.Timer
-	closed      bool
+	expiryTimer    purgatory.Timer
+	closed         bool
 }
 
 // New returns a Coordinator that owns no partition yet. store must not be
