@@ -33,7 +33,7 @@ func txnCoordinatorIndex(t *testing.T, ctx context.Context, c *testcluster.Clust
 
 // consumeAll reads topic from the start with the isolation level until
 // want records arrived, and returns their values sorted.
-func consumeAll(t *testing.T, ctx context.Context, c *testcluster.Cluster, topic string, committed bool, want int) []string {
+func consumeTxnTopic(t *testing.T, ctx context.Context, c *testcluster.Cluster, topic string, committed bool, want int) []string {
 	t.Helper()
 	iso := kgo.ReadUncommitted()
 	if committed {
@@ -60,7 +60,7 @@ func consumeAll(t *testing.T, ctx context.Context, c *testcluster.Cluster, topic
 	return got
 }
 
-func values(prefix string, n int) []string {
+func txnValues(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("%s-%03d", prefix, i)
@@ -107,12 +107,12 @@ func TestTransactionsCommitAbortAndCoordinatorFailover(t *testing.T) {
 	produceTxn(t, ctx, p, "txn-data", "committed", 30, true)
 	produceTxn(t, ctx, p, "txn-data", "aborted", 20, false)
 
-	if got, want := consumeAll(t, ctx, c, "txn-data", true, 30), values("committed", 30); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := consumeTxnTopic(t, ctx, c, "txn-data", true, 30), txnValues("committed", 30); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("read_committed: %v, want %v", got, want)
 	}
-	all := append(values("committed", 30), values("aborted", 20)...)
+	all := append(txnValues("committed", 30), txnValues("aborted", 20)...)
 	sort.Strings(all)
-	if got := consumeAll(t, ctx, c, "txn-data", false, 50); fmt.Sprint(got) != fmt.Sprint(all) {
+	if got := consumeTxnTopic(t, ctx, c, "txn-data", false, 50); fmt.Sprint(got) != fmt.Sprint(all) {
 		t.Fatalf("read_uncommitted: %v, want %v", got, all)
 	}
 
@@ -134,9 +134,9 @@ func TestTransactionsCommitAbortAndCoordinatorFailover(t *testing.T) {
 	if newCoord == coord {
 		t.Fatalf("broker %d still named coordinator after it was killed", c.BrokerID(coord))
 	}
-	want := append(values("committed", 30), values("failover", 10)...)
+	want := append(txnValues("committed", 30), txnValues("failover", 10)...)
 	sort.Strings(want)
-	if got := consumeAll(t, ctx, c, "txn-data", true, 40); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := consumeTxnTopic(t, ctx, c, "txn-data", true, 40); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("read_committed after the failover: %v, want %v", got, want)
 	}
 	c.RestartBroker(coord)
