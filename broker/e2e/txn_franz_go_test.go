@@ -97,7 +97,7 @@ func runKgoTxnStory(t *testing.T, c txnCluster, s txnSpec, out *txnOut) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	adm := c.Admin()
+	offsetsClient := c.Client()
 	end := func(step string, try kgo.TransactionEndTry, wantCommitted bool) {
 		t.Helper()
 		committed, err := sess.End(ctx, try)
@@ -111,7 +111,7 @@ func runKgoTxnStory(t *testing.T, c txnCluster, s txnSpec, out *txnOut) {
 	}
 	offsets := func(label string) {
 		t.Helper()
-		line, err := groupOffsetsLine(ctx, adm, s.group, s.input)
+		line, err := groupOffsetsLine(ctx, offsetsClient, s.group, s.input)
 		if err != nil {
 			fail("offsets "+label, err)
 		}

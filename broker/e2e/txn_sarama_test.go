@@ -71,10 +71,10 @@ func runSaramaTxnStory(t *testing.T, c txnCluster, s txnSpec, out *txnOut) {
 	}
 	defer first.Close()
 	out.line("STEP init")
-	adm := c.Admin()
+	offsetsClient := c.Client()
 	offsets := func(label string) {
 		t.Helper()
-		line, err := groupOffsetsLine(ctx, adm, s.group, s.input)
+		line, err := groupOffsetsLine(ctx, offsetsClient, s.group, s.input)
 		if err != nil {
 			fail("offsets "+label, err)
 		}
