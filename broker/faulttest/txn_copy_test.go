@@ -34,7 +34,7 @@ import (
 // once, in input order per partition; lost, duplicated and reordered keys
 // are reported. The coordinator is the leader of __transaction_state
 // partition abs(javaHash(id)) % 50, and FindCoordinator (key type 1) must
-// name it, before and after the kill.
+// name it, before and after the kill (and for twenty other ids).
 
 const (
 	txnCopyRecords    = 20000
@@ -284,6 +284,37 @@ func waitTxnCoordinator(t *testing.T, c *faulttest.Cluster, not int32) int32 {
 	return leader
 }
 
+// checkCoordinatorHashing asks FindCoordinator (key type 1) for 20 other
+// transactional ids and requires each answer to be the leader of
+// __transaction_state partition abs(javaHash(id)) % 50: with three
+// brokers one id can match by chance, twenty cannot.
+func checkCoordinatorHashing(t *testing.T, c *faulttest.Cluster) {
+	t.Helper()
+	cl := c.Client()
+	defer cl.Close()
+	var wrong []string
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("txn-hash-probe-%d", i)
+		p := txnStatePartitionFor(id, txnStatePartition)
+		var found, leader int32 = -1, -1
+		var err error
+		testcluster.Poll(15*time.Second, func() bool {
+			st, ok := c.PartitionState(txnStateTopic, p)
+			if ok {
+				leader = st.Leader
+			}
+			found, err = findTxnCoordinator(cl, id)
+			return ok && err == nil && found == leader
+		})
+		if err != nil || found != leader {
+			wrong = append(wrong, fmt.Sprintf("%q (partition %d, led by %d): FindCoordinator answered %d, %v", id, p, leader, found, err))
+		}
+	}
+	if len(wrong) > 0 {
+		t.Errorf("FindCoordinator does not name the leader of partition abs(javaHash(id)) %% %d for:\n  %s", txnStatePartition, strings.Join(wrong, "\n  "))
+	}
+}
+
 // readOutput reads the output topic from the start with read_committed
 // until each partition's sentinel.
 func readOutput(t *testing.T, c *faulttest.Cluster, topic string) map[int32][]*kgo.Record {
@@ -385,6 +416,7 @@ func TestTxnCopyKillCoordinatorAndLeader(t *testing.T) {
 
 	// The transaction coordinator: killed, its partition moves, restarted.
 	coord := waitTxnCoordinator(t, c, -1)
+	checkCoordinatorHashing(t, c)
 	victim := c.Index(coord)
 	c.Kill9(victim)
 	newCoord := waitTxnCoordinator(t, c, coord)
