@@ -110,7 +110,9 @@
 //   - Records are Kafka's key and value version 0; decoders never panic
 //     on malformed input (fuzzed).
 //
-// Which test shows each behaviour: the state machine, errors, fencing,
+// Which test shows each behaviour: the happy path against the public API:
+// coordinator_test.go; many producers while partitions move, under
+// -race: concurrency_test.go; the state machine, errors, fencing,
 // KIP-360, timeouts, expiry, marker retries and coordinator moves:
 // transcript_test.go with testdata/*.txt; the record formats and their
 // dump-log text: records_test.go (golden bytes cross-checked with kmsg's
