@@ -78,7 +78,8 @@ type Coordinator struct {
 	wg sync.WaitGroup
 	// busy counts goroutines doing work now (not parked on a timer);
 	// tests wait for it to reach 0.
-	busy atomic.Int64
+	busy    atomic.Int64
+	metrics *metrics
 
 	// mu guards the following and the loading/txns fields of every
 	// txnPartition. Lock order: Coordinator.mu before txnMetadata.mu;
@@ -112,7 +113,7 @@ func New(cfg Config, store Store, pids *ProducerIDManager, markers Markers, cloc
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{cfg: cfg, store: store, pids: pids, markers: markers, clock: clock,
 		log: logger.With("component", "txn-coordinator", "broker", cfg.BrokerID), ctx: ctx, cancel: cancel,
-		parts: map[int32]*txnPartition{}, inflight: map[int32]int{}}
+		metrics: newMetrics(), parts: map[int32]*txnPartition{}, inflight: map[int32]int{}}
 	c.drained = sync.NewCond(&c.mu)
 	c.mu.Lock()
 	c.schedulePeriodicLocked(0, cfg.AbortTimedOutInterval, c.abortTimedOutTransactions)

@@ -27,6 +27,7 @@
 //	TransactionMarkerChannelManager,                markers.go: startMarkersLocked, sendMarkers,
 //	  TransactionMarkerRequestCompletionHandler       markerRound, writeComplete
 //	TransactionConfig                               config.go: Config, DefaultConfig, Validate
+//	coordinator and marker channel metrics          metrics.go: RegisterMetrics
 //	ProducerIdManager (ZooKeeper blocks)            produceridmanager.go
 //
 // Transaction states (TransactionMetadata's valid-previous-state table;

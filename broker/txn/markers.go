@@ -37,6 +37,9 @@ type markerJob struct {
 	epoch    int16
 	commit   bool
 	complete transit // the pending CompleteCommit/CompleteAbort
+	// noLeader: partitions of the last round without a leader (counted
+	// in the UnknownDestinationQueueSize gauge).
+	noLeader int64
 }
 
 // startMarkersLocked starts the sender of a transaction whose Prepare
@@ -98,6 +101,7 @@ func (c *Coordinator) dropPartitions(job *markerJob, tps []common.TopicPartition
 // a newer producer or coordinator took over: sending stops and the
 // transaction is left to it.
 func (c *Coordinator) sendMarkers(job *markerJob) {
+	defer func() { c.metrics.unknownDestination.Add(-job.noLeader) }()
 	backoff := markerBackoffMin
 	for {
 		parts, ok := c.remaining(job)
@@ -142,16 +146,20 @@ type markerResult struct {
 func (c *Coordinator) markerRound(job *markerJob, parts []common.TopicPartition) (progress, stop bool) {
 	byBroker := map[int32][]common.TopicPartition{}
 	var gone []common.TopicPartition
+	noLeader := int64(0)
 	for _, tp := range parts {
 		switch l := c.markers.PartitionLeader(tp.Topic, tp.Partition); {
 		case l == NoSuchPartition:
 			gone = append(gone, tp)
 		case l < 0:
 			// No leader now: retried next round.
+			noLeader++
 		default:
 			byBroker[l] = append(byBroker[l], tp)
 		}
 	}
+	c.metrics.unknownDestination.Add(noLeader - job.noLeader)
+	job.noLeader = noLeader
 	if len(gone) > 0 {
 		c.log.Info("dropping transaction markers of partitions that no longer exist", "transactional_id", job.tm.id,
 			"partitions", gone)
@@ -262,7 +270,10 @@ func (c *Coordinator) writeComplete(job *markerJob) {
 		case 0:
 			return
 		case kerr.CoordinatorNotAvailable.Code:
-			if !c.sleep(job.part.ctx, backoff) {
+			c.metrics.logAppendRetries.Add(1)
+			ok := c.sleep(job.part.ctx, backoff)
+			c.metrics.logAppendRetries.Add(-1)
+			if !ok {
 				return
 			}
 			backoff = min(2*backoff, markerBackoffMax)
