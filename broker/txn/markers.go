@@ -40,6 +40,9 @@ type markerJob struct {
 	// noLeader: partitions of the last round without a leader (counted
 	// in the UnknownDestinationQueueSize gauge).
 	noLeader int64
+	// unknownTopic: partitions whose leader answered
+	// UNKNOWN_TOPIC_OR_PARTITION; used only by the sender goroutine.
+	unknownTopic map[common.TopicPartition]bool
 }
 
 // startMarkersLocked starts the sender of a transaction whose Prepare
@@ -94,9 +97,10 @@ func (c *Coordinator) dropPartitions(job *markerJob, tps []common.TopicPartition
 // carrying the producer id and epoch and the coordinator epoch. A
 // partition leaves the set when its leader wrote the marker (or answers
 // that the partition's format cannot hold one); a partition unknown to
-// the metadata cache (topic deleted) is dropped; every other failure
-// (no leader, NOT_LEADER_OR_FOLLOWER, timeouts, a broker down) is
-// retried in the next round with the leader looked up again. An
+// the metadata cache (topic deleted: NoSuchPartition, or no leader after
+// its leader answered UNKNOWN_TOPIC_OR_PARTITION) is dropped; every
+// other failure (no leader, NOT_LEADER_OR_FOLLOWER, timeouts, a broker
+// down) is retried in the next round with the leader looked up again. An
 // INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED answer means
 // a newer producer or coordinator took over: sending stops and the
 // transaction is left to it.
@@ -151,6 +155,11 @@ func (c *Coordinator) markerRound(job *markerJob, parts []common.TopicPartition)
 		switch l := c.markers.PartitionLeader(tp.Topic, tp.Partition); {
 		case l == NoSuchPartition:
 			gone = append(gone, tp)
+		case l < 0 && job.unknownTopic[tp]:
+			// Its leader did not know it and now it has none: the topic
+			// was deleted (a metadata cache that cannot tell an unknown
+			// partition from a leaderless one answers -1 for both).
+			gone = append(gone, tp)
 		case l < 0:
 			// No leader now: retried next round.
 			noLeader++
@@ -196,6 +205,13 @@ func (c *Coordinator) markerRound(job *markerJob, parts []common.TopicPartition)
 			switch kerr.ErrorForCode(code) {
 			case nil, kerr.UnsupportedForMessageFormat, kerr.UnsupportedVersion:
 				done = append(done, tp)
+			case kerr.UnknownTopicOrPartition:
+				if job.unknownTopic == nil {
+					job.unknownTopic = map[common.TopicPartition]bool{}
+				}
+				job.unknownTopic[tp] = true
+				c.log.Info("transaction marker failed; retrying", "transactional_id", job.tm.id, "partition", tp,
+					"broker", r.broker, "err", kerr.ErrorForCode(code))
 			case kerr.InvalidProducerEpoch, kerr.TransactionCoordinatorFenced:
 				c.log.Info("transaction markers permanently failed: a newer producer or coordinator took over",
 					"transactional_id", job.tm.id, "partition", tp, "err", kerr.ErrorForCode(code))
