@@ -90,9 +90,15 @@
 //     per round and waits for them;
 //   - the two periodic tasks, run by the Clock (AfterFunc) every
 //     transaction.abort.timed.out.transaction.cleanup.interval.ms and
-//     transaction.remove.expired.transaction.cleanup.interval.ms;
+//     transaction.remove.expired.transaction.cleanup.interval.ms; a run
+//     counts in wg while it works and a timer firing after Close does
+//     nothing;
 //   - callers' goroutines, which block in a handler only for the log
 //     append of their own change (bounded by the transaction timeout).
+//
+// Idle reports when none of these is working (all done, or parked on a
+// clock timer: a marker retry backoff, a load retry); tests with a fake
+// clock wait for it before advancing time.
 //
 // Close stops the periodic tasks, ends every ownership (cancelling loads
 // and marker senders; nothing is written) and waits for wg. What was in
