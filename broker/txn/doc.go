@@ -123,5 +123,6 @@
 // KIP-360, timeouts, expiry, marker retries and coordinator moves:
 // transcript_test.go with testdata/*.txt; the record formats and their
 // dump-log text: records_test.go (golden bytes cross-checked with kmsg's
-// TxnMetadataKey/TxnMetadataValue) and the fuzz targets there.
+// TxnMetadataKey/TxnMetadataValue) and the fuzz target there; arbitrary
+// loaded states driven through every request: load_fuzz_test.go.
 package txn
