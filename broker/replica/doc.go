@@ -48,7 +48,7 @@
 //	                                       the hooks for the group/txn coordinators
 //	KafkaApis.handleWriteTxnMarkersRequest txnmarkers.go WriteTxnMarkers (COMMIT/ABORT
 //	                                       control batches, coordinator origin,
-//	                                       acks=-1), OffsetsPartitionsCompleted
+//	                                       acks=-1), OffsetsTxnCompletions
 //	ReplicaManager.activeProducerState,    txnmarkers.go DescribeProducers (the
 //	Partition.activeProducerState          log's producer state, any replica)
 //	ReplicaManager metrics                 metrics.go (IsrShrinksPerSec,
