@@ -136,8 +136,12 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 		g.pendingTxn[req.ProducerID] = pend
 	}
 	mine := map[common.TopicPartition]*pendingTxnOffset{}
+	prev := map[common.TopicPartition]*pendingTxnOffset{}
 	for tp, v := range values {
 		p := &pendingTxnOffset{value: v}
+		if old := pend[tp]; old != nil {
+			prev[tp] = old
+		}
 		pend[tp] = p
 		mine[tp] = p
 	}
@@ -153,8 +157,16 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 	cur := g.pendingTxn[req.ProducerID]
 	if err != nil {
 		c.log.Warn("failed to commit transactional offsets", "group", g.id, "producer_id", req.ProducerID, "err", err)
+		// Undo this request only: an offset the transaction committed
+		// earlier stays pending (Kafka drops it too, with the failed one;
+		// a fenced zombie's commit must not erase the live producer's).
 		for tp, p := range mine {
-			if cur != nil && cur[tp] == p {
+			if cur == nil || cur[tp] != p {
+				continue
+			}
+			if old := prev[tp]; old != nil {
+				cur[tp] = old
+			} else {
 				delete(cur, tp)
 			}
 		}

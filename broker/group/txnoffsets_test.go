@@ -399,3 +399,21 @@ func FuzzLoadPartition(f *testing.F) {
 		c.OffsetFetch(ctx, r)
 	})
 }
+
+// A failed write (a zombie producer fenced by the log, a lost leadership)
+// undoes only its own offsets: what the transaction committed before
+// stays pending and commits with it.
+func TestFailedTxnCommitKeepsEarlierPendingOffset(t *testing.T) {
+	h := newHarness(t, testConfig())
+	wantCode(t, "txn commit", h.txnCommit("g", 7, 1, "t", 0, 10, txnCommitArgs{}), nil)
+	h.store.FailAppends(kerr.InvalidProducerEpoch)
+	wantCode(t, "fenced commit", h.txnCommit("g", 7, 0, "t", 0, 99, txnCommitArgs{}), kerr.InvalidProducerEpoch)
+	h.store.FailAppends(nil)
+	if _, code := h.fetchStable("g", "t", 0); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("earlier pending offset dropped: %s", errName(code))
+	}
+	h.c.HandleTxnCompletion(7, []int32{h.c.PartitionFor("g")}, true)
+	if off, _, _ := h.fetch("g", "t", 0); off != 10 {
+		t.Fatalf("committed %d, want 10", off)
+	}
+}
