@@ -234,6 +234,9 @@ func (c *Coordinator) HandleTxnCompletion(producerID int64, offsetsPartitions []
 		if !in[c.PartitionFor(id)] {
 			continue
 		}
+		// The transaction is over in this group's partition whether or
+		// not the group is still here (deleted, unloaded): forget it.
+		c.removeProducerGroupLocked(producerID, id)
 		if g := c.groups[id]; g != nil {
 			gs = append(gs, g)
 		}
@@ -243,7 +246,6 @@ func (c *Coordinator) HandleTxnCompletion(producerID int64, offsetsPartitions []
 		g.mu.Lock()
 		if g.state != Dead && !g.unloaded {
 			g.completePendingTxnLocked(producerID, commit)
-			c.removeProducerGroup(producerID, g.id)
 		}
 		g.mu.Unlock()
 	}

@@ -417,3 +417,22 @@ func TestFailedTxnCommitKeepsEarlierPendingOffset(t *testing.T) {
 		t.Fatalf("committed %d, want 10", off)
 	}
 }
+
+// DeleteGroups drops a group with pending transactional offsets (Kafka
+// allows it for an Empty group); the marker that follows finds no group
+// and commits nothing, and the producer is forgotten.
+func TestDeleteGroupWithPendingTxnOffsets(t *testing.T) {
+	h := newHarness(t, testConfig())
+	wantCode(t, "txn commit", h.txnCommit("d", 7, 0, "t", 0, 10, txnCommitArgs{}), nil)
+	resp := h.c.DeleteGroups(context.Background(), &kmsg.DeleteGroupsRequest{Groups: []string{"d"}})
+	wantCode(t, "delete", resp.Groups[0].ErrorCode, nil)
+	h.c.HandleTxnCompletion(7, []int32{h.c.PartitionFor("d")}, true)
+	if off, _, _ := h.fetch("d", "t", 0); off != -1 {
+		t.Fatalf("offset of a deleted group committed: %d", off)
+	}
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if len(h.c.producerGroups) != 0 {
+		t.Fatalf("producer still tracked: %v", h.c.producerGroups)
+	}
+}
