@@ -222,13 +222,21 @@ func buildTxnBatch(now time.Time, producerID int64, producerEpoch int16, recs []
 // (Kafka's GroupMetadataManager.handleTxnCompletion). Groups that moved to
 // another coordinator meanwhile are skipped: the new owner applies the
 // marker when it loads the partition. It takes only group locks and
-// returns without I/O.
+// returns without I/O. For a partition still loading, the completion is
+// applied when the load publishes its groups (the load may have read the
+// log before the marker; applying it twice changes nothing).
 func (c *Coordinator) HandleTxnCompletion(producerID int64, offsetsPartitions []int32, commit bool) {
 	in := map[int32]bool{}
 	for _, p := range offsetsPartitions {
 		in[p] = true
 	}
 	c.mu.Lock()
+	for p := range in {
+		if o, ok := c.owned[p]; ok && o.state == partitionLoading {
+			o.completions = append(o.completions, txnCompletion{producerID: producerID, commit: commit})
+			c.owned[p] = o
+		}
+	}
 	var gs []*Group
 	for id := range c.producerGroups[producerID] {
 		if !in[c.PartitionFor(id)] {
@@ -249,6 +257,13 @@ func (c *Coordinator) HandleTxnCompletion(producerID int64, offsetsPartitions []
 		}
 		g.mu.Unlock()
 	}
+}
+
+// txnCompletion is one HandleTxnCompletion call kept for a loading
+// partition.
+type txnCompletion struct {
+	producerID int64
+	commit     bool
 }
 
 // completePendingTxnLocked ends producerID's transaction in g (Kafka's

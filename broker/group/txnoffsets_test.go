@@ -436,3 +436,58 @@ func TestDeleteGroupWithPendingTxnOffsets(t *testing.T) {
 		t.Fatalf("producer still tracked: %v", h.c.producerGroups)
 	}
 }
+
+// gatedStore reads a snapshot of the partition, then waits for gate
+// before handing it over: a load that read the log before a marker was
+// appended.
+type gatedStore struct {
+	*MemStore
+	read chan struct{} // closed once the snapshot was taken
+	gate chan struct{}
+}
+
+func (s *gatedStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
+	var batches [][]byte
+	if err := s.MemStore.Read(ctx, partition, func(b []byte) error {
+		batches = append(batches, append([]byte(nil), b...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	close(s.read)
+	<-s.gate
+	for _, b := range batches {
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A marker whose HandleTxnCompletion arrives while the partition loads,
+// after the load read the log, is applied when the load publishes.
+func TestTxnCompletionDuringLoad(t *testing.T) {
+	cfg := testConfig()
+	cfg.OffsetsTopicPartitions = 1
+	mem := NewMemStore()
+	h := newHarnessWith(t, cfg, mem, purgatory.NewFakeClock(t0))
+	wantCode(t, "txn commit", h.txnCommit("g", 7, 0, "t", 0, 10, txnCommitArgs{}), nil)
+	h.c.Close()
+
+	gs := &gatedStore{MemStore: mem, read: make(chan struct{}), gate: make(chan struct{})}
+	c, err := New(cfg, gs, purgatory.NewFakeClock(t0), quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.OnBecomeLeader(0)
+	<-gs.read
+	h.c = c
+	h.marker("g", 7, 0, true)
+	c.HandleTxnCompletion(7, []int32{0}, true)
+	close(gs.gate)
+	h.waitLoaded(0)
+	if off, code := h.fetchStable("g", "t", 0); off != 10 || code != 0 {
+		t.Fatalf("after the load: %d %s", off, errName(code))
+	}
+}
