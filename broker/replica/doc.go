@@ -1,7 +1,8 @@
 // Package replica is the broker's replica manager: it hosts the partition
 // replicas of this broker, applies the controller's LeaderAndIsr,
 // StopReplica and UpdateMetadata requests, serves the data-path APIs
-// Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords, and
+// Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords and
+// the partition side of transactions (WriteTxnMarkers, DescribeProducers), and
 // replicates: followers fetch from their leaders, leaders track the ISR and
 // the high watermark, and acks=all produce waits for the ISR.
 //
