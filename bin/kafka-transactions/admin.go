@@ -88,6 +88,7 @@ func requestErr(err error, api string) (retriable, fatal error) {
 // topics, internal ones included; empty: none).
 func (a *admin) metadata(ctx context.Context, topics []string) (*kmsg.MetadataResponse, error) {
 	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false
 	if topics != nil {
 		req.Topics = []kmsg.MetadataRequestTopic{}
 		for _, t := range topics {

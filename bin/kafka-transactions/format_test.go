@@ -19,7 +19,7 @@ func table(headers []string, rows [][]string) string {
 	return b.String()
 }
 
-func checkTable(t *testing.T, got string, want ...string) {
+func checkLines(t *testing.T, got string, want ...string) {
 	t.Helper()
 	if w := strings.Join(want, "\n") + "\n"; got != w {
 		t.Fatalf("got:\n%q\nwant:\n%q", got, w)
@@ -32,7 +32,7 @@ func TestDescribeProducersTable(t *testing.T) {
 		{producerID: 12345, producerEpoch: 15, lastSequence: 1300, lastTimestamp: 1599509565, coordinatorEpoch: 20, txnStartOffset: 990},
 		{producerID: 98765, producerEpoch: 30, lastSequence: 2300, lastTimestamp: 1599509599, coordinatorEpoch: -1, txnStartOffset: -1},
 	}))
-	checkTable(t, got,
+	checkLines(t, got,
 		"ProducerId\tProducerEpoch\tLatestCoordinatorEpoch\tLastSequence\tLastTimestamp\tCurrentTransactionStartOffset\t",
 		"12345     \t15           \t20                    \t1300        \t1599509565   \t990                          \t",
 		"98765     \t30           \t-1                    \t2300        \t1599509599   \tNone                         \t")
@@ -45,7 +45,7 @@ func TestListTable(t *testing.T) {
 		{brokerID: 1, listings: []transactionListing{{"baz", 13579, "CompleteCommit"}}},
 		{brokerID: 0, listings: []transactionListing{{"foo", 12345, "Ongoing"}, {"bar", 98765, "PrepareAbort"}}},
 	}))
-	checkTable(t, got,
+	checkLines(t, got,
 		"TransactionalId\tCoordinator\tProducerId\tTransactionState\t",
 		"foo            \t0          \t12345     \tOngoing         \t",
 		"bar            \t0          \t98765     \tPrepareAbort    \t",
@@ -62,7 +62,7 @@ func TestDescribeTable(t *testing.T) {
 	d := transactionDescription{coordinatorID: 5, state: "Ongoing", producerID: 12345, producerEpoch: 15, timeoutMs: 10000,
 		startTimeMs: start.UnixMilli(), partitions: []common.TopicPartition{{Topic: "bar", Partition: 0}}}
 	got := table(describeHeaders, [][]string{describeRow("foo", d, start.Add(5*time.Second))})
-	checkTable(t, got,
+	checkLines(t, got,
 		"CoordinatorId\tTransactionalId\tProducerId\tProducerEpoch\tTransactionState\tTransactionTimeoutMs\tCurrentTransactionStartTimeMs\tTransactionDurationMs\tTopicPartitions\t",
 		"5            \tfoo            \t12345     \t15           \tOngoing         \t10000               \t1700000000000                \t5000                 \tbar-0          \t")
 
@@ -102,7 +102,7 @@ func TestFindHanging(t *testing.T) {
 		"Topic\tPartition\tProducerId\tProducerEpoch\tCoordinatorEpoch\tStartOffset\tLastTimestamp\tDuration(min)\t",
 		"foo  \t5        \t132       \t5            \t19              \t29384      \t1699996400000\t60           \t",
 	}
-	checkTable(t, hangingTable, wantHanging...)
+	checkLines(t, hangingTable, wantHanging...)
 
 	ongoing := func(tps ...common.TopicPartition) *transactionDescription {
 		return &transactionDescription{coordinatorID: 1, state: "Ongoing", producerID: 132, producerEpoch: 5, timeoutMs: 60000,
@@ -128,7 +128,7 @@ func TestFindHanging(t *testing.T) {
 				t.Fatalf("hanging %+v", got)
 			}
 			if !c.hanging {
-				checkTable(t, table(findHangingHeaders, hangingRows(got, now)), wantHanging[0])
+				checkLines(t, table(findHangingHeaders, hangingRows(got, now)), wantHanging[0])
 			}
 		})
 	}
