@@ -121,3 +121,26 @@ func TestLineSegments(t *testing.T) {
 		t.Fatalf("%q\nwant %q", got, want)
 	}
 }
+
+// The checks Kafka's commands make after parsing, before asking anything
+// (TransactionsCommandTest's assertCommandFailure cases that parse).
+func TestCommandChecks(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"abort", "--topic", "foo", "--partition", "0"}, "The transaction to abort must be identified either with --start-offset " +
+			"(for brokers on 3.0 or above) or with --producer-id, --producer-epoch, and --coordinator-epoch (for older brokers)"},
+		{[]string{"abort", "--topic", "foo", "--partition", "0", "--producer-id", "12345"}, "Missing required argument --producer-epoch"},
+		{[]string{"abort", "--topic", "foo", "--partition", "0", "--producer-id", "12345", "--producer-epoch", "15"}, "Missing required argument --coordinator-epoch"},
+		{[]string{"find-hanging"}, "The `find-hanging` command requires either --topic or --broker-id to limit the scope of the search"},
+		{[]string{"find-hanging", "--broker-id", "0", "--partition", "5"}, "The --partition argument requires --topic to be provided"},
+	}
+	for _, c := range cases {
+		var out, errOut strings.Builder
+		code := run(context.Background(), append([]string{"--bootstrap-server", "127.0.0.1:1"}, c.args...), &out, &errOut)
+		if code != 1 || out.String() != "" || errOut.String() != c.want+"\n" {
+			t.Errorf("%v: exit %d stdout %q stderr %q, want %q", c.args, code, out.String(), errOut.String(), c.want)
+		}
+	}
+}
