@@ -24,6 +24,7 @@ import (
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/storage"
+	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
@@ -69,6 +70,8 @@ type Broker struct {
 	server         *network.Server
 	ctrl           *controller.Controller
 	groups         *group.Coordinator
+	txn            *txn.Coordinator
+	markers        *markerChannel
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
@@ -258,6 +261,23 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("broker: group coordinator: %w", err)
 	}
+	tc := b.cfg.Transactions()
+	pids := txn.NewProducerIDManager(b.brokerID, b.zk.AllocateProducerIDBlock)
+	b.markers = newMarkerChannel(b.meta, b.cfg.EffectiveInterBrokerListenerName(), b.brokerID,
+		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+	b.txn, err = txn.New(txn.Config{
+		BrokerID:               b.brokerID,
+		NumPartitions:          tc.StateLogPartitions,
+		MaxTimeout:             tc.MaxTimeout,
+		IDExpiration:           tc.TransactionalIDExpiration,
+		AbortTimedOutInterval:  tc.AbortTimedOutInterval,
+		RemoveExpiredInterval:  tc.RemoveExpiredInterval,
+		OffsetsTopicPartitions: gc.OffsetsTopicPartitions,
+		MarkerTimeout:          time.Duration(b.cfg.RequestTimeoutMs) * time.Millisecond,
+	}, b.replicas.TopicLog(config.TransactionStateTopicName), pids, b.markers, nil, base.With("broker", b.brokerID))
+	if err != nil {
+		return fmt.Errorf("broker: transaction coordinator: %w", err)
+	}
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
@@ -268,6 +288,8 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Replicas:        b.replicas,
 		Controller:      b.ctrl,
 		Groups:          b.groups,
+		Txn:             b.txn,
+		ProducerIDs:     pids,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,
 	})
@@ -487,22 +509,28 @@ func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	}
 }
 
-// onLeadershipChange hands __consumer_offsets leadership changes to the
-// group coordinator (Kafka's onLeadershipChange): leading a partition loads
-// its groups and offsets (asynchronously), losing it unloads them. It runs
-// under the replica manager's control lock, so it must not block.
+// onLeadershipChange hands leadership changes of the internal topics to
+// their coordinators (Kafka's onLeadershipChange): leading a
+// __consumer_offsets partition loads its groups and offsets, leading a
+// __transaction_state partition loads its transactions with the partition's
+// leader epoch as coordinator epoch (both asynchronously); losing one
+// unloads it. It runs under the replica manager's control lock, so it must
+// not block.
 func (b *Broker) onLeadershipChange(changes []replica.LeadershipChange) {
-	if b.groups == nil {
-		return
-	}
 	for _, ch := range changes {
-		if ch.Topic != config.GroupMetadataTopicName {
-			continue
-		}
-		if ch.Leader {
-			b.groups.OnBecomeLeader(ch.Partition)
-		} else {
-			b.groups.OnResign(ch.Partition)
+		switch {
+		case ch.Topic == config.GroupMetadataTopicName && b.groups != nil:
+			if ch.Leader {
+				b.groups.OnBecomeLeader(ch.Partition)
+			} else {
+				b.groups.OnResign(ch.Partition)
+			}
+		case ch.Topic == config.TransactionStateTopicName && b.txn != nil:
+			if ch.Leader {
+				b.txn.OnBecomeLeader(ch.Partition, ch.LeaderEpoch)
+			} else {
+				b.txn.OnResign(ch.Partition, ch.LeaderEpoch)
+			}
 		}
 	}
 }
@@ -587,6 +615,12 @@ func (b *Broker) stopComponents() {
 	}
 	if b.groups != nil {
 		b.groups.Close()
+	}
+	if b.txn != nil {
+		b.txn.Close()
+	}
+	if b.markers != nil {
+		b.markers.close()
 	}
 	if b.replicas != nil {
 		b.replicas.Shutdown()

@@ -8,8 +8,13 @@ package api
 //     __consumer_offsets. A missing offsets topic is created (whatever
 //     auto.create.topics.enable says) and the key answered
 //     COORDINATOR_NOT_AVAILABLE; so is a partition without a live leader;
-//   - key type 1 (transaction): this broker runs no transaction coordinator:
-//     COORDINATOR_NOT_AVAILABLE;
+//   - key type 1 (transaction): the coordinator is the leader of partition
+//     abs(javaHashCode(transactional.id)) % transaction.state.log.num.partitions
+//     of __transaction_state, created on first use the same way;
+//   - an internal topic is refused (COORDINATOR_NOT_AVAILABLE) while fewer
+//     brokers are alive than its replication factor;
+//   - authorization: Describe on the group (GROUP_AUTHORIZATION_FAILED) or
+//     on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
 //   - another key type → INVALID_REQUEST;
 //   - errors carry node_id −1, host "", port −1.
 
@@ -27,9 +32,18 @@ func (a *Apis) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Resp
 	find := func(key string) (int32, string, int32, error) {
 		switch req.CoordinatorType {
 		case 0:
+			if !a.authorize(ctx, r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, key) {
+				return -1, "", -1, kerr.GroupAuthorizationFailed
+			}
 			return a.coordinatorFor(ctx, key, r.listener())
 		case 1:
-			return -1, "", -1, fmt.Errorf("%w: transactions are not supported by this broker", kerr.CoordinatorNotAvailable)
+			if a.txn == nil {
+				return -1, "", -1, fmt.Errorf("%w: this broker runs no transaction coordinator", kerr.CoordinatorNotAvailable)
+			}
+			if !a.authorize(ctx, r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key) {
+				return -1, "", -1, kerr.TransactionalIDAuthorizationFailed
+			}
+			return a.txnCoordinatorFor(ctx, key, r.listener())
 		default:
 			return -1, "", -1, fmt.Errorf("%w: unknown coordinator type %d", kerr.InvalidRequest, req.CoordinatorType)
 		}

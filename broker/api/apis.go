@@ -30,6 +30,11 @@ type ReplicaManager interface {
 	LeaderAndIsr(ctx context.Context, req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse
 	StopReplica(ctx context.Context, req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse
 	UpdateMetadata(ctx context.Context, req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse
+	// WriteTxnMarkers appends a transaction coordinator's COMMIT/ABORT
+	// markers to the partitions this broker leads and waits for the ISR.
+	WriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
+	// DescribeProducers reports the leaders' active producer state.
+	DescribeProducers(ctx context.Context, req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse
 }
 
 // request is what a handler sees: the decoded body plus the connection facts
@@ -104,6 +109,16 @@ type Config struct {
 	// Groups is the group coordinator; nil leaves the group APIs
 	// unadvertised.
 	Groups GroupCoordinator
+	// Txn is the transaction coordinator; nil leaves the transaction APIs
+	// unadvertised (and FindCoordinator for transactions answers
+	// COORDINATOR_NOT_AVAILABLE).
+	Txn TxnCoordinator
+	// ProducerIDs hands out producer ids for idempotent producers (shared
+	// with the transaction coordinator); nil with ZK set makes one.
+	ProducerIDs *txn.ProducerIDManager
+	// Authorizer decides every action the handlers check; nil allows all
+	// (no authorizer.class.name).
+	Authorizer Authorizer
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -121,6 +136,8 @@ type Apis struct {
 	replicas        ReplicaManager
 	controller      Controller
 	groups          GroupCoordinator
+	txn             TxnCoordinator
+	authorizer      Authorizer
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -158,13 +175,16 @@ func New(cfg Config) *Apis {
 		replicas:        cfg.Replicas,
 		controller:      cfg.Controller,
 		groups:          cfg.Groups,
+		txn:             cfg.Txn,
+		authorizer:      cfg.Authorizer,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
 		stopping:        make(chan struct{}),
 		metaCh:          make(chan struct{}),
 	}
-	if cfg.ZK != nil {
+	a.pids = cfg.ProducerIDs
+	if a.pids == nil && cfg.ZK != nil {
 		a.pids = txn.NewProducerIDManager(cfg.BrokerID, cfg.ZK.AllocateProducerIDBlock)
 	}
 	a.handlers = a.handlerTable()
@@ -188,8 +208,12 @@ func (a *Apis) enabled(key int16) bool {
 	switch key {
 	case 18:
 		return true
-	case 0, 1, 2, 4, 5, 6, 21, 23:
+	case 0, 1, 2, 4, 5, 6, 21, 23, 27, 61:
 		return a.replicas != nil
+	case 24, 25, 26, 65, 66:
+		return a.txn != nil && a.meta != nil
+	case 28:
+		return a.groups != nil && a.meta != nil
 	case 3, 60:
 		return a.meta != nil
 	case 7:

@@ -16,7 +16,10 @@
 //	                                            through the AdminZK interface (admin.go),
 //	                                            which *zkclient.Client satisfies
 //	ConfigHelper / ZkAdminManager (configs)     configs.go, 32_, 33_, 44_
-//	ZkProducerIdManager                         22_init_producer_id.go
+//	ZkProducerIdManager                         broker/txn (22_init_producer_id.go routes)
+//	TransactionCoordinator routing, the         txn.go, 22_, 24_–28_, 61_, 65_ (the coordinator
+//	  transaction state topic                   itself is broker/txn)
+//	Authorizer calls                            authorizer.go (the hook; nil allows all)
 //	GroupCoordinator routing, offsets topic     groups.go, 08_–16_, 42_, 47_ (the coordinator
 //	  creation for FindCoordinator              itself is broker/group)
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
@@ -37,10 +40,13 @@
 // 9 OffsetFetch, 10 FindCoordinator, 11 JoinGroup, 12 Heartbeat,
 // 13 LeaveGroup, 14 SyncGroup, 15 DescribeGroups, 16 ListGroups,
 // 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
-// 22 InitProducerId, 23 OffsetForLeaderEpoch, 32 DescribeConfigs,
-// 33 AlterConfigs, 37 CreatePartitions, 42 DeleteGroups, 43 ElectLeaders,
-// 44 IncrementalAlterConfigs, 45 AlterPartitionReassignments,
-// 46 ListPartitionReassignments, 47 OffsetDelete, 60 DescribeCluster. A key is
+// 22 InitProducerId, 23 OffsetForLeaderEpoch, 24 AddPartitionsToTxn,
+// 25 AddOffsetsToTxn, 26 EndTxn, 27 WriteTxnMarkers, 28 TxnOffsetCommit,
+// 32 DescribeConfigs, 33 AlterConfigs, 37 CreatePartitions,
+// 42 DeleteGroups, 43 ElectLeaders, 44 IncrementalAlterConfigs,
+// 45 AlterPartitionReassignments, 46 ListPartitionReassignments,
+// 47 OffsetDelete, 60 DescribeCluster, 61 DescribeProducers,
+// 65 DescribeTransactions, 66 ListTransactions. A key is
 // advertised only when the dependencies its handler needs are wired (the
 // replica manager for the data path, the group coordinator for the group
 // keys, ...).

@@ -33,71 +33,97 @@ type GroupCoordinator interface {
 	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse
 	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse
 	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse
+	TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse
+	// HandleTxnCompletion makes a transaction's pending offsets in the
+	// given __consumer_offsets partitions visible (commit) or drops them,
+	// once its marker is appended there.
+	HandleTxnCompletion(producerID int64, offsetsPartitions []int32, commit bool)
 }
 
 var _ GroupCoordinator = (*group.Coordinator)(nil)
 
-// ensureOffsetsTopic creates __consumer_offsets when it does not exist, as
-// Kafka's FindCoordinator does regardless of auto.create.topics.enable:
-// offsets.topic.num.partitions partitions, offsets.topic.replication.factor
-// replicas (capped at the registered brokers, with a warning), compacted,
-// compression "producer", offsets.topic.segment.bytes. It reports whether
-// the topic existed already.
-func (a *Apis) ensureOffsetsTopic(ctx context.Context) (bool, error) {
-	const topic = config.GroupMetadataTopicName
-	if _, _, err := a.zk.GetTopicAssignment(topic); err == nil {
+// internalTopic is an internal topic a coordinator lives on, created on
+// first use (FindCoordinator) whatever auto.create.topics.enable says.
+type internalTopic struct {
+	name       string
+	partitions int32
+	// rf is the configured replication factor and rfKey its property,
+	// named in the error when too few brokers are alive.
+	rf      int16
+	rfKey   string
+	configs map[string]string
+}
+
+// ensureInternalTopic creates t when it does not exist and reports whether
+// it existed already. As Kafka does, it refuses with COORDINATOR_NOT_AVAILABLE
+// (retriable) while fewer brokers are registered than the replication
+// factor: an internal topic with fewer replicas than configured would stay
+// under-replicated for good, so a single-broker set-up configures a factor
+// of 1 instead (config/server.properties does).
+func (a *Apis) ensureInternalTopic(ctx context.Context, t internalTopic) (bool, error) {
+	if _, _, err := a.zk.GetTopicAssignment(t.name); err == nil {
 		return true, nil
 	} else if !errors.Is(err, zkclient.ErrTopicNotFound) {
 		return false, err
 	}
-	gc := a.cfg.GroupCoordinator()
 	brokers, err := a.registeredBrokers()
 	if err != nil {
 		return false, err
 	}
-	rf := int(gc.OffsetsTopicReplication)
-	if len(brokers) == 0 {
-		return false, fmt.Errorf("%w: no alive brokers to host the offsets topic", kerr.CoordinatorNotAvailable)
-	}
-	if len(brokers) < rf {
-		// As the classic brokers did: cap at the live brokers and warn,
-		// rather than leave consumer groups without a coordinator.
-		a.logger.Warn("fewer alive brokers than offsets.topic.replication.factor; creating the offsets topic with fewer replicas",
-			"alive_brokers", len(brokers), "offsets.topic.replication.factor", rf)
-		rf = len(brokers)
+	if len(brokers) < int(t.rf) {
+		a.logger.Error("too few alive brokers to create an internal topic; this can be ignored while the cluster is starting",
+			"topic", t.name, "alive_brokers", len(brokers), t.rfKey, t.rf)
+		return false, fmt.Errorf("%w: %d alive brokers do not meet the required replication factor %d for %s (configured via %s)",
+			kerr.CoordinatorNotAvailable, len(brokers), t.rf, t.name, t.rfKey)
 	}
 	assignment, err := controller.AssignReplicasToBrokers(controller.ApplyRackAwareMode(brokers, controller.RackAwareSafe),
-		int(gc.OffsetsTopicPartitions), rf, a.fixedStartIndex, -1)
+		int(t.partitions), int(t.rf), a.fixedStartIndex, -1)
 	if err != nil {
 		return false, err
 	}
-	cfgs := map[string]string{
-		"cleanup.policy":   "compact",
-		"compression.type": "producer",
-		"segment.bytes":    fmt.Sprint(gc.OffsetsTopicSegmentBytes),
-	}
-	err = a.createTopic(ctx, topicSpec{name: topic, assignment: assignment, configs: cfgs})
+	err = a.createTopic(ctx, topicSpec{name: t.name, assignment: assignment, configs: t.configs})
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return false, err
 	}
 	return false, nil
 }
 
+// offsetsTopic is __consumer_offsets as the group coordinator needs it:
+// offsets.topic.num.partitions partitions, offsets.topic.replication.factor
+// replicas, compacted, compression "producer", offsets.topic.segment.bytes.
+func (a *Apis) offsetsTopic() internalTopic {
+	gc := a.cfg.GroupCoordinator()
+	return internalTopic{
+		name: config.GroupMetadataTopicName, partitions: gc.OffsetsTopicPartitions,
+		rf: gc.OffsetsTopicReplication, rfKey: "offsets.topic.replication.factor",
+		configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    fmt.Sprint(gc.OffsetsTopicSegmentBytes),
+		},
+	}
+}
+
 // coordinatorFor answers one FindCoordinator key of type group: the leader
 // of the group's __consumer_offsets partition on the request's listener.
 func (a *Apis) coordinatorFor(ctx context.Context, key string, listener string) (nodeID int32, host string, port int32, err error) {
-	existed, err := a.ensureOffsetsTopic(ctx)
+	existed, err := a.ensureInternalTopic(ctx, a.offsetsTopic())
 	if err != nil {
 		return -1, "", -1, err
 	}
 	if !existed {
 		return -1, "", -1, fmt.Errorf("%w: the offsets topic is being created", kerr.CoordinatorNotAvailable)
 	}
-	p := a.groups.PartitionFor(key)
-	leaders, ok := a.meta.PartitionLeaders(config.GroupMetadataTopicName)
+	return a.leaderEndpoint(config.GroupMetadataTopicName, a.groups.PartitionFor(key), listener)
+}
+
+// leaderEndpoint names the live leader of an internal topic's partition on
+// listener: the coordinator FindCoordinator returns.
+func (a *Apis) leaderEndpoint(topic string, p int32, listener string) (int32, string, int32, error) {
+	leaders, ok := a.meta.PartitionLeaders(topic)
 	leader, known := leaders[p]
 	if !ok || !known || leader < 0 {
-		return -1, "", -1, fmt.Errorf("%w: partition %d of the offsets topic has no leader", kerr.CoordinatorNotAvailable, p)
+		return -1, "", -1, fmt.Errorf("%w: partition %d of %s has no leader", kerr.CoordinatorNotAvailable, p, topic)
 	}
 	for _, b := range a.meta.AliveEndpoints(listener) {
 		if b.ID == leader {

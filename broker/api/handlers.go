@@ -130,6 +130,12 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// current_leader_epoch is older or newer than its own.
 		23: toReplicas(a, ReplicaManager.OffsetForLeaderEpoch),
 
+		24: a.handleAddPartitionsToTxn,
+		25: a.handleAddOffsetsToTxn,
+		26: a.handleEndTxn,
+		27: a.handleWriteTxnMarkers,
+		28: a.handleTxnOffsetCommit,
+
 		32: a.handleDescribeConfigs,
 		33: a.handleAlterConfigs,
 		37: a.handleCreatePartitions,
@@ -147,5 +153,8 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		47: toGroups(a, GroupCoordinator.OffsetDelete),
 
 		60: a.handleDescribeCluster,
+		61: a.handleDescribeProducers,
+		65: a.handleDescribeTransactions,
+		66: a.handleListTransactions,
 	}
 }

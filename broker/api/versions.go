@@ -38,6 +38,11 @@ var kafka34Ranges = map[int16]versionRange{
 	21: {0, 2},  // DeleteRecords
 	22: {0, 4},  // InitProducerId
 	23: {0, 4},  // OffsetForLeaderEpoch
+	24: {0, 3},  // AddPartitionsToTxn
+	25: {0, 3},  // AddOffsetsToTxn
+	26: {0, 3},  // EndTxn
+	27: {0, 1},  // WriteTxnMarkers
+	28: {0, 3},  // TxnOffsetCommit
 	32: {0, 4},  // DescribeConfigs
 	33: {0, 2},  // AlterConfigs
 	37: {0, 3},  // CreatePartitions
@@ -48,6 +53,9 @@ var kafka34Ranges = map[int16]versionRange{
 	46: {0, 0},  // ListPartitionReassignments
 	47: {0, 0},  // OffsetDelete
 	60: {0, 0},  // DescribeCluster
+	61: {0, 0},  // DescribeProducers
+	65: {0, 0},  // DescribeTransactions
+	66: {0, 0},  // ListTransactions
 }
 
 // advertised is the computed table: kafka34Ranges ∩ [0, kmsg max].

@@ -2,8 +2,8 @@ package e2e_test
 
 // The group coordinator as a whole cluster shows it, rather than the
 // coordinator alone: the offsets topic as created on first use (partition
-// count, replication, compaction; replicas capped at the live brokers on a
-// cluster smaller than its replication factor) with records that
+// count, replication, compaction; refused with COORDINATOR_NOT_AVAILABLE on
+// a cluster smaller than its replication factor) with records that
 // bin/kafka-dump-log.sh --offsets-decoder reads back from a broker's own
 // segment file; FindCoordinator in every version (v4 with batched keys)
 // naming the leader of partition abs(javaHashCode(group)) % 50; and the
@@ -30,6 +30,7 @@ import (
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
 // groupConsume joins group g on topic, reads want records, commits them
@@ -177,44 +178,71 @@ func TestGroupsOffsetsTopicAndDumpLog(t *testing.T) {
 	}
 }
 
-// TestOffsetsTopicCappedAtLiveBrokers: with one broker and the default
-// offsets.topic.replication.factor (3), the first consumer group still gets a
-// coordinator: __consumer_offsets is created with as many replicas as there
-// are live brokers (with a warning in the log), and a commit is read back.
-func TestOffsetsTopicCappedAtLiveBrokers(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	adm := c.Admin()
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "capped"); err != nil {
-		t.Fatal(err)
-	}
-	prod := c.Client(kgo.DefaultProduceTopic("capped"))
-	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
-		t.Fatalf("produce: %v", err)
-	}
-	groupConsume(t, ctx, c, "capped-group", "capped", 1)
-	offsets, err := adm.FetchOffsets(ctx, "capped-group")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The one record is at offset 0, so the commit after it is 1.
-	if o, ok := offsets.Lookup("capped", 0); !ok || o.At != 1 {
-		t.Fatalf("committed offset = %+v (found %v), want 1", o, ok)
-	}
-	td, err := adm.ListTopics(ctx, "__consumer_offsets")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := td["__consumer_offsets"]
-	if d.Err != nil || len(d.Partitions) == 0 {
-		t.Fatalf("__consumer_offsets: %+v", d)
-	}
-	for _, p := range d.Partitions {
-		if len(p.Replicas) != 1 {
-			t.Fatalf("__consumer_offsets partition %d has replicas %v, want 1 (capped at the live brokers)", p.Partition, p.Replicas)
+// TestInternalTopicsRefusedBelowReplicationFactor: as in Kafka, with one
+// broker and the default replication factor (3) of __consumer_offsets and
+// __transaction_state, FindCoordinator answers COORDINATOR_NOT_AVAILABLE
+// (retriable) for groups and transactions and creates neither topic; with
+// the factors a single broker can meet (1, as config/server.properties sets
+// them) the first consumer group gets its coordinator and the offsets topic
+// has one replica per partition.
+func TestInternalTopicsRefusedBelowReplicationFactor(t *testing.T) {
+	t.Run("default factors", func(t *testing.T) {
+		c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: map[string]string{
+			"offsets.topic.replication.factor": "3", "transaction.state.log.replication.factor": "3"}})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		for _, typ := range []int8{0, 1} {
+			req := kmsg.NewPtrFindCoordinatorRequest()
+			req.Version, req.CoordinatorType, req.CoordinatorKey = 3, typ, "k"
+			resp, err := req.RequestWith(ctx, c.Client())
+			if err != nil {
+				t.Fatalf("FindCoordinator type %d: %v", typ, err)
+			}
+			if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+				t.Errorf("FindCoordinator type %d: error %d, want COORDINATOR_NOT_AVAILABLE", typ, resp.ErrorCode)
+			}
 		}
-	}
+		for _, topic := range []string{"__consumer_offsets", "__transaction_state"} {
+			if _, _, err := c.ZK().GetTopicAssignment(topic); !errors.Is(err, zkclient.ErrTopicNotFound) {
+				t.Errorf("%s: %v, want it not created", topic, err)
+			}
+		}
+	})
+	t.Run("factor 1", func(t *testing.T) {
+		c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		adm := c.Admin()
+		if _, err := adm.CreateTopic(ctx, 1, 1, nil, "single"); err != nil {
+			t.Fatal(err)
+		}
+		prod := c.Client(kgo.DefaultProduceTopic("single"))
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		groupConsume(t, ctx, c, "single-group", "single", 1)
+		offsets, err := adm.FetchOffsets(ctx, "single-group")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The one record is at offset 0, so the commit after it is 1.
+		if o, ok := offsets.Lookup("single", 0); !ok || o.At != 1 {
+			t.Fatalf("committed offset = %+v (found %v), want 1", o, ok)
+		}
+		td, err := adm.ListTopics(ctx, "__consumer_offsets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := td["__consumer_offsets"]
+		if d.Err != nil || len(d.Partitions) == 0 {
+			t.Fatalf("__consumer_offsets: %+v", d)
+		}
+		for _, p := range d.Partitions {
+			if len(p.Replicas) != 1 {
+				t.Fatalf("__consumer_offsets partition %d has replicas %v, want 1", p.Partition, p.Replicas)
+			}
+		}
+	})
 }
 
 // TestGroupsFindCoordinatorVersions: every FindCoordinator version

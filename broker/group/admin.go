@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 
-	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -168,7 +167,9 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	}
 	sortByKey(recs)
 	recs = append(recs, record.Record{Key: EncodeGroupKey(id)})
-	g.offsets = map[common.TopicPartition]OffsetValue{}
+	for tp := range g.offsets {
+		g.deleteOffsetLocked(tp)
+	}
 	g.mu.Unlock()
 	c.removeGroup(g)
 	// Kafka drops the group from the cache before the tombstones are

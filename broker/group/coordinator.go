@@ -50,12 +50,15 @@ type Coordinator struct {
 	// mu guards the following. Lock order: Group.mu before
 	// Coordinator.mu; code holding Coordinator.mu never takes a group
 	// lock (it copies the groups it needs and releases mu first).
-	mu          sync.Mutex
-	groups      map[string]*Group
-	owned       map[int32]ownership
-	loadEpoch   uint64
-	expiryTimer purgatory.Timer
-	closed      bool
+	mu        sync.Mutex
+	groups    map[string]*Group
+	owned     map[int32]ownership
+	loadEpoch uint64
+	// producerGroups: producer id → groups with its pending transactional
+	// offsets (Kafka's openGroupsForProducer).
+	producerGroups map[int64]map[string]struct{}
+	expiryTimer    purgatory.Timer
+	closed         bool
 }
 
 // New returns a Coordinator that owns no partition yet. store must not be
@@ -75,7 +78,8 @@ func New(cfg Config, store OffsetStore, clock Clock, logger *slog.Logger) (*Coor
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{cfg: cfg, store: store, clock: clock, log: logger.With("component", "group-coordinator"),
-		ctx: ctx, cancel: cancel, groups: map[string]*Group{}, owned: map[int32]ownership{}}
+		ctx: ctx, cancel: cancel, groups: map[string]*Group{}, owned: map[int32]ownership{},
+		producerGroups: map[int64]map[string]struct{}{}}
 	c.mu.Lock()
 	c.scheduleExpiryLocked()
 	c.mu.Unlock()
@@ -324,6 +328,7 @@ func (c *Coordinator) OnResign(partition int32) {
 		if g.partition == partition {
 			gs = append(gs, g)
 			delete(c.groups, id)
+			c.removeGroupFromProducersLocked(id)
 		}
 	}
 	c.mu.Unlock()

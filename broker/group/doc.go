@@ -27,6 +27,10 @@
 //	                                                       publishLoaded, groupFromRecords
 //	GroupMetadataManager.formatRecordKeyAndValue and the  records.go: Encode*/Decode* codecs, DescribeRecord
 //	  generated OffsetCommitKey/Value, GroupMetadataKey/Value schemas
+//	GroupCoordinator.handleTxnCommitOffsets,              txnoffsets.go: TxnOffsetCommit, HandleTxnCompletion,
+//	  GroupMetadataManager.storeOffsets (producer id),     the pending transactional offsets of a group and
+//	  handleTxnCompletion, GroupMetadata                   the log-position rule for which commit wins
+//	  .pendingTransactionalOffsetCommits
 //	GroupConfig / KafkaConfig group.* and offsets.*      config.go: Config, DefaultConfig, Validate
 //	(the replica manager append / log read)               store.go: OffsetStore, MemStore (tests)
 //	GroupMetadataManager metrics (NumGroups, NumOffsets)  metrics.go: RegisterMetrics
@@ -114,6 +118,14 @@
 //     rejoined.
 //   - The in-memory offsets change only after their append succeeded
 //     (expiry, OffsetDelete and DeleteGroups drop them first, as Kafka).
+//   - Transactional offsets (TxnOffsetCommit) are never in the committed
+//     offsets until their producer's COMMIT marker is in the group's
+//     partition (HandleTxnCompletion, or the marker read while loading);
+//     ABORT drops them. Of two commits of a partition the one later in
+//     the log wins, whichever completes last. A group with pending
+//     transactional or in-flight offsets is not removed by expiry.
+//     Coordinator.producerGroups lists, per producer id, the groups with
+//     its pending offsets (under Coordinator.mu, taken after Group.mu).
 //   - Requests for groups of partitions not loaded here get
 //     NOT_COORDINATOR, or COORDINATOR_LOAD_IN_PROGRESS while loading
 //     (Heartbeat answers NONE then, so members keep their session).
@@ -132,6 +144,10 @@
 //     helpers_test.go);
 //   - loading and resigning (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR)
 //     and records written by Kafka itself: load_test.go;
+//   - TxnOffsetCommit, KIP-447 checks, pending offsets and require_stable,
+//     HandleTxnCompletion, loading transactional and control batches,
+//     expiry with pending offsets, fuzzed requests and loads:
+//     txnoffsets_test.go;
 //   - record formats against kmsg and the spec's example bytes, fuzzed
 //     decoders: records_test.go;
 //   - real clients (franz-go, sarama, kafka-go) over the wire: wire_test.go

@@ -165,6 +165,14 @@ type Group struct {
 	newMemberAdded bool
 	joinSeq        uint64
 	offsets        map[common.TopicPartition]OffsetValue
+	// offsetPos is each cached offset's log position (see txnoffsets.go).
+	offsetPos map[common.TopicPartition]int64
+	// inflight counts the OffsetCommit writes of a partition not yet
+	// durable (Kafka's pendingOffsetCommits).
+	inflight map[common.TopicPartition]int
+	// pendingTxn holds, per producer id, the offsets of its open
+	// transaction (Kafka's pendingTransactionalOffsetCommits).
+	pendingTxn map[int64]map[common.TopicPartition]*pendingTxnOffset
 	// rebalance is the delayed-join timer; rebalanceSeq invalidates stale
 	// firings. initialDelayLeft is the InitialDelayedJoin budget.
 	rebalance        purgatory.Timer
@@ -190,6 +198,8 @@ func newGroup(id string, partition int32, now time.Time) *Group {
 		id: id, partition: partition, state: Empty, stateTime: now,
 		members: map[string]*Member{}, static: map[string]string{}, pending: map[string]purgatory.Timer{},
 		offsets: map[common.TopicPartition]OffsetValue{}, pendingSync: map[string]struct{}{},
+		offsetPos: map[common.TopicPartition]int64{}, inflight: map[common.TopicPartition]int{},
+		pendingTxn: map[int64]map[common.TopicPartition]*pendingTxnOffset{},
 	}
 	g.writeCond = sync.NewCond(&g.mu)
 	return g

@@ -4,6 +4,14 @@ package group
 // leader (Kafka's GroupMetadataManager.loadGroupsAndOffsets): read every
 // record in offset order, keep the last word on each group and offset,
 // rebuild the groups and publish them if the ownership is still current.
+//
+// Transactional batches (TxnOffsetCommit) are held per producer until the
+// producer's control batch: COMMIT applies each held offset unless the
+// partition already has one from a later record (log position = batch base
+// offset, as Kafka), ABORT drops them; a tombstone in a transactional batch
+// removes the held offset. Offsets whose marker is not in the log yet stay
+// pending in the loaded group (a group is loaded for them even with no
+// other record), waiting for HandleTxnCompletion.
 
 import (
 	"log/slog"
@@ -13,9 +21,16 @@ import (
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
+// loadedOffset is an offset read from the log with its batch's base
+// offset.
 type loadedOffset struct {
-	key   OffsetKey
-	value *OffsetValue // nil = tombstone
+	value OffsetValue
+	pos   int64
+}
+
+type groupTP struct {
+	group string
+	tp    common.TopicPartition
 }
 
 // partitionLoad accumulates what one __consumer_offsets partition says,
@@ -23,18 +38,18 @@ type loadedOffset struct {
 type partitionLoad struct {
 	partition int32
 	log       *slog.Logger
-	offsets   map[string]map[common.TopicPartition]OffsetValue
+	offsets   map[string]map[common.TopicPartition]loadedOffset
 	groups    map[string]*GroupValue // nil value: the group's metadata was deleted
 	seen      map[string]bool        // every group a record named
 	// Transactional offset commits are applied only when their producer's
 	// COMMIT marker is read; ABORT drops them.
-	pendingTxn map[int64][]loadedOffset
+	pendingTxn map[int64]map[groupTP]loadedOffset
 }
 
 func newPartitionLoad(partition int32, log *slog.Logger) *partitionLoad {
 	return &partitionLoad{partition: partition, log: log,
-		offsets: map[string]map[common.TopicPartition]OffsetValue{}, groups: map[string]*GroupValue{},
-		seen: map[string]bool{}, pendingTxn: map[int64][]loadedOffset{}}
+		offsets: map[string]map[common.TopicPartition]loadedOffset{}, groups: map[string]*GroupValue{},
+		seen: map[string]bool{}, pendingTxn: map[int64]map[groupTP]loadedOffset{}}
 }
 
 // load reads the partition and installs its groups if the ownership that
@@ -54,13 +69,28 @@ func (c *Coordinator) load(partition int32, epoch uint64) {
 	// Build the groups before publishing them; members get a fresh
 	// session, as Kafka schedules heartbeats for every loaded member.
 	now := c.clock.Now()
+	pending := map[string]map[int64]map[common.TopicPartition]loadedOffset{}
+	for pid, held := range pl.pendingTxn {
+		for gtp, lo := range held {
+			byPID := pending[gtp.group]
+			if byPID == nil {
+				byPID = map[int64]map[common.TopicPartition]loadedOffset{}
+				pending[gtp.group] = byPID
+			}
+			if byPID[pid] == nil {
+				byPID[pid] = map[common.TopicPartition]loadedOffset{}
+			}
+			byPID[pid][gtp.tp] = lo
+			pl.seen[gtp.group] = true
+		}
+	}
 	var built []*Group
 	for id := range pl.seen {
 		gv := pl.groups[id]
-		if gv == nil && len(pl.offsets[id]) == 0 {
+		if gv == nil && len(pl.offsets[id]) == 0 && len(pending[id]) == 0 {
 			continue
 		}
-		built = append(built, c.groupFromRecords(id, partition, now, gv, pl.offsets[id]))
+		built = append(built, c.groupFromRecords(id, partition, now, gv, pl.offsets[id], pending[id]))
 	}
 	if !c.publishLoaded(partition, epoch, built) {
 		return
@@ -84,6 +114,16 @@ func (c *Coordinator) publishLoaded(partition int32, epoch uint64, built []*Grou
 			c.log.Warn("replacing group already in the cache while loading", "group", g.id)
 		}
 		c.groups[g.id] = g
+		// Not yet published, so nobody else holds g.mu; reading its
+		// pending producers without the lock is safe.
+		for pid := range g.pendingTxn {
+			set := c.producerGroups[pid]
+			if set == nil {
+				set = map[string]struct{}{}
+				c.producerGroups[pid] = set
+			}
+			set[g.id] = struct{}{}
+		}
 	}
 	c.owned[partition] = ownership{state: partitionLoaded, epoch: epoch}
 	c.mu.Unlock()
@@ -97,18 +137,29 @@ func (pl *partitionLoad) readBatch(batch []byte) error {
 	if err != nil {
 		return err
 	}
+	if h.IsControl() {
+		// Only the first record of a control batch counts (an emptied
+		// one, left by the cleaner, changes nothing).
+		first := true
+		return record.ForEachRecord(batch, func(r *record.Record) error {
+			if first {
+				first = false
+				pl.readControl(h, r)
+			}
+			return nil
+		})
+	}
+	if h.IsTransactional() && pl.pendingTxn[h.ProducerID] == nil {
+		pl.pendingTxn[h.ProducerID] = map[groupTP]loadedOffset{}
+	}
 	return record.ForEachRecord(batch, func(r *record.Record) error {
-		if h.IsControl() {
-			pl.readControl(h, r)
-		} else {
-			pl.readRecord(h, r)
-		}
+		pl.readRecord(h, r)
 		return nil
 	})
 }
 
 // readControl ends a producer's transaction: COMMIT applies its pending
-// offset commits, ABORT drops them.
+// offset commits that are newer than the loaded ones, ABORT drops them.
 func (pl *partitionLoad) readControl(h record.BatchHeader, r *record.Record) {
 	_, t, err := record.ParseControlKey(r.Key)
 	if err != nil {
@@ -116,8 +167,11 @@ func (pl *partitionLoad) readControl(h record.BatchHeader, r *record.Record) {
 		return
 	}
 	if t == record.ControlCommit {
-		for _, lo := range pl.pendingTxn[h.ProducerID] {
-			pl.apply(lo)
+		for gtp, lo := range pl.pendingTxn[h.ProducerID] {
+			if cur, ok := pl.offsets[gtp.group][gtp.tp]; ok && cur.pos > lo.pos {
+				continue
+			}
+			pl.put(gtp, lo)
 		}
 	}
 	delete(pl.pendingTxn, h.ProducerID)
@@ -133,19 +187,26 @@ func (pl *partitionLoad) readRecord(h record.BatchHeader, r *record.Record) {
 	}
 	switch {
 	case k.Offset != nil:
-		lo := loadedOffset{key: *k.Offset}
-		if r.Value != nil {
-			v, err := DecodeOffsetValue(r.Value)
-			if err != nil {
-				pl.log.Warn("skipping unreadable offset commit value", "partition", pl.partition, "offset", r.Offset(h), "err", err)
-				return
+		gtp := groupTP{group: k.Offset.Group, tp: common.TopicPartition{Topic: k.Offset.Topic, Partition: k.Offset.Partition}}
+		if r.Value == nil {
+			if h.IsTransactional() {
+				delete(pl.pendingTxn[h.ProducerID], gtp)
+			} else {
+				pl.seen[gtp.group] = true
+				delete(pl.offsets[gtp.group], gtp.tp)
 			}
-			lo.value = &v
+			return
 		}
+		v, err := DecodeOffsetValue(r.Value)
+		if err != nil {
+			pl.log.Warn("skipping unreadable offset commit value", "partition", pl.partition, "offset", r.Offset(h), "err", err)
+			return
+		}
+		lo := loadedOffset{value: v, pos: h.BaseOffset}
 		if h.IsTransactional() {
-			pl.pendingTxn[h.ProducerID] = append(pl.pendingTxn[h.ProducerID], lo)
+			pl.pendingTxn[h.ProducerID][gtp] = lo
 		} else {
-			pl.apply(lo)
+			pl.put(gtp, lo)
 		}
 	case k.Group != nil:
 		pl.seen[k.Group.Group] = true
@@ -164,23 +225,19 @@ func (pl *partitionLoad) readRecord(h record.BatchHeader, r *record.Record) {
 	}
 }
 
-func (pl *partitionLoad) apply(lo loadedOffset) {
-	g := lo.key.Group
-	pl.seen[g] = true
-	tp := common.TopicPartition{Topic: lo.key.Topic, Partition: lo.key.Partition}
-	if lo.value == nil {
-		delete(pl.offsets[g], tp)
-		return
+func (pl *partitionLoad) put(gtp groupTP, lo loadedOffset) {
+	pl.seen[gtp.group] = true
+	if pl.offsets[gtp.group] == nil {
+		pl.offsets[gtp.group] = map[common.TopicPartition]loadedOffset{}
 	}
-	if pl.offsets[g] == nil {
-		pl.offsets[g] = map[common.TopicPartition]OffsetValue{}
-	}
-	pl.offsets[g][tp] = *lo.value
+	pl.offsets[gtp.group][gtp.tp] = lo
 }
 
 // groupFromRecords rebuilds a group from its last metadata record (nil if
-// none: a group used only for offsets) and its offsets.
-func (c *Coordinator) groupFromRecords(id string, partition int32, now time.Time, gv *GroupValue, offsets map[common.TopicPartition]OffsetValue) *Group {
+// none: a group used only for offsets), its offsets and the offsets of
+// transactions still open, by producer id.
+func (c *Coordinator) groupFromRecords(id string, partition int32, now time.Time, gv *GroupValue,
+	offsets map[common.TopicPartition]loadedOffset, pending map[int64]map[common.TopicPartition]loadedOffset) *Group {
 	g := newGroup(id, partition, now)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -218,8 +275,16 @@ func (c *Coordinator) groupFromRecords(id string, partition int32, now time.Time
 			}
 		}
 	}
-	for tp, v := range offsets {
-		g.offsets[tp] = v
+	for tp, lo := range offsets {
+		g.offsets[tp] = lo.value
+		g.offsetPos[tp] = lo.pos
+	}
+	for pid, held := range pending {
+		pend := map[common.TopicPartition]*pendingTxnOffset{}
+		for tp, lo := range held {
+			pend[tp] = &pendingTxnOffset{value: lo.value, appended: true, pos: lo.pos}
+		}
+		g.pendingTxn[pid] = pend
 	}
 	for _, m := range g.members {
 		c.scheduleSessionLocked(g, m)

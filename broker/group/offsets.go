@@ -46,13 +46,25 @@ func (c *Coordinator) offsetCommit(req *kmsg.OffsetCommitRequest) (int16, map[co
 	if len(w.recs) == 0 {
 		return 0, w.codes
 	}
-	if err := c.writeLocked(g, buildBatch(w.now, w.recs)); err != nil {
+	for tp := range w.values {
+		g.inflight[tp]++
+	}
+	pos := newWritePos + int64(g.writeTicket)
+	err := c.writeLocked(g, buildBatch(w.now, w.recs))
+	for tp := range w.values {
+		if g.inflight[tp]--; g.inflight[tp] <= 0 {
+			delete(g.inflight, tp)
+		}
+	}
+	if err != nil {
 		c.log.Warn("failed to commit offsets", "group", req.Group, "err", err)
 		return appendErrorCode(err), nil
 	}
 	// The cache changes only once the records are durable.
-	for tp, v := range w.values {
-		g.offsets[tp] = v
+	if g.state != Dead {
+		for tp, v := range w.values {
+			g.putOffsetLocked(tp, v, pos)
+		}
 	}
 	return 0, w.codes
 }
@@ -116,19 +128,21 @@ func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommit
 				v.Version = 1
 				v.ExpireTimestamp = v.CommitTimestamp + req.RetentionTimeMillis
 			}
+			// A partition listed twice: the last entry wins, one record
+			// per partition (Kafka builds a map from the request).
 			w.values[tp] = v
-			w.recs = append(w.recs, record.Record{
-				Key:   EncodeOffsetKey(OffsetKey{Version: OffsetKeyVersion1, Group: g.id, Topic: t.Topic, Partition: p.Partition}),
-				Value: EncodeOffsetValue(v),
-			})
 		}
 	}
+	w.recs = offsetRecords(g.id, w.values)
 	return 0, w
 }
 
 // OffsetFetch handles OffsetFetch v1-v8. Groups that do not exist have no
-// offsets and no error. RequireStable never fails: there are no pending
-// transactional offsets yet.
+// offsets and no error. Offsets of open transactions are not shown; with
+// require_stable (v7+) a partition with a pending transactional offset or
+// an offset commit still being written answers UNSTABLE_OFFSET_COMMIT
+// (offset -1), so the consumer retries instead of reading an offset about
+// to change.
 func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
@@ -136,7 +150,7 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 			topics := requestedTopics(rg.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) OffsetFetchTopic {
 				return OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions}
 			})
-			code, res := c.fetchOffsets(rg.Group, topics)
+			code, res := c.fetchOffsets(rg.Group, topics, req.RequireStable)
 			out := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
 			if code != 0 {
 				res = nil // v8 reports coordinator errors per group
@@ -156,7 +170,7 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 	topics := requestedTopics(req.Topics, func(t kmsg.OffsetFetchRequestTopic) OffsetFetchTopic {
 		return OffsetFetchTopic{Topic: t.Topic, Partitions: t.Partitions}
 	})
-	code, res := c.fetchOffsets(req.Group, topics)
+	code, res := c.fetchOffsets(req.Group, topics, req.Version >= 7 && req.RequireStable)
 	if code != 0 && req.Version >= 2 {
 		resp.ErrorCode = code
 		return resp
@@ -196,7 +210,7 @@ type fetchedTopic struct {
 
 // fetchOffsets returns the committed offsets of the listed partitions, or
 // of every committed partition when topics is nil.
-func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (int16, []fetchedTopic) {
+func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic, requireStable bool) (int16, []fetchedTopic) {
 	// errorResult reports a coordinator error per partition, as v0/v1 do.
 	errorResult := func(code int16) (int16, []fetchedTopic) {
 		var res []fetchedTopic
@@ -214,14 +228,29 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (i
 		return errorResult(code)
 	}
 	offsets := map[common.TopicPartition]OffsetValue{}
+	var unstable func(tp common.TopicPartition) bool
 	if g != nil {
 		g.mu.Lock()
 		if code := lockedCode(g); code != 0 {
 			g.mu.Unlock()
 			return errorResult(code)
 		}
-		for tp, v := range g.offsets {
-			offsets[tp] = v
+		if g.state != Dead {
+			for tp, v := range g.offsets {
+				offsets[tp] = v
+			}
+			if requireStable {
+				pending := map[common.TopicPartition]bool{}
+				for tp := range g.inflight {
+					pending[tp] = true
+				}
+				for _, pend := range g.pendingTxn {
+					for tp := range pend {
+						pending[tp] = true
+					}
+				}
+				unstable = func(tp common.TopicPartition) bool { return pending[tp] }
+			}
 		}
 		g.mu.Unlock()
 	}
@@ -241,7 +270,10 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []OffsetFetchTopic) (i
 		ft := fetchedTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			out := kmsg.OffsetFetchResponseTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: strPtr("")}
-			if v, ok := offsets[common.TopicPartition{Topic: t.Topic, Partition: p}]; ok {
+			tp := common.TopicPartition{Topic: t.Topic, Partition: p}
+			if unstable != nil && unstable(tp) {
+				out.ErrorCode = kerr.UnstableOffsetCommit.Code
+			} else if v, ok := offsets[tp]; ok {
 				out.Offset, out.LeaderEpoch, out.Metadata = v.Offset, v.LeaderEpoch, strPtr(v.Metadata)
 			}
 			ft.Partitions = append(ft.Partitions, out)
@@ -300,9 +332,9 @@ func (c *Coordinator) offsetDelete(req *kmsg.OffsetDeleteRequest) (int16, map[co
 				continue
 			}
 			if _, ok := g.offsets[tp]; ok {
-				// Dropped from the cache before the tombstone is durable,
-				// as Kafka does.
-				delete(g.offsets, tp)
+				// Dropped from the cache (with any pending transactional
+				// offset) before the tombstone is durable, as Kafka does.
+				g.deleteOffsetLocked(tp)
 				recs = append(recs, offsetTombstone(g.id, common.TopicPartition{Topic: t.Topic, Partition: p.Partition}))
 			}
 		}
@@ -346,7 +378,7 @@ func (c *Coordinator) ExpireOffsets() int {
 		recs := c.expireGroupOffsetsLocked(g, now)
 		total += len(recs)
 		deadGroup := false
-		if g.state == Empty && len(g.offsets) == 0 && len(g.members) == 0 {
+		if g.state == Empty && !g.hasOffsetsLocked() && len(g.members) == 0 {
 			// Nothing left: the group itself goes.
 			if err := g.transitionLocked(Dead, now); err == nil {
 				deadGroup = true
@@ -433,7 +465,7 @@ func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record
 	var recs []record.Record
 	nowMs := now.UnixMilli()
 	for tp, v := range g.offsets {
-		if !candidate(tp) {
+		if !candidate(tp) || g.inflight[tp] > 0 {
 			continue
 		}
 		expired := nowMs-base(v) >= retention.Milliseconds()
@@ -444,6 +476,7 @@ func (c *Coordinator) expireGroupOffsetsLocked(g *Group, now time.Time) []record
 			continue
 		}
 		delete(g.offsets, tp)
+		delete(g.offsetPos, tp)
 		recs = append(recs, offsetTombstone(g.id, tp))
 	}
 	sortByKey(recs)
@@ -467,7 +500,7 @@ func (c *Coordinator) OnTopicsDeleted(topics []string) int {
 		if !g.unloaded {
 			for tp := range g.offsets {
 				if gone[tp.Topic] {
-					delete(g.offsets, tp)
+					g.deleteOffsetLocked(tp)
 					recs = append(recs, offsetTombstone(g.id, tp))
 				}
 			}

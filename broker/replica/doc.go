@@ -46,6 +46,11 @@
 //	appendRecords(internalTopicsAllowed),  produce.go AppendToLocalLog, readlog.go
 //	onLeadershipChange (KafkaApis)         ReadLocalLog, Config.OnLeadershipChange:
 //	                                       the hooks for the group/txn coordinators
+//	KafkaApis.handleWriteTxnMarkersRequest txnmarkers.go WriteTxnMarkers (COMMIT/ABORT
+//	                                       control batches, coordinator origin,
+//	                                       acks=-1), OffsetsPartitionsCompleted
+//	ReplicaManager.activeProducerState,    txnmarkers.go DescribeProducers (the
+//	Partition.activeProducerState          log's producer state, any replica)
 //	ReplicaManager metrics                 metrics.go (IsrShrinksPerSec,
 //	                                       IsrExpandsPerSec, UnderReplicatedPartitions)
 //

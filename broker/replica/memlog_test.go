@@ -109,6 +109,8 @@ func (l *memLog) CollectAbortedTransactions(start, upper int64) ([]storage.Abort
 	return out, nil
 }
 
+func (l *memLog) ActiveProducers() []storage.ProducerStateEntry { return nil }
+
 type memAborted struct {
 	storage.AbortedTxn
 	last int64

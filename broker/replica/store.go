@@ -48,6 +48,9 @@ type Log interface {
 	// CollectAbortedTransactions lists the aborted transactions overlapping
 	// [startOffset, upperBound) for READ_COMMITTED fetches.
 	CollectAbortedTransactions(startOffset, upperBound int64) ([]storage.AbortedTxn, error)
+	// ActiveProducers is the partition's producer state, by producer id
+	// (DescribeProducers).
+	ActiveProducers() []storage.ProducerStateEntry
 
 	// FetchOffsetByTimestamp handles ts >= 0, -2 (earliest) and -3 (max
 	// timestamp). found=false means no such offset (offset -1 to the client).

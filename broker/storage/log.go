@@ -172,6 +172,20 @@ func (l *Log) LastStableOffset() int64 {
 	return hw
 }
 
+// ActiveProducers returns the state of every producer the partition
+// remembers, by producer id (Kafka's Log.activeProducers, read by
+// DescribeProducers).
+func (l *Log) ActiveProducers() []ProducerStateEntry {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]ProducerStateEntry, 0, len(l.producers.producers))
+	for _, e := range l.producers.producers {
+		out = append(out, *e.clone())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ProducerID < out[j].ProducerID })
+	return out
+}
+
 // ProducerState returns the producer state manager. It is not safe for
 // concurrent use; callers outside the Log must go through Log methods.
 func (l *Log) ProducerState() *ProducerStateManager { return l.producers }

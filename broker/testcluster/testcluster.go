@@ -144,6 +144,13 @@ func Start(t testing.TB, opts Options) *Cluster {
 			}
 			props["zookeeper.connect"] = n.proxy.Addr() + c.zkConnect[strings.Index(c.zkConnect, "/"):]
 		}
+		// The internal topics are refused while fewer brokers are alive
+		// than their replication factor (as in Kafka), so a cluster of
+		// fewer than three brokers gets factors it can meet, as Kafka's
+		// single-broker config/server.properties sets them.
+		for k, v := range internalTopicFactors(opts.Brokers) {
+			props[k] = v
+		}
 		if i < len(opts.Racks) && opts.Racks[i] != "" {
 			props["broker.rack"] = opts.Racks[i]
 		}
@@ -593,4 +600,17 @@ func (w sinkWriter) Write(p []byte) (int, error) {
 		w.s.t.Log(strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
+}
+
+// internalTopicFactors returns the replication settings of
+// __consumer_offsets and __transaction_state for a cluster of n brokers:
+// Kafka's defaults (3 replicas, min.insync.replicas 2) capped at n.
+// Overrides still win.
+func internalTopicFactors(n int) map[string]string {
+	rf := min(3, max(n, 1))
+	return map[string]string{
+		"offsets.topic.replication.factor":         strconv.Itoa(rf),
+		"transaction.state.log.replication.factor": strconv.Itoa(rf),
+		"transaction.state.log.min.isr":            strconv.Itoa(min(2, rf)),
+	}
 }

@@ -1,0 +1,63 @@
+package txn
+
+import (
+	"context"
+	"testing"
+
+	"github.com/klassik/klassik/broker/purgatory"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The happy path: InitProducerId, AddPartitionsToTxn, EndTxn(commit)
+// answered once PrepareCommit is written, markers to each leader, then
+// CompleteCommit.
+func TestCommitHappyPath(t *testing.T) {
+	store, mk, clock := newMemStore(), newFakeMarkers(), purgatory.NewFakeClock(testStart)
+	c := newTestCoordinator(t, store, mk, &pidBlocks{}, clock, 1)
+	ctx := context.Background()
+	p := c.PartitionFor("a")
+	if resp := c.InitProducerID(ctx, &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: ptr("a"), TransactionTimeoutMillis: 60000}); resp.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("before becoming leader: %s", errName(resp.ErrorCode))
+	}
+	c.OnBecomeLeader(p, 1)
+	waitIdle(t, c)
+	init := c.InitProducerID(ctx, &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: ptr("a"), TransactionTimeoutMillis: 60000,
+		ProducerID: -1, ProducerEpoch: -1})
+	if init.ErrorCode != 0 || init.ProducerID != 0 || init.ProducerEpoch != 0 {
+		t.Fatalf("init: %s pid=%d epoch=%d", errName(init.ErrorCode), init.ProducerID, init.ProducerEpoch)
+	}
+	mk.leaders[tp("t", 1)] = 2
+	add := c.AddPartitionsToTxn(ctx, &kmsg.AddPartitionsToTxnRequest{Version: 3, TransactionalID: "a", ProducerID: 0, ProducerEpoch: 0,
+		Topics: []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}})
+	for _, rt := range add.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("add %s-%d: %s", rt.Topic, rp.Partition, errName(rp.ErrorCode))
+			}
+		}
+	}
+	if off := c.AddOffsetsToTxn(ctx, &kmsg.AddOffsetsToTxnRequest{Version: 3, TransactionalID: "a", ProducerID: 0, ProducerEpoch: 0, Group: "g"}); off.ErrorCode != 0 {
+		t.Fatalf("add offsets: %s", errName(off.ErrorCode))
+	}
+	end := c.EndTxn(ctx, &kmsg.EndTxnRequest{Version: 3, TransactionalID: "a", ProducerID: 0, ProducerEpoch: 0, Commit: true})
+	if end.ErrorCode != 0 {
+		t.Fatalf("end: %s", errName(end.ErrorCode))
+	}
+	waitIdle(t, c)
+	sent := mk.takeSent()
+	if len(sent) != 2 {
+		t.Fatalf("markers sent: %q", sent)
+	}
+	d := c.DescribeTransactions(ctx, &kmsg.DescribeTransactionsRequest{TransactionalIDs: []string{"a"}})
+	if st := d.TransactionStates[0]; st.State != "CompleteCommit" || len(st.Topics) != 0 {
+		t.Fatalf("describe: %+v", st)
+	}
+	recs := store.records(p)
+	if len(recs) != 5 {
+		t.Fatalf("records: %q", recs)
+	}
+	for _, r := range recs {
+		t.Log(r)
+	}
+}
