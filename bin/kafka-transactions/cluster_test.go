@@ -105,11 +105,10 @@ func checkTable(t *testing.T, what, out string, headers []string, rows ...[]stri
 
 func itoa[T ~int16 | ~int32 | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }
 
-// hangingTransaction leaves a transaction open on orders-<partition> the
-// coordinator knows nothing about, as a producer that died between its
-// first transactional write and AddPartitionsToTxn's bookkeeping would: an
-// idempotent producer id writes one transactional batch straight to the
-// leader. It returns the producer id, its epoch and the batch's offset.
+// hangingTransaction leaves a transaction open on orders-<partition> that
+// no coordinator knows of (the situation KIP-664's tool exists for): an
+// idempotent producer id, never registered with a coordinator, writes one
+// transactional batch straight to the leader. It returns the producer id, its epoch and the batch's offset.
 func hangingTransaction(t *testing.T, ctx context.Context, c *testcluster.Cluster, partition int32) (int64, int16, int64) {
 	t.Helper()
 	ireq := kmsg.NewPtrInitProducerIDRequest()
@@ -122,6 +121,9 @@ func hangingTransaction(t *testing.T, ctx context.Context, c *testcluster.Cluste
 	o.BaseTimestamp = time.Now().UnixMilli()
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 10000
+	// Kafka requires a transactional id on a Produce with transactional
+	// batches, but does not check that the producer id is that id's.
+	req.TransactionID = kmsg.StringPtr("ghost")
 	pt := kmsg.NewProduceRequestTopic()
 	pt.Topic = "orders"
 	pp := kmsg.NewProduceRequestTopicPartition()
@@ -238,30 +240,30 @@ func TestTransactionsOnCluster(t *testing.T) {
 		[]string{"tx-committed", itoa(txC.Coordinator), itoa(txC.ProducerID), "CompleteCommit"},
 		[]string{"tx-open", itoa(txO.Coordinator), itoa(txO.ProducerID), "Ongoing"})
 
-	// describe: the open transaction's one partition; its duration grows
-	// with the clock, so it is checked as a number.
-	before := time.Now().UnixMilli()
-	out, errOut, code = script(t, "--bootstrap-server", bs, "describe", "--transactional-id", "tx-open")
-	after := time.Now().UnixMilli()
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if code != 0 || errOut != "" || len(lines) != 2 {
-		t.Fatalf("describe: exit %d stderr %q\n%s", code, errOut, out)
+	// describe: the open transaction's one partition, and the committed
+	// one, which keeps its last start time (the coordinator's
+	// txnStartTimestamp survives the transition to CompleteCommit). The
+	// duration grows with the clock, so it is checked as a number.
+	describe := func(id string, d kadm.DescribedTransaction, partitions string) {
+		t.Helper()
+		before := time.Now().UnixMilli()
+		out, errOut, code := script(t, "--bootstrap-server", bs, "describe", "--transactional-id", id)
+		after := time.Now().UnixMilli()
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if code != 0 || errOut != "" || len(lines) != 2 {
+			t.Fatalf("describe %s: exit %d stderr %q\n%s", id, code, errOut, out)
+		}
+		cells := strings.Split(strings.TrimSuffix(lines[1], "\t"), "\t")
+		durationCell := strings.TrimSpace(cells[len(cells)-2])
+		duration, err := strconv.ParseInt(durationCell, 10, 64)
+		if err != nil || duration < before-d.StartTimestamp || duration > after-d.StartTimestamp {
+			t.Fatalf("describe %s: duration %q not within [%d, %d]", id, durationCell, before-d.StartTimestamp, after-d.StartTimestamp)
+		}
+		checkTable(t, "describe "+id, out, describeHeaders, []string{itoa(d.Coordinator), id, itoa(d.ProducerID),
+			itoa(d.ProducerEpoch), d.State, itoa(int32(timeoutMs)), itoa(d.StartTimestamp), durationCell, partitions})
 	}
-	cells := strings.Split(strings.TrimSuffix(lines[1], "\t"), "\t")
-	duration, err := strconv.ParseInt(strings.TrimSpace(cells[len(cells)-2]), 10, 64)
-	if err != nil || duration < before-txO.StartTimestamp || duration > after-txO.StartTimestamp {
-		t.Fatalf("describe: duration %q not within [%d, %d]", cells[len(cells)-2], before-txO.StartTimestamp, after-txO.StartTimestamp)
-	}
-	checkTable(t, "describe", out, describeHeaders, []string{itoa(txO.Coordinator), "tx-open", itoa(txO.ProducerID),
-		itoa(txO.ProducerEpoch), "Ongoing", itoa(int32(timeoutMs)), itoa(txO.StartTimestamp), strings.TrimSpace(cells[len(cells)-2]), "orders-1"})
-
-	// describe of the committed one: no transaction in progress.
-	out, _, code = script(t, "--bootstrap-server", bs, "describe", "--transactional-id", "tx-committed")
-	checkTable(t, "describe tx-committed", out, describeHeaders, []string{itoa(txC.Coordinator), "tx-committed", itoa(txC.ProducerID),
-		itoa(txC.ProducerEpoch), "CompleteCommit", itoa(int32(timeoutMs)), "None", "None", ""})
-	if code != 0 {
-		t.Fatalf("describe tx-committed: exit %d", code)
-	}
+	describe("tx-open", txO, "orders-1")
+	describe("tx-committed", txC, "")
 
 	// describe of an id nobody used.
 	out, errOut, code = script(t, "--bootstrap-server", bs, "describe", "--transactional-id", "nobody")
