@@ -78,7 +78,8 @@ type Coordinator struct {
 	wg sync.WaitGroup
 	// busy counts goroutines doing work now (not parked on a timer);
 	// tests wait for it to reach 0.
-	busy atomic.Int64
+	busy    atomic.Int64
+	metrics *metrics
 
 	// mu guards the following and the loading/txns fields of every
 	// txnPartition. Lock order: Coordinator.mu before txnMetadata.mu;
@@ -112,7 +113,7 @@ func New(cfg Config, store Store, pids *ProducerIDManager, markers Markers, cloc
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{cfg: cfg, store: store, pids: pids, markers: markers, clock: clock,
 		log: logger.With("component", "txn-coordinator", "broker", cfg.BrokerID), ctx: ctx, cancel: cancel,
-		parts: map[int32]*txnPartition{}, inflight: map[int32]int{}}
+		metrics: newMetrics(), parts: map[int32]*txnPartition{}, inflight: map[int32]int{}}
 	c.drained = sync.NewCond(&c.mu)
 	c.mu.Lock()
 	c.schedulePeriodicLocked(0, cfg.AbortTimedOutInterval, c.abortTimedOutTransactions)
@@ -249,21 +250,17 @@ func (c *Coordinator) currentLocked(tm *txnMetadata, ce int32) int16 {
 	return 0
 }
 
-// appendGuarded writes batch to partition p if this broker still owns it
-// at coordinator epoch ce, and calls done with the outcome and c.mu held.
-// The in-flight count makes a reload of p (a new ownership on this
-// broker) wait until the append has reached the log or failed, so the
-// loader reads every record a previous ownership wrote.
-func (c *Coordinator) appendGuarded(p, ce int32, batch []byte, timeout time.Duration, done func(err error)) int16 {
+// appendGuarded writes batch to partition p if owner (called with c.mu
+// held) reports that the writer's ownership is still current, and calls
+// done with the outcome and c.mu held. The in-flight count makes a
+// reload of p (a new ownership on this broker) wait until the append has
+// reached the log or failed, so the loader reads every record an earlier
+// ownership wrote.
+func (c *Coordinator) appendGuarded(p int32, owner func() int16, batch []byte, timeout time.Duration, done func(err error)) int16 {
 	c.mu.Lock()
-	part := c.parts[p]
-	if code := c.ownerCodeLocked(part); code != 0 {
+	if code := owner(); code != 0 {
 		c.mu.Unlock()
 		return code
-	}
-	if part.coordEpoch != ce {
-		c.mu.Unlock()
-		return kerr.NotCoordinator.Code
 	}
 	c.inflight[p]++
 	c.mu.Unlock()
@@ -294,7 +291,8 @@ func (c *Coordinator) appendTransition(tm *txnMetadata, ce int32, t transit, ret
 		timeout = c.cfg.MarkerTimeout
 	}
 	var code int16
-	if pre := c.appendGuarded(tm.partition, ce, batch, timeout, func(err error) {
+	owner := func() int16 { return c.currentLocked(tm, ce) }
+	if pre := c.appendGuarded(tm.partition, owner, batch, timeout, func(err error) {
 		cur := c.currentLocked(tm, ce)
 		tm.mu.Lock()
 		defer tm.mu.Unlock()

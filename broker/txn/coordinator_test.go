@@ -61,3 +61,60 @@ func TestCommitHappyPath(t *testing.T) {
 		t.Log(r)
 	}
 }
+
+// blockingStore holds appends until released, counting those waiting.
+type blockingStore struct {
+	*memStore
+	release chan struct{}
+	waiting chan struct{}
+}
+
+func (s *blockingStore) Append(ctx context.Context, partition int32, batch []byte) error {
+	s.waiting <- struct{}{}
+	<-s.release
+	return s.memStore.Append(ctx, partition, batch)
+}
+
+// A reload on the same broker waits for an append of the previous
+// ownership still in flight, so the loaded state includes it even though
+// the write's own request was answered COORDINATOR_LOAD_IN_PROGRESS (the
+// partition was loading when the append returned; Kafka answers the
+// same).
+func TestReloadWaitsForInFlightAppend(t *testing.T) {
+	mem, mk, clock := newMemStore(), newFakeMarkers(), purgatory.NewFakeClock(testStart)
+	c := newTestCoordinator(t, mem, mk, &pidBlocks{}, clock, 1)
+	ctx := context.Background()
+	p := c.PartitionFor("a")
+	c.OnBecomeLeader(p, 1)
+	waitIdle(t, c)
+	if r := c.InitProducerID(ctx, &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: ptr("a"), TransactionTimeoutMillis: 60000}); r.ErrorCode != 0 {
+		t.Fatal(errName(r.ErrorCode))
+	}
+	bs := &blockingStore{memStore: mem, release: make(chan struct{}), waiting: make(chan struct{}, 1)}
+	c.store = bs
+	done := make(chan int16)
+	go func() {
+		resp := c.AddPartitionsToTxn(ctx, &kmsg.AddPartitionsToTxnRequest{Version: 3, TransactionalID: "a",
+			Topics: []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0}}}})
+		done <- resp.Topics[0].Partitions[0].ErrorCode
+	}()
+	<-bs.waiting // the append is in flight
+	c.OnResign(p, -1)
+	c.OnBecomeLeader(p, 1)
+	// The loader is parked until the append finishes.
+	c.mu.Lock()
+	loading := c.parts[p].loading
+	c.mu.Unlock()
+	if !loading {
+		t.Fatal("partition loaded while an append of the previous ownership was in flight")
+	}
+	close(bs.release)
+	if code := <-done; code != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("add partitions across the reload: %s, want COORDINATOR_LOAD_IN_PROGRESS", errName(code))
+	}
+	waitIdle(t, c)
+	d := c.DescribeTransactions(ctx, &kmsg.DescribeTransactionsRequest{TransactionalIDs: []string{"a"}})
+	if st := d.TransactionStates[0]; st.ErrorCode != 0 || st.State != "Ongoing" || len(st.Topics) != 1 {
+		t.Fatalf("after reload: %+v", st)
+	}
+}
