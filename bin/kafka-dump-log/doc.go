@@ -14,7 +14,8 @@
 //	kafka.tools.DumpLogSegments            dump.go: run, dumpLog, dumpIndex, dumpTimeIndex,
 //	                                       dumpProducerSnapshot, dumpTxnIndex, printReports
 //	GroupMetadataManager.formatRecordKeyAndValue   dump.go: formatOffsetsRecord (broker/group.DescribeKeyAndValue)
-//	TransactionLog.formatRecordKeyAndValue         dump.go: formatTxnLogRecord
+//	TransactionLog.formatRecordKeyAndValue         dump.go: formatTxnLogRecord (broker/txn.FormatRecordKeyAndValue,
+//	                                               Kafka 2.8's text: no partitions for Empty, hash-set order)
 //
 // Batches and records are decoded by broker/storage/record, producer
 // snapshots by storage.ReadProducerSnapshot; index files are read

@@ -17,7 +17,7 @@ import (
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/storage/record"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/klassik/klassik/broker/txn"
 )
 
 type options struct {
@@ -343,36 +343,21 @@ func formatOffsetsRecord(key, value []byte) (string, string, error) {
 	return group.DescribeKeyAndValue(key, value)
 }
 
-// txnStateNames are Kafka's TransactionState names by status byte.
-var txnStateNames = []string{"Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence"}
-
-// formatTxnLogRecord renders a __transaction_state record as Kafka 3.4's
-// TransactionLog.formatRecordKeyAndValue does.
+// formatTxnLogRecord renders a __transaction_state record as Kafka 2.8's
+// DumpLogSegments prints it with TransactionLog.formatRecordKeyAndValue,
+// through the transaction coordinator's own codec (broker/txn): the
+// partitions of an Empty value are not shown, the others in the order of
+// Kafka's hash set. A record the codec cannot read fails with the reason
+// (Kafka dies on it with an IllegalStateException).
 func formatTxnLogRecord(key, value []byte) (string, string, error) {
-	var k kmsg.TxnMetadataKey
-	if key == nil || k.ReadFrom(key) != nil {
-		return "", "", errors.New("Failed to decode message using transaction log decoder (message had an invalid key)")
+	if _, err := txn.DecodeKey(key); err != nil {
+		return "", "", fmt.Errorf("Failed to decode message using transaction log decoder (message had an invalid key): %v", err)
 	}
-	ks := "transaction_metadata::transactionalId=" + k.TransactionalID
-	if value == nil {
-		return ks, "<DELETE>", nil
+	k, v, err := txn.FormatRecordKeyAndValue(key, value)
+	if err != nil {
+		return "", "", fmt.Errorf("Failed to decode message using transaction log decoder (message had an invalid value): %v", err)
 	}
-	var v kmsg.TxnMetadataValue
-	if err := v.ReadFrom(value); err != nil {
-		return "", "", fmt.Errorf("transaction metadata value: %v", err)
-	}
-	state := fmt.Sprintf("Unknown(%d)", v.State)
-	if int(v.State) >= 0 && int(v.State) < len(txnStateNames) {
-		state = txnStateNames[v.State]
-	}
-	var tps []string
-	for _, t := range v.Topics {
-		for _, p := range t.Partitions {
-			tps = append(tps, fmt.Sprintf("%s-%d", t.Topic, p))
-		}
-	}
-	return ks, fmt.Sprintf("producerId:%d,producerEpoch:%d,state=%s,partitions=[%s],txnLastUpdateTimestamp=%d,txnTimeoutMs=%d",
-		v.ProducerID, v.ProducerEpoch, state, strings.Join(tps, ","), v.LastUpdateTimestamp, v.TimeoutMillis), nil
+	return k, v, nil
 }
 
 // indexEntry is one offset-index or time-index entry, offsets absolute.

@@ -229,10 +229,18 @@ func TestTransactionLogDecoder(t *testing.T) {
 		LastUpdateTimestamp: ts0, StartTimestamp: ts0}).AppendTo(nil)
 	o := record.DefaultBuildOptions()
 	o.BaseTimestamp = ts0
-	b := record.Build(o, []record.Record{{Key: key, Value: val}, {OffsetDelta: 1, Key: key}})
+	empty := (&kmsg.TxnMetadataValue{ProducerID: 1, ProducerEpoch: 1, TimeoutMillis: 60000, State: 0,
+		Topics:              []kmsg.TxnMetadataValueTopic{{Topic: "output-topic", Partitions: []int32{0}}},
+		LastUpdateTimestamp: ts0, StartTimestamp: -1}).AppendTo(nil)
+	b := record.Build(o, []record.Record{{Key: key, Value: val}, {OffsetDelta: 1, Key: key}, {OffsetDelta: 2, Key: key, Value: empty}})
+	// Kafka 2.8 prints the partitions in its hash set's order: buckets of
+	// a 16-slot table by improved hashCode, output-topic-2 in bucket 3
+	// before output-topic-0 in bucket 5.
 	checkDecoded(t, b, "--transaction-log-decoder", []string{
-		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: producerId:1,producerEpoch:0,state=Ongoing,partitions=[output-topic-0,output-topic-2],txnLastUpdateTimestamp=1700000000000,txnTimeoutMs=60000\n",
+		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: producerId:1,producerEpoch:0,state=Ongoing,partitions=[output-topic-2,output-topic-0],txnLastUpdateTimestamp=1700000000000,txnTimeoutMs=60000\n",
 		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: <DELETE>\n",
+		// An Empty value's partitions are not read (Kafka 2.8's readTxnRecordValue).
+		"key: transaction_metadata::transactionalId=kafka-txn-0 payload: producerId:1,producerEpoch:1,state=Empty,partitions=[],txnLastUpdateTimestamp=1700000000000,txnTimeoutMs=60000\n",
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/storage/record"
+	"github.com/klassik/klassik/broker/testcluster"
 )
 
 // realPartition writes a partition directory through the storage engine
@@ -96,8 +97,10 @@ func buildDir(t *testing.T) string {
 	return sharedBuildDir
 }
 
+// TestMain stops the shared ZooKeeper the cluster tests start, and removes
+// the shared build directory.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testcluster.Main(m)
 	if sharedBuildDir != "" {
 		os.RemoveAll(sharedBuildDir)
 	}

@@ -4,9 +4,10 @@ package api
 //
 // Behaviour: a topic without Read answers TOPIC_AUTHORIZATION_FAILED for
 // each of its partitions; the replica manager describes the active
-// producers of the others from the leader's producer state
-// (NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION where this broker
-// does not lead).
+// producers of the others from the local replica's producer state — a
+// follower answers too, as in Kafka, so `kafka-transactions.sh
+// describe-producers --broker-id` can ask any replica
+// (UNKNOWN_TOPIC_OR_PARTITION where this broker hosts no replica).
 
 import (
 	"context"

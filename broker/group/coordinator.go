@@ -27,6 +27,10 @@ const (
 type ownership struct {
 	state partitionState
 	epoch uint64 // identifies one OnBecomeLeader call
+	// completions are the transaction ends (HandleTxnCompletion) that
+	// arrived while the partition was loading; the load may have read
+	// the log before their marker, so they are applied when it publishes.
+	completions []txnCompletion
 }
 
 // Coordinator is Kafka's GroupCoordinator plus GroupMetadataManager for

@@ -147,7 +147,10 @@
 //   - TxnOffsetCommit, KIP-447 checks, pending offsets and require_stable,
 //     HandleTxnCompletion, loading transactional and control batches,
 //     expiry with pending offsets, fuzzed requests and loads:
-//     txnoffsets_test.go;
+//     txnoffsets_test.go; the same over the real __consumer_offsets log
+//     (replica manager, storage producer state, WriteTxnMarkers):
+//     txn_storage_test.go; franz-go's GroupTransactSession on a
+//     ZooKeeper-backed cluster: txn_cluster_test.go;
 //   - record formats against kmsg and the spec's example bytes, fuzzed
 //     decoders: records_test.go;
 //   - real clients (franz-go, sarama, kafka-go) over the wire: wire_test.go

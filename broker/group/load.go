@@ -109,13 +109,17 @@ func (c *Coordinator) publishLoaded(partition int32, epoch uint64, built []*Grou
 		c.unloadGroups(built)
 		return false
 	}
+	completions := c.owned[partition].completions
 	for _, g := range built {
 		if old := c.groups[g.id]; old != nil {
 			c.log.Warn("replacing group already in the cache while loading", "group", g.id)
 		}
 		c.groups[g.id] = g
-		// Not yet published, so nobody else holds g.mu; reading its
-		// pending producers without the lock is safe.
+		// Not yet published (the map needs c.mu, held here), so nobody
+		// else holds g.mu; using it without the lock is safe.
+		for _, done := range completions {
+			g.completePendingTxnLocked(done.producerID, done.commit)
+		}
 		for pid := range g.pendingTxn {
 			set := c.producerGroups[pid]
 			if set == nil {

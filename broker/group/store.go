@@ -21,7 +21,8 @@ type OffsetStore interface {
 	// appendErrorCode).
 	Append(ctx context.Context, partition int32, batch []byte) error
 	// Read calls fn for every record batch of the partition from its log
-	// start to its high watermark.
+	// start to its log end (transactional batches whose marker is not yet
+	// written included: loading keeps them pending).
 	Read(ctx context.Context, partition int32, fn func(batch []byte) error) error
 }
 

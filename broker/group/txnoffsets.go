@@ -136,8 +136,12 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 		g.pendingTxn[req.ProducerID] = pend
 	}
 	mine := map[common.TopicPartition]*pendingTxnOffset{}
+	prev := map[common.TopicPartition]*pendingTxnOffset{}
 	for tp, v := range values {
 		p := &pendingTxnOffset{value: v}
+		if old := pend[tp]; old != nil {
+			prev[tp] = old
+		}
 		pend[tp] = p
 		mine[tp] = p
 	}
@@ -153,8 +157,16 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 	cur := g.pendingTxn[req.ProducerID]
 	if err != nil {
 		c.log.Warn("failed to commit transactional offsets", "group", g.id, "producer_id", req.ProducerID, "err", err)
+		// Undo this request only: an offset the transaction committed
+		// earlier stays pending (Kafka drops it too, with the failed one;
+		// a fenced zombie's commit must not erase the live producer's).
 		for tp, p := range mine {
-			if cur != nil && cur[tp] == p {
+			if cur == nil || cur[tp] != p {
+				continue
+			}
+			if old := prev[tp]; old != nil {
+				cur[tp] = old
+			} else {
 				delete(cur, tp)
 			}
 		}
@@ -210,18 +222,29 @@ func buildTxnBatch(now time.Time, producerID int64, producerEpoch int16, recs []
 // (Kafka's GroupMetadataManager.handleTxnCompletion). Groups that moved to
 // another coordinator meanwhile are skipped: the new owner applies the
 // marker when it loads the partition. It takes only group locks and
-// returns without I/O.
+// returns without I/O. For a partition still loading, the completion is
+// applied when the load publishes its groups (the load may have read the
+// log before the marker; applying it twice changes nothing).
 func (c *Coordinator) HandleTxnCompletion(producerID int64, offsetsPartitions []int32, commit bool) {
 	in := map[int32]bool{}
 	for _, p := range offsetsPartitions {
 		in[p] = true
 	}
 	c.mu.Lock()
+	for p := range in {
+		if o, ok := c.owned[p]; ok && o.state == partitionLoading {
+			o.completions = append(o.completions, txnCompletion{producerID: producerID, commit: commit})
+			c.owned[p] = o
+		}
+	}
 	var gs []*Group
 	for id := range c.producerGroups[producerID] {
 		if !in[c.PartitionFor(id)] {
 			continue
 		}
+		// The transaction is over in this group's partition whether or
+		// not the group is still here (deleted, unloaded): forget it.
+		c.removeProducerGroupLocked(producerID, id)
 		if g := c.groups[id]; g != nil {
 			gs = append(gs, g)
 		}
@@ -231,10 +254,16 @@ func (c *Coordinator) HandleTxnCompletion(producerID int64, offsetsPartitions []
 		g.mu.Lock()
 		if g.state != Dead && !g.unloaded {
 			g.completePendingTxnLocked(producerID, commit)
-			c.removeProducerGroup(producerID, g.id)
 		}
 		g.mu.Unlock()
 	}
+}
+
+// txnCompletion is one HandleTxnCompletion call kept for a loading
+// partition.
+type txnCompletion struct {
+	producerID int64
+	commit     bool
 }
 
 // completePendingTxnLocked ends producerID's transaction in g (Kafka's

@@ -399,3 +399,95 @@ func FuzzLoadPartition(f *testing.F) {
 		c.OffsetFetch(ctx, r)
 	})
 }
+
+// A failed write (a zombie producer fenced by the log, a lost leadership)
+// undoes only its own offsets: what the transaction committed before
+// stays pending and commits with it.
+func TestFailedTxnCommitKeepsEarlierPendingOffset(t *testing.T) {
+	h := newHarness(t, testConfig())
+	wantCode(t, "txn commit", h.txnCommit("g", 7, 1, "t", 0, 10, txnCommitArgs{}), nil)
+	h.store.FailAppends(kerr.InvalidProducerEpoch)
+	wantCode(t, "fenced commit", h.txnCommit("g", 7, 0, "t", 0, 99, txnCommitArgs{}), kerr.InvalidProducerEpoch)
+	h.store.FailAppends(nil)
+	if _, code := h.fetchStable("g", "t", 0); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("earlier pending offset dropped: %s", errName(code))
+	}
+	h.c.HandleTxnCompletion(7, []int32{h.c.PartitionFor("g")}, true)
+	if off, _, _ := h.fetch("g", "t", 0); off != 10 {
+		t.Fatalf("committed %d, want 10", off)
+	}
+}
+
+// DeleteGroups drops a group with pending transactional offsets (Kafka
+// allows it for an Empty group); the marker that follows finds no group
+// and commits nothing, and the producer is forgotten.
+func TestDeleteGroupWithPendingTxnOffsets(t *testing.T) {
+	h := newHarness(t, testConfig())
+	wantCode(t, "txn commit", h.txnCommit("d", 7, 0, "t", 0, 10, txnCommitArgs{}), nil)
+	resp := h.c.DeleteGroups(context.Background(), &kmsg.DeleteGroupsRequest{Groups: []string{"d"}})
+	wantCode(t, "delete", resp.Groups[0].ErrorCode, nil)
+	h.c.HandleTxnCompletion(7, []int32{h.c.PartitionFor("d")}, true)
+	if off, _, _ := h.fetch("d", "t", 0); off != -1 {
+		t.Fatalf("offset of a deleted group committed: %d", off)
+	}
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if len(h.c.producerGroups) != 0 {
+		t.Fatalf("producer still tracked: %v", h.c.producerGroups)
+	}
+}
+
+// gatedStore reads a snapshot of the partition, then waits for gate
+// before handing it over: a load that read the log before a marker was
+// appended.
+type gatedStore struct {
+	*MemStore
+	read chan struct{} // closed once the snapshot was taken
+	gate chan struct{}
+}
+
+func (s *gatedStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
+	var batches [][]byte
+	if err := s.MemStore.Read(ctx, partition, func(b []byte) error {
+		batches = append(batches, append([]byte(nil), b...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	close(s.read)
+	<-s.gate
+	for _, b := range batches {
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A marker whose HandleTxnCompletion arrives while the partition loads,
+// after the load read the log, is applied when the load publishes.
+func TestTxnCompletionDuringLoad(t *testing.T) {
+	cfg := testConfig()
+	cfg.OffsetsTopicPartitions = 1
+	mem := NewMemStore()
+	h := newHarnessWith(t, cfg, mem, purgatory.NewFakeClock(t0))
+	wantCode(t, "txn commit", h.txnCommit("g", 7, 0, "t", 0, 10, txnCommitArgs{}), nil)
+	h.c.Close()
+
+	gs := &gatedStore{MemStore: mem, read: make(chan struct{}), gate: make(chan struct{})}
+	c, err := New(cfg, gs, purgatory.NewFakeClock(t0), quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.OnBecomeLeader(0)
+	<-gs.read
+	h.c = c
+	h.marker("g", 7, 0, true)
+	c.HandleTxnCompletion(7, []int32{0}, true)
+	close(gs.gate)
+	h.waitLoaded(0)
+	if off, code := h.fetchStable("g", "t", 0); off != 10 || code != 0 {
+		t.Fatalf("after the load: %d %s", off, errName(code))
+	}
+}

@@ -1,7 +1,8 @@
 // Package replica is the broker's replica manager: it hosts the partition
 // replicas of this broker, applies the controller's LeaderAndIsr,
 // StopReplica and UpdateMetadata requests, serves the data-path APIs
-// Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords, and
+// Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords and
+// the partition side of transactions (WriteTxnMarkers, DescribeProducers), and
 // replicates: followers fetch from their leaders, leaders track the ISR and
 // the high watermark, and acks=all produce waits for the ISR.
 //
@@ -48,7 +49,7 @@
 //	                                       the hooks for the group/txn coordinators
 //	KafkaApis.handleWriteTxnMarkersRequest txnmarkers.go WriteTxnMarkers (COMMIT/ABORT
 //	                                       control batches, coordinator origin,
-//	                                       acks=-1), OffsetsPartitionsCompleted
+//	                                       acks=-1), OffsetsTxnCompletions
 //	ReplicaManager.activeProducerState,    txnmarkers.go DescribeProducers (the
 //	Partition.activeProducerState          log's producer state, any replica)
 //	ReplicaManager metrics                 metrics.go (IsrShrinksPerSec,

@@ -283,3 +283,41 @@ func TestClusterOpenTransactionSurvivesRestart(t *testing.T) {
 func replicaTP(topic string) common.TopicPartition {
 	return common.TopicPartition{Topic: topic, Partition: 0}
 }
+
+// Followers build the same transaction state from the replicated log
+// (producer state, .txnindex, LSO): after the leader is killed, the new
+// leader answers read_committed with the aborted list of a transaction
+// aborted under the old leader, holds the LSO at a transaction still open,
+// and takes that transaction's marker.
+func TestClusterTransactionStateSurvivesLeaderFailover(t *testing.T) {
+	tc := startTxnCluster(t, 3, "txn-failover")
+	tc.produce(txnBatch(100, 0, "a1", "a2")) // 0-1, aborted below
+	tc.produce(plainBatch("p1"))             // 2
+	tc.produce(txnBatch(200, 0, "o1"))       // 3, open across the failover
+	tc.endTxn(100, false)                    // 4
+	tc.produce(plainBatch("p2"))             // 5
+	for i := 0; i < tc.c.N(); i++ {
+		tc.c.WaitFor(30*time.Second, "every replica at the log end", func() bool {
+			p, ok := tc.c.Broker(i).Replicas().Partition(replicaTP(tc.topic))
+			return ok && p.Log() != nil && p.Log().LogEndOffset() == 6 && p.Log().HighWatermark() == 6
+		})
+	}
+	old := tc.leader
+	tc.c.KillBroker(old)
+	tc.c.WaitFor(60*time.Second, "a new leader", func() bool {
+		st, ok := tc.c.PartitionState(tc.topic, 0)
+		return ok && st.Leader >= 0 && tc.c.Index(st.Leader) != old
+	})
+	tc.findLeader()
+	if lso := tc.listOffset(1); lso != 3 {
+		t.Fatalf("new leader's LSO %d, want 3 (producer 200 open)", lso)
+	}
+	rc := tc.consumer(kgo.ReadCommitted())
+	if got := rc.pollUntil(t, 1); !slices.Equal(got, []string{"p1"}) {
+		t.Fatalf("read_committed from the new leader: %v", got)
+	}
+	tc.endTxn(200, true) // 6
+	if got := rc.pollUntil(t, 3); !slices.Equal(got, []string{"p1", "o1", "p2"}) {
+		t.Fatalf("read_committed after the commit on the new leader: %v", got)
+	}
+}

@@ -42,7 +42,7 @@ const OffsetsTopic = "__consumer_offsets"
 //
 // The caller must, for every marker, pass the __consumer_offsets
 // partitions answered NONE to the group coordinator
-// (group.Coordinator.HandleTxnCompletion; OffsetsPartitionsCompleted lists
+// (group.Coordinator.HandleTxnCompletion; OffsetsTxnCompletions lists
 // them), as Kafka's response callback does.
 func (m *Manager) WriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse {
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
@@ -119,26 +119,47 @@ func (m *Manager) appendTxnMarker(tp common.TopicPartition, pid int64, epoch int
 	return 0, info.LastOffset
 }
 
-// OffsetsPartitionsCompleted lists, per producer id, the __consumer_offsets
-// partitions whose marker a WriteTxnMarkers response reports written: the
-// ones whose transactional offset commits the group coordinator must now
-// complete.
-func OffsetsPartitionsCompleted(resp *kmsg.WriteTxnMarkersResponse) map[int64][]int32 {
-	var out map[int64][]int32
-	for _, mk := range resp.Markers {
+// OffsetsTxnCompletion is one transaction end the group coordinator must
+// apply: the __consumer_offsets partitions where producerID's marker was
+// written, and whether it committed.
+type OffsetsTxnCompletion struct {
+	ProducerID int64
+	Partitions []int32
+	Commit     bool
+}
+
+// OffsetsTxnCompletions lists, for a WriteTxnMarkers request and the
+// response WriteTxnMarkers gave it, the markers written to
+// __consumer_offsets partitions, in request order. The caller passes each
+// to group.Coordinator.HandleTxnCompletion, as Kafka's KafkaApis does in
+// the append callback, so the transaction's offsets become visible (or are
+// dropped).
+func OffsetsTxnCompletions(req *kmsg.WriteTxnMarkersRequest, resp *kmsg.WriteTxnMarkersResponse) []OffsetsTxnCompletion {
+	byProducer := map[int64]*kmsg.WriteTxnMarkersResponseMarker{}
+	for i := range resp.Markers {
+		byProducer[resp.Markers[i].ProducerID] = &resp.Markers[i]
+	}
+	// The response lists each marker's topics, in request order, under
+	// its producer id; next walks them.
+	next := map[int64]int{}
+	var out []OffsetsTxnCompletion
+	for _, mk := range req.Markers {
+		rm := byProducer[mk.ProducerID]
+		var done []int32
 		for _, t := range mk.Topics {
-			if t.Topic != OffsetsTopic {
+			i := next[mk.ProducerID]
+			next[mk.ProducerID]++
+			if rm == nil || i >= len(rm.Topics) || t.Topic != OffsetsTopic {
 				continue
 			}
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					continue
+			for _, p := range rm.Topics[i].Partitions {
+				if p.ErrorCode == 0 {
+					done = append(done, p.Partition)
 				}
-				if out == nil {
-					out = map[int64][]int32{}
-				}
-				out[mk.ProducerID] = append(out[mk.ProducerID], p.Partition)
 			}
+		}
+		if len(done) > 0 {
+			out = append(out, OffsetsTxnCompletion{ProducerID: mk.ProducerID, Partitions: done, Commit: mk.Committed})
 		}
 	}
 	return out

@@ -3,9 +3,11 @@ package replica
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -216,20 +218,21 @@ func TestStorageWriteTxnMarkersErrors(t *testing.T) {
 }
 
 // The response has one entry per producer id, as Kafka's map does, and
-// OffsetsPartitionsCompleted picks the __consumer_offsets partitions
-// written.
+// OffsetsTxnCompletions picks the __consumer_offsets partitions written,
+// with each marker's outcome.
 func TestWriteTxnMarkersResponseShape(t *testing.T) {
 	m, _, _ := newStorageManager(t, nil)
 	makeLeader(t, m, "t", 0, 0)
 	makeLeader(t, m, OffsetsTopic, 0, 0)
-	resp := m.WriteTxnMarkers(context.Background(), markersReq(
-		marker(5, 0, true, 0, "t", 0), marker(5, 0, true, 0, OffsetsTopic, 0, 1)))
-	if len(resp.Markers) != 1 || len(resp.Markers[0].Topics) != 2 {
+	req := markersReq(marker(5, 0, true, 0, "t", 0), marker(5, 0, true, 0, OffsetsTopic, 0, 1), marker(6, 0, false, 0, OffsetsTopic, 0))
+	resp := m.WriteTxnMarkers(context.Background(), req)
+	if len(resp.Markers) != 2 || len(resp.Markers[0].Topics) != 2 {
 		t.Fatalf("response %+v", resp)
 	}
-	done := OffsetsPartitionsCompleted(resp)
-	if len(done) != 1 || !slices.Equal(done[5], []int32{0}) {
-		t.Fatalf("completed offsets partitions %v", done)
+	done := OffsetsTxnCompletions(req, resp)
+	if len(done) != 2 || done[0].ProducerID != 5 || !done[0].Commit || !slices.Equal(done[0].Partitions, []int32{0}) ||
+		done[1].ProducerID != 6 || done[1].Commit || !slices.Equal(done[1].Partitions, []int32{0}) {
+		t.Fatalf("completions %+v", done)
 	}
 }
 
@@ -238,4 +241,67 @@ func errName(code int16) string {
 		return "NONE"
 	}
 	return kerr.ErrorForCode(code).Error()
+}
+
+// FuzzWriteTxnMarkers decodes WriteTxnMarkers request bytes (any version)
+// and serves them on a broker leading t-0. Invariants: nothing panics; the
+// response has one entry per distinct producer id; every requested
+// partition is answered, in request order within its producer; t-0 grows
+// by exactly one batch per marker answered NONE there and nothing else is
+// written.
+func FuzzWriteTxnMarkers(f *testing.F) {
+	seed := markersReq(marker(5, 0, true, 1, "t", 0), marker(6, 2, false, 1, "t", 0, 3), marker(5, 0, false, 0, "x", 0))
+	for v := int16(0); v <= 1; v++ {
+		seed.Version = v
+		f.Add(byte(v), seed.AppendTo(nil))
+	}
+	f.Fuzz(func(t *testing.T, version byte, data []byte) {
+		req := kmsg.NewPtrWriteTxnMarkersRequest()
+		req.Version = int16(version % 2)
+		if err := req.ReadFrom(data); err != nil {
+			return
+		}
+		n := 0
+		for _, mk := range req.Markers {
+			for _, tp := range mk.Topics {
+				n += len(tp.Partitions)
+			}
+		}
+		if n > 200 {
+			return
+		}
+		m, store := newT0Leader(t)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp := m.WriteTxnMarkers(ctx, req)
+		pids := map[int64]bool{}
+		want := map[int64][]string{}
+		for _, mk := range req.Markers {
+			pids[mk.ProducerID] = true
+			for _, tp := range mk.Topics {
+				for _, p := range tp.Partitions {
+					want[mk.ProducerID] = append(want[mk.ProducerID], fmt.Sprintf("%s/%d", tp.Topic, p))
+				}
+			}
+		}
+		if len(resp.Markers) != len(pids) {
+			t.Fatalf("%d response markers for %d producers", len(resp.Markers), len(pids))
+		}
+		ok := int64(0)
+		for _, rm := range resp.Markers {
+			var got []string
+			for _, tp := range rm.Topics {
+				for _, p := range tp.Partitions {
+					got = append(got, fmt.Sprintf("%s/%d", tp.Topic, p.Partition))
+					if tp.Topic == "t" && p.Partition == 0 && p.ErrorCode == 0 {
+						ok++
+					}
+				}
+			}
+			if !slices.Equal(got, want[rm.ProducerID]) {
+				t.Fatalf("producer %d answered %v, asked %v", rm.ProducerID, got, want[rm.ProducerID])
+			}
+		}
+		store.wantLogEnd(t, "t", ok, "one marker per successful append")
+	})
 }

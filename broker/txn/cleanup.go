@@ -118,7 +118,13 @@ func (c *Coordinator) writeTombstones(part *txnPartition, expired []*txnMetadata
 			tm.mu.Unlock()
 		}
 	}
-	code := c.appendGuarded(part.id, part.coordEpoch, batch, c.cfg.MarkerTimeout, func(err error) {
+	owner := func() int16 {
+		if cur := c.parts[part.id]; cur != part {
+			return kerr.NotCoordinator.Code
+		}
+		return c.ownerCodeLocked(part)
+	}
+	code := c.appendGuarded(part.id, owner, batch, c.cfg.MarkerTimeout, func(err error) {
 		if err != nil {
 			c.log.Warn("failed to write expiry tombstones", "partition", part.id, "ids", len(expired), "err", err)
 		}

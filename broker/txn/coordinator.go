@@ -78,7 +78,8 @@ type Coordinator struct {
 	wg sync.WaitGroup
 	// busy counts goroutines doing work now (not parked on a timer);
 	// tests wait for it to reach 0.
-	busy atomic.Int64
+	busy    atomic.Int64
+	metrics *metrics
 
 	// mu guards the following and the loading/txns fields of every
 	// txnPartition. Lock order: Coordinator.mu before txnMetadata.mu;
@@ -112,7 +113,7 @@ func New(cfg Config, store Store, pids *ProducerIDManager, markers Markers, cloc
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{cfg: cfg, store: store, pids: pids, markers: markers, clock: clock,
 		log: logger.With("component", "txn-coordinator", "broker", cfg.BrokerID), ctx: ctx, cancel: cancel,
-		parts: map[int32]*txnPartition{}, inflight: map[int32]int{}}
+		metrics: newMetrics(), parts: map[int32]*txnPartition{}, inflight: map[int32]int{}}
 	c.drained = sync.NewCond(&c.mu)
 	c.mu.Lock()
 	c.schedulePeriodicLocked(0, cfg.AbortTimedOutInterval, c.abortTimedOutTransactions)
@@ -249,26 +250,27 @@ func (c *Coordinator) currentLocked(tm *txnMetadata, ce int32) int16 {
 	return 0
 }
 
-// appendGuarded writes batch to partition p if this broker still owns it
-// at coordinator epoch ce, and calls done with the outcome and c.mu held.
-// The in-flight count makes a reload of p (a new ownership on this
-// broker) wait until the append has reached the log or failed, so the
-// loader reads every record a previous ownership wrote.
-func (c *Coordinator) appendGuarded(p, ce int32, batch []byte, timeout time.Duration, done func(err error)) int16 {
+// appendGuarded writes batch to partition p if owner (called with c.mu
+// held) reports that the writer's ownership is still current (owner
+// must fail when c.parts[p] is not that ownership), and calls
+// done with the outcome and c.mu held. The in-flight count makes a
+// reload of p (a new ownership on this broker) wait until the append has
+// reached the log or failed, so the loader reads every record an earlier
+// ownership wrote.
+func (c *Coordinator) appendGuarded(p int32, owner func() int16, batch []byte, timeout time.Duration, done func(err error)) int16 {
 	c.mu.Lock()
-	part := c.parts[p]
-	if code := c.ownerCodeLocked(part); code != 0 {
+	if code := owner(); code != 0 {
 		c.mu.Unlock()
 		return code
 	}
-	if part.coordEpoch != ce {
-		c.mu.Unlock()
-		return kerr.NotCoordinator.Code
-	}
 	c.inflight[p]++
+	// The append is bounded by its timeout and by the ownership: when the
+	// partition is resigned its waits end at once (a record already in the
+	// local log stays there, and the next load reads it).
+	pctx := c.parts[p].ctx
 	c.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(c.ctx, timeout)
+	ctx, cancel := context.WithTimeout(pctx, timeout)
 	err := c.store.Append(ctx, p, batch)
 	cancel()
 
@@ -294,7 +296,8 @@ func (c *Coordinator) appendTransition(tm *txnMetadata, ce int32, t transit, ret
 		timeout = c.cfg.MarkerTimeout
 	}
 	var code int16
-	if pre := c.appendGuarded(tm.partition, ce, batch, timeout, func(err error) {
+	owner := func() int16 { return c.currentLocked(tm, ce) }
+	if pre := c.appendGuarded(tm.partition, owner, batch, timeout, func(err error) {
 		cur := c.currentLocked(tm, ce)
 		tm.mu.Lock()
 		defer tm.mu.Unlock()
@@ -310,6 +313,10 @@ func (c *Coordinator) appendTransition(tm *txnMetadata, ce int32, t transit, ret
 			return
 		}
 		code = appendErrorCode(err)
+		if cur != 0 {
+			// The ownership ended while the append waited.
+			code = cur
+		}
 		c.log.Info("writing transaction state failed", "transactional_id", tm.id, "target", t.state,
 			"coordinator_epoch", ce, "err", err, "code", kerr.ErrorForCode(code))
 		if cur == 0 && (retry == nil || !retry(code)) {

@@ -31,7 +31,14 @@ func (c *Coordinator) DescribeTransactions(_ context.Context, req *kmsg.Describe
 }
 
 func (c *Coordinator) describe(id string, st kmsg.DescribeTransactionsResponseTransactionState) kmsg.DescribeTransactionsResponseTransactionState {
-	if id == "" {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	switch {
+	case closed:
+		st.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return st
+	case id == "":
 		st.ErrorCode = kerr.InvalidRequest.Code
 		return st
 	}

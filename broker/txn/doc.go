@@ -27,6 +27,7 @@
 //	TransactionMarkerChannelManager,                markers.go: startMarkersLocked, sendMarkers,
 //	  TransactionMarkerRequestCompletionHandler       markerRound, writeComplete
 //	TransactionConfig                               config.go: Config, DefaultConfig, Validate
+//	coordinator and marker channel metrics          metrics.go: RegisterMetrics
 //	ProducerIdManager (ZooKeeper blocks)            produceridmanager.go
 //
 // Transaction states (TransactionMetadata's valid-previous-state table;
@@ -89,9 +90,15 @@
 //     per round and waits for them;
 //   - the two periodic tasks, run by the Clock (AfterFunc) every
 //     transaction.abort.timed.out.transaction.cleanup.interval.ms and
-//     transaction.remove.expired.transaction.cleanup.interval.ms;
+//     transaction.remove.expired.transaction.cleanup.interval.ms; a run
+//     counts in wg while it works and a timer firing after Close does
+//     nothing;
 //   - callers' goroutines, which block in a handler only for the log
 //     append of their own change (bounded by the transaction timeout).
+//
+// Idle reports when none of these is working (all done, or parked on a
+// clock timer: a marker retry backoff, a load retry); tests with a fake
+// clock wait for it before advancing time.
 //
 // Close stops the periodic tasks, ends every ownership (cancelling loads
 // and marker senders; nothing is written) and waits for wg. What was in
@@ -110,9 +117,12 @@
 //   - Records are Kafka's key and value version 0; decoders never panic
 //     on malformed input (fuzzed).
 //
-// Which test shows each behaviour: the state machine, errors, fencing,
+// Which test shows each behaviour: the happy path against the public API:
+// coordinator_test.go; many producers while partitions move, under
+// -race: concurrency_test.go; the state machine, errors, fencing,
 // KIP-360, timeouts, expiry, marker retries and coordinator moves:
 // transcript_test.go with testdata/*.txt; the record formats and their
 // dump-log text: records_test.go (golden bytes cross-checked with kmsg's
-// TxnMetadataKey/TxnMetadataValue) and the fuzz targets there.
+// TxnMetadataKey/TxnMetadataValue) and the fuzz target there; arbitrary
+// loaded states driven through every request: load_fuzz_test.go.
 package txn

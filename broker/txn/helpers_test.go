@@ -230,7 +230,7 @@ func waitIdle(t testing.TB, c *Coordinator) {
 		if time.Now().After(deadline) {
 			t.Fatalf("coordinator did not become idle (busy=%d)", c.busy.Load())
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(20 * time.Microsecond)
 	}
 }
 

@@ -128,6 +128,7 @@ func (c *Coordinator) load(part *txnPartition) {
 		}
 		tm.mu.Unlock()
 	}
+	c.metrics.loadTime.Update(c.clock.Now().Sub(start).Milliseconds())
 	c.log.Info("finished loading transaction metadata", "partition", part.id, "coordinator_epoch", part.coordEpoch,
 		"transactions", len(loaded), "resumed", resumed, "duration_ms", c.clock.Now().Sub(start).Milliseconds())
 }

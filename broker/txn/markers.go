@@ -37,6 +37,12 @@ type markerJob struct {
 	epoch    int16
 	commit   bool
 	complete transit // the pending CompleteCommit/CompleteAbort
+	// noLeader: partitions of the last round without a leader (counted
+	// in the UnknownDestinationQueueSize gauge).
+	noLeader int64
+	// unknownTopic: partitions whose leader answered
+	// UNKNOWN_TOPIC_OR_PARTITION; used only by the sender goroutine.
+	unknownTopic map[common.TopicPartition]bool
 }
 
 // startMarkersLocked starts the sender of a transaction whose Prepare
@@ -91,13 +97,15 @@ func (c *Coordinator) dropPartitions(job *markerJob, tps []common.TopicPartition
 // carrying the producer id and epoch and the coordinator epoch. A
 // partition leaves the set when its leader wrote the marker (or answers
 // that the partition's format cannot hold one); a partition unknown to
-// the metadata cache (topic deleted) is dropped; every other failure
-// (no leader, NOT_LEADER_OR_FOLLOWER, timeouts, a broker down) is
-// retried in the next round with the leader looked up again. An
+// the metadata cache (topic deleted: NoSuchPartition, or no leader after
+// its leader answered UNKNOWN_TOPIC_OR_PARTITION) is dropped; every
+// other failure (no leader, NOT_LEADER_OR_FOLLOWER, timeouts, a broker
+// down) is retried in the next round with the leader looked up again. An
 // INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED answer means
 // a newer producer or coordinator took over: sending stops and the
 // transaction is left to it.
 func (c *Coordinator) sendMarkers(job *markerJob) {
+	defer func() { c.metrics.unknownDestination.Add(-job.noLeader) }()
 	backoff := markerBackoffMin
 	for {
 		parts, ok := c.remaining(job)
@@ -142,16 +150,25 @@ type markerResult struct {
 func (c *Coordinator) markerRound(job *markerJob, parts []common.TopicPartition) (progress, stop bool) {
 	byBroker := map[int32][]common.TopicPartition{}
 	var gone []common.TopicPartition
+	noLeader := int64(0)
 	for _, tp := range parts {
 		switch l := c.markers.PartitionLeader(tp.Topic, tp.Partition); {
 		case l == NoSuchPartition:
 			gone = append(gone, tp)
+		case l < 0 && job.unknownTopic[tp]:
+			// Its leader did not know it and now it has none: the topic
+			// was deleted (a metadata cache that cannot tell an unknown
+			// partition from a leaderless one answers -1 for both).
+			gone = append(gone, tp)
 		case l < 0:
 			// No leader now: retried next round.
+			noLeader++
 		default:
 			byBroker[l] = append(byBroker[l], tp)
 		}
 	}
+	c.metrics.unknownDestination.Add(noLeader - job.noLeader)
+	job.noLeader = noLeader
 	if len(gone) > 0 {
 		c.log.Info("dropping transaction markers of partitions that no longer exist", "transactional_id", job.tm.id,
 			"partitions", gone)
@@ -188,6 +205,13 @@ func (c *Coordinator) markerRound(job *markerJob, parts []common.TopicPartition)
 			switch kerr.ErrorForCode(code) {
 			case nil, kerr.UnsupportedForMessageFormat, kerr.UnsupportedVersion:
 				done = append(done, tp)
+			case kerr.UnknownTopicOrPartition:
+				if job.unknownTopic == nil {
+					job.unknownTopic = map[common.TopicPartition]bool{}
+				}
+				job.unknownTopic[tp] = true
+				c.log.Info("transaction marker failed; retrying", "transactional_id", job.tm.id, "partition", tp,
+					"broker", r.broker, "err", kerr.ErrorForCode(code))
 			case kerr.InvalidProducerEpoch, kerr.TransactionCoordinatorFenced:
 				c.log.Info("transaction markers permanently failed: a newer producer or coordinator took over",
 					"transactional_id", job.tm.id, "partition", tp, "err", kerr.ErrorForCode(code))
@@ -262,7 +286,10 @@ func (c *Coordinator) writeComplete(job *markerJob) {
 		case 0:
 			return
 		case kerr.CoordinatorNotAvailable.Code:
-			if !c.sleep(job.part.ctx, backoff) {
+			c.metrics.logAppendRetries.Add(1)
+			ok := c.sleep(job.part.ctx, backoff)
+			c.metrics.logAppendRetries.Add(-1)
+			if !ok {
 				return
 			}
 			backoff = min(2*backoff, markerBackoffMax)

@@ -31,6 +31,7 @@ package txn
 //	pids fail|ok                         (producer id blocks)
 //	state txn=ID [broker=B]              (DescribeTransactions)
 //	list [broker=B] [states=S,S] [pids=N,N]
+//	metrics [broker=B]                   (the coordinator's gauges)
 //	close broker=B
 
 import (
@@ -482,6 +483,10 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		for _, st := range resp.TransactionStates {
 			out = append(out, fmt.Sprintf("%s pid=%d %s", st.TransactionalID, st.ProducerID, st.TransactionState))
 		}
+	case "metrics":
+		m := c().metrics
+		out = append(out, fmt.Sprintf("UnknownDestinationQueueSize=%d LogAppendRetryQueueSize=%d partition-load-time-count=%d",
+			m.unknownDestination.Load(), m.logAppendRetries.Load(), m.loadTime.Count()))
 	case "close":
 		b := int32(a.int("broker", 1))
 		h.coord(b).Close()
