@@ -119,7 +119,7 @@ func buildDist(t *testing.T) string {
 			dist.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 			return
 		}
-		dist.err = os.MkdirAll(filepath.Join(dir, "home", "var", "lib", "klassik", "data"), 0o755)
+		dist.err = os.MkdirAll(filepath.Join(dir, "home", "data"), 0o755)
 	})
 	if dist.err != nil {
 		t.Fatal(dist.err)
@@ -296,6 +296,11 @@ func TestBrokerImage(t *testing.T) {
 		"-e", "KAFKA_ZOOKEEPER_CONNECT=127.0.0.1:2181", "-e", "KAFKA_NO_SUCH_SETTING=1", tag)
 	if err == nil || !strings.Contains(out, "no.such.setting (from KAFKA_NO_SUCH_SETTING): unknown configuration") {
 		t.Errorf("container with KAFKA_NO_SUCH_SETTING: err %v, output:\n%s", err, out)
+	}
+
+	// Arguments that are a command run it instead of the broker.
+	if out, err := docker(t, time.Minute, "run", "--rm", "--network", "none", tag, "kafka-topics", "--version"); err != nil || !strings.Contains(out, "Klassik") {
+		t.Errorf("docker run %s kafka-topics --version: err %v, output:\n%s", tag, err, out)
 	}
 
 	connect := zkserver.ConnectString(t)
