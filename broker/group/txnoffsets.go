@@ -204,15 +204,11 @@ func offsetRecords(group string, values map[common.TopicPartition]OffsetValue) [
 // of a producer (base sequence 0, CreateTime = now).
 func buildTxnBatch(now time.Time, producerID int64, producerEpoch int16, recs []record.Record) []byte {
 	o := record.DefaultBuildOptions()
-	o.BaseTimestamp = now.UnixMilli()
 	o.Transactional = true
 	o.ProducerID = producerID
 	o.ProducerEpoch = producerEpoch
 	o.BaseSequence = 0
-	for i := range recs {
-		recs[i].OffsetDelta = int32(i)
-	}
-	return record.Build(o, recs)
+	return record.BuildAt(o, now, recs)
 }
 
 // HandleTxnCompletion is called once a COMMIT (commit true) or ABORT
