@@ -104,16 +104,11 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
-			meta := ""
-			if p.Metadata != nil {
-				meta = *p.Metadata
-			}
-			if len(meta) > c.cfg.OffsetMetadataMaxBytes {
-				codes[tp] = kerr.OffsetMetadataTooLarge.Code
+			v, code := c.newOffsetValue(p.Offset, p.Metadata, now)
+			if code != 0 {
+				codes[tp] = code
 				continue
 			}
-			v := OffsetValue{Version: offsetValueLatest, Offset: p.Offset, LeaderEpoch: -1, Metadata: meta,
-				CommitTimestamp: now.UnixMilli(), ExpireTimestamp: -1}
 			if req.Version >= 2 {
 				v.LeaderEpoch = p.LeaderEpoch
 			}
