@@ -152,9 +152,6 @@ func findProducer(t *testing.T, states []kadm.DescribedProducer, pid int64) kadm
 // and epoch (the form for brokers older than 3.0).
 func TestTransactionsOnCluster(t *testing.T) {
 	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 1}, "orders", 2, 1)
-	if !clitest.Supports(t, c, 65) {
-		t.Fatal("the broker does not serve DescribeTransactions (65): the transaction coordinator has not landed")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute) // bounds a failure only
 	defer cancel()
 	bs := strings.Join(c.Bootstrap(), ",")
