@@ -85,3 +85,13 @@ func TestListNamesEveryScenario(t *testing.T) {
 		t.Errorf("unknown scenario: exit %d\n%s", code, out)
 	}
 }
+
+func TestISRShrinkExpand(t *testing.T) {
+	replayScenario(t, "isr-shrink-expand", "high watermark held at 1",
+		"Leader's log end offset: 2; high watermark: 1",
+		`"isr":[1,2]}`,
+		"Replicas: 1,2,3\tIsr: 1,2\n",
+		`"isr":[1,2,3]}`,
+		"| offset: 1 CreateTime: ",
+		"\"two\" acknowledged at offset 1; the high watermark is now 2.")
+}

@@ -12,6 +12,7 @@ type scenario struct {
 // scenarios is the table list prints, in teaching order.
 var scenarios = []scenario{
 	{"controller-failover", "kill -9 the controller: /controller and /controller_epoch move, the old epoch is fenced", controllerFailover},
+	{"isr-shrink-expand", "SIGSTOP a follower: it leaves the ISR after replica.lag.time.max.ms, the high watermark waits meanwhile; SIGCONT: it rejoins", isrShrinkExpand},
 }
 
 func lookup(name string) (scenario, bool) {

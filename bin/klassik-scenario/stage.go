@@ -398,8 +398,13 @@ func (s *Stage) ToolStatus(script string, args ...string) (string, int) {
 		s.Failf("bin/%s: %v", script, err)
 	}
 	out := string(outb)
+	if strings.TrimSpace(out) == "" {
+		fmt.Fprintf(s.out, "      (no output)\n")
+	}
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		fmt.Fprintf(s.out, "      %s\n", l)
+		if l != "" {
+			fmt.Fprintf(s.out, "      %s\n", l)
+		}
 	}
 	if code != 0 {
 		fmt.Fprintf(s.out, "      (exit status %d)\n", code)
