@@ -95,3 +95,12 @@ func TestISRShrinkExpand(t *testing.T) {
 		"| offset: 1 CreateTime: ",
 		"\"two\" acknowledged at offset 1; the high watermark is now 2.")
 }
+
+func TestIdempotence(t *testing.T) {
+	replayScenario(t, "idempotence", "kept its offset 0 and was stored once",
+		"Answer: error NONE, base offset 0.",
+		"The log still ends at 3.",
+		"Answer: error OUT_OF_ORDER_SEQUENCE_NUMBER.",
+		"baseOffset: 0 lastOffset: 2 count: 3 baseSequence: 0 lastSequence: 2 producerId: ",
+		"baseOffset: 3 lastOffset: 3 count: 1 baseSequence: 3 lastSequence: 3 producerId: ")
+}

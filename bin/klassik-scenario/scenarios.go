@@ -13,6 +13,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"controller-failover", "kill -9 the controller: /controller and /controller_epoch move, the old epoch is fenced", controllerFailover},
 	{"isr-shrink-expand", "SIGSTOP a follower: it leaves the ISR after replica.lag.time.max.ms, the high watermark waits meanwhile; SIGCONT: it rejoins", isrShrinkExpand},
+	{"idempotence", "an idempotent batch retried after its answer was lost is stored once; sequence numbers shown by kafka-dump-log", idempotence},
 }
 
 func lookup(name string) (scenario, bool) {
