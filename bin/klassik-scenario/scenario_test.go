@@ -104,3 +104,13 @@ func TestIdempotence(t *testing.T) {
 		"baseOffset: 0 lastOffset: 2 count: 3 baseSequence: 0 lastSequence: 2 producerId: ",
 		"baseOffset: 3 lastOffset: 3 count: 1 baseSequence: 3 lastSequence: 3 producerId: ")
 }
+
+func TestSegmentLookup(t *testing.T) {
+	replayScenario(t, "segment-lookup", "offset 217 found in segment 180",
+		"=> segment 00000000000000000180 (offsets 180 and up).",
+		"      offset: 216 position: 6516\n",
+		"=> start scanning the .log at byte 6516 (offset 216).",
+		"batch of offsets 217..217, 181 bytes: holds 217. Found.",
+		"baseOffset: 217 lastOffset: 217 count: 1 ",
+		"      record-217 ...")
+}

@@ -378,9 +378,47 @@ func (s *Stage) Tool(script string, args ...string) string {
 	return out
 }
 
+// ToolLines is Tool printing only the output lines pick accepts (and how
+// many it left out), for tools whose whole output would drown the point.
+func (s *Stage) ToolLines(pick func(line string) bool, script string, args ...string) string {
+	out, code := s.run(script, args...)
+	var shown []string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if pick(l) {
+			shown = append(shown, l)
+		}
+	}
+	for _, l := range shown {
+		fmt.Fprintf(s.out, "      %s\n", l)
+	}
+	fmt.Fprintf(s.out, "      (%d more lines not shown)\n", strings.Count(out, "\n")-len(shown))
+	if code != 0 {
+		s.Failf("bin/%s exited with status %d", script, code)
+	}
+	return strings.Join(shown, "\n")
+}
+
 // ToolStatus is Tool for a command whose failure is part of the story: it
 // returns the exit status instead of failing.
 func (s *Stage) ToolStatus(script string, args ...string) (string, int) {
+	out, code := s.run(script, args...)
+	if strings.TrimSpace(out) == "" {
+		fmt.Fprintf(s.out, "      (no output)\n")
+	}
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if l != "" {
+			fmt.Fprintf(s.out, "      %s\n", l)
+		}
+	}
+	if code != 0 {
+		fmt.Fprintf(s.out, "      (exit status %d)\n", code)
+	}
+	return out, code
+}
+
+// run prints the command line of bin/<script> and runs it, returning its
+// output and exit status.
+func (s *Stage) run(script string, args ...string) (string, int) {
 	fmt.Fprintf(s.out, "    $ bin/%s %s\n", script, strings.Join(quoteArgs(args), " "))
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
@@ -397,19 +435,7 @@ func (s *Stage) ToolStatus(script string, args ...string) (string, int) {
 	} else if err != nil {
 		s.Failf("bin/%s: %v", script, err)
 	}
-	out := string(outb)
-	if strings.TrimSpace(out) == "" {
-		fmt.Fprintf(s.out, "      (no output)\n")
-	}
-	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		if l != "" {
-			fmt.Fprintf(s.out, "      %s\n", l)
-		}
-	}
-	if code != 0 {
-		fmt.Fprintf(s.out, "      (exit status %d)\n", code)
-	}
-	return out, code
+	return string(outb), code
 }
 
 // ZkGet shows a znode with bin/zookeeper-shell.sh ... get and returns its
