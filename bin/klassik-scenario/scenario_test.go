@@ -114,3 +114,16 @@ func TestSegmentLookup(t *testing.T) {
 		"baseOffset: 217 lastOffset: 217 count: 1 ",
 		"      record-217 ...")
 }
+
+func TestRebalance(t *testing.T) {
+	replayScenario(t, "rebalance", "went through CompletingRebalance, Stable, PreparingRebalance, Empty, Dead;",
+		"A's plan (range): A: reb-0,reb-1  B: reb-2,reb-3",
+		"A's plan (roundrobin): A: reb-0,reb-3  B: reb-1  C: reb-2",
+		"A's plan (sticky): A: reb-0,reb-3  B: reb-1,reb-2",
+		"PreparingRebalance 2\n",
+		"CompletingRebalance 2\n",
+		" sticky               Stable          2\n",
+		" Empty           0\n",
+		"DescribeGroups answers state Dead.",
+		"Error: Consumer group 'classroom' does not exist.")
+}

@@ -15,6 +15,7 @@ var scenarios = []scenario{
 	{"isr-shrink-expand", "SIGSTOP a follower: it leaves the ISR after replica.lag.time.max.ms, the high watermark waits meanwhile; SIGCONT: it rejoins", isrShrinkExpand},
 	{"idempotence", "an idempotent batch retried after its answer was lost is stored once; sequence numbers shown by kafka-dump-log", idempotence},
 	{"segment-lookup", "find an offset: pick the segment by base offset, binary-search the sparse .index, scan the .log from there", segmentLookup},
+	{"rebalance", "a group walks through all five states as members join, leave and time out; range, round-robin and sticky assignment", rebalance},
 }
 
 func lookup(name string) (scenario, bool) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,6 +92,7 @@ func replay(ctx context.Context, sc scenario, out io.Writer) (code int) {
 			msg = f.msg
 		default:
 			msg = fmt.Sprintf("internal error: %v", r)
+			fmt.Fprintf(os.Stderr, "%s", debug.Stack())
 		}
 		if msg == "" && ctx.Err() != nil {
 			msg = "interrupted"
