@@ -127,3 +127,13 @@ func TestRebalance(t *testing.T) {
 		"DescribeGroups answers state Dead.",
 		"Error: Consumer group 'classroom' does not exist.")
 }
+
+func TestLegacyConsumer(t *testing.T) {
+	replayScenario(t, "legacy-consumer", "offsets in ZooKeeper grew 5,5 -> 10,10",
+		` ls /consumers/classic/ids`,
+		`{"version":1,"subscription":{"legacy":1},"pattern":"static","timestamp":"`,
+		" get /consumers/classic/offsets/legacy/0\n      5\n",
+		" get /consumers/classic/offsets/legacy/0\n      10\n",
+		"legacy                         1          10              10              0          classic_",
+		"The first consumer printed 20 records before it stopped.")
+}

@@ -61,6 +61,7 @@ type Stage struct {
 	zkc     *zkclient.Client
 	brokers []*Broker
 	clients []*kgo.Client
+	procs   []*proc.Process // tools started in the background
 }
 
 // Broker is one kafka-server process of the replay.
@@ -144,6 +145,11 @@ func (s *Stage) prepare() {
 func (s *Stage) cleanup() {
 	for _, cl := range s.clients {
 		cl.Close()
+	}
+	for _, p := range s.procs {
+		if p.Running() {
+			p.Kill()
+		}
 	}
 	for _, b := range s.brokers {
 		b.node.Kill()
@@ -438,6 +444,30 @@ func (s *Stage) run(script string, args ...string) (string, int) {
 		s.Failf("bin/%s: %v", script, err)
 	}
 	return string(outb), code
+}
+
+// Background starts bin/<script> as a long-running process (a consumer),
+// its output going to a file in the replay's directory, and returns it;
+// cleanup kills it if the scenario has not stopped it.
+func (s *Stage) Background(script string, args ...string) (*proc.Process, string) {
+	out := filepath.Join(s.dir, fmt.Sprintf("%s-%d.out", strings.TrimSuffix(script, ".sh"), len(s.procs)+1))
+	fmt.Fprintf(s.out, "    $ bin/%s %s &\n", script, strings.Join(quoteArgs(args), " "))
+	p, err := proc.Start(proc.Spec{Path: filepath.Join(s.repo, "bin", script), Args: args, Output: out})
+	if err != nil {
+		s.Failf("starting bin/%s: %v", script, err)
+	}
+	s.procs = append(s.procs, p)
+	s.Say("(pid %d, output in %s)", p.Pid(), out)
+	return p, out
+}
+
+// Stop ends a background process with SIGTERM, as Ctrl-C would, and
+// waits for it.
+func (s *Stage) Stop(p *proc.Process) {
+	_ = p.Signal(syscall.SIGTERM)
+	if !p.Wait(15 * time.Second) {
+		s.Failf("pid %d did not stop within 15 s of SIGTERM", p.Pid())
+	}
 }
 
 // ZkGet shows a znode with bin/zookeeper-shell.sh ... get and returns its
