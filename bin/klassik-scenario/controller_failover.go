@@ -76,8 +76,7 @@ func controllerFailover(s *Stage) string {
 	if stale != kerr.StaleControllerEpoch.Code {
 		s.Failf("a LeaderAndIsr in the old controller epoch %d was answered with %s, not STALE_CONTROLLER_EPOCH", oldEpoch, errName(stale))
 	}
-	s.Say("The broker remembers the highest controller epoch it has seen (%d) and refuses anything older; ZooKeeper writes of the old", newEpoch)
-	s.Say("controller fail too, because every controller write checks the version of /controller_epoch.")
+	s.Say("The broker remembers the highest controller epoch it has seen (%d) and refuses anything older; ZooKeeper writes of the old controller fail too, because every controller write checks the version of /controller_epoch.", newEpoch)
 	s.Tool("kafka-topics.sh", "--bootstrap-server", s.Broker(newCtrl).Addr, "--describe", "--topic", "demo")
 	if st := s.partition(tp); st.Leader != after.Leader || st.LeaderEpoch != after.LeaderEpoch {
 		s.Failf("the stale request changed demo-0: leader %d epoch %d, was leader %d epoch %d", st.Leader, st.LeaderEpoch, after.Leader, after.LeaderEpoch)

@@ -66,8 +66,8 @@ func idempotence(s *Stage) string {
 		s.Failf("the retried batch was answered with %s at offset %d, want NONE at the original offset 0", errName(code), base)
 	}
 	leo := s.logEndOffset(b, tp)
-	s.Say("The broker found sequences 0-2 of producer %d among the last batches it appended for it and answered with their original offsets", pid)
-	s.Say("without appending anything (Kafka 2.8 answers a duplicate this way, with no error; older versions said DUPLICATE_SEQUENCE_NUMBER). The log still ends at %d.", leo)
+	s.Say("The broker found sequences 0-2 of producer %d among the last batches it appended for it and answered with their original offsets without appending anything (Kafka 2.8 answers a duplicate this way, with no error; older versions said DUPLICATE_SEQUENCE_NUMBER).", pid)
+	s.Say("The log still ends at %d.", leo)
 	if leo != 3 {
 		s.Failf("after the retry the log ends at %d: the batch was written twice", leo)
 	}

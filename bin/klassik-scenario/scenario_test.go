@@ -5,15 +5,20 @@ package main
 // processes. The tests share nothing but the built binaries.
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
+	"github.com/klassik/klassik/broker/testcluster"
 )
 
 // TestMain builds the scenario tool and the tools it runs once, so that no
@@ -136,4 +141,72 @@ func TestLegacyConsumer(t *testing.T) {
 		" get /consumers/classic/offsets/legacy/0\n      10\n",
 		"legacy                         1          10              10              0          classic_",
 		"The first consumer printed 20 records before it stopped.")
+}
+
+// TestInterruptCleansUp interrupts a replay (SIGINT, as Ctrl-C) in the
+// middle: it must say so in its verdict line, exit non-zero, and leave no
+// broker process and no directory behind.
+func TestInterruptCleansUp(t *testing.T) {
+	cmd := exec.Command(filepath.Join("..", "klassik-scenario.sh"), "controller-failover")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var out strings.Builder
+	var dir string
+	var pids []int
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		l := sc.Text()
+		out.WriteString(l + "\n")
+		if _, rest, ok := strings.Cut(l, "everything lives in "); ok {
+			dir, _, _ = strings.Cut(rest, " ")
+		}
+		var id, pid int
+		if n, _ := fmt.Sscanf(strings.TrimSpace(l), "broker %d: pid %d,", &id, &pid); n == 2 {
+			pids = append(pids, pid)
+		}
+		if strings.HasPrefix(l, " 2. ") {
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	rest, _ := io.ReadAll(stdout)
+	out.Write(rest)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("interrupted replay: %v, want exit status 1\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "\nscenario controller-failover: FAILED (interrupted") {
+		t.Errorf("no interrupted verdict:\n%s", out.String())
+	}
+	if dir == "" || len(pids) != 3 {
+		t.Fatalf("directory %q and broker pids %v not found in the narration:\n%s", dir, pids, out.String())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s left behind (%v)", dir, err)
+	}
+	for _, pid := range pids {
+		if !testcluster.Poll(10*time.Second, func() bool { return !alive(pid) }) {
+			t.Errorf("broker pid %d still runs after the interrupted replay", pid)
+		}
+	}
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, ok := strings.Cut(string(data), ") ")
+	return ok && !strings.HasPrefix(after, "Z")
 }

@@ -95,8 +95,8 @@ func replay(ctx context.Context, sc scenario, out io.Writer) (code int) {
 			msg = fmt.Sprintf("internal error: %v", r)
 			fmt.Fprintf(os.Stderr, "%s", debug.Stack())
 		}
-		if msg == "" && ctx.Err() != nil {
-			msg = "interrupted"
+		if ctx.Err() != nil && !strings.HasPrefix(msg, "interrupted") {
+			msg = strings.TrimSuffix("interrupted: "+msg, ": ")
 		}
 		if msg != "" {
 			fmt.Fprintf(out, "\nscenario %s: FAILED (%s)\n", sc.name, msg)
@@ -137,7 +137,8 @@ func (s *Stage) prepare() {
 		s.Failf("temporary directory: %v", err)
 	}
 	s.dir = dir
-	fmt.Fprintf(s.out, "Scenario %s (everything lives in %s and is removed at the end)\n", s.name, s.dir)
+	fmt.Fprintf(s.out, "Scenario %s (everything lives in %s and is removed at the end;\n", s.name, s.dir)
+	fmt.Fprintf(s.out, "broker N keeps its server.properties, server.out and logs/ in broker-N/)\n")
 }
 
 // cleanup kills every process the replay started and removes its
@@ -176,13 +177,45 @@ func (s *Stage) Failf(format string, args ...any) {
 // Step starts the next numbered step with a plain sentence.
 func (s *Stage) Step(format string, args ...any) {
 	s.step++
-	fmt.Fprintf(s.out, "\n%2d. %s\n", s.step, fmt.Sprintf(format, args...))
+	lines := wrap(fmt.Sprintf(format, args...), narrationWidth-4)
+	fmt.Fprintf(s.out, "\n%2d. %s\n", s.step, lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(s.out, "    %s\n", l)
+	}
+}
+
+// narrationWidth is where Step and Say wrap their sentences.
+const narrationWidth = 100
+
+// wrap breaks text longer than width into lines of at most width
+// characters at spaces (a longer word stays whole); shorter text is kept
+// as it is, spacing included.
+func wrap(text string, width int) []string {
+	if len(text) <= width {
+		return []string{text}
+	}
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case len(line)+1+len(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	return append(lines, line)
 }
 
 // Say adds an explanation or an observation to the current step.
 func (s *Stage) Say(format string, args ...any) {
-	for _, l := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-		fmt.Fprintf(s.out, "    %s\n", l)
+	for _, para := range strings.Split(fmt.Sprintf(format, args...), "\n") {
+		for _, l := range wrap(para, narrationWidth-4) {
+			fmt.Fprintf(s.out, "    %s\n", l)
+		}
 	}
 }
 
@@ -209,7 +242,7 @@ func (s *Stage) StartZooKeeper() {
 		s.Failf("connecting to ZooKeeper %s: %v", zk.Addr(), err)
 	}
 	s.zkc = c
-	s.Say("ZooKeeper is serving on %s (data in %s).", zk.Addr(), zk.Dir())
+	s.Say("ZooKeeper serves %s.", zk.Addr())
 }
 
 // StartBrokers starts brokers 1..n with brokerDefaults and overrides, and
@@ -237,7 +270,7 @@ func (s *Stage) StartBrokers(n int, overrides map[string]string) []*Broker {
 		return ok && err == nil
 	})
 	for _, b := range started {
-		s.Say("broker %d: pid %d, listening on %s, logs in %s", b.ID, b.node.Process().Pid(), b.Addr, b.LogDir)
+		s.Say("broker %d: pid %d, listening on %s", b.ID, b.node.Process().Pid(), b.Addr)
 	}
 	return started
 }
@@ -433,6 +466,9 @@ func (s *Stage) run(script string, args ...string) (string, int) {
 	cmd := exec.CommandContext(ctx, filepath.Join(s.repo, "bin", script), args...)
 	cmd.Env = append(os.Environ(), "ZOO_LOG_DIR="+s.dir)
 	outb, err := cmd.CombinedOutput()
+	if s.ctx.Err() != nil {
+		s.Failf("interrupted while bin/%s ran", script)
+	}
 	if ctx.Err() != nil {
 		s.Failf("bin/%s did not finish: %v", script, ctx.Err())
 	}
