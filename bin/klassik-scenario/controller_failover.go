@@ -67,6 +67,11 @@ func controllerFailover(s *Stage) string {
 	after := s.waitPartition(tp, "a new leader for demo-0 in a new leader epoch", func(st partState) bool {
 		return st.Leader != oldCtrl && st.Leader >= 0 && st.LeaderEpoch > before.LeaderEpoch && st.ControllerEpoch == newEpoch
 	}, newCtrl)
+	// The new leader must have heard from the new controller before it is
+	// sent the stale request, or it would rightly accept it.
+	s.WaitFor(30*time.Second, "the new leader told by the new controller", func() bool {
+		return s.metadataLeader(s.Broker(after.Leader), tp) == after.Leader
+	})
 	s.ZkGet("/brokers/topics/demo/partitions/0/state")
 	s.Tool("kafka-topics.sh", "--bootstrap-server", s.Broker(newCtrl).Addr, "--describe", "--topic", "demo")
 

@@ -88,8 +88,12 @@ func rebalance(s *Stage) string {
 	s.Step("Leader A assigns with round-robin: partitions dealt out one by one in turn.")
 	rrPlan := s.lead(a, jA, names, bm, c)
 	s.Say("(range would have given %s)", planText(s.plan(kgo.RangeBalancer(), jA), names))
+	c.heartbeat() // C's 3 s session counts from its last heartbeat
 	see("Stable")
 	s.members(b)
+	if code := c.heartbeat(); code != 0 {
+		s.Failf("C's heartbeat in the stable group: %s", errName(code))
+	}
 	if *jA.Protocol != "roundrobin" {
 		s.Failf("the group chose %s, want roundrobin", *jA.Protocol)
 	}
