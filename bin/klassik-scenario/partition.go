@@ -107,16 +107,26 @@ func (s *Stage) brokerClient(b *Broker) *kgo.Client {
 	return b.client
 }
 
-// produce sends one record with the client (its acks, partition 0 of
-// its default topic) and returns its offset.
+// produce sends one record with the client (its acks and partitioner, its
+// default topic) and returns its offset.
 func (s *Stage) produce(cl *kgo.Client, value string) int64 {
-	ctx, cancel := s.Context(30 * time.Second)
-	defer cancel()
-	r, err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(value)}).First()
+	off, err := s.tryProduce(cl, value, 30*time.Second)
 	if err != nil {
 		s.Failf("producing %q: %v", value, err)
 	}
-	return r.Offset
+	return off
+}
+
+// tryProduce is produce for a step where a refusal is part of the story
+// (NOT_ENOUGH_REPLICAS, a timeout): it returns the error.
+func (s *Stage) tryProduce(cl *kgo.Client, value string, timeout time.Duration) (int64, error) {
+	ctx, cancel := s.Context(timeout)
+	defer cancel()
+	r, err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(value)}).First()
+	if err != nil {
+		return -1, err
+	}
+	return r.Offset, nil
 }
 
 // highWatermark asks the partition's leader (ListOffsets latest, which

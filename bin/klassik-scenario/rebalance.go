@@ -47,7 +47,7 @@ func rebalance(s *Stage) string {
 	rangeOnly := []kgo.GroupBalancer{kgo.RangeBalancer()}
 
 	s.Step("Consumer A joins group %s (JoinGroup, offering the range assignor). The group did not exist: it is created Empty and moves to PreparingRebalance; A is alone, so the join completes at once and A is the leader.", rebGroup)
-	jA := s.must(a.join(rangeOnly))
+	jA := s.joined(a.join(rangeOnly))
 	s.Say("JoinGroup answered: generation %d, protocol %s, leader %s, members %s.", jA.Generation, *jA.Protocol, names[jA.LeaderID], memberNames(jA, names))
 	s.Step("The coordinator now waits for the leader's SyncGroup with the assignment: the group is CompletingRebalance.")
 	see("CompletingRebalance")
@@ -64,8 +64,8 @@ func rebalance(s *Stage) string {
 	if code != kerr.RebalanceInProgress.Code {
 		s.Failf("A's heartbeat during the rebalance was answered %s, want REBALANCE_IN_PROGRESS", errName(code))
 	}
-	jA = s.must(a.join(rangeOnly))
-	s.must(<-bJoin)
+	jA = s.joined(a.join(rangeOnly))
+	s.awaitJoin(bJoin)
 	s.Say("Both joins answered: generation %d, leader %s, members %s.", jA.Generation, names[jA.LeaderID], memberNames(jA, names))
 	see("CompletingRebalance")
 	s.Step("Leader A assigns with range: each member gets a contiguous run of the topic's partitions.")
@@ -81,9 +81,9 @@ func rebalance(s *Stage) string {
 		s.Failf("A's heartbeat during the rebalance was answered %s", errName(code))
 	}
 	aJoin, bJoin := a.joinAsync(both), bm.joinAsync(both)
-	jA = s.must(<-aJoin)
-	s.must(<-bJoin)
-	s.must(<-cJoin)
+	jA = s.awaitJoin(aJoin)
+	s.awaitJoin(bJoin)
+	s.awaitJoin(cJoin)
 	s.Say("Generation %d, protocol %s, members %s.", jA.Generation, *jA.Protocol, memberNames(jA, names))
 	s.Step("Leader A assigns with round-robin: partitions dealt out one by one in turn.")
 	rrPlan := s.lead(a, jA, names, bm, c)
@@ -111,8 +111,8 @@ func rebalance(s *Stage) string {
 	sticky := []kgo.GroupBalancer{kgo.StickyBalancer(), kgo.RoundRobinBalancer()}
 	s.Step("A and B join again offering the sticky assignor first; in its metadata each says which partitions it holds now.")
 	aJoin, bJoin = a.joinAsync(sticky), bm.joinAsync(sticky)
-	jA = s.must(<-aJoin)
-	s.must(<-bJoin)
+	jA = s.awaitJoin(aJoin)
+	s.awaitJoin(bJoin)
 	s.Say("Generation %d, protocol %s, members %s.", jA.Generation, *jA.Protocol, memberNames(jA, names))
 	s.Step("Leader A assigns with sticky: A and B keep what they had and only C's partitions move.")
 	aBefore, bBefore := slices.Clone(a.assigned), slices.Clone(bm.assigned)
@@ -223,23 +223,18 @@ type joinResult struct {
 	err  error
 }
 
-// must unwraps a join's answer, failing the scenario on an error.
-func (s *Stage) must(r any, errs ...error) *kmsg.JoinGroupResponse {
-	var resp *kmsg.JoinGroupResponse
-	var err error
-	switch v := r.(type) {
-	case joinResult:
-		resp, err = v.resp, v.err
-	case *kmsg.JoinGroupResponse:
-		resp = v
-		if len(errs) > 0 {
-			err = errs[0]
-		}
-	}
+// joined unwraps a join's answer, failing the scenario on an error.
+func (s *Stage) joined(resp *kmsg.JoinGroupResponse, err error) *kmsg.JoinGroupResponse {
 	if err != nil {
 		s.Failf("%v", err)
 	}
 	return resp
+}
+
+// awaitJoin waits for the answer of a joinAsync.
+func (s *Stage) awaitJoin(ch <-chan joinResult) *kmsg.JoinGroupResponse {
+	r := <-ch
+	return s.joined(r.resp, r.err)
 }
 
 // sync sends SyncGroup (the leader with the plan, a follower with none)
