@@ -12,8 +12,10 @@
 // bin/kafka-dump-log.sh, bin/kafka-consumer-groups.sh) with their output
 // printed, and always cleans up: every process it started is killed and
 // the directory removed, also when a step fails or the replay is
-// interrupted (SIGINT, SIGTERM, SIGHUP); the children die with it even on
-// SIGKILL (Pdeathsig). The last line is exactly one of
+// interrupted (SIGINT, SIGTERM, SIGHUP) or its reader goes away (SIGPIPE
+// is caught). On SIGKILL the children die with it (Pdeathsig) and the next
+// replay removes the directory (its owner.pid names a dead process). The
+// last line is exactly one of
 //
 //	scenario <name>: OK (<what held>)           exit status 0
 //	scenario <name>: FAILED (<what did not>)    exit status 1

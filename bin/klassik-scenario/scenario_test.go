@@ -210,3 +210,36 @@ func alive(pid int) bool {
 	_, after, ok := strings.Cut(string(data), ") ")
 	return ok && !strings.HasPrefix(after, "Z")
 }
+
+// TestSweepRemovesKilledReplaysDirectories: a replay killed with SIGKILL
+// cannot clean up; the next replay removes its directory, and only when
+// its owner is gone.
+func TestSweepRemovesKilledReplaysDirectories(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(pid int) string {
+		d, err := os.MkdirTemp("", dirPrefix+"sweep-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(fmt.Sprintln(pid)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	stale, live := mk(dead.Process.Pid), mk(os.Getpid())
+	var out strings.Builder
+	(&Stage{out: &out}).sweepStale()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the directory of a dead replay was kept (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the directory of a live replay was removed: %v", err)
+	}
+	if !strings.Contains(out.String(), "(removed "+stale+", left by a replay that was killed)") {
+		t.Errorf("sweep did not say what it removed: %q", out.String())
+	}
+}

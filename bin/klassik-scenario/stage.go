@@ -132,13 +132,44 @@ func (s *Stage) prepare() {
 			s.Failf("building bin/%s: %v\n%s", t, err, out)
 		}
 	}
-	dir, err := os.MkdirTemp("", "klassik-scenario-"+s.name+"-")
+	s.sweepStale()
+	dir, err := os.MkdirTemp("", dirPrefix+s.name+"-")
 	if err != nil {
 		s.Failf("temporary directory: %v", err)
 	}
 	s.dir = dir
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		s.Failf("%v", err)
+	}
 	fmt.Fprintf(s.out, "Scenario %s (everything lives in %s and is removed at the end;\n", s.name, s.dir)
 	fmt.Fprintf(s.out, "broker N keeps its server.properties, server.out and logs/ in broker-N/)\n")
+}
+
+// A replay's directory is <tmp>/klassik-scenario-<name>-<random>, holding
+// the replay's pid in owner.pid.
+const (
+	dirPrefix = "klassik-scenario-"
+	ownerFile = "owner.pid"
+)
+
+// sweepStale removes the directories of earlier replays that were killed
+// (SIGKILL leaves no chance to clean up; their children died with them):
+// those whose owner.pid names a process that no longer exists.
+func (s *Stage) sweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue // not ours, or still being made
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if os.RemoveAll(d) == nil {
+			fmt.Fprintf(s.out, "(removed %s, left by a replay that was killed)\n", d)
+		}
+	}
 }
 
 // cleanup kills every process the replay started and removes its
