@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
@@ -69,6 +67,11 @@ func controllerFailover(s *Stage) string {
 	after := s.waitPartition(tp, "a new leader for demo-0 in a new leader epoch", func(st partState) bool {
 		return st.Leader != oldCtrl && st.Leader >= 0 && st.LeaderEpoch > before.LeaderEpoch && st.ControllerEpoch == newEpoch
 	}, newCtrl)
+	// The new leader must have heard from the new controller before it is
+	// sent the stale request, or it would rightly accept it.
+	s.WaitFor(30*time.Second, "the new leader told by the new controller", func() bool {
+		return s.metadataLeader(s.Broker(after.Leader), tp) == after.Leader
+	})
 	s.ZkGet("/brokers/topics/demo/partitions/0/state")
 	s.Tool("kafka-topics.sh", "--bootstrap-server", s.Broker(newCtrl).Addr, "--describe", "--topic", "demo")
 
@@ -78,8 +81,7 @@ func controllerFailover(s *Stage) string {
 	if stale != kerr.StaleControllerEpoch.Code {
 		s.Failf("a LeaderAndIsr in the old controller epoch %d was answered with %s, not STALE_CONTROLLER_EPOCH", oldEpoch, errName(stale))
 	}
-	s.Say("The broker remembers the highest controller epoch it has seen (%d) and refuses anything older; ZooKeeper writes of the old", newEpoch)
-	s.Say("controller fail too, because every controller write checks the version of /controller_epoch.")
+	s.Say("The broker remembers the highest controller epoch it has seen (%d) and refuses anything older; ZooKeeper writes of the old controller fail too, because every controller write checks the version of /controller_epoch.", newEpoch)
 	s.Tool("kafka-topics.sh", "--bootstrap-server", s.Broker(newCtrl).Addr, "--describe", "--topic", "demo")
 	if st := s.partition(tp); st.Leader != after.Leader || st.LeaderEpoch != after.LeaderEpoch {
 		s.Failf("the stale request changed demo-0: leader %d epoch %d, was leader %d epoch %d", st.Leader, st.LeaderEpoch, after.Leader, after.LeaderEpoch)
@@ -87,96 +89,6 @@ func controllerFailover(s *Stage) string {
 
 	return fmt.Sprintf("controller %d -> %d, controller epoch %d -> %d, LeaderAndIsr in epoch %d refused with STALE_CONTROLLER_EPOCH",
 		oldCtrl, newCtrl, oldEpoch, newEpoch, oldEpoch)
-}
-
-// controller reads /controller and /controller_epoch.
-func (s *Stage) controller() (id, epoch int32) {
-	id, ok, err := s.zkc.GetController()
-	if err != nil || !ok {
-		s.Failf("no /controller: %v", err)
-	}
-	epoch, _, ok, err = s.zkc.GetControllerEpoch()
-	if err != nil || !ok {
-		s.Failf("no /controller_epoch: %v", err)
-	}
-	return id, epoch
-}
-
-// partState is a partition's state znode.
-type partState struct {
-	Leader, LeaderEpoch, ControllerEpoch int32
-	ISR                                  []int32
-}
-
-// partition reads /brokers/topics/<t>/partitions/<p>/state.
-func (s *Stage) partition(tp common.TopicPartition) partState {
-	st, ok, err := s.zkc.GetPartitionState(tp)
-	if err != nil || !ok {
-		return partState{Leader: -1}
-	}
-	isr := slices.Clone(st.ISR)
-	slices.Sort(isr)
-	return partState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ControllerEpoch: st.ControllerEpoch, ISR: isr}
-}
-
-// waitPartition waits until the partition's state znode satisfies cond
-// and broker informed (a broker id, or -1) answers Metadata with the same
-// leader, so the brokers have applied it too.
-func (s *Stage) waitPartition(tp common.TopicPartition, what string, cond func(partState) bool, informed int32) partState {
-	var st partState
-	s.WaitFor(30*time.Second, fmt.Sprintf(what, informed), func() bool {
-		st = s.partition(tp)
-		if !cond(st) {
-			return false
-		}
-		return informed < 0 || s.metadataLeader(s.Broker(informed), tp) == st.Leader
-	})
-	return st
-}
-
-// metadataLeader asks broker b (Metadata) for the partition's leader, -1
-// when it does not know one.
-func (s *Stage) metadataLeader(b *Broker, tp common.TopicPartition) int32 {
-	resp := s.request(b, func() kmsg.Request {
-		req := kmsg.NewPtrMetadataRequest()
-		t := kmsg.NewMetadataRequestTopic()
-		t.Topic = kmsg.StringPtr(tp.Topic)
-		req.Topics = append(req.Topics, t)
-		return req
-	}())
-	if resp == nil {
-		return -1
-	}
-	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
-		for _, p := range t.Partitions {
-			if p.Partition == tp.Partition && p.ErrorCode == 0 {
-				return p.Leader
-			}
-		}
-	}
-	return -1
-}
-
-// request sends req to broker b alone and returns the response, nil when
-// it could not be sent.
-func (s *Stage) request(b *Broker, req kmsg.Request) kmsg.Response {
-	cl := s.brokerClient(b)
-	ctx, cancel := s.Context(5 * time.Second)
-	defer cancel()
-	resp, err := cl.Request(ctx, req)
-	if err != nil {
-		return nil
-	}
-	return resp
-}
-
-// brokerClient is a client that knows only broker b (so every request
-// goes to b), made once per broker.
-func (s *Stage) brokerClient(b *Broker) *kgo.Client {
-	if b.client == nil {
-		b.client = s.Client(kgo.SeedBrokers(b.Addr))
-	}
-	return b.client
 }
 
 // sendLeaderAndIsr sends one LeaderAndIsr as controller ctrl in epoch

@@ -12,8 +12,10 @@
 // bin/kafka-dump-log.sh, bin/kafka-consumer-groups.sh) with their output
 // printed, and always cleans up: every process it started is killed and
 // the directory removed, also when a step fails or the replay is
-// interrupted (SIGINT, SIGTERM, SIGHUP); the children die with it even on
-// SIGKILL (Pdeathsig). The last line is exactly one of
+// interrupted (SIGINT, SIGTERM, SIGHUP) or its reader goes away (SIGPIPE
+// is caught). On SIGKILL the children die with it (Pdeathsig) and the next
+// replay removes the directory (its owner.pid names a dead process). The
+// last line is exactly one of
 //
 //	scenario <name>: OK (<what held>)           exit status 0
 //	scenario <name>: FAILED (<what did not>)    exit status 1
@@ -26,8 +28,18 @@
 //	main.go        the command: list, or replay one scenario
 //	stage.go       Stage, the framework: ZooKeeper, brokers, narration,
 //	               tools as processes, waits, failure, cleanup
+//	partition.go   what steps are checked against: a partition's state
+//	               znode, a broker's Metadata and ListOffsets answers, the
+//	               log end offset read from the segment files
 //	scenarios.go   the table of scenarios
-//	<name>.go      one file per scenario (controller_failover.go, ...)
+//	<name>.go      one file per scenario: controller_failover.go,
+//	               isr_shrink_expand.go, idempotence.go, segment_lookup.go,
+//	               rebalance.go (with the hand-driven group member),
+//	               legacy_consumer.go
+//
+// To add a scenario: write its function in <name>.go, add a row to
+// scenarios.go and a test to scenario_test.go that replays it and checks
+// its OK line and a few evidence lines.
 //
 // A scenario is a function of a *Stage that returns what held. Stage.Failf
 // ends it like testing.T.Fatalf does a test (it unwinds the scenario's

@@ -12,6 +12,12 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// A reader that goes away (bin/klassik-scenario.sh x | head) must not
+	// kill the replay before it cleans up: with SIGPIPE caught, writes to
+	// the closed pipe fail instead and the replay runs on to its cleanup.
+	// (Caught, not ignored: an ignored signal would stay ignored in the
+	// brokers and tools it starts.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -12,6 +12,11 @@ type scenario struct {
 // scenarios is the table list prints, in teaching order.
 var scenarios = []scenario{
 	{"controller-failover", "kill -9 the controller: /controller and /controller_epoch move, the old epoch is fenced", controllerFailover},
+	{"isr-shrink-expand", "SIGSTOP a follower: it leaves the ISR after replica.lag.time.max.ms, the high watermark waits meanwhile; SIGCONT: it rejoins", isrShrinkExpand},
+	{"idempotence", "an idempotent batch retried after its answer was lost is stored once; sequence numbers shown by kafka-dump-log", idempotence},
+	{"segment-lookup", "find an offset: pick the segment by base offset, binary-search the sparse .index, scan the .log from there", segmentLookup},
+	{"rebalance", "a group walks through all five states as members join, leave and time out; range, round-robin and sticky assignment", rebalance},
+	{"legacy-consumer", "the --zookeeper consumer: /consumers/<g>/ids, owners and offsets in ZooKeeper, rebalanced by the members", legacyConsumer},
 }
 
 func lookup(name string) (scenario, bool) {

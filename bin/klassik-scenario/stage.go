@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,7 @@ type Stage struct {
 	zkc     *zkclient.Client
 	brokers []*Broker
 	clients []*kgo.Client
+	procs   []*proc.Process // tools started in the background
 }
 
 // Broker is one kafka-server process of the replay.
@@ -91,9 +93,10 @@ func replay(ctx context.Context, sc scenario, out io.Writer) (code int) {
 			msg = f.msg
 		default:
 			msg = fmt.Sprintf("internal error: %v", r)
+			fmt.Fprintf(os.Stderr, "%s", debug.Stack())
 		}
-		if msg == "" && ctx.Err() != nil {
-			msg = "interrupted"
+		if ctx.Err() != nil && !strings.HasPrefix(msg, "interrupted") {
+			msg = strings.TrimSuffix("interrupted: "+msg, ": ")
 		}
 		if msg != "" {
 			fmt.Fprintf(out, "\nscenario %s: FAILED (%s)\n", sc.name, msg)
@@ -129,12 +132,44 @@ func (s *Stage) prepare() {
 			s.Failf("building bin/%s: %v\n%s", t, err, out)
 		}
 	}
-	dir, err := os.MkdirTemp("", "klassik-scenario-"+s.name+"-")
+	s.sweepStale()
+	dir, err := os.MkdirTemp("", dirPrefix+s.name+"-")
 	if err != nil {
 		s.Failf("temporary directory: %v", err)
 	}
 	s.dir = dir
-	fmt.Fprintf(s.out, "Scenario %s (everything lives in %s and is removed at the end)\n", s.name, s.dir)
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		s.Failf("%v", err)
+	}
+	fmt.Fprintf(s.out, "Scenario %s (everything lives in %s and is removed at the end;\n", s.name, s.dir)
+	fmt.Fprintf(s.out, "broker N keeps its server.properties, server.out and logs/ in broker-N/)\n")
+}
+
+// A replay's directory is <tmp>/klassik-scenario-<name>-<random>, holding
+// the replay's pid in owner.pid.
+const (
+	dirPrefix = "klassik-scenario-"
+	ownerFile = "owner.pid"
+)
+
+// sweepStale removes the directories of earlier replays that were killed
+// (SIGKILL leaves no chance to clean up; their children died with them):
+// those whose owner.pid names a process that no longer exists.
+func (s *Stage) sweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue // not ours, or still being made
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if os.RemoveAll(d) == nil {
+			fmt.Fprintf(s.out, "(removed %s, left by a replay that was killed)\n", d)
+		}
+	}
 }
 
 // cleanup kills every process the replay started and removes its
@@ -142,6 +177,11 @@ func (s *Stage) prepare() {
 func (s *Stage) cleanup() {
 	for _, cl := range s.clients {
 		cl.Close()
+	}
+	for _, p := range s.procs {
+		if p.Running() {
+			p.Kill()
+		}
 	}
 	for _, b := range s.brokers {
 		b.node.Kill()
@@ -168,13 +208,45 @@ func (s *Stage) Failf(format string, args ...any) {
 // Step starts the next numbered step with a plain sentence.
 func (s *Stage) Step(format string, args ...any) {
 	s.step++
-	fmt.Fprintf(s.out, "\n%2d. %s\n", s.step, fmt.Sprintf(format, args...))
+	lines := wrap(fmt.Sprintf(format, args...), narrationWidth-4)
+	fmt.Fprintf(s.out, "\n%2d. %s\n", s.step, lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(s.out, "    %s\n", l)
+	}
+}
+
+// narrationWidth is where Step and Say wrap their sentences.
+const narrationWidth = 100
+
+// wrap breaks text longer than width into lines of at most width
+// characters at spaces (a longer word stays whole); shorter text is kept
+// as it is, spacing included.
+func wrap(text string, width int) []string {
+	if len(text) <= width {
+		return []string{text}
+	}
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case len(line)+1+len(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	return append(lines, line)
 }
 
 // Say adds an explanation or an observation to the current step.
 func (s *Stage) Say(format string, args ...any) {
-	for _, l := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-		fmt.Fprintf(s.out, "    %s\n", l)
+	for _, para := range strings.Split(fmt.Sprintf(format, args...), "\n") {
+		for _, l := range wrap(para, narrationWidth-4) {
+			fmt.Fprintf(s.out, "    %s\n", l)
+		}
 	}
 }
 
@@ -201,7 +273,7 @@ func (s *Stage) StartZooKeeper() {
 		s.Failf("connecting to ZooKeeper %s: %v", zk.Addr(), err)
 	}
 	s.zkc = c
-	s.Say("ZooKeeper is serving on %s (data in %s).", zk.Addr(), zk.Dir())
+	s.Say("ZooKeeper serves %s.", zk.Addr())
 }
 
 // StartBrokers starts brokers 1..n with brokerDefaults and overrides, and
@@ -229,7 +301,7 @@ func (s *Stage) StartBrokers(n int, overrides map[string]string) []*Broker {
 		return ok && err == nil
 	})
 	for _, b := range started {
-		s.Say("broker %d: pid %d, listening on %s, logs in %s", b.ID, b.node.Process().Pid(), b.Addr, b.LogDir)
+		s.Say("broker %d: pid %d, listening on %s", b.ID, b.node.Process().Pid(), b.Addr)
 	}
 	return started
 }
@@ -378,15 +450,56 @@ func (s *Stage) Tool(script string, args ...string) string {
 	return out
 }
 
+// ToolLines is Tool printing only the output lines pick accepts (and how
+// many it left out), for tools whose whole output would drown the point.
+func (s *Stage) ToolLines(pick func(line string) bool, script string, args ...string) string {
+	out, code := s.run(script, args...)
+	var shown []string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if pick(l) {
+			shown = append(shown, l)
+		}
+	}
+	for _, l := range shown {
+		fmt.Fprintf(s.out, "      %s\n", l)
+	}
+	fmt.Fprintf(s.out, "      (%d more lines not shown)\n", strings.Count(out, "\n")-len(shown))
+	if code != 0 {
+		s.Failf("bin/%s exited with status %d", script, code)
+	}
+	return strings.Join(shown, "\n")
+}
+
 // ToolStatus is Tool for a command whose failure is part of the story: it
 // returns the exit status instead of failing.
 func (s *Stage) ToolStatus(script string, args ...string) (string, int) {
+	out, code := s.run(script, args...)
+	if strings.TrimSpace(out) == "" {
+		fmt.Fprintf(s.out, "      (no output)\n")
+	}
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if l != "" {
+			fmt.Fprintf(s.out, "      %s\n", l)
+		}
+	}
+	if code != 0 {
+		fmt.Fprintf(s.out, "      (exit status %d)\n", code)
+	}
+	return out, code
+}
+
+// run prints the command line of bin/<script> and runs it, returning its
+// output and exit status.
+func (s *Stage) run(script string, args ...string) (string, int) {
 	fmt.Fprintf(s.out, "    $ bin/%s %s\n", script, strings.Join(quoteArgs(args), " "))
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.repo, "bin", script), args...)
 	cmd.Env = append(os.Environ(), "ZOO_LOG_DIR="+s.dir)
 	outb, err := cmd.CombinedOutput()
+	if s.ctx.Err() != nil {
+		s.Failf("interrupted while bin/%s ran", script)
+	}
 	if ctx.Err() != nil {
 		s.Failf("bin/%s did not finish: %v", script, ctx.Err())
 	}
@@ -397,14 +510,31 @@ func (s *Stage) ToolStatus(script string, args ...string) (string, int) {
 	} else if err != nil {
 		s.Failf("bin/%s: %v", script, err)
 	}
-	out := string(outb)
-	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		fmt.Fprintf(s.out, "      %s\n", l)
+	return string(outb), code
+}
+
+// Background starts bin/<script> as a long-running process (a consumer),
+// its output going to a file in the replay's directory, and returns it;
+// cleanup kills it if the scenario has not stopped it.
+func (s *Stage) Background(script string, args ...string) (*proc.Process, string) {
+	out := filepath.Join(s.dir, fmt.Sprintf("%s-%d.out", strings.TrimSuffix(script, ".sh"), len(s.procs)+1))
+	fmt.Fprintf(s.out, "    $ bin/%s %s &\n", script, strings.Join(quoteArgs(args), " "))
+	p, err := proc.Start(proc.Spec{Path: filepath.Join(s.repo, "bin", script), Args: args, Output: out})
+	if err != nil {
+		s.Failf("starting bin/%s: %v", script, err)
 	}
-	if code != 0 {
-		fmt.Fprintf(s.out, "      (exit status %d)\n", code)
+	s.procs = append(s.procs, p)
+	s.Say("(pid %d, output in %s)", p.Pid(), out)
+	return p, out
+}
+
+// Stop ends a background process with SIGTERM, as Ctrl-C would, and
+// waits for it.
+func (s *Stage) Stop(p *proc.Process) {
+	_ = p.Signal(syscall.SIGTERM)
+	if !p.Wait(15 * time.Second) {
+		s.Failf("pid %d did not stop within 15 s of SIGTERM", p.Pid())
 	}
-	return out, code
 }
 
 // ZkGet shows a znode with bin/zookeeper-shell.sh ... get and returns its
