@@ -12,6 +12,7 @@ type scenario struct {
 // scenarios is the table list prints, in teaching order.
 var scenarios = []scenario{
 	{"controller-failover", "kill -9 the controller: /controller and /controller_epoch move, the old epoch is fenced", controllerFailover},
+	{"hw-truncation", "two replicas lose power, the follower's tail is gone: truncating to the high watermark (IBP 0.10.2) diverges, leader epochs do not", hwTruncation},
 }
 
 func lookup(name string) (scenario, bool) {
