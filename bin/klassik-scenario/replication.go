@@ -85,7 +85,8 @@ func (s *Stage) producer(topic string, acks int16, opts ...kgo.Opt) *kgo.Client 
 		a = kgo.NoAck()
 	}
 	base := []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(a), kgo.ProducerLinger(0),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner())}
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MetadataMinAge(100 * time.Millisecond), kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond })}
 	if acks != -1 {
 		base = append(base, kgo.DisableIdempotentWrite())
 	}

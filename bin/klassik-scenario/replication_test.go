@@ -16,3 +16,13 @@ func TestHWTruncation(t *testing.T) {
 		"/leader-epoch-checkpoint\n      0\n      2\n      0 0\n      2 1\n",
 		`"leader_epoch":0,"isr":[1,2]}`)
 }
+
+func TestUncleanElection(t *testing.T) {
+	replayScenario(t, "unclean-election", "unclean election on: acknowledged b, c lost, offset 1 reused by d (0:a 1:d); off: offline until broker 1 returned, then 0:a 1:b 2:c intact",
+		`"leader":-1,"version":1,"leader_epoch":2,"isr":[1]}`,
+		`"leader":2,"version":1,"leader_recovery_state":1,`,
+		"Partition: 0\tLeader: none\tReplicas: 1,2\tIsr: 1\n",
+		"unclean-on's new leader holds [0:a]: the acknowledged \"b\" and \"c\" are gone.",
+		"| offset: 1 CreateTime: ",
+		"payload: d\n")
+}

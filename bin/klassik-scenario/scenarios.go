@@ -13,6 +13,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"controller-failover", "kill -9 the controller: /controller and /controller_epoch move, the old epoch is fenced", controllerFailover},
 	{"hw-truncation", "two replicas lose power, the follower's tail is gone: truncating to the high watermark (IBP 0.10.2) diverges, leader epochs do not", hwTruncation},
+	{"unclean-election", "the only ISR member dies: an out-of-sync replica leads with unclean.leader.election.enable=true and acknowledged records are gone; with false the partition stays offline", uncleanElection},
 }
 
 func lookup(name string) (scenario, bool) {
