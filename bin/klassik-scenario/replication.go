@@ -75,7 +75,7 @@ func storedValues(recs []storedRecord) []string {
 }
 
 // producer is a client producing to topic with the given acks (-1, 1 or
-// 0), without idempotence for acks other than all, one record per batch.
+// 0), without idempotence, one record per batch.
 func (s *Stage) producer(topic string, acks int16, opts ...kgo.Opt) *kgo.Client {
 	a := kgo.AllISRAcks()
 	switch acks {
@@ -87,9 +87,9 @@ func (s *Stage) producer(topic string, acks int16, opts ...kgo.Opt) *kgo.Client 
 	base := []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(a), kgo.ProducerLinger(0),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.MetadataMinAge(100 * time.Millisecond), kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond })}
-	if acks != -1 {
-		base = append(base, kgo.DisableIdempotentWrite())
-	}
+	// Without idempotence: no InitProducerID to a broker a step may have
+	// paused, and acks other than all need it off anyway.
+	base = append(base, kgo.DisableIdempotentWrite())
 	return s.Client(append(base, opts...)...)
 }
 

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The replication scenarios as tests (replayScenario, scenario_test.go).
 
@@ -25,4 +28,16 @@ func TestUncleanElection(t *testing.T) {
 		"unclean-on's new leader holds [0:a]: the acknowledged \"b\" and \"c\" are gone.",
 		"| offset: 1 CreateTime: ",
 		"payload: d\n")
+}
+
+func TestAcks(t *testing.T) {
+	out := replayScenario(t, "acks", "follower lost: acks=all 5/5 refused with NOT_ENOUGH_REPLICAS, acks=1 and acks=0 stored on one disk; leader lost: acks=1 ",
+		"acks=all: 5 of 5 answered NOT_ENOUGH_REPLICAS; the leader's log grew by 0",
+		"acks=1:   5 of 5 acknowledged by the leader alone.",
+		"The leader's log ends at 10:",
+		`"leader_epoch":1,"isr":[1]}`,
+		"acks=all: not acknowledged (")
+	if !strings.Contains(out, "acks=all never acknowledged)") {
+		t.Errorf("the acks=all record of the lost leader was acknowledged")
+	}
 }

@@ -14,6 +14,7 @@ var scenarios = []scenario{
 	{"controller-failover", "kill -9 the controller: /controller and /controller_epoch move, the old epoch is fenced", controllerFailover},
 	{"hw-truncation", "two replicas lose power, the follower's tail is gone: truncating to the high watermark (IBP 0.10.2) diverges, leader epochs do not", hwTruncation},
 	{"unclean-election", "the only ISR member dies: an out-of-sync replica leads with unclean.leader.election.enable=true and acknowledged records are gone; with false the partition stays offline", uncleanElection},
+	{"acks", "acks=0, 1 and all with min.insync.replicas=2: a lost follower makes acks=all refuse (NOT_ENOUGH_REPLICAS); a lost leader loses acks=1 and acks=0 records", acks},
 }
 
 func lookup(name string) (scenario, bool) {
