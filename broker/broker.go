@@ -314,7 +314,10 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			ResponseMaxBytes: rc.FetchResponseMaxBytes,
 			MaxWait:          rc.FetchWaitMax,
 			Backoff:          rc.FetchBackoff,
-			Dial:             replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
+			// inter.broker.protocol.version's truncation protocol.
+			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
+			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
+			Dial:                    replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
 		StateChangeLogger:   base.With("logger", "state.change.logger"),

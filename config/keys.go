@@ -570,7 +570,7 @@ var brokerKeys = []Key{
 		Doc:   "pause between controlled shutdown attempts",
 		field: func(c *Config) any { return &c.ControlledShutdownRetryBackoffMs }},
 	{Name: "inter.broker.protocol.version", Type: TypeString, Default: "2.8-IV1", Group: groupReplication,
-		Doc:   "protocol level between brokers; accepted for compatibility (request versions follow the spec)",
+		Doc:   "protocol level between brokers: below 0.11.0-IV2 followers truncate to their high watermark (no OffsetForLeaderEpoch), below 2.7-IV1 their fetches carry no last fetched epoch; request versions and znode formats stay Klassik's at every level",
 		field: func(c *Config) any { return &c.InterBrokerProtocolVersion }},
 	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", Group: groupReplication,
 		Doc:   "incremental fetch sessions kept by the broker",
