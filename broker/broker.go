@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,6 +76,11 @@ type Broker struct {
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
+	web            *webServer // klassik.http.listener; nil when off
+
+	// console serves the web console and its JSON at "/" of the HTTP
+	// listener (nil: 404); set in buildComponents.
+	console http.Handler
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
@@ -180,6 +186,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		return err
 	}
 	if err := b.startSocketServer(); err != nil {
+		return err
+	}
+	if err := b.startWeb(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -293,6 +302,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,
 	})
+	b.registerMetrics()
 	return nil
 }
 
@@ -601,6 +611,9 @@ func (b *Broker) beginShutdown() bool {
 // stopComponents closes the request handlers and the socket server, then
 // what sits between them and the logs.
 func (b *Broker) stopComponents() {
+	if b.web != nil {
+		b.web.stop()
+	}
 	if b.apis != nil {
 		b.apis.Close()
 	}

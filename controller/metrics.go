@@ -47,3 +47,41 @@ func (m *controllerMetrics) update(c *Controller) {
 	m.activeBrokers.Update(int64(len(c.ctx.liveBrokers)))
 	m.topicsToDelete.Update(int64(len(c.ctx.topicsToDelete)))
 }
+
+// rateAndTimeMetricName is Kafka's ControllerState.rateAndTimeMetricName:
+// "<State>RateAndTimeMs", except BrokerChange (LeaderElectionRateAndTimeMs,
+// the older name Kafka kept) and AlterPartitionReassignment
+// (PartitionReassignmentRateAndTimeMs).
+func rateAndTimeMetricName(state string) string {
+	switch state {
+	case "BrokerChange":
+		return "kafka.controller.ControllerStats.LeaderElectionRateAndTimeMs"
+	case "AlterPartitionReassignment":
+		return "kafka.controller.ControllerStats.PartitionReassignmentRateAndTimeMs"
+	}
+	return "kafka.controller.ControllerStats." + state + "RateAndTimeMs"
+}
+
+// controllerStates are Kafka 2.8's ControllerState values that have a
+// rate-and-time timer; they are registered up front, as Kafka's
+// ControllerStats does, so each is exported before its first event.
+var controllerStates = []string{"ControllerChange", "BrokerChange", "TopicChange", "TopicDeletion",
+	"AlterPartitionReassignment", "AutoLeaderBalance", "ManualLeaderBalance", "ControlledShutdown",
+	"IsrChange", "LeaderAndIsrResponseReceived", "LogDirChange", "ControllerShutdown",
+	"UncleanLeaderElectionEnable", "TopicUncleanLeaderElectionEnable", "ListPartitionReassignment",
+	"UpdateFeatures"}
+
+// stateTimers registers every state's timer in r and returns the lookup
+// the event manager uses (a map read, no name building per event).
+func stateTimers(r gometrics.Registry) func(state string) gometrics.Timer {
+	timers := make(map[string]gometrics.Timer, len(controllerStates))
+	for _, s := range controllerStates {
+		timers[s] = gometrics.GetOrRegisterTimer(rateAndTimeMetricName(s), r)
+	}
+	return func(state string) gometrics.Timer {
+		if t, ok := timers[state]; ok {
+			return t
+		}
+		return gometrics.GetOrRegisterTimer(rateAndTimeMetricName(state), r)
+	}
+}

@@ -13,6 +13,8 @@ func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 	if r == nil {
 		return replicaMetrics{isrShrinks: gometrics.NilMeter{}, isrExpands: gometrics.NilMeter{}}
 	}
+	m.fetches.RegisterMetrics(r)
+	m.produces.RegisterMetrics(r)
 	const prefix = "kafka.server.ReplicaManager."
 	r.GetOrRegister(prefix+"UnderReplicatedPartitions", gometrics.NewFunctionalGauge(func() int64 {
 		return int64(m.UnderReplicatedPartitions())

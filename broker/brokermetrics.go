@@ -1,0 +1,11 @@
+package broker
+
+// registerMetrics registers, in the broker's registry, the metrics of the
+// components that do not take the registry in their config: the group
+// coordinator's GroupMetadataManager gauges and the transaction
+// coordinator's. The rest register themselves (network, replica,
+// controller, storage) from their Config.Metrics.
+func (b *Broker) registerMetrics() {
+	b.groups.RegisterMetrics(b.metrics)
+	b.txn.RegisterMetrics(b.metrics)
+}
