@@ -36,8 +36,9 @@ import (
 type Option func(*options)
 
 type options struct {
-	fixedStartIndex int
-	wrapHandler     func(network.Handler) network.Handler
+	fixedStartIndex       int
+	wrapHandler           func(network.Handler) network.Handler
+	withoutRequestMetrics bool
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -220,7 +221,8 @@ func (b *Broker) connectZooKeeper() error {
 	var err error
 	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout,
 		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
-		zkclient.WithConnectTimeout(zc.ConnectionTimeout))
+		zkclient.WithConnectTimeout(zc.ConnectionTimeout),
+		zkclient.WithMetrics(b.metrics))
 	if err != nil {
 		return fmt.Errorf("broker: connecting to ZooKeeper %s: %w", zc.Connect, err)
 	}
@@ -241,6 +243,7 @@ func (b *Broker) openLogs() error {
 		return fmt.Errorf("broker: log configuration: %w", err)
 	}
 	mc.Logger = b.logger.With("component", "log-manager")
+	mc.Metrics = b.metrics
 	if b.logs, err = storage.NewLogManager(mc); err != nil {
 		return fmt.Errorf("broker: loading logs: %w", err)
 	}
@@ -309,14 +312,15 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 	rc := b.cfg.Replica()
 	return replica.Config{
-		BrokerID:          b.brokerID,
-		BrokerEpoch:       b.epoch.Load,
-		LogConfigFor:      b.logConfigFor,
-		MinInsyncReplicas: b.minInsyncReplicas,
-		ReplicaLagTimeMax: rc.LagTimeMax,
-		IsrUpdater:        b.zk,
-		IsBrokerAlive:     b.meta.IsAlive,
-		Metrics:           b.metrics,
+		BrokerID:              b.brokerID,
+		BrokerEpoch:           b.epoch.Load,
+		LogConfigFor:          b.logConfigFor,
+		MinInsyncReplicas:     b.minInsyncReplicas,
+		ReplicaLagTimeMax:     rc.LagTimeMax,
+		IsrUpdater:            b.zk,
+		IsBrokerAlive:         b.meta.IsAlive,
+		Metrics:               b.metrics,
+		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,
@@ -349,6 +353,8 @@ func (b *Broker) startSocketServer() error {
 		ConnectionsMaxIdle: ss.ConnectionsMaxIdle,
 		Logger:             b.logger,
 		Metrics:            b.metrics,
+
+		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
 	for _, e := range ss.Listeners {
 		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
@@ -517,6 +523,7 @@ func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	for _, tp := range tps {
 		b.topicCfgs.drop(tp.Topic)
 	}
+	b.replicas.ForgetTopicMetrics(tps)
 }
 
 // onLeadershipChange hands leadership changes of the internal topics to

@@ -112,9 +112,10 @@ func value(fams map[string]*dto.MetricFamily, name string, match ...string) floa
 // servedMetric is one family the scrape must serve: its type and the label
 // names (sorted, comma-joined) of at least one of its samples.
 type servedMetric struct {
-	name   string
-	typ    dto.MetricType
-	labels []string // each must appear as the label set of some sample
+	name     string
+	typ      dto.MetricType
+	labels   []string // each must appear as the label set of some sample
+	follower bool     // served by the follower (the others: by the leader)
 }
 
 const (
@@ -125,54 +126,99 @@ const (
 var quantileLabels = []string{"0.50", "0.75", "0.95", "0.98", "0.99", "0.999"}
 
 // servedMetrics are the names the JMX exporter's Kafka rules give the
-// Kafka 2.8 MBeans Klassik has an equivalent for, as a leader of a
-// replicated partition serving a produce, a fetch and a group serves them.
-var servedMetrics = []servedMetric{
-	// kafka.controller
-	{"kafka_controller_kafkacontroller_activecontrollercount", gauge, []string{""}},
-	{"kafka_controller_kafkacontroller_offlinepartitionscount", gauge, []string{""}},
-	{"kafka_controller_kafkacontroller_preferredreplicaimbalancecount", gauge, []string{""}},
-	{"kafka_controller_kafkacontroller_globaltopiccount", gauge, []string{""}},
-	{"kafka_controller_kafkacontroller_globalpartitioncount", gauge, []string{""}},
-	{"kafka_controller_kafkacontroller_activebrokercount", gauge, []string{""}},
-	{"kafka_controller_kafkacontroller_topicstodeletecount", gauge, []string{""}},
-	{"kafka_controller_controllerstats_leaderelectionrateandtimems", gauge, []string{"quantile"}},
-	{"kafka_controller_controllerstats_leaderelectionrateandtimems_count", counter, []string{""}},
-	{"kafka_controller_controllerstats_uncleanleaderelections_total", counter, []string{""}},
-	{"kafka_controller_controllerstats_topicchangerateandtimems_count", counter, []string{""}},
-	{"kafka_controller_controllereventmanager_eventqueuesize", gauge, []string{""}},
-	{"kafka_controller_controllereventmanager_eventqueuetimems", gauge, []string{"quantile"}},
-	{"kafka_controller_controllereventmanager_eventqueuetimems_count", counter, []string{""}},
-	// kafka.server ReplicaManager
-	{"kafka_server_replicamanager_underreplicatedpartitions", gauge, []string{""}},
-	{"kafka_server_replicamanager_isrshrinks_total", counter, []string{""}},
-	{"kafka_server_replicamanager_isrexpands_total", counter, []string{""}},
-	// purgatories
-	{"kafka_server_delayedoperationpurgatory_purgatorysize", gauge, []string{"delayedOperation"}},
-	{"kafka_server_delayedoperationpurgatory_numdelayedoperations", gauge, []string{"delayedOperation"}},
-	// kafka.network RequestMetrics
-	{"kafka_network_requestmetrics_totaltimems", gauge, []string{"quantile,request"}},
-	{"kafka_network_requestmetrics_totaltimems_count", counter, []string{"request"}},
-	// group coordinator
-	{"kafka_coordinator_group_groupmetadatamanager_numgroups", gauge, []string{""}},
-	{"kafka_coordinator_group_groupmetadatamanager_numgroupsstable", gauge, []string{""}},
-	{"kafka_coordinator_group_groupmetadatamanager_numgroupspreparingrebalance", gauge, []string{""}},
-	{"kafka_coordinator_group_groupmetadatamanager_numgroupscompletingrebalance", gauge, []string{""}},
-	{"kafka_coordinator_group_groupmetadatamanager_numgroupsempty", gauge, []string{""}},
-	{"kafka_coordinator_group_groupmetadatamanager_numgroupsdead", gauge, []string{""}},
-	{"kafka_coordinator_group_groupmetadatamanager_numoffsets", gauge, []string{""}},
-	// Go runtime and process
-	{"go_goroutines", gauge, []string{""}},
-	{"go_memstats_alloc_bytes", gauge, []string{""}},
-	{"process_cpu_seconds_total", counter, []string{""}},
-	{"process_resident_memory_bytes", gauge, []string{""}},
-}
+// Kafka 2.8 MBeans Klassik has an equivalent for, as the leader (or the
+// follower) of a replicated partition serving produces, fetches and a
+// group serves them.
+var servedMetrics = func() []servedMetric {
+	ms := []servedMetric{
+		// kafka.controller
+		{"kafka_controller_kafkacontroller_activecontrollercount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_offlinepartitionscount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_preferredreplicaimbalancecount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_globaltopiccount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_globalpartitioncount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_activebrokercount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_topicstodeletecount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_replicastodeletecount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_topicsineligibletodeletecount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_replicasineligibletodeletecount", gauge, []string{""}, false},
+		{"kafka_controller_controllerstats_uncleanleaderelections_total", counter, []string{""}, false},
+		{"kafka_controller_controllereventmanager_eventqueuesize", gauge, []string{""}, false},
+		{"kafka_controller_controllereventmanager_eventqueuetimems", gauge, []string{"quantile"}, false},
+		{"kafka_controller_controllereventmanager_eventqueuetimems_count", counter, []string{""}, false},
+		// kafka.server ReplicaManager
+		{"kafka_server_replicamanager_underreplicatedpartitions", gauge, []string{""}, false},
+		{"kafka_server_replicamanager_partitioncount", gauge, []string{""}, false},
+		{"kafka_server_replicamanager_leadercount", gauge, []string{""}, false},
+		{"kafka_server_replicamanager_underminisrpartitioncount", gauge, []string{""}, false},
+		{"kafka_server_replicamanager_atminisrpartitioncount", gauge, []string{""}, false},
+		{"kafka_server_replicamanager_isrshrinks_total", counter, []string{""}, false},
+		{"kafka_server_replicamanager_isrexpands_total", counter, []string{""}, false},
+		// kafka.server BrokerTopicMetrics (all-topics and per-topic)
+		{"kafka_server_brokertopicmetrics_replicationbytesin_total", counter, []string{""}, true},
+		{"kafka_server_brokertopicmetrics_replicationbytesout_total", counter, []string{""}, false},
+		// purgatories
+		{"kafka_server_delayedoperationpurgatory_purgatorysize", gauge, []string{"delayedOperation"}, false},
+		{"kafka_server_delayedoperationpurgatory_numdelayedoperations", gauge, []string{"delayedOperation"}, false},
+		// replica fetcher
+		{"kafka_server_fetcherlagmetrics_consumerlag", gauge, []string{"clientId,partition,topic"}, true},
+		{"kafka_server_replicafetchermanager_maxlag", gauge, []string{"clientId"}, true},
+		// ZooKeeper client
+		{"kafka_server_sessionexpirelistener_zookeeperexpires_total", counter, []string{""}, false},
+		{"kafka_server_sessionexpirelistener_zookeeperdisconnects_total", counter, []string{""}, false},
+		{"kafka_server_sessionexpirelistener_zookeepersyncconnects_total", counter, []string{""}, false},
+		{"kafka_server_sessionexpirelistener_zookeeperauthfailures_total", counter, []string{""}, false},
+		// kafka.log
+		{"kafka_log_log_size", gauge, []string{"partition,topic"}, false},
+		{"kafka_log_log_logendoffset", gauge, []string{"partition,topic"}, false},
+		{"kafka_log_log_logstartoffset", gauge, []string{"partition,topic"}, false},
+		{"kafka_log_log_numlogsegments", gauge, []string{"partition,topic"}, false},
+		// kafka.network RequestMetrics
+		{"kafka_network_requestmetrics_requests_total", counter, []string{"request,version"}, false},
+		{"kafka_network_requestmetrics_requestbytes", gauge, []string{"quantile,request"}, false},
+		{"kafka_network_requestmetrics_requestbytes_count", counter, []string{"request"}, false},
+		// group coordinator
+		{"kafka_coordinator_group_groupmetadatamanager_numgroups", gauge, []string{""}, false},
+		{"kafka_coordinator_group_groupmetadatamanager_numgroupsstable", gauge, []string{""}, false},
+		{"kafka_coordinator_group_groupmetadatamanager_numgroupspreparingrebalance", gauge, []string{""}, false},
+		{"kafka_coordinator_group_groupmetadatamanager_numgroupscompletingrebalance", gauge, []string{""}, false},
+		{"kafka_coordinator_group_groupmetadatamanager_numgroupsempty", gauge, []string{""}, false},
+		{"kafka_coordinator_group_groupmetadatamanager_numgroupsdead", gauge, []string{""}, false},
+		{"kafka_coordinator_group_groupmetadatamanager_numoffsets", gauge, []string{""}, false},
+		// Go runtime and process
+		{"go_goroutines", gauge, []string{""}, false},
+		{"go_memstats_alloc_bytes", gauge, []string{""}, false},
+		{"go_gc_duration_seconds", dto.MetricType_SUMMARY, []string{""}, false},
+		{"process_cpu_seconds_total", counter, []string{""}, false},
+		{"process_resident_memory_bytes", gauge, []string{""}, false},
+		{"process_open_fds", gauge, []string{""}, false},
+	}
+	for _, n := range []string{"messagesin", "bytesin", "bytesout", "bytesrejected", "failedproducerequests",
+		"failedfetchrequests", "totalproducerequests", "totalfetchrequests"} {
+		ms = append(ms, servedMetric{"kafka_server_brokertopicmetrics_" + n + "_total", counter, []string{"", "topic"}, false})
+	}
+	for _, n := range []string{"requestqueuetimems", "localtimems", "remotetimems", "responsequeuetimems", "responsesendtimems", "totaltimems"} {
+		ms = append(ms,
+			servedMetric{"kafka_network_requestmetrics_" + n, gauge, []string{"quantile,request"}, false},
+			servedMetric{"kafka_network_requestmetrics_" + n + "_count", counter, []string{"request"}, false})
+	}
+	for _, n := range []string{"leaderelection", "partitionreassignment", "topicchange", "topicdeletion", "isrchange",
+		"controlledshutdown", "autoleaderbalance", "controllerchange"} {
+		ms = append(ms,
+			servedMetric{"kafka_controller_controllerstats_" + n + "rateandtimems", gauge, []string{"quantile"}, false},
+			servedMetric{"kafka_controller_controllerstats_" + n + "rateandtimems_count", counter, []string{""}, false})
+	}
+	return ms
+}()
 
-// checkServed reports every servedMetrics entry missing from fams or
-// served with another type or other labels.
-func checkServed(t *testing.T, fams map[string]*dto.MetricFamily) {
+// checkServed reports every servedMetrics entry of the leader (or the
+// follower) missing from fams or served with another type or other labels.
+func checkServed(t *testing.T, fams map[string]*dto.MetricFamily, follower bool) {
 	t.Helper()
 	for _, want := range servedMetrics {
+		if want.follower != follower {
+			continue
+		}
 		f := fams[want.name]
 		if f == nil {
 			t.Errorf("%s: not served", want.name)
@@ -236,7 +282,20 @@ func TestMetricsScrape(t *testing.T) {
 	}
 
 	after := scrape(t, c.HTTPAddr(leader))
-	checkServed(t, after)
+	checkServed(t, after, false)
+	follower := 1 - leader
+	c.WaitFor(20*time.Second, "the follower's fetcher lag gauge", func() bool {
+		return len(find(scrape(t, c.HTTPAddr(follower)), "kafka_server_fetcherlagmetrics_consumerlag", "topic", topic, "partition", "0")) == 1
+	})
+	fols := scrape(t, c.HTTPAddr(follower))
+	checkServed(t, fols, true)
+	lag := find(fols, "kafka_server_fetcherlagmetrics_consumerlag", "topic", topic, "partition", "0")[0]
+	if id := labelValue(lag, "clientId"); id != fmt.Sprintf("ReplicaFetcherThread-0-%d", st.Leader) {
+		t.Errorf("fetcher lag clientId %q", id)
+	}
+	if v := value(fols, "kafka_server_brokertopicmetrics_replicationbytesin_total"); v <= 0 {
+		t.Errorf("follower's replicationbytesin_total %v", v)
+	}
 
 	active := 0.0
 	for i := range c.N() {
@@ -252,12 +311,41 @@ func TestMetricsScrape(t *testing.T) {
 			t.Errorf("%s%v grew by %v under load, want at least %v", name, match, d, min)
 		}
 	}
+	if d := value(after, "kafka_server_brokertopicmetrics_messagesin_total", "topic", topic) -
+		value(before, "kafka_server_brokertopicmetrics_messagesin_total", "topic", topic); d != records {
+		t.Errorf("messagesin_total{topic=%q} grew by %v, want %d", topic, d, records)
+	}
+	grew("kafka_server_brokertopicmetrics_messagesin_total", records)
+	grew("kafka_server_brokertopicmetrics_bytesin_total", records*10, "topic", topic)
+	grew("kafka_server_brokertopicmetrics_totalproducerequests_total", records, "topic", topic)
+	grew("kafka_server_brokertopicmetrics_bytesout_total", records*10, "topic", topic)
+	grew("kafka_server_brokertopicmetrics_totalfetchrequests_total", 1, "topic", topic)
+	grew("kafka_server_brokertopicmetrics_replicationbytesout_total", records*10)
+	grew("kafka_network_requestmetrics_requests_total", records, "request", "Produce")
+	grew("kafka_network_requestmetrics_requests_total", 1, "request", "FetchConsumer")
+	grew("kafka_network_requestmetrics_requests_total", 1, "request", "FetchFollower")
 	grew("kafka_network_requestmetrics_totaltimems_count", records, "request", "Produce")
-	grew("kafka_network_requestmetrics_totaltimems_count", 1, "request", "Fetch")
+	grew("kafka_network_requestmetrics_remotetimems_count", records, "request", "Produce")
+	grew("kafka_network_requestmetrics_totaltimems_count", 1, "request", "FetchConsumer")
+	grew("kafka_network_requestmetrics_totaltimems_count", 1, "request", "FetchFollower")
+	grew("kafka_network_requestmetrics_requestbytes_count", records, "request", "Produce")
 	if v := value(after, "kafka_network_requestmetrics_totaltimems", "request", "Produce", "quantile", "0.99"); v <= 0 {
 		t.Errorf("Produce TotalTimeMs 0.99 quantile %v, want > 0", v)
 	}
-	if v := value(after, "kafka_coordinator_group_groupmetadatamanager_numgroups"); v < 0 {
-		t.Errorf("numgroups %v", v)
+	// acks=all (franz-go's default) waits for the follower: remote time.
+	if v := value(after, "kafka_network_requestmetrics_remotetimems", "request", "Produce", "quantile", "0.99"); v <= 0 {
+		t.Errorf("Produce RemoteTimeMs 0.99 quantile %v, want > 0", v)
+	}
+	if v := value(after, "kafka_log_log_logendoffset", "topic", topic, "partition", "0"); v != records {
+		t.Errorf("logendoffset %v, want %d", v, records)
+	}
+	if v := value(after, "kafka_log_log_size", "topic", topic, "partition", "0"); v < records*10 {
+		t.Errorf("log size %v", v)
+	}
+	if v := value(after, "kafka_server_sessionexpirelistener_zookeepersyncconnects_total"); v < 1 {
+		t.Errorf("zookeepersyncconnects_total %v, want ≥ 1", v)
+	}
+	if v := value(after, "kafka_server_replicamanager_leadercount"); v < 1 {
+		t.Errorf("leadercount %v", v)
 	}
 }
