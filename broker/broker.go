@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,8 +36,9 @@ import (
 type Option func(*options)
 
 type options struct {
-	fixedStartIndex int
-	wrapHandler     func(network.Handler) network.Handler
+	fixedStartIndex       int
+	wrapHandler           func(network.Handler) network.Handler
+	withoutRequestMetrics bool
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -75,6 +77,11 @@ type Broker struct {
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
+	web            *webServer // klassik.http.listener; nil when off
+
+	// console serves the web console and its JSON at "/" of the HTTP
+	// listener (nil: 404); set in buildComponents.
+	console http.Handler
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
@@ -182,6 +189,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
+	if err := b.startWeb(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker: start-up abandoned: %w", err)
 	}
@@ -211,7 +221,8 @@ func (b *Broker) connectZooKeeper() error {
 	var err error
 	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout,
 		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
-		zkclient.WithConnectTimeout(zc.ConnectionTimeout))
+		zkclient.WithConnectTimeout(zc.ConnectionTimeout),
+		zkclient.WithMetrics(b.metrics))
 	if err != nil {
 		return fmt.Errorf("broker: connecting to ZooKeeper %s: %w", zc.Connect, err)
 	}
@@ -232,6 +243,7 @@ func (b *Broker) openLogs() error {
 		return fmt.Errorf("broker: log configuration: %w", err)
 	}
 	mc.Logger = b.logger.With("component", "log-manager")
+	mc.Metrics = b.metrics
 	if b.logs, err = storage.NewLogManager(mc); err != nil {
 		return fmt.Errorf("broker: loading logs: %w", err)
 	}
@@ -293,20 +305,22 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,
 	})
+	b.registerMetrics()
 	return nil
 }
 
 func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 	rc := b.cfg.Replica()
 	return replica.Config{
-		BrokerID:          b.brokerID,
-		BrokerEpoch:       b.epoch.Load,
-		LogConfigFor:      b.logConfigFor,
-		MinInsyncReplicas: b.minInsyncReplicas,
-		ReplicaLagTimeMax: rc.LagTimeMax,
-		IsrUpdater:        b.zk,
-		IsBrokerAlive:     b.meta.IsAlive,
-		Metrics:           b.metrics,
+		BrokerID:              b.brokerID,
+		BrokerEpoch:           b.epoch.Load,
+		LogConfigFor:          b.logConfigFor,
+		MinInsyncReplicas:     b.minInsyncReplicas,
+		ReplicaLagTimeMax:     rc.LagTimeMax,
+		IsrUpdater:            b.zk,
+		IsBrokerAlive:         b.meta.IsAlive,
+		Metrics:               b.metrics,
+		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,
@@ -342,6 +356,8 @@ func (b *Broker) startSocketServer() error {
 		ConnectionsMaxIdle: ss.ConnectionsMaxIdle,
 		Logger:             b.logger,
 		Metrics:            b.metrics,
+
+		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
 	for _, e := range ss.Listeners {
 		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
@@ -510,6 +526,7 @@ func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	for _, tp := range tps {
 		b.topicCfgs.drop(tp.Topic)
 	}
+	b.replicas.ForgetTopicMetrics(tps)
 }
 
 // onLeadershipChange hands leadership changes of the internal topics to
@@ -604,6 +621,9 @@ func (b *Broker) beginShutdown() bool {
 // stopComponents closes the request handlers and the socket server, then
 // what sits between them and the logs.
 func (b *Broker) stopComponents() {
+	if b.web != nil {
+		b.web.stop()
+	}
 	if b.apis != nil {
 		b.apis.Close()
 	}

@@ -75,9 +75,7 @@ func newEventManager(process func(event), reg gometrics.Registry, now func() tim
 	}
 	m.queueTime = gometrics.GetOrRegisterHistogram("kafka.controller.ControllerEventManager.EventQueueTimeMs", reg, gometrics.NewExpDecaySample(1028, 0.015))
 	m.queueSize = gometrics.GetOrRegisterGauge("kafka.controller.ControllerEventManager.EventQueueSize", reg)
-	m.stateTime = func(state string) gometrics.Timer {
-		return gometrics.GetOrRegisterTimer("kafka.controller.ControllerStats."+state+"RateAndTimeMs", reg)
-	}
+	m.stateTime = stateTimers(reg)
 	return m
 }
 

@@ -287,6 +287,7 @@ func (t *fetcherThread) remove(tp common.TopicPartition) bool {
 	defer t.mu.Unlock()
 	_, ok := t.parts[tp]
 	delete(t.parts, tp)
+	t.f.m.metrics.lags.remove(tp)
 	return ok
 }
 
@@ -628,9 +629,12 @@ func (t *fetcherThread) handleFetched(tp common.TopicPartition, epoch int32, rp 
 			t.partitionError(tp, epoch, err)
 		}
 	case rp.ErrorCode == 0:
-		if _, err := m.appendFromLeader(tp, epoch, rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset); err != nil {
+		st, err := m.appendFromLeader(tp, epoch, rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset)
+		if err != nil {
 			t.partitionError(tp, epoch, err)
+			break
 		}
+		m.metrics.followerFetched(t.key, tp, len(rp.RecordBatches), rp.HighWatermark, st.leo)
 	case rp.ErrorCode == kerr.OffsetOutOfRange.Code:
 		if err := t.handleOutOfRange(tp, epoch); err != nil {
 			t.partitionError(tp, epoch, err)
