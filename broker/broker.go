@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/klassik/klassik/broker/api"
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
@@ -84,6 +86,11 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
+	// console is the web console's handler (broker/console), mounted at
+	// "/" of the HTTP listener; consoleSrc is its view of this broker.
+	console    http.Handler
+	consoleSrc *consoleSource
+
 	// mu guards the following.
 	mu       sync.Mutex
 	started  bool
@@ -127,6 +134,9 @@ func (b *Broker) BoundAddr(listener string) net.Addr {
 	}
 	return b.server.BoundAddr(listener)
 }
+
+// Console is the web console's handler (nil before Startup).
+func (b *Broker) Console() http.Handler { return b.console }
 
 // Metrics is this broker's metric registry (Kafka's metric names, e.g.
 // kafka.controller.KafkaController.ActiveControllerCount).
@@ -279,6 +289,8 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		return fmt.Errorf("broker: transaction coordinator: %w", err)
 	}
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
+	b.consoleSrc = newConsoleSource(b)
+	b.console = console.New(b.consoleSrc, b.logger)
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -609,6 +621,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.stopNewSession != nil {
 		b.stopNewSession()
+	}
+	if b.consoleSrc != nil {
+		b.consoleSrc.stop()
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
