@@ -4,6 +4,7 @@
 #   - Apache ZooKeeper and a Java runtime (Debian's zookeeper package),
 #   - the client tools the tests drive: kcat, python3-kafka, python3-confluent-kafka,
 #   - netcat for ZooKeeper's four-letter words,
+#   - Chromium and ChromeDriver for the web console's headless browser test,
 #   - the npm packages of testdata/clients (kafkajs),
 #   - the Go modules of go.mod.
 # Usage: bin/klassik-install-deps.sh [--no-npm]
@@ -18,6 +19,8 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
 /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || missing+=(python3-confluent-kafka)
 

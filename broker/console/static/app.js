@@ -2,9 +2,10 @@
 // second and redraws. No framework, no build step.
 "use strict";
 
-const POLL_MS = 1000;
+// A poll starts POLL_MS after the previous one ended, so polls never overlap
+// and a change shows within about one poll plus one request.
+const POLL_MS = 500;
 let selected = null; // {topic, partition, broker} of the segment view
-let busy = false;
 let lastReplicas = [];
 
 function el(tag, attrs, ...kids) {
@@ -70,6 +71,11 @@ function drawCluster(c, reps) {
   }
   const topics = (c.topics || []).filter(t => !t.name.startsWith("__"));
   const internal = (c.topics || []).length - topics.length;
+  if (!selected && topics.length && topics[0].partitions.length) {
+    const p0 = topics[0].partitions[0];
+    selected = { topic: topics[0].name, partition: p0.partition, broker: p0.replicas.includes(c.served_by) ? c.served_by : p0.replicas[0] };
+    setTimeout(pollSegments, 0);
+  }
   replace("topics", ...topics.map(t => el("div", { class: "topic", "data-topic": t.name },
     el("h4", {}, t.name),
     ...t.partitions.map(p => drawPartition(t.name, p, byTP.get(t.name + "-" + p.partition) || new Map(), live)))),
@@ -119,24 +125,31 @@ function drawController(h) {
     el("td", {}, fmtTime(e.enqueued)), el("td", {}, e.name + (e.preempted ? " (preempted)" : "")), el("td", {}, e.state),
     el("td", {}, e.queue_ms.toFixed(1)), el("td", {}, e.process_ms.toFixed(1)))));
   const cb = document.querySelector("#changes tbody");
-  cb.replaceChildren(...(h.state_changes || []).slice(-60).reverse().map(s => el("tr", {},
+  cb.replaceChildren(...(h.state_changes || []).slice(-100).reverse().map(s => el("tr", {},
     el("td", {}, fmtTime(s.time)),
     el("td", {}, s.kind === "replica" ? "replica " + s.replica + " of " + s.topic + "-" + s.partition : s.topic + "-" + s.partition),
-    el("td", {}, s.from), el("td", {}, s.to), el("td", {}, s.reason + (s.detail ? " " + s.detail : "")))));
+    el("td", {}, s.from), el("td", {}, s.to), el("td", { class: "why" }, s.reason + (s.detail ? " " + s.detail : "")))));
+}
+
+function drawGroup(x) {
+  const members = x.members.map(m => el("tr", {},
+    el("td", {}, m.id === x.leader ? m.id + " (leader)" : m.id),
+    el("td", {}, m.client_host),
+    el("td", {}, Object.entries(m.assignment).map(([t, ps]) => t + " [" + ps.join(",") + "]").join(" "))));
+  const offsets = x.offsets.map(o => el("tr", {},
+    el("td", {}, o.topic + "-" + o.partition),
+    el("td", {}, "committed " + o.committed),
+    el("td", {}, "lag " + (o.lag < 0 ? "?" : o.lag))));
+  return el("div", { class: "group", "data-group": x.group, "data-state": x.state },
+    el("b", {}, x.group), " ", el("span", { class: "state " + x.state }, x.state),
+    " generation " + x.generation + ", coordinator " + x.coordinator + (x.protocol ? ", " + x.protocol : ""),
+    el("table", {}, el("tbody", {}, ...members), el("tbody", {}, ...offsets)));
 }
 
 function drawGroups(g) {
   const gs = g.groups || [];
   if (!gs.length) { replace("groups", el("div", { class: "ep" }, "no groups")); return; }
-  replace("groups", ...gs.map(x => el("div", { class: "group", "data-group": x.group, "data-state": x.state },
-    el("b", {}, x.group), " ", el("span", { class: "state " + x.state }, x.state),
-    " generation " + x.generation + ", coordinator " + x.coordinator + (x.protocol ? ", " + x.protocol : ""),
-    el("table", {}, el("tbody", {}, ...x.members.map(m => el("tr", {},
-      el("td", {}, m.id === x.leader ? m.id + " (leader)" : m.id), el("td", {}, m.client_host),
-      el("td", {}, Object.entries(m.assignment).map(([t, ps]) => t + " [" + ps.join(",") + "]").join(" "))))),
-      el("tbody", {}, ...x.offsets.map(o => el("tr", {},
-        el("td", {}, o.topic + "-" + o.partition), el("td", {}, "committed " + o.committed),
-        el("td", {}, "lag " + (o.lag < 0 ? "?" : o.lag))))))));
+  replace("groups", ...gs.map(drawGroup));
 }
 
 async function pollSegments() {
@@ -158,8 +171,6 @@ async function pollSegments() {
 }
 
 async function poll() {
-  if (busy) return;
-  busy = true;
   const status = document.getElementById("status");
   try {
     const [c, r, h, g] = await Promise.all([
@@ -175,10 +186,14 @@ async function poll() {
     status.textContent = "poll failed: " + e.message;
     status.className = "status bad";
   } finally {
-    busy = false;
+    setTimeout(poll, POLL_MS);
   }
 }
 
+async function segmentsLoop() {
+  await pollSegments();
+  setTimeout(segmentsLoop, 4 * POLL_MS);
+}
+
 poll();
-setInterval(poll, POLL_MS);
-setInterval(pollSegments, 2 * POLL_MS);
+segmentsLoop();
