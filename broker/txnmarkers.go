@@ -12,6 +12,7 @@ import (
 
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/txn"
 )
 
 // markerChannel is how this broker's transaction coordinator reaches
@@ -39,12 +40,14 @@ func newMarkerChannel(meta *metadata.Cache, listener string, brokerID int32, tim
 		clientID: "broker-" + strconv.Itoa(int(brokerID)) + "-txn-marker-sender", clients: map[int32]*network.Client{}}
 }
 
-// PartitionLeader returns the cached leader of a partition, -1 when the
-// partition is unknown or leaderless.
+// PartitionLeader returns the cached leader of a partition: -1 while it is
+// leaderless, txn.NoSuchPartition once the metadata cache no longer knows it
+// (its topic was deleted), so the coordinator drops it from the transaction
+// instead of retrying its marker for ever.
 func (m *markerChannel) PartitionLeader(topic string, partition int32) int32 {
 	p, ok := m.meta.Partition(topic, partition)
 	if !ok {
-		return -1
+		return txn.NoSuchPartition
 	}
 	return p.Leader
 }

@@ -144,3 +144,37 @@ func TestCommandChecks(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCommandLine: parsing any command line never panics; an accepted one
+// always names a command and converts to options, and a refused one
+// prints a usage and then the (justified) error.
+func FuzzCommandLine(f *testing.F) {
+	for _, s := range []string{"--bootstrap-server b list", "--bootstrap-server=b describe --trans x",
+		"--boot b abort --topic t --partition 0 --start-offset -5", "--bootstrap-server b find-hanging --broker-id 1 --max 0",
+		"-hv", "--bootstrap-server b desc", "--bootstrap-server b describe-producers --topic t --partition 99999999999"} {
+		f.Add(s)
+	}
+	f.Setenv("COLUMNS", "80")
+	f.Fuzz(func(t *testing.T, line string) {
+		var out strings.Builder
+		ns, outcome, err := newParser().parse(strings.Fields(line), &out)
+		if err != nil {
+			pe, ok := err.(*parseError)
+			if !ok {
+				t.Fatalf("%q: %T %v", line, err, err)
+			}
+			var e strings.Builder
+			printError(&e, pe)
+			if !strings.HasPrefix(e.String(), "usage: ") || !strings.Contains(e.String(), "\nkafka-transactions.sh:") {
+				t.Fatalf("%q: %q", line, e.String())
+			}
+			return
+		}
+		if outcome != outcomeValues {
+			return
+		}
+		if o := optionsFrom(ns); o.command == "" {
+			t.Fatalf("%q: %+v", line, o)
+		}
+	})
+}

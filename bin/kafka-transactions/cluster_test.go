@@ -371,3 +371,69 @@ func TestCommandFailures(t *testing.T) {
 }
 
 func TestScriptVersion(t *testing.T) { clitest.CheckScriptVersion(t, "kafka-transactions.sh") }
+
+// list asks every broker for the transactions it coordinates: with three
+// coordinators each id appears once, on the broker FindCoordinator names,
+// the brokers' lists one after another by broker id.
+func TestListAcrossCoordinators(t *testing.T) {
+	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 3, Overrides: map[string]string{
+		"transaction.state.log.num.partitions": "6", "transaction.state.log.replication.factor": "1",
+		"transaction.state.log.min.isr": "1"}}, "orders", 3, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
+	defer cancel()
+	adm := c.Admin()
+	var ids []string
+	coordinators := map[int32]bool{}
+	for i := 0; len(coordinators) < 2 || i < 4; i++ {
+		if i == 20 {
+			t.Fatalf("20 transactional ids, coordinators %v", coordinators)
+		}
+		id := fmt.Sprintf("multi-%d", i)
+		cl := c.Client(kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: int32(i % 3), Value: []byte(id)}).FirstErr(); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatalf("%s: commit: %v", id, err)
+		}
+		cl.Close()
+		ids = append(ids, id)
+		fc := adm.FindTxnCoordinators(ctx, id)
+		if fc[id].Err != nil {
+			t.Fatalf("%s: FindCoordinator: %v", id, fc[id].Err)
+		}
+		coordinators[fc[id].NodeID] = true
+	}
+	var rows [][]string
+	c.WaitFor(time.Minute, "every transaction CompleteCommit", func() bool {
+		d, err := adm.DescribeTransactions(ctx, ids...)
+		if err != nil {
+			return false
+		}
+		rows = nil
+		for _, id := range ids {
+			if d[id].State != "CompleteCommit" {
+				return false
+			}
+			rows = append(rows, []string{id, itoa(d[id].Coordinator), itoa(d[id].ProducerID), "CompleteCommit"})
+		}
+		return true
+	})
+	out, errOut, code := script(t, "--bootstrap-server", strings.Join(c.Bootstrap(), ","), "list")
+	if code != 0 || errOut != "" {
+		t.Fatalf("list: exit %d stderr %q", code, errOut)
+	}
+	checkTable(t, "list", out, listHeaders, rows...)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")[1:]
+	last := int64(-1)
+	for _, l := range lines {
+		n, err := strconv.ParseInt(strings.TrimSpace(strings.Split(l, "\t")[1]), 10, 32)
+		if err != nil || n < last {
+			t.Fatalf("coordinators out of order:\n%s", out)
+		}
+		last = n
+	}
+}

@@ -251,7 +251,8 @@ func (c *Coordinator) currentLocked(tm *txnMetadata, ce int32) int16 {
 }
 
 // appendGuarded writes batch to partition p if owner (called with c.mu
-// held) reports that the writer's ownership is still current, and calls
+// held) reports that the writer's ownership is still current (owner
+// must fail when c.parts[p] is not that ownership), and calls
 // done with the outcome and c.mu held. The in-flight count makes a
 // reload of p (a new ownership on this broker) wait until the append has
 // reached the log or failed, so the loader reads every record an earlier
@@ -263,9 +264,13 @@ func (c *Coordinator) appendGuarded(p int32, owner func() int16, batch []byte, t
 		return code
 	}
 	c.inflight[p]++
+	// The append is bounded by its timeout and by the ownership: when the
+	// partition is resigned its waits end at once (a record already in the
+	// local log stays there, and the next load reads it).
+	pctx := c.parts[p].ctx
 	c.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(c.ctx, timeout)
+	ctx, cancel := context.WithTimeout(pctx, timeout)
 	err := c.store.Append(ctx, p, batch)
 	cancel()
 
@@ -308,6 +313,10 @@ func (c *Coordinator) appendTransition(tm *txnMetadata, ce int32, t transit, ret
 			return
 		}
 		code = appendErrorCode(err)
+		if cur != 0 {
+			// The ownership ended while the append waited.
+			code = cur
+		}
 		c.log.Info("writing transaction state failed", "transactional_id", tm.id, "target", t.state,
 			"coordinator_epoch", ce, "err", err, "code", kerr.ErrorForCode(code))
 		if cur == 0 && (retry == nil || !retry(code)) {

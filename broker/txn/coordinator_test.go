@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -62,7 +63,7 @@ func TestCommitHappyPath(t *testing.T) {
 	}
 }
 
-// blockingStore holds appends until released, counting those waiting.
+// blockingStore holds appends until released.
 type blockingStore struct {
 	*memStore
 	release chan struct{}
@@ -72,7 +73,12 @@ type blockingStore struct {
 func (s *blockingStore) Append(ctx context.Context, partition int32, batch []byte) error {
 	s.waiting <- struct{}{}
 	<-s.release
-	return s.memStore.Append(ctx, partition, batch)
+	// As the replica manager: the local append happens whatever ctx says;
+	// only the wait for the ISR is bounded by it.
+	if err := s.memStore.Append(context.Background(), partition, batch); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // A reload on the same broker waits for an append of the previous
@@ -116,5 +122,52 @@ func TestReloadWaitsForInFlightAppend(t *testing.T) {
 	d := c.DescribeTransactions(ctx, &kmsg.DescribeTransactionsRequest{TransactionalIDs: []string{"a"}})
 	if st := d.TransactionStates[0]; st.ErrorCode != 0 || st.State != "Ongoing" || len(st.Topics) != 1 {
 		t.Fatalf("after reload: %+v", st)
+	}
+}
+
+// waitingStore is a replica manager waiting for an ISR that never
+// catches up: appends block until their context ends.
+type waitingStore struct {
+	*memStore
+	waiting chan struct{}
+}
+
+func (s *waitingStore) Append(ctx context.Context, partition int32, batch []byte) error {
+	s.waiting <- struct{}{}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Resigning a partition ends the waits of its appends at once, so the
+// client hears NOT_COORDINATOR now (not after the transaction timeout)
+// and a reload does not wait for them.
+func TestResignEndsInFlightAppends(t *testing.T) {
+	mem, mk, clock := newMemStore(), newFakeMarkers(), purgatory.NewFakeClock(testStart)
+	c := newTestCoordinator(t, mem, mk, &pidBlocks{}, clock, 1)
+	ctx := context.Background()
+	p := c.PartitionFor("a")
+	c.OnBecomeLeader(p, 1)
+	waitIdle(t, c)
+	ws := &waitingStore{memStore: mem, waiting: make(chan struct{}, 1)}
+	c.store = ws
+	done := make(chan int16)
+	go func() {
+		done <- c.InitProducerID(ctx, &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: ptr("a"), TransactionTimeoutMillis: 900000}).ErrorCode
+	}()
+	<-ws.waiting
+	c.OnResign(p, 2)
+	select {
+	case code := <-done:
+		if code != kerr.NotCoordinator.Code {
+			t.Fatalf("InitProducerId across the resignation: %s, want NOT_COORDINATOR", errName(code))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the append kept waiting after the partition was resigned")
+	}
+	c.store = mem
+	c.OnBecomeLeader(p, 3)
+	waitIdle(t, c)
+	if r := c.InitProducerID(ctx, &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: ptr("a"), TransactionTimeoutMillis: 60000}); r.ErrorCode != 0 {
+		t.Fatalf("after the reload: %s", errName(r.ErrorCode))
 	}
 }
