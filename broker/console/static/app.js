@@ -128,7 +128,7 @@ function drawController(h) {
   cb.replaceChildren(...(h.state_changes || []).slice(-100).reverse().map(s => el("tr", {},
     el("td", {}, fmtTime(s.time)),
     el("td", {}, s.kind === "replica" ? "replica " + s.replica + " of " + s.topic + "-" + s.partition : s.topic + "-" + s.partition),
-    el("td", {}, s.from), el("td", {}, s.to), el("td", { class: "why" }, s.reason + (s.detail ? " " + s.detail : "")))));
+    el("td", {}, s.from), el("td", {}, s.to), el("td", { class: "why", title: s.detail || "" }, s.reason))));
 }
 
 function drawGroup(x) {
