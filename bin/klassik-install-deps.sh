@@ -6,6 +6,7 @@
 #   - netcat for ZooKeeper's four-letter words,
 #   - Docker (docker.io, docker-compose) for docker/'s test, and a running
 #     dockerd (started here when none answers and this runs as root),
+#   - Chromium and ChromeDriver for the web console's headless browser test,
 #   - the npm packages of testdata/clients (kafkajs),
 #   - the Go modules of go.mod.
 # Usage: bin/klassik-install-deps.sh [--no-npm]
@@ -20,6 +21,8 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
 /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || missing+=(python3-confluent-kafka)
 # /usr/bin/docker, not any docker on PATH: docker/'s test builds with the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/klassik/klassik/broker/api"
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
@@ -79,10 +80,6 @@ type Broker struct {
 	stopNewSession func()
 	web            *webServer // klassik.http.listener; nil when off
 
-	// console serves the web console and its JSON at "/" of the HTTP
-	// listener (nil: 404); set in buildComponents.
-	console http.Handler
-
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
 	// metrics is this broker's registry (Kafka metric names); never the
@@ -90,6 +87,11 @@ type Broker struct {
 	metrics gometrics.Registry
 
 	topicCfgs *topicConfigCache
+
+	// console is the web console's handler (broker/console), mounted at
+	// "/" of the HTTP listener; consoleSrc is its view of this broker.
+	console    http.Handler
+	consoleSrc *consoleSource
 
 	// mu guards the following.
 	mu       sync.Mutex
@@ -134,6 +136,9 @@ func (b *Broker) BoundAddr(listener string) net.Addr {
 	}
 	return b.server.BoundAddr(listener)
 }
+
+// Console is the web console's handler (nil before Startup).
+func (b *Broker) Console() http.Handler { return b.console }
 
 // Metrics is this broker's metric registry (Kafka's metric names, e.g.
 // kafka.controller.KafkaController.ActiveControllerCount).
@@ -291,6 +296,8 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		return fmt.Errorf("broker: transaction coordinator: %w", err)
 	}
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
+	b.consoleSrc = newConsoleSource(b)
+	b.console = console.New(b.consoleSrc, b.logger)
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -632,6 +639,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.stopNewSession != nil {
 		b.stopNewSession()
+	}
+	if b.consoleSrc != nil {
+		b.consoleSrc.stop()
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
