@@ -19,8 +19,19 @@
 //     member loops beside their test; groups_member_test.go re-executes
 //     the test binary as a member); groups_bench_test.go.
 //   - groups_coordinator_test.go: the coordinator as a cluster shows it:
-//     the offsets topic read back with kafka-dump-log.sh and capped at the
-//     live brokers, FindCoordinator in every version, the admin group APIs.
+//     the offsets topic read back with kafka-dump-log.sh and refused while
+//     fewer brokers are alive than its replication factor, FindCoordinator
+//     in every version, the admin group APIs.
+//   - txn_driver_test.go: the transactions story every client runs
+//     (committed, aborted and fenced transactions, offsets sent to the
+//     transaction; read back at both isolation levels); one file per
+//     client: txn_franz_go_test.go, txn_sarama_test.go,
+//     txn_confluent_kafka_test.go, txn_kafkajs_test.go;
+//     txn_interleave_test.go (overlapping producers hold the last stable
+//     offset; an abandoned transaction is aborted on its timeout),
+//     txn_coordinator_move_test.go (markers refused after EndTxn, the
+//     coordinator killed in PrepareCommit, its successor completes);
+//     txn_bench_test.go (transactional against idempotent produce).
 //   - ops_harness_test.go, ops_cluster_test.go: the distribution's scripts
 //     as processes (kafka-server-start.sh and SIGTERM = controlled
 //     shutdown, kafka-topics.sh in both modes, controller failover,

@@ -62,6 +62,13 @@
 //	                           replica (not only the ISR) byte-identical at
 //	                           the leader's end, equal epoch checkpoints,
 //	                           the ISR full; and the same under load
+//	txn_copy_test.go           a consume-transform-produce copy of 20,000
+//	                           records (franz-go GroupTransactSession) while
+//	                           the transaction coordinator and an output
+//	                           leader are killed -9: every input key once in
+//	                           the read_committed output
+//	txn_restart_test.go        every broker killed -9 with a transaction
+//	                           open: LSO and HW survive, the producer commits
 //	compare_test.go, decode_test.go  unit tests of the helpers (and fuzz)
 //
 // BenchmarkReplicatedProduce (bench_test.go) compares RF=1 acks=1 with RF=3
