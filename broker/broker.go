@@ -137,9 +137,6 @@ func (b *Broker) BoundAddr(listener string) net.Addr {
 	return b.server.BoundAddr(listener)
 }
 
-// Console is the web console's handler (nil before Startup).
-func (b *Broker) Console() http.Handler { return b.console }
-
 // Metrics is this broker's metric registry (Kafka's metric names, e.g.
 // kafka.controller.KafkaController.ActiveControllerCount).
 func (b *Broker) Metrics() gometrics.Registry { return b.metrics }
@@ -203,6 +200,12 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	epoch, err := b.register()
 	if err != nil {
 		return err
+	}
+	// The console's URL, once the registration (its host) exists.
+	if addr := b.HTTPAddr(); addr != nil {
+		if err := b.PublishConsoleURL(addr); err != nil {
+			return err
+		}
 	}
 
 	// Controller module.

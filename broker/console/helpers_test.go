@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -15,8 +14,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
-// consoleCluster is a testcluster whose brokers serve their consoles, each
-// on its own loopback HTTP server, published in /klassik/console/<id>.
+// consoleCluster is a testcluster whose brokers serve their consoles on
+// klassik.http.listener (127.0.0.1, free ports); each publishes its URL in
+// /klassik/console/<id> at start-up.
 type consoleCluster struct {
 	*testcluster.Cluster
 	urls []string
@@ -24,16 +24,11 @@ type consoleCluster struct {
 
 func startConsoleCluster(t *testing.T, opts testcluster.Options) *consoleCluster {
 	t.Helper()
+	opts.HTTP = true
 	c := testcluster.Start(t, opts)
 	cc := &consoleCluster{Cluster: c}
 	for i := 0; i < c.N(); i++ {
-		b := c.Broker(i)
-		srv := httptest.NewServer(b.Console())
-		t.Cleanup(srv.Close)
-		if err := b.PublishConsoleURL(srv.Listener.Addr()); err != nil {
-			t.Fatalf("publishing broker %d's console: %v", b.BrokerID(), err)
-		}
-		cc.urls = append(cc.urls, srv.URL)
+		cc.urls = append(cc.urls, "http://"+c.HTTPAddr(i))
 	}
 	return cc
 }
