@@ -4,6 +4,9 @@
 #   - Apache ZooKeeper and a Java runtime (Debian's zookeeper package),
 #   - the client tools the tests drive: kcat, python3-kafka, python3-confluent-kafka,
 #   - netcat for ZooKeeper's four-letter words,
+#   - Docker (docker.io, docker-compose) for docker/'s test, and a running
+#     dockerd (started here when none answers and this runs as root),
+#   - Chromium and ChromeDriver for the web console's headless browser test,
 #   - the npm packages of testdata/clients (kafkajs),
 #   - the Go modules of go.mod.
 # Usage: bin/klassik-install-deps.sh [--no-npm]
@@ -18,8 +21,14 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
 /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || missing+=(python3-confluent-kafka)
+# /usr/bin/docker, not any docker on PATH: docker/'s test builds with the
+# packaged client's BuildKit (docker-ce's client is there too).
+[ -x /usr/bin/docker ] || missing+=(docker.io)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "klassik: installing Debian packages: ${missing[*]}"
@@ -27,6 +36,28 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -q >/dev/null
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+# docker/'s test needs a Docker daemon. Start one when none answers: through
+# systemd where it runs, else dockerd in the background (as in a CI
+# container); the test fails with a clear message if there is still none.
+if ! /usr/bin/docker info >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "klassik: no Docker daemon answers; start dockerd as root for docker/'s test" >&2
+  elif [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+    systemctl start docker || true
+  else
+    echo "klassik: starting dockerd (log: /tmp/klassik-dockerd.log)"
+    nohup dockerd >/tmp/klassik-dockerd.log 2>&1 </dev/null &
+  fi
+  if [ "$(id -u)" -eq 0 ]; then
+    for _ in $(seq 1 60); do
+      /usr/bin/docker info >/dev/null 2>&1 && break
+      sleep 0.5
+    done
+    /usr/bin/docker info >/dev/null 2>&1 ||
+      echo "klassik: dockerd did not answer within 30 s; see /tmp/klassik-dockerd.log" >&2
+  fi
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -81,6 +81,7 @@ Klassik is up: ZooKeeper 127.0.0.1:2181, brokers 127.0.0.1:9092, :9093, :9094.
   Who is the controller:      bin/zookeeper-shell.sh 127.0.0.1:2181 get /controller
   A partition's leader/ISR:   bin/zookeeper-shell.sh 127.0.0.1:2181 get /brokers/topics/demo/partitions/0/state
   Topics:                     bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --describe
+  Prometheus metrics:         curl -s http://127.0.0.1:8081/metrics (brokers 2, 3: :8082, :8083)
   Stop everything:            bin/klassik-quickstart.sh stop
 Logs: $LOG_DIR
 MSG

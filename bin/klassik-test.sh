@@ -12,6 +12,9 @@ command -v go >/dev/null 2>&1 || export PATH="/usr/local/go/bin:$PATH"
 
 echo "klassik: go vet ./..."
 go vet ./...
+# Test artefacts (the console's browser screenshots) are kept here after the run.
+export KLASSIK_ARTIFACTS="${KLASSIK_ARTIFACTS:-$repo/test-artifacts}"
+mkdir -p "$KLASSIK_ARTIFACTS"
 echo "klassik: go test -race ./..."
 # -p 2: two packages at a time on this 2-core machine keeps the timing tests stable.
 go test -race -p 2 -timeout 25m -count=1 "$@" ./...

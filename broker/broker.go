@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/klassik/klassik/broker/api"
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
@@ -35,8 +37,9 @@ import (
 type Option func(*options)
 
 type options struct {
-	fixedStartIndex int
-	wrapHandler     func(network.Handler) network.Handler
+	fixedStartIndex       int
+	wrapHandler           func(network.Handler) network.Handler
+	withoutRequestMetrics bool
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -75,6 +78,7 @@ type Broker struct {
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
+	web            *webServer // klassik.http.listener; nil when off
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
@@ -83,6 +87,11 @@ type Broker struct {
 	metrics gometrics.Registry
 
 	topicCfgs *topicConfigCache
+
+	// console is the web console's handler (broker/console), mounted at
+	// "/" of the HTTP listener; consoleSrc is its view of this broker.
+	console    http.Handler
+	consoleSrc *consoleSource
 
 	// mu guards the following.
 	mu       sync.Mutex
@@ -127,6 +136,9 @@ func (b *Broker) BoundAddr(listener string) net.Addr {
 	}
 	return b.server.BoundAddr(listener)
 }
+
+// Console is the web console's handler (nil before Startup).
+func (b *Broker) Console() http.Handler { return b.console }
 
 // Metrics is this broker's metric registry (Kafka's metric names, e.g.
 // kafka.controller.KafkaController.ActiveControllerCount).
@@ -182,6 +194,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
+	if err := b.startWeb(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker: start-up abandoned: %w", err)
 	}
@@ -211,7 +226,8 @@ func (b *Broker) connectZooKeeper() error {
 	var err error
 	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout,
 		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
-		zkclient.WithConnectTimeout(zc.ConnectionTimeout))
+		zkclient.WithConnectTimeout(zc.ConnectionTimeout),
+		zkclient.WithMetrics(b.metrics))
 	if err != nil {
 		return fmt.Errorf("broker: connecting to ZooKeeper %s: %w", zc.Connect, err)
 	}
@@ -232,6 +248,7 @@ func (b *Broker) openLogs() error {
 		return fmt.Errorf("broker: log configuration: %w", err)
 	}
 	mc.Logger = b.logger.With("component", "log-manager")
+	mc.Metrics = b.metrics
 	if b.logs, err = storage.NewLogManager(mc); err != nil {
 		return fmt.Errorf("broker: loading logs: %w", err)
 	}
@@ -279,6 +296,8 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		return fmt.Errorf("broker: transaction coordinator: %w", err)
 	}
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
+	b.consoleSrc = newConsoleSource(b)
+	b.console = console.New(b.consoleSrc, b.logger)
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -293,20 +312,22 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,
 	})
+	b.registerMetrics()
 	return nil
 }
 
 func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 	rc := b.cfg.Replica()
 	return replica.Config{
-		BrokerID:          b.brokerID,
-		BrokerEpoch:       b.epoch.Load,
-		LogConfigFor:      b.logConfigFor,
-		MinInsyncReplicas: b.minInsyncReplicas,
-		ReplicaLagTimeMax: rc.LagTimeMax,
-		IsrUpdater:        b.zk,
-		IsBrokerAlive:     b.meta.IsAlive,
-		Metrics:           b.metrics,
+		BrokerID:              b.brokerID,
+		BrokerEpoch:           b.epoch.Load,
+		LogConfigFor:          b.logConfigFor,
+		MinInsyncReplicas:     b.minInsyncReplicas,
+		ReplicaLagTimeMax:     rc.LagTimeMax,
+		IsrUpdater:            b.zk,
+		IsBrokerAlive:         b.meta.IsAlive,
+		Metrics:               b.metrics,
+		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,
@@ -314,7 +335,10 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			ResponseMaxBytes: rc.FetchResponseMaxBytes,
 			MaxWait:          rc.FetchWaitMax,
 			Backoff:          rc.FetchBackoff,
-			Dial:             replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
+			// inter.broker.protocol.version's truncation protocol.
+			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
+			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
+			Dial:                    replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
 		StateChangeLogger:   base.With("logger", "state.change.logger"),
@@ -339,6 +363,8 @@ func (b *Broker) startSocketServer() error {
 		ConnectionsMaxIdle: ss.ConnectionsMaxIdle,
 		Logger:             b.logger,
 		Metrics:            b.metrics,
+
+		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
 	for _, e := range ss.Listeners {
 		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
@@ -507,6 +533,7 @@ func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	for _, tp := range tps {
 		b.topicCfgs.drop(tp.Topic)
 	}
+	b.replicas.ForgetTopicMetrics(tps)
 }
 
 // onLeadershipChange hands leadership changes of the internal topics to
@@ -601,6 +628,9 @@ func (b *Broker) beginShutdown() bool {
 // stopComponents closes the request handlers and the socket server, then
 // what sits between them and the logs.
 func (b *Broker) stopComponents() {
+	if b.web != nil {
+		b.web.stop()
+	}
 	if b.apis != nil {
 		b.apis.Close()
 	}
@@ -609,6 +639,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.stopNewSession != nil {
 		b.stopNewSession()
+	}
+	if b.consoleSrc != nil {
+		b.consoleSrc.stop()
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()

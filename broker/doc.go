@@ -12,6 +12,8 @@
 //	AdminZkClient / KafkaZkClient (admin writes)    zkpaths/zkclient (*zkclient.Client is api.AdminZK)
 //	ZkConfigManager + TopicConfigHandler +          configlistener.go (also the topic
 //	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
+//	(the web console's view of this broker)         consolesource.go (console.Source; publishes
+//	                                                 /klassik/console/<id>, see broker/console)
 //
 // Start-up order (Kafka's KafkaServer.startup): ZooKeeper session (the client
 // creates the chroot) → persistent paths → cluster id → log manager (locks

@@ -157,6 +157,7 @@ type Config struct {
 
 	// Metrics
 	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
+	HTTPListener    string   // klassik.http.listener (host:port; "" = no HTTP listener)
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).

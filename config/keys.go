@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -237,6 +238,23 @@ func between(min, max float64) func(any) string {
 }
 
 // oneOf is Kafka's ValidString.in / ValidList.in (case-sensitive, as Kafka).
+// hostPort checks a host:port address (empty host = all interfaces, port 0
+// = any free port).
+func hostPort(v any) string {
+	s, _ := v.(string)
+	if s == "" {
+		return ""
+	}
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "must be host:port"
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "must be host:port with a port from 0 to 65535"
+	}
+	return ""
+}
+
 func oneOf(valid ...string) func(any) string {
 	return func(v any) string {
 		var items []string
@@ -570,7 +588,7 @@ var brokerKeys = []Key{
 		Doc:   "pause between controlled shutdown attempts",
 		field: func(c *Config) any { return &c.ControlledShutdownRetryBackoffMs }},
 	{Name: "inter.broker.protocol.version", Type: TypeString, Default: "2.8-IV1", Group: groupReplication,
-		Doc:   "protocol level between brokers; accepted for compatibility (request versions follow the spec)",
+		Doc:   "protocol level between brokers: below 0.11.0-IV2 followers truncate to their high watermark (no OffsetForLeaderEpoch), below 2.7-IV1 their fetches carry no last fetched epoch; request versions and znode formats stay Klassik's at every level",
 		field: func(c *Config) any { return &c.InterBrokerProtocolVersion }},
 	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", Group: groupReplication,
 		Doc:   "incremental fetch sessions kept by the broker",
@@ -659,4 +677,7 @@ var brokerKeys = []Key{
 	{Name: "metric.reporters", Type: TypeList, Default: "", Group: groupMetrics,
 		Doc:   "Java reporter classes; recorded for compatibility, Klassik exposes go-metrics instead",
 		field: func(c *Config) any { return &c.MetricReporters }},
+	{Name: "klassik.http.listener", Type: TypeString, Nullable: true, Group: groupMetrics,
+		Doc:   "host:port of the broker's read-only HTTP listener (/metrics in Prometheus format, the console); empty = off",
+		field: func(c *Config) any { return &c.HTTPListener }, check: hostPort},
 }

@@ -124,6 +124,13 @@ type ReplicaConfig struct {
 	DeleteRecordsPurgatoryPurgeInter int           // delete.records.purgatory.purge.interval.requests
 	InterBrokerListenerName          string
 	RequestTimeout                   time.Duration // request.timeout.ms
+	// OffsetForLeaderEpoch: inter.broker.protocol.version is 0.11.0-IV2 or
+	// later, so a new follower truncates by leader epoch; false makes it
+	// truncate to its own high watermark, as Kafka did before 0.11.
+	OffsetForLeaderEpoch bool
+	// LastFetchedEpoch: inter.broker.protocol.version is 2.7-IV1 or later,
+	// so follower fetches carry the epoch of their last batch.
+	LastFetchedEpoch bool
 }
 
 // Replica returns the replication settings.
@@ -147,6 +154,8 @@ func (c *Config) Replica() ReplicaConfig {
 		DeleteRecordsPurgatoryPurgeInter: int(c.DeleteRecordsPurgatoryPurgeIntervalRequests),
 		InterBrokerListenerName:          c.EffectiveInterBrokerListenerName(),
 		RequestTimeout:                   ms(int64(c.RequestTimeoutMs)),
+		OffsetForLeaderEpoch:             c.InterBrokerProtocol().AtLeast(IBPOffsetForLeaderEpoch),
+		LastFetchedEpoch:                 c.InterBrokerProtocol().AtLeast(IBPTruncationOnFetch),
 	}
 }
 

@@ -23,6 +23,7 @@ func (c *Config) Validate() error {
 	c.validateLimits(add)
 	c.validateListeners(add)
 	c.validateVersions(add)
+	c.validateProtocolCombinations(add)
 	if len(ps) == 0 {
 		return nil
 	}

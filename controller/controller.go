@@ -74,6 +74,7 @@ type Controller struct {
 	stateLog    *slog.Logger
 	em          *eventManager
 	metrics     *controllerMetrics
+	hist        *history
 
 	// Read by other goroutines.
 	active   atomic.Bool
@@ -144,16 +145,18 @@ func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controlle
 		topicWatches:  map[string]func(){},
 	}
 	c.activeID.Store(-1)
+	c.hist = newHistory(c.epoch.Load)
 	c.ctx.interBrokerListener = cfg.InterBrokerListener
 	c.batch = newRequestBatch(c.ctx, cfg.BrokerID)
 	store := &zkStateStore{zk: zk, ctx: c.ctx}
 	c.psm = &partitionStateMachine{
-		ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog, controllerID: cfg.BrokerID,
+		ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog, hist: c.hist, controllerID: cfg.BrokerID,
 		uncleanDflt: func() bool { return c.cfg.UncleanLeaderElectionEnable },
 		onUnclean:   func(common.TopicPartition) { c.metrics.unclean.Mark(1) },
 	}
-	c.rsm = &replicaStateMachine{ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog}
+	c.rsm = &replicaStateMachine{ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog, hist: c.hist}
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)
+	c.em.hist = c.hist
 	c.newSink = func() requestSink {
 		return newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse)
 	}

@@ -35,6 +35,7 @@
 //	                                                       controller calls (*zkclient.Client satisfies it)
 //	ControllerStats / KafkaController
 //	metrics                              metrics.go        ActiveControllerCount, OfflinePartitionsCount, ...
+//	(the web console's view)             history.go        bounded rings of processed events and state changes
 //
 // # State machines
 //

@@ -50,6 +50,7 @@ type eventManager struct {
 	queueTime gometrics.Histogram
 	queueSize gometrics.Gauge
 	stateTime func(state string) gometrics.Timer
+	hist      *history // the console's history; nil records nothing
 
 	wake chan struct{} // capacity 1: "the queue may be non-empty"
 	stop chan struct{}
@@ -75,9 +76,7 @@ func newEventManager(process func(event), reg gometrics.Registry, now func() tim
 	}
 	m.queueTime = gometrics.GetOrRegisterHistogram("kafka.controller.ControllerEventManager.EventQueueTimeMs", reg, gometrics.NewExpDecaySample(1028, 0.015))
 	m.queueSize = gometrics.GetOrRegisterGauge("kafka.controller.ControllerEventManager.EventQueueSize", reg)
-	m.stateTime = func(state string) gometrics.Timer {
-		return gometrics.GetOrRegisterTimer("kafka.controller.ControllerStats."+state+"RateAndTimeMs", reg)
-	}
+	m.stateTime = stateTimers(reg)
 	return m
 }
 
@@ -146,6 +145,13 @@ func (m *eventManager) signal() {
 	}
 }
 
+// size is the number of queued events (EventQueueSize).
+func (m *eventManager) size() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.queue)
+}
+
 func (m *eventManager) take() *queuedEvent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -184,7 +190,9 @@ func (m *eventManager) run() {
 			m.queueTime.Update(m.now().Sub(q.enqueued).Milliseconds())
 			begin := m.now()
 			m.process(q.ev)
-			m.stateTime(q.ev.state()).Update(m.now().Sub(begin))
+			end := m.now()
+			m.stateTime(q.ev.state()).Update(end.Sub(begin))
+			m.hist.recordEvent(q.ev, q.enqueued, begin, end, false)
 		}
 	}
 }

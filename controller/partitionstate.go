@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -55,6 +56,7 @@ type partitionStateMachine struct {
 	batch        *requestBatch
 	store        partitionStateStore
 	stateLog     *slog.Logger
+	hist         *history
 	uncleanDflt  func() bool
 	onUnclean    func(common.TopicPartition)
 	controllerID int32
@@ -72,6 +74,8 @@ func (m *partitionStateMachine) setState(tp common.TopicPartition, to PartitionS
 		attrs = append(attrs, "state", detail)
 	}
 	m.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s", tp, from, to), attrs...)
+	m.hist.recordChange(StateChange{Time: time.Now(), Kind: "partition", Topic: tp.Topic, Partition: tp.Partition, Replica: -1,
+		From: from.String(), To: to.String(), Reason: reason, Detail: detail, ControllerEpoch: m.ctx.Epoch})
 }
 
 // startup classifies every known partition (Online if its leader is live,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -46,6 +47,7 @@ type replicaStateMachine struct {
 	batch    *requestBatch
 	store    partitionStateStore
 	stateLog *slog.Logger
+	hist     *history
 }
 
 func (m *replicaStateMachine) state(r PartitionReplica) ReplicaState { return m.ctx.replicaStates[r] }
@@ -59,6 +61,8 @@ func (m *replicaStateMachine) setState(r PartitionReplica, to ReplicaState, reas
 	}
 	m.stateLog.Info(fmt.Sprintf("Changed state of replica %d for partition %s from %s to %s", r.Replica, r.TopicPartition, from, to),
 		"topic", r.Topic, "partition", r.Partition, "replica", r.Replica, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch)
+	m.hist.recordChange(StateChange{Time: time.Now(), Kind: "replica", Topic: r.Topic, Partition: r.Partition, Replica: r.Replica,
+		From: from.String(), To: to.String(), Reason: reason, ControllerEpoch: m.ctx.Epoch})
 }
 
 // startup classifies every assigned replica and moves online ones to

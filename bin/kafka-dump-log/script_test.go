@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/storage/record"
-	"github.com/klassik/klassik/broker/testcluster"
 )
 
 // realPartition writes a partition directory through the storage engine
@@ -62,50 +60,12 @@ func realPartition(t *testing.T) (string, []int64, int64) {
 // builds the tool into a private build directory first).
 func runScript(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "kafka-dump-log.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, script, args...)
-	cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+buildDir(t))
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running %s: %v", script, err)
-	}
-	return out.String(), errOut.String(), code
-}
-
-var sharedBuildDir string
-
-// buildDir is one build directory for the whole test binary, so the tool
-// is compiled once.
-func buildDir(t *testing.T) string {
-	if sharedBuildDir == "" {
-		d, err := os.MkdirTemp("", "klassik-dump-log-build")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sharedBuildDir = d
-	}
-	return sharedBuildDir
+	return clitest.Script(t, nil, "kafka-dump-log.sh", args...)
 }
 
 // TestMain stops the shared ZooKeeper the cluster tests start, and removes
 // the shared build directory.
-func TestMain(m *testing.M) {
-	code := testcluster.Main(m)
-	if sharedBuildDir != "" {
-		os.RemoveAll(sharedBuildDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m)) }
 
 func segName(dir string, base int64, suffix string) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, suffix))

@@ -24,9 +24,6 @@ import (
 // TransactionLog.formatRecordKeyAndValue.
 func TestTransactionLogDecoderOnRealSegment(t *testing.T) {
 	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 1}, "orders", 1, 1)
-	if !clitest.Supports(t, c, 26) {
-		t.Fatal("the broker does not serve EndTxn (26): the transaction coordinator has not landed")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // bounds a failure only
 	defer cancel()
 	cl := c.Client(kgo.TransactionalID("dump-txn"), kgo.TransactionTimeout(45*time.Second),

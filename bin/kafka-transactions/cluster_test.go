@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,47 +20,13 @@ import (
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
-var sharedBuildDir string
-
-func TestMain(m *testing.M) {
-	code := testcluster.Main(m)
-	if sharedBuildDir != "" {
-		os.RemoveAll(sharedBuildDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m)) }
 
 // script runs bin/kafka-transactions.sh as a process, as an operator
-// would (kafka-run-class.sh builds the tool once into a directory shared
-// by the test binary), and returns its stdout, stderr and exit status.
+// would, and returns its stdout, stderr and exit status.
 func script(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join("..", "kafka-transactions.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sharedBuildDir == "" {
-		if sharedBuildDir, err = os.MkdirTemp("", "klassik-transactions-build"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(os.Environ(), "KLASSIK_BUILD_DIR="+sharedBuildDir, "COLUMNS=80")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("kafka-transactions.sh %v: no exit within 3m\n%s%s", args, out.String(), errOut.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running %s: %v", path, err)
-	}
-	return out.String(), errOut.String(), code
+	return clitest.Script(t, []string{"COLUMNS=80"}, "kafka-transactions.sh", args...)
 }
 
 // tableLines renders headers and rows the way Kafka's prettyPrintTable
@@ -188,9 +152,6 @@ func findProducer(t *testing.T, states []kadm.DescribedProducer, pid int64) kadm
 // and epoch (the form for brokers older than 3.0).
 func TestTransactionsOnCluster(t *testing.T) {
 	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 1}, "orders", 2, 1)
-	if !clitest.Supports(t, c, 65) {
-		t.Fatal("the broker does not serve DescribeTransactions (65): the transaction coordinator has not landed")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute) // bounds a failure only
 	defer cancel()
 	bs := strings.Join(c.Bootstrap(), ",")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -407,6 +408,41 @@ func (s *Stage) Signal(b *Broker, sig syscall.Signal) {
 	if sig == syscall.SIGKILL && !p.Wait(10*time.Second) {
 		s.Failf("broker %d (pid %d) did not die of SIGKILL", b.ID, p.Pid())
 	}
+	// kill(2) returns before the target's threads have stopped: a thread
+	// running on the other core can still send a fetch. Wait until every
+	// thread of the process is stopped, so what follows the step happens
+	// to a paused broker.
+	if sig == syscall.SIGSTOP {
+		deadline := time.Now().Add(10 * time.Second)
+		for !allThreadsStopped(p.Pid()) {
+			if time.Now().After(deadline) {
+				s.Failf("broker %d (pid %d) did not stop after SIGSTOP", b.ID, p.Pid())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// allThreadsStopped reports whether every thread of pid is in state T
+// (stopped by a signal), read from /proc/<pid>/task/*/stat.
+func allThreadsStopped(pid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		// The state follows the command name in parentheses, which may
+		// itself hold spaces or parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 // Pid is b's current process id.

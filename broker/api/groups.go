@@ -52,6 +52,8 @@ type internalTopic struct {
 	rf      int16
 	rfKey   string
 	configs map[string]string
+	// what names the topic in the error answered while it is created.
+	what string
 }
 
 // ensureInternalTopic creates t when it does not exist and reports whether
@@ -95,7 +97,7 @@ func (a *Apis) offsetsTopic() internalTopic {
 	gc := a.cfg.GroupCoordinator()
 	return internalTopic{
 		name: config.GroupMetadataTopicName, partitions: gc.OffsetsTopicPartitions,
-		rf: gc.OffsetsTopicReplication, rfKey: "offsets.topic.replication.factor",
+		rf: gc.OffsetsTopicReplication, rfKey: "offsets.topic.replication.factor", what: "the offsets topic",
 		configs: map[string]string{
 			"cleanup.policy":   "compact",
 			"compression.type": "producer",
@@ -107,14 +109,21 @@ func (a *Apis) offsetsTopic() internalTopic {
 // coordinatorFor answers one FindCoordinator key of type group: the leader
 // of the group's __consumer_offsets partition on the request's listener.
 func (a *Apis) coordinatorFor(ctx context.Context, key string, listener string) (nodeID int32, host string, port int32, err error) {
-	existed, err := a.ensureInternalTopic(ctx, a.offsetsTopic())
+	return a.coordinatorOn(ctx, a.offsetsTopic(), a.groups.PartitionFor(key), listener)
+}
+
+// coordinatorOn names the leader of partition p of the internal topic t
+// on listener, creating t on first use (the key is then answered
+// COORDINATOR_NOT_AVAILABLE).
+func (a *Apis) coordinatorOn(ctx context.Context, t internalTopic, p int32, listener string) (int32, string, int32, error) {
+	existed, err := a.ensureInternalTopic(ctx, t)
 	if err != nil {
 		return -1, "", -1, err
 	}
 	if !existed {
-		return -1, "", -1, fmt.Errorf("%w: the offsets topic is being created", kerr.CoordinatorNotAvailable)
+		return -1, "", -1, fmt.Errorf("%w: %s is being created", kerr.CoordinatorNotAvailable, t.what)
 	}
-	return a.leaderEndpoint(config.GroupMetadataTopicName, a.groups.PartitionFor(key), listener)
+	return a.leaderEndpoint(t.name, p, listener)
 }
 
 // leaderEndpoint names the live leader of an internal topic's partition on

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/txn"
@@ -43,6 +42,7 @@ func (a *Apis) transactionTopic() internalTopic {
 	return internalTopic{
 		name: config.TransactionStateTopicName, partitions: tc.StateLogPartitions,
 		rf: tc.StateLogReplication, rfKey: "transaction.state.log.replication.factor",
+		what: "the transaction state topic",
 		configs: map[string]string{
 			"cleanup.policy":                 "compact",
 			"compression.type":               "uncompressed",
@@ -57,14 +57,7 @@ func (a *Apis) transactionTopic() internalTopic {
 // leader of the id's __transaction_state partition on the request's
 // listener, creating the topic on first use.
 func (a *Apis) txnCoordinatorFor(ctx context.Context, key string, listener string) (int32, string, int32, error) {
-	existed, err := a.ensureInternalTopic(ctx, a.transactionTopic())
-	if err != nil {
-		return -1, "", -1, err
-	}
-	if !existed {
-		return -1, "", -1, fmt.Errorf("%w: the transaction state topic is being created", kerr.CoordinatorNotAvailable)
-	}
-	return a.leaderEndpoint(config.TransactionStateTopicName, a.txn.PartitionFor(key), listener)
+	return a.coordinatorOn(ctx, a.transactionTopic(), a.txn.PartitionFor(key), listener)
 }
 
 // partitionExists reports whether the metadata cache knows the partition

@@ -141,7 +141,8 @@ func txnExpected(client string, committed bool) map[int32][]txnRecord {
 
 // startTxnCluster starts three brokers with a replicated
 // __transaction_state (10 partitions, RF 3, min ISR 2) and
-// __consumer_offsets, and no initial rebalance delay.
+// __consumer_offsets, no initial rebalance delay, and timed-out
+// transactions looked for every 500 ms.
 func startTxnCluster(t testing.TB) *testcluster.Cluster {
 	t.Helper()
 	return testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: []string{"a", "b", "c"}, Overrides: map[string]string{
@@ -151,6 +152,9 @@ func startTxnCluster(t testing.TB) *testcluster.Cluster {
 		"transaction.state.log.replication.factor": "3",
 		"transaction.state.log.min.isr":            "2",
 		"transaction.state.log.num.partitions":     "10",
+		// Abandoned transactions are aborted within a second of their
+		// timeout (TestTxnInterleavedAndTimedOut).
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
 	}})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,23 @@ import (
 // SyncProducer (Producer.Transaction.ID, BeginTxn/CommitTxn/AbortTxn,
 // AddOffsetsToTxn for the group's offsets) and its consumer at
 // Consumer.IsolationLevel ReadCommitted and ReadUncommitted.
+
+// saramaLog is where sarama's log goes (nowhere while nil). sarama logs
+// through a package variable that its goroutines read at any time, even
+// after a client is closed, so it is set once, before any test runs, to a
+// writer that follows saramaLog.
+var saramaLog atomic.Pointer[lockedBuffer]
+
+type saramaLogWriter struct{}
+
+func (saramaLogWriter) Write(p []byte) (int, error) {
+	if b := saramaLog.Load(); b != nil {
+		return b.Write(p)
+	}
+	return len(p), nil
+}
+
+func init() { sarama.Logger = log.New(saramaLogWriter{}, "sarama ", log.Lmicroseconds) }
 
 func TestTxnSarama(t *testing.T) {
 	c := startTxnCluster(t)
@@ -56,11 +74,8 @@ func runSaramaTxnStory(t *testing.T, c txnCluster, s txnSpec, out *txnOut) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// sarama logs through a package variable; the tests of this package
-	// run one at a time.
-	prev := sarama.Logger
-	sarama.Logger = log.New(clientLog(t, "sarama"), "sarama ", log.Lmicroseconds)
-	defer func() { sarama.Logger = prev }()
+	saramaLog.Store(clientLog(t, "sarama"))
+	defer saramaLog.Store(nil)
 	fail := func(step string, err error) {
 		t.Helper()
 		t.Fatalf("sarama %s: %v\n%s", step, err, txnOffsetsReport(c, s))

@@ -206,12 +206,7 @@ func lockedCode(g *Group) int16 {
 // buildBatch encodes records as one uncompressed v2 batch with CreateTime
 // = now, as the coordinator writes them.
 func buildBatch(now time.Time, recs []record.Record) []byte {
-	o := record.DefaultBuildOptions()
-	o.BaseTimestamp = now.UnixMilli()
-	for i := range recs {
-		recs[i].OffsetDelta = int32(i)
-	}
-	return record.Build(o, recs)
+	return record.BuildAt(record.DefaultBuildOptions(), now, recs)
 }
 
 // appendBatch appends synchronously, bounded by offsets.commit.timeout.ms

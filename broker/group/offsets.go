@@ -107,16 +107,11 @@ func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommit
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
-			meta := ""
-			if p.Metadata != nil {
-				meta = *p.Metadata
-			}
-			if len(meta) > c.cfg.OffsetMetadataMaxBytes {
-				w.codes[tp] = kerr.OffsetMetadataTooLarge.Code
+			v, code := c.newOffsetValue(p.Offset, p.Metadata, now)
+			if code != 0 {
+				w.codes[tp] = code
 				continue
 			}
-			v := OffsetValue{Version: offsetValueLatest, Offset: p.Offset, LeaderEpoch: -1, Metadata: meta,
-				CommitTimestamp: now.UnixMilli(), ExpireTimestamp: -1}
 			if req.Version >= 6 {
 				v.LeaderEpoch = p.LeaderEpoch
 			}
@@ -135,6 +130,21 @@ func (c *Coordinator) offsetCommitPrepareLocked(g *Group, req *kmsg.OffsetCommit
 	}
 	w.recs = offsetRecords(g.id, w.values)
 	return 0, w
+}
+
+// newOffsetValue is the value of a commit of offset with metadata at now
+// (value v3: no leader epoch or expiry yet), or OFFSET_METADATA_TOO_LARGE
+// when the metadata exceeds offset.metadata.max.bytes.
+func (c *Coordinator) newOffsetValue(offset int64, metadata *string, now time.Time) (OffsetValue, int16) {
+	meta := ""
+	if metadata != nil {
+		meta = *metadata
+	}
+	if len(meta) > c.cfg.OffsetMetadataMaxBytes {
+		return OffsetValue{}, kerr.OffsetMetadataTooLarge.Code
+	}
+	return OffsetValue{Version: offsetValueLatest, Offset: offset, LeaderEpoch: -1, Metadata: meta,
+		CommitTimestamp: now.UnixMilli(), ExpireTimestamp: -1}, 0
 }
 
 // OffsetFetch handles OffsetFetch v1-v8. Groups that do not exist have no

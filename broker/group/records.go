@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -87,80 +88,59 @@ type Key struct {
 
 // ---- encoding (classic non-flexible protocol encoding) ----
 
-func appendInt16(b []byte, v int16) []byte { return binary.BigEndian.AppendUint16(b, uint16(v)) }
-func appendInt32(b []byte, v int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(v)) }
-func appendInt64(b []byte, v int64) []byte { return binary.BigEndian.AppendUint64(b, uint64(v)) }
-
-func appendString(b []byte, s string) []byte {
-	b = appendInt16(b, int16(len(s)))
-	return append(b, s...)
-}
-
-func appendNullableString(b []byte, s *string) []byte {
-	if s == nil {
-		return appendInt16(b, -1)
-	}
-	return appendString(b, *s)
-}
-
-func appendBytes(b []byte, v []byte) []byte {
-	b = appendInt32(b, int32(len(v)))
-	return append(b, v...)
-}
-
 // EncodeOffsetKey encodes an offset commit key. Version 0 and 1 share the
 // layout; a zero Version is written as given, so set 1 for Kafka 3.4's.
 func EncodeOffsetKey(k OffsetKey) []byte {
-	b := appendInt16(nil, k.Version)
-	b = appendString(b, k.Group)
-	b = appendString(b, k.Topic)
-	return appendInt32(b, k.Partition)
+	b := kbin.AppendInt16(nil, k.Version)
+	b = kbin.AppendString(b, k.Group)
+	b = kbin.AppendString(b, k.Topic)
+	return kbin.AppendInt32(b, k.Partition)
 }
 
 // EncodeOffsetValue encodes v in its Version (0-3).
 func EncodeOffsetValue(v OffsetValue) []byte {
-	b := appendInt16(nil, v.Version)
-	b = appendInt64(b, v.Offset)
+	b := kbin.AppendInt16(nil, v.Version)
+	b = kbin.AppendInt64(b, v.Offset)
 	if v.Version >= 3 {
-		b = appendInt32(b, v.LeaderEpoch)
+		b = kbin.AppendInt32(b, v.LeaderEpoch)
 	}
-	b = appendString(b, v.Metadata)
-	b = appendInt64(b, v.CommitTimestamp)
+	b = kbin.AppendString(b, v.Metadata)
+	b = kbin.AppendInt64(b, v.CommitTimestamp)
 	if v.Version == 1 {
-		b = appendInt64(b, v.ExpireTimestamp)
+		b = kbin.AppendInt64(b, v.ExpireTimestamp)
 	}
 	return b
 }
 
 // EncodeGroupKey encodes a group metadata key (version 2).
 func EncodeGroupKey(group string) []byte {
-	return appendString(appendInt16(nil, GroupKeyVersion), group)
+	return kbin.AppendString(kbin.AppendInt16(nil, GroupKeyVersion), group)
 }
 
 // EncodeGroupValue encodes v in its Version (0-3).
 func EncodeGroupValue(v GroupValue) []byte {
-	b := appendInt16(nil, v.Version)
-	b = appendString(b, v.ProtocolType)
-	b = appendInt32(b, v.Generation)
-	b = appendNullableString(b, v.Protocol)
-	b = appendNullableString(b, v.Leader)
+	b := kbin.AppendInt16(nil, v.Version)
+	b = kbin.AppendString(b, v.ProtocolType)
+	b = kbin.AppendInt32(b, v.Generation)
+	b = kbin.AppendNullableString(b, v.Protocol)
+	b = kbin.AppendNullableString(b, v.Leader)
 	if v.Version >= 2 {
-		b = appendInt64(b, v.CurrentStateTimestamp)
+		b = kbin.AppendInt64(b, v.CurrentStateTimestamp)
 	}
-	b = appendInt32(b, int32(len(v.Members)))
+	b = kbin.AppendInt32(b, int32(len(v.Members)))
 	for _, m := range v.Members {
-		b = appendString(b, m.MemberID)
+		b = kbin.AppendString(b, m.MemberID)
 		if v.Version >= 3 {
-			b = appendNullableString(b, m.InstanceID)
+			b = kbin.AppendNullableString(b, m.InstanceID)
 		}
-		b = appendString(b, m.ClientID)
-		b = appendString(b, m.ClientHost)
+		b = kbin.AppendString(b, m.ClientID)
+		b = kbin.AppendString(b, m.ClientHost)
 		if v.Version >= 1 {
-			b = appendInt32(b, m.RebalanceTimeout)
+			b = kbin.AppendInt32(b, m.RebalanceTimeout)
 		}
-		b = appendInt32(b, m.SessionTimeout)
-		b = appendBytes(b, m.Subscription)
-		b = appendBytes(b, m.Assignment)
+		b = kbin.AppendInt32(b, m.SessionTimeout)
+		b = kbin.AppendBytes(b, m.Subscription)
+		b = kbin.AppendBytes(b, m.Assignment)
 	}
 	return b
 }

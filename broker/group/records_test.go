@@ -3,10 +3,8 @@ package group
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,23 +20,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 // golden compares got with testdata/name (hex, one value per file).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, []byte(hex.EncodeToString(got)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("golden file %s: %v (run with -update to create it)", p, err)
-	}
-	want, err := hex.DecodeString(strings.TrimSpace(string(raw)))
-	if err != nil {
-		t.Fatalf("golden file %s: %v", p, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s:\n got %x\nwant %x", name, got, want)
-	}
+	hextest.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 // Example bytes of an offset commit key v1 and value v3 as Kafka writes

@@ -27,7 +27,9 @@ type OffsetStore interface {
 }
 
 // MemStore is an in-memory OffsetStore for tests: one byte log per
-// partition, base offsets assigned on append as a log would.
+// partition, base offsets assigned on append as a log would. The
+// transaction coordinator's tests use it as their __transaction_state
+// log (txn.Store has the same two methods).
 type MemStore struct {
 	// mu guards the following.
 	mu      sync.Mutex

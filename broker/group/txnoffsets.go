@@ -104,16 +104,11 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) (int16, 
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := common.TopicPartition{Topic: t.Topic, Partition: p.Partition}
-			meta := ""
-			if p.Metadata != nil {
-				meta = *p.Metadata
-			}
-			if len(meta) > c.cfg.OffsetMetadataMaxBytes {
-				codes[tp] = kerr.OffsetMetadataTooLarge.Code
+			v, code := c.newOffsetValue(p.Offset, p.Metadata, now)
+			if code != 0 {
+				codes[tp] = code
 				continue
 			}
-			v := OffsetValue{Version: offsetValueLatest, Offset: p.Offset, LeaderEpoch: -1, Metadata: meta,
-				CommitTimestamp: now.UnixMilli(), ExpireTimestamp: -1}
 			if req.Version >= 2 {
 				v.LeaderEpoch = p.LeaderEpoch
 			}
@@ -204,15 +199,11 @@ func offsetRecords(group string, values map[common.TopicPartition]OffsetValue) [
 // of a producer (base sequence 0, CreateTime = now).
 func buildTxnBatch(now time.Time, producerID int64, producerEpoch int16, recs []record.Record) []byte {
 	o := record.DefaultBuildOptions()
-	o.BaseTimestamp = now.UnixMilli()
 	o.Transactional = true
 	o.ProducerID = producerID
 	o.ProducerEpoch = producerEpoch
 	o.BaseSequence = 0
-	for i := range recs {
-		recs[i].OffsetDelta = int32(i)
-	}
-	return record.Build(o, recs)
+	return record.BuildAt(o, now, recs)
 }
 
 // HandleTxnCompletion is called once a COMMIT (commit true) or ABORT

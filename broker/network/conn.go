@@ -28,6 +28,7 @@ type conn struct {
 	// Owned by the serve goroutine (and the handler it is calling).
 	swName, swVersion string
 	session           *Session
+	times             requestTimes // of the request in flight, see LocalDone
 }
 
 // errFrameSize is returned for a size prefix ≤ 0 or above the maximum.
@@ -63,6 +64,7 @@ func (c *conn) serve() {
 
 	ctx, cancel := context.WithCancel(c.s.ctx)
 	defer cancel()
+	ctx = context.WithValue(ctx, requestTimesKey{}, &c.times)
 
 	// Reads are buffered (pipelined small requests arrive together);
 	// writes go straight to the socket so file pieces can use sendfile.
@@ -96,28 +98,47 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 		log.Warn("closing unauthenticated connection on a request other than ApiVersions or SASL", "api", kmsg.NameForKey(d.req.Key))
 		return false
 	}
-	c.s.mReq.Mark(1)
 	req := d.req
 	req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
 	req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
 	req.Session = c.session
 
+	var am *apiMetrics
+	var handled time.Time
+	if c.s.rm != nil {
+		am = c.s.rm.forRequest(req)
+		c.times = requestTimes{}
+		handled = time.Now()
+	}
 	resp, ok := c.dispatch(ctx, d, log)
 	if !ok {
 		return false
 	}
 	if resp == nil {
-		c.s.requestDone(req.Key, received)
+		if am != nil {
+			now := time.Now()
+			am.record(c.s.rm.reg, req, len(frame), &c.times, handled, now, now, now)
+		}
 		return true // e.g. acks=0 produce
+	}
+	var returned time.Time
+	if am != nil {
+		returned = time.Now()
 	}
 	if !checkResponse(d, resp, log) {
 		return false
+	}
+	var writeStart time.Time
+	if am != nil {
+		writeStart = time.Now()
 	}
 	if err := c.write(req, resp); err != nil {
 		log.Debug("write failed", "err", err)
 		return false
 	}
-	c.s.requestDone(req.Key, received)
+	if am != nil {
+		am.record(c.s.rm.reg, req, len(frame), &c.times, handled, returned, writeStart, time.Now())
+	}
 	if log.Enabled(ctx, slog.LevelDebug) {
 		// Kafka's kafka.request.logger line.
 		log.Debug("completed request", "api", kmsg.NameForKey(req.Key), "version", req.Version,

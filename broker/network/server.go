@@ -13,7 +13,6 @@ import (
 	"time"
 
 	gometrics "github.com/rcrowley/go-metrics"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ListenerConfig is one entry of Kafka's listeners /
@@ -44,6 +43,9 @@ type Config struct {
 	Logger             *slog.Logger
 	// Metrics receives the server's metrics; nil disables them.
 	Metrics gometrics.Registry
+	// DisableRequestMetrics turns the per-request RequestMetrics off (for
+	// measuring what they cost; not a broker config key).
+	DisableRequestMetrics bool
 }
 
 // DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
@@ -64,10 +66,8 @@ type Server struct {
 	wg      sync.WaitGroup // acceptors and connections
 	connSeq atomic.Int64
 
-	mReq    gometrics.Meter
-	mConns  gometrics.Counter
-	apiReqs []gometrics.Meter // by key: RequestsPerSec,request=<name>
-	apiTime []gometrics.Timer // by key: TotalTimeMs,request=<name>
+	mConns gometrics.Counter
+	rm     *requestMetrics // nil: request metrics off
 
 	// mu guards the following.
 	mu        sync.Mutex
@@ -126,21 +126,12 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 		ctx: ctx, cancel: cancel,
 		listeners: map[string]net.Listener{},
 		conns:     map[*conn]struct{}{},
-		mReq:      gometrics.NilMeter{},
 		mConns:    gometrics.NilCounter{},
 	}
 	if r := cfg.Metrics; r != nil {
-		s.mReq = gometrics.GetOrRegisterMeter("kafka.network.RequestMetrics.RequestsPerSec", r)
 		s.mConns = gometrics.GetOrRegisterCounter("kafka.server.socket-server-metrics.connection-count", r)
-		s.apiReqs = make([]gometrics.Meter, maxProbeKey+1)
-		s.apiTime = make([]gometrics.Timer, maxProbeKey+1)
-		for k := int16(0); k <= maxProbeKey; k++ {
-			name := kmsg.NameForKey(k)
-			if name == "" {
-				continue
-			}
-			s.apiReqs[k] = gometrics.GetOrRegisterMeter("kafka.network.RequestMetrics.RequestsPerSec.request="+name, r)
-			s.apiTime[k] = gometrics.GetOrRegisterTimer("kafka.network.RequestMetrics.TotalTimeMs.request="+name, r)
+		if !cfg.DisableRequestMetrics {
+			s.rm = newRequestMetrics(r, h)
 		}
 	}
 	return s, nil
@@ -260,16 +251,6 @@ func (s *Server) acceptLoop(ln net.Listener, lc ListenerConfig) {
 		s.mConns.Inc(1)
 		go c.serve()
 	}
-}
-
-// requestDone records per-API metrics for a request answered (or
-// dropped) after start.
-func (s *Server) requestDone(key int16, start time.Time) {
-	if s.apiReqs == nil || int(key) >= len(s.apiReqs) || s.apiReqs[key] == nil {
-		return
-	}
-	s.apiReqs[key].Mark(1)
-	s.apiTime[key].UpdateSince(start)
 }
 
 func (s *Server) removeConn(c *conn) {

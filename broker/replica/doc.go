@@ -105,6 +105,12 @@
 //     epoch and last fetched epoch; a diverging epoch in the response
 //     truncates again; records are appended with the leader's offsets and
 //     epochs; the HW and log start are copied from the response (clamped).
+//     With inter.broker.protocol.version below 0.11.0-IV2
+//     (FetcherConfig.TruncateToHighWatermark) the Truncating state is
+//     Kafka's before KIP-101: the follower truncates to its own HW without
+//     asking, and its fetches carry no last fetched epoch (also below
+//     2.7-IV1, NoLastFetchedEpoch); hwtruncation_test.go shows the
+//     acknowledged write it loses and the divergence it leaves.
 //     OFFSET_OUT_OF_RANGE truncates to the leader's log end when the leader's
 //     log is shorter, or restarts the log at the leader's log start when
 //     that is beyond the follower's end (ListOffsets latest/earliest).

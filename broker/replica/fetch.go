@@ -113,6 +113,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if err != nil {
 		return nil, err
 	}
+	m.metrics.topics.fetched(parts, reads, params.replicaID >= 0)
 	if session != nil {
 		resp.SessionID = session.id
 	}
@@ -288,6 +289,7 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 		keys = append(keys, partitionKey(p.tp))
 	}
 	op := &delayedFetch{m: m, parts: parts, params: params, first: reads, ctx: ctx, done: make(chan struct{})}
+	network.LocalDone(ctx) // the wait is Kafka's RemoteTimeMs
 	m.fetches.TryCompleteElseWatch(op, params.maxWait, keys...)
 	select {
 	case <-op.done:

@@ -31,6 +31,17 @@ type FetcherConfig struct {
 	ResponseMaxBytes int32         // replica.fetch.response.max.bytes (10485760)
 	MaxWait          time.Duration // replica.fetch.wait.max.ms (500)
 	Backoff          time.Duration // replica.fetch.backoff.ms (1000)
+	// TruncateToHighWatermark is inter.broker.protocol.version below
+	// 0.11.0-IV2 (Kafka's isOffsetForLeaderEpochSupported false): a new
+	// follower truncates its log to its own high watermark and fetches from
+	// there, without asking the leader (no OffsetForLeaderEpoch), as Kafka
+	// did before KIP-101. The HW may be stale, so acknowledged records can
+	// be lost or the replicas diverge (replication.md §9.4, §9.5).
+	TruncateToHighWatermark bool
+	// NoLastFetchedEpoch is inter.broker.protocol.version below 2.7-IV1:
+	// fetches carry LastFetchedEpoch -1, so the leader never answers a
+	// diverging epoch.
+	NoLastFetchedEpoch bool
 	// Dial connects to a leader's inter-broker endpoint (NetworkDialer in
 	// the broker; an in-process client in tests). Nil: no fetcher.
 	Dial   func(ctx context.Context, host string, port int32) (LeaderClient, error)
@@ -120,7 +131,8 @@ func fetcherID(tp common.TopicPartition, n int) int {
 // partition already fetched by another goroutine (an older leader) moves.
 // Every partition starts in the Truncating state: the fetcher asks the
 // leader where its log stops agreeing (OffsetForLeaderEpoch) before it
-// fetches (the pre-2.7 protocol, Klassik's default).
+// fetches (the pre-2.7 protocol, Klassik's default), or, with
+// TruncateToHighWatermark, truncates to its own high watermark.
 func (f *FetcherManager) AddPartitions(parts map[common.TopicPartition]FollowerStart) {
 	var idle []*fetcherThread
 	f.mu.Lock()
@@ -275,6 +287,7 @@ func (t *fetcherThread) remove(tp common.TopicPartition) bool {
 	defer t.mu.Unlock()
 	_, ok := t.parts[tp]
 	delete(t.parts, tp)
+	t.f.m.metrics.lags.remove(tp)
 	return ok
 }
 
@@ -407,7 +420,9 @@ func (t *fetcherThread) snapshot(truncating bool) []partSnap {
 }
 
 // maybeTruncate is the Truncating state: ask the
-// leader where each partition's latest local epoch ends and truncate there.
+// leader where each partition's latest local epoch ends and truncate there
+// (a log without epochs, or every log under TruncateToHighWatermark,
+// truncates to its own high watermark without asking).
 func (t *fetcherThread) maybeTruncate() error {
 	parts := t.snapshot(true)
 	if len(parts) == 0 {
@@ -424,9 +439,14 @@ func (t *fetcherThread) maybeTruncate() error {
 	index := make(map[common.TopicPartition]asked)
 	for _, fp := range t.followed(parts) {
 		ps, st := fp.ps, fp.st
-		if st.latestEpoch < 0 {
-			// No epochs to ask about: truncate to the HW and fetch.
-			if err := m.truncateFollower(ps.tp, ps.epoch, st.hw, "no leader epochs"); err != nil {
+		if st.latestEpoch < 0 || t.f.cfg.TruncateToHighWatermark {
+			// No epochs to ask about, or a protocol that does not ask:
+			// truncate to the HW and fetch.
+			reason := "no leader epochs"
+			if t.f.cfg.TruncateToHighWatermark {
+				reason = "high watermark (inter.broker.protocol.version below 0.11.0-IV2)"
+			}
+			if err := m.truncateFollower(ps.tp, ps.epoch, st.hw, reason); err != nil {
 				t.partitionError(ps.tp, ps.epoch, err)
 				continue
 			}
@@ -552,6 +572,9 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 		rp.CurrentLeaderEpoch = ps.epoch
 		rp.FetchOffset = st.leo
 		rp.LastFetchedEpoch = st.latestEpoch
+		if cfg.NoLastFetchedEpoch {
+			rp.LastFetchedEpoch = -1
+		}
 		rp.LogStartOffset = st.logStart
 		rp.PartitionMaxBytes = cfg.MaxBytes
 		rt.Partitions = append(rt.Partitions, rp)
@@ -606,9 +629,12 @@ func (t *fetcherThread) handleFetched(tp common.TopicPartition, epoch int32, rp 
 			t.partitionError(tp, epoch, err)
 		}
 	case rp.ErrorCode == 0:
-		if _, err := m.appendFromLeader(tp, epoch, rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset); err != nil {
+		st, err := m.appendFromLeader(tp, epoch, rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset)
+		if err != nil {
 			t.partitionError(tp, epoch, err)
+			break
 		}
+		m.metrics.followerFetched(t.key, tp, len(rp.RecordBatches), rp.HighWatermark, st.leo)
 	case rp.ErrorCode == kerr.OffsetOutOfRange.Code:
 		if err := t.handleOutOfRange(tp, epoch); err != nil {
 			t.partitionError(tp, epoch, err)

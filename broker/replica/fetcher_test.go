@@ -141,36 +141,7 @@ func TestReplicationEndToEndInProcess(t *testing.T) {
 func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() LogStore) {
 		c := newMiniClusterWith(t, newStore, nil, 1, 2)
-		ab := []int32{1, 2}
-		c.lair(1, "t", 0, 1, 0, ab, ab)
-		// B follows without a fetcher for the first steps, so the test decides
-		// exactly what B has and knows (steps 1–3 of the table).
-		b := c.broker(2)
-		b.cfg.Fetcher.(*FetcherManager).Shutdown()
-		b.cfg.Fetcher = nil
-		c.lair(2, "t", 0, 1, 0, ab, ab)
-
-		a := c.broker(1)
-		acked := make(chan kmsg.ProduceResponseTopicPartition, 1)
-		produceValues(t, a, 1, "t", "m0")
-		go func() { acked <- produceOne(t, a, -1, "t", 0, makeBatch(1, "m1")) }()
-		waitFor(t, "m1 appended on A", func() bool { return c.log(1, "t", 0).LogEndOffset() == 2 })
-		// B fetches m0, m1 from offset 0 and appends them as follower.
-		r := followerFetch(t, a, 2, "t", 0, 0, 0)
-		if _, err := b.appendFromLeader(common.TopicPartition{Topic: "t", Partition: 0}, 0, r.RecordBatches, 1, 0); err != nil {
-			t.Fatal(err)
-		}
-		// B's next fetch (offset 2) tells A that B has m1: A.HW = 2, m1 acked.
-		followerFetch(t, a, 2, "t", 0, 2, 0)
-		if res := <-acked; res.ErrorCode != 0 || res.BaseOffset != 1 {
-			t.Fatalf("m1 not acknowledged: %+v", res)
-		}
-		if hw := c.log(1, "t", 0).HighWatermark(); hw != 2 {
-			t.Fatalf("A.HW = %d", hw)
-		}
-		if hw := c.log(2, "t", 0).HighWatermark(); hw != 1 {
-			t.Fatalf("B.HW = %d, the scenario needs B to lag in learning the HW", hw)
-		}
+		ab := scenario1UpToRestart(t, c)
 
 		// Step 4: B restarts (same log, HW 1) and follows A again.
 		c.kill(2)
@@ -200,6 +171,44 @@ func TestScenario1HighWatermarkTruncationWouldLoseAckedWrite(t *testing.T) {
 			t.Fatalf("A holds %v", vals)
 		}
 	})
+}
+
+// scenario1UpToRestart plays steps 1–3 of the first divergence scenario on
+// brokers 1 (A) and 2 (B) of c: m0 and m1 are on both, m1 is acknowledged
+// (A's HW 2) and B's HW is still 1. It returns the replica list.
+func scenario1UpToRestart(t *testing.T, c *miniCluster) []int32 {
+	t.Helper()
+	ab := []int32{1, 2}
+	c.lair(1, "t", 0, 1, 0, ab, ab)
+	// B follows without a fetcher for the first steps, so the test decides
+	// exactly what B has and knows (steps 1–3 of the table).
+	b := c.broker(2)
+	b.cfg.Fetcher.(*FetcherManager).Shutdown()
+	b.cfg.Fetcher = nil
+	c.lair(2, "t", 0, 1, 0, ab, ab)
+
+	a := c.broker(1)
+	acked := make(chan kmsg.ProduceResponseTopicPartition, 1)
+	produceValues(t, a, 1, "t", "m0")
+	go func() { acked <- produceOne(t, a, -1, "t", 0, makeBatch(1, "m1")) }()
+	waitFor(t, "m1 appended on A", func() bool { return c.log(1, "t", 0).LogEndOffset() == 2 })
+	// B fetches m0, m1 from offset 0 and appends them as follower.
+	r := followerFetch(t, a, 2, "t", 0, 0, 0)
+	if _, err := b.appendFromLeader(common.TopicPartition{Topic: "t", Partition: 0}, 0, r.RecordBatches, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	// B's next fetch (offset 2) tells A that B has m1: A.HW = 2, m1 acked.
+	followerFetch(t, a, 2, "t", 0, 2, 0)
+	if res := <-acked; res.ErrorCode != 0 || res.BaseOffset != 1 {
+		t.Fatalf("m1 not acknowledged: %+v", res)
+	}
+	if hw := c.log(1, "t", 0).HighWatermark(); hw != 2 {
+		t.Fatalf("A.HW = %d", hw)
+	}
+	if hw := c.log(2, "t", 0).HighWatermark(); hw != 1 {
+		t.Fatalf("B.HW = %d, the scenario needs B to lag in learning the HW", hw)
+	}
+	return ab
 }
 
 // TestScenario2DivergenceAfterDoubleFailure is the second divergence scenario. A (broker

@@ -56,6 +56,9 @@ type Config struct {
 	// Metrics is the registry for IsrShrinksPerSec, IsrExpandsPerSec and
 	// UnderReplicatedPartitions; nil disables them.
 	Metrics gometrics.Registry
+	// DisableRequestMetrics leaves out the per-request BrokerTopicMetrics
+	// (for measuring what they cost; not a broker config key).
+	DisableRequestMetrics bool
 	// MaxSessions is max.incremental.fetch.session.cache.slots (default
 	// 1000); 0 means the default, negative disables fetch sessions.
 	MaxSessions int

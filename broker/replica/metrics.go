@@ -1,24 +1,85 @@
 package replica
 
-import gometrics "github.com/rcrowley/go-metrics"
+import (
+	gometrics "github.com/rcrowley/go-metrics"
+
+	"github.com/klassik/klassik/broker/common"
+)
 
 // replicaMetrics are Kafka's ReplicaManager metrics
-// (kafka.server.ReplicaManager.*). Without a registry they are no-ops.
+// (kafka.server.ReplicaManager.*), BrokerTopicMetrics and the fetcher lag.
+// Without a registry they are no-ops.
 type replicaMetrics struct {
 	isrShrinks gometrics.Meter
 	isrExpands gometrics.Meter
+	topics     *brokerTopicStats // nil: off
+	lags       *fetcherLagStats  // nil: off
 }
 
 func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 	if r == nil {
 		return replicaMetrics{isrShrinks: gometrics.NilMeter{}, isrExpands: gometrics.NilMeter{}}
 	}
+	m.fetches.RegisterMetrics(r)
+	m.produces.RegisterMetrics(r)
 	const prefix = "kafka.server.ReplicaManager."
-	r.GetOrRegister(prefix+"UnderReplicatedPartitions", gometrics.NewFunctionalGauge(func() int64 {
-		return int64(m.UnderReplicatedPartitions())
-	}))
-	return replicaMetrics{
+	gauge := func(name string, f func() int64) { r.GetOrRegister(prefix+name, gometrics.NewFunctionalGauge(f)) }
+	gauge("UnderReplicatedPartitions", func() int64 { return int64(m.UnderReplicatedPartitions()) })
+	gauge("PartitionCount", func() int64 { return int64(m.partitionCount()) })
+	gauge("LeaderCount", func() int64 { return int64(m.partitionStats().leaders) })
+	gauge("UnderMinIsrPartitionCount", func() int64 { return int64(m.partitionStats().underMinIsr) })
+	gauge("AtMinIsrPartitionCount", func() int64 { return int64(m.partitionStats().atMinIsr) })
+	rm := replicaMetrics{
 		isrShrinks: gometrics.GetOrRegisterMeter(prefix+"IsrShrinksPerSec", r),
 		isrExpands: gometrics.GetOrRegisterMeter(prefix+"IsrExpandsPerSec", r),
+		lags:       newFetcherLagStats(r),
 	}
+	if !m.cfg.DisableRequestMetrics {
+		rm.topics = newBrokerTopicStats(r)
+	}
+	return rm
+}
+
+// followerFetched records what a fetcher thread appended for tp: the
+// replicated bytes and the partition's lag behind the leader's HW.
+func (rm *replicaMetrics) followerFetched(key fetcherKey, tp common.TopicPartition, bytes int, leaderHW, nextOffset int64) {
+	rm.topics.replicated(bytes)
+	rm.lags.update(key, tp, leaderHW, nextOffset)
+}
+
+func (m *Manager) partitionCount() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.partitions)
+}
+
+type partitionStats struct {
+	leaders, underMinIsr, atMinIsr int
+}
+
+// partitionStats counts the partitions this broker leads, and among them
+// those whose ISR is below or at min.insync.replicas (Kafka's LeaderCount,
+// UnderMinIsrPartitionCount, AtMinIsrPartitionCount). Computed on read.
+func (m *Manager) partitionStats() partitionStats {
+	var s partitionStats
+	minISR := map[string]int{}
+	for _, p := range m.Partitions() {
+		min, ok := minISR[p.tp.Topic]
+		if !ok {
+			min = m.minISR(p.tp.Topic) // before the partition lock
+			minISR[p.tp.Topic] = min
+		}
+		p.mu.RLock()
+		if p.isLeaderLocked() {
+			s.leaders++
+			switch n := len(p.isr); {
+			case n < min:
+				s.underMinIsr++
+			case n == min:
+				s.atMinIsr++
+			}
+		}
+		p.mu.RUnlock()
+	}
+	return s
 }

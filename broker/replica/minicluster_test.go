@@ -230,7 +230,14 @@ func newSoloLeaderCluster(t *testing.T, newStore func() LogStore) (*miniCluster,
 // logs hold them. It returns the cluster and the replica list {1, 2}.
 func newReplicatedPair(t *testing.T, newStore func() LogStore, values ...string) (*miniCluster, []int32) {
 	t.Helper()
-	c := newMiniClusterWith(t, newStore, nil, 1, 2)
+	return newReplicatedPairWith(t, newStore, nil, values...)
+}
+
+// newReplicatedPairWith is newReplicatedPair with mutate applied to both
+// brokers' configurations.
+func newReplicatedPairWith(t *testing.T, newStore func() LogStore, mutate func(*Config), values ...string) (*miniCluster, []int32) {
+	t.Helper()
+	c := newMiniClusterWith(t, newStore, mutate, 1, 2)
 	ab := []int32{1, 2}
 	c.lairEach(ab, "t", 0, 1, 0, ab, ab)
 	produceValues(t, c.broker(1), -1, "t", values...)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -89,6 +90,7 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			keys = append(keys, partitionKey(w.pp.tp))
 		}
 		timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+		network.LocalDone(ctx) // the wait is Kafka's RemoteTimeMs
 		m.produces.TryCompleteElseWatch(op, timeout, keys...)
 		select {
 		case <-op.done:
@@ -118,6 +120,7 @@ func (m *Manager) producePartition(req *kmsg.ProduceRequest, clientID string, tp
 	}
 	info, err := m.appendToLeader(tp, records, req.Acks, false)
 	code := m.errorCode(err, tp, "produce")
+	m.metrics.topics.produced(tp.Topic, len(records), info, code)
 	if code != 0 {
 		if req.Version >= 8 && err != nil {
 			msg := err.Error()

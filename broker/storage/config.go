@@ -1,6 +1,8 @@
 package storage
 
 import (
+	gometrics "github.com/rcrowley/go-metrics"
+
 	"fmt"
 	"log/slog"
 	"math"
@@ -214,6 +216,8 @@ type ManagerConfig struct {
 
 	Clock  func() time.Time // injectable clock; time.Now when nil
 	Logger *slog.Logger     // slog.Default when nil
+	// Metrics receives the per-log gauges (kafka.log.Log.*); nil: none.
+	Metrics gometrics.Registry
 }
 
 // DefaultManagerConfig returns Kafka's broker defaults for dirs.

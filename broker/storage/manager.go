@@ -211,6 +211,7 @@ func (m *LogManager) loadDir(d *logDir) error {
 				} else {
 					m.logs[j.tp] = l
 					m.logDirOf[j.tp] = d
+					m.registerLogMetrics(j.tp, l)
 				}
 				mu.Unlock()
 			}
@@ -499,6 +500,7 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 	}
 	m.logs[tp] = l
 	m.logDirOf[tp] = best
+	m.registerLogMetrics(tp, l)
 	return l, nil
 }
 
@@ -526,6 +528,7 @@ func (m *LogManager) DeleteLog(tp common.TopicPartition) error {
 	delete(m.logs, tp)
 	delete(m.logDirOf, tp)
 	m.mu.Unlock()
+	m.unregisterLogMetrics(tp)
 	delay := l.Config().FileDeleteDelayMs
 	// Stop using the log now; its files stay open until the directory is
 	// removed so fetches already holding FileRecords finish.

@@ -55,6 +55,9 @@ type Options struct {
 	// broker and ZooKeeper, so tests can cut a broker off and expire its
 	// session (PauseZK/ResumeZK).
 	ZKProxy bool
+	// HTTP turns on each broker's klassik.http.listener on 127.0.0.1 and
+	// a free port (kept over restarts); see HTTPAddr.
+	HTTP bool
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level
@@ -166,6 +169,13 @@ func Start(t testing.TB, opts Options) *Cluster {
 				t.Fatalf("testcluster: a port for broker %d: %v", id, err)
 			}
 			n.port = port
+		}
+		if opts.HTTP {
+			port, err := zkserver.FreePort()
+			if err != nil {
+				t.Fatalf("testcluster: an HTTP port for broker %d: %v", id, err)
+			}
+			props["klassik.http.listener"] = "127.0.0.1:" + strconv.Itoa(port)
 		}
 		c.nodes = append(c.nodes, n)
 	}
@@ -291,6 +301,14 @@ func (c *Cluster) Index(id int32) int {
 // the port is reused on restart).
 func (c *Cluster) Addr(i int) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.nodes[i].port))
+}
+
+// HTTPAddr is broker i's klassik.http.listener address (host:port), ""
+// when the cluster was started without Options.HTTP.
+func (c *Cluster) HTTPAddr(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[i].props["klassik.http.listener"]
 }
 
 // Bootstrap returns the addresses of the running brokers.

@@ -35,17 +35,16 @@ func (c *Coordinator) AddPartitionsToTxn(_ context.Context, req *kmsg.AddPartiti
 		}
 	}
 	code := fencedCode(c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps), req.Version, 2)
-	for _, tp := range tps {
-		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != tp.Topic {
-			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-			rt.Topic = tp.Topic
-			resp.Topics = append(resp.Topics, rt)
+	forEachTopic(tps, func(topic string, partitions []int32) {
+		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+		rt.Topic = topic
+		for _, p := range partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, code
+			rt.Partitions = append(rt.Partitions, rp)
 		}
-		rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-		rp.Partition, rp.ErrorCode = tp.Partition, code
-		rt := &resp.Topics[len(resp.Topics)-1]
-		rt.Partitions = append(rt.Partitions, rp)
-	}
+		resp.Topics = append(resp.Topics, rt)
+	})
 	return resp
 }
 
@@ -68,15 +67,9 @@ func (c *Coordinator) AddOffsetsToTxn(_ context.Context, req *kmsg.AddOffsetsToT
 // transaction completes, CONCURRENT_TRANSACTIONS; partitions already in
 // an Ongoing transaction are answered at once without a write.
 func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []common.TopicPartition) int16 {
-	if id == "" {
-		return kerr.InvalidRequest.Code
-	}
-	ce, tm, code := c.lookup(id)
+	ce, tm, code := c.lookupExisting(id, kerr.InvalidProducerIDMapping.Code)
 	if code != 0 {
 		return code
-	}
-	if tm == nil {
-		return kerr.InvalidProducerIDMapping.Code
 	}
 	tm.mu.Lock()
 	var t transit

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/klassik/klassik/broker/purgatory"
+	"github.com/klassik/klassik/broker/group"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -12,11 +12,8 @@ import (
 // (AddPartitionsToTxn of two partitions, EndTxn(commit), the markers and
 // CompleteCommit) against the in-memory log and markers.
 func BenchmarkCommit(b *testing.B) {
-	store, mk := newMemStore(), newFakeMarkers()
-	c := newTestCoordinator(b, store, mk, &pidBlocks{}, purgatory.NewFakeClock(testStart), 1)
+	c, _ := leaderOf(b, group.NewMemStore(), "a")
 	ctx := context.Background()
-	c.OnBecomeLeader(c.PartitionFor("a"), 1)
-	waitIdle(b, c)
 	init := c.InitProducerID(ctx, &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: ptr("a"), TransactionTimeoutMillis: 60000})
 	add := &kmsg.AddPartitionsToTxnRequest{Version: 3, TransactionalID: "a", ProducerID: init.ProducerID, ProducerEpoch: init.ProducerEpoch,
 		Topics: []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}}

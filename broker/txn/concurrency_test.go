@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -21,7 +22,7 @@ import (
 // on each of its partitions (sent by whichever ownership completed it),
 // and no transaction is left half-completed.
 func TestConcurrentProducersWhileCoordinatorMoves(t *testing.T) {
-	store, mk := newMemStore(), newFakeMarkers()
+	store, mk := group.NewMemStore(), newFakeMarkers()
 	cfg := testConfig()
 	cfg.AbortTimedOutInterval = 20 * time.Millisecond
 	cfg.RemoveExpiredInterval = 50 * time.Millisecond

@@ -219,6 +219,19 @@ func (c *Coordinator) lookup(id string) (int32, *txnMetadata, int16) {
 	return part.coordEpoch, part.txns[id], 0
 }
 
+// lookupExisting is lookup for a request about an existing id: an
+// empty id is INVALID_REQUEST and an unknown one answers missing.
+func (c *Coordinator) lookupExisting(id string, missing int16) (int32, *txnMetadata, int16) {
+	if id == "" {
+		return 0, nil, kerr.InvalidRequest.Code
+	}
+	ce, tm, code := c.lookup(id)
+	if code == 0 && tm == nil {
+		code = missing
+	}
+	return ce, tm, code
+}
+
 // putIfAbsent installs created unless the id appeared meanwhile, and
 // returns the registered metadata.
 func (c *Coordinator) putIfAbsent(created *txnMetadata) (int32, *txnMetadata, int16) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,7 +15,7 @@ import (
 // answered once PrepareCommit is written, markers to each leader, then
 // CompleteCommit.
 func TestCommitHappyPath(t *testing.T) {
-	store, mk, clock := newMemStore(), newFakeMarkers(), purgatory.NewFakeClock(testStart)
+	store, mk, clock := group.NewMemStore(), newFakeMarkers(), purgatory.NewFakeClock(testStart)
 	c := newTestCoordinator(t, store, mk, &pidBlocks{}, clock, 1)
 	ctx := context.Background()
 	p := c.PartitionFor("a")
@@ -54,7 +55,7 @@ func TestCommitHappyPath(t *testing.T) {
 	if st := d.TransactionStates[0]; st.State != "CompleteCommit" || len(st.Topics) != 0 {
 		t.Fatalf("describe: %+v", st)
 	}
-	recs := store.records(p)
+	recs := records(store, p)
 	if len(recs) != 5 {
 		t.Fatalf("records: %q", recs)
 	}
@@ -65,7 +66,7 @@ func TestCommitHappyPath(t *testing.T) {
 
 // blockingStore holds appends until released.
 type blockingStore struct {
-	*memStore
+	*group.MemStore
 	release chan struct{}
 	waiting chan struct{}
 }
@@ -75,7 +76,7 @@ func (s *blockingStore) Append(ctx context.Context, partition int32, batch []byt
 	<-s.release
 	// As the replica manager: the local append happens whatever ctx says;
 	// only the wait for the ISR is bounded by it.
-	if err := s.memStore.Append(context.Background(), partition, batch); err != nil {
+	if err := s.MemStore.Append(context.Background(), partition, batch); err != nil {
 		return err
 	}
 	return ctx.Err()
@@ -87,16 +88,13 @@ func (s *blockingStore) Append(ctx context.Context, partition int32, batch []byt
 // partition was loading when the append returned; Kafka answers the
 // same).
 func TestReloadWaitsForInFlightAppend(t *testing.T) {
-	mem, mk, clock := newMemStore(), newFakeMarkers(), purgatory.NewFakeClock(testStart)
-	c := newTestCoordinator(t, mem, mk, &pidBlocks{}, clock, 1)
+	mem := group.NewMemStore()
+	c, p := leaderOf(t, mem, "a")
 	ctx := context.Background()
-	p := c.PartitionFor("a")
-	c.OnBecomeLeader(p, 1)
-	waitIdle(t, c)
 	if r := c.InitProducerID(ctx, &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: ptr("a"), TransactionTimeoutMillis: 60000}); r.ErrorCode != 0 {
 		t.Fatal(errName(r.ErrorCode))
 	}
-	bs := &blockingStore{memStore: mem, release: make(chan struct{}), waiting: make(chan struct{}, 1)}
+	bs := &blockingStore{MemStore: mem, release: make(chan struct{}), waiting: make(chan struct{}, 1)}
 	c.store = bs
 	done := make(chan int16)
 	go func() {
@@ -128,7 +126,7 @@ func TestReloadWaitsForInFlightAppend(t *testing.T) {
 // waitingStore is a replica manager waiting for an ISR that never
 // catches up: appends block until their context ends.
 type waitingStore struct {
-	*memStore
+	*group.MemStore
 	waiting chan struct{}
 }
 
@@ -142,13 +140,10 @@ func (s *waitingStore) Append(ctx context.Context, partition int32, batch []byte
 // client hears NOT_COORDINATOR now (not after the transaction timeout)
 // and a reload does not wait for them.
 func TestResignEndsInFlightAppends(t *testing.T) {
-	mem, mk, clock := newMemStore(), newFakeMarkers(), purgatory.NewFakeClock(testStart)
-	c := newTestCoordinator(t, mem, mk, &pidBlocks{}, clock, 1)
+	mem := group.NewMemStore()
+	c, p := leaderOf(t, mem, "a")
 	ctx := context.Background()
-	p := c.PartitionFor("a")
-	c.OnBecomeLeader(p, 1)
-	waitIdle(t, c)
-	ws := &waitingStore{memStore: mem, waiting: make(chan struct{}, 1)}
+	ws := &waitingStore{MemStore: mem, waiting: make(chan struct{}, 1)}
 	c.store = ws
 	done := make(chan int16)
 	go func() {

@@ -34,21 +34,13 @@ func (c *Coordinator) describe(id string, st kmsg.DescribeTransactionsResponseTr
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
-	switch {
-	case closed:
+	if closed {
 		st.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return st
-	case id == "":
-		st.ErrorCode = kerr.InvalidRequest.Code
-		return st
 	}
-	_, tm, code := c.lookup(id)
+	_, tm, code := c.lookupExisting(id, kerr.TransactionalIDNotFound.Code)
 	if code != 0 {
 		st.ErrorCode = code
-		return st
-	}
-	if tm == nil {
-		st.ErrorCode = kerr.TransactionalIDNotFound.Code
 		return st
 	}
 	tm.mu.Lock()
@@ -61,15 +53,11 @@ func (c *Coordinator) describe(id string, st kmsg.DescribeTransactionsResponseTr
 	st.ProducerID, st.ProducerEpoch = tm.producerID, tm.producerEpoch
 	st.TimeoutMillis = tm.timeoutMs
 	st.StartTimestamp = tm.startMs
-	for _, tp := range tm.sortedPartitionsLocked() {
-		if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
-			t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
-			t.Topic = tp.Topic
-			st.Topics = append(st.Topics, t)
-		}
-		t := &st.Topics[len(st.Topics)-1]
-		t.Partitions = append(t.Partitions, tp.Partition)
-	}
+	forEachTopic(tm.sortedPartitionsLocked(), func(topic string, partitions []int32) {
+		t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+		t.Topic, t.Partitions = topic, partitions
+		st.Topics = append(st.Topics, t)
+	})
 	return st
 }
 

@@ -34,15 +34,9 @@ func (c *Coordinator) EndTxn(_ context.Context, req *kmsg.EndTxnRequest) *kmsg.E
 // the other way, or ending a transaction that never started (Empty), is
 // INVALID_TXN_STATE.
 func (c *Coordinator) endTransaction(id string, pid int64, epoch int16, commit, fromClient bool) int16 {
-	if id == "" {
-		return kerr.InvalidRequest.Code
-	}
-	ce, tm, code := c.lookup(id)
+	ce, tm, code := c.lookupExisting(id, kerr.InvalidProducerIDMapping.Code)
 	if code != 0 {
 		return code
-	}
-	if tm == nil {
-		return kerr.InvalidProducerIDMapping.Code
 	}
 	epochFence := false
 	t, code, write := func() (transit, int16, bool) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/klassik/klassik/zkpaths"
@@ -19,74 +20,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// memStore is an in-memory Store: one byte log per partition, shared by
-// every coordinator of a test (as replicas of __transaction_state are).
-type memStore struct {
-	// mu guards the following.
-	mu      sync.Mutex
-	logs    map[int32][]byte
-	next    map[int32]int64
-	failErr map[int32]error // per partition; key -1 = all
-	appends int
-}
-
-func newMemStore() *memStore {
-	return &memStore{logs: map[int32][]byte{}, next: map[int32]int64{}, failErr: map[int32]error{}}
-}
-
-func (s *memStore) fail(partition int32, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err == nil {
-		delete(s.failErr, partition)
-	} else {
-		s.failErr[partition] = err
-	}
-}
-
-func (s *memStore) Append(ctx context.Context, partition int32, batch []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	h, err := record.ParseBatchHeader(batch)
-	if err != nil {
-		return fmt.Errorf("memstore: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.failErr[partition]; err != nil {
-		return err
-	}
-	if err := s.failErr[-1]; err != nil {
-		return err
-	}
-	b := append([]byte{}, batch...)
-	record.SetBaseOffset(b, s.next[partition])
-	s.next[partition] += int64(h.LastOffsetDelta) + 1
-	s.logs[partition] = append(s.logs[partition], b...)
-	s.appends++
-	return nil
-}
-
-func (s *memStore) Read(ctx context.Context, partition int32, fn func(batch []byte) error) error {
-	s.mu.Lock()
-	data := s.logs[partition]
-	s.mu.Unlock()
-	return record.ForEachBatch(data, func(batch []byte, _ record.BatchHeader) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return fn(batch)
-	})
-}
+// The coordinators of a test share one group.MemStore as the in-memory
+// __transaction_state log (as its replicas are shared): the same
+// Append/Read contract as the __consumer_offsets store.
+var _ Store = (*group.MemStore)(nil)
 
 // records returns the partition's records as dump-log text lines.
-func (s *memStore) records(partition int32) []string {
-	s.mu.Lock()
-	data := append([]byte{}, s.logs[partition]...)
-	s.mu.Unlock()
+func records(s *group.MemStore, partition int32) []string {
 	var out []string
-	_ = record.ForEachBatch(data, func(batch []byte, h record.BatchHeader) error {
+	_ = record.ForEachBatch(s.Log(partition), func(batch []byte, h record.BatchHeader) error {
 		return record.ForEachRecord(batch, func(r *record.Record) error {
 			k, v, err := FormatRecordKeyAndValue(r.Key, r.Value)
 			if err != nil {
@@ -98,6 +40,17 @@ func (s *memStore) records(partition int32) []string {
 		})
 	})
 	return out
+}
+
+// leaderOf returns broker 1's coordinator over store, loaded as the
+// leader (coordinator epoch 1) of id's partition, and that partition.
+func leaderOf(t testing.TB, store *group.MemStore, id string) (*Coordinator, int32) {
+	t.Helper()
+	c := newTestCoordinator(t, store, newFakeMarkers(), &pidBlocks{}, purgatory.NewFakeClock(testStart), 1)
+	p := c.PartitionFor(id)
+	c.OnBecomeLeader(p, 1)
+	waitIdle(t, c)
+	return c, p
 }
 
 // fakeMarkers records WriteTxnMarkers requests and answers them with
@@ -250,7 +203,7 @@ func tp(topic string, p int32) common.TopicPartition {
 	return common.TopicPartition{Topic: topic, Partition: p}
 }
 
-func newTestCoordinator(t testing.TB, store *memStore, mk *fakeMarkers, blocks *pidBlocks, clock *purgatory.FakeClock, brokerID int32) *Coordinator {
+func newTestCoordinator(t testing.TB, store *group.MemStore, mk *fakeMarkers, blocks *pidBlocks, clock *purgatory.FakeClock, brokerID int32) *Coordinator {
 	t.Helper()
 	cfg := testConfig()
 	cfg.BrokerID = brokerID

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,7 +26,7 @@ func FuzzLoadedState(f *testing.F) {
 		if state < 0 || int(state) >= len(stateNames) {
 			return
 		}
-		store := newMemStore()
+		store := group.NewMemStore()
 		v := Value{ProducerID: pid, ProducerEpoch: epoch, TimeoutMs: timeout, State: State(state), StartMs: start,
 			LastUpdateMs: update}
 		if topic != "" {

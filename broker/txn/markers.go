@@ -236,15 +236,11 @@ func (c *Coordinator) markerRound(job *markerJob, parts []common.TopicPartition)
 func markerRequest(job *markerJob, parts []common.TopicPartition) *kmsg.WriteTxnMarkersRequest {
 	m := kmsg.NewWriteTxnMarkersRequestMarker()
 	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = job.pid, job.epoch, job.commit, job.ce
-	for _, tp := range parts { // sorted, so one topic's partitions are adjacent
-		if n := len(m.Topics); n == 0 || m.Topics[n-1].Topic != tp.Topic {
-			t := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-			t.Topic = tp.Topic
-			m.Topics = append(m.Topics, t)
-		}
-		t := &m.Topics[len(m.Topics)-1]
-		t.Partitions = append(t.Partitions, tp.Partition)
-	}
+	forEachTopic(parts, func(topic string, partitions []int32) { // sorted, so one topic's partitions are adjacent
+		t := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+		t.Topic, t.Partitions = topic, partitions
+		m.Topics = append(m.Topics, t)
+	})
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	req.Version = writeTxnMarkersVersion
 	req.Markers = []kmsg.WriteTxnMarkersRequestMarker{m}

@@ -163,6 +163,20 @@ func (m *txnMetadata) sortedPartitionsLocked() []common.TopicPartition {
 	return out
 }
 
+// forEachTopic calls fn once per run of one topic's partitions in tps,
+// in order: a list sorted or grouped by topic gives one call per topic.
+func forEachTopic(tps []common.TopicPartition, fn func(topic string, partitions []int32)) {
+	for i := 0; i < len(tps); {
+		j := i
+		var partitions []int32
+		for ; j < len(tps) && tps[j].Topic == tps[i].Topic; j++ {
+			partitions = append(partitions, tps[j].Partition)
+		}
+		fn(tps[i].Topic, partitions)
+		i = j
+	}
+}
+
 func (m *txnMetadata) pendingLocked() bool { return m.pending != noState }
 
 // prepareLocked checks that the change to t.state is allowed and marks

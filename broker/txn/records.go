@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
+
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage/record"
 )
@@ -49,31 +51,22 @@ type Value struct {
 	StartMs      int64
 }
 
-func appendInt16(b []byte, v int16) []byte { return binary.BigEndian.AppendUint16(b, uint16(v)) }
-func appendInt32(b []byte, v int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(v)) }
-func appendInt64(b []byte, v int64) []byte { return binary.BigEndian.AppendUint64(b, uint64(v)) }
-
-func appendString(b []byte, s string) []byte {
-	b = appendInt16(b, int16(len(s)))
-	return append(b, s...)
-}
-
 // EncodeKey encodes a key (version 0).
 func EncodeKey(transactionalID string) []byte {
-	return appendString(appendInt16(nil, KeyVersion), transactionalID)
+	return kbin.AppendString(kbin.AppendInt16(nil, KeyVersion), transactionalID)
 }
 
 // EncodeValue encodes v (version 0). Partitions of one topic are written
 // together under the topic's first appearance; an Empty state writes a
 // null partition array, as Kafka does.
 func EncodeValue(v Value) []byte {
-	b := appendInt16(nil, ValueVersion)
-	b = appendInt64(b, v.ProducerID)
-	b = appendInt16(b, v.ProducerEpoch)
-	b = appendInt32(b, v.TimeoutMs)
+	b := kbin.AppendInt16(nil, ValueVersion)
+	b = kbin.AppendInt64(b, v.ProducerID)
+	b = kbin.AppendInt16(b, v.ProducerEpoch)
+	b = kbin.AppendInt32(b, v.TimeoutMs)
 	b = append(b, byte(v.State))
 	if v.State == Empty {
-		b = appendInt32(b, -1)
+		b = kbin.AppendInt32(b, -1)
 	} else {
 		var topics []string
 		byTopic := map[string][]int32{}
@@ -83,18 +76,18 @@ func EncodeValue(v Value) []byte {
 			}
 			byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
 		}
-		b = appendInt32(b, int32(len(topics)))
+		b = kbin.AppendInt32(b, int32(len(topics)))
 		for _, t := range topics {
-			b = appendString(b, t)
+			b = kbin.AppendString(b, t)
 			ps := byTopic[t]
-			b = appendInt32(b, int32(len(ps)))
+			b = kbin.AppendInt32(b, int32(len(ps)))
 			for _, p := range ps {
-				b = appendInt32(b, p)
+				b = kbin.AppendInt32(b, p)
 			}
 		}
 	}
-	b = appendInt64(b, v.LastUpdateMs)
-	return appendInt64(b, v.StartMs)
+	b = kbin.AppendInt64(b, v.LastUpdateMs)
+	return kbin.AppendInt64(b, v.StartMs)
 }
 
 // reader is a bounds-checked cursor; the first failure sticks.
@@ -257,10 +250,5 @@ func FormatRecordKeyAndValue(key, value []byte) (keyText, valueText string, err 
 // CreateTime = now, as the coordinator writes them (Kafka enforces no
 // compression on __transaction_state).
 func recordBatch(now time.Time, recs []record.Record) []byte {
-	o := record.DefaultBuildOptions()
-	o.BaseTimestamp = now.UnixMilli()
-	for i := range recs {
-		recs[i].OffsetDelta = int32(i)
-	}
-	return record.Build(o, recs)
+	return record.BuildAt(record.DefaultBuildOptions(), now, recs)
 }

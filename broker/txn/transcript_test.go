@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +48,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -59,7 +59,7 @@ import (
 // log: a test can make its appends fail (a broker that lost leadership
 // gets NOT_LEADER_OR_FOLLOWER from its replica manager).
 type brokerStore struct {
-	shared *memStore
+	shared *group.MemStore
 	h      *harness
 	broker int32
 }
@@ -99,9 +99,13 @@ func (s *brokerStore) Read(ctx context.Context, partition int32, fn func(batch [
 	return s.shared.Read(ctx, partition, fn)
 }
 
+// harnessPartitions is the number of __transaction_state partitions of
+// the harness's coordinators.
+const harnessPartitions = 50
+
 type harness struct {
 	t        *testing.T
-	store    *memStore
+	store    *group.MemStore
 	markers  *fakeMarkers
 	blocks   *pidBlocks
 	clock    *purgatory.FakeClock
@@ -117,7 +121,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	// Blocks of one id, so that every new producer id claims one.
-	return &harness{t: t, store: newMemStore(), markers: newFakeMarkers(), blocks: &pidBlocks{size: 1},
+	return &harness{t: t, store: group.NewMemStore(), markers: newFakeMarkers(), blocks: &pidBlocks{size: 1},
 		clock: purgatory.NewFakeClock(testStart), coords: map[int32]*Coordinator{}, storeErr: map[int32]error{},
 		seen: map[int32]int{}}
 }
@@ -128,7 +132,7 @@ func (h *harness) coord(b int32) *Coordinator {
 	}
 	cfg := testConfig()
 	cfg.BrokerID = b
-	cfg.NumPartitions = 50
+	cfg.NumPartitions = harnessPartitions
 	c, err := New(cfg, &brokerStore{shared: h.store, h: h, broker: b}, NewProducerIDManager(b, h.blocks.claim), h.markers,
 		h.clock, quietLogger())
 	if err != nil {
@@ -162,15 +166,8 @@ func (h *harness) waitIdle() {
 // last call.
 func (h *harness) newOutput() []string {
 	var out []string
-	var parts []int32
-	h.store.mu.Lock()
-	for p := range h.store.logs {
-		parts = append(parts, p)
-	}
-	h.store.mu.Unlock()
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-	for _, p := range parts {
-		recs := h.store.records(p)
+	for p := int32(0); p < harnessPartitions; p++ {
+		recs := records(h.store, p)
 		for _, r := range recs[h.seen[p]:] {
 			out = append(out, fmt.Sprintf("log %d: %s", p, r))
 		}
@@ -260,7 +257,7 @@ func parseTP(t *testing.T, d *datadriven.TestData, s string) common.TopicPartiti
 
 func (h *harness) partitionArg(a *cmdArgs) int32 {
 	if id, ok := a.kv["txn"]; ok {
-		return partitionFor(id, 50)
+		return partitionFor(id, harnessPartitions)
 	}
 	if len(a.plain) == 0 {
 		a.d.Fatalf(a.t, "missing partition")
@@ -426,12 +423,12 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			}
 			rec.Value = EncodeValue(v)
 		}
-		if err := h.store.Append(ctx, partitionFor(id, 50), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
+		if err := h.store.Append(ctx, partitionFor(id, harnessPartitions), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
 			d.Fatalf(t, "%v", err)
 		}
 	case "seed-garbage":
 		rec := record.Record{Key: []byte{0, 9, 1}, Value: []byte{1}}
-		if err := h.store.Append(ctx, partitionFor(a.must("txn"), 50), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
+		if err := h.store.Append(ctx, partitionFor(a.must("txn"), harnessPartitions), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
 			d.Fatalf(t, "%v", err)
 		}
 	case "pids":

@@ -1,6 +1,8 @@
 package zkclient
 
 import (
+	gometrics "github.com/rcrowley/go-metrics"
+
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +87,7 @@ type options struct {
 	retryTimeout   time.Duration
 	maxInFlight    int
 	auth           []authInfo
+	metrics        gometrics.Registry
 }
 
 type authInfo struct {
@@ -137,6 +140,7 @@ type Client struct {
 	sessionTimeout time.Duration
 	opts           options
 	log            *slog.Logger
+	metrics        sessionMetrics
 
 	events    <-chan zk.Event
 	stop      chan struct{}
@@ -286,6 +290,7 @@ func newClient(conn Conn, events <-chan zk.Event, chroot string, sessionTimeout 
 		chroot:              chroot,
 		sessionTimeout:      sessionTimeout,
 		opts:                o,
+		metrics:             newSessionMetrics(o.metrics),
 		log:                 o.logger,
 		events:              events,
 		stop:                make(chan struct{}),
@@ -390,6 +395,7 @@ func (c *Client) sessionLoop() {
 				continue
 			}
 			expired = ev.State == zk.StateExpired
+			c.metrics.sessionEvent(ev.State)
 		case <-tick.C:
 		}
 		c.checkSession(expired)
@@ -438,6 +444,7 @@ func (c *Client) runExpiry(sid int64) {
 	c.expiryDoneFor = sid
 	handlers := sortedHandlers(c.expiryHandlers)
 	c.mu.Unlock()
+	c.metrics.expires.Mark(1)
 	c.log.Warn("zookeeper session expired", "session_id", fmt.Sprintf("0x%x", sid))
 	for _, h := range handlers {
 		h()

@@ -8,6 +8,7 @@
 package clitest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +75,71 @@ func Command(t testing.TB, env []string, path string, args ...string) (string, i
 		t.Fatalf("%s: %v", path, err)
 	}
 	return string(out), code
+}
+
+// buildDir is the build directory the scripts Script runs share, so that
+// kafka-run-class.sh compiles a tool once per test binary; Main removes it.
+var buildDir struct {
+	// mu guards the following.
+	mu   sync.Mutex
+	path string
+}
+
+// Main runs a tool's tests with testcluster.Main (which stops the shared
+// ZooKeeper the cluster tests start) and then removes Script's build
+// directory: a tool's TestMain is os.Exit(clitest.Main(m)).
+func Main(m *testing.M) int {
+	code := testcluster.Main(m)
+	buildDir.mu.Lock()
+	defer buildDir.mu.Unlock()
+	if buildDir.path != "" {
+		os.RemoveAll(buildDir.path)
+	}
+	return code
+}
+
+func sharedBuildDir(t testing.TB) string {
+	t.Helper()
+	buildDir.mu.Lock()
+	defer buildDir.mu.Unlock()
+	if buildDir.path == "" {
+		d, err := os.MkdirTemp("", "klassik-tool-build")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildDir.path = d
+	}
+	return buildDir.path
+}
+
+// Script runs bin/<script> from a tool's directory as an operator would,
+// with env added, bounded by three minutes, and returns its stdout, stderr
+// and exit status. The tool is built into a directory shared by the test
+// binary (removed by Main), so it is compiled once.
+func Script(t testing.TB, env []string, script string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("..", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := sharedBuildDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(append(os.Environ(), "KLASSIK_BUILD_DIR="+dir), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v: no exit within 3m\n%s%s", script, args, out.String(), errOut.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running %s: %v", path, err)
+	}
+	return out.String(), errOut.String(), code
 }
 
 // CheckScriptVersion runs bin/<script> --version from a tool's directory:

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 )
 
 // BuildOptions describes the header of a batch to build. Start from
@@ -56,6 +57,18 @@ func Build(b BuildOptions, recs []Record) []byte {
 		panic(err)
 	}
 	return out
+}
+
+// BuildAt builds recs as one batch of o whose base timestamp is now
+// (CreateTime), numbering the records' offset deltas 0, 1, ... in order:
+// the batches the group and transaction coordinators write to their
+// internal topics.
+func BuildAt(o BuildOptions, now time.Time, recs []Record) []byte {
+	o.BaseTimestamp = now.UnixMilli()
+	for i := range recs {
+		recs[i].OffsetDelta = int32(i)
+	}
+	return Build(o, recs)
 }
 
 // BuildChecked is Build returning an error instead of panicking.

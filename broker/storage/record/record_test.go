@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -168,6 +169,25 @@ func TestSetters(t *testing.T) {
 	recs, _ := Records(b)
 	if recs[0].Timestamp(h) != 1800000000000 || recs[0].Offset(h) != 368769 || recs[1].Offset(h) != 368770 {
 		t.Fatal("LogAppendTime must apply to every record")
+	}
+}
+
+// BuildAt bases the batch at now and numbers the records in order,
+// whatever offset deltas they carried.
+func TestBuildAt(t *testing.T) {
+	o := DefaultBuildOptions()
+	o.Transactional = true
+	b := BuildAt(o, time.UnixMilli(1700000000000), []Record{{OffsetDelta: 7, Value: []byte("a")}, {Value: []byte("b")}})
+	h, err := ParseBatchHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.BaseTimestamp != 1700000000000 || h.MaxTimestamp != 1700000000000 || h.LastOffsetDelta != 1 || h.NumRecords != 2 || !h.IsTransactional() {
+		t.Fatalf("header %+v", h)
+	}
+	recs, _ := Records(b)
+	if recs[0].Offset(h) != 0 || recs[1].Offset(h) != 1 {
+		t.Fatalf("records %+v", recs)
 	}
 }
 

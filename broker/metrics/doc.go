@@ -1,0 +1,34 @@
+// Package metrics exports a broker's go-metrics registry to Prometheus
+// under the names the Prometheus JMX exporter gives Kafka's MBeans with
+// its standard Kafka rules (prometheus/jmx_exporter
+// example_configs/kafka-2_0_0.yml), so dashboards built for Kafka read a
+// Klassik broker unchanged.
+//
+// Klassik registers its metrics as "kafka.<domain>.<Type>.<Name>" with
+// Kafka's tags appended as ".<key>=<value>" in Kafka's order, the dotted
+// form of the ObjectName kafka.<domain>:type=<Type>,name=<Name>,<key>=<value>.
+// The collector reads that name back as an MBean and applies the rules to
+// the attributes the Yammer MBean would have:
+//
+//	go-metrics   Yammer MBean   attributes exported
+//	Gauge        Gauge          Value -> kafka_<domain>_<type>_<name>{tags}
+//	Meter        Meter          Count -> ..._<name minus PerSec>_total{tags} (or _count)
+//	Counter      Counter        Count, as a meter's
+//	Histogram    Histogram      Count -> ..._<name>_count{tags};
+//	Timer        Timer          NNthPercentile -> ..._<name>{tags,quantile="0.NN"}
+//
+// Timers record nanoseconds and are reported in milliseconds, as Kafka's
+// ...Ms metrics are. Names outside the scheme (Kafka Metrics groups such
+// as socket-server-metrics, whose attributes no Kafka rule matches) are not
+// exported, as the exporter would not export them either.
+//
+// Files:
+//
+//	jmxname.go    go-metrics name -> MBean (parseBean); the rules (rule)
+//	collector.go  Collector: the prometheus.Collector over the registry, with
+//	              the translation cached per name
+//	handler.go    the registry with the Go runtime and process collectors; the
+//	              /metrics handler
+//
+// No goroutines: the collector runs on the scraping request's goroutine.
+package metrics
