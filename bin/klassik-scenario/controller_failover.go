@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -87,8 +88,19 @@ func controllerFailover(s *Stage) string {
 		s.Failf("the stale request changed demo-0: leader %d epoch %d, was leader %d epoch %d", st.Leader, st.LeaderEpoch, after.Leader, after.LeaderEpoch)
 	}
 
-	return fmt.Sprintf("controller %d -> %d, controller epoch %d -> %d, LeaderAndIsr in epoch %d refused with STALE_CONTROLLER_EPOCH",
-		oldCtrl, newCtrl, oldEpoch, newEpoch, oldEpoch)
+	s.Step("Restart broker %d. It finds /controller taken and stays a plain broker; the controller sends it LeaderAndIsr in epoch %d, it follows broker %d, catches up and is added back to the ISR.", oldCtrl, newEpoch, after.Leader)
+	s.Restart(s.Broker(oldCtrl))
+	s.WaitFor(30*time.Second, fmt.Sprintf("broker %d back in the ISR of demo-0", oldCtrl), func() bool {
+		return slices.Contains(s.partition(tp).ISR, oldCtrl)
+	})
+	s.Tool("kafka-topics.sh", "--zookeeper", s.ZooKeeperAddr(), "--describe", "--topic", "demo")
+	if id, epoch := s.controller(); id != newCtrl || epoch != newEpoch {
+		s.Failf("after the restart the controller is %d in epoch %d, want %d in epoch %d", id, epoch, newCtrl, newEpoch)
+	}
+	s.Say("/controller still names broker %d in epoch %d: a restarted broker does not take the controller back.", newCtrl, newEpoch)
+
+	return fmt.Sprintf("controller %d -> %d, controller epoch %d -> %d, LeaderAndIsr in epoch %d refused with STALE_CONTROLLER_EPOCH, broker %d back in the ISR",
+		oldCtrl, newCtrl, oldEpoch, newEpoch, oldEpoch, oldCtrl)
 }
 
 // sendLeaderAndIsr sends one LeaderAndIsr as controller ctrl in epoch

@@ -69,7 +69,8 @@ func TestControllerFailover(t *testing.T) {
 		" get /controller_epoch\n      2\n",
 		`"controller_epoch":2,`,
 		"Answer: error code 11 (STALE_CONTROLLER_EPOCH).",
-		"$ bin/kafka-topics.sh --bootstrap-server ")
+		"$ bin/kafka-topics.sh --bootstrap-server ",
+		"a restarted broker does not take the controller")
 }
 
 func TestListNamesEveryScenario(t *testing.T) {
@@ -140,6 +141,7 @@ func TestLegacyConsumer(t *testing.T) {
 		" get /consumers/classic/offsets/legacy/0\n      5\n",
 		" get /consumers/classic/offsets/legacy/0\n      10\n",
 		"legacy                         1          10              10              0          classic_",
+		"(and 5 for partition 1 too)",
 		"The first consumer printed 20 records before it stopped.")
 }
 

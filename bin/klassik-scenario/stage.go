@@ -73,7 +73,8 @@ type Broker struct {
 	LogDir string // log.dirs
 	Props  string // its server.properties
 	node   proc.Node
-	client *kgo.Client // a client that knows only this broker, made on first use
+	props  map[string]string // what Props holds
+	client *kgo.Client       // a client that knows only this broker, made on first use
 }
 
 // failure is the panic value of Failf; replay recovers it and nothing
@@ -319,32 +320,38 @@ func (s *Stage) newBroker(id int32, overrides map[string]string) *Broker {
 	b := &Broker{ID: id, Port: port, Addr: "127.0.0.1:" + strconv.Itoa(port),
 		LogDir: filepath.Join(dir, "logs"), Props: filepath.Join(dir, "server.properties")}
 	b.node.Output = filepath.Join(dir, "server.out")
-	props := map[string]string{
+	b.props = map[string]string{
 		"broker.id":         strconv.Itoa(int(id)),
 		"listeners":         "PLAINTEXT://" + b.Addr,
 		"log.dirs":          b.LogDir,
 		"zookeeper.connect": s.zk.Addr(),
 	}
 	for k, v := range brokerDefaults {
-		props[k] = v
+		b.props[k] = v
 	}
-	for k, v := range overrides {
-		props[k] = v
+	s.SetProperties(b, overrides)
+	return b
+}
+
+// SetProperties changes properties in b's server.properties; they apply
+// from the broker's next start (Restart).
+func (s *Stage) SetProperties(b *Broker, props map[string]string) {
+	for k, v := range props {
+		b.props[k] = v
 	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
+	keys := make([]string, 0, len(b.props))
+	for k := range b.props {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "# broker %d of scenario %s\n", id, s.name)
+	fmt.Fprintf(&sb, "# broker %d of scenario %s\n", b.ID, s.name)
 	for _, k := range keys {
-		fmt.Fprintf(&sb, "%s=%s\n", k, props[k])
+		fmt.Fprintf(&sb, "%s=%s\n", k, b.props[k])
 	}
 	if err := os.WriteFile(b.Props, []byte(sb.String()), 0o644); err != nil {
 		s.Failf("%v", err)
 	}
-	return b
 }
 
 // startBroker starts b's process: bin/kafka-server-start.sh in the
@@ -370,12 +377,22 @@ func (s *Stage) Broker(id int32) *Broker {
 
 // Restart starts a killed broker again with the same configuration and
 // log directory and waits until it is registered.
+//
+// A killed broker's registration outlives it until its ZooKeeper session
+// expires, so "registered again" means a /brokers/ids node owned by a
+// session other than the one before the restart.
 func (s *Stage) Restart(b *Broker) {
+	path := "/brokers/ids/" + strconv.Itoa(int(b.ID))
+	var before int64
+	if ok, st, err := s.zkc.Exists(path); err == nil && ok {
+		before = st.EphemeralOwner
+	}
 	s.startBroker(b)
 	s.WaitFor(30*time.Second, fmt.Sprintf("broker %d registered again", b.ID), func() bool {
-		ok, _, err := s.zkc.Exists("/brokers/ids/" + strconv.Itoa(int(b.ID)))
-		return ok && err == nil
+		ok, st, err := s.zkc.Exists(path)
+		return err == nil && ok && st.EphemeralOwner != before
 	})
+	s.Say("broker %d: pid %d, listening on %s", b.ID, b.Pid(), b.Addr)
 }
 
 // Signal sends sig to b (SIGKILL, SIGSTOP, SIGCONT, SIGTERM); after
