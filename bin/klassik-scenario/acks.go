@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"syscall"
@@ -11,11 +12,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage/record"
 )
 
 // acksPerStep is how many records each producer sends in a step.
 const acksPerStep = 5
+
+// acksLagMs is replica.lag.time.max.ms in the acks scenario.
+const acksLagMs = 15000
 
 // acks: what a producer's acks setting promises with min.insync.replicas=2
 // on two replicas. acks=all is refused (NOT_ENOUGH_REPLICAS) as soon as a
@@ -24,15 +29,16 @@ const acksPerStep = 5
 // leader dies before the follower copied them — acks=1 after being
 // acknowledged, acks=0 without the producer ever knowing.
 func acks(s *Stage) string {
-	s.Step("Start a throwaway ZooKeeper and three brokers; broker 3 holds no replica.")
-	s.StartBrokers(3, nil)
+	s.Step("Start a throwaway ZooKeeper and three brokers with replica.lag.time.max.ms=%d; broker 3 holds no replica.", acksLagMs)
+	// A paused follower must stay in the ISR for the whole last step, even
+	// on a loaded machine, so the lag allowed is generous here.
+	s.StartBrokers(3, map[string]string{"replica.lag.time.max.ms": fmt.Sprint(acksLagMs)})
 	b1, b2 := s.Broker(1), s.Broker(2)
 	tp := common.TopicPartition{Topic: "acks", Partition: 0}
 
 	s.Step("Create topic acks on brokers 1 (leader) and 2 with min.insync.replicas=2: a write with acks=all needs both.")
 	s.Tool("kafka-topics.sh", "--bootstrap-server", b1.Addr, "--create", "--topic", tp.Topic, "--replica-assignment", "1:2", "--config", "min.insync.replicas=2")
 	s.waitPartition(tp, "broker %d leading acks with ISR {1, 2}", func(st partState) bool { return st.Leader == 1 && len(st.ISR) == 2 }, 1)
-	all := s.producer(tp.Topic, -1, kgo.RecordDeliveryTimeout(2*time.Second))
 	one := s.producer(tp.Topic, 1)
 	none := s.producer(tp.Topic, 0)
 	leo := func(b *Broker) int { return len(s.storedRecords(b, tp)) }
@@ -77,14 +83,31 @@ func acks(s *Stage) string {
 	s.WaitFor(defaultWait, "broker 2 to catch up", func() bool { return leo(b2) == leo(b1) })
 	base := leo(b1)
 
-	s.Step("Now the leader dies before its follower copies: SIGSTOP broker 2 (it stays in the ISR until replica.lag.time.max.ms, 3 s, passes), send %d records with acks=1 and %d with acks=0 and one with acks=all, then kill -9 broker 1 and SIGCONT broker 2, all within about a second.", acksPerStep, acksPerStep)
+	s.Step("Now the leader dies before its follower copies: SIGSTOP broker 2 (it stays in the ISR until replica.lag.time.max.ms passes), send %d records with acks=1 and %d with acks=0 and one with acks=all, then kill -9 broker 1 and SIGCONT broker 2, all within about a second.", acksPerStep, acksPerStep)
+	dialCtx, cancelDial := s.Context(10 * time.Second)
+	toLeader, err := network.Dial(dialCtx, b1.Addr, "klassik-scenario-acks", 25*time.Second)
+	if err != nil {
+		s.Failf("connecting to broker 1: %v", err)
+	}
+	cancelDial()
+	defer toLeader.Close()
 	s.Signal(b2, syscall.SIGSTOP)
 	stopped := time.Now()
 	acked1 = s.sendAcks(one, "late-one", acksPerStep)
 	sent0 = s.sendAcks(none, "late-none", acksPerStep)
+	// The acks=all record goes straight to broker 1 on a connection of its
+	// own, opened before the pause (no metadata request that could land on
+	// the paused broker): the leader appends it and parks the answer until
+	// broker 2 has it, which never happens before broker 1 dies.
 	allDone := make(chan error, 1)
-	go func() { _, err := s.produceTo(all, "late-all", 20*time.Second); allDone <- err }()
-	s.WaitFor(5*time.Second, "the leader to store them", func() bool { return leo(b1) == base+acked1+sent0+1 })
+	lateAll := rawProduceRequest(tp, -1, "late-all-0")
+	lateAll.TimeoutMillis = 20000
+	go func() { // joined below (allDone); bounded by its context
+		allDone <- s.produceOn(toLeader, lateAll)
+	}()
+	want := base + acked1 + sent0 + 1
+	s.WaitFor(5*time.Second, fmt.Sprintf("the leader to store them (log end %d: %d acks=1, %d acks=0 and 1 acks=all record after %d)", want, acked1, sent0, base),
+		func() bool { return leo(b1) == want })
 	s.Signal(b1, syscall.SIGKILL)
 	s.Signal(b2, syscall.SIGCONT)
 	s.Say("Broker 2 was paused %.1f s; acks=1: %d acknowledged, acks=0: %d sent, acks=all: waiting for broker 2.", time.Since(stopped).Seconds(), acked1, sent0)
@@ -138,6 +161,21 @@ func (s *Stage) sendAcks(cl *kgo.Client, prefix string, n int) int {
 // produceRaw sends one Produce request with one record to broker b with
 // the given acks (not 0) and returns the partition's error code.
 func (s *Stage) produceRaw(b *Broker, tp common.TopicPartition, acks int16, value string) int16 {
+	resp := s.request(b, rawProduceRequest(tp, acks, value))
+	if resp == nil {
+		s.Failf("Produce to broker %d: no answer", b.ID)
+	}
+	for _, t := range resp.(*kmsg.ProduceResponse).Topics {
+		for _, p := range t.Partitions {
+			return p.ErrorCode
+		}
+	}
+	s.Failf("Produce to broker %d: empty answer", b.ID)
+	return 0
+}
+
+// rawProduceRequest is a Produce request of one record to tp.
+func rawProduceRequest(tp common.TopicPartition, acks int16, value string) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = acks
 	req.TimeoutMillis = 5000
@@ -150,15 +188,25 @@ func (s *Stage) produceRaw(b *Broker, tp common.TopicPartition, acks int16, valu
 	rp.Records = record.Build(opts, []record.Record{{Value: []byte(value)}})
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp := s.request(b, req)
-	if resp == nil {
-		s.Failf("Produce to broker %d: no answer", b.ID)
+	return req
+}
+
+// produceOn sends req on cl and returns the partition's error, or the
+// connection's when the broker died first.
+func (s *Stage) produceOn(cl *network.Client, req *kmsg.ProduceRequest) error {
+	ctx, cancel := s.Context(25 * time.Second)
+	defer cancel()
+	resp, err := cl.Request(ctx, req)
+	if err != nil {
+		return err
 	}
 	for _, t := range resp.(*kmsg.ProduceResponse).Topics {
 		for _, p := range t.Partitions {
-			return p.ErrorCode
+			if p.ErrorCode != 0 {
+				return kerr.ErrorForCode(p.ErrorCode)
+			}
+			return nil
 		}
 	}
-	s.Failf("Produce to broker %d: empty answer", b.ID)
-	return 0
+	return errors.New("empty produce answer")
 }
