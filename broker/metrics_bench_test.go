@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/broker"
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -21,9 +21,13 @@ func produceConsume(b *testing.B, c *testcluster.Cluster, topic string, n, size 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	prod := c.Client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(time.Millisecond))
-	cons := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
-	// Join the topic's end before producing, so only the new records count.
-	cons.PollRecords(ctx, 1) // returns once the consumer has its offsets, or on a record
+	// Consume from the log's current end, so only the new records count.
+	l, ok := c.Broker(0).LogManager().GetLog(common.TopicPartition{Topic: topic})
+	if !ok {
+		b.Fatalf("no log of %s-0", topic)
+	}
+	cons := c.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		topic: {0: kgo.NewOffset().At(l.LogEndOffset())}}))
 	value := make([]byte, size)
 	start := time.Now()
 	errs := make(chan error, 1)
@@ -96,14 +100,17 @@ func BenchmarkRequestMetricsCost(b *testing.B) {
 	b.ReportMetric(100*(1-rateOn/rateOff), "%cost")
 }
 
-// BenchmarkScrape10kPartitions times one scrape of /metrics of a broker
-// leading 10,000 partitions (one topic), the HTTP round trip and the
-// parse-free read of the body included.
-func BenchmarkScrape10kPartitions(b *testing.B) {
+// BenchmarkScrapeBroker5kPartitions times one scrape of /metrics of a
+// real broker leading 5,000 partitions (one topic), the HTTP round trip
+// and the read of the body included. 10,000 partitions need 30,000 open
+// files (three per log), above this machine's hard limit of 20,000; the
+// 10,000-partition figure comes from metrics.BenchmarkScrapeBrokerShaped10k.
+func BenchmarkScrapeBroker5kPartitions(b *testing.B) {
+	const partitions = 5000
 	c := testcluster.Start(b, testcluster.Options{Brokers: 1, HTTP: true})
-	c.CreateTopic("wide", 10000, 1, nil)
-	c.WaitFor(5*time.Minute, "10,000 logs", func() bool {
-		return len(c.Broker(0).LogManager().AllLogs()) >= 10000
+	c.CreateTopic("wide", partitions, 1, nil)
+	c.WaitFor(5*time.Minute, "5,000 logs", func() bool {
+		return len(c.Broker(0).LogManager().AllLogs()) >= partitions
 	})
 	url := "http://" + c.HTTPAddr(0) + "/metrics"
 	scrapeOnce := func() int {
@@ -127,6 +134,5 @@ func BenchmarkScrape10kPartitions(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(size), "bytes/scrape")
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/scrape")
-	fmt.Fprintln(io.Discard)
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/scrape")
 }
