@@ -1,10 +1,14 @@
 package metrics
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	gometrics "github.com/rcrowley/go-metrics"
+	"google.golang.org/protobuf/proto"
 )
 
 // quantiles are Yammer's NNthPercentile attributes with the label the
@@ -26,16 +30,25 @@ var quantilePs = func() []float64 {
 // JMX exporter's Kafka rules give Kafka's MBeans. It is an unchecked
 // collector (Describe sends nothing): the set of metrics follows the
 // registry, which grows and shrinks with topics and partitions.
+//
+// A broker with 10,000 partitions has some 50,000 samples, so the
+// translation of each name, its descriptor and label pairs are cached,
+// and the samples are sent in the order the registry's Gather sorts them
+// into (family, then label values), kept sorted across scrapes and
+// re-sorted only when names come or go: sorting sorted input is linear.
 type Collector struct {
 	reg gometrics.Registry
 
-	// mu guards the following (Collect may run concurrently for two
-	// scrapes).
+	// mu guards the following (two scrapes may run at once).
 	mu    sync.Mutex
 	plans map[string]*plan // by go-metrics name
 	descs map[descKey]*prometheus.Desc
 	helps map[string]string // by family name: one help per family
+	order []sampleRef       // every sample of every plan, in Gather's order
+	dirty bool              // plans changed since order was built
 	gen   uint64
+	fams  []*dto.MetricFamily // cached for the handler, see gatherLocked
+	vals  []*float64          // the value of each c.order sample in fams
 }
 
 // NewCollector returns a collector over reg.
@@ -55,16 +68,56 @@ const (
 	kindTimer
 )
 
-// plan is the cached translation of one go-metrics name: which
-// descriptors its attributes go to and with which label values.
+// Which sample of a plan a sampleRef is.
+const (
+	sampleValue    = -1 // Value
+	sampleCount    = -2 // Count (_total or _count)
+	samplePercent  = -3 // MeanRate of a ...Percent meter
+	sampleQuantile = 0  // 0..5: the percentiles
+)
+
+// plan is the cached translation of one go-metrics name: the descriptors
+// its attributes go to and their label pairs.
 type plan struct {
 	kind    kind
 	seen    uint64
 	value   *prometheus.Desc // Value, or the percentile gauge
 	count   *prometheus.Desc // Count (_total or _count)
 	percent *prometheus.Desc // MeanRate of a ...Percent meter
-	labels  []string         // label values (percentile: without quantile)
-	qlabels [len(quantiles)][]string
+	pairs   []*dto.LabelPair // sorted by name (percentiles: without quantile)
+	qpairs  [len(quantiles)][]*dto.LabelPair
+
+	valueName, countName, percentName string // family names
+
+	// Per scrape, under Collector.mu.
+	m      any // the registry's metric
+	valGen uint64
+	vals   struct {
+		value, count, percent float64
+		q                     [len(quantiles)]float64
+	}
+}
+
+type sampleRef struct {
+	p     *plan
+	which int8
+}
+
+func (r sampleRef) desc() *prometheus.Desc {
+	switch r.which {
+	case sampleCount:
+		return r.p.count
+	case samplePercent:
+		return r.p.percent
+	}
+	return r.p.value
+}
+
+func (r sampleRef) labelPairs() []*dto.LabelPair {
+	if r.which >= sampleQuantile {
+		return r.p.qpairs[r.which]
+	}
+	return r.p.pairs
 }
 
 type descKey struct {
@@ -105,50 +158,68 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if p == nil || p.kind != k {
 			p = c.plan(name, k)
 			c.plans[name] = p
+			c.dirty = true
 		}
-		p.seen = c.gen
+		p.seen, p.m = c.gen, m
 		seen++
-		c.emit(ch, p, m)
 	})
 	if len(c.plans) > seen {
 		for name, p := range c.plans {
 			if p.seen != c.gen {
 				delete(c.plans, name)
+				c.dirty = true
 			}
 		}
 	}
+	if c.dirty {
+		c.sortOrder()
+	}
+	samples := make([]sample, len(c.order))
+	for i, r := range c.order {
+		p := r.p
+		if p.valGen != c.gen {
+			p.valGen = c.gen
+			p.read()
+		}
+		s := &samples[i]
+		s.desc, s.pairs = r.desc(), r.labelPairs()
+		switch r.which {
+		case sampleValue:
+			s.v = p.vals.value
+		case sampleCount:
+			s.v, s.counter = p.vals.count, true
+		case samplePercent:
+			s.v = p.vals.percent
+		default:
+			s.v = p.vals.q[r.which]
+		}
+		ch <- s
+	}
+	for _, p := range c.plans {
+		p.m = nil
+	}
 }
 
-func (c *Collector) emit(ch chan<- prometheus.Metric, p *plan, m any) {
-	switch p.kind {
-	case kindGauge:
-		if p.value != nil {
-			ch <- prometheus.MustNewConstMetric(p.value, prometheus.GaugeValue, float64(m.(gometrics.Gauge).Value()), p.labels...)
-		}
-	case kindGaugeFloat:
-		if p.value != nil {
-			ch <- prometheus.MustNewConstMetric(p.value, prometheus.GaugeValue, m.(gometrics.GaugeFloat64).Value(), p.labels...)
-		}
-	case kindCounter:
-		if p.count != nil {
-			ch <- prometheus.MustNewConstMetric(p.count, prometheus.CounterValue, float64(m.(gometrics.Counter).Count()), p.labels...)
-		}
-	case kindMeter:
-		mt := m.(gometrics.Meter)
-		if p.count != nil {
-			ch <- prometheus.MustNewConstMetric(p.count, prometheus.CounterValue, float64(mt.Count()), p.labels...)
-		}
-		if p.percent != nil {
-			ch <- prometheus.MustNewConstMetric(p.percent, prometheus.GaugeValue, mt.RateMean(), p.labels...)
-		}
-	case kindHistogram:
-		h := m.(gometrics.Histogram)
-		c.emitSampled(ch, p, h.Count(), h, 1)
-	case kindTimer:
+// read takes the current values of p.m.
+func (p *plan) read() {
+	v := &p.vals
+	switch m := p.m.(type) {
+	case gometrics.Timer:
 		// Timers record nanoseconds; Kafka's ...Ms timers and histograms
 		// report milliseconds.
-		t := m.(gometrics.Timer)
-		c.emitSampled(ch, p, t.Count(), t, 1e-6)
+		v.count = float64(m.Count())
+		p.readPercentiles(m.Count(), m, 1e-6)
+	case gometrics.Histogram:
+		v.count = float64(m.Count())
+		p.readPercentiles(m.Count(), m, 1)
+	case gometrics.Meter:
+		v.count, v.percent = float64(m.Count()), m.RateMean()
+	case gometrics.Counter:
+		v.count = float64(m.Count())
+	case gometrics.GaugeFloat64:
+		v.value = m.Value()
+	case gometrics.Gauge:
+		v.value = float64(m.Value())
 	}
 }
 
@@ -156,24 +227,89 @@ type percentiler interface {
 	Percentiles([]float64) []float64
 }
 
-func (c *Collector) emitSampled(ch chan<- prometheus.Metric, p *plan, count int64, s percentiler, scale float64) {
-	if p.count != nil {
-		ch <- prometheus.MustNewConstMetric(p.count, prometheus.CounterValue, float64(count), p.labels...)
-	}
+func (p *plan) readPercentiles(count int64, s percentiler, scale float64) {
 	if p.value == nil {
 		return
 	}
-	var vs []float64
-	if count > 0 {
-		vs = s.Percentiles(quantilePs)
+	if count == 0 {
+		p.vals.q = [len(quantiles)]float64{}
+		return
 	}
-	for i := range quantiles {
-		v := 0.0
-		if vs != nil {
-			v = vs[i] * scale
+	for i, v := range s.Percentiles(quantilePs) {
+		p.vals.q[i] = v * scale
+	}
+}
+
+// sortOrder rebuilds c.order: every sample of every plan, sorted as
+// client_golang's Gather sorts families and their metrics (by family
+// name, then number of labels, then label values in label-name order).
+func (c *Collector) sortOrder() {
+	c.order = c.order[:0]
+	for _, p := range c.plans {
+		if p.value != nil {
+			if p.kind == kindHistogram || p.kind == kindTimer {
+				for i := range quantiles {
+					c.order = append(c.order, sampleRef{p, int8(i)})
+				}
+			} else {
+				c.order = append(c.order, sampleRef{p, sampleValue})
+			}
 		}
-		ch <- prometheus.MustNewConstMetric(p.value, prometheus.GaugeValue, v, p.qlabels[i]...)
+		if p.count != nil {
+			c.order = append(c.order, sampleRef{p, sampleCount})
+		}
+		if p.percent != nil {
+			c.order = append(c.order, sampleRef{p, samplePercent})
+		}
 	}
+	slices.SortFunc(c.order, func(a, b sampleRef) int {
+		if n := strings.Compare(familyName(a), familyName(b)); n != 0 {
+			return n
+		}
+		la, lb := a.labelPairs(), b.labelPairs()
+		if len(la) != len(lb) {
+			return len(la) - len(lb)
+		}
+		for i := range la {
+			if n := strings.Compare(la[i].GetValue(), lb[i].GetValue()); n != 0 {
+				return n
+			}
+		}
+		return 0
+	})
+	c.dirty = false
+}
+
+// familyName is the family a sample belongs to.
+func familyName(r sampleRef) string {
+	switch r.which {
+	case sampleCount:
+		return r.p.countName
+	case samplePercent:
+		return r.p.percentName
+	}
+	return r.p.valueName
+}
+
+// sample is one exported sample; its label pairs are the plan's, shared
+// by every scrape (they are only read).
+type sample struct {
+	desc    *prometheus.Desc
+	pairs   []*dto.LabelPair
+	counter bool
+	v       float64
+}
+
+func (s *sample) Desc() *prometheus.Desc { return s.desc }
+
+func (s *sample) Write(m *dto.Metric) error {
+	m.Label = s.pairs
+	if s.counter {
+		m.Counter = &dto.Counter{Value: proto.Float64(s.v)}
+	} else {
+		m.Gauge = &dto.Gauge{Value: proto.Float64(s.v)}
+	}
+	return nil
 }
 
 // plan translates one go-metrics name by the rules.
@@ -188,25 +324,28 @@ func (c *Collector) plan(name string, k kind) *plan {
 	switch k {
 	case kindGauge, kindGaugeFloat:
 		if e, ok := rule(b, attrValue); ok {
-			p.value, p.labels = c.desc(e, help, nil), e.labelValues
+			p.value, p.valueName, p.pairs = c.desc(e, help), e.name, labelPairs(e)
 		}
 	case kindCounter, kindMeter:
 		if e, ok := rule(b, attrCount); ok {
-			p.count, p.labels = c.desc(e, help, nil), e.labelValues
+			p.count, p.countName, p.pairs = c.desc(e, help), e.name, labelPairs(e)
 		}
 		if k == kindMeter {
 			if e, ok := rule(b, attrMeanRate); ok {
-				p.percent, p.labels = c.desc(e, help, nil), e.labelValues
+				p.percent, p.percentName, p.pairs = c.desc(e, help), e.name, labelPairs(e)
 			}
 		}
 	case kindHistogram, kindTimer:
 		if e, ok := rule(b, attrCount); ok {
-			p.count, p.labels = c.desc(e, help, nil), e.labelValues
+			p.count, p.countName, p.pairs = c.desc(e, help), e.name, labelPairs(e)
 		}
 		if e, ok := rule(b, attrPercentile); ok {
-			p.value = c.desc(e, help, []string{"quantile"})
-			for i, q := range quantiles {
-				p.qlabels[i] = append(append([]string(nil), e.labelValues...), q.label)
+			q := e
+			q.labelNames = append(slices.Clip(e.labelNames), "quantile")
+			p.value, p.valueName = c.desc(q, help), e.name
+			for i, qu := range quantiles {
+				q.labelValues = append(slices.Clip(e.labelValues), qu.label)
+				p.qpairs[i] = labelPairs(q)
 			}
 		}
 	}
@@ -216,15 +355,18 @@ func (c *Collector) plan(name string, k kind) *plan {
 	return p
 }
 
-func (c *Collector) desc(e export, help string, extra []string) *prometheus.Desc {
-	names := append(append([]string(nil), e.labelNames...), extra...)
-	key := descKey{name: e.name}
-	for i, n := range names {
-		if i > 0 {
-			key.labels += "\x00"
-		}
-		key.labels += n
+// labelPairs are e's labels as sorted label pairs.
+func labelPairs(e export) []*dto.LabelPair {
+	ps := make([]*dto.LabelPair, len(e.labelNames))
+	for i := range e.labelNames {
+		ps[i] = &dto.LabelPair{Name: proto.String(e.labelNames[i]), Value: proto.String(e.labelValues[i])}
 	}
+	slices.SortFunc(ps, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return ps
+}
+
+func (c *Collector) desc(e export, help string) *prometheus.Desc {
+	key := descKey{name: e.name, labels: strings.Join(e.labelNames, "\x00")}
 	if d, ok := c.descs[key]; ok {
 		return d
 	}
@@ -233,7 +375,7 @@ func (c *Collector) desc(e export, help string, extra []string) *prometheus.Desc
 	} else {
 		c.helps[e.name] = help
 	}
-	d := prometheus.NewDesc(e.name, help, names, nil)
+	d := prometheus.NewDesc(e.name, help, e.labelNames, nil)
 	c.descs[key] = d
 	return d
 }

@@ -143,3 +143,25 @@ func TestParseBean(t *testing.T) {
 		}
 	}
 }
+
+// The Collector also works in a client_golang registry (NewRegistry):
+// Gather accepts its samples and serves them under the Kafka names.
+func TestCollectorInRegistry(t *testing.T) {
+	reg := brokerShapedRegistry(10, 2)
+	fams, err := NewRegistry(reg).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"kafka_log_log_size": false, "kafka_server_brokertopicmetrics_messagesin_total": false,
+		"kafka_network_requestmetrics_totaltimems": false, "go_goroutines": false}
+	for _, f := range fams {
+		if _, ok := want[f.GetName()]; ok {
+			want[f.GetName()] = true
+		}
+	}
+	for n, ok := range want {
+		if !ok {
+			t.Errorf("%s not gathered", n)
+		}
+	}
+}

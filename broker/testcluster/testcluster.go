@@ -55,6 +55,8 @@ type Options struct {
 	// broker and ZooKeeper, so tests can cut a broker off and expire its
 	// session (PauseZK/ResumeZK).
 	ZKProxy bool
+	// BrokerOptions are passed to every broker.New.
+	BrokerOptions []broker.Option
 	// HTTP turns on each broker's klassik.http.listener on 127.0.0.1 and
 	// a free port (kept over restarts); see HTTPAddr.
 	HTTP bool
@@ -217,6 +219,7 @@ func (c *Cluster) startNode(n *node) error {
 	opts := []broker.Option{broker.WithHandlerWrapper(func(h network.Handler) network.Handler {
 		return &interceptHandler{next: h, n: n}
 	})}
+	opts = append(opts, c.opts.BrokerOptions...)
 	if c.opts.FixedStartIndex != nil {
 		opts = append(opts, broker.WithFixedStartIndex(*c.opts.FixedStartIndex))
 	}
