@@ -11,7 +11,7 @@ import (
 	"github.com/klassik/klassik/broker/common"
 )
 
-// hwTruncation is KIP-101's second example (replication.md §9.5): two
+// hwTruncation is KIP-101's second example (the replicas diverge): two
 // replicas lose power together, the follower had its last record only in
 // its page cache, it comes back first and leads a new epoch that writes a
 // different record at the same offset. Before Kafka 0.11 the returning

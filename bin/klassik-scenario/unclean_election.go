@@ -14,7 +14,7 @@ import (
 
 // uncleanElection: when the only ISR member dies, an out-of-sync replica
 // may lead only if unclean.leader.election.enable is true, and then the
-// acknowledged records it never copied are gone (replication.md §14); with
+// acknowledged records it never copied are gone; with
 // false the partition stays offline until an ISR member returns. Two
 // topics on the same two replicas live through the same failures, one
 // with each setting.

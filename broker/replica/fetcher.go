@@ -36,7 +36,7 @@ type FetcherConfig struct {
 	// follower truncates its log to its own high watermark and fetches from
 	// there, without asking the leader (no OffsetForLeaderEpoch), as Kafka
 	// did before KIP-101. The HW may be stale, so acknowledged records can
-	// be lost or the replicas diverge (replication.md §9.4, §9.5).
+	// be lost (KIP-101's first example) or the replicas diverge (its second).
 	TruncateToHighWatermark bool
 	// NoLastFetchedEpoch is inter.broker.protocol.version below 2.7-IV1:
 	// fetches carry LastFetchedEpoch -1, so the leader never answers a

@@ -13,7 +13,7 @@ import (
 
 // The old truncation protocol (inter.broker.protocol.version below
 // 0.11.0-IV2, FetcherConfig.TruncateToHighWatermark): the two divergence
-// scenarios of replication.md §9.4 and §9.5 played with it, where they
+// scenarios of KIP-101 played with it, where they
 // lose or diverge acknowledged data, beside the epoch-protocol versions in
 // fetcher_test.go, where they do not.
 
@@ -102,8 +102,8 @@ func waitTruncated(t *testing.T, c *miniCluster, id int32) {
 	})
 }
 
-// TestOldProtocolScenario1LosesAckedWrite checks replication.md §9.4's old
-// protocol: "B truncates to HW 1, dropping m1. A then dies before B
+// TestOldProtocolScenario1LosesAckedWrite checks KIP-101's first example under
+// the old protocol: "B truncates to HW 1, dropping m1. A then dies before B
 // re-fetches; the controller elects B … B's log is [m0]: the acknowledged
 // m1 is gone. When A returns as follower it fetches at offset 2, gets
 // OFFSET_OUT_OF_RANGE from B (LEO 1) and truncates to 1 — m1 is lost on
@@ -147,8 +147,8 @@ func TestOldProtocolScenario1LosesAckedWrite(t *testing.T) {
 	})
 }
 
-// TestOldProtocolScenario2Diverges checks replication.md §9.5's old
-// protocol: "A truncates to its HW 2 — i.e. keeps m1 — and fetches from
+// TestOldProtocolScenario2Diverges checks KIP-101's second example under
+// the old protocol: "A truncates to its HW 2 — i.e. keeps m1 — and fetches from
 // offset 2. Offset 1 now holds m1 on A and m2 on B: the logs have diverged
 // silently."
 func TestOldProtocolScenario2Diverges(t *testing.T) {
