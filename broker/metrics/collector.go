@@ -150,27 +150,7 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
-	seen := 0
-	c.reg.Each(func(name string, m any) {
-		k := kindOf(m)
-		p := c.plans[name]
-		if p == nil || p.kind != k {
-			p = c.plan(name, k)
-			c.plans[name] = p
-			c.dirty = true
-		}
-		p.seen, p.m = c.gen, m
-		seen++
-	})
-	if len(c.plans) > seen {
-		for name, p := range c.plans {
-			if p.seen != c.gen {
-				delete(c.plans, name)
-				c.dirty = true
-			}
-		}
-	}
+	c.refreshPlansLocked()
 	if c.dirty {
 		c.sortOrder()
 	}

@@ -14,27 +14,7 @@ import (
 // call, so a scrape of a large broker allocates little; the caller holds
 // c.mu until it has encoded them (the next call overwrites the values).
 func (c *Collector) gatherLocked() []*dto.MetricFamily {
-	c.gen++
-	seen := 0
-	c.reg.Each(func(name string, m any) {
-		k := kindOf(m)
-		p := c.plans[name]
-		if p == nil || p.kind != k {
-			p = c.plan(name, k)
-			c.plans[name] = p
-			c.dirty = true
-		}
-		p.seen, p.m = c.gen, m
-		seen++
-	})
-	if len(c.plans) > seen {
-		for name, p := range c.plans {
-			if p.seen != c.gen {
-				delete(c.plans, name)
-				c.dirty = true
-			}
-		}
-	}
+	c.refreshPlansLocked()
 	if c.dirty || c.fams == nil {
 		c.sortOrder()
 		c.buildFamilies()
@@ -100,4 +80,32 @@ func mergeFamilies(a, b []*dto.MetricFamily) []*dto.MetricFamily {
 	out = append(append(out, a...), b...)
 	slices.SortStableFunc(out, func(x, y *dto.MetricFamily) int { return strings.Compare(x.GetName(), y.GetName()) })
 	return out
+}
+
+// refreshPlansLocked starts a new scrape generation: it gives every metric
+// now in the registry its plan (made afresh when the name is new or its
+// kind changed), drops the plans of metrics that left the registry, and
+// marks the order dirty when either happened.
+func (c *Collector) refreshPlansLocked() {
+	c.gen++
+	seen := 0
+	c.reg.Each(func(name string, m any) {
+		k := kindOf(m)
+		p := c.plans[name]
+		if p == nil || p.kind != k {
+			p = c.plan(name, k)
+			c.plans[name] = p
+			c.dirty = true
+		}
+		p.seen, p.m = c.gen, m
+		seen++
+	})
+	if len(c.plans) > seen {
+		for name, p := range c.plans {
+			if p.seen != c.gen {
+				delete(c.plans, name)
+				c.dirty = true
+			}
+		}
+	}
 }
