@@ -30,7 +30,7 @@ func (a *Apis) handleAddPartitionsToTxn(ctx context.Context, r *request) (kmsg.R
 			writable[t.Topic] = a.authorize(ctx, r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, t.Topic)
 		}
 		for _, p := range t.Partitions {
-			failed = failed || !writable[t.Topic] || !a.partitionExists(t.Topic, p)
+			failed = failed || !writable[t.Topic] || !a.meta.HasPartition(t.Topic, p)
 		}
 	}
 	if failed {
@@ -38,7 +38,7 @@ func (a *Apis) handleAddPartitionsToTxn(ctx context.Context, r *request) (kmsg.R
 			switch {
 			case !writable[topic]:
 				return kerr.TopicAuthorizationFailed.Code
-			case !a.partitionExists(topic, p):
+			case !a.meta.HasPartition(topic, p):
 				return kerr.UnknownTopicOrPartition.Code
 			default:
 				return kerr.OperationNotAttempted.Code

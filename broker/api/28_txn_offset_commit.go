@@ -48,7 +48,7 @@ func (a *Apis) handleTxnOffsetCommit(ctx context.Context, r *request) (kmsg.Resp
 			switch {
 			case !readable:
 				bad[p.Partition] = kerr.TopicAuthorizationFailed.Code
-			case !a.partitionExists(t.Topic, p.Partition):
+			case !a.meta.HasPartition(t.Topic, p.Partition):
 				bad[p.Partition] = kerr.UnknownTopicOrPartition.Code
 			default:
 				ok.Partitions = append(ok.Partitions, p)

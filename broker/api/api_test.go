@@ -186,6 +186,12 @@ func (m *fakeMeta) ControllerID() int32 { return 1 }
 func (m *fakeMeta) AliveEndpoints(string) []metadata.BrokerEndpoint {
 	return []metadata.BrokerEndpoint{{ID: 1, Host: "127.0.0.1", Port: 9092}}
 }
+func (m *fakeMeta) HasPartition(topic string, p int32) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.leaders[topic][p]
+	return ok
+}
 func (m *fakeMeta) PartitionLeaders(topic string) (map[int32]int32, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -93,6 +93,9 @@ type MetadataView interface {
 	// PartitionLeaders returns the leader of every partition of topic the
 	// cache knows (-1 = none); ok is false when the topic is unknown.
 	PartitionLeaders(topic string) (leaders map[int32]int32, ok bool)
+	// HasPartition reports whether the cluster knows the partition
+	// (Kafka's metadataCache.contains).
+	HasPartition(topic string, partition int32) bool
 }
 
 // Config wires the api layer to the rest of the broker.

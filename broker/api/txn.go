@@ -59,14 +59,3 @@ func (a *Apis) transactionTopic() internalTopic {
 func (a *Apis) txnCoordinatorFor(ctx context.Context, key string, listener string) (int32, string, int32, error) {
 	return a.coordinatorOn(ctx, a.transactionTopic(), a.txn.PartitionFor(key), listener)
 }
-
-// partitionExists reports whether the metadata cache knows the partition
-// (Kafka's metadataCache.contains).
-func (a *Apis) partitionExists(topic string, partition int32) bool {
-	leaders, ok := a.meta.PartitionLeaders(topic)
-	if !ok {
-		return false
-	}
-	_, ok = leaders[partition]
-	return ok
-}
