@@ -5,7 +5,10 @@
 # module's sources changed since the last build, then execs it, so the
 # process id is the tool's and signals reach it directly.
 #
-# KLASSIK_BUILD_ONLY=1 builds without running.
+# KLASSIK_BUILD_ONLY=1 builds without running. KLASSIK_RACE_TOOLS, a
+# space-separated list of tool names, builds those tools with the race
+# detector (into a race/ directory of their own); the tests set it for the
+# tools whose goroutines they want checked.
 set -euo pipefail
 
 base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,6 +27,10 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
+build_flags=()
+case " ${KLASSIK_RACE_TOOLS:-} " in
+  *" $tool "*) build_dir=$build_dir/race; build_flags=(-race) ;;
+esac
 mkdir -p "$build_dir"
 binary=$build_dir/$tool
 stamp=$build_dir/$tool.sources
@@ -47,7 +54,7 @@ if [ ! -x "$binary" ] || [ "$(cat "$stamp" 2>/dev/null || true)" != "$hash" ]; t
   # Build to a private name and rename, so brokers started at the same time
   # never run a half-written binary.
   tmp="$binary.tmp.$$"
-  if ! (cd "$base_dir" && go build -o "$tmp" "./bin/$tool"); then
+  if ! (cd "$base_dir" && go build "${build_flags[@]}" -o "$tmp" "./bin/$tool"); then
     rm -f "$tmp"
     echo "$0: building bin/$tool failed" >&2
     exit 1

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -40,7 +41,7 @@ func rebalance(s *Stage) string {
 			seen = append(seen, state)
 		}
 	}
-	names := map[string]string{}
+	names := &roster{ids: map[string]string{}}
 	a := s.newMember(b, "A", 30*time.Second, names)
 	bm := s.newMember(b, "B", 30*time.Second, names)
 	c := s.newMember(b, "C", 3*time.Second, names)
@@ -48,7 +49,7 @@ func rebalance(s *Stage) string {
 
 	s.Step("Consumer A joins group %s (JoinGroup, offering the range assignor). The group did not exist: it is created Empty and moves to PreparingRebalance; A is alone, so the join completes at once and A is the leader.", rebGroup)
 	jA := s.joined(a.join(rangeOnly))
-	s.Say("JoinGroup answered: generation %d, protocol %s, leader %s, members %s.", jA.Generation, *jA.Protocol, names[jA.LeaderID], memberNames(jA, names))
+	s.Say("JoinGroup answered: generation %d, protocol %s, leader %s, members %s.", jA.Generation, *jA.Protocol, names.name(jA.LeaderID), memberNames(jA, names))
 	s.Step("The coordinator now waits for the leader's SyncGroup with the assignment: the group is CompletingRebalance.")
 	see("CompletingRebalance")
 	s.Step("A, the leader, computes the assignment with the range assignor and sends it in SyncGroup: the group is Stable.")
@@ -66,7 +67,7 @@ func rebalance(s *Stage) string {
 	}
 	jA = s.joined(a.join(rangeOnly))
 	s.awaitJoin(bJoin)
-	s.Say("Both joins answered: generation %d, leader %s, members %s.", jA.Generation, names[jA.LeaderID], memberNames(jA, names))
+	s.Say("Both joins answered: generation %d, leader %s, members %s.", jA.Generation, names.name(jA.LeaderID), memberNames(jA, names))
 	see("CompletingRebalance")
 	s.Step("Leader A assigns with range: each member gets a contiguous run of the topic's partitions.")
 	rangePlan := s.lead(a, jA, names, bm)
@@ -153,10 +154,10 @@ type member struct {
 	gen      int32
 	bal      kgo.GroupBalancer // of the last join's protocol
 	assigned []int32
-	names    map[string]string // member id -> name, for the narration
+	names    *roster // member id -> name, for the narration
 }
 
-func (s *Stage) newMember(b *Broker, name string, session time.Duration, names map[string]string) *member {
+func (s *Stage) newMember(b *Broker, name string, session time.Duration, names *roster) *member {
 	return &member{s: s, name: name, session: session, names: names, gen: -1,
 		cl: s.Client(kgo.SeedBrokers(b.Addr), kgo.ClientID("consumer-"+name))}
 }
@@ -196,7 +197,7 @@ func (m *member) join(bals []kgo.GroupBalancer) (*kmsg.JoinGroupResponse, error)
 			return nil, fmt.Errorf("%s's JoinGroup: %s", m.name, errName(resp.ErrorCode))
 		}
 		m.id, m.gen = resp.MemberID, resp.Generation
-		m.names[m.id] = m.name
+		m.names.set(m.id, m.name)
 		for _, b := range bals {
 			if resp.Protocol != nil && b.ProtocolName() == *resp.Protocol {
 				m.bal = b
@@ -216,6 +217,25 @@ func (m *member) joinAsync(bals []kgo.GroupBalancer) <-chan joinResult {
 		ch <- joinResult{r, err}
 	}()
 	return ch
+}
+
+// roster names the members by their member ids for the narration. The
+// joins of several members run at once, so it is guarded.
+type roster struct {
+	mu  sync.Mutex
+	ids map[string]string
+}
+
+func (r *roster) set(id, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ids[id] = name
+}
+
+func (r *roster) name(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ids[id]
 }
 
 type joinResult struct {
@@ -293,9 +313,9 @@ func (m *member) leave() {
 
 // lead has the leader compute the plan for the joined members with the
 // chosen protocol's balancer, send it, and the followers fetch theirs.
-func (s *Stage) lead(leader *member, j *kmsg.JoinGroupResponse, names map[string]string, followers ...*member) []kmsg.SyncGroupRequestGroupAssignment {
+func (s *Stage) lead(leader *member, j *kmsg.JoinGroupResponse, names *roster, followers ...*member) []kmsg.SyncGroupRequestGroupAssignment {
 	if j.LeaderID != leader.id {
-		s.Failf("%s is not the leader (%s is)", leader.name, names[j.LeaderID])
+		s.Failf("%s is not the leader (%s is)", leader.name, names.name(j.LeaderID))
 	}
 	plan := s.plan(leader.bal, j)
 	s.Say("%s's plan (%s): %s", leader.name, leader.bal.ProtocolName(), planText(plan, names))
@@ -324,7 +344,7 @@ func (s *Stage) plan(bal kgo.GroupBalancer, j *kmsg.JoinGroupResponse) []kmsg.Sy
 }
 
 // planText is "A: reb-0,reb-1  B: reb-2,reb-3" in member name order.
-func planText(plan []kmsg.SyncGroupRequestGroupAssignment, names map[string]string) string {
+func planText(plan []kmsg.SyncGroupRequestGroupAssignment, names *roster) string {
 	var parts []string
 	for _, a := range plan {
 		var ca kmsg.ConsumerMemberAssignment
@@ -338,17 +358,17 @@ func planText(plan []kmsg.SyncGroupRequestGroupAssignment, names map[string]stri
 				ps = append(ps, fmt.Sprintf("%s-%d", t.Topic, p))
 			}
 		}
-		parts = append(parts, names[a.MemberID]+": "+strings.Join(ps, ","))
+		parts = append(parts, names.name(a.MemberID)+": "+strings.Join(ps, ","))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "  ")
 }
 
 // memberNames lists the joined members by name, the leader marked.
-func memberNames(j *kmsg.JoinGroupResponse, names map[string]string) string {
+func memberNames(j *kmsg.JoinGroupResponse, names *roster) string {
 	var ns []string
 	for _, m := range j.Members {
-		n := names[m.MemberID]
+		n := names.name(m.MemberID)
 		if m.MemberID == j.LeaderID {
 			n += " (leader)"
 		}
