@@ -359,7 +359,9 @@ func (b *secBroker) pythonClient(lib string) secClient {
 		return append([]string{script(t), lib, mode, "--bootstrap", addr, "--security", string(js)}, rest...)
 	}
 	failures := map[string]*regexp.Regexp{
-		"wrong password":        regexp.MustCompile(`(?i)authentication`),
+		// librdkafka: the broker's SASL_AUTHENTICATION_FAILED; kafka-python
+		// (legacy unframed SASL): the connection closed in its SCRAM step.
+		"wrong password":        regexp.MustCompile(`SASL authentication error: Authentication failed|_try_authenticate_scram`),
 		"untrusted CA":          regexp.MustCompile(`certificate verify failed`),
 		"no client certificate": regexp.MustCompile(`(?i)certificate.required`),
 	}

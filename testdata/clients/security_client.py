@@ -61,7 +61,11 @@ class Collect(logging.Handler):
         self.lines = []
 
     def emit(self, record):
-        msg = record.getMessage()
+        # The function names the step that failed, e.g.
+        # _try_authenticate_scram when the broker closed the connection
+        # after a wrong proof (kafka-python speaks SASL's legacy unframed
+        # exchange, in which a failure is a closed connection).
+        msg = "%s: %s" % (record.funcName, record.getMessage())
         if record.exc_info and record.exc_info[1] is not None:
             msg += " (%s: %s)" % (type(record.exc_info[1]).__name__, record.exc_info[1])
         self.lines.append(msg)
