@@ -22,6 +22,7 @@ func (c *Config) Validate() error {
 	c.validateLogs(add)
 	c.validateLimits(add)
 	c.validateListeners(add)
+	c.validateSSL(add)
 	c.validateVersions(add)
 	c.validateProtocolCombinations(add)
 	if len(ps) == 0 {
