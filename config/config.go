@@ -58,28 +58,28 @@ type Config struct {
 	// TLS (Kafka's SslConfigs / BrokerSecurityConfigs); read per listener
 	// with SSLProperties, which adds the listener.name.<listener>.ssl.*
 	// overrides.
-	SSLProtocol                     string   // ssl.protocol
-	SSLEnabledProtocols             []string // ssl.enabled.protocols
-	SSLCipherSuites                 []string // ssl.cipher.suites (empty = Go's defaults)
-	SSLKeystoreType                 string   // ssl.keystore.type
-	SSLKeystoreLocation             string   // ssl.keystore.location
-	SSLKeystorePassword             string   // ssl.keystore.password
-	SSLKeyPassword                  string   // ssl.key.password
-	SSLKeystoreKey                  string   // ssl.keystore.key
-	SSLKeystoreCertificateChain     string   // ssl.keystore.certificate.chain
-	SSLTruststoreType               string   // ssl.truststore.type
-	SSLTruststoreLocation           string   // ssl.truststore.location
-	SSLTruststorePassword           string   // ssl.truststore.password
-	SSLTruststoreCertificates       string   // ssl.truststore.certificates
-	SSLClientAuth                   string   // ssl.client.auth
-	SSLEndpointIdentification       string   // ssl.endpoint.identification.algorithm
-	SSLPrincipalMappingRules        string   // ssl.principal.mapping.rules
-	SSLKeymanagerAlgorithm          string   // ssl.keymanager.algorithm (Kafka's default only)
-	SSLTrustmanagerAlgorithm        string   // ssl.trustmanager.algorithm (Kafka's default only)
-	SSLProvider                     string   // ssl.provider (unset only)
-	SSLEngineFactoryClass           string   // ssl.engine.factory.class (unset only)
-	SSLSecureRandomImplementation   string   // ssl.secure.random.implementation (unset only)
-	SecurityProviders               string   // security.providers (unset only)
+	SSLProtocol                   string   // ssl.protocol
+	SSLEnabledProtocols           []string // ssl.enabled.protocols
+	SSLCipherSuites               []string // ssl.cipher.suites (empty = Go's defaults)
+	SSLKeystoreType               string   // ssl.keystore.type
+	SSLKeystoreLocation           string   // ssl.keystore.location
+	SSLKeystorePassword           string   // ssl.keystore.password
+	SSLKeyPassword                string   // ssl.key.password
+	SSLKeystoreKey                string   // ssl.keystore.key
+	SSLKeystoreCertificateChain   string   // ssl.keystore.certificate.chain
+	SSLTruststoreType             string   // ssl.truststore.type
+	SSLTruststoreLocation         string   // ssl.truststore.location
+	SSLTruststorePassword         string   // ssl.truststore.password
+	SSLTruststoreCertificates     string   // ssl.truststore.certificates
+	SSLClientAuth                 string   // ssl.client.auth
+	SSLEndpointIdentification     string   // ssl.endpoint.identification.algorithm
+	SSLPrincipalMappingRules      string   // ssl.principal.mapping.rules
+	SSLKeymanagerAlgorithm        string   // ssl.keymanager.algorithm (Kafka's default only)
+	SSLTrustmanagerAlgorithm      string   // ssl.trustmanager.algorithm (Kafka's default only)
+	SSLProvider                   string   // ssl.provider (unset only)
+	SSLEngineFactoryClass         string   // ssl.engine.factory.class (unset only)
+	SSLSecureRandomImplementation string   // ssl.secure.random.implementation (unset only)
+	SecurityProviders             string   // security.providers (unset only)
 
 	// Log
 	NumPartitions                           int32    // num.partitions
