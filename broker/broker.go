@@ -80,6 +80,13 @@ type Broker struct {
 	stopNewSession func()
 	web            *webServer // klassik.http.listener; nil when off
 
+	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
+	// listener; interBrokerDial dials the inter-broker listener of other
+	// brokers (TLS when it is SSL or SASL_SSL). Both are set by New
+	// (loadTLS).
+	listenerTLS     map[string]network.ListenerConfig
+	interBrokerDial network.DialFunc
+
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
 	// metrics is this broker's registry (Kafka metric names); never the
@@ -116,6 +123,9 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	}
 	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
 	b.epoch.Store(-1)
+	if err := b.loadTLS(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -285,6 +295,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	pids := txn.NewProducerIDManager(b.brokerID, b.zk.AllocateProducerIDBlock)
 	b.markers = newMarkerChannel(b.meta, b.cfg.EffectiveInterBrokerListenerName(), b.brokerID,
 		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+	b.markers.dial = b.interBrokerDial
 	b.txn, err = txn.New(txn.Config{
 		BrokerID:               b.brokerID,
 		NumPartitions:          tc.StateLogPartitions,
@@ -341,7 +352,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
-			Dial:                    replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
+			Dial:                    replica.NetworkDialerWith(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
 		StateChangeLogger:   base.With("logger", "state.change.logger"),
@@ -370,7 +381,9 @@ func (b *Broker) startSocketServer() error {
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
 	for _, e := range ss.Listeners {
-		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
+		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
+		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol
+		nc.Listeners = append(nc.Listeners, lc)
 	}
 	var err error
 	if b.server, err = network.NewServer(nc, h); err != nil {
@@ -476,6 +489,7 @@ func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	c.LeaderImbalanceCheckInterval = cc.LeaderImbalanceCheckInterval
 	c.DefaultReplicationFactor = cc.DefaultReplicationFactor
 	c.ControllerSocketTimeout = cc.SocketTimeout
+	c.Dial = b.interBrokerDial
 	c.Logger = logger
 	c.StateChangeLogger = logger.With("logger", "state.change.logger")
 	c.Metrics = b.metrics
@@ -709,7 +723,7 @@ func (b *Broker) tryControlledShutdown(listener string, timeout time.Duration) (
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cl, err := network.Dial(ctx, net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), "broker-"+strconv.Itoa(int(b.brokerID))+"-controlled-shutdown", timeout)
+	cl, err := b.interBrokerDial(ctx, net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), "broker-"+strconv.Itoa(int(b.brokerID))+"-controlled-shutdown", timeout)
 	if err != nil {
 		return -1, err
 	}

@@ -27,6 +27,7 @@ type markerChannel struct {
 	listener string
 	clientID string
 	timeout  time.Duration
+	dial     network.DialFunc // nil: network.Dial (plain TCP)
 
 	// mu guards the following. It is not held across a round trip: each
 	// connection serializes its own requests.
@@ -83,7 +84,11 @@ func (m *markerChannel) client(ctx context.Context, id int32) (*network.Client, 
 	if !ok {
 		return nil, fmt.Errorf("broker: broker %d has no live %s endpoint", id, m.listener)
 	}
-	cl, err := network.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), m.clientID, m.timeout)
+	dial := m.dial
+	if dial == nil {
+		dial = network.Dial
+	}
+	cl, err := dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), m.clientID, m.timeout)
 	if err != nil {
 		return nil, err
 	}

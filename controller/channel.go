@@ -36,6 +36,7 @@ type channelManager struct {
 	timeout      time.Duration
 	log          *slog.Logger
 	onResponse   responseHandler
+	dial         network.DialFunc // nil: network.Dial (plain TCP)
 
 	// mu guards the following.
 	mu       sync.Mutex
@@ -205,7 +206,11 @@ func (s *brokerSender) run() {
 			continue
 		}
 		if client == nil {
-			c, err := network.Dial(s.ctx, s.addr, "controller-"+strconv.Itoa(int(s.cm.controllerID))+"-to-broker-"+strconv.Itoa(int(s.id)), s.cm.timeout)
+			dial := s.cm.dial
+			if dial == nil {
+				dial = network.Dial
+			}
+			c, err := dial(s.ctx, s.addr, "controller-"+strconv.Itoa(int(s.cm.controllerID))+"-to-broker-"+strconv.Itoa(int(s.id)), s.cm.timeout)
 			if err != nil {
 				if s.ctx.Err() != nil {
 					return

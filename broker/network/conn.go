@@ -70,6 +70,9 @@ func (c *conn) serve() {
 	// writes go straight to the socket so file pieces can use sendfile.
 	br := bufio.NewReaderSize(c.nc, 16<<10)
 	c.session = &Session{Authenticated: !isSASL(c.lc.SecurityProtocol), Principal: "User:ANONYMOUS"}
+	if !c.tlsHandshake(ctx, log) {
+		return
+	}
 	for c.serveOne(ctx, br, log) {
 	}
 }
