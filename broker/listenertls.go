@@ -17,7 +17,7 @@ func (b *Broker) loadTLS() error {
 		if e.SecurityProtocol != "SSL" && e.SecurityProtocol != "SASL_SSL" {
 			continue
 		}
-		c, m, err := security.ServerTLSConfig(props, e.ListenerName)
+		c, m, err := security.ServerTLSConfigFor(props, e.ListenerName, e.SecurityProtocol)
 		if err != nil {
 			return fmt.Errorf("broker: %w", err)
 		}

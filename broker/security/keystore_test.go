@@ -242,6 +242,21 @@ func TestListenerOverrides(t *testing.T) {
 			t.Errorf("%s client auth %v", listener, c.ClientAuth)
 		}
 	}
+	// SASL_SSL (KIP-684): the broker-wide ssl.client.auth does not apply,
+	// a listener-prefixed one does.
+	props["ssl.client.auth"] = "required"
+	for listener, want := range map[string]tls.ClientAuthType{"EXTERNAL": tls.NoClientCert, "INTERNAL": tls.RequireAndVerifyClientCert} {
+		c, _, err := security.ServerTLSConfigFor(props, listener, "SASL_SSL")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ClientAuth != want {
+			t.Errorf("SASL_SSL %s client auth %v, want %v", listener, c.ClientAuth, want)
+		}
+	}
+	if c, _, _ := security.ServerTLSConfigFor(props, "EXTERNAL", "SSL"); c.ClientAuth != tls.RequireAndVerifyClientCert {
+		t.Errorf("SSL EXTERNAL ignores the broker-wide ssl.client.auth")
+	}
 }
 
 func TestProtocolsAndCipherSuites(t *testing.T) {

@@ -360,11 +360,25 @@ func ListenerProperties(props map[string]string, listener string) map[string]str
 	return out
 }
 
-// ServerTLSConfig builds an SSL/SASL_SSL listener's TLS configuration and
-// principal mapper from broker properties (ssl.* with the listener's
+// ServerTLSConfig builds an SSL listener's TLS configuration and principal
+// mapper from broker properties (ssl.* with the listener's
 // listener.name.<listener>.ssl.* overrides).
 func ServerTLSConfig(props map[string]string, listener string) (*tls.Config, *SslPrincipalMapper, error) {
-	s, err := ParseSSLSettings(ListenerProperties(props, listener), "")
+	return ServerTLSConfigFor(props, listener, "SSL")
+}
+
+// ServerTLSConfigFor is ServerTLSConfig for a listener of securityProtocol
+// (SSL or SASL_SSL). On SASL_SSL, as in Kafka 2.8 (KIP-684), the clients
+// authenticate with SASL and ssl.client.auth applies only when it is set
+// with the listener prefix; the broker-wide value is ignored there.
+func ServerTLSConfigFor(props map[string]string, listener, securityProtocol string) (*tls.Config, *SslPrincipalMapper, error) {
+	lp := ListenerProperties(props, listener)
+	if securityProtocol == "SASL_SSL" {
+		if _, ok := props["listener.name."+strings.ToLower(listener)+"."+KeySSLClientAuth]; !ok {
+			lp[KeySSLClientAuth] = "none"
+		}
+	}
+	s, err := ParseSSLSettings(lp, "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("listener %s: %w", listener, err)
 	}
