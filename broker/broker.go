@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
@@ -40,6 +42,7 @@ type options struct {
 	fixedStartIndex       int
 	wrapHandler           func(network.Handler) network.Handler
 	withoutRequestMetrics bool
+	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -82,6 +85,16 @@ type Broker struct {
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
+	// SASL (sasl.go), set in New: the SCRAM credentials, the server
+	// mechanisms of the SASL listeners, the HTTP basic-auth checker and
+	// the dialer every inter-broker connection uses (TLS and SASL login
+	// of the inter-broker listener).
+	credentials     *security.CredentialCache
+	authenticators  *security.Authenticators
+	passwords       *security.PasswordVerifier
+	interBrokerTLS  *tls.Config
+	interBrokerDial network.DialFunc
+
 	// metrics is this broker's registry (Kafka metric names); never the
 	// process-wide default, so in-process clusters keep them apart.
 	metrics gometrics.Registry
@@ -116,6 +129,9 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	}
 	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
 	b.epoch.Store(-1)
+	if err := b.setupSASL(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -284,7 +300,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	tc := b.cfg.Transactions()
 	pids := txn.NewProducerIDManager(b.brokerID, b.zk.AllocateProducerIDBlock)
 	b.markers = newMarkerChannel(b.meta, b.cfg.EffectiveInterBrokerListenerName(), b.brokerID,
-		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond, b.interBrokerDial)
 	b.txn, err = txn.New(txn.Config{
 		BrokerID:               b.brokerID,
 		NumPartitions:          tc.StateLogPartitions,
@@ -313,6 +329,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Txn:             b.txn,
 		ProducerIDs:     pids,
 		FixedStartIndex: b.opts.fixedStartIndex,
+		SASL:            b.authenticators,
 		Logger:          b.logger,
 	})
 	b.registerMetrics()
@@ -341,7 +358,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
-			Dial:                    replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
+			Dial:                    replica.NetworkDialer(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
 		StateChangeLogger:   base.With("logger", "state.change.logger"),
@@ -476,6 +493,7 @@ func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	c.LeaderImbalanceCheckInterval = cc.LeaderImbalanceCheckInterval
 	c.DefaultReplicationFactor = cc.DefaultReplicationFactor
 	c.ControllerSocketTimeout = cc.SocketTimeout
+	c.Dial = b.interBrokerDial
 	c.Logger = logger
 	c.StateChangeLogger = logger.With("logger", "state.change.logger")
 	c.Metrics = b.metrics
@@ -709,7 +727,7 @@ func (b *Broker) tryControlledShutdown(listener string, timeout time.Duration) (
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cl, err := network.Dial(ctx, net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), "broker-"+strconv.Itoa(int(b.brokerID))+"-controlled-shutdown", timeout)
+	cl, err := b.interBrokerDial(ctx, net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), "broker-"+strconv.Itoa(int(b.brokerID))+"-controlled-shutdown", timeout)
 	if err != nil {
 		return -1, err
 	}
