@@ -173,7 +173,7 @@ type Config struct {
 	// implement; they are accepted with a warning.
 	ignored []string
 	// listenerProps holds every listener.name.<listener>.<key> as given
-	// (read through ListenerValue).
+	// (see SSLProperties).
 	listenerProps map[string]string
 }
 
@@ -257,7 +257,7 @@ func FromMap(props map[string]string) (*Config, error) {
 		value := props[name]
 		k := lookupBrokerKey(name)
 		if k == nil {
-			if strings.HasPrefix(name, listenerPrefix) {
+			if strings.HasPrefix(name, saslListenerPrefix) {
 				c.setListenerProp(name, value)
 				if implementedListenerKey(name) {
 					c.explicit[name] = true

@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-const listenerPrefix = "listener.name."
+// saslListenerPrefix starts every per-listener key.
+const saslListenerPrefix = "listener.name."
 
 // SASL mechanisms Klassik serves, in Kafka's spelling.
 var supportedSaslMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
@@ -36,7 +37,7 @@ func (c *Config) setListenerProp(name, value string) {
 // implementedListenerKey reports whether a listener.name.* key is one
 // Klassik acts on (so it is not reported as ignored).
 func implementedListenerKey(name string) bool {
-	rest := strings.TrimPrefix(name, listenerPrefix)
+	rest := strings.TrimPrefix(name, saslListenerPrefix)
 	_, key, ok := strings.Cut(rest, ".")
 	if !ok {
 		return false
@@ -56,7 +57,7 @@ func implementedListenerKey(name string) bool {
 // ListenerValue returns listener.name.<listener>.<key> (the listener name
 // lower-cased, as Kafka spells the prefix).
 func (c *Config) ListenerValue(listener, key string) (string, bool) {
-	v, ok := c.listenerProps[listenerPrefix+strings.ToLower(listener)+"."+key]
+	v, ok := c.listenerProps[saslListenerPrefix+strings.ToLower(listener)+"."+key]
 	return v, ok
 }
 
@@ -65,7 +66,7 @@ func (c *Config) ListenerValue(listener, key string) (string, bool) {
 // sasl.enabled.mechanisms; the key it came from is returned for messages.
 func (c *Config) SaslEnabledMechanismsFor(listener string) (mechanisms []string, key string) {
 	if v, ok := c.ListenerValue(listener, "sasl.enabled.mechanisms"); ok {
-		return SplitList(v), listenerPrefix + strings.ToLower(listener) + ".sasl.enabled.mechanisms"
+		return SplitList(v), saslListenerPrefix + strings.ToLower(listener) + ".sasl.enabled.mechanisms"
 	}
 	return c.SaslEnabledMechanisms, "sasl.enabled.mechanisms"
 }
@@ -114,7 +115,7 @@ func (c *Config) InterBrokerUsesSasl() bool {
 func (c *Config) validateSASL(add func(key, format string, args ...any)) {
 	for _, name := range c.ignored {
 		key := name
-		if rest, ok := strings.CutPrefix(name, listenerPrefix); ok {
+		if rest, ok := strings.CutPrefix(name, saslListenerPrefix); ok {
 			if _, k, ok := strings.Cut(rest, "."); ok {
 				key = k
 				// listener.name.<l>.<mechanism>.<key>
@@ -128,7 +129,7 @@ func (c *Config) validateSASL(add func(key, format string, args ...any)) {
 		}
 	}
 	for k, v := range c.listenerProps {
-		if rest, _ := strings.CutPrefix(k, listenerPrefix); strings.Count(rest, ".") == 3 && strings.HasSuffix(rest, ".sasl.jaas.config") {
+		if rest, _ := strings.CutPrefix(k, saslListenerPrefix); strings.Count(rest, ".") == 3 && strings.HasSuffix(rest, ".sasl.jaas.config") {
 			add(k, "a broker's JAAS configuration must name the SASL mechanism: use %s<mechanism>.sasl.jaas.config (e.g. %s)",
 				strings.TrimSuffix(k, "sasl.jaas.config"), strings.TrimSuffix(k, "sasl.jaas.config")+"plain.sasl.jaas.config")
 		}

@@ -33,9 +33,9 @@ import (
 	"strings"
 )
 
-// ScramMinIterations is the lowest iteration count Kafka accepts for both
+// minScramIterations is the lowest iteration count Kafka accepts for both
 // SCRAM mechanisms (ScramMechanism.minIterations).
-const ScramMinIterations = 4096
+const minScramIterations = 4096
 
 // ScramHash returns the hash function of a SCRAM mechanism.
 func ScramHash(mechanism string) (func() hash.Hash, bool) {
@@ -230,8 +230,8 @@ func (s *ScramServer) clientFirst(msg string) ([]byte, error) {
 	if cf.AuthzID != "" && cf.AuthzID != cf.User {
 		return nil, authFailed("Authentication failed: Client requested an authorization id that is different from username")
 	}
-	if cred.Iterations < ScramMinIterations {
-		return nil, fmt.Errorf("%w: Iterations %d is less than the minimum %d for %s", errScram, cred.Iterations, ScramMinIterations, s.mechanism)
+	if cred.Iterations < minScramIterations {
+		return nil, fmt.Errorf("%w: Iterations %d is less than the minimum %d for %s", errScram, cred.Iterations, minScramIterations, s.mechanism)
 	}
 	var nb [24]byte
 	if _, err := rand.Read(nb[:]); err != nil {
