@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
@@ -40,6 +42,7 @@ type options struct {
 	fixedStartIndex       int
 	wrapHandler           func(network.Handler) network.Handler
 	withoutRequestMetrics bool
+	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -81,13 +84,20 @@ type Broker struct {
 	web            *webServer // klassik.http.listener; nil when off
 
 	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
-	// listener; interBrokerDial dials the inter-broker listener of other
-	// brokers (TLS when it is SSL or SASL_SSL). Both are set by New
-	// (loadTLS).
-	listenerTLS     map[string]network.ListenerConfig
-	interBrokerDial network.DialFunc
+	// listener, set by New (loadTLS).
+	listenerTLS map[string]network.ListenerConfig
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
+
+	// SASL (sasl.go), set in New: the SCRAM credentials, the server
+	// mechanisms of the SASL listeners, the HTTP basic-auth checker and
+	// the dialer every inter-broker connection uses (TLS and SASL login
+	// of the inter-broker listener).
+	credentials     *security.CredentialCache
+	authenticators  *security.Authenticators
+	passwords       *security.PasswordVerifier
+	interBrokerTLS  *tls.Config
+	interBrokerDial network.DialFunc
 
 	// metrics is this broker's registry (Kafka metric names); never the
 	// process-wide default, so in-process clusters keep them apart.
@@ -124,6 +134,9 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
+		return nil, err
+	}
+	if err := b.setupSASL(); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -294,8 +307,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	tc := b.cfg.Transactions()
 	pids := txn.NewProducerIDManager(b.brokerID, b.zk.AllocateProducerIDBlock)
 	b.markers = newMarkerChannel(b.meta, b.cfg.EffectiveInterBrokerListenerName(), b.brokerID,
-		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
-	b.markers.dial = b.interBrokerDial
+		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond, b.interBrokerDial)
 	b.txn, err = txn.New(txn.Config{
 		BrokerID:               b.brokerID,
 		NumPartitions:          tc.StateLogPartitions,
@@ -324,6 +336,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Txn:             b.txn,
 		ProducerIDs:     pids,
 		FixedStartIndex: b.opts.fixedStartIndex,
+		SASL:            b.authenticators,
 		Logger:          b.logger,
 	})
 	b.registerMetrics()
@@ -352,7 +365,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
-			Dial:                    replica.NetworkDialerWith(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
+			Dial:                    replica.NetworkDialer(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
 		StateChangeLogger:   base.With("logger", "state.change.logger"),

@@ -184,6 +184,13 @@ type Config struct {
 	// Metrics
 	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
 	HTTPListener    string   // klassik.http.listener (host:port; "" = no HTTP listener)
+	HTTPAuth        string   // klassik.http.auth ("" = open, "basic")
+
+	// SASL (see sasl.go)
+	SaslEnabledMechanisms            []string // sasl.enabled.mechanisms
+	SaslMechanismInterBrokerProtocol string   // sasl.mechanism.inter.broker.protocol
+	SaslJaasConfig                   string   // sasl.jaas.config ("" = none)
+	ConnectionsMaxReauthMs           int64    // connections.max.reauth.ms (0 = no re-authentication)
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).
@@ -282,6 +289,13 @@ func FromMap(props map[string]string) (*Config, error) {
 		}
 		k := lookupBrokerKey(name)
 		if k == nil {
+			if strings.HasPrefix(name, saslListenerPrefix) {
+				c.setListenerProp(name, value)
+				if implementedListenerKey(name) {
+					c.explicit[name] = true
+					continue
+				}
+			}
 			if isKnownUnimplemented(name) {
 				c.ignored = append(c.ignored, name)
 				continue

@@ -291,6 +291,7 @@ func TestListeners(t *testing.T) {
 		"listeners", "internal://:9092,EXTERNAL://[::1]:9093",
 		"advertised.listeners", "INTERNAL://b1:9092,EXTERNAL://[::1]:9093",
 		"listener.security.protocol.map", "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL",
+		"sasl.enabled.mechanisms", "PLAIN",
 		"inter.broker.listener.name", "internal", "listener.name.external.ssl.keystore.location", "/x"))
 	l := c.ListenerEndpoints()
 	want := []Endpoint{{"INTERNAL", "", 9092, "PLAINTEXT"}, {"EXTERNAL", "::1", 9093, "SASL_SSL"}}

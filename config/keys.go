@@ -288,6 +288,7 @@ const (
 	groupTxn         = "Transactions"
 	groupMetrics     = "Metrics"
 	groupSSL         = "TLS (SSL and SASL_SSL listeners; listener.name.<listener>.ssl.* overrides)"
+	groupSASL        = "SASL"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -748,4 +749,21 @@ var brokerKeys = []Key{
 	{Name: "klassik.http.listener", Type: TypeString, Nullable: true, Group: groupMetrics,
 		Doc:   "host:port of the broker's read-only HTTP listener (/metrics in Prometheus format, the console); empty = off",
 		field: func(c *Config) any { return &c.HTTPListener }, check: hostPort},
+	{Name: "klassik.http.auth", Type: TypeString, Nullable: true, Group: groupMetrics,
+		Doc:   "basic: the console and /api/v1 need HTTP basic credentials of a SASL/PLAIN or SCRAM user (/metrics stays open); empty = open",
+		field: func(c *Config) any { return &c.HTTPAuth }, check: oneOf("", "basic")},
+
+	// SASL
+	{Name: "sasl.enabled.mechanisms", Type: TypeList, Default: "GSSAPI", Group: groupSASL,
+		Doc:   "SASL mechanisms of the SASL listeners (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); listener.name.<listener>.sasl.enabled.mechanisms overrides it per listener",
+		field: func(c *Config) any { return &c.SaslEnabledMechanisms }},
+	{Name: "sasl.mechanism.inter.broker.protocol", Type: TypeString, Default: "GSSAPI", Group: groupSASL,
+		Doc:   "SASL mechanism the broker logs in with on a SASL inter-broker listener (its JAAS username and password)",
+		field: func(c *Config) any { return &c.SaslMechanismInterBrokerProtocol }},
+	{Name: "sasl.jaas.config", Type: TypePassword, Nullable: true, Group: groupSASL,
+		Doc:   "JAAS login module line used when no listener.name.<listener>.<mechanism>.sasl.jaas.config is set (before the KafkaServer section of the JAAS file)",
+		field: func(c *Config) any { return &c.SaslJaasConfig }},
+	{Name: "connections.max.reauth.ms", Type: TypeLong, Default: "0", Group: groupSASL,
+		Doc:   "KIP-368 session lifetime of SASL connections: they must re-authenticate within it or are closed at their next request; 0 = unlimited",
+		field: func(c *Config) any { return &c.ConnectionsMaxReauthMs }, check: atLeast(0)},
 }

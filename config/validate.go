@@ -25,6 +25,7 @@ func (c *Config) Validate() error {
 	c.validateSSL(add)
 	c.validateVersions(add)
 	c.validateProtocolCombinations(add)
+	c.validateSASL(add)
 	if len(ps) == 0 {
 		return nil
 	}

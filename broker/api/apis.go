@@ -122,6 +122,9 @@ type Config struct {
 	// Authorizer decides every action the handlers check; nil allows all
 	// (no authorizer.class.name).
 	Authorizer Authorizer
+	// SASL serves SaslHandshake and SaslAuthenticate on the SASL
+	// listeners; nil refuses every mechanism.
+	SASL SASLServers
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -141,6 +144,7 @@ type Apis struct {
 	groups          GroupCoordinator
 	txn             TxnCoordinator
 	authorizer      Authorizer
+	sasl            SASLServers
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -180,6 +184,7 @@ func New(cfg Config) *Apis {
 		groups:          cfg.Groups,
 		txn:             cfg.Txn,
 		authorizer:      cfg.Authorizer,
+		sasl:            cfg.SASL,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -209,7 +214,7 @@ func (a *Apis) MetadataChanged() { a.metadataChanged() }
 // partially wired broker (tests) advertises only what it can serve.
 func (a *Apis) enabled(key int16) bool {
 	switch key {
-	case 18:
+	case 18, 17, 36:
 		return true
 	case 0, 1, 2, 4, 5, 6, 21, 23, 27, 61:
 		return a.replicas != nil

@@ -48,16 +48,10 @@ type FetcherConfig struct {
 	Logger *slog.Logger
 }
 
-// NetworkDialer dials leaders with broker/network; timeout is
+// NetworkDialer dials leaders with dial (the inter-broker listener's TLS
+// and SASL login; network.PlainDialer for PLAINTEXT); timeout is
 // replica.socket.timeout.ms (connect and per-request deadline).
-func NetworkDialer(clientID string, timeout time.Duration) func(ctx context.Context, host string, port int32) (LeaderClient, error) {
-	return NetworkDialerWith(network.Dial, clientID, timeout)
-}
-
-// NetworkDialerWith is NetworkDialer through dial (the broker's
-// inter-broker dialer: TLS when the inter-broker listener is SSL or
-// SASL_SSL).
-func NetworkDialerWith(dial network.DialFunc, clientID string, timeout time.Duration) func(ctx context.Context, host string, port int32) (LeaderClient, error) {
+func NetworkDialer(dial network.DialFunc, clientID string, timeout time.Duration) func(ctx context.Context, host string, port int32) (LeaderClient, error) {
 	return func(ctx context.Context, host string, port int32) (LeaderClient, error) {
 		c, err := dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), clientID, timeout)
 		if err != nil {
