@@ -25,6 +25,7 @@ import (
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
@@ -88,6 +89,12 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
+	// creds holds every user's SCRAM credentials (Kafka's
+	// CredentialProvider): made in New, loaded from /config/users before
+	// the listeners open, kept current by the config change listener.
+	creds     *security.CredentialCache
+	userCreds *userCredentials
+
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
 	console    http.Handler
@@ -114,7 +121,8 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
+	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
+		creds: security.NewCredentialCache()}
 	b.epoch.Store(-1)
 	return b, nil
 }
@@ -149,6 +157,10 @@ func (b *Broker) Metadata() *metadata.Cache { return b.meta }
 
 // Replicas is this broker's replica manager (nil before Startup).
 func (b *Broker) Replicas() *replica.Manager { return b.replicas }
+
+// Credentials is this broker's SCRAM credential cache, filled from
+// /config/users during Startup; never nil.
+func (b *Broker) Credentials() *security.CredentialCache { return b.creds }
 
 // LogManager is this broker's log manager (nil before Startup).
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
@@ -188,6 +200,12 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.buildComponents(base); err != nil {
 		return err
 	}
+	// SCRAM credentials before the listeners open, so the first
+	// authentication already sees them.
+	b.userCreds = newUserCredentials(b.zk, b.creds, b.logger)
+	if err := b.userCreds.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
+	}
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
@@ -214,8 +232,10 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
-	// Dynamic topic config listener (/config/changes).
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
+	// Dynamic config listener (/config/changes): topics, and users'
+	// SCRAM credentials.
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
+		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
@@ -312,6 +332,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Groups:          b.groups,
 		Txn:             b.txn,
 		ProducerIDs:     pids,
+		Users:           b.zk,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,
 	})

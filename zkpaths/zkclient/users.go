@@ -12,10 +12,12 @@ import (
 // GetUserConfig reads /config/users/<sanitized user>; a missing node means
 // no credentials and no quotas.
 func (c *Client) GetUserConfig(user string) (zkpaths.UserConfig, error) {
-	return c.getUserConfigSanitized(zkpaths.Sanitize(user))
+	return c.GetSanitizedUserConfig(zkpaths.Sanitize(user))
 }
 
-func (c *Client) getUserConfigSanitized(sanitized string) (zkpaths.UserConfig, error) {
+// GetSanitizedUserConfig reads /config/users/<sanitized> by its znode name,
+// as a change notification names it.
+func (c *Client) GetSanitizedUserConfig(sanitized string) (zkpaths.UserConfig, error) {
 	data, _, err := c.Get(zkpaths.ConfigPath(zkpaths.ConfigTypeUser, sanitized))
 	if errors.Is(err, zk.ErrNoNode) {
 		return zkpaths.SplitUserConfig(nil), nil
@@ -51,7 +53,7 @@ func (c *Client) GetAllUserConfigs() (users map[string]zkpaths.UserConfig, bad m
 			bad[k] = err
 			continue
 		}
-		u, err := c.getUserConfigSanitized(k)
+		u, err := c.GetSanitizedUserConfig(k)
 		if err != nil {
 			if errors.Is(err, ErrClosed) {
 				return nil, nil, err
