@@ -100,3 +100,8 @@ func UserCredentialEntity(name string) (user string, ok bool, err error) {
 	}
 	return user, true, nil
 }
+
+// PropertiesOrder is the order in which Kafka iterates a config entity's
+// keys once read back into a java.util.Properties: the order the node's
+// JSON lists them in, and the order kafka-configs --zookeeper prints them.
+func PropertiesOrder(keys []string) []string { return javaPropertiesOrder(keys) }
