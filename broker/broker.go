@@ -89,11 +89,11 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
-	// creds holds every user's SCRAM credentials (Kafka's
+	// credentials holds every user's SCRAM credentials (Kafka's
 	// CredentialProvider): made in New, loaded from /config/users before
 	// the listeners open, kept current by the config change listener.
-	creds     *security.CredentialCache
-	userCreds *userCredentials
+	credentials *security.CredentialCache
+	userCreds   *userCredentials
 
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
@@ -122,7 +122,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 		opt(&o)
 	}
 	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
-		creds: security.NewCredentialCache()}
+		credentials: security.NewCredentialCache()}
 	b.epoch.Store(-1)
 	return b, nil
 }
@@ -160,7 +160,7 @@ func (b *Broker) Replicas() *replica.Manager { return b.replicas }
 
 // Credentials is this broker's SCRAM credential cache, filled from
 // /config/users during Startup; never nil.
-func (b *Broker) Credentials() *security.CredentialCache { return b.creds }
+func (b *Broker) Credentials() *security.CredentialCache { return b.credentials }
 
 // LogManager is this broker's log manager (nil before Startup).
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
@@ -202,7 +202,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	}
 	// SCRAM credentials before the listeners open, so the first
 	// authentication already sees them.
-	b.userCreds = newUserCredentials(b.zk, b.creds, b.logger)
+	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
 	if err := b.userCreds.loadAll(); err != nil {
 		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
 	}
