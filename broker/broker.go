@@ -105,6 +105,11 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
+	// userCreds loads b.credentials (every user's SCRAM credentials,
+	// Kafka's CredentialProvider, made in New) from /config/users before
+	// the listeners open and keeps it current from change notifications.
+	userCreds *userCredentials
+
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
 	console    http.Handler
@@ -131,7 +136,8 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
+	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
+		credentials: security.NewCredentialCache()}
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
 		return nil, err
@@ -173,6 +179,10 @@ func (b *Broker) Metadata() *metadata.Cache { return b.meta }
 // Replicas is this broker's replica manager (nil before Startup).
 func (b *Broker) Replicas() *replica.Manager { return b.replicas }
 
+// Credentials is this broker's SCRAM credential cache, filled from
+// /config/users during Startup; never nil.
+func (b *Broker) Credentials() *security.CredentialCache { return b.credentials }
+
 // LogManager is this broker's log manager (nil before Startup).
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
@@ -211,6 +221,12 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.buildComponents(base); err != nil {
 		return err
 	}
+	// SCRAM credentials before the listeners open, so the first
+	// authentication already sees them.
+	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
+	if err := b.userCreds.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
+	}
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
@@ -237,8 +253,10 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
-	// Dynamic topic config listener (/config/changes).
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
+	// Dynamic config listener (/config/changes): topics, and users'
+	// SCRAM credentials.
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
+		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
@@ -335,6 +353,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Groups:          b.groups,
 		Txn:             b.txn,
 		ProducerIDs:     pids,
+		Users:           b.zk,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,

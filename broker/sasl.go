@@ -22,10 +22,6 @@ func WithSystemProperties(props map[string]string) Option {
 	return func(o *options) { o.systemProperties = props }
 }
 
-// Credentials is the broker's SCRAM credential cache (filled from
-// /config/users); tests may put credentials in it directly.
-func (b *Broker) Credentials() *security.CredentialCache { return b.credentials }
-
 // PasswordVerifier checks a user's PLAIN or SCRAM password (the HTTP
 // listener's basic authentication).
 func (b *Broker) PasswordVerifier() *security.PasswordVerifier { return b.passwords }

@@ -119,6 +119,10 @@ type Config struct {
 	// ProducerIDs hands out producer ids for idempotent producers (shared
 	// with the transaction coordinator); nil with ZK set makes one.
 	ProducerIDs *txn.ProducerIDManager
+	// Users holds the SCRAM credentials of /config/users
+	// (DescribeUserScramCredentials, AlterUserScramCredentials); nil leaves
+	// those APIs unadvertised.
+	Users UserCredentialStore
 	// Authorizer decides every action the handlers check; nil allows all
 	// (no authorizer.class.name).
 	Authorizer Authorizer
@@ -145,6 +149,7 @@ type Apis struct {
 	txn             TxnCoordinator
 	authorizer      Authorizer
 	sasl            SASLServers
+	users           UserCredentialStore
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -185,6 +190,7 @@ func New(cfg Config) *Apis {
 		txn:             cfg.Txn,
 		authorizer:      cfg.Authorizer,
 		sasl:            cfg.SASL,
+		users:           cfg.Users,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -232,6 +238,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.zk != nil && a.meta != nil
 	case 22:
 		return a.pids != nil
+	case 50, 51:
+		return a.users != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 		return a.groups != nil
 	case 10:

@@ -154,6 +154,9 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 
 		47: toGroups(a, GroupCoordinator.OffsetDelete),
 
+		50: a.handleDescribeUserScramCredentials,
+		51: a.handleAlterUserScramCredentials,
+
 		60: a.handleDescribeCluster,
 		61: a.handleDescribeProducers,
 		65: a.handleDescribeTransactions,
