@@ -27,6 +27,11 @@ type Action struct {
 	// AnyResource asks whether op is allowed on some resource of the type
 	// (Kafka's authorizeByResourceType); Name is then empty.
 	AnyResource bool
+	// Filtering marks a question whose denial refuses nothing, e.g. while
+	// filling authorized_operations or hiding topics from a Metadata
+	// listing (Kafka's logIfDenied=false): a denial is then logged at debug
+	// instead of info.
+	Filtering bool
 }
 
 // Authorizer decides actions. Implementations apply implied operations
