@@ -25,6 +25,7 @@ import (
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/broker/security/authorizer"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
@@ -78,7 +79,8 @@ type Broker struct {
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
-	web            *webServer // klassik.http.listener; nil when off
+	web            *webServer             // klassik.http.listener; nil when off
+	authz          *authorizer.Authorizer // authorizer.class.name; nil when unset
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 
@@ -301,6 +303,14 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
 	b.consoleSrc = newConsoleSource(b)
 	b.console = console.New(b.consoleSrc, b.logger)
+	if err := b.startAuthorizer(base); err != nil {
+		return err
+	}
+	var authz api.Authorizer
+	var acls api.ACLAdmin
+	if b.authz != nil {
+		authz, acls = b.authz, b.authz
+	}
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -312,12 +322,44 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Groups:          b.groups,
 		Txn:             b.txn,
 		ProducerIDs:     pids,
+		Authorizer:      authz,
+		ACLs:            acls,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		Logger:          b.logger,
 	})
 	b.registerMetrics()
 	return nil
 }
+
+// startAuthorizer creates and starts the ACL authorizer when
+// authorizer.class.name names one (config.Validate has refused any other
+// class): it loads every ACL from ZooKeeper and listens for changes before
+// the broker serves a request, as KafkaServer configures its authorizer
+// before the socket server starts.
+func (b *Broker) startAuthorizer(base *slog.Logger) error {
+	if b.cfg.AuthorizerClassName == "" {
+		return nil
+	}
+	if !authorizer.IsSupportedClass(b.cfg.AuthorizerClassName) {
+		return fmt.Errorf("broker: authorizer.class.name=%s is not an authorizer Klassik implements", b.cfg.AuthorizerClassName)
+	}
+	su, err := authorizer.ParseSuperUsers(b.cfg.SuperUsers)
+	if err != nil {
+		return fmt.Errorf("broker: super.users: %w", err)
+	}
+	a := authorizer.New(b.zk, authorizer.Config{SuperUsers: su, AllowEveryoneIfNoACLFound: b.cfg.AllowEveryoneIfNoACLFound,
+		Logger: base.With("broker", b.brokerID)})
+	if err := a.Start(); err != nil {
+		a.Close()
+		return fmt.Errorf("broker: starting the authorizer: %w", err)
+	}
+	b.authz = a
+	return nil
+}
+
+// Authorizer is the broker's ACL authorizer, nil without
+// authorizer.class.name.
+func (b *Broker) Authorizer() *authorizer.Authorizer { return b.authz }
 
 func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 	rc := b.cfg.Replica()
@@ -648,6 +690,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
+	}
+	if b.authz != nil {
+		b.authz.Close()
 	}
 	if b.groups != nil {
 		b.groups.Close()

@@ -122,6 +122,9 @@ type Config struct {
 	// Authorizer decides every action the handlers check; nil allows all
 	// (no authorizer.class.name).
 	Authorizer Authorizer
+	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
+	// answers them SECURITY_DISABLED.
+	ACLs ACLAdmin
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -141,6 +144,7 @@ type Apis struct {
 	groups          GroupCoordinator
 	txn             TxnCoordinator
 	authorizer      Authorizer
+	acls            ACLAdmin
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -180,6 +184,7 @@ func New(cfg Config) *Apis {
 		groups:          cfg.Groups,
 		txn:             cfg.Txn,
 		authorizer:      cfg.Authorizer,
+		acls:            cfg.ACLs,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -209,7 +214,7 @@ func (a *Apis) MetadataChanged() { a.metadataChanged() }
 // partially wired broker (tests) advertises only what it can serve.
 func (a *Apis) enabled(key int16) bool {
 	switch key {
-	case 18:
+	case 18, 29, 30, 31:
 		return true
 	case 0, 1, 2, 4, 5, 6, 21, 23, 27, 61:
 		return a.replicas != nil
