@@ -293,7 +293,9 @@ var AnyACL = ACLFilter{
 }
 
 // Matches is AclBindingFilter.matches.
-func (f ACLFilter) Matches(b ACLBinding) bool { return f.Pattern.Matches(b.Pattern) && f.Entry.Matches(b.Entry) }
+func (f ACLFilter) Matches(b ACLBinding) bool {
+	return f.Pattern.Matches(b.Pattern) && f.Entry.Matches(b.Entry)
+}
 
 // Known reports whether no element of the filter is UNKNOWN
 // (AclBindingFilter.isUnknown negated).
