@@ -19,6 +19,9 @@ want_npm=1
 missing=()
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# keytool (Debian's JRE) and openssl make the keystores of the TLS tests.
+command -v keytool >/dev/null 2>&1 || missing+=(default-jre-headless)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
