@@ -169,7 +169,8 @@ func (a *Authorizer) loadCache() error {
 }
 
 // readZK reads one resource's ACLs. A node that cannot be decoded counts
-// as no ACLs (and is logged), so an unreadable node never grants access.
+// as no ACLs and is logged (Kafka reads unparsable JSON as no ACLs too):
+// it grants nothing beyond what allow.everyone.if.no.acl.found grants.
 func (a *Authorizer) readZK(p security.ResourcePattern) (versionedACLs, error) {
 	ptName, rtName := p.PatternType.String(), security.ResourceTypeName(p.ResourceType)
 	data, version, err := a.zk.GetACLs(ptName, rtName, p.Name)
