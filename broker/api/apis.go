@@ -129,6 +129,9 @@ type Config struct {
 	// SASL serves SaslHandshake and SaslAuthenticate on the SASL
 	// listeners; nil refuses every mechanism.
 	SASL SASLServers
+	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
+	// answers them SECURITY_DISABLED.
+	ACLs ACLAdmin
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -150,6 +153,7 @@ type Apis struct {
 	authorizer      Authorizer
 	sasl            SASLServers
 	users           UserCredentialStore
+	acls            ACLAdmin
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -191,6 +195,7 @@ func New(cfg Config) *Apis {
 		authorizer:      cfg.Authorizer,
 		sasl:            cfg.SASL,
 		users:           cfg.Users,
+		acls:            cfg.ACLs,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -220,7 +225,7 @@ func (a *Apis) MetadataChanged() { a.metadataChanged() }
 // partially wired broker (tests) advertises only what it can serve.
 func (a *Apis) enabled(key int16) bool {
 	switch key {
-	case 18, 17, 36:
+	case 18, 17, 36, 29, 30, 31:
 		return true
 	case 0, 1, 2, 4, 5, 6, 21, 23, 27, 61:
 		return a.replicas != nil

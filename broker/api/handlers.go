@@ -136,6 +136,9 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		26: a.handleEndTxn,
 		27: a.handleWriteTxnMarkers,
 		28: a.handleTxnOffsetCommit,
+		29: a.handleDescribeACLs,
+		30: a.handleCreateACLs,
+		31: a.handleDeleteACLs,
 
 		32: a.handleDescribeConfigs,
 		33: a.handleAlterConfigs,
