@@ -46,10 +46,23 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	specs := make([]topicSpec, len(req.Topics))
 	mayCreate := a.topicCreateChecker(ctx, r)
+	// refused marks the entries answered before any creation was tried
+	// (named twice, or not authorized); as in Kafka they keep a
+	// topic_config_error_code for a missing DescribeConfigs.
+	refused := make([]bool, len(req.Topics))
+	names := map[string]int{}
+	for _, t := range req.Topics {
+		names[t.Topic]++
+	}
+	isController := a.controller != nil && a.controller.IsActive()
+	for i, t := range req.Topics {
+		refused[i] = isController && names[t.Topic] > 1
+	}
 	errs := eachTopic(a, req.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic },
 		"create topics request from client contains multiple entries for topic %s",
 		func(i int, t kmsg.CreateTopicsRequestTopic) error {
 			if !mayCreate(t.Topic) {
+				refused[i] = true
 				return denied(kerr.TopicAuthorizationFailed, "Authorization failed.")
 			}
 			spec, err := a.planCreateTopic(ctx, t)
@@ -70,6 +83,9 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 			rt.ErrorCode, rt.ErrorMessage = a.codeMessage(errs[i], "create topic failed", "topic", t.Topic)
 			if req.Version < 1 {
 				rt.ErrorMessage = nil
+			}
+			if refused[i] && !describeConfigs.allowed(t.Topic) {
+				rt.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
 			}
 		} else {
 			if req.Version >= 5 {

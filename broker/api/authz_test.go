@@ -701,7 +701,7 @@ func TestAuthorizeInterBrokerRequests(t *testing.T) {
 		if name != "ControlledShutdown v3" && len(got) < 2 && c.reached != "UpdateMetadata" {
 			t.Errorf("%s without ClusterAction: no per-partition errors %v", name, got)
 		}
-		h.reached(name+" denied")
+		h.reached(name + " denied")
 		got = c.codes(h.must("User:broker", c.req))
 		if slices.ContainsFunc(got, func(code int16) bool { return code != 0 }) {
 			t.Errorf("%s with ClusterAction: codes %v", name, got)
@@ -772,8 +772,8 @@ func TestAuthorizeMetadata(t *testing.T) {
 		"open":   openEntry,
 		"secret": deniedEntry,
 		// Describe but no Create: refused rather than created.
-		"missing": deniedEntry,
-		"new":     fmt.Sprintf("code=%d parts=0 id=false internal=false ops=%d", kerr.LeaderNotAvailable.Code, opBits(opCreate, opDescribe)),
+		"missing":             deniedEntry,
+		"new":                 fmt.Sprintf("code=%d parts=0 id=false internal=false ops=%d", kerr.LeaderNotAvailable.Code, opBits(opCreate, opDescribe)),
 		"__transaction_state": fmt.Sprintf("code=%d parts=0 id=false internal=true ops=%d", kerr.TopicAuthorizationFailed.Code, omitted),
 	}
 	if got := summary(named); !maps.Equal(got, want) {
@@ -816,5 +816,411 @@ func TestAuthorizeMetadata(t *testing.T) {
 	r := off.must(alice, req).(*kmsg.MetadataResponse)
 	if len(r.Topics) != 2 || r.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code || r.Topics[1].ErrorCode != kerr.TopicAuthorizationFailed.Code {
 		t.Errorf("auto-creation off: %+v", r.Topics)
+	}
+}
+
+// TestAuthorizeGroups: the group APIs need Read (join, sync, heartbeat,
+// leave, commit), Describe (fetch offsets, describe, list) or Delete
+// (delete groups, delete offsets) on the group, and Read or Describe on
+// each topic.
+func TestAuthorizeGroups(t *testing.T) {
+	h := newAuthzHarness(t, nil)
+	for _, g := range []string{"g", "g-busy", "g-all"} {
+		for _, op := range []kmsg.ACLOperation{opRead, opDescribe, opDelete} {
+			h.acls.grant(alice, op, rtGroup, g)
+		}
+	}
+	h.acls.grant(alice, opRead, rtTopic, "open")
+	h.acls.grant(alice, opDescribe, rtTopic, "open")
+	h.acls.grant("User:admin", opDescribe, rtCluster, clusterResource)
+	gaf, taf := kerr.GroupAuthorizationFailed.Code, kerr.TopicAuthorizationFailed.Code
+
+	// Join, sync, heartbeat and leave: GROUP_AUTHORIZATION_FAILED at the
+	// top level without reaching the coordinator.
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.ProtocolType = 5, "g-denied", "consumer"
+	if r := h.must(alice, join).(*kmsg.JoinGroupResponse); r.ErrorCode != gaf || r.MemberID != "" || r.Generation != -1 {
+		t.Errorf("JoinGroup denied: %+v", r)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Version, sync.Group = 3, "g-denied"
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group = 3, "g-denied"
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Version, leave.Group = 3, "g-denied"
+	topCode := func(r kmsg.Response) int16 {
+		switch r := r.(type) {
+		case *kmsg.SyncGroupResponse:
+			return r.ErrorCode
+		case *kmsg.HeartbeatResponse:
+			return r.ErrorCode
+		case *kmsg.LeaveGroupResponse:
+			return r.ErrorCode
+		}
+		return -100
+	}
+	for _, req := range []kmsg.Request{sync, hb, leave} {
+		if code := topCode(h.must(alice, req)); code != gaf {
+			t.Errorf("%s denied: %d", kmsg.NameForKey(req.Key()), code)
+		}
+	}
+	h.reached("denied group membership")
+	join.Group, sync.Group, hb.Group, leave.Group = "g", "g", "g", "g"
+	for _, req := range []kmsg.Request{join, sync, hb, leave} {
+		h.must(alice, req)
+	}
+	h.reached("allowed group membership", "JoinGroup g", "SyncGroup g", "Heartbeat g", "LeaveGroup g")
+
+	// OffsetCommit: Read on the group, then Read per topic; v0 commits to
+	// ZooKeeper with the same checks.
+	commit := func(version int16, group string) map[string]int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group = version, group
+		req.Topics = twoTopics(func(topic string) kmsg.OffsetCommitRequestTopic {
+			rt := kmsg.NewOffsetCommitRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Offset = 7
+			rt.Partitions = []kmsg.OffsetCommitRequestTopicPartition{rp}
+			return rt
+		})
+		return codes(h.must(alice, req).(*kmsg.OffsetCommitResponse).Topics, func(t kmsg.OffsetCommitResponseTopic, add func(string, int32, int16)) {
+			for _, p := range t.Partitions {
+				add(t.Topic, p.Partition, p.ErrorCode)
+			}
+		})
+	}
+	wantCodeMap(t, "OffsetCommit denied group", commit(8, "g-denied"), map[string]int16{"open-0": gaf, "secret-0": gaf})
+	wantCodeMap(t, "OffsetCommit", commit(8, "g"), map[string]int16{"open-0": 0, "secret-0": taf})
+	h.reached("OffsetCommit", "OffsetCommit g open")
+	wantCodeMap(t, "OffsetCommit v0", commit(0, "g"), map[string]int16{"open-0": 0, "secret-0": taf})
+	h.zk.mu.Lock()
+	stored := fmt.Sprint(h.zk.offsets)
+	h.zk.mu.Unlock()
+	if stored != "map[g/open/0:7]" {
+		t.Errorf("v0 offsets in ZooKeeper: %s", stored)
+	}
+
+	// OffsetFetch: Describe on the group, then Describe per topic; all
+	// offsets leave denied topics out; a coordinator error is alone.
+	fetch := func(version int16, group string, all bool) *kmsg.OffsetFetchResponse {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group = version, group
+		if !all {
+			req.Topics = twoTopics(func(topic string) kmsg.OffsetFetchRequestTopic {
+				return kmsg.OffsetFetchRequestTopic{Topic: topic, Partitions: []int32{0}}
+			})
+		}
+		return h.must(alice, req).(*kmsg.OffsetFetchResponse)
+	}
+	fetchCodes := func(r *kmsg.OffsetFetchResponse) map[string]int16 {
+		return codes(r.Topics, func(t kmsg.OffsetFetchResponseTopic, add func(string, int32, int16)) {
+			for _, p := range t.Partitions {
+				add(t.Topic, p.Partition, p.ErrorCode)
+				if p.ErrorCode == taf && p.Offset != -1 {
+					panic("a denied OffsetFetch partition carries an offset")
+				}
+			}
+		})
+	}
+	if r := fetch(5, "g-denied", false); r.ErrorCode != gaf || len(r.Topics) != 0 {
+		t.Errorf("OffsetFetch v5 denied group: %+v", r)
+	}
+	wantCodeMap(t, "OffsetFetch v1 denied group", fetchCodes(fetch(1, "g-denied", false)), map[string]int16{"open-0": gaf, "secret-0": gaf})
+	wantCodeMap(t, "OffsetFetch v5", fetchCodes(fetch(5, "g", false)), map[string]int16{"open-0": 0, "secret-0": taf})
+	h.reached("OffsetFetch", "OffsetFetch g open")
+	wantCodeMap(t, "OffsetFetch v5 all offsets", fetchCodes(fetch(5, "g", true)), map[string]int16{"open-0": 0})
+	h.log.take()
+	if r := fetch(5, "g-busy", false); r.ErrorCode != kerr.CoordinatorLoadInProgress.Code || len(r.Topics) != 0 {
+		t.Errorf("OffsetFetch coordinator error: %+v", r)
+	}
+
+	// OffsetFetch v8 batches groups, each decided on its own.
+	of8 := kmsg.NewPtrOffsetFetchRequest()
+	of8.Version = 8
+	for _, g := range []string{"g", "g-denied", "g-all"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		if g != "g-all" {
+			rg.Topics = twoTopics(func(topic string) kmsg.OffsetFetchRequestGroupTopic {
+				return kmsg.OffsetFetchRequestGroupTopic{Topic: topic, Partitions: []int32{0}}
+			})
+		}
+		of8.Groups = append(of8.Groups, rg)
+	}
+	got8 := map[string]string{}
+	for _, g := range h.must(alice, of8).(*kmsg.OffsetFetchResponse).Groups {
+		var parts []string
+		for _, t := range g.Topics {
+			for _, p := range t.Partitions {
+				parts = append(parts, fmt.Sprintf("%s-%d=%d", t.Topic, p.Partition, p.ErrorCode))
+			}
+		}
+		sort.Strings(parts)
+		got8[g.Group] = fmt.Sprintf("%d %v", g.ErrorCode, parts)
+	}
+	want8 := map[string]string{"g": fmt.Sprintf("0 [open-0=0 secret-0=%d]", taf), "g-denied": fmt.Sprintf("%d []", gaf), "g-all": "0 [open-0=0]"}
+	if !maps.Equal(got8, want8) {
+		t.Errorf("OffsetFetch v8: %v, want %v", got8, want8)
+	}
+	h.reached("OffsetFetch v8", "OffsetFetch g open", "OffsetFetch g-all open", "OffsetFetch g-all secret")
+
+	// DescribeGroups: Describe per group; authorized operations of the
+	// described groups only.
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups, dg.IncludeAuthorizedOperations = 5, []string{"g", "g-denied", "g-busy"}, true
+	gotDG := map[string]string{}
+	for _, g := range h.must(alice, dg).(*kmsg.DescribeGroupsResponse).Groups {
+		gotDG[g.Group] = fmt.Sprintf("%d %q %d", g.ErrorCode, g.State, g.AuthorizedOperations)
+	}
+	omitted := authorizedOperationsOmitted
+	wantDG := map[string]string{
+		"g":        fmt.Sprintf("0 \"Stable\" %d", opBits(opRead, opDescribe, opDelete)),
+		"g-denied": fmt.Sprintf("%d \"\" %d", gaf, omitted),
+		"g-busy":   fmt.Sprintf("%d \"Stable\" %d", kerr.CoordinatorLoadInProgress.Code, omitted),
+	}
+	if !maps.Equal(gotDG, wantDG) {
+		t.Errorf("DescribeGroups: %v, want %v", gotDG, wantDG)
+	}
+	h.reached("DescribeGroups", "DescribeGroups g", "DescribeGroups g-busy")
+
+	// ListGroups: Describe on the cluster lists all, else the groups the
+	// principal may Describe.
+	listed := func(p string) []string {
+		var out []string
+		for _, g := range h.must(p, kmsg.NewPtrListGroupsRequest()).(*kmsg.ListGroupsResponse).Groups {
+			out = append(out, g.Group)
+		}
+		return out
+	}
+	if got := listed(alice); !slices.Equal(got, []string{"g"}) {
+		t.Errorf("ListGroups as alice: %v", got)
+	}
+	if got := listed("User:admin"); !slices.Equal(got, []string{"g", "g-denied"}) {
+		t.Errorf("ListGroups with Describe on the cluster: %v", got)
+	}
+
+	// DeleteGroups: Delete per distinct group.
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"g", "g-denied", "g"}
+	gotDel := map[string]int16{}
+	for _, g := range h.must(alice, del).(*kmsg.DeleteGroupsResponse).Groups {
+		gotDel[g.Group] = g.ErrorCode
+	}
+	wantCodeMap(t, "DeleteGroups", gotDel, map[string]int16{"g": 0, "g-denied": gaf})
+	h.reached("DeleteGroups", "DeleteGroups g")
+
+	// OffsetDelete: Delete on the group, then Read per topic.
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "g-denied"
+	od.Topics = twoTopics(func(topic string) kmsg.OffsetDeleteRequestTopic {
+		return kmsg.OffsetDeleteRequestTopic{Topic: topic, Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}
+	})
+	if r := h.must(alice, od).(*kmsg.OffsetDeleteResponse); r.ErrorCode != gaf || len(r.Topics) != 0 {
+		t.Errorf("OffsetDelete denied group: %+v", r)
+	}
+	h.reached("OffsetDelete denied group")
+	od.Group = "g"
+	wantCodeMap(t, "OffsetDelete", codes(h.must(alice, od).(*kmsg.OffsetDeleteResponse).Topics,
+		func(t kmsg.OffsetDeleteResponseTopic, add func(string, int32, int16)) {
+			for _, p := range t.Partitions {
+				add(t.Topic, p.Partition, p.ErrorCode)
+			}
+		}), map[string]int16{"open-0": 0, "secret-0": taf})
+	h.reached("OffsetDelete", "OffsetDelete g", "OffsetDelete g open")
+}
+
+// TestAuthorizedOperationsWithoutAuthorizer: without an authorizer every
+// supported operation is reported, as Kafka does.
+func TestAuthorizedOperationsWithoutAuthorizer(t *testing.T) {
+	h := newAuthzHarness(t, nil)
+	h.a.authorizer = nil
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups, dg.IncludeAuthorizedOperations = 5, []string{"g"}, true
+	if r := h.must(alice, dg).(*kmsg.DescribeGroupsResponse); r.Groups[0].AuthorizedOperations != opBits(opRead, opDescribe, opDelete) {
+		t.Errorf("group operations: %d", r.Groups[0].AuthorizedOperations)
+	}
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	want := opBits(opCreate, opClusterA, opDescCfg, opAlterCfg, kmsg.ACLOperationIdempotentWrite, opAlter, opDescribe)
+	if r := h.must(alice, dc).(*kmsg.DescribeClusterResponse); r.ClusterAuthorizedOperations != want {
+		t.Errorf("cluster operations: %d, want %d", r.ClusterAuthorizedOperations, want)
+	}
+}
+
+// TestAuthorizeAdmin: topic administration needs Create (cluster or
+// topic), Delete, Alter or the config operations on the topic; broker
+// configs, elections and reassignments need the cluster operation; the
+// cluster's authorized operations are the principal's.
+func TestAuthorizeAdmin(t *testing.T) {
+	h := newAuthzHarness(t, nil)
+	h.acls.grant(alice, opCreate, rtTopic, "t-alice", "t-blind")
+	h.acls.grant(alice, opDescCfg, rtTopic, "t-alice", "open")
+	h.acls.grant(alice, opDelete, rtTopic, "open")
+	h.acls.grant(alice, opAlter, rtTopic, "open")
+	h.acls.grant(alice, opAlterCfg, rtTopic, "open")
+	h.acls.grant("User:admin", opCreate, rtCluster, clusterResource)
+	for _, op := range []kmsg.ACLOperation{opAlter, opDescribe, opDescCfg, opAlterCfg} {
+		h.acls.grant("User:admin", op, rtCluster, clusterResource)
+	}
+	taf, caf := kerr.TopicAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code
+
+	// CreateTopics.
+	ct := createReq(0, true, topicReq("t-alice", 1, 1), topicReq("t-blind", 1, 1), topicReq("t-other", 1, 1))
+	ct.Version = 5
+	got := map[string]string{}
+	for _, rt := range h.must(alice, ct).(*kmsg.CreateTopicsResponse).Topics {
+		got[rt.Topic] = fmt.Sprintf("%d %q cfg=%d n=%d configs=%v", rt.ErrorCode, deref(rt.ErrorMessage), rt.ConfigErrorCode, rt.NumPartitions, len(rt.Configs) > 0)
+	}
+	want := map[string]string{
+		"t-alice": "0 \"<nil>\" cfg=0 n=1 configs=true",
+		"t-blind": fmt.Sprintf("0 \"<nil>\" cfg=%d n=-1 configs=false", taf),
+		"t-other": fmt.Sprintf("%d \"Authorization failed.\" cfg=%d n=-1 configs=false", taf, taf),
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("CreateTopics as alice:\n got %v\nwant %v", got, want)
+	}
+	if r := h.must("User:admin", createReq(0, true, topicReq("t-other", 1, 1))).(*kmsg.CreateTopicsResponse); r.Topics[0].ErrorCode != 0 {
+		t.Errorf("CreateTopics with Create on the cluster: %d", r.Topics[0].ErrorCode)
+	}
+
+	// CreatePartitions: Alter per topic.
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.ValidateOnly = true
+	cp.Topics = twoTopics(func(topic string) kmsg.CreatePartitionsRequestTopic {
+		return kmsg.CreatePartitionsRequestTopic{Topic: topic, Count: 2}
+	})
+	gotCP := map[string]string{}
+	for _, rt := range h.must(alice, cp).(*kmsg.CreatePartitionsResponse).Topics {
+		gotCP[rt.Topic] = fmt.Sprintf("%d %q", rt.ErrorCode, deref(rt.ErrorMessage))
+	}
+	if want := map[string]string{"open": "0 \"<nil>\"", "secret": fmt.Sprintf("%d \"The topic authorization is failed.\"", taf)}; !maps.Equal(gotCP, want) {
+		t.Errorf("CreatePartitions: %v, want %v", gotCP, want)
+	}
+
+	// DeleteTopics: Delete per topic; by id, a topic the principal may
+	// not Describe keeps its name secret.
+	h.zk.mu.Lock()
+	sec := h.zk.topics["secret"]
+	sec.TopicID = encodeTopicID([16]byte{9})
+	h.zk.topics["secret"] = sec
+	h.zk.mu.Unlock()
+	dt := kmsg.NewPtrDeleteTopicsRequest()
+	dt.Version, dt.TopicNames, dt.TimeoutMillis = 4, []string{"open", "secret"}, 0
+	gotDel := map[string]int16{}
+	for _, rt := range h.must(alice, dt).(*kmsg.DeleteTopicsResponse).Topics {
+		gotDel[deref(rt.Topic)] = rt.ErrorCode
+	}
+	wantCodeMap(t, "DeleteTopics", gotDel, map[string]int16{"open": 0, "secret": taf})
+	h.zk.mu.Lock()
+	marked := maps.Clone(h.zk.marked)
+	h.zk.mu.Unlock()
+	if !marked["open"] || marked["secret"] {
+		t.Errorf("marked for deletion: %v", marked)
+	}
+	dt6 := kmsg.NewPtrDeleteTopicsRequest()
+	dt6.Version, dt6.TimeoutMillis = 6, 0
+	dt6.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: [16]byte{9}}}
+	if r := h.must(alice, dt6).(*kmsg.DeleteTopicsResponse).Topics[0]; r.ErrorCode != taf || r.Topic != nil {
+		t.Errorf("DeleteTopics by id without Describe: code %d name %v", r.ErrorCode, deref(r.Topic))
+	}
+
+	// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: the config
+	// operation on the topic, or on the cluster for a broker.
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	for _, res := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "open"}, {kmsg.ConfigResourceTypeTopic, "secret"}, {kmsg.ConfigResourceTypeBroker, "1"}} {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = res.typ, res.name
+		dc.Resources = append(dc.Resources, rr)
+	}
+	describeConfigs := func(p string) map[string]string {
+		out := map[string]string{}
+		for _, rr := range h.must(p, dc).(*kmsg.DescribeConfigsResponse).Resources {
+			out[rr.ResourceName] = fmt.Sprintf("%d %q %v", rr.ErrorCode, deref(rr.ErrorMessage), len(rr.Configs) > 0)
+		}
+		return out
+	}
+	if got, want := describeConfigs(alice), map[string]string{
+		"open":   "0 \"<nil>\" true",
+		"secret": fmt.Sprintf("%d %q false", taf, topicAuthorizationFailedMessage),
+		"1":      fmt.Sprintf("%d %q false", caf, clusterAuthorizationFailedMessage),
+	}; !maps.Equal(got, want) {
+		t.Errorf("DescribeConfigs as alice: %v, want %v", got, want)
+	}
+	if got := describeConfigs("User:admin")["1"]; got != "0 \"<nil>\" true" {
+		t.Errorf("DescribeConfigs of the broker with DescribeConfigs on the cluster: %s", got)
+	}
+	ac := kmsg.NewPtrAlterConfigsRequest()
+	ac.ValidateOnly = true
+	for _, res := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "open"}, {kmsg.ConfigResourceTypeTopic, "secret"}, {kmsg.ConfigResourceTypeBroker, "1"}} {
+		rr := kmsg.NewAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = res.typ, res.name
+		ac.Resources = append(ac.Resources, rr)
+	}
+	gotAC := map[string]string{}
+	for _, rr := range h.must(alice, ac).(*kmsg.AlterConfigsResponse).Resources {
+		gotAC[rr.ResourceName] = fmt.Sprintf("%d %v", rr.ErrorCode, rr.ErrorMessage == nil)
+	}
+	if want := map[string]string{"open": "0 true", "secret": fmt.Sprintf("%d true", taf), "1": fmt.Sprintf("%d true", caf)}; !maps.Equal(gotAC, want) {
+		t.Errorf("AlterConfigs as alice: %v, want %v", gotAC, want)
+	}
+	iac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	iac.ValidateOnly = true
+	for _, name := range []string{"open", "secret"} {
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		iac.Resources = append(iac.Resources, rr)
+	}
+	rrs := h.must(alice, iac).(*kmsg.IncrementalAlterConfigsResponse).Resources
+	if len(rrs) != 2 || rrs[0].ErrorCode != 0 || rrs[1].ErrorCode != taf {
+		t.Errorf("IncrementalAlterConfigs: %+v", rrs)
+	}
+
+	// Elections and reassignments: the cluster operation before the
+	// controller check (the fake controller answers NOT_CONTROLLER).
+	el := kmsg.NewPtrElectLeadersRequest()
+	el.Version = 2
+	el.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "open", Partitions: []int32{0}}}
+	if r := h.must(alice, el).(*kmsg.ElectLeadersResponse); r.ErrorCode != caf || len(r.Topics) != 1 ||
+		r.Topics[0].Partitions[0].ErrorCode != caf || r.Topics[0].Partitions[0].ErrorMessage != nil {
+		t.Errorf("ElectLeaders denied: %+v", r)
+	}
+	if r := h.must("User:admin", el).(*kmsg.ElectLeadersResponse); r.ErrorCode != kerr.NotController.Code {
+		t.Errorf("ElectLeaders with Alter on the cluster: %d", r.ErrorCode)
+	}
+	apr := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	apr.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "open", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}}}}
+	if r := h.must(alice, apr).(*kmsg.AlterPartitionAssignmentsResponse); r.ErrorCode != caf || r.Topics[0].Partitions[0].ErrorCode != caf {
+		t.Errorf("AlterPartitionReassignments denied: %+v", r)
+	}
+	if r := h.must("User:admin", apr).(*kmsg.AlterPartitionAssignmentsResponse); r.ErrorCode != kerr.NotController.Code {
+		t.Errorf("AlterPartitionReassignments with Alter on the cluster: %d", r.ErrorCode)
+	}
+	lpr := kmsg.NewPtrListPartitionReassignmentsRequest()
+	if r := h.must(alice, lpr).(*kmsg.ListPartitionReassignmentsResponse); r.ErrorCode != caf {
+		t.Errorf("ListPartitionReassignments denied: %d", r.ErrorCode)
+	}
+	if r := h.must("User:admin", lpr).(*kmsg.ListPartitionReassignmentsResponse); r.ErrorCode != kerr.NotController.Code {
+		t.Errorf("ListPartitionReassignments with Describe on the cluster: %d", r.ErrorCode)
+	}
+
+	// DescribeCluster: the principal's cluster operations, 0 without
+	// Describe, −2^31 when not requested.
+	dcl := kmsg.NewPtrDescribeClusterRequest()
+	if r := h.must(alice, dcl).(*kmsg.DescribeClusterResponse); r.ClusterAuthorizedOperations != authorizedOperationsOmitted {
+		t.Errorf("DescribeCluster, not requested: %d", r.ClusterAuthorizedOperations)
+	}
+	dcl.IncludeClusterAuthorizedOperations = true
+	if r := h.must(alice, dcl).(*kmsg.DescribeClusterResponse); r.ClusterAuthorizedOperations != 0 {
+		t.Errorf("DescribeCluster without Describe: %d", r.ClusterAuthorizedOperations)
+	}
+	if r, want := h.must("User:admin", dcl).(*kmsg.DescribeClusterResponse), opBits(opCreate, opAlter, opDescribe, opDescCfg, opAlterCfg); r.ClusterAuthorizedOperations != want {
+		t.Errorf("DescribeCluster as admin: %d, want %d", r.ClusterAuthorizedOperations, want)
 	}
 }
