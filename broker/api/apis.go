@@ -23,7 +23,10 @@ type ReplicaManager interface {
 	// ProduceOrClose returns nil for acks=0 and an error when an acks=0
 	// request failed (the connection is then closed).
 	ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error)
-	Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error)
+	// FetchAuthorized serves a fetch; partitions of topics mayRead rejects
+	// (asked over the session's partitions too) answer
+	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all.
+	FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool) (kmsg.Response, error)
 	ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse
 	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
 	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
