@@ -44,6 +44,7 @@ import (
 	"github.com/xdg-go/scram"
 
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/broker/testcluster/proc"
 )
 
 // secRecords is how many records each client sends per protocol.
@@ -244,7 +245,7 @@ func TestSecurityClients(t *testing.T) {
 	b := startSecBroker(t)
 	t.Logf("broker with SSL and SASL_SSL listeners up in %v", time.Since(start).Round(time.Millisecond))
 	clients := []secClient{b.kcatClient(t), b.pythonClient("kafka-python"), b.pythonClient("confluent-kafka"),
-		b.kafkajsClient(t), b.franzClient(), b.saramaClient(), b.kafkaGoClient()}
+		b.kafkajsClient(t), b.franzClient(), b.saramaClient(), b.kafkaGoClient(), b.toolsClient(t)}
 	for _, cl := range clients {
 		b.c.CreateTopic("sec-"+cl.name+"-sasl", 3, 1, nil)
 		b.c.CreateTopic("sec-"+cl.name+"-ssl", 3, 1, nil)
@@ -689,6 +690,87 @@ func (b *secBroker) kafkaGoClient() secClient {
 		},
 		failures: map[string]*regexp.Regexp{
 			"wrong password":        regexp.MustCompile(`SASL Authentication Failed|\[58\]`),
+			"untrusted CA":          regexp.MustCompile(`certificate signed by unknown authority`),
+			"no client certificate": regexp.MustCompile(`(?i)certificate.required`),
+		},
+	}
+}
+
+// toolsClient is Klassik's own console tools and kafka-topics.sh with Kafka's
+// client security properties in --producer.config, --consumer.config and
+// --command-config files: the JKS truststore over SASL_SSL, PKCS12 stores
+// over SSL, a PEM truststore with the other CA.
+func (b *secBroker) toolsClient(t *testing.T) secClient {
+	repo := repoRoot(t)
+	build := t.TempDir()
+	buildTools(t, repo, build, "kafka-console-producer", "kafka-console-consumer", "kafka-topics")
+	env := []string{"KLASSIK_BUILD_DIR=" + build}
+	props := func(t *testing.T, sc secConf) string {
+		lines := []string{"security.protocol=" + sc.Protocol}
+		switch {
+		case sc.CA != b.pki.ca:
+			lines = append(lines, "ssl.truststore.type=PEM", "ssl.truststore.location="+sc.CA)
+		case sc.Protocol == "SASL_SSL":
+			lines = append(lines, "ssl.truststore.location="+b.pki.truststore, "ssl.truststore.password="+b.pki.password)
+		default:
+			lines = append(lines, "ssl.truststore.type=PKCS12", "ssl.truststore.location="+b.pki.clientTruststorePKCS12,
+				"ssl.truststore.password="+b.pki.password)
+		}
+		if sc.Cert != "" {
+			lines = append(lines, "ssl.keystore.type=PKCS12", "ssl.keystore.location="+b.pki.clientKeystorePKCS12,
+				"ssl.keystore.password="+b.pki.password)
+		}
+		if sc.Mechanism != "" {
+			lines = append(lines, "sasl.mechanism="+sc.Mechanism, fmt.Sprintf(
+				`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";`, sc.Username, sc.Password))
+		}
+		f := filepath.Join(t.TempDir(), "client.properties")
+		if err := os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	script := func(name string) string { return filepath.Join(repo, "bin", name+".sh") }
+	return secClient{
+		name: "klassik-tools",
+		produce: func(t *testing.T, addr string, sc secConf, topic, prefix string) {
+			var in strings.Builder
+			for i := 0; i < secRecords; i++ {
+				fmt.Fprintf(&in, "k%d:%s-%d\n", i, prefix, i)
+			}
+			cmd := exec.Command(script("kafka-console-producer"), "--bootstrap-server", addr, "--topic", topic,
+				"--producer.config", props(t, sc), "--request-required-acks", "all", "--property", "parse.key=true", "--property", "key.separator=:")
+			cmd.Env, cmd.Stdin = append(os.Environ(), env...), strings.NewReader(in.String())
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("kafka-console-producer.sh: %v\n%s", err, out)
+			}
+		},
+		consume: func(t *testing.T, addr string, sc secConf, topic string) []consumed {
+			out, code, err := proc.Run(60*time.Second, env, script("kafka-console-consumer"), "--bootstrap-server", addr, "--topic", topic,
+				"--consumer.config", props(t, sc), "--from-beginning", "--max-messages", fmt.Sprint(secRecords), "--timeout-ms", "30000",
+				"--property", "print.partition=true", "--property", "print.offset=true", "--property", "key.separator= ")
+			if err != nil || code != 0 {
+				t.Fatalf("kafka-console-consumer.sh: exit %d, %v\n%s", code, err, out)
+			}
+			var recs []consumed
+			for _, line := range strings.Split(out, "\n") {
+				var r consumed
+				if n, _ := fmt.Sscanf(line, "Partition:%d Offset:%d %s", &r.partition, &r.offset, &r.value); n == 3 {
+					recs = append(recs, r)
+				}
+			}
+			return recs
+		},
+		connect: func(t *testing.T, addr string, sc secConf) error {
+			out, code, err := proc.Run(30*time.Second, env, script("kafka-topics"), "--bootstrap-server", addr,
+				"--command-config", props(t, sc), "--list")
+			if err == nil && code != 0 {
+				err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(out))
+			}
+			return err
+		},
+		failures: map[string]*regexp.Regexp{
+			"wrong password":        regexp.MustCompile(`SASL_AUTHENTICATION_FAILED|SaslAuthenticationException`),
 			"untrusted CA":          regexp.MustCompile(`certificate signed by unknown authority`),
 			"no client certificate": regexp.MustCompile(`(?i)certificate.required`),
 		},

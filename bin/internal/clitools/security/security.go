@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	brokersecurity "github.com/klassik/klassik/broker/security"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -132,26 +134,18 @@ func (s *Settings) parseSASL(props map[string]string) error {
 	return nil
 }
 
-// honoured are the sasl.* and ssl.* keys the tools act on.
-var honoured = map[string]bool{
-	"sasl.mechanism": true, "sasl.jaas.config": true,
-	"ssl.protocol": true, "ssl.enabled.protocols": true, "ssl.cipher.suites": true,
-	"ssl.endpoint.identification.algorithm": true,
-	"ssl.truststore.location":               true, "ssl.truststore.password": true, "ssl.truststore.type": true,
-	"ssl.truststore.certificates": true,
-	"ssl.keystore.location":       true, "ssl.keystore.password": true, "ssl.keystore.type": true,
-	"ssl.keystore.key": true, "ssl.keystore.certificate.chain": true, "ssl.key.password": true,
-}
+// saslKeys are the sasl.* keys the tools act on; the ssl.* keys are read
+// by broker/security's ParseSSLSettings, which also refuses the Java-only
+// ones (ssl.provider, ssl.engine.factory.class, a non-default key or
+// trust manager algorithm).
+var saslKeys = map[string]bool{"sasl.mechanism": true, "sasl.jaas.config": true}
 
-// harmless are keys the tools may ignore: they only tune what Klassik's
-// tools do not do (Kerberos and OAuth logins, JVM key managers at their
-// defaults, timeouts of a re-login).
-var harmless = map[string]string{
-	"ssl.keymanager.algorithm":   "SunX509",
-	"ssl.trustmanager.algorithm": "PKIX",
-}
-
-var harmlessPrefixes = []string{"sasl.kerberos.", "sasl.login.refresh.", "sasl.oauthbearer."}
+// ignoredPrefixes are keys the tools may leave alone: they only tune what
+// the tools do not do (Kerberos and OAuth logins and their re-login), or
+// are a broker's (ssl.client.auth, ssl.principal.mapping.rules), which
+// Kafka's clients ignore too.
+var ignoredPrefixes = []string{"sasl.kerberos.", "sasl.login.refresh.", "sasl.oauthbearer.",
+	"ssl.client.auth", "ssl.principal.mapping.rules"}
 
 // checkKeys fails on the first (in key order) sasl.* or ssl.* property of a
 // layer s uses that the tools cannot honour.
@@ -162,23 +156,31 @@ func checkKeys(props map[string]string, s *Settings) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		isSASL, isSSL := strings.HasPrefix(k, "sasl."), strings.HasPrefix(k, "ssl.")
-		if !(isSASL && s.UsesSASL() || isSSL && s.UsesTLS()) || honoured[k] {
-			continue
-		}
 		v := strings.TrimSpace(props[k])
-		if def, ok := harmless[k]; ok && (v == "" || v == def) {
-			continue
+		switch {
+		case v == "" || hasAnyPrefix(k, ignoredPrefixes):
+			// unset, or nothing the tools do
+		case strings.HasPrefix(k, "sasl.") && s.UsesSASL() && !saslKeys[k]:
+			return unsupported(k, v)
+		case strings.HasPrefix(k, "ssl.") && s.UsesTLS() && !isSSLKey(k):
+			return unsupported(k, v)
 		}
-		if hasAnyPrefix(k, harmlessPrefixes) {
-			continue
-		}
-		if v == "" {
-			continue // a Java class or setting left unset
-		}
-		return unsupported(k, v)
 	}
 	return nil
+}
+
+// isSSLKey tells whether broker/security's ParseSSLSettings reads k.
+func isSSLKey(k string) bool {
+	switch k {
+	case brokersecurity.KeySSLProtocol, brokersecurity.KeySSLEnabledProtocols, brokersecurity.KeySSLCipherSuites,
+		brokersecurity.KeySSLKeystoreType, brokersecurity.KeySSLKeystoreLocation, brokersecurity.KeySSLKeystorePassword,
+		brokersecurity.KeySSLKeyPassword, brokersecurity.KeySSLKeystoreKey, brokersecurity.KeySSLKeystoreCertificateChain,
+		brokersecurity.KeySSLTruststoreType, brokersecurity.KeySSLTruststoreLocation, brokersecurity.KeySSLTruststorePassword,
+		brokersecurity.KeySSLTruststoreCertificates, brokersecurity.KeySSLEndpointIdentification:
+		return true
+	}
+	_, checked := brokersecurity.UnsupportedSSLKeys[k]
+	return checked
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -43,7 +44,7 @@ func TestParseProtocolsAndMechanisms(t *testing.T) {
 			"sasl.client.callback.handler.class": "com.example.Handler"},
 			err: "sasl.client.callback.handler.class=com.example.Handler is not supported"},
 		{name: "engine factory", props: map[string]string{"security.protocol": "SSL", "ssl.engine.factory.class": "com.example.F"},
-			err: "ssl.engine.factory.class=com.example.F is not supported"},
+			err: "ssl.engine.factory.class"},
 		{name: "key manager at its default", props: map[string]string{"security.protocol": "SSL", "ssl.keymanager.algorithm": "SunX509"},
 			want: Settings{Protocol: SSL}, wantTLS: true},
 		{name: "ssl keys ignored under SASL_PLAINTEXT", props: map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
@@ -51,13 +52,13 @@ func TestParseProtocolsAndMechanisms(t *testing.T) {
 			"sasl.jaas.config":         `org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="b";`},
 			want: Settings{Protocol: SaslPlaintext, Mechanism: MechanismScramSHA256, Username: "a", Password: "b"}},
 		{name: "unknown store type", props: map[string]string{"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent", "ssl.truststore.type": "BKS"},
-			err: "Failed to load SSL keystore /nonexistent of type BKS"},
+			err: `ssl.truststore.type: store type "BKS" is not supported`},
 		{name: "endpoint identification", props: map[string]string{"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": "ldaps"},
-			err: "ssl.endpoint.identification.algorithm=ldaps is not supported"},
+			err: `ssl.endpoint.identification.algorithm: "ldaps" is not supported`},
 		{name: "cipher suite", props: map[string]string{"security.protocol": "SSL", "ssl.cipher.suites": "TLS_FOO"},
-			err: "cipher suite TLS_FOO is not supported"},
+			err: "ssl.cipher.suites: "},
 		{name: "inline truststore needs PEM", props: map[string]string{"security.protocol": "SSL", "ssl.truststore.certificates": "-----BEGIN CERTIFICATE-----"},
-			err: "SSL trust store certificates can be specified only for PEM, but trust store type is JKS."},
+			err: "ssl.truststore.certificates can be specified only for PEM, but ssl.truststore.type is JKS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Parse(tc.props)
@@ -82,6 +83,13 @@ func TestParseProtocolsAndMechanisms(t *testing.T) {
 				t.Fatalf("%d kgo options", n)
 			}
 		})
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
