@@ -12,10 +12,11 @@
 //	                                               Settings.Opts: kgo.DialTLSConfig and
 //	                                               kgo.SASL with franz-go's pkg/sasl/plain
 //	                                               and pkg/sasl/scram)
-//	JaasContext.loadClientContext, JaasConfig    jaas.go (the one login module of
+//	JaasContext.loadClientContext                jaas.go (the one login module of
 //	  (sasl.jaas.config; the KafkaClient section   sasl.jaas.config, or of the KafkaClient
 //	  of -Djava.security.auth.login.config)        section of the JAAS file named in
-//	                                               KAFKA_OPTS; its username and password)
+//	                                               KAFKA_OPTS, read by broker/security's
+//	                                               JAAS parser; its username and password)
 //	DefaultSslEngineFactory (client side)        tls.go (truststore and keystore, hostname
 //	                                               verification as
 //	                                               ssl.endpoint.identification.algorithm
