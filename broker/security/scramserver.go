@@ -250,7 +250,10 @@ func (s *ScramServer) clientFinal(msg string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cf.Nonce != s.nonce {
+	// Kafka's ScramSaslServer does not compare the nonce (the proof covers
+	// it), and librdkafka sends its own nonce before the server's whole
+	// one (client nonce twice), so the nonce must end with the server's.
+	if !strings.HasSuffix(cf.Nonce, s.nonce) {
 		return nil, fmt.Errorf("%w: Invalid client nonce in the final client message", errScram)
 	}
 	if !bytes.Equal(cf.ChannelBinding, []byte(s.gs2Header)) {
