@@ -24,6 +24,7 @@ func (c *Config) Validate() error {
 	c.validateListeners(add)
 	c.validateVersions(add)
 	c.validateProtocolCombinations(add)
+	c.validateZooKeeperSecurity(add)
 	if len(ps) == 0 {
 		return nil
 	}
