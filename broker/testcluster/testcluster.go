@@ -60,6 +60,12 @@ type Options struct {
 	// HTTP turns on each broker's klassik.http.listener on 127.0.0.1 and
 	// a free port (kept over restarts); see HTTPAddr.
 	HTTP bool
+	// ZKConnect is the ZooKeeper connect string (with chroot) of the
+	// cluster, for a test that runs its own ZooKeeper (a TLS port, secure
+	// ACLs); default: the shared server with a fresh chroot. The test's
+	// own session (ZK) uses it as given, so it names the plaintext port;
+	// brokers may get another through Overrides["zookeeper.connect"].
+	ZKConnect string
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level
@@ -124,7 +130,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	// The log dirs must outlive the brokers: TempDir's removal is a cleanup
 	// too, and cleanups run last-registered first.
 	root := t.TempDir()
-	c := &Cluster{t: t, opts: opts, zkConnect: zkserver.ConnectString(t), logs: &logSink{t: t}}
+	zkConnect := opts.ZKConnect
+	if zkConnect == "" {
+		zkConnect = zkserver.ConnectString(t)
+	}
+	c := &Cluster{t: t, opts: opts, zkConnect: zkConnect, logs: &logSink{t: t}}
 	t.Cleanup(c.Close)
 	for i := 0; i < opts.Brokers; i++ {
 		id := opts.FirstBrokerID + int32(i)

@@ -430,7 +430,8 @@ func RandomSuffix(n int) string {
 // connection banner and WATCHER lines, i.e. what a zkCli user reads as the
 // command's answer. addr may carry a chroot ("127.0.0.1:2181/kafka").
 func ZkCli(addr string, timeout time.Duration, command ...string) (string, error) {
-	return runZkCli(addr, timeout, command, "")
+	out, _, err := runZkCli(addr, timeout, command, "")
+	return out, err
 }
 
 // ZkCliScript feeds several commands (one per line) to one zkCli.sh
@@ -438,12 +439,20 @@ func ZkCli(addr string, timeout time.Duration, command ...string) (string, error
 // output of all of them. Empty output lines (e.g. a zero-length node) are
 // dropped along with the banner.
 func ZkCliScript(addr string, timeout time.Duration, commands ...string) (string, error) {
+	out, _, err := runZkCli(addr, timeout, nil, strings.Join(commands, "\n")+"\nquit\n")
+	return out, err
+}
+
+// ZkCliScriptStderr is ZkCliScript that also returns what zkCli printed on
+// standard error, where it reports a failed command ("Insufficient
+// permission : <path>", "Authentication is not valid : <path>").
+func ZkCliScriptStderr(addr string, timeout time.Duration, commands ...string) (stdout, stderr string, err error) {
 	return runZkCli(addr, timeout, nil, strings.Join(commands, "\n")+"\nquit\n")
 }
 
-func runZkCli(addr string, timeout time.Duration, command []string, stdin string) (string, error) {
+func runZkCli(addr string, timeout time.Duration, command []string, stdin string) (string, string, error) {
 	if _, err := os.Stat(DefaultZkCli); err != nil {
-		return "", fmt.Errorf("%w (%s missing)", ErrNotInstalled, DefaultZkCli)
+		return "", "", fmt.Errorf("%w (%s missing)", ErrNotInstalled, DefaultZkCli)
 	}
 	args := append([]string{"-server", addr}, command...)
 	cmd := exec.Command(DefaultZkCli, args...)
@@ -453,7 +462,7 @@ func runZkCli(addr string, timeout time.Duration, command []string, stdin string
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("zkserver: zkCli: %w", err)
+		return "", "", fmt.Errorf("zkserver: zkCli: %w", err)
 	}
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- cmd.Wait() }()
@@ -462,12 +471,12 @@ func runZkCli(addr string, timeout time.Duration, command []string, stdin string
 	select {
 	case err := <-waitDone:
 		if err != nil {
-			return stdout.String(), fmt.Errorf("zkserver: zkCli %v: %w: %s", command, err, stderr.String())
+			return stdout.String(), stderr.String(), fmt.Errorf("zkserver: zkCli %v: %w: %s", command, err, stderr.String())
 		}
 	case <-t.C:
 		_ = cmd.Process.Kill()
 		<-waitDone
-		return "", fmt.Errorf("zkserver: zkCli %v timed out after %v", command, timeout)
+		return "", "", fmt.Errorf("zkserver: zkCli %v timed out after %v", command, timeout)
 	}
 	var out []string
 	for _, line := range strings.Split(stdout.String(), "\n") {
@@ -478,5 +487,5 @@ func runZkCli(addr string, timeout time.Duration, command []string, stdin string
 		}
 		out = append(out, line)
 	}
-	return strings.Join(out, "\n"), nil
+	return strings.Join(out, "\n"), stderr.String(), nil
 }
