@@ -62,7 +62,8 @@ func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	req, err := parse(o)
+	sys := security.SystemProperties(kafkaOpts)
+	req, err := parse(o, sys)
 	if err != nil {
 		if code, done := admintool.CommandLine("", err, admintool.UsageAndDie, usageMessage, specs, stdout, stderr); done {
 			return code
@@ -70,7 +71,7 @@ func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, javaException(err))
 		return 1
 	}
-	login, jaasFile, err := security.ZooKeeperLoginFromSystemProperties(security.SystemProperties(kafkaOpts))
+	login, jaasFile, err := security.ZooKeeperLoginFromSystemProperties(sys)
 	if err != nil {
 		fmt.Fprintln(stderr, javaException(err))
 		return 1
@@ -110,7 +111,7 @@ func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func parse(o *admintool.Options) (*request, error) {
+func parse(o *admintool.Options, sys map[string]string) (*request, error) {
 	req := &request{connect: "localhost:2181", sessionTimeout: 30 * time.Second, connectionTimeout: 30 * time.Second,
 		pathCheck: o.Has("enable.path.check")}
 	switch o.Value("zookeeper.acl") {
@@ -135,14 +136,21 @@ func parse(o *admintool.Options) (*request, error) {
 			*t.d = time.Duration(n) * time.Millisecond
 		}
 	}
+	// ZooKeeper's client system properties in KAFKA_OPTS, overridden by
+	// the file's Kafka-named keys (createZkClientConfigFromFile).
+	props := security.ZooKeeperTLSFromSystemProperties(sys)
 	if f, ok := o.Lookup("zk-tls-config-file"); ok {
-		props, err := admintool.LoadProperties(f)
+		file, err := admintool.LoadProperties(f)
 		if err != nil {
 			return nil, err
 		}
-		if req.tls, err = config.ZooKeeperSecurityFromProperties(props); err != nil {
-			return nil, err
+		for k, v := range file {
+			props[k] = v
 		}
+	}
+	var err error
+	if req.tls, err = config.ZooKeeperSecurityFromProperties(props); err != nil {
+		return nil, err
 	}
 	return req, nil
 }

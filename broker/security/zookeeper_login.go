@@ -48,3 +48,47 @@ func ZooKeeperLoginFromSystemProperties(sys map[string]string) (login *ZooKeeper
 	}
 	return nil, jaasFile, fmt.Errorf("%s=%s: the ZooKeeper client login is not wired yet", JavaLoginConfigPropertyZK, jaasFile)
 }
+
+// zkClientSystemProperties maps the zookeeper.* security keys to the
+// ZooKeeper client's own system properties (Kafka's
+// ZkSslConfigToSystemPropertyMap; note the camel case), which Kafka's
+// tools honour through ZKClientConfig when given in KAFKA_OPTS.
+var zkClientSystemProperties = map[string]string{
+	"zookeeper.ssl.client.enable":                     "zookeeper.client.secure",
+	"zookeeper.clientCnxnSocket":                      "zookeeper.clientCnxnSocket",
+	"zookeeper.ssl.keystore.location":                 "zookeeper.ssl.keyStore.location",
+	"zookeeper.ssl.keystore.password":                 "zookeeper.ssl.keyStore.password",
+	"zookeeper.ssl.keystore.type":                     "zookeeper.ssl.keyStore.type",
+	"zookeeper.ssl.truststore.location":               "zookeeper.ssl.trustStore.location",
+	"zookeeper.ssl.truststore.password":               "zookeeper.ssl.trustStore.password",
+	"zookeeper.ssl.truststore.type":                   "zookeeper.ssl.trustStore.type",
+	"zookeeper.ssl.protocol":                          "zookeeper.ssl.protocol",
+	"zookeeper.ssl.enabled.protocols":                 "zookeeper.ssl.enabledProtocols",
+	"zookeeper.ssl.cipher.suites":                     "zookeeper.ssl.ciphersuites",
+	"zookeeper.ssl.endpoint.identification.algorithm": "zookeeper.ssl.hostnameVerification",
+	"zookeeper.ssl.crl.enable":                        "zookeeper.ssl.crl",
+	"zookeeper.ssl.ocsp.enable":                       "zookeeper.ssl.ocsp",
+}
+
+// ZooKeeperTLSFromSystemProperties returns, under Kafka's key names, the
+// ZooKeeper client TLS settings given as ZooKeeper system properties
+// (hostnameVerification true/false becomes HTTPS/empty, as Kafka
+// translates it).
+func ZooKeeperTLSFromSystemProperties(sys map[string]string) map[string]string {
+	out := map[string]string{}
+	for key, prop := range zkClientSystemProperties {
+		v, ok := sys[prop]
+		if !ok {
+			continue
+		}
+		if key == "zookeeper.ssl.endpoint.identification.algorithm" {
+			if strings.EqualFold(v, "true") {
+				v = "HTTPS"
+			} else {
+				v = ""
+			}
+		}
+		out[key] = v
+	}
+	return out
+}
