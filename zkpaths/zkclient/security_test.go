@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/klassik/klassik/broker/security"
+	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
@@ -208,6 +210,52 @@ func TestTLSFailuresDoNotHang(t *testing.T) {
 			}
 			if d := time.Since(start); d > 10*time.Second {
 				t.Fatalf("took %v", d)
+			}
+		})
+	}
+}
+
+// The zookeeper.ssl.* settings as broker/security builds them, against the
+// real TLS port: the host name is checked unless
+// zookeeper.ssl.endpoint.identification.algorithm is empty (the chain
+// still is: another CA fails either way), and the enabled protocols are
+// the ones offered (the server speaks ZooKeeper's default, TLSv1.2 only).
+func TestZooKeeperTLSSettings(t *testing.T) {
+	srv, pki := startSecureZK(t)
+	leaf, err := pki.Issue("settings", "/CN=settings")
+	mustNoErr(t, err)
+	other, err := zkserver.NewPKI(t.TempDir())
+	mustNoErr(t, err)
+	base := config.ZooKeeperTLSConfig{KeystoreLocation: leaf.PEM, KeystoreType: "PEM",
+		TruststoreLocation: pki.CA, TruststoreType: "PEM", EnabledProtocols: []string{"TLSv1.2"}, VerifyHostname: true}
+	cases := []struct {
+		name       string
+		serverName string
+		edit       func(c *config.ZooKeeperTLSConfig)
+		ok         bool
+	}{
+		{"defaults", "", nil, true},
+		{"wrong host name", "not-zookeeper.example", nil, false},
+		{"wrong host name, check off", "not-zookeeper.example", func(c *config.ZooKeeperTLSConfig) { c.VerifyHostname = false }, true},
+		{"other CA, check off", "", func(c *config.ZooKeeperTLSConfig) { c.VerifyHostname = false; c.TruststoreLocation = other.CA }, false},
+		{"TLSv1.3 only", "", func(c *config.ZooKeeperTLSConfig) { c.EnabledProtocols = []string{"TLSv1.3"} }, false},
+		{"cipher suite", "", func(c *config.ZooKeeperTLSConfig) { c.CipherSuites = []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"} }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			if tc.edit != nil {
+				tc.edit(&s)
+			}
+			cfg, err := security.ZooKeeperTLSConfig(&s)
+			mustNoErr(t, err)
+			cfg.ServerName = tc.serverName
+			c, err := zkclient.Connect(srv.SecureAddr(), sessionTimeout, zkclient.WithTLS(cfg), zkclient.WithConnectTimeout(3*time.Second))
+			if err == nil {
+				c.Close()
+			}
+			if (err == nil) != tc.ok {
+				t.Fatalf("connect: %v, want success %v", err, tc.ok)
 			}
 		})
 	}
