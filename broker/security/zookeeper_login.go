@@ -2,6 +2,7 @@ package security
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -38,15 +39,68 @@ func SystemProperties(kafkaOpts string) map[string]string {
 	return out
 }
 
-// ZooKeeperLoginFromSystemProperties finds the ZooKeeper client login:
-// nil without a JAAS file (or with zookeeper.sasl.client=false and no
-// Client section). jaasFile is the file named, for messages.
+// DigestLoginModule is ZooKeeper's JAAS login module for a user and
+// password (SASL DIGEST-MD5 in Kafka; ZooKeeper's digest scheme here).
+const DigestLoginModule = "org.apache.zookeeper.server.auth.DigestLoginModule"
+
+// ZooKeeperLoginFromSystemProperties finds the ZooKeeper client login as
+// Kafka's JaasUtils.isZkSaslEnabled does: the section named by
+// zookeeper.sasl.clientconfig (default Client) of the JAAS file of
+// java.security.auth.login.config. No file or no such section: nil. The
+// section must hold one DigestLoginModule with username and password; any
+// other module (Krb5LoginModule, ...) is an error, as is the section with
+// zookeeper.sasl.client=false. jaasFile is the file named, for messages.
 func ZooKeeperLoginFromSystemProperties(sys map[string]string) (login *ZooKeeperLogin, jaasFile string, err error) {
 	jaasFile = sys[JavaLoginConfigPropertyZK]
 	if jaasFile == "" {
 		return nil, "", nil
 	}
-	return nil, jaasFile, fmt.Errorf("%s=%s: the ZooKeeper client login is not wired yet", JavaLoginConfigPropertyZK, jaasFile)
+	context := ZooKeeperClientContext
+	if v, ok := sys[ZkLoginContextProperty]; ok {
+		context = v
+	}
+	data, err := os.ReadFile(jaasFile)
+	if err != nil {
+		return nil, jaasFile, fmt.Errorf("Exception while loading Zookeeper JAAS login context %s: %w", zkSecuritySysConfigString(sys), err)
+	}
+	sections, err := zkParseJaasSections(string(data))
+	if err != nil {
+		return nil, jaasFile, fmt.Errorf("Exception while loading Zookeeper JAAS login context %s: %w", zkSecuritySysConfigString(sys), err)
+	}
+	mods, ok := sections[context]
+	if !ok {
+		return nil, jaasFile, nil
+	}
+	if v, set := sys[ZkSaslClientProperty]; set && !strings.EqualFold(v, "true") {
+		return nil, jaasFile, fmt.Errorf("Exception while determining if ZooKeeper is secure %s: the JAAS %s section is present but %s=%s disables the ZooKeeper client login",
+			zkSecuritySysConfigString(sys), context, ZkSaslClientProperty, v)
+	}
+	if len(mods) != 1 || mods[0].module != DigestLoginModule {
+		names := make([]string, len(mods))
+		for i, m := range mods {
+			names[i] = m.module
+		}
+		return nil, jaasFile, fmt.Errorf("JAAS file %s, section %s: login module %s is not supported; Klassik logs in to ZooKeeper with "+
+			"one %s (username, password), sent with ZooKeeper's digest scheme", jaasFile, context, strings.Join(names, ", "), DigestLoginModule)
+	}
+	user, okU := mods[0].options["username"]
+	pass, okP := mods[0].options["password"]
+	if !okU || !okP || user == "" {
+		return nil, jaasFile, fmt.Errorf("JAAS file %s, section %s: %s needs username and password", jaasFile, context, DigestLoginModule)
+	}
+	return &ZooKeeperLogin{User: user, Password: pass}, jaasFile, nil
+}
+
+// zkSecuritySysConfigString is JaasUtils.zkSecuritySysConfigString.
+func zkSecuritySysConfigString(sys map[string]string) string {
+	get := func(k, def string) string {
+		if v, ok := sys[k]; ok {
+			return v
+		}
+		return "default:" + def
+	}
+	return "[" + JavaLoginConfigPropertyZK + "=" + sys[JavaLoginConfigPropertyZK] + ", " + ZkSaslClientProperty + "=" + get(ZkSaslClientProperty, "true") +
+		", " + ZkLoginContextProperty + "=" + get(ZkLoginContextProperty, ZooKeeperClientContext) + "]"
 }
 
 // zkClientSystemProperties maps the zookeeper.* security keys to the
