@@ -260,3 +260,27 @@ func TestZooKeeperTLSSettings(t *testing.T) {
 		})
 	}
 }
+
+// Digest credentials survive a session expiry: go-zookeeper sends them
+// again on the new session before any request, so nodes created after the
+// expiry are still owned by "digest:kafka:<hash>" (a TLS session gets its
+// x509 identity from every new handshake in the same way).
+func TestDigestAuthAfterSessionExpiry(t *testing.T) {
+	srv, err := zkserver.Shared()
+	mustNoErr(t, err)
+	p, err := zkserver.NewProxy(srv.Addr())
+	mustNoErr(t, err)
+	defer p.Close()
+	chroot := zkserver.Chroot(t)
+	c, err := zkclient.Connect(p.ConnectString(chroot), sessionTimeout, zkclient.WithSecureACLs(true), zkclient.WithDigestAuth("kafka", "secret"))
+	mustNoErr(t, err)
+	defer c.Close()
+	expireSession(t, c, 15*time.Second, func(id int64) error { return p.ExpireSession(id, 15*time.Second) })
+	_, err = c.CreateRecursive("/config/users/bob", []byte("{}"), zkclient.Persistent)
+	mustNoErr(t, err)
+	acls, _, err := c.GetACL("/config/users/bob")
+	mustNoErr(t, err)
+	if got, want := aclString(acls), "digest:"+zkserver.DigestID("kafka:secret")+":cdrwa"; got != want {
+		t.Fatalf("ACL after expiry = %s, want %s", got, want)
+	}
+}
