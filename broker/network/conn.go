@@ -138,6 +138,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	}
 	if am != nil {
 		am.record(c.s.rm.reg, req, len(frame), &c.times, handled, returned, writeStart, time.Now())
+		am.recordErrors(c.s.rm.reg, resp)
 	}
 	if log.Enabled(ctx, slog.LevelDebug) {
 		// Kafka's kafka.request.logger line.
