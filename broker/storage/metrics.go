@@ -1,12 +1,66 @@
 package storage
 
 import (
+	"errors"
 	"strconv"
+	"time"
 
 	gometrics "github.com/rcrowley/go-metrics"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/storage/record"
 )
+
+// logStats are the metrics all logs of a manager share: Kafka's
+// kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs (one sample
+// per segment fsync, as LogSegment.flush times itself) and the
+// all-topics BrokerTopicMetrics meters Kafka's LogValidator and
+// Log.analyzeAndValidateRecords mark when they refuse records.
+type logStats struct {
+	flush                                                        gometrics.Timer
+	invalidCRC, invalidMagic, invalidOffsetOrSequence, noKeyComp gometrics.Meter
+}
+
+// nopLogStats serves logs opened without a manager's registry.
+var nopLogStats = &logStats{flush: gometrics.NilTimer{}, invalidCRC: gometrics.NilMeter{},
+	invalidMagic: gometrics.NilMeter{}, invalidOffsetOrSequence: gometrics.NilMeter{}, noKeyComp: gometrics.NilMeter{}}
+
+func newLogStats(r gometrics.Registry) *logStats {
+	if r == nil {
+		return nopLogStats
+	}
+	const btm = "kafka.server.BrokerTopicMetrics."
+	return &logStats{
+		flush:                   gometrics.GetOrRegisterTimer("kafka.log.LogFlushStats.LogFlushRateAndTimeMs", r),
+		invalidCRC:              gometrics.GetOrRegisterMeter(btm+"InvalidMessageCrcRecordsPerSec", r),
+		invalidMagic:            gometrics.GetOrRegisterMeter(btm+"InvalidMagicNumberRecordsPerSec", r),
+		invalidOffsetOrSequence: gometrics.GetOrRegisterMeter(btm+"InvalidOffsetOrSequenceRecordsPerSec", r),
+		noKeyComp:               gometrics.GetOrRegisterMeter(btm+"NoKeyCompactedTopicRecordsPerSec", r),
+	}
+}
+
+// invalid counts a refused append by the kind of its error (once per
+// append, as Kafka marks once before throwing).
+func (s *logStats) invalid(err error) {
+	switch {
+	case errors.Is(err, record.ErrInvalidCRC):
+		s.invalidCRC.Mark(1)
+	case errors.Is(err, record.ErrNoKey):
+		s.noKeyComp.Mark(1)
+	case errors.Is(err, record.ErrInvalidOffsetOrSequence):
+		s.invalidOffsetOrSequence.Mark(1)
+	case errors.Is(err, record.ErrInvalidMagic):
+		s.invalidMagic.Mark(1)
+	}
+}
+
+// flushSegment fsyncs s, timing it.
+func (l *Log) flushSegment(s *Segment) error {
+	start := time.Now()
+	err := s.flush()
+	l.stats.flush.UpdateSince(start)
+	return err
+}
 
 // Kafka's per-log gauges (kafka.log:type=Log,name=...,topic=...,partition=...),
 // registered while the manager holds the log and read at scrape time.
