@@ -113,7 +113,7 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 	if err != nil {
 		return nil, err
 	}
-	m.metrics.topics.fetched(parts, reads, params.replicaID >= 0)
+	m.metrics.topics.fetched(parts, reads, params.replicaID, m)
 	if session != nil {
 		resp.SessionID = session.id
 	}
