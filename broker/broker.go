@@ -81,6 +81,7 @@ type Broker struct {
 	web            *webServer // klassik.http.listener; nil when off
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
+	state atomic.Int64 // Kafka's BrokerState value (brokermetrics.go)
 
 	// metrics is this broker's registry (Kafka metric names); never the
 	// process-wide default, so in-process clusters keep them apart.
@@ -166,6 +167,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	}
 	b.started = true
 	b.mu.Unlock()
+	b.state.Store(brokerStarting)
 	defer func() {
 		if err != nil {
 			b.stop(false)
@@ -218,6 +220,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
+	b.state.Store(brokerRunning)
 	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
 	return nil
 }
@@ -602,8 +605,10 @@ func (b *Broker) stop(controlled bool) {
 		return
 	}
 	if controlled && b.server != nil && b.epoch.Load() >= 0 && b.cfg.ControlledShutdownEnable {
+		b.state.Store(brokerPendingControlledShutdown)
 		b.controlledShutdown()
 	}
+	b.state.Store(brokerShuttingDown)
 	b.stopComponents()
 	if b.logs != nil {
 		if err := b.logs.Shutdown(); err != nil {
@@ -613,6 +618,7 @@ func (b *Broker) stop(controlled bool) {
 	if b.zk != nil {
 		b.zk.Close()
 	}
+	b.state.Store(brokerNotRunning)
 	b.logger.Info("shut down completed")
 }
 

@@ -118,6 +118,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 			return nil, err
 		}
 	}
+	m.registerManagerMetrics()
 	return m, nil
 }
 

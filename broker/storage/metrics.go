@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -68,6 +69,26 @@ var logGaugeNames = [...]string{"Size", "NumLogSegments", "LogStartOffset", "Log
 
 func logGaugeName(name string, tp common.TopicPartition) string {
 	return "kafka.log.Log." + name + ".topic=" + tp.Topic + ".partition=" + strconv.Itoa(int(tp.Partition))
+}
+
+// registerManagerMetrics registers Kafka's LogManager gauges:
+// OfflineLogDirectoryCount and, per directory (logDirectory=<absolute
+// path>), LogDirectoryOffline. Klassik never takes a directory offline (a
+// disk error fails the request with KAFKA_STORAGE_ERROR), so both are 0.
+func (m *LogManager) registerManagerMetrics() {
+	r := m.cfg.Metrics
+	if r == nil {
+		return
+	}
+	zero := func() int64 { return 0 }
+	r.GetOrRegister("kafka.log.LogManager.OfflineLogDirectoryCount", gometrics.NewFunctionalGauge(zero))
+	for _, d := range m.dirs {
+		abs, err := filepath.Abs(d.path)
+		if err != nil {
+			abs = d.path
+		}
+		r.GetOrRegister("kafka.log.LogManager.LogDirectoryOffline.logDirectory="+abs, gometrics.NewFunctionalGauge(zero))
+	}
 }
 
 // registerLogMetrics registers l's gauges (no-op without a registry).
