@@ -205,6 +205,12 @@ var servedMetrics = func() []servedMetric {
 		{"kafka_log_logflushstats_logflushrateandtimems", gauge, []string{"quantile"}, false},
 		{"kafka_log_logflushstats_logflushrateandtimems_count", counter, []string{""}, false},
 		{"kafka_log_logmanager_offlinelogdirectorycount", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_max_buffer_utilization_percent", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_cleaner_recopy_percent", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_max_clean_time_secs", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_deadthreadcount", gauge, []string{""}, false},
+		{"kafka_log_logcleanermanager_max_dirty_percent", gauge, []string{""}, false},
+		{"kafka_log_logcleanermanager_time_since_last_run_ms", gauge, []string{""}, false},
 		{"kafka_log_logmanager_logdirectoryoffline", gauge, []string{"logDirectory"}, false},
 		// kafka.network RequestMetrics
 		{"kafka_network_requestmetrics_requests_total", counter, []string{"request,version"}, false},

@@ -2,8 +2,10 @@ package storage
 
 import (
 	"errors"
+	"math"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	gometrics "github.com/rcrowley/go-metrics"
@@ -114,4 +116,55 @@ func (m *LogManager) unregisterLogMetrics(tp common.TopicPartition) {
 	for _, n := range logGaugeNames {
 		r.Unregister(logGaugeName(n, tp))
 	}
+}
+
+// cleanerMetrics are Kafka's LogCleaner and LogCleanerManager gauges
+// (kafka.log:type=LogCleaner / LogCleanerManager), registered when the
+// manager runs a cleaner, from the last pass: max-buffer-utilization-percent
+// (the offset map's fill), cleaner-recopy-percent (bytes written over bytes
+// read), max-clean-time-secs, DeadThreadCount (the one cleaner goroutine
+// never dies: 0), max-dirty-percent (the dirtiest cleanable log's ratio at
+// the last selection) and time-since-last-run-ms. Written by the cleaner
+// goroutine, read at scrape time.
+type cleanerMetrics struct {
+	lastRun           atomic.Int64  // unix ms of the last selection
+	bufferUtilization atomic.Uint64 // float64 bits, 0..1
+	bytesRead         atomic.Int64
+	bytesWritten      atomic.Int64
+	elapsed           atomic.Int64 // ns of the last pass
+	dirtyRatio        atomic.Uint64
+}
+
+func registerCleanerMetrics(r gometrics.Registry, now func() time.Time) *cleanerMetrics {
+	m := &cleanerMetrics{}
+	m.lastRun.Store(now().UnixMilli())
+	if r == nil {
+		return m
+	}
+	f := func(name string, v func() float64) {
+		r.GetOrRegister(name, gometrics.NewFunctionalGaugeFloat64(v))
+	}
+	i := func(name string, v func() int64) { r.GetOrRegister(name, gometrics.NewFunctionalGauge(v)) }
+	const lc, lcm = "kafka.log.LogCleaner.", "kafka.log.LogCleanerManager."
+	f(lc+"max-buffer-utilization-percent", func() float64 { return 100 * math.Float64frombits(m.bufferUtilization.Load()) })
+	i(lc+"cleaner-recopy-percent", func() int64 { return 100 * m.bytesWritten.Load() / max(m.bytesRead.Load(), 1) })
+	f(lc+"max-clean-time-secs", func() float64 { return time.Duration(m.elapsed.Load()).Seconds() })
+	i(lc+"DeadThreadCount", func() int64 { return 0 })
+	i(lcm+"max-dirty-percent", func() int64 { return int64(100 * math.Float64frombits(m.dirtyRatio.Load())) })
+	i(lcm+"time-since-last-run-ms", func() int64 { return now().UnixMilli() - m.lastRun.Load() })
+	return m
+}
+
+// selected records a selection of the filthiest log (ratio 0: none).
+func (m *cleanerMetrics) selected(now time.Time, ratio float64) {
+	m.lastRun.Store(now.UnixMilli())
+	m.dirtyRatio.Store(math.Float64bits(max(ratio, 0)))
+}
+
+// cleaned records a finished pass.
+func (m *cleanerMetrics) cleaned(st CleanStats, utilization float64, elapsed time.Duration) {
+	m.bufferUtilization.Store(math.Float64bits(utilization))
+	m.bytesRead.Store(st.BytesRead)
+	m.bytesWritten.Store(st.BytesWritten)
+	m.elapsed.Store(int64(elapsed))
 }
