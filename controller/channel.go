@@ -38,6 +38,7 @@ type channelManager struct {
 	log          *slog.Logger
 	onResponse   responseHandler
 	metrics      *channelMetrics
+	dial         network.DialFunc
 
 	// mu guards the following.
 	mu       sync.Mutex
@@ -54,6 +55,7 @@ func newChannelManager(controllerID int32, listener string, timeout time.Duratio
 		log:          log,
 		onResponse:   onResponse,
 		metrics:      metrics,
+		dial:         network.PlainDialer,
 		senders:      map[int32]*brokerSender{},
 		versions:     map[int32]map[int16]int16{},
 	}
@@ -217,7 +219,7 @@ func (s *brokerSender) run() {
 			continue
 		}
 		if client == nil {
-			c, err := network.Dial(s.ctx, s.addr, "controller-"+strconv.Itoa(int(s.cm.controllerID))+"-to-broker-"+strconv.Itoa(int(s.id)), s.cm.timeout)
+			c, err := s.cm.dial(s.ctx, s.addr, "controller-"+strconv.Itoa(int(s.cm.controllerID))+"-to-broker-"+strconv.Itoa(int(s.id)), s.cm.timeout)
 			if err != nil {
 				if s.ctx.Err() != nil {
 					return
