@@ -185,6 +185,8 @@ var servedMetrics = func() []servedMetric {
 		// purgatories
 		{"kafka_server_delayedoperationpurgatory_purgatorysize", gauge, []string{"delayedOperation"}, false},
 		{"kafka_server_delayedoperationpurgatory_numdelayedoperations", gauge, []string{"delayedOperation"}, false},
+		{"kafka_server_delayedfetchmetrics_expires_total", counter, []string{"fetcherType"}, false},
+		{"kafka_server_delayedproducemetrics_expires_total", counter, []string{""}, false},
 		// replica fetcher
 		{"kafka_server_fetcherlagmetrics_consumerlag", gauge, []string{"clientId,partition,topic"}, true},
 		{"kafka_server_replicafetchermanager_maxlag", gauge, []string{"clientId"}, true},
@@ -415,6 +417,11 @@ func TestMetricsScrape(t *testing.T) {
 	if v := value(fols, "kafka_cluster_partition_insyncreplicascount", "topic", topic, "partition", "0"); v != 0 {
 		t.Errorf("follower's insyncreplicascount %v, want 0 (Kafka's gauge is the leader's)", v)
 	}
+	// The follower's idle long polls (replica.fetch.wait.max.ms=200) expire
+	// in the leader's fetch purgatory.
+	c.WaitFor(20*time.Second, "an expired follower fetch on the leader", func() bool {
+		return value(scrape(t, c.HTTPAddr(leader)), "kafka_server_delayedfetchmetrics_expires_total", "fetcherType", "follower") >= 1
+	})
 	// The controller's channel to each broker: UpdateMetadata and
 	// LeaderAndIsr for the topic waited in its queues.
 	ctrl, _ := c.Controller()

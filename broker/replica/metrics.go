@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"strconv"
+
 	gometrics "github.com/rcrowley/go-metrics"
 
 	"github.com/klassik/klassik/broker/common"
@@ -13,14 +15,19 @@ type replicaMetrics struct {
 	reg              gometrics.Registry // nil: none
 	isrShrinks       gometrics.Meter
 	isrExpands       gometrics.Meter
-	failedIsrUpdates gometrics.Meter   // FailedIsrUpdatesPerSec: a refused or failed ISR write
-	topics           *brokerTopicStats // nil: off
-	lags             *fetcherLagStats  // nil: off
+	failedIsrUpdates gometrics.Meter // FailedIsrUpdatesPerSec: a refused or failed ISR write
+	// DelayedFetchMetrics ExpiresPerSec (fetcherType=consumer, follower)
+	// and DelayedProduceMetrics ExpiresPerSec (all partitions; per
+	// partition in expiredProduce): parked requests whose wait ran out.
+	fetchExpiresConsumer, fetchExpiresFollower, produceExpires gometrics.Meter
+	topics                                                     *brokerTopicStats // nil: off
+	lags                                                       *fetcherLagStats  // nil: off
 }
 
 func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 	if r == nil {
-		return replicaMetrics{isrShrinks: gometrics.NilMeter{}, isrExpands: gometrics.NilMeter{}, failedIsrUpdates: gometrics.NilMeter{}}
+		n := gometrics.NilMeter{}
+		return replicaMetrics{isrShrinks: n, isrExpands: n, failedIsrUpdates: n, fetchExpiresConsumer: n, fetchExpiresFollower: n, produceExpires: n}
 	}
 	m.fetches.RegisterMetrics(r)
 	m.produces.RegisterMetrics(r)
@@ -37,11 +44,14 @@ func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 	// KAFKA_STORAGE_ERROR per request), so none is ever offline.
 	gauge("OfflineReplicaCount", func() int64 { return 0 })
 	rm := replicaMetrics{
-		reg:              r,
-		isrShrinks:       gometrics.GetOrRegisterMeter(prefix+"IsrShrinksPerSec", r),
-		isrExpands:       gometrics.GetOrRegisterMeter(prefix+"IsrExpandsPerSec", r),
-		failedIsrUpdates: gometrics.GetOrRegisterMeter(prefix+"FailedIsrUpdatesPerSec", r),
-		lags:             newFetcherLagStats(r),
+		reg:                  r,
+		isrShrinks:           gometrics.GetOrRegisterMeter(prefix+"IsrShrinksPerSec", r),
+		isrExpands:           gometrics.GetOrRegisterMeter(prefix+"IsrExpandsPerSec", r),
+		failedIsrUpdates:     gometrics.GetOrRegisterMeter(prefix+"FailedIsrUpdatesPerSec", r),
+		fetchExpiresConsumer: gometrics.GetOrRegisterMeter("kafka.server.DelayedFetchMetrics.ExpiresPerSec.fetcherType=consumer", r),
+		fetchExpiresFollower: gometrics.GetOrRegisterMeter("kafka.server.DelayedFetchMetrics.ExpiresPerSec.fetcherType=follower", r),
+		produceExpires:       gometrics.GetOrRegisterMeter("kafka.server.DelayedProduceMetrics.ExpiresPerSec", r),
+		lags:                 newFetcherLagStats(r),
 	}
 	if !m.cfg.DisableRequestMetrics {
 		rm.topics = newBrokerTopicStats(r)
@@ -92,4 +102,17 @@ func (m *Manager) partitionStats() partitionStats {
 		p.mu.RUnlock()
 	}
 	return s
+}
+
+// expiredProduce counts a partition of an acks=all produce still waiting
+// when the produce timed out, for all partitions and for tp (Kafka's
+// DelayedProduceMetrics.recordExpiration; the per-partition meter is made
+// at its first expiry and kept, as Kafka keeps it).
+func (rm *replicaMetrics) expiredProduce(tp common.TopicPartition) {
+	rm.produceExpires.Mark(1)
+	if rm.reg == nil {
+		return
+	}
+	gometrics.GetOrRegisterMeter("kafka.server.DelayedProduceMetrics.ExpiresPerSec.topic="+tp.Topic+
+		".partition="+strconv.Itoa(int(tp.Partition)), rm.reg).Mark(1)
 }
