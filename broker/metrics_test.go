@@ -190,6 +190,8 @@ var servedMetrics = func() []servedMetric {
 		// replica fetcher
 		{"kafka_server_fetcherlagmetrics_consumerlag", gauge, []string{"clientId,partition,topic"}, true},
 		{"kafka_server_replicafetchermanager_maxlag", gauge, []string{"clientId"}, true},
+		{"kafka_server_replicafetchermanager_failedpartitionscount", gauge, []string{"clientId"}, true},
+		{"kafka_server_replicafetchermanager_deadthreadcount", gauge, []string{"clientId"}, true},
 		// ZooKeeper client
 		{"kafka_server_sessionexpirelistener_zookeeperexpires_total", counter, []string{""}, false},
 		{"kafka_server_sessionexpirelistener_zookeeperdisconnects_total", counter, []string{""}, false},
