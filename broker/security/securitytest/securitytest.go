@@ -60,7 +60,7 @@ func Need(t testing.TB, cmds ...string) {
 	t.Helper()
 	for _, c := range cmds {
 		if _, err := exec.LookPath(c); err != nil {
-			t.Fatalf("securitytest: %s not found on PATH: install it (openssl: Debian package openssl; keytool: openjdk-17-jre-headless, see bin/klassik-install-deps.sh)", c)
+			t.Fatalf("securitytest: %s not found on PATH: install it (openssl: Debian package openssl; keytool: default-jdk-headless, see bin/klassik-install-deps.sh)", c)
 		}
 	}
 }
