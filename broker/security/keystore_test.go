@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -363,5 +364,64 @@ func TestCipherSuiteHandshake(t *testing.T) {
 	cli.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}
 	if _, err := handshake(t, srv, cli, m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKeytoolGeneratedStores loads stores the way Kafka's documentation
+// makes them: keytool -genkeypair (RSA) into a JKS file and into keytool's
+// default format (PKCS12 since Java 9, even for a .jks name, which Java's
+// JKS type reads too), and a trust store by keytool -importcert.
+func TestKeytoolGeneratedStores(t *testing.T) {
+	securitytest.Need(t, "keytool")
+	dir := t.TempDir()
+	keytool := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("keytool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("keytool %v: %v\n%s", args, err, out)
+		}
+	}
+	jks := filepath.Join(dir, "server.keystore.jks")
+	def := filepath.Join(dir, "default.keystore.jks")
+	keytool("-genkeypair", "-keystore", jks, "-storetype", "JKS", "-alias", "localhost", "-keyalg", "RSA", "-keysize", "2048",
+		"-validity", "2", "-dname", "CN=localhost,OU=ops,O=Klassik", "-ext", "SAN=IP:127.0.0.1", "-storepass", "storepass", "-keypass", "keypass")
+	keytool("-genkeypair", "-keystore", def, "-alias", "localhost", "-keyalg", "EC", "-validity", "2",
+		"-dname", "CN=localhost", "-ext", "SAN=IP:127.0.0.1", "-storepass", "storepass")
+	cert := filepath.Join(dir, "server.cer")
+	keytool("-exportcert", "-keystore", jks, "-alias", "localhost", "-storepass", "storepass", "-file", cert)
+	trust := filepath.Join(dir, "client.truststore.jks")
+	keytool("-importcert", "-noprompt", "-keystore", trust, "-alias", "CARoot", "-file", cert, "-storepass", "trustpass")
+
+	srv, _, err := security.ServerTLSConfig(map[string]string{"ssl.keystore.location": jks, "ssl.keystore.password": "storepass", "ssl.key.password": "keypass"}, "SSL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Certificates[0].Leaf.Subject.CommonName; got != "localhost" {
+		t.Fatalf("leaf %q", got)
+	}
+	if _, _, err := security.ServerTLSConfig(map[string]string{"ssl.keystore.location": def, "ssl.keystore.password": "storepass"}, "SSL"); err != nil {
+		t.Fatalf("keytool's default format under ssl.keystore.type=JKS: %v", err)
+	}
+	cli, err := security.ClientTLSConfig(map[string]string{"ssl.truststore.location": trust, "ssl.truststore.password": "trustpass"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, _ := security.NewSslPrincipalMapper("DEFAULT")
+	if _, err := handshake(t, srv, cli, mapper); err != nil {
+		t.Fatalf("handshake with keytool stores: %v", err)
+	}
+	// Java reads a JKS trust store without its password (no integrity
+	// check). (A PKCS12 one keeps its certificates encrypted, so neither
+	// Java nor Klassik reads it without the password.)
+	trustJKS := filepath.Join(dir, "client.truststore.jks2")
+	keytool("-importcert", "-noprompt", "-keystore", trustJKS, "-storetype", "JKS", "-alias", "CARoot", "-file", cert, "-storepass", "trustpass")
+	cli, err = security.ClientTLSConfig(map[string]string{"ssl.truststore.location": trustJKS}, "")
+	if err != nil {
+		t.Fatalf("JKS trust store without password: %v", err)
+	}
+	if _, err := handshake(t, srv, cli, mapper); err != nil {
+		t.Fatalf("handshake with a JKS trust store read without password: %v", err)
+	}
+	if _, err := security.ClientTLSConfig(map[string]string{"ssl.truststore.location": trustJKS, "ssl.truststore.password": "wrong"}, ""); err == nil {
+		t.Fatal("a wrong trust store password accepted")
 	}
 }
