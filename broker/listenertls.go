@@ -23,14 +23,13 @@ func (b *Broker) loadTLS() error {
 		}
 		b.listenerTLS[e.ListenerName] = network.ListenerConfig{TLS: c, PrincipalMapper: m}
 	}
-	b.interBrokerDial = network.PlainDialer
 	ibl := b.cfg.EffectiveInterBrokerListenerName()
 	if p := b.cfg.SecurityProtocolMap()[ibl]; p == "SSL" || p == "SASL_SSL" {
 		c, err := security.ClientTLSConfig(security.ListenerProperties(props, ibl), "")
 		if err != nil {
 			return fmt.Errorf("broker: inter-broker listener %s: %w", ibl, err)
 		}
-		b.interBrokerDial = network.InterBrokerDialer(c)
+		b.interBrokerTLS = c
 	}
 	return nil
 }

@@ -26,6 +26,23 @@ type Config struct {
 	ZookeeperConnectionTimeoutMs *int32 // zookeeper.connection.timeout.ms (nil: session timeout)
 	ZookeeperMaxInFlightRequests int32  // zookeeper.max.in.flight.requests
 
+	// ZooKeeper security (KIP-515 TLS, secure ACLs); see zookeeper_security.go
+	ZookeeperSetACL                             bool     // zookeeper.set.acl
+	ZookeeperSSLClientEnable                    bool     // zookeeper.ssl.client.enable
+	ZookeeperClientCnxnSocket                   string   // zookeeper.clientCnxnSocket
+	ZookeeperSSLKeystoreLocation                string   // zookeeper.ssl.keystore.location
+	ZookeeperSSLKeystorePassword                string   // zookeeper.ssl.keystore.password
+	ZookeeperSSLKeystoreType                    string   // zookeeper.ssl.keystore.type ("": from the file name)
+	ZookeeperSSLTruststoreLocation              string   // zookeeper.ssl.truststore.location
+	ZookeeperSSLTruststorePassword              string   // zookeeper.ssl.truststore.password
+	ZookeeperSSLTruststoreType                  string   // zookeeper.ssl.truststore.type ("": from the file name)
+	ZookeeperSSLProtocol                        string   // zookeeper.ssl.protocol
+	ZookeeperSSLEnabledProtocols                []string // zookeeper.ssl.enabled.protocols (nil: zookeeper.ssl.protocol)
+	ZookeeperSSLCipherSuites                    []string // zookeeper.ssl.cipher.suites (nil: Go's defaults)
+	ZookeeperSSLEndpointIdentificationAlgorithm string   // zookeeper.ssl.endpoint.identification.algorithm
+	ZookeeperSSLCrlEnable                       bool     // zookeeper.ssl.crl.enable (true is an error)
+	ZookeeperSSLOcspEnable                      bool     // zookeeper.ssl.ocsp.enable (true is an error)
+
 	// General
 	BrokerID                 int32  // broker.id
 	BrokerIDGenerationEnable bool   // broker.id.generation.enable
@@ -181,9 +198,21 @@ type Config struct {
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
 
+	// Authorizer (Kafka's AclAuthorizer; see broker/security/authorizer)
+	AuthorizerClassName       string // authorizer.class.name ("" = no authorizer)
+	SuperUsers                string // super.users (semicolon-separated principals)
+	AllowEveryoneIfNoACLFound bool   // allow.everyone.if.no.acl.found
+
 	// Metrics
 	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
 	HTTPListener    string   // klassik.http.listener (host:port; "" = no HTTP listener)
+	HTTPAuth        string   // klassik.http.auth ("" = open, "basic")
+
+	// SASL (see sasl.go)
+	SaslEnabledMechanisms            []string // sasl.enabled.mechanisms
+	SaslMechanismInterBrokerProtocol string   // sasl.mechanism.inter.broker.protocol
+	SaslJaasConfig                   string   // sasl.jaas.config ("" = none)
+	ConnectionsMaxReauthMs           int64    // connections.max.reauth.ms (0 = no re-authentication)
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).
@@ -282,6 +311,13 @@ func FromMap(props map[string]string) (*Config, error) {
 		}
 		k := lookupBrokerKey(name)
 		if k == nil {
+			if strings.HasPrefix(name, saslListenerPrefix) {
+				c.setListenerProp(name, value)
+				if implementedListenerKey(name) {
+					c.explicit[name] = true
+					continue
+				}
+			}
 			if isKnownUnimplemented(name) {
 				c.ignored = append(c.ignored, name)
 				continue

@@ -291,6 +291,7 @@ func TestListeners(t *testing.T) {
 		"listeners", "internal://:9092,EXTERNAL://[::1]:9093",
 		"advertised.listeners", "INTERNAL://b1:9092,EXTERNAL://[::1]:9093",
 		"listener.security.protocol.map", "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL",
+		"sasl.enabled.mechanisms", "PLAIN",
 		"inter.broker.listener.name", "internal", "listener.name.external.ssl.keystore.location", "/x"))
 	l := c.ListenerEndpoints()
 	want := []Endpoint{{"INTERNAL", "", 9092, "PLAINTEXT"}, {"EXTERNAL", "::1", 9093, "SASL_SSL"}}
@@ -315,8 +316,8 @@ func TestListeners(t *testing.T) {
 
 func TestIgnoredKafkaKeys(t *testing.T) {
 	c := mustFromMap(t, with("ssl.keystore.location", "/x", "authorizer.class.name", "kafka.security.authorizer.AclAuthorizer",
-		"listener.name.internal.ssl.keystore.location", "/y", "zookeeper.set.acl", "false"))
-	want := []string{"authorizer.class.name", "zookeeper.set.acl"} // the ssl keys are implemented
+		"listener.name.internal.ssl.keystore.location", "/y", "zookeeper.set.acl", "false", "zookeeper.sync.time.ms", "2000"))
+	want := []string{"zookeeper.sync.time.ms"} // the ssl, authorizer and zookeeper.set.acl keys are implemented
 	if got := c.IgnoredKeys(); !slices.Equal(got, want) {
 		t.Fatalf("IgnoredKeys %v, want %v", got, want)
 	}

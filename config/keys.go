@@ -273,6 +273,32 @@ func oneOf(valid ...string) func(any) string {
 	}
 }
 
+// authorizerClass accepts the authorizers Klassik implements: Kafka 2.8's
+// AclAuthorizer and the SimpleAclAuthorizer it replaced. Any other class
+// would leave the cluster open, so it stops the broker.
+func authorizerClass(v any) string {
+	switch s, _ := v.(string); s {
+	case "", "kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer":
+		return ""
+	}
+	return "is not an authorizer Klassik implements (kafka.security.authorizer.AclAuthorizer or kafka.security.auth.SimpleAclAuthorizer)"
+}
+
+// principalList checks super.users: each entry (trimmed) is type:name,
+// as AclAuthorizer.configure parses it.
+func principalList(v any) string {
+	s, _ := v.(string)
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	for _, p := range strings.Split(s, ";") {
+		if !strings.Contains(strings.TrimSpace(p), ":") {
+			return fmt.Sprintf("has %q, expected a string in format principalType:principalName", strings.TrimSpace(p))
+		}
+	}
+	return ""
+}
+
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
 
 // Group names used by server.properties.example.
@@ -288,6 +314,8 @@ const (
 	groupTxn         = "Transactions"
 	groupMetrics     = "Metrics"
 	groupSSL         = "TLS (SSL and SASL_SSL listeners; listener.name.<listener>.ssl.* overrides)"
+	groupSASL        = "SASL"
+	groupAuthorizer  = "Authorizer"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -306,6 +334,53 @@ var brokerKeys = []Key{
 	{Name: "zookeeper.max.in.flight.requests", Type: TypeInt, Default: "10", Group: groupZooKeeper,
 		Doc:   "maximum unacknowledged ZooKeeper requests before the client blocks",
 		field: func(c *Config) any { return &c.ZookeeperMaxInFlightRequests }, check: atLeast(1)},
+
+	// ZooKeeper security (zookeeper_security.go)
+	{Name: "zookeeper.set.acl", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "create znodes with secure ACLs: the broker's ZooKeeper identity owns them, others may only read (nothing on sensitive paths)",
+		field: func(c *Config) any { return &c.ZookeeperSetACL }},
+	{Name: "zookeeper.ssl.client.enable", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "connect to ZooKeeper with TLS (its secureClientPort); needs zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+		field: func(c *Config) any { return &c.ZookeeperSSLClientEnable }},
+	{Name: "zookeeper.clientCnxnSocket", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "ZooKeeper client socket class; org.apache.zookeeper.ClientCnxnSocketNetty with TLS (Klassik's Go client behaves as either class)",
+		field: func(c *Config) any { return &c.ZookeeperClientCnxnSocket }},
+	{Name: "zookeeper.ssl.keystore.location", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "keystore with the client certificate for TLS to ZooKeeper; its subject DN is the x509 identity",
+		field: func(c *Config) any { return &c.ZookeeperSSLKeystoreLocation }},
+	{Name: "zookeeper.ssl.keystore.password", Type: TypePassword, Nullable: true, Group: groupZooKeeper,
+		Doc:   "password of zookeeper.ssl.keystore.location",
+		field: func(c *Config) any { return &c.ZookeeperSSLKeystorePassword }},
+	{Name: "zookeeper.ssl.keystore.type", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "JKS, PKCS12 or PEM; unset: from the file name (.jks, .p12/.pfx, .pem) as ZooKeeper does",
+		field: func(c *Config) any { return &c.ZookeeperSSLKeystoreType }},
+	{Name: "zookeeper.ssl.truststore.location", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "truststore with the CA certificates that sign ZooKeeper's server certificate; unset: the system's roots",
+		field: func(c *Config) any { return &c.ZookeeperSSLTruststoreLocation }},
+	{Name: "zookeeper.ssl.truststore.password", Type: TypePassword, Nullable: true, Group: groupZooKeeper,
+		Doc:   "password of zookeeper.ssl.truststore.location",
+		field: func(c *Config) any { return &c.ZookeeperSSLTruststorePassword }},
+	{Name: "zookeeper.ssl.truststore.type", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "JKS, PKCS12 or PEM; unset: from the file name",
+		field: func(c *Config) any { return &c.ZookeeperSSLTruststoreType }},
+	{Name: "zookeeper.ssl.protocol", Type: TypeString, Default: "TLSv1.2", Group: groupZooKeeper,
+		Doc:   "TLS protocol to ZooKeeper (TLSv1.2 or TLSv1.3); the only one enabled unless zookeeper.ssl.enabled.protocols is set",
+		field: func(c *Config) any { return &c.ZookeeperSSLProtocol }},
+	{Name: "zookeeper.ssl.enabled.protocols", Type: TypeList, Nullable: true, Group: groupZooKeeper,
+		Doc:   "enabled TLS protocols to ZooKeeper (csv); unset: zookeeper.ssl.protocol",
+		field: func(c *Config) any { return &c.ZookeeperSSLEnabledProtocols }},
+	{Name: "zookeeper.ssl.cipher.suites", Type: TypeList, Nullable: true, Group: groupZooKeeper,
+		Doc:   "enabled TLS 1.2 cipher suites to ZooKeeper by IANA name (csv); unset: Go's defaults",
+		field: func(c *Config) any { return &c.ZookeeperSSLCipherSuites }},
+	{Name: "zookeeper.ssl.endpoint.identification.algorithm", Type: TypeString, Default: "HTTPS", Group: groupZooKeeper,
+		Doc:   "HTTPS (any case) checks ZooKeeper's certificate against the host name dialled; empty disables the check",
+		field: func(c *Config) any { return &c.ZookeeperSSLEndpointIdentificationAlgorithm }},
+	{Name: "zookeeper.ssl.crl.enable", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "certificate revocation lists for ZooKeeper TLS; not implemented (true is a start-up error)",
+		field: func(c *Config) any { return &c.ZookeeperSSLCrlEnable }},
+	{Name: "zookeeper.ssl.ocsp.enable", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "OCSP for ZooKeeper TLS; not implemented (true is a start-up error)",
+		field: func(c *Config) any { return &c.ZookeeperSSLOcspEnable }},
 
 	// General
 	{Name: "broker.id", Type: TypeInt, Default: "-1", Group: groupGeneral,
@@ -748,4 +823,32 @@ var brokerKeys = []Key{
 	{Name: "klassik.http.listener", Type: TypeString, Nullable: true, Group: groupMetrics,
 		Doc:   "host:port of the broker's read-only HTTP listener (/metrics in Prometheus format, the console); empty = off",
 		field: func(c *Config) any { return &c.HTTPListener }, check: hostPort},
+	{Name: "klassik.http.auth", Type: TypeString, Nullable: true, Group: groupMetrics,
+		Doc:   "basic: the console and /api/v1 need HTTP basic credentials of a SASL/PLAIN or SCRAM user (/metrics stays open); empty = open",
+		field: func(c *Config) any { return &c.HTTPAuth }, check: oneOf("", "basic")},
+
+	// SASL
+	{Name: "sasl.enabled.mechanisms", Type: TypeList, Default: "GSSAPI", Group: groupSASL,
+		Doc:   "SASL mechanisms of the SASL listeners (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); listener.name.<listener>.sasl.enabled.mechanisms overrides it per listener",
+		field: func(c *Config) any { return &c.SaslEnabledMechanisms }},
+	{Name: "sasl.mechanism.inter.broker.protocol", Type: TypeString, Default: "GSSAPI", Group: groupSASL,
+		Doc:   "SASL mechanism the broker logs in with on a SASL inter-broker listener (its JAAS username and password)",
+		field: func(c *Config) any { return &c.SaslMechanismInterBrokerProtocol }},
+	{Name: "sasl.jaas.config", Type: TypePassword, Nullable: true, Group: groupSASL,
+		Doc:   "JAAS login module line used when no listener.name.<listener>.<mechanism>.sasl.jaas.config is set (before the KafkaServer section of the JAAS file)",
+		field: func(c *Config) any { return &c.SaslJaasConfig }},
+	{Name: "connections.max.reauth.ms", Type: TypeLong, Default: "0", Group: groupSASL,
+		Doc:   "KIP-368 session lifetime of SASL connections: they must re-authenticate within it or are closed at their next request; 0 = unlimited",
+		field: func(c *Config) any { return &c.ConnectionsMaxReauthMs }, check: atLeast(0)},
+
+	// Authorizer
+	{Name: "authorizer.class.name", Type: TypeString, Default: "", Group: groupAuthorizer,
+		Doc:   "ACL authorizer: kafka.security.authorizer.AclAuthorizer (or the older kafka.security.auth.SimpleAclAuthorizer), ACLs in ZooKeeper under /kafka-acl; empty = every request allowed",
+		field: func(c *Config) any { return &c.AuthorizerClassName }, check: authorizerClass},
+	{Name: "super.users", Type: TypeString, Default: "", Group: groupAuthorizer,
+		Doc:   "principals (User:name) separated by semicolons that the authorizer allows everything",
+		field: func(c *Config) any { return &c.SuperUsers }, check: principalList},
+	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Group: groupAuthorizer,
+		Doc:   "let every principal act on a resource that has no ACL at all",
+		field: func(c *Config) any { return &c.AllowEveryoneIfNoACLFound }},
 }

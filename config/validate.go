@@ -25,6 +25,8 @@ func (c *Config) Validate() error {
 	c.validateSSL(add)
 	c.validateVersions(add)
 	c.validateProtocolCombinations(add)
+	c.validateSASL(add)
+	c.validateZooKeeperSecurity(add)
 	if len(ps) == 0 {
 		return nil
 	}

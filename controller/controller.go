@@ -39,8 +39,8 @@ type Config struct {
 	LeaderImbalanceCheckInterval       time.Duration // leader.imbalance.check.interval.seconds (300 s)
 	DefaultReplicationFactor           int           // default.replication.factor (1); informational, topic creation happens outside the controller
 	ControllerSocketTimeout            time.Duration // controller.socket.timeout.ms (30 s)
-	// Dial connects to a broker's inter-broker listener (TLS when it is
-	// SSL or SASL_SSL); nil dials plain TCP.
+	// Dial opens the connections to the brokers' inter-broker listener
+	// (TLS and SASL login as that listener needs); nil dials plain TCP.
 	Dial   network.DialFunc
 	Logger *slog.Logger
 	// StateChangeLogger receives every partition and replica transition
@@ -162,8 +162,10 @@ func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controlle
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)
 	c.em.hist = c.hist
 	c.newSink = func() requestSink {
-		cm := newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse)
-		cm.dial = cfg.Dial
+		cm := newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse, c.metrics.channel)
+		if cfg.Dial != nil {
+			cm.dial = cfg.Dial
+		}
 		return cm
 	}
 	return c

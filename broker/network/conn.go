@@ -101,6 +101,10 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 		log.Warn("closing unauthenticated connection on a request other than ApiVersions or SASL", "api", kmsg.NameForKey(d.req.Key))
 		return false
 	}
+	if s := c.session; s.Authenticated && !s.ExpiresAt.IsZero() && d.req.Key != int16(kmsg.SASLHandshake) && received.After(s.ExpiresAt) {
+		log.Info("closing connection whose SASL session expired (connections.max.reauth.ms)", "api", kmsg.NameForKey(d.req.Key), "principal", s.Principal)
+		return false
+	}
 	req := d.req
 	req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
 	req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
@@ -141,6 +145,11 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	}
 	if am != nil {
 		am.record(c.s.rm.reg, req, len(frame), &c.times, handled, returned, writeStart, time.Now())
+		am.recordErrors(c.s.rm.reg, resp)
+	}
+	if c.session.CloseAfterResponse {
+		log.Debug("closing connection after the response, as the handler asked", "api", kmsg.NameForKey(req.Key))
+		return false
 	}
 	if log.Enabled(ctx, slog.LevelDebug) {
 		// Kafka's kafka.request.logger line.

@@ -66,23 +66,3 @@ var defaultPrincipalMapper = func() *security.SslPrincipalMapper {
 	}
 	return m
 }()
-
-// DialFunc opens an inter-broker Client (the replica fetchers, the
-// controller's channel, the transaction marker sender and controlled
-// shutdown all dial through one). timeout bounds the connect and
-// handshakes and is the default request deadline.
-type DialFunc func(ctx context.Context, addr, clientID string, timeout time.Duration) (*Client, error)
-
-// InterBrokerDialer returns the DialFunc for the inter-broker listener's
-// security protocol: plain TCP for PLAINTEXT and SASL_PLAINTEXT, TLS with
-// cfg (the broker's trust store, and its key store as client
-// certificate) for SSL and SASL_SSL. A SASL login runs after this dial
-// (wrap the DialFunc).
-func InterBrokerDialer(cfg *tls.Config) DialFunc {
-	return func(ctx context.Context, addr, clientID string, timeout time.Duration) (*Client, error) {
-		return DialTLS(ctx, addr, clientID, timeout, cfg)
-	}
-}
-
-// PlainDialer dials plain TCP (PLAINTEXT listeners).
-var PlainDialer DialFunc = Dial
