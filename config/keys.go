@@ -509,7 +509,7 @@ var brokerKeys = []Key{
 		field: func(c *Config) any { return &c.SSLTruststoreCertificates }},
 	{Name: "ssl.client.auth", Type: TypeString, Default: "none", Group: groupSSL,
 		Doc:   "client certificates on SSL listeners: none, requested or required",
-		field: func(c *Config) any { return &c.SSLClientAuth }, check: oneOf("none", "requested", "required")},
+		field: func(c *Config) any { return &c.SSLClientAuth }, check: sslCheck("ssl.client.auth")},
 	{Name: "ssl.endpoint.identification.algorithm", Type: TypeString, Default: "https", Group: groupSSL,
 		Doc:   "https checks the host name of brokers this broker connects to; empty turns the check off",
 		field: func(c *Config) any { return &c.SSLEndpointIdentification }, check: sslCheck("ssl.endpoint.identification.algorithm")},
