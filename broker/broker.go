@@ -43,6 +43,7 @@ type options struct {
 	wrapHandler           func(network.Handler) network.Handler
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
+	credentials           *security.CredentialCache
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation

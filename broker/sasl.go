@@ -22,6 +22,12 @@ func WithSystemProperties(props map[string]string) Option {
 	return func(o *options) { o.systemProperties = props }
 }
 
+// WithCredentialCache makes the broker use cache for SCRAM credentials
+// (tests share one, pre-filled, between brokers).
+func WithCredentialCache(cache *security.CredentialCache) Option {
+	return func(o *options) { o.credentials = cache }
+}
+
 // Credentials is the broker's SCRAM credential cache (filled from
 // /config/users); tests may put credentials in it directly.
 func (b *Broker) Credentials() *security.CredentialCache { return b.credentials }
@@ -60,6 +66,7 @@ func (b *Broker) setupSASL() error {
 		}
 		ls = append(ls, l)
 	}
+	b.credentials = b.opts.credentials
 	if b.credentials == nil {
 		b.credentials = security.NewCredentialCache()
 	}
