@@ -189,7 +189,9 @@ func TestSASLClients(t *testing.T) {
 		}
 	}
 	// kafka-python 2.0 uses SaslHandshake v0 and raw tokens.
-	t.Run("kafka-python", func(t *testing.T) { python(t, "kafka-python", "kafka", "python3-kafka", []string{"PLAIN", "SCRAM-SHA-512"}) })
+	t.Run("kafka-python", func(t *testing.T) {
+		python(t, "kafka-python", "kafka", "python3-kafka", []string{"PLAIN", "SCRAM-SHA-512"})
+	})
 	t.Run("confluent-kafka", func(t *testing.T) {
 		python(t, "confluent-kafka", "confluent_kafka", "python3-confluent-kafka", []string{"SCRAM-SHA-512"})
 	})
