@@ -6,6 +6,7 @@ import (
 	"crypto/pbkdf2"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,10 @@ func saslCredentials(t testing.TB) *security.CredentialCache {
 // startSASL starts brokers with a PLAINTEXT and a SASL_PLAINTEXT listener
 // serving PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
 func startSASL(t *testing.T, brokers int, extra map[string]string, opts ...broker.Option) *testcluster.Cluster {
+	return startSASLWith(t, testcluster.Options{Brokers: brokers}, extra, opts...)
+}
+
+func startSASLWith(t *testing.T, co testcluster.Options, extra map[string]string, opts ...broker.Option) *testcluster.Cluster {
 	t.Helper()
 	o := map[string]string{
 		"listeners":               "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
@@ -77,8 +82,9 @@ func startSASL(t *testing.T, brokers int, extra map[string]string, opts ...broke
 	for k, v := range extra {
 		o[k] = v
 	}
-	return testcluster.Start(t, testcluster.Options{Brokers: brokers, Overrides: o,
-		BrokerOptions: append([]broker.Option{broker.WithCredentialCache(saslCredentials(t))}, opts...)})
+	co.Overrides = o
+	co.BrokerOptions = append([]broker.Option{broker.WithCredentialCache(saslCredentials(t))}, opts...)
+	return testcluster.Start(t, co)
 }
 
 func saslAddr(t *testing.T, c *testcluster.Cluster, i int) string {
@@ -543,5 +549,50 @@ func TestSASLStartupErrors(t *testing.T) {
 		if _, err := broker.New(cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: broker.New error %v, want %q", tc.props, err, tc.want)
 		}
+	}
+}
+
+// TestSASLHTTPBasicAuth: with klassik.http.auth=basic the console and its
+// JSON want the credentials of a SASL user — a JAAS PLAIN user or a SCRAM
+// user — while /metrics stays open.
+func TestSASLHTTPBasicAuth(t *testing.T) {
+	cache := saslCredentials(t)
+	cache.Put("SCRAM-SHA-512", "scrammy", scramCredential(t, "SCRAM-SHA-512", "scram-only"))
+	c := startSASLWith(t, testcluster.Options{Brokers: 1, HTTP: true}, map[string]string{"klassik.http.auth": "basic"},
+		broker.WithCredentialCache(cache))
+	base := "http://" + c.HTTPAddr(0)
+	get := func(path, user, pass string) (int, http.Header) {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	for _, path := range []string{"/", "/api/v1/cluster"} {
+		code, h := get(path, "", "")
+		if code != http.StatusUnauthorized || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Basic ") {
+			t.Errorf("%s without credentials: %d %v", path, code, h)
+		}
+		for _, bad := range [][2]string{{"alice", "wrong"}, {"nobody", "x"}, {"scrammy", "alice-secret"}} {
+			if code, _ := get(path, bad[0], bad[1]); code != http.StatusUnauthorized {
+				t.Errorf("%s as %s/%s: %d", path, bad[0], bad[1], code)
+			}
+		}
+		for _, good := range [][2]string{{"alice", "alice-secret"}, {"scrammy", "scram-only"}} {
+			if code, _ := get(path, good[0], good[1]); code != http.StatusOK {
+				t.Errorf("%s as %s: %d", path, good[0], code)
+			}
+		}
+	}
+	if code, _ := get("/metrics", "", ""); code != http.StatusOK {
+		t.Errorf("/metrics without credentials: %d", code)
 	}
 }
