@@ -6,5 +6,16 @@
 // CredentialCache) and the SASL server mechanisms (PlainServer,
 // ScramSaslServer).
 //
+// SASL files (Kafka class → file):
+//
+//	JaasConfig, JaasContext.loadServerContext   jaas.go (ParseJaasConfig, ParseJaasFile,
+//	                                            ServerJaas.Context)
+//	PlainSaslServer + PlainServerCallbackHandler plain.go (also the SaslServer contract and
+//	                                            AuthenticationError, Kafka's
+//	                                            SaslAuthenticationException)
+//	ScramSaslServer, ScramMessages              scramserver.go
+//	SaslChannelBuilder (per-listener servers)   authenticators.go
+//	(Klassik) HTTP basic-auth password check    verifier.go (PasswordVerifier)
+//
 // The ACL authorizer (Kafka's AclAuthorizer) is the subpackage authorizer.
 package security
