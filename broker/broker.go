@@ -387,6 +387,7 @@ func (b *Broker) startSocketServer() error {
 
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
+	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	for _, e := range ss.Listeners {
 		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
 	}

@@ -80,7 +80,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"sasl.login.refresh.window.jitter":                     true,
 	"sasl.mechanism.controller.protocol":                   true,
 	"sasl.server.callback.handler.class":                   true,
-	"sasl.server.max.receive.size":                         true,
 	"security.providers":                                   true,
 	"socket.connection.setup.timeout.max.ms":               true,
 	"socket.connection.setup.timeout.ms":                   true,
