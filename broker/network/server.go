@@ -44,7 +44,8 @@ type Config struct {
 	// frame of a SASL connection before it authenticated (0 →
 	// SaslMaxReceiveBytes).
 	SaslMaxReceiveBytes int32
-	Logger              *slog.Logger
+
+	Logger *slog.Logger
 	// Metrics receives the server's metrics; nil disables them.
 	Metrics gometrics.Registry
 	// DisableRequestMetrics turns the per-request RequestMetrics off (for
