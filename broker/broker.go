@@ -27,6 +27,7 @@ import (
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/security"
+	"github.com/klassik/klassik/broker/security/authorizer"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
@@ -82,9 +83,15 @@ type Broker struct {
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
-	web            *webServer // klassik.http.listener; nil when off
+	web            *webServer             // klassik.http.listener; nil when off
+	authz          *authorizer.Authorizer // authorizer.class.name; nil when unset
+
+	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
+	// listener, set by New (loadTLS).
+	listenerTLS map[string]network.ListenerConfig
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
+	state atomic.Int64 // Kafka's BrokerState value (brokermetrics.go)
 
 	// SASL (sasl.go), set in New: the SCRAM credentials, the server
 	// mechanisms of the SASL listeners, the HTTP basic-auth checker and
@@ -101,6 +108,11 @@ type Broker struct {
 	metrics gometrics.Registry
 
 	topicCfgs *topicConfigCache
+
+	// userCreds loads b.credentials (every user's SCRAM credentials,
+	// Kafka's CredentialProvider, made in New) from /config/users before
+	// the listeners open and keeps it current from change notifications.
+	userCreds *userCredentials
 
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
@@ -128,8 +140,12 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
+	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
+		credentials: security.NewCredentialCache()}
 	b.epoch.Store(-1)
+	if err := b.loadTLS(); err != nil {
+		return nil, err
+	}
 	if err := b.setupSASL(); err != nil {
 		return nil, err
 	}
@@ -167,6 +183,10 @@ func (b *Broker) Metadata() *metadata.Cache { return b.meta }
 // Replicas is this broker's replica manager (nil before Startup).
 func (b *Broker) Replicas() *replica.Manager { return b.replicas }
 
+// Credentials is this broker's SCRAM credential cache, filled from
+// /config/users during Startup; never nil.
+func (b *Broker) Credentials() *security.CredentialCache { return b.credentials }
+
 // LogManager is this broker's log manager (nil before Startup).
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
@@ -183,6 +203,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	}
 	b.started = true
 	b.mu.Unlock()
+	b.state.Store(brokerStarting)
 	defer func() {
 		if err != nil {
 			b.stop(false)
@@ -204,6 +225,12 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logger = b.logger.With("broker", b.brokerID)
 	if err := b.buildComponents(base); err != nil {
 		return err
+	}
+	// SCRAM credentials before the listeners open, so the first
+	// authentication already sees them.
+	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
+	if err := b.userCreds.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
 	}
 	if err := b.startSocketServer(); err != nil {
 		return err
@@ -231,10 +258,13 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
-	// Dynamic topic config listener (/config/changes).
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
+	// Dynamic config listener (/config/changes): topics, and users'
+	// SCRAM credentials.
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
+		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
+	b.state.Store(brokerRunning)
 	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
 	return nil
 }
@@ -243,11 +273,14 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 // creates the persistent paths and reads or creates the cluster id.
 func (b *Broker) connectZooKeeper() error {
 	zc := b.cfg.ZooKeeper()
-	var err error
-	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout,
+	secOpts, err := b.zooKeeperSecurityOptions()
+	if err != nil {
+		return fmt.Errorf("broker: ZooKeeper security: %w", err)
+	}
+	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout, append([]zkclient.Option{
 		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
 		zkclient.WithConnectTimeout(zc.ConnectionTimeout),
-		zkclient.WithMetrics(b.metrics))
+		zkclient.WithMetrics(b.metrics)}, secOpts...)...)
 	if err != nil {
 		return fmt.Errorf("broker: connecting to ZooKeeper %s: %w", zc.Connect, err)
 	}
@@ -318,6 +351,14 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
 	b.consoleSrc = newConsoleSource(b)
 	b.console = console.New(b.consoleSrc, b.logger)
+	if err := b.startAuthorizer(base); err != nil {
+		return err
+	}
+	var authz api.Authorizer
+	var acls api.ACLAdmin
+	if b.authz != nil {
+		authz, acls = b.authz, b.authz
+	}
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -329,6 +370,9 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Groups:          b.groups,
 		Txn:             b.txn,
 		ProducerIDs:     pids,
+		Users:           b.zk,
+		Authorizer:      authz,
+		ACLs:            acls,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,
@@ -336,6 +380,36 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.registerMetrics()
 	return nil
 }
+
+// startAuthorizer creates and starts the ACL authorizer when
+// authorizer.class.name names one (config.Validate has refused any other
+// class): it loads every ACL from ZooKeeper and listens for changes before
+// the broker serves a request, as KafkaServer configures its authorizer
+// before the socket server starts.
+func (b *Broker) startAuthorizer(base *slog.Logger) error {
+	if b.cfg.AuthorizerClassName == "" {
+		return nil
+	}
+	if !authorizer.IsSupportedClass(b.cfg.AuthorizerClassName) {
+		return fmt.Errorf("broker: authorizer.class.name=%s is not an authorizer Klassik implements", b.cfg.AuthorizerClassName)
+	}
+	su, err := authorizer.ParseSuperUsers(b.cfg.SuperUsers)
+	if err != nil {
+		return fmt.Errorf("broker: super.users: %w", err)
+	}
+	a := authorizer.New(b.zk, authorizer.Config{SuperUsers: su, AllowEveryoneIfNoACLFound: b.cfg.AllowEveryoneIfNoACLFound,
+		Logger: base.With("broker", b.brokerID)})
+	if err := a.Start(); err != nil {
+		a.Close()
+		return fmt.Errorf("broker: starting the authorizer: %w", err)
+	}
+	b.authz = a
+	return nil
+}
+
+// Authorizer is the broker's ACL authorizer, nil without
+// authorizer.class.name.
+func (b *Broker) Authorizer() *authorizer.Authorizer { return b.authz }
 
 func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 	rc := b.cfg.Replica()
@@ -389,7 +463,9 @@ func (b *Broker) startSocketServer() error {
 	}
 	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	for _, e := range ss.Listeners {
-		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
+		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
+		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol
+		nc.Listeners = append(nc.Listeners, lc)
 	}
 	var err error
 	if b.server, err = network.NewServer(nc, h); err != nil {
@@ -622,8 +698,10 @@ func (b *Broker) stop(controlled bool) {
 		return
 	}
 	if controlled && b.server != nil && b.epoch.Load() >= 0 && b.cfg.ControlledShutdownEnable {
+		b.state.Store(brokerPendingControlledShutdown)
 		b.controlledShutdown()
 	}
+	b.state.Store(brokerShuttingDown)
 	b.stopComponents()
 	if b.logs != nil {
 		if err := b.logs.Shutdown(); err != nil {
@@ -633,6 +711,7 @@ func (b *Broker) stop(controlled bool) {
 	if b.zk != nil {
 		b.zk.Close()
 	}
+	b.state.Store(brokerNotRunning)
 	b.logger.Info("shut down completed")
 }
 
@@ -668,6 +747,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
+	}
+	if b.authz != nil {
+		b.authz.Close()
 	}
 	if b.groups != nil {
 		b.groups.Close()

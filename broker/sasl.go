@@ -23,14 +23,11 @@ func WithSystemProperties(props map[string]string) Option {
 }
 
 // WithCredentialCache makes the broker use cache for SCRAM credentials
-// (tests share one, pre-filled, between brokers).
+// (tests share one, pre-filled, between brokers; /config/users still
+// fills it).
 func WithCredentialCache(cache *security.CredentialCache) Option {
 	return func(o *options) { o.credentials = cache }
 }
-
-// Credentials is the broker's SCRAM credential cache (filled from
-// /config/users); tests may put credentials in it directly.
-func (b *Broker) Credentials() *security.CredentialCache { return b.credentials }
 
 // PasswordVerifier checks a user's PLAIN or SCRAM password (the HTTP
 // listener's basic authentication).
@@ -66,7 +63,9 @@ func (b *Broker) setupSASL() error {
 		}
 		ls = append(ls, l)
 	}
-	b.credentials = b.opts.credentials
+	if b.opts.credentials != nil {
+		b.credentials = b.opts.credentials
+	}
 	if b.credentials == nil {
 		b.credentials = security.NewCredentialCache()
 	}
