@@ -208,9 +208,6 @@ func parseOptions(args []string) (*options, string, error) {
 	if o.types[0] == typeUsers && hasDefault {
 		return nil, "", argErrorf("The default user entity holds only quotas, which Klassik does not implement yet")
 	}
-	if p.Has("zk-tls-config-file") {
-		return nil, "", argErrorf("--zk-tls-config-file is not supported by Klassik's kafka-configs yet")
-	}
 	if f, ok := p.Lookup("command-config"); ok && p.Has("bootstrap-server") {
 		props, err := admintool.LoadProperties(f)
 		if err != nil {
