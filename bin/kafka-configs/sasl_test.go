@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,8 @@ import (
 
 // TestCreatedUserLogsIn: a user created with kafka-configs.sh --zookeeper
 // logs in with SCRAM-SHA-512 from franz-go on a SASL_PLAINTEXT listener
-// and produces; after kafka-configs.sh --bootstrap-server deletes the
+// and produces, and kafka-configs.sh logs in as carol with --command-config;
+// after kafka-configs.sh --bootstrap-server deletes the
 // credential, a new connection is refused with SASL_AUTHENTICATION_FAILED.
 func TestCreatedUserLogsIn(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: map[string]string{
@@ -49,6 +52,16 @@ func TestCreatedUserLogsIn(t *testing.T) {
 	if err := login().ProduceSync(ctx, &kgo.Record{Topic: "secured", Value: []byte("hello")}).FirstErr(); err != nil {
 		t.Fatalf("carol produces over SASL_PLAINTEXT with SCRAM-SHA-512: %v", err)
 	}
+
+	// The tool itself over the SASL listener, logged in as carol with
+	// Kafka's --command-config properties.
+	cmdCfg := filepath.Join(t.TempDir(), "carol.properties")
+	if err := os.WriteFile(cmdCfg, []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"carol\" password=\"carol-secret\";\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kc(t, 0, "SCRAM credential configs for user-principal 'carol' are SCRAM-SHA-512=iterations=8192\n", "",
+		"--bootstrap-server", saslAddr, "--command-config", cmdCfg, "--describe", "--entity-type", "users", "--entity-name", "carol")
 
 	kc(t, 0, "Completed updating config for user carol.\n", "",
 		"--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", "carol", "--delete-config", "SCRAM-SHA-512")
