@@ -219,3 +219,17 @@ func FuzzParseOptions(f *testing.F) {
 		}
 	})
 }
+
+// No argument or --help prints the help with printUsageAndDie (stderr,
+// status 1), --version the version.
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{nil, {"--help"}} {
+		out, errOut, code := inProcess(t, "", args...)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, helpText+"\nOption ") || !strings.Contains(errOut, "--resource-pattern-type <ANY|MATCH|LITERAL|PREFIXED>") {
+			t.Fatalf("%v: exit %d stdout %q stderr %q", args, code, out, errOut)
+		}
+	}
+	if out, _, code := inProcess(t, "", "--version"); code != 0 || !strings.Contains(out, "Klassik") {
+		t.Fatalf("--version: %d %q", code, out)
+	}
+}
