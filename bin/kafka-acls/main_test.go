@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/klassik/klassik/bin/internal/clitest"
+	"github.com/klassik/klassik/broker/api"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -188,6 +191,17 @@ func TestBootstrapModeScript(t *testing.T) {
 	if ok, _, _ := c.ZK().Exists("/kafka-acl/Topic/orders"); ok {
 		t.Fatal("topic node still there")
 	}
+
+	// The ZooKeeper mode against the running broker: the change node the
+	// tool writes makes the broker's authorizer load the ACL.
+	if _, _, code := clitest.Script(t, nil, "kafka-acls.sh", "--authorizer-properties", "zookeeper.connect="+c.ZKConnect(),
+		"--add", "--allow-principal", "User:carol", "--operation", "Write", "--transactional-id", "tx-1"); code != 0 {
+		t.Fatalf("zookeeper mode add: exit %d", code)
+	}
+	c.WaitFor(10*time.Second, "carol's transactional id ACL on the broker", func() bool {
+		return c.Broker(0).Authorizer().Authorize(context.Background(), api.Action{Principal: "User:carol", Host: "10.0.0.1",
+			Operation: kmsg.ACLOperationWrite, ResourceType: kmsg.ACLResourceTypeTransactionalId, Name: "tx-1"})
+	})
 
 	open := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	out, _, code = clitest.Script(t, nil, "kafka-acls.sh", "--bootstrap-server", strings.Join(open.Bootstrap(), ","), "--list")
