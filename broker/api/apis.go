@@ -23,7 +23,10 @@ type ReplicaManager interface {
 	// ProduceOrClose returns nil for acks=0 and an error when an acks=0
 	// request failed (the connection is then closed).
 	ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error)
-	Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error)
+	// FetchAuthorized serves a fetch; partitions of topics mayRead rejects
+	// (asked over the session's partitions too) answer
+	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all.
+	FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool) (kmsg.Response, error)
 	ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse
 	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
 	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
@@ -119,9 +122,16 @@ type Config struct {
 	// ProducerIDs hands out producer ids for idempotent producers (shared
 	// with the transaction coordinator); nil with ZK set makes one.
 	ProducerIDs *txn.ProducerIDManager
+	// Users holds the SCRAM credentials of /config/users
+	// (DescribeUserScramCredentials, AlterUserScramCredentials); nil leaves
+	// those APIs unadvertised.
+	Users UserCredentialStore
 	// Authorizer decides every action the handlers check; nil allows all
 	// (no authorizer.class.name).
 	Authorizer Authorizer
+	// SASL serves SaslHandshake and SaslAuthenticate on the SASL
+	// listeners; nil refuses every mechanism.
+	SASL SASLServers
 	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
 	// answers them SECURITY_DISABLED.
 	ACLs ACLAdmin
@@ -144,6 +154,8 @@ type Apis struct {
 	groups          GroupCoordinator
 	txn             TxnCoordinator
 	authorizer      Authorizer
+	sasl            SASLServers
+	users           UserCredentialStore
 	acls            ACLAdmin
 	fixedStartIndex int
 	logger          *slog.Logger
@@ -184,6 +196,8 @@ func New(cfg Config) *Apis {
 		groups:          cfg.Groups,
 		txn:             cfg.Txn,
 		authorizer:      cfg.Authorizer,
+		sasl:            cfg.SASL,
+		users:           cfg.Users,
 		acls:            cfg.ACLs,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
@@ -214,7 +228,7 @@ func (a *Apis) MetadataChanged() { a.metadataChanged() }
 // partially wired broker (tests) advertises only what it can serve.
 func (a *Apis) enabled(key int16) bool {
 	switch key {
-	case 18, 29, 30, 31:
+	case 18, 17, 36, 29, 30, 31:
 		return true
 	case 0, 1, 2, 4, 5, 6, 21, 23, 27, 61:
 		return a.replicas != nil
@@ -232,6 +246,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.zk != nil && a.meta != nil
 	case 22:
 		return a.pids != nil
+	case 50, 51:
+		return a.users != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 		return a.groups != nil
 	case 10:
