@@ -28,7 +28,7 @@ func TestProducerConsumerACLsForSASLUsers(t *testing.T) {
 		"sasl.enabled.mechanisms": "PLAIN",
 		"listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
 		"authorizer.class.name":                               "kafka.security.authorizer.AclAuthorizer",
-		"super.users":                                         "User:ANONYMOUS", // the PLAINTEXT side: inter-broker and this test's admin
+		"super.users":                                         "User:ANONYMOUS;User:admin", // the PLAINTEXT side (inter-broker, this test's admin) and admin
 		"group.initial.rebalance.delay.ms":                    "0",
 	}}, "orders", 1, 1)
 	saslAddr := c.Broker(0).BoundAddr("SASL_PLAINTEXT").String()
@@ -58,9 +58,19 @@ func TestProducerConsumerACLsForSASLUsers(t *testing.T) {
 		t.Fatalf("bob: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 
-	if _, _, code := clitest.Script(t, nil, "kafka-acls.sh", "--bootstrap-server", strings.Join(c.Bootstrap(), ","),
+	// The admin mode over the SASL listener with a --command-config, as
+	// the operator's own super user; bob may not even list.
+	clientConfig := func(user string) string {
+		return clitest.WriteFile(t, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"+
+			`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="`+user+`" password="`+user+`-secret";`+"\n")
+	}
+	if out, _, code := clitest.Script(t, nil, "kafka-acls.sh", "--bootstrap-server", saslAddr, "--command-config", clientConfig("admin"),
 		"--add", "--consumer", "--allow-principal", "User:alice", "--topic", "orders", "--group", "billing"); code != 0 {
-		t.Fatalf("add consumer: exit %d", code)
+		t.Fatalf("add consumer: exit %d\n%s", code, out)
+	}
+	out, _, code := clitest.Script(t, nil, "kafka-acls.sh", "--bootstrap-server", saslAddr, "--command-config", clientConfig("bob"), "--list")
+	if code != 1 || !strings.HasPrefix(out, "Error while executing ACL command: org.apache.kafka.common.errors.ClusterAuthorizationException") {
+		t.Fatalf("bob listing: exit %d %q", code, out)
 	}
 	consume := as("alice", kgo.ConsumeTopics("orders"), kgo.ConsumerGroup("billing"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
