@@ -22,6 +22,8 @@
 //	TransactionCoordinator routing, the         txn.go, 22_, 24_–28_, 61_, 65_ (the coordinator
 //	  transaction state topic                   itself is broker/txn)
 //	Authorizer calls                            authorizer.go (the hook; nil allows all)
+//	Authorizer.acls/createAcls/deleteAcls       29_, 30_, 31_ (the ACLAdmin interface, the
+//	                                            authorizer's store; nil = SECURITY_DISABLED)
 //	GroupCoordinator routing, offsets topic     groups.go, 08_–16_, 42_, 47_ (the coordinator
 //	  creation for FindCoordinator              itself is broker/group)
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
@@ -44,7 +46,7 @@
 // 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
 // 22 InitProducerId, 23 OffsetForLeaderEpoch, 24 AddPartitionsToTxn,
 // 25 AddOffsetsToTxn, 26 EndTxn, 27 WriteTxnMarkers, 28 TxnOffsetCommit,
-// 32 DescribeConfigs, 33 AlterConfigs, 37 CreatePartitions,
+// 29 DescribeAcls, 30 CreateAcls, 31 DeleteAcls, 32 DescribeConfigs, 33 AlterConfigs, 37 CreatePartitions,
 // 42 DeleteGroups, 43 ElectLeaders, 44 IncrementalAlterConfigs,
 // 45 AlterPartitionReassignments, 46 ListPartitionReassignments,
 // 47 OffsetDelete, 50 DescribeUserScramCredentials,
