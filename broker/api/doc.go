@@ -26,6 +26,8 @@
 //	  seen by requests), KafkaApis' SASL          connection's network.Session, saslStep),
 //	  answers after authentication              36_sasl_authenticate.go; the mechanisms are
 //	                                            broker/security's, behind SASLServers
+//	Authorizer.acls/createAcls/deleteAcls       29_, 30_, 31_ (the ACLAdmin interface, the
+//	                                            authorizer's store; nil = SECURITY_DISABLED)
 //	GroupCoordinator routing, offsets topic     groups.go, 08_–16_, 42_, 47_ (the coordinator
 //	  creation for FindCoordinator              itself is broker/group)
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
@@ -48,7 +50,8 @@
 // 17 SaslHandshake, 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
 // 22 InitProducerId, 23 OffsetForLeaderEpoch, 24 AddPartitionsToTxn,
 // 25 AddOffsetsToTxn, 26 EndTxn, 27 WriteTxnMarkers, 28 TxnOffsetCommit,
-// 32 DescribeConfigs, 33 AlterConfigs, 36 SaslAuthenticate, 37 CreatePartitions,
+// 29 DescribeAcls, 30 CreateAcls, 31 DeleteAcls, 32 DescribeConfigs, 33 AlterConfigs,
+// 36 SaslAuthenticate, 37 CreatePartitions,
 // 42 DeleteGroups, 43 ElectLeaders, 44 IncrementalAlterConfigs,
 // 45 AlterPartitionReassignments, 46 ListPartitionReassignments,
 // 47 OffsetDelete, 50 DescribeUserScramCredentials,
