@@ -2,10 +2,10 @@ package api
 
 // The one handler table: every served API key and its handler. Keys whose
 // whole behaviour lives in another package (the replica manager for the
-// data path and the controller's requests to brokers, the group
-// coordinator for the group APIs) are routed here directly, each with its
-// key, versions and behaviour notes; the others have their own
-// NN_<api>.go file.
+// controller's requests to brokers, the group coordinator for the group
+// membership APIs) are routed here directly behind their authorization
+// check, each with its key, versions and behaviour notes; the others have
+// their own NN_<api>.go file.
 
 import (
 	"context"

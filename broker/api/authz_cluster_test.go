@@ -1,0 +1,248 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+
+const anonymous = "User:ANONYMOUS"
+
+// aclTestCluster starts two brokers with Kafka's AclAuthorizer and gives
+// them the ACLs the test checks the request path against.
+//
+// Principals: without SASL every PLAINTEXT connection is User:ANONYMOUS —
+// the test's clients and the brokers' own inter-broker connections alike
+// (principals belong to connections, and PLAINTEXT has no way to tell a
+// broker from a client). Making ANONYMOUS a super user would switch the
+// authorizer off for the clients too, so instead the cluster runs with
+// allow.everyone.if.no.acl.found=true and ACLs only on the resources under
+// test:
+//   - topics and groups prefixed "secret" have an Allow for User:alice
+//     only, so ANONYMOUS is denied everything on them, while "open"
+//     resources, which have no ACL, stay allowed;
+//   - the Cluster has Allows for ANONYMOUS of ClusterAction (which the
+//     brokers' LeaderAndIsr, UpdateMetadata, StopReplica, ControlledShutdown
+//     and replica fetches need — replication of the RF=2 topic below shows
+//     they pass on ACLs, not on a super user), Describe and IdempotentWrite
+//     (the idempotent producer's InitProducerId), and nothing else, so
+//     Create, Alter, DescribeConfigs and AlterConfigs on the Cluster are
+//     denied to everybody: topics are created on the topic's own Create,
+//     which only the "open" ones grant (no ACL).
+//
+// The ClusterAction denials themselves are checked at unit level
+// (TestAuthorizeInterBrokerRequests), since a cluster denied them cannot
+// run.
+func aclTestCluster(t *testing.T) (*testcluster.Cluster, *kadm.Client) {
+	t.Helper()
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Overrides: map[string]string{
+		"authorizer.class.name":          "kafka.security.authorizer.AclAuthorizer",
+		"allow.everyone.if.no.acl.found": "true",
+	}})
+	adm := c.Admin()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c.CreateTopic("open", 1, 2, nil)
+	c.CreateTopic("secret", 1, 2, nil)
+	// The Cluster ACLs come last: once the Cluster has any, CreateAcls
+	// (Alter on the Cluster) is denied.
+	for _, b := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Topics("secret").Groups("secret").ResourcePatternType(kadm.ACLPatternPrefixed).
+			Allow("User:alice").AllowHosts("*").Operations(kadm.OpAll),
+		kadm.NewACLs().Clusters().ResourcePatternType(kadm.ACLPatternLiteral).Allow(anonymous).AllowHosts("*").
+			Operations(kadm.OpClusterAction, kadm.OpDescribe, kadm.OpIdempotentWrite),
+	} {
+		res, err := adm.CreateACLs(ctx, b)
+		if err != nil {
+			t.Fatalf("creating ACLs: %v", err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatalf("creating ACL %+v: %v", r, r.Err)
+			}
+		}
+	}
+	// Every broker has the ACLs once Alter on the Cluster is refused
+	// everywhere (ElectLeaders is answered by the broker it is sent to).
+	c.WaitFor(20*time.Second, "every broker applying the cluster ACLs", func() bool {
+		for i := 0; i < c.N(); i++ {
+			req := kmsg.NewPtrElectLeadersRequest()
+			req.Version = 2
+			resp, err := req.RequestWith(ctx, c.Direct(i))
+			if err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+				return false
+			}
+		}
+		return true
+	})
+	return c, adm
+}
+
+func wantErr(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Errorf("%s: %v, want %v", what, err, want)
+	}
+}
+
+// TestACLsOnTheRequestPath checks each API family against a real 2-broker
+// cluster with Kafka's AclAuthorizer, through franz-go's clients: what is
+// allowed works, what is denied answers Kafka's error code, and Metadata
+// does not disclose the denied topic.
+func TestACLsOnTheRequestPath(t *testing.T) {
+	c, adm := aclTestCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	// Produce and consume: the RF=2 topic is replicated by follower
+	// fetches that pass on the ClusterAction ACL; acks=all waits for them.
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ConsumeTopics("open"), kgo.ConsumerGroup("open-group"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "open", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce to the open topic: %v", err)
+	}
+	fs := cl.PollRecords(ctx, 1)
+	if errs := fs.Errors(); len(errs) > 0 || fs.NumRecords() != 1 {
+		t.Fatalf("consume the open topic in a group: %v, %d records", errs, fs.NumRecords())
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("commit in the open group: %v", err)
+	}
+	denied := c.Client(kgo.RecordRetries(1), kgo.UnknownTopicRetries(1))
+	wantErr(t, "produce to the secret topic", denied.ProduceSync(ctx, &kgo.Record{Topic: "secret", Value: []byte("v")}).FirstErr(),
+		kerr.TopicAuthorizationFailed)
+
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version, fetch.ReplicaID, fetch.MaxBytes = 12, -1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "secret"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = []kmsg.FetchRequestTopicPartition{fp}
+	fetch.Topics = []kmsg.FetchRequestTopic{ft}
+	for i := 0; i < c.N(); i++ {
+		// A v13 fetch names topics by id, which Metadata did not disclose:
+		// a client of Kafka 2.8's versions asks by name.
+		broker := c.Client(kgo.SeedBrokers(c.Addr(i)), kgo.MaxVersions(kversion.V2_8_0())).SeedBrokers()[0]
+		resp, err := fetch.RequestWith(ctx, broker)
+		if err != nil || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+			t.Errorf("fetch of the secret topic from broker %d: %+v %v", c.BrokerID(i), resp, err)
+		}
+	}
+	// kadm asks Metadata first, which already refuses the topic.
+	offs, err := adm.ListEndOffsets(ctx, "secret")
+	if err == nil {
+		err = offs.Error()
+	}
+	wantErr(t, "ListOffsets of the secret topic", err, kerr.TopicAuthorizationFailed)
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "secret", Partitions: []kmsg.ListOffsetsRequestTopicPartition{kmsg.NewListOffsetsRequestTopicPartition()}}}
+	if resp, err := lo.RequestWith(ctx, c.Direct(0)); err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("ListOffsets of the secret topic, sent directly: %+v %v", resp, err)
+	}
+
+	// Metadata: the secret topic is hidden from the listing and refused by
+	// name; the open one carries every topic operation (no ACL on it);
+	// DescribeCluster reports the three cluster operations granted.
+	md := kmsg.NewPtrMetadataRequest()
+	md.IncludeTopicAuthorizedOperations = true
+	all, err := md.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range all.Topics {
+		if *tp.Topic == "secret" {
+			t.Error("the secret topic is listed")
+		}
+		if *tp.Topic == "open" && tp.AuthorizedOperations != 0xdf8 {
+			t.Errorf("open topic operations %#x, want every topic operation 0xdf8", tp.AuthorizedOperations)
+		}
+	}
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	want := int32(1<<kmsg.ACLOperationClusterAction | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationIdempotentWrite)
+	if resp, err := dc.RequestWith(ctx, cl); err != nil || resp.ClusterAuthorizedOperations != want {
+		t.Errorf("cluster operations %+v %v, want %#x", resp, err, want)
+	}
+	md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("secret")}}
+	named, err := md.RequestWith(ctx, cl)
+	if err != nil || len(named.Topics) != 1 || named.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code ||
+		len(named.Topics[0].Partitions) != 0 || named.Topics[0].TopicID != [16]byte{} {
+		t.Errorf("metadata of the secret topic by name: %+v %v", named, err)
+	}
+
+	// Groups: the secret group is refused at FindCoordinator and by the
+	// coordinator's APIs.
+	dg, err := adm.DescribeGroups(ctx, "secret-group")
+	if err == nil {
+		err = dg["secret-group"].Err
+	}
+	wantErr(t, "describe the secret group", err, kerr.GroupAuthorizationFailed)
+	if dg, err := adm.DescribeGroups(ctx, "open-group"); err != nil || dg["open-group"].Err != nil || dg["open-group"].State != "Stable" {
+		t.Errorf("describe the open group: %+v %v", dg, err)
+	}
+	_, err = adm.CommitOffsets(ctx, "secret-group", kadm.OffsetsFromRecords(kgo.Record{Topic: "open", Partition: 0, Offset: 0}))
+	wantErr(t, "commit in the secret group", err, kerr.GroupAuthorizationFailed)
+	ocr := kmsg.NewPtrOffsetCommitRequest()
+	ocr.Group, ocr.Generation = "open-group-2", -1
+	ocr.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "secret", Partitions: []kmsg.OffsetCommitRequestTopicPartition{kmsg.NewOffsetCommitRequestTopicPartition()}}}
+	if resp, err := ocr.RequestWith(ctx, cl); err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("commit an offset of the secret topic: %+v %v", resp, err)
+	}
+
+	// Topic administration.
+	ct, err := adm.CreateTopic(ctx, 1, 1, nil, "secret-new")
+	if err == nil {
+		err = ct.Err
+	}
+	wantErr(t, "create a secret topic", err, kerr.TopicAuthorizationFailed)
+	if ct, err := adm.CreateTopic(ctx, 1, 1, nil, "open-new"); err != nil || ct.Err != nil {
+		t.Errorf("create an open topic (no ACL on it): %v %v", err, ct.Err)
+	}
+	cpr := kmsg.NewPtrCreatePartitionsRequest()
+	cpr.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "secret", Count: 2}}
+	if resp, err := cpr.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("add partitions to the secret topic: %+v %v", resp, err)
+	}
+	dtr := kmsg.NewPtrDeleteTopicsRequest()
+	dtr.Version, dtr.TopicNames = 5, []string{"secret"}
+	dtr.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr("secret")}}
+	if resp, err := dtr.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("delete the secret topic: %+v %v", resp, err)
+	}
+	dcr := kmsg.NewPtrDescribeConfigsRequest()
+	for _, name := range []string{"secret", "open"} {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		dcr.Resources = append(dcr.Resources, rr)
+	}
+	if resp, err := dcr.RequestWith(ctx, c.Direct(0)); err != nil || len(resp.Resources) != 2 ||
+		resp.Resources[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || resp.Resources[1].ErrorCode != 0 {
+		t.Errorf("describe the configs of the secret and the open topic: %+v %v", resp, err)
+	}
+	bc, err := adm.DescribeBrokerConfigs(ctx, c.BrokerID(0))
+	if err == nil && len(bc) == 1 {
+		err = bc[0].Err
+	}
+	wantErr(t, "describe a broker's configs without DescribeConfigs on the cluster", err, kerr.ClusterAuthorizationFailed)
+
+	// Cluster operations: Alter is not granted.
+	apa := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	apa.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "open",
+		Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{c.BrokerID(0)}}}}}
+	if resp, err := apa.RequestWith(ctx, cl); err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("reassign without Alter on the cluster: %+v %v", resp, err)
+	}
+}
