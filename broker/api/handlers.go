@@ -105,10 +105,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// members).
 		13: readGroup(a, func(req *kmsg.LeaveGroupRequest) string { return req.Group },
 			func(resp *kmsg.LeaveGroupResponse, code int16) { resp.ErrorCode = code }, GroupCoordinator.LeaveGroup),
-		// SyncGroup (key 14), versions 0–5 (flexible from 4): a member's
-		// SyncGroup parks until the leader's assignment arrives.
-		14: readGroup(a, func(req *kmsg.SyncGroupRequest) string { return req.Group },
-			func(resp *kmsg.SyncGroupResponse, code int16) { resp.ErrorCode = code }, GroupCoordinator.SyncGroup),
+		14: a.handleSyncGroup,
 		15: a.handleDescribeGroups,
 		16: a.handleListGroups,
 
