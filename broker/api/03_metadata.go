@@ -56,6 +56,9 @@ func (a *Apis) handleMetadata(ctx context.Context, r *request) (kmsg.Response, e
 	out := resp.Topics[:0]
 	for _, t := range resp.Topics {
 		if t.Topic == nil { // v12 by id, unknown
+			if withOps {
+				t.AuthorizedOperations = authorizedOperationsOmitted
+			}
 			out = append(out, t)
 			continue
 		}
