@@ -26,6 +26,23 @@ type Config struct {
 	ZookeeperConnectionTimeoutMs *int32 // zookeeper.connection.timeout.ms (nil: session timeout)
 	ZookeeperMaxInFlightRequests int32  // zookeeper.max.in.flight.requests
 
+	// ZooKeeper security (KIP-515 TLS, secure ACLs); see zookeeper_security.go
+	ZookeeperSetACL                             bool     // zookeeper.set.acl
+	ZookeeperSSLClientEnable                    bool     // zookeeper.ssl.client.enable
+	ZookeeperClientCnxnSocket                   string   // zookeeper.clientCnxnSocket
+	ZookeeperSSLKeystoreLocation                string   // zookeeper.ssl.keystore.location
+	ZookeeperSSLKeystorePassword                string   // zookeeper.ssl.keystore.password
+	ZookeeperSSLKeystoreType                    string   // zookeeper.ssl.keystore.type ("": from the file name)
+	ZookeeperSSLTruststoreLocation              string   // zookeeper.ssl.truststore.location
+	ZookeeperSSLTruststorePassword              string   // zookeeper.ssl.truststore.password
+	ZookeeperSSLTruststoreType                  string   // zookeeper.ssl.truststore.type ("": from the file name)
+	ZookeeperSSLProtocol                        string   // zookeeper.ssl.protocol
+	ZookeeperSSLEnabledProtocols                []string // zookeeper.ssl.enabled.protocols (nil: zookeeper.ssl.protocol)
+	ZookeeperSSLCipherSuites                    []string // zookeeper.ssl.cipher.suites (nil: Go's defaults)
+	ZookeeperSSLEndpointIdentificationAlgorithm string   // zookeeper.ssl.endpoint.identification.algorithm
+	ZookeeperSSLCrlEnable                       bool     // zookeeper.ssl.crl.enable (true is an error)
+	ZookeeperSSLOcspEnable                      bool     // zookeeper.ssl.ocsp.enable (true is an error)
+
 	// General
 	BrokerID                 int32  // broker.id
 	BrokerIDGenerationEnable bool   // broker.id.generation.enable
@@ -54,6 +71,32 @@ type Config struct {
 	HostName                    string // host.name (deprecated; used only when listeners is unset)
 	AdvertisedHostName          string // advertised.host.name (deprecated)
 	AdvertisedPort              *int32 // advertised.port (deprecated)
+
+	// TLS (Kafka's SslConfigs / BrokerSecurityConfigs); read per listener
+	// with SSLProperties, which adds the listener.name.<listener>.ssl.*
+	// overrides.
+	SSLProtocol                   string   // ssl.protocol
+	SSLEnabledProtocols           []string // ssl.enabled.protocols
+	SSLCipherSuites               []string // ssl.cipher.suites (empty = Go's defaults)
+	SSLKeystoreType               string   // ssl.keystore.type
+	SSLKeystoreLocation           string   // ssl.keystore.location
+	SSLKeystorePassword           string   // ssl.keystore.password
+	SSLKeyPassword                string   // ssl.key.password
+	SSLKeystoreKey                string   // ssl.keystore.key
+	SSLKeystoreCertificateChain   string   // ssl.keystore.certificate.chain
+	SSLTruststoreType             string   // ssl.truststore.type
+	SSLTruststoreLocation         string   // ssl.truststore.location
+	SSLTruststorePassword         string   // ssl.truststore.password
+	SSLTruststoreCertificates     string   // ssl.truststore.certificates
+	SSLClientAuth                 string   // ssl.client.auth
+	SSLEndpointIdentification     string   // ssl.endpoint.identification.algorithm
+	SSLPrincipalMappingRules      string   // ssl.principal.mapping.rules
+	SSLKeymanagerAlgorithm        string   // ssl.keymanager.algorithm (Kafka's default only)
+	SSLTrustmanagerAlgorithm      string   // ssl.trustmanager.algorithm (Kafka's default only)
+	SSLProvider                   string   // ssl.provider (unset only)
+	SSLEngineFactoryClass         string   // ssl.engine.factory.class (unset only)
+	SSLSecureRandomImplementation string   // ssl.secure.random.implementation (unset only)
+	SecurityProviders             string   // security.providers (unset only)
 
 	// Log
 	NumPartitions                           int32    // num.partitions
@@ -155,9 +198,21 @@ type Config struct {
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
 
+	// Authorizer (Kafka's AclAuthorizer; see broker/security/authorizer)
+	AuthorizerClassName       string // authorizer.class.name ("" = no authorizer)
+	SuperUsers                string // super.users (semicolon-separated principals)
+	AllowEveryoneIfNoACLFound bool   // allow.everyone.if.no.acl.found
+
 	// Metrics
 	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
 	HTTPListener    string   // klassik.http.listener (host:port; "" = no HTTP listener)
+	HTTPAuth        string   // klassik.http.auth ("" = open, "basic")
+
+	// SASL (see sasl.go)
+	SaslEnabledMechanisms            []string // sasl.enabled.mechanisms
+	SaslMechanismInterBrokerProtocol string   // sasl.mechanism.inter.broker.protocol
+	SaslJaasConfig                   string   // sasl.jaas.config ("" = none)
+	ConnectionsMaxReauthMs           int64    // connections.max.reauth.ms (0 = no re-authentication)
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).
@@ -165,6 +220,9 @@ type Config struct {
 	// ignored lists the Kafka keys that were set but that Klassik does not
 	// implement; they are accepted with a warning.
 	ignored []string
+	// listenerProps holds every listener.name.<listener>.<key> as given
+	// (see SSLProperties).
+	listenerProps map[string]string
 }
 
 // Defaults returns Kafka 2.8's broker defaults. zookeeper.connect has no
@@ -245,8 +303,21 @@ func FromMap(props map[string]string) (*Config, error) {
 	slices.Sort(keys)
 	for _, name := range keys {
 		value := props[name]
+		if handled, msg := c.takeListenerKey(name, value); handled {
+			if msg != "" {
+				problems = append(problems, Problem{Key: name, Msg: msg})
+			}
+			continue
+		}
 		k := lookupBrokerKey(name)
 		if k == nil {
+			if strings.HasPrefix(name, saslListenerPrefix) {
+				c.setListenerProp(name, value)
+				if implementedListenerKey(name) {
+					c.explicit[name] = true
+					continue
+				}
+			}
 			if isKnownUnimplemented(name) {
 				c.ignored = append(c.ignored, name)
 				continue
@@ -482,6 +553,8 @@ func (c *Config) Describe() string {
 		v := k.get(c)
 		if v == "" && k.Nullable {
 			v = "null"
+		} else if k.Type == TypePassword {
+			v = "[hidden]"
 		}
 		fmt.Fprintf(&b, "\t%s = %s\n", n, v)
 	}

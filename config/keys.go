@@ -273,6 +273,32 @@ func oneOf(valid ...string) func(any) string {
 	}
 }
 
+// authorizerClass accepts the authorizers Klassik implements: Kafka 2.8's
+// AclAuthorizer and the SimpleAclAuthorizer it replaced. Any other class
+// would leave the cluster open, so it stops the broker.
+func authorizerClass(v any) string {
+	switch s, _ := v.(string); s {
+	case "", "kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer":
+		return ""
+	}
+	return "is not an authorizer Klassik implements (kafka.security.authorizer.AclAuthorizer or kafka.security.auth.SimpleAclAuthorizer)"
+}
+
+// principalList checks super.users: each entry (trimmed) is type:name,
+// as AclAuthorizer.configure parses it.
+func principalList(v any) string {
+	s, _ := v.(string)
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	for _, p := range strings.Split(s, ";") {
+		if !strings.Contains(strings.TrimSpace(p), ":") {
+			return fmt.Sprintf("has %q, expected a string in format principalType:principalName", strings.TrimSpace(p))
+		}
+	}
+	return ""
+}
+
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
 
 // Group names used by server.properties.example.
@@ -287,6 +313,9 @@ const (
 	groupGroup       = "Group coordinator and offsets"
 	groupTxn         = "Transactions"
 	groupMetrics     = "Metrics"
+	groupSSL         = "TLS (SSL and SASL_SSL listeners; listener.name.<listener>.ssl.* overrides)"
+	groupSASL        = "SASL"
+	groupAuthorizer  = "Authorizer"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -305,6 +334,53 @@ var brokerKeys = []Key{
 	{Name: "zookeeper.max.in.flight.requests", Type: TypeInt, Default: "10", Group: groupZooKeeper,
 		Doc:   "maximum unacknowledged ZooKeeper requests before the client blocks",
 		field: func(c *Config) any { return &c.ZookeeperMaxInFlightRequests }, check: atLeast(1)},
+
+	// ZooKeeper security (zookeeper_security.go)
+	{Name: "zookeeper.set.acl", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "create znodes with secure ACLs: the broker's ZooKeeper identity owns them, others may only read (nothing on sensitive paths)",
+		field: func(c *Config) any { return &c.ZookeeperSetACL }},
+	{Name: "zookeeper.ssl.client.enable", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "connect to ZooKeeper with TLS (its secureClientPort); needs zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+		field: func(c *Config) any { return &c.ZookeeperSSLClientEnable }},
+	{Name: "zookeeper.clientCnxnSocket", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "ZooKeeper client socket class; org.apache.zookeeper.ClientCnxnSocketNetty with TLS (Klassik's Go client behaves as either class)",
+		field: func(c *Config) any { return &c.ZookeeperClientCnxnSocket }},
+	{Name: "zookeeper.ssl.keystore.location", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "keystore with the client certificate for TLS to ZooKeeper; its subject DN is the x509 identity",
+		field: func(c *Config) any { return &c.ZookeeperSSLKeystoreLocation }},
+	{Name: "zookeeper.ssl.keystore.password", Type: TypePassword, Nullable: true, Group: groupZooKeeper,
+		Doc:   "password of zookeeper.ssl.keystore.location",
+		field: func(c *Config) any { return &c.ZookeeperSSLKeystorePassword }},
+	{Name: "zookeeper.ssl.keystore.type", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "JKS, PKCS12 or PEM; unset: from the file name (.jks, .p12/.pfx, .pem) as ZooKeeper does",
+		field: func(c *Config) any { return &c.ZookeeperSSLKeystoreType }},
+	{Name: "zookeeper.ssl.truststore.location", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "truststore with the CA certificates that sign ZooKeeper's server certificate; unset: the system's roots",
+		field: func(c *Config) any { return &c.ZookeeperSSLTruststoreLocation }},
+	{Name: "zookeeper.ssl.truststore.password", Type: TypePassword, Nullable: true, Group: groupZooKeeper,
+		Doc:   "password of zookeeper.ssl.truststore.location",
+		field: func(c *Config) any { return &c.ZookeeperSSLTruststorePassword }},
+	{Name: "zookeeper.ssl.truststore.type", Type: TypeString, Nullable: true, Group: groupZooKeeper,
+		Doc:   "JKS, PKCS12 or PEM; unset: from the file name",
+		field: func(c *Config) any { return &c.ZookeeperSSLTruststoreType }},
+	{Name: "zookeeper.ssl.protocol", Type: TypeString, Default: "TLSv1.2", Group: groupZooKeeper,
+		Doc:   "TLS protocol to ZooKeeper (TLSv1.2 or TLSv1.3); the only one enabled unless zookeeper.ssl.enabled.protocols is set",
+		field: func(c *Config) any { return &c.ZookeeperSSLProtocol }},
+	{Name: "zookeeper.ssl.enabled.protocols", Type: TypeList, Nullable: true, Group: groupZooKeeper,
+		Doc:   "enabled TLS protocols to ZooKeeper (csv); unset: zookeeper.ssl.protocol",
+		field: func(c *Config) any { return &c.ZookeeperSSLEnabledProtocols }},
+	{Name: "zookeeper.ssl.cipher.suites", Type: TypeList, Nullable: true, Group: groupZooKeeper,
+		Doc:   "enabled TLS 1.2 cipher suites to ZooKeeper by IANA name (csv); unset: Go's defaults",
+		field: func(c *Config) any { return &c.ZookeeperSSLCipherSuites }},
+	{Name: "zookeeper.ssl.endpoint.identification.algorithm", Type: TypeString, Default: "HTTPS", Group: groupZooKeeper,
+		Doc:   "HTTPS (any case) checks ZooKeeper's certificate against the host name dialled; empty disables the check",
+		field: func(c *Config) any { return &c.ZookeeperSSLEndpointIdentificationAlgorithm }},
+	{Name: "zookeeper.ssl.crl.enable", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "certificate revocation lists for ZooKeeper TLS; not implemented (true is a start-up error)",
+		field: func(c *Config) any { return &c.ZookeeperSSLCrlEnable }},
+	{Name: "zookeeper.ssl.ocsp.enable", Type: TypeBoolean, Default: "false", Group: groupZooKeeper,
+		Doc:   "OCSP for ZooKeeper TLS; not implemented (true is a start-up error)",
+		field: func(c *Config) any { return &c.ZookeeperSSLOcspEnable }},
 
 	// General
 	{Name: "broker.id", Type: TypeInt, Default: "-1", Group: groupGeneral,
@@ -391,6 +467,73 @@ var brokerKeys = []Key{
 		Doc:   "idle connections are closed after this long",
 		field: func(c *Config) any { return &c.ConnectionsMaxIdleMs }},
 
+	// TLS
+	{Name: "ssl.protocol", Type: TypeString, Default: "TLSv1.3", Group: groupSSL,
+		Doc:   "TLS protocol family (TLSv1.3, TLSv1.2, TLS); the versions in use are ssl.enabled.protocols",
+		field: func(c *Config) any { return &c.SSLProtocol }, check: sslCheck("ssl.protocol")},
+	{Name: "ssl.enabled.protocols", Type: TypeList, Default: "TLSv1.2,TLSv1.3", Group: groupSSL,
+		Doc:   "TLS versions enabled on listeners and inter-broker connections",
+		field: func(c *Config) any { return &c.SSLEnabledProtocols }, check: sslCheck("ssl.enabled.protocols")},
+	{Name: "ssl.cipher.suites", Type: TypeList, Default: "", Group: groupSSL,
+		Doc:   "TLS 1.2 cipher suites by their Java (IANA) names; empty = Go's defaults; a suite Go lacks stops start-up",
+		field: func(c *Config) any { return &c.SSLCipherSuites }, check: sslCheck("ssl.cipher.suites")},
+	{Name: "ssl.keystore.type", Type: TypeString, Default: "JKS", Group: groupSSL,
+		Doc:   "key store format: JKS, PKCS12 or PEM",
+		field: func(c *Config) any { return &c.SSLKeystoreType }, check: sslCheck("ssl.keystore.type")},
+	{Name: "ssl.keystore.location", Type: TypeString, Nullable: true, Group: groupSSL,
+		Doc:   "key store file with the broker's private key and certificate chain",
+		field: func(c *Config) any { return &c.SSLKeystoreLocation }},
+	{Name: "ssl.keystore.password", Type: TypePassword, Nullable: true, Group: groupSSL,
+		Doc:   "password of the JKS or PKCS12 key store file",
+		field: func(c *Config) any { return &c.SSLKeystorePassword }},
+	{Name: "ssl.key.password", Type: TypePassword, Nullable: true, Group: groupSSL,
+		Doc:   "password of the private key (JKS: defaults to the store password; PEM: the encrypted PKCS#8 key's)",
+		field: func(c *Config) any { return &c.SSLKeyPassword }},
+	{Name: "ssl.keystore.key", Type: TypePassword, Nullable: true, Group: groupSSL,
+		Doc:   "PKCS#8 private key in PEM, inline (ssl.keystore.type=PEM)",
+		field: func(c *Config) any { return &c.SSLKeystoreKey }},
+	{Name: "ssl.keystore.certificate.chain", Type: TypePassword, Nullable: true, Group: groupSSL,
+		Doc:   "certificate chain in PEM, inline (ssl.keystore.type=PEM)",
+		field: func(c *Config) any { return &c.SSLKeystoreCertificateChain }},
+	{Name: "ssl.truststore.type", Type: TypeString, Default: "JKS", Group: groupSSL,
+		Doc:   "trust store format: JKS, PKCS12 or PEM",
+		field: func(c *Config) any { return &c.SSLTruststoreType }, check: sslCheck("ssl.truststore.type")},
+	{Name: "ssl.truststore.location", Type: TypeString, Nullable: true, Group: groupSSL,
+		Doc:   "trust store file with the CAs that sign client and broker certificates; unset = the system roots",
+		field: func(c *Config) any { return &c.SSLTruststoreLocation }},
+	{Name: "ssl.truststore.password", Type: TypePassword, Nullable: true, Group: groupSSL,
+		Doc:   "password of the trust store file (JKS and PKCS12)",
+		field: func(c *Config) any { return &c.SSLTruststorePassword }},
+	{Name: "ssl.truststore.certificates", Type: TypePassword, Nullable: true, Group: groupSSL,
+		Doc:   "trusted certificates in PEM, inline (ssl.truststore.type=PEM)",
+		field: func(c *Config) any { return &c.SSLTruststoreCertificates }},
+	{Name: "ssl.client.auth", Type: TypeString, Default: "none", Group: groupSSL,
+		Doc:   "client certificates on SSL listeners: none, requested or required",
+		field: func(c *Config) any { return &c.SSLClientAuth }, check: oneOf("none", "requested", "required")},
+	{Name: "ssl.endpoint.identification.algorithm", Type: TypeString, Default: "https", Group: groupSSL,
+		Doc:   "https checks the host name of brokers this broker connects to; empty turns the check off",
+		field: func(c *Config) any { return &c.SSLEndpointIdentification }, check: sslCheck("ssl.endpoint.identification.algorithm")},
+	{Name: "ssl.principal.mapping.rules", Type: TypeString, Default: "DEFAULT", Group: groupSSL,
+		Doc:   "rules mapping a client certificate's DN to a principal name (DEFAULT, RULE:pattern/replacement/[LU], ...)",
+		field: func(c *Config) any { return &c.SSLPrincipalMappingRules }, check: sslCheck("ssl.principal.mapping.rules")},
+	{Name: "ssl.keymanager.algorithm", Type: TypeString, Default: "SunX509", Group: groupSSL,
+		Doc:   "Java key manager; only Kafka's default is accepted",
+		field: func(c *Config) any { return &c.SSLKeymanagerAlgorithm }, check: sslCheck("ssl.keymanager.algorithm")},
+	{Name: "ssl.trustmanager.algorithm", Type: TypeString, Default: "PKIX", Group: groupSSL,
+		Doc:   "Java trust manager; only Kafka's default is accepted",
+		field: func(c *Config) any { return &c.SSLTrustmanagerAlgorithm }, check: sslCheck("ssl.trustmanager.algorithm")},
+	{Name: "ssl.provider", Type: TypeString, Nullable: true, Group: groupSSL,
+		Doc:   "Java security provider; must stay unset",
+		field: func(c *Config) any { return &c.SSLProvider }, check: sslCheck("ssl.provider")},
+	{Name: "ssl.engine.factory.class", Type: TypeClass, Nullable: true, Group: groupSSL,
+		Doc:   "custom Java SslEngineFactory; must stay unset",
+		field: func(c *Config) any { return &c.SSLEngineFactoryClass }, check: sslCheck("ssl.engine.factory.class")},
+	{Name: "ssl.secure.random.implementation", Type: TypeString, Nullable: true, Group: groupSSL,
+		Doc:   "Java SecureRandom; must stay unset (Go uses crypto/rand)",
+		field: func(c *Config) any { return &c.SSLSecureRandomImplementation }, check: sslCheck("ssl.secure.random.implementation")},
+	{Name: "security.providers", Type: TypeString, Nullable: true, Group: groupSSL,
+		Doc:   "Java security provider creators; must stay unset",
+		field: func(c *Config) any { return &c.SecurityProviders }, check: sslCheck("security.providers")},
 	// Log basics
 	{Name: "log.dirs", Type: TypeString, Nullable: true, Group: groupLog,
 		Doc:   "comma-separated data directories; falls back to log.dir",
@@ -680,4 +823,32 @@ var brokerKeys = []Key{
 	{Name: "klassik.http.listener", Type: TypeString, Nullable: true, Group: groupMetrics,
 		Doc:   "host:port of the broker's read-only HTTP listener (/metrics in Prometheus format, the console); empty = off",
 		field: func(c *Config) any { return &c.HTTPListener }, check: hostPort},
+	{Name: "klassik.http.auth", Type: TypeString, Nullable: true, Group: groupMetrics,
+		Doc:   "basic: the console and /api/v1 need HTTP basic credentials of a SASL/PLAIN or SCRAM user (/metrics stays open); empty = open",
+		field: func(c *Config) any { return &c.HTTPAuth }, check: oneOf("", "basic")},
+
+	// SASL
+	{Name: "sasl.enabled.mechanisms", Type: TypeList, Default: "GSSAPI", Group: groupSASL,
+		Doc:   "SASL mechanisms of the SASL listeners (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); listener.name.<listener>.sasl.enabled.mechanisms overrides it per listener",
+		field: func(c *Config) any { return &c.SaslEnabledMechanisms }},
+	{Name: "sasl.mechanism.inter.broker.protocol", Type: TypeString, Default: "GSSAPI", Group: groupSASL,
+		Doc:   "SASL mechanism the broker logs in with on a SASL inter-broker listener (its JAAS username and password)",
+		field: func(c *Config) any { return &c.SaslMechanismInterBrokerProtocol }},
+	{Name: "sasl.jaas.config", Type: TypePassword, Nullable: true, Group: groupSASL,
+		Doc:   "JAAS login module line used when no listener.name.<listener>.<mechanism>.sasl.jaas.config is set (before the KafkaServer section of the JAAS file)",
+		field: func(c *Config) any { return &c.SaslJaasConfig }},
+	{Name: "connections.max.reauth.ms", Type: TypeLong, Default: "0", Group: groupSASL,
+		Doc:   "KIP-368 session lifetime of SASL connections: they must re-authenticate within it or are closed at their next request; 0 = unlimited",
+		field: func(c *Config) any { return &c.ConnectionsMaxReauthMs }, check: atLeast(0)},
+
+	// Authorizer
+	{Name: "authorizer.class.name", Type: TypeString, Default: "", Group: groupAuthorizer,
+		Doc:   "ACL authorizer: kafka.security.authorizer.AclAuthorizer (or the older kafka.security.auth.SimpleAclAuthorizer), ACLs in ZooKeeper under /kafka-acl; empty = every request allowed",
+		field: func(c *Config) any { return &c.AuthorizerClassName }, check: authorizerClass},
+	{Name: "super.users", Type: TypeString, Default: "", Group: groupAuthorizer,
+		Doc:   "principals (User:name) separated by semicolons that the authorizer allows everything",
+		field: func(c *Config) any { return &c.SuperUsers }, check: principalList},
+	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Group: groupAuthorizer,
+		Doc:   "let every principal act on a resource that has no ACL at all",
+		field: func(c *Config) any { return &c.AllowEveryoneIfNoACLFound }},
 }

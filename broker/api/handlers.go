@@ -109,6 +109,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		15: a.handleDescribeGroups,
 		16: a.handleListGroups,
 
+		17: a.handleSaslHandshake,
 		18: a.handleApiVersions,
 		19: a.handleCreateTopics,
 		20: a.handleDeleteTopics,
@@ -123,9 +124,13 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		26: a.handleEndTxn,
 		27: a.handleWriteTxnMarkers,
 		28: a.handleTxnOffsetCommit,
+		29: a.handleDescribeACLs,
+		30: a.handleCreateACLs,
+		31: a.handleDeleteACLs,
 
 		32: a.handleDescribeConfigs,
 		33: a.handleAlterConfigs,
+		36: a.handleSaslAuthenticate,
 		37: a.handleCreatePartitions,
 
 		42: a.handleDeleteGroups,
@@ -137,6 +142,9 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		45: a.requireCluster(kmsg.ACLOperationAlter, alterPartitionReassignmentsDenied, a.handleAlterPartitionReassignments),
 		46: a.requireCluster(kmsg.ACLOperationDescribe, listPartitionReassignmentsDenied, a.handleListPartitionReassignments),
 		47: a.handleOffsetDelete,
+
+		50: a.handleDescribeUserScramCredentials,
+		51: a.handleAlterUserScramCredentials,
 
 		60: a.handleDescribeCluster,
 		61: a.handleDescribeProducers,

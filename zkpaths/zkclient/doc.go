@@ -16,10 +16,14 @@
 //	KafkaZkClient + AdminZkClient topics          topics.go
 //	KafkaZkClient partition state (create/update,  partitions.go
 //	  ReplicationUtils.updateLeaderAndIsr)
+//	AdminZkClient for users (fetchEntityConfig,   users.go (GetUserConfig, GetAllUserConfigs,
+//	  fetchAllEntityConfigs, changeConfigs)         ChangeUserConfig)
 //	reassignment, preferred election,             admin.go (one helper per shape:
 //	  ISR/log-dir notifications, entity configs,    getDecoded, createAdminRequest,
 //	  legacy consumer offsets                       deleteFenced, setOrCreate,
 //	                                                readNotifications)
+//	KafkaZkClient ACL store (createAclPaths,      acls.go (versioned reads, conditional
+//	  conditionalSetAclsForResource, ...)           set/create/delete, change nodes)
 //
 // Every package uses this one client through the small interface it needs,
 // declared where it is consumed (controller.zkClient, api.AdminZK, ...);
