@@ -12,7 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/klassik/klassik/broker/api"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -244,5 +246,118 @@ func TestACLsOnTheRequestPath(t *testing.T) {
 		Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{c.BrokerID(0)}}}}}
 	if resp, err := apa.RequestWith(ctx, cl); err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Errorf("reassign without Alter on the cluster: %+v %v", resp, err)
+	}
+}
+
+// TestACLsForSASLPrincipals: the same request path with principals that
+// differ per connection. The brokers talk to each other on the PLAINTEXT
+// listener as User:ANONYMOUS, a super user (so the inter-broker requests
+// pass without ACLs — which also means any client of that listener would
+// be one: the test's clients use only the SASL_PLAINTEXT listener, as a
+// secured deployment would expose only that one). On SASL_PLAINTEXT, PLAIN
+// authenticates User:alice, granted Write and Read on topic "orders" and
+// Read on group "billing", and User:bob, granted nothing.
+func TestACLsForSASLPrincipals(t *testing.T) {
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" ` +
+		`user_alice="alice-secret" user_bob="bob-secret";`
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Overrides: map[string]string{
+		"listeners":               "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms": "PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+		"authorizer.class.name":                               "kafka.security.authorizer.AclAuthorizer",
+		"super.users":                                         anonymous,
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c.CreateTopic("orders", 1, 2, nil)
+	adm := c.Admin() // PLAINTEXT: the super user sets the ACLs up
+	for _, b := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Topics("orders").Allow("User:alice").AllowHosts("*").Operations(kadm.OpWrite, kadm.OpRead).
+			ResourcePatternType(kadm.ACLPatternLiteral),
+		kadm.NewACLs().Groups("billing").Allow("User:alice").AllowHosts("*").Operations(kadm.OpRead).
+			ResourcePatternType(kadm.ACLPatternLiteral),
+	} {
+		res, err := adm.CreateACLs(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatalf("creating ACL %+v: %v", r, r.Err)
+			}
+		}
+	}
+	var saslAddrs []string
+	for i := 0; i < c.N(); i++ {
+		a := c.Broker(i).BoundAddr("SASL_PLAINTEXT")
+		if a == nil {
+			t.Fatalf("broker %d has no SASL_PLAINTEXT listener", c.BrokerID(i))
+		}
+		saslAddrs = append(saslAddrs, a.String())
+	}
+	as := func(user string, opts ...kgo.Opt) *kgo.Client {
+		return c.Client(append([]kgo.Opt{kgo.SeedBrokers(saslAddrs...),
+			kgo.SASL(plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())}, opts...)...)
+	}
+	// The ACLs reach both brokers through their change notifications.
+	c.WaitFor(20*time.Second, "alice's Write on every broker", func() bool {
+		for i := 0; i < c.N(); i++ {
+			act := api.Action{Principal: "User:alice", Host: "127.0.0.1", Operation: kmsg.ACLOperationWrite,
+				ResourceType: kmsg.ACLResourceTypeTopic, Name: "orders"}
+			if !c.Broker(i).Authorizer().Authorize(ctx, act) {
+				return false
+			}
+		}
+		return true
+	})
+
+	alice := as("alice", kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ConsumeTopics("orders"), kgo.ConsumerGroup("billing"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("o-1")}).FirstErr(); err != nil {
+		t.Fatalf("alice produces: %v", err)
+	}
+	if fs := alice.PollRecords(ctx, 1); len(fs.Errors()) > 0 || fs.NumRecords() != 1 {
+		t.Fatalf("alice consumes in group billing: %v, %d records", fs.Errors(), fs.NumRecords())
+	}
+	if err := alice.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("alice commits: %v", err)
+	}
+	// Describe is implied by Read and Write: alice sees the topic.
+	bob := as("bob", kgo.RecordRetries(1), kgo.UnknownTopicRetries(1))
+	md := kmsg.NewPtrMetadataRequest()
+	for _, who := range []struct {
+		cl   *kgo.Client
+		name string
+		sees bool
+	}{{alice, "alice", true}, {bob, "bob", false}} {
+		resp, err := md.RequestWith(ctx, who.cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sees := false
+		for _, tp := range resp.Topics {
+			sees = sees || *tp.Topic == "orders"
+		}
+		if sees != who.sees {
+			t.Errorf("%s sees orders in the topic listing: %v, want %v", who.name, sees, who.sees)
+		}
+	}
+	wantErr(t, "bob produces", bob.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("b")}).FirstErr(), kerr.TopicAuthorizationFailed)
+	bobAdm := kadm.NewClient(bob)
+	dg, err := bobAdm.DescribeGroups(ctx, "billing")
+	if err == nil {
+		err = dg["billing"].Err
+	}
+	wantErr(t, "bob describes group billing", err, kerr.GroupAuthorizationFailed)
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "billing", "consumer", 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
+	// kgo sends group requests to the coordinator after FindCoordinator,
+	// which already refuses bob (Describe on the group).
+	_, err = join.RequestWith(ctx, bob)
+	wantErr(t, "bob joins group billing", err, kerr.GroupAuthorizationFailed)
+	el := kmsg.NewPtrElectLeadersRequest()
+	if resp, err := el.RequestWith(ctx, bob); err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("bob elects leaders: %+v %v", resp, err)
 	}
 }
