@@ -53,8 +53,8 @@ func (a *Apis) handleMetadata(ctx context.Context, r *request) (kmsg.Response, e
 	// Hiding a topic from an "all topics" answer refuses nothing: such
 	// denials are not logged as refusals, as in Kafka.
 	describe := a.topicChecker(ctx, r, kmsg.ACLOperationDescribe)
-	if allTopics {
-		describe = a.filteringTopicChecker(ctx, r, kmsg.ACLOperationDescribe)
+	if allTopics && describe != nil {
+		describe.filtering = true
 	}
 	mayCreate := a.topicCreateChecker(ctx, r)
 	withOps := req.Version >= 8 && req.IncludeTopicAuthorizedOperations && a.authorizer != nil
