@@ -1330,3 +1330,22 @@ func FuzzAuthorizedRequests(f *testing.F) {
 		}
 	})
 }
+
+// TestNoAuthorizerCostsNoAllocation: without an authorizer the per-topic
+// checker is nil and its decisions allocate nothing, so the data path pays
+// nothing for the checks.
+func TestNoAuthorizerCostsNoAllocation(t *testing.T) {
+	h := newAuthzHarness(t, nil)
+	h.a.authorizer = nil
+	r := &request{net: &network.Request{}, body: kmsg.NewPtrProduceRequest()}
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		c := h.a.topicChecker(ctx, r, opWrite)
+		if !c.allowed("open") || !c.allowed("secret") || !h.a.authorize(ctx, r, opClusterA, rtCluster, clusterResource) {
+			t.Fatal("denied without an authorizer")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per request without an authorizer", allocs)
+	}
+}
