@@ -360,4 +360,49 @@ func TestACLsForSASLPrincipals(t *testing.T) {
 	if resp, err := el.RequestWith(ctx, bob); err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Errorf("bob elects leaders: %+v %v", resp, err)
 	}
+
+	// The inter-broker requests, sent by a client that is no broker, need
+	// ClusterAction: refused on each broker, whose own traffic on
+	// PLAINTEXT keeps replicating (alice's acks=all produce above).
+	caf := kerr.ClusterAuthorizationFailed.Code
+	for i := 0; i < c.N(); i++ {
+		direct := as("bob", kgo.SeedBrokers(saslAddrs[i])).SeedBrokers()[0]
+		um := kmsg.NewPtrUpdateMetadataRequest()
+		um.ControllerID, um.BrokerEpoch = c.BrokerID(i), -1
+		if resp, err := um.RequestWith(ctx, direct); err != nil || resp.ErrorCode != caf {
+			t.Errorf("bob's UpdateMetadata to broker %d: %+v %v", c.BrokerID(i), resp, err)
+		}
+		lai := kmsg.NewPtrLeaderAndISRRequest()
+		lai.BrokerEpoch = -1
+		if resp, err := lai.RequestWith(ctx, direct); err != nil || resp.ErrorCode != caf {
+			t.Errorf("bob's LeaderAndIsr to broker %d: %+v %v", c.BrokerID(i), resp, err)
+		}
+		sr := kmsg.NewPtrStopReplicaRequest()
+		sr.BrokerEpoch = -1
+		sr.Topics = []kmsg.StopReplicaRequestTopic{{Topic: "orders", Partition: 0, Partitions: []int32{0},
+			PartitionStates: []kmsg.StopReplicaRequestTopicPartitionState{{Partition: 0, LeaderEpoch: -1, Delete: true}}}}
+		if resp, err := sr.RequestWith(ctx, direct); err != nil || resp.ErrorCode != caf {
+			t.Errorf("bob's StopReplica to broker %d: %+v %v", c.BrokerID(i), resp, err)
+		}
+		cs := kmsg.NewPtrControlledShutdownRequest()
+		cs.BrokerID, cs.BrokerEpoch = c.BrokerID(i), -1
+		if resp, err := cs.RequestWith(ctx, direct); err != nil || resp.ErrorCode != caf {
+			t.Errorf("bob's ControlledShutdown at broker %d: %+v %v", c.BrokerID(i), resp, err)
+		}
+		f := kmsg.NewPtrFetchRequest()
+		f.ReplicaID, f.MaxBytes = c.BrokerID(1-i), 1<<20
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.PartitionMaxBytes = 1 << 20
+		f.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{fp}}}
+		direct28 := as("bob", kgo.SeedBrokers(saslAddrs[i]), kgo.MaxVersions(kversion.V2_8_0())).SeedBrokers()[0]
+		if resp, err := f.RequestWith(ctx, direct28); err != nil || len(resp.Topics) != 1 ||
+			resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || len(resp.Topics[0].Partitions[0].RecordBatches) != 0 {
+			t.Errorf("bob's follower fetch from broker %d: %+v %v", c.BrokerID(i), resp, err)
+		}
+	}
+	// Nothing of that reached a broker: orders still has both replicas in
+	// sync and its record.
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("o-2")}).FirstErr(); err != nil {
+		t.Fatalf("alice produces after bob's requests: %v", err)
+	}
 }
