@@ -90,6 +90,7 @@ type Broker struct {
 	listenerTLS map[string]network.ListenerConfig
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
+	state atomic.Int64 // Kafka's BrokerState value (brokermetrics.go)
 
 	// SASL (sasl.go), set in New: the SCRAM credentials, the server
 	// mechanisms of the SASL listeners, the HTTP basic-auth checker and
@@ -201,6 +202,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	}
 	b.started = true
 	b.mu.Unlock()
+	b.state.Store(brokerStarting)
 	defer func() {
 		if err != nil {
 			b.stop(false)
@@ -261,6 +263,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
+	b.state.Store(brokerRunning)
 	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
 	return nil
 }
@@ -693,8 +696,10 @@ func (b *Broker) stop(controlled bool) {
 		return
 	}
 	if controlled && b.server != nil && b.epoch.Load() >= 0 && b.cfg.ControlledShutdownEnable {
+		b.state.Store(brokerPendingControlledShutdown)
 		b.controlledShutdown()
 	}
+	b.state.Store(brokerShuttingDown)
 	b.stopComponents()
 	if b.logs != nil {
 		if err := b.logs.Shutdown(); err != nil {
@@ -704,6 +709,7 @@ func (b *Broker) stop(controlled bool) {
 	if b.zk != nil {
 		b.zk.Close()
 	}
+	b.state.Store(brokerNotRunning)
 	b.logger.Info("shut down completed")
 }
 

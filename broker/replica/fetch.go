@@ -133,7 +133,7 @@ func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, m
 	if err != nil {
 		return nil, err
 	}
-	m.metrics.topics.fetched(parts, reads, params.replicaID >= 0)
+	m.metrics.topics.fetched(parts, reads, params.replicaID, m)
 	if session != nil {
 		resp.SessionID = session.id
 	}
