@@ -12,8 +12,20 @@ base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 parse_daemon_args "$0 [-daemon] server.properties [--override property=value]*" "$@"
 set -- "${args[@]}"
 
+# KAFKA_OPTS holds the JVM options Kafka's scripts hand to java. The
+# -Dname=value system properties among them (notably
+# -Djava.security.auth.login.config=<JAAS file> with the KafkaServer
+# section) reach the broker as leading arguments; other JVM flags (-Xmx,
+# -XX:...) mean nothing to a Go process and are left out. The value is
+# split on whitespace, as the Java scripts do.
+jvm_props=()
+read -r -a kafka_opts <<<"${KAFKA_OPTS:-}"
+for opt in "${kafka_opts[@]+"${kafka_opts[@]}"}"; do
+  case "$opt" in -D?*) jvm_props+=("$opt") ;; esac
+done
+
 if [ "$daemon" = false ]; then
-  exec "$base_dir/bin/kafka-run-class.sh" kafka-server "$@"
+  exec "$base_dir/bin/kafka-run-class.sh" kafka-server "${jvm_props[@]+"${jvm_props[@]}"}" "$@"
 fi
 
 # Name the log and pid files after broker.id: the last --override wins,
@@ -52,7 +64,7 @@ fi
 # Build in the foreground so a compile error is shown here, not in the log.
 KLASSIK_BUILD_ONLY=1 "$base_dir/bin/kafka-run-class.sh" kafka-server
 
-nohup "$base_dir/bin/kafka-run-class.sh" kafka-server "$@" >"$out" 2>&1 </dev/null &
+nohup "$base_dir/bin/kafka-run-class.sh" kafka-server "${jvm_props[@]+"${jvm_props[@]}"}" "$@" >"$out" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pid_file"
 echo "Started broker $broker_id (pid $pid), output in $out"

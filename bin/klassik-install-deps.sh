@@ -4,6 +4,8 @@
 #   - Apache ZooKeeper and a Java runtime (Debian's zookeeper package),
 #   - the client tools the tests drive: kcat, python3-kafka, python3-confluent-kafka,
 #   - netcat for ZooKeeper's four-letter words,
+#   - openssl, keytool and javac (openjdk-17-jdk-headless) for the TLS tests'
+#     key stores and their check of Java's distinguished-name format,
 #   - Docker (docker.io, docker-compose) for docker/'s test, and a running
 #     dockerd (started here when none answers and this runs as root),
 #   - Chromium and ChromeDriver for the web console's headless browser test,
@@ -19,8 +21,13 @@ want_npm=1
 missing=()
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# keytool (Debian's JRE) and openssl make the keystores of the TLS tests.
+command -v keytool >/dev/null 2>&1 || missing+=(default-jre-headless)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+{ command -v keytool && command -v javac; } >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)

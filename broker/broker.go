@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
@@ -40,6 +42,7 @@ type options struct {
 	fixedStartIndex       int
 	wrapHandler           func(network.Handler) network.Handler
 	withoutRequestMetrics bool
+	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -80,13 +83,32 @@ type Broker struct {
 	stopNewSession func()
 	web            *webServer // klassik.http.listener; nil when off
 
+	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
+	// listener, set by New (loadTLS).
+	listenerTLS map[string]network.ListenerConfig
+
 	epoch atomic.Int64 // broker epoch: czxid of our registration
+
+	// SASL (sasl.go), set in New: the SCRAM credentials, the server
+	// mechanisms of the SASL listeners, the HTTP basic-auth checker and
+	// the dialer every inter-broker connection uses (TLS and SASL login
+	// of the inter-broker listener).
+	credentials     *security.CredentialCache
+	authenticators  *security.Authenticators
+	passwords       *security.PasswordVerifier
+	interBrokerTLS  *tls.Config
+	interBrokerDial network.DialFunc
 
 	// metrics is this broker's registry (Kafka metric names); never the
 	// process-wide default, so in-process clusters keep them apart.
 	metrics gometrics.Registry
 
 	topicCfgs *topicConfigCache
+
+	// userCreds loads b.credentials (every user's SCRAM credentials,
+	// Kafka's CredentialProvider, made in New) from /config/users before
+	// the listeners open and keeps it current from change notifications.
+	userCreds *userCredentials
 
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
@@ -114,8 +136,15 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry()}
+	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
+		credentials: security.NewCredentialCache()}
 	b.epoch.Store(-1)
+	if err := b.loadTLS(); err != nil {
+		return nil, err
+	}
+	if err := b.setupSASL(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -149,6 +178,10 @@ func (b *Broker) Metadata() *metadata.Cache { return b.meta }
 
 // Replicas is this broker's replica manager (nil before Startup).
 func (b *Broker) Replicas() *replica.Manager { return b.replicas }
+
+// Credentials is this broker's SCRAM credential cache, filled from
+// /config/users during Startup; never nil.
+func (b *Broker) Credentials() *security.CredentialCache { return b.credentials }
 
 // LogManager is this broker's log manager (nil before Startup).
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
@@ -188,6 +221,12 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.buildComponents(base); err != nil {
 		return err
 	}
+	// SCRAM credentials before the listeners open, so the first
+	// authentication already sees them.
+	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
+	if err := b.userCreds.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
+	}
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
@@ -214,8 +253,10 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
-	// Dynamic topic config listener (/config/changes).
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, b.logger)
+	// Dynamic config listener (/config/changes): topics, and users'
+	// SCRAM credentials.
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
+		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
@@ -287,7 +328,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	tc := b.cfg.Transactions()
 	pids := txn.NewProducerIDManager(b.brokerID, b.zk.AllocateProducerIDBlock)
 	b.markers = newMarkerChannel(b.meta, b.cfg.EffectiveInterBrokerListenerName(), b.brokerID,
-		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+		time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond, b.interBrokerDial)
 	b.txn, err = txn.New(txn.Config{
 		BrokerID:               b.brokerID,
 		NumPartitions:          tc.StateLogPartitions,
@@ -315,7 +356,9 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Groups:          b.groups,
 		Txn:             b.txn,
 		ProducerIDs:     pids,
+		Users:           b.zk,
 		FixedStartIndex: b.opts.fixedStartIndex,
+		SASL:            b.authenticators,
 		Logger:          b.logger,
 	})
 	b.registerMetrics()
@@ -344,7 +387,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
-			Dial:                    replica.NetworkDialer(fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
+			Dial:                    replica.NetworkDialer(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
 		StateChangeLogger:   base.With("logger", "state.change.logger"),
@@ -373,7 +416,9 @@ func (b *Broker) startSocketServer() error {
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
 	for _, e := range ss.Listeners {
-		nc.Listeners = append(nc.Listeners, network.ListenerConfig{Name: e.ListenerName, Host: e.Host, Port: int(e.Port), SecurityProtocol: e.SecurityProtocol})
+		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
+		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol
+		nc.Listeners = append(nc.Listeners, lc)
 	}
 	var err error
 	if b.server, err = network.NewServer(nc, h); err != nil {
@@ -479,6 +524,7 @@ func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	c.LeaderImbalanceCheckInterval = cc.LeaderImbalanceCheckInterval
 	c.DefaultReplicationFactor = cc.DefaultReplicationFactor
 	c.ControllerSocketTimeout = cc.SocketTimeout
+	c.Dial = b.interBrokerDial
 	c.Logger = logger
 	c.StateChangeLogger = logger.With("logger", "state.change.logger")
 	c.Metrics = b.metrics
@@ -712,7 +758,7 @@ func (b *Broker) tryControlledShutdown(listener string, timeout time.Duration) (
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cl, err := network.Dial(ctx, net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), "broker-"+strconv.Itoa(int(b.brokerID))+"-controlled-shutdown", timeout)
+	cl, err := b.interBrokerDial(ctx, net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), "broker-"+strconv.Itoa(int(b.brokerID))+"-controlled-shutdown", timeout)
 	if err != nil {
 		return -1, err
 	}

@@ -7,7 +7,10 @@ package broker
 // persistent sequential /config/changes/config_change_<n> znode naming the
 // entity; every broker reads the notifications in sequence order, reloads
 // the named topic's overrides and applies them to its logs, and deletes
-// notifications older than 15 minutes.
+// notifications older than 15 minutes. Other entity types are handed by
+// name to the handler registered for them (users: SCRAM credentials,
+// usercredentials.go); a notification for a type without a handler is
+// ignored, as Kafka 2.8's DynamicConfigManager does.
 
 import (
 	"errors"
@@ -85,9 +88,12 @@ const notificationPurgeAge = 15 * time.Minute
 // configChangeListener processes /config/changes: one goroutine, woken by
 // the children watch and by every new ZooKeeper session.
 type configChangeListener struct {
-	zk     *zkclient.Client
-	cache  *topicConfigCache
-	apply  func(topic string, overrides map[string]string)
+	zk    *zkclient.Client
+	cache *topicConfigCache
+	apply func(topic string, overrides map[string]string)
+	// others handles the entity types besides topics, by the notification's
+	// (sanitized) entity name.
+	others map[string]func(entity string)
 	logger *slog.Logger
 
 	wake    chan struct{} // capacity 1: coalesces wake-ups
@@ -99,8 +105,9 @@ type configChangeListener struct {
 	lastSeq int64 // highest processed sequence; owned by the goroutine
 }
 
-func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string), logger *slog.Logger) *configChangeListener {
-	l := &configChangeListener{zk: c, cache: cache, apply: apply, logger: logger.With("component", "config-change-listener"),
+func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string),
+	others map[string]func(entity string), logger *slog.Logger) *configChangeListener {
+	l := &configChangeListener{zk: c, cache: cache, apply: apply, others: others, logger: logger.With("component", "config-change-listener"),
 		wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1}
 	l.cancels = append(l.cancels,
 		c.WatchChildren(zkpaths.ConfigChangesPath, l.poke),
@@ -193,6 +200,10 @@ func (l *configChangeListener) handle(name string, data []byte) {
 		return
 	}
 	typ, entity := ch.EntityType, ch.EntityName
+	if h, ok := l.others[typ]; ok {
+		h(entity)
+		return
+	}
 	if typ != zkpaths.ConfigTypeTopic {
 		l.logger.Debug("ignoring a config change for an entity type without a handler", "entity_type", typ, "entity", entity)
 		return

@@ -12,6 +12,8 @@
 //	AdminZkClient / KafkaZkClient (admin writes)    zkpaths/zkclient (*zkclient.Client is api.AdminZK)
 //	ZkConfigManager + TopicConfigHandler +          configlistener.go (also the topic
 //	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
+//	CredentialProvider + UserConfigHandler          usercredentials.go (SCRAM credentials of
+//	  (credentials)                                  /config/users in the CredentialCache)
 //	(the web console's view of this broker)         consolesource.go (console.Source; publishes
 //	                                                 /klassik/console/<id>, see broker/console)
 //
@@ -21,7 +23,7 @@
 // (configured, stored or generated from /brokers/seqid) → metadata cache,
 // replica manager (replica fetchers over the inter-broker listener, ISR
 // writes to ZooKeeper), group coordinator, controller object, request
-// handlers → socket server bound (requests are held until the end) →
+// handlers → SCRAM credentials loaded from /config/users → socket server bound (requests are held until the end) →
 // /brokers/ids/<id> registered with the bound ports ("checked ephemeral"; a
 // live registration of the same id elsewhere refuses the start) →
 // meta.properties written → session listener for re-registration →
@@ -51,6 +53,9 @@
 //     through BrokerEpoch, never a copy.
 //   - The broker's session handler re-registers before the controller's
 //     re-election handler runs (it is installed first).
+//   - SCRAM credentials are in the cache before any listener accepts a
+//     connection, and every users/<user> notification re-reads that user's
+//     node whole (a missing mechanism is removed).
 //   - Topic overrides are read from ZooKeeper on first use and refreshed by
 //     notifications; the topic's logs get the merged configuration
 //     (UpdateConfig) on every broker that hosts a replica.

@@ -27,6 +27,7 @@ type markerChannel struct {
 	listener string
 	clientID string
 	timeout  time.Duration
+	dial     network.DialFunc
 
 	// mu guards the following. It is not held across a round trip: each
 	// connection serializes its own requests.
@@ -35,8 +36,8 @@ type markerChannel struct {
 	closed  bool
 }
 
-func newMarkerChannel(meta *metadata.Cache, listener string, brokerID int32, timeout time.Duration) *markerChannel {
-	return &markerChannel{meta: meta, listener: listener, timeout: timeout,
+func newMarkerChannel(meta *metadata.Cache, listener string, brokerID int32, timeout time.Duration, dial network.DialFunc) *markerChannel {
+	return &markerChannel{meta: meta, listener: listener, timeout: timeout, dial: dial,
 		clientID: "broker-" + strconv.Itoa(int(brokerID)) + "-txn-marker-sender", clients: map[int32]*network.Client{}}
 }
 
@@ -83,7 +84,7 @@ func (m *markerChannel) client(ctx context.Context, id int32) (*network.Client, 
 	if !ok {
 		return nil, fmt.Errorf("broker: broker %d has no live %s endpoint", id, m.listener)
 	}
-	cl, err := network.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), m.clientID, m.timeout)
+	cl, err := m.dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), m.clientID, m.timeout)
 	if err != nil {
 		return nil, err
 	}

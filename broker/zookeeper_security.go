@@ -6,9 +6,15 @@ import (
 )
 
 // zooKeeperSecurityOptions are the TLS, authentication and ACL options of
-// the broker's ZooKeeper session (zookeeper.ssl.*, the JAAS Client section,
-// zookeeper.set.acl), which the controller shares.
+// the broker's ZooKeeper session, which the controller shares:
+// zookeeper.ssl.* (TLS, x509 identity), the JAAS Client section of
+// -Djava.security.auth.login.config (WithSystemProperties; ZooKeeper's
+// digest scheme) and zookeeper.set.acl.
 func (b *Broker) zooKeeperSecurityOptions() ([]zkclient.Option, error) {
 	sec := b.cfg.ZooKeeperSecurity()
-	return security.ZooKeeperClientOptions(sec, sec.SetACL, nil)
+	login, _, err := security.ZooKeeperLoginFromSystemProperties(b.opts.systemProperties)
+	if err != nil {
+		return nil, err
+	}
+	return security.ZooKeeperClientOptions(sec, sec.SetACL, login)
 }

@@ -72,6 +72,32 @@ type Config struct {
 	AdvertisedHostName          string // advertised.host.name (deprecated)
 	AdvertisedPort              *int32 // advertised.port (deprecated)
 
+	// TLS (Kafka's SslConfigs / BrokerSecurityConfigs); read per listener
+	// with SSLProperties, which adds the listener.name.<listener>.ssl.*
+	// overrides.
+	SSLProtocol                   string   // ssl.protocol
+	SSLEnabledProtocols           []string // ssl.enabled.protocols
+	SSLCipherSuites               []string // ssl.cipher.suites (empty = Go's defaults)
+	SSLKeystoreType               string   // ssl.keystore.type
+	SSLKeystoreLocation           string   // ssl.keystore.location
+	SSLKeystorePassword           string   // ssl.keystore.password
+	SSLKeyPassword                string   // ssl.key.password
+	SSLKeystoreKey                string   // ssl.keystore.key
+	SSLKeystoreCertificateChain   string   // ssl.keystore.certificate.chain
+	SSLTruststoreType             string   // ssl.truststore.type
+	SSLTruststoreLocation         string   // ssl.truststore.location
+	SSLTruststorePassword         string   // ssl.truststore.password
+	SSLTruststoreCertificates     string   // ssl.truststore.certificates
+	SSLClientAuth                 string   // ssl.client.auth
+	SSLEndpointIdentification     string   // ssl.endpoint.identification.algorithm
+	SSLPrincipalMappingRules      string   // ssl.principal.mapping.rules
+	SSLKeymanagerAlgorithm        string   // ssl.keymanager.algorithm (Kafka's default only)
+	SSLTrustmanagerAlgorithm      string   // ssl.trustmanager.algorithm (Kafka's default only)
+	SSLProvider                   string   // ssl.provider (unset only)
+	SSLEngineFactoryClass         string   // ssl.engine.factory.class (unset only)
+	SSLSecureRandomImplementation string   // ssl.secure.random.implementation (unset only)
+	SecurityProviders             string   // security.providers (unset only)
+
 	// Log
 	NumPartitions                           int32    // num.partitions
 	LogDir                                  string   // log.dir
@@ -175,6 +201,13 @@ type Config struct {
 	// Metrics
 	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
 	HTTPListener    string   // klassik.http.listener (host:port; "" = no HTTP listener)
+	HTTPAuth        string   // klassik.http.auth ("" = open, "basic")
+
+	// SASL (see sasl.go)
+	SaslEnabledMechanisms            []string // sasl.enabled.mechanisms
+	SaslMechanismInterBrokerProtocol string   // sasl.mechanism.inter.broker.protocol
+	SaslJaasConfig                   string   // sasl.jaas.config ("" = none)
+	ConnectionsMaxReauthMs           int64    // connections.max.reauth.ms (0 = no re-authentication)
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).
@@ -182,6 +215,9 @@ type Config struct {
 	// ignored lists the Kafka keys that were set but that Klassik does not
 	// implement; they are accepted with a warning.
 	ignored []string
+	// listenerProps holds every listener.name.<listener>.<key> as given
+	// (see SSLProperties).
+	listenerProps map[string]string
 }
 
 // Defaults returns Kafka 2.8's broker defaults. zookeeper.connect has no
@@ -262,8 +298,21 @@ func FromMap(props map[string]string) (*Config, error) {
 	slices.Sort(keys)
 	for _, name := range keys {
 		value := props[name]
+		if handled, msg := c.takeListenerKey(name, value); handled {
+			if msg != "" {
+				problems = append(problems, Problem{Key: name, Msg: msg})
+			}
+			continue
+		}
 		k := lookupBrokerKey(name)
 		if k == nil {
+			if strings.HasPrefix(name, saslListenerPrefix) {
+				c.setListenerProp(name, value)
+				if implementedListenerKey(name) {
+					c.explicit[name] = true
+					continue
+				}
+			}
 			if isKnownUnimplemented(name) {
 				c.ignored = append(c.ignored, name)
 				continue
@@ -499,6 +548,8 @@ func (c *Config) Describe() string {
 		v := k.get(c)
 		if v == "" && k.Nullable {
 			v = "null"
+		} else if k.Type == TypePassword {
+			v = "[hidden]"
 		}
 		fmt.Fprintf(&b, "\t%s = %s\n", n, v)
 	}

@@ -8,6 +8,8 @@
 //	                                          type, default, validator, doc), validate.go
 //	                                          (validateValues: cross-key rules)
 //	KafkaConfig names Klassik does not act on kafkaonly.go (accepted with a warning)
+//	SslConfigs, valuesWithPrefixOverride     ssl.go (ssl.* checks, listener.name.<l>.ssl.*
+//	  (listener prefixes)                     overrides, SSLProperties for broker/security)
 //	java.util.Properties.load                 properties.go (ParseProperties)
 //	(no Kafka counterpart)                    yaml.go (the same keys from YAML)
 //	kafka.cluster.EndPoint, CoreUtils         listeners.go (listeners, advertised.listeners,

@@ -22,8 +22,10 @@ func (c *Config) Validate() error {
 	c.validateLogs(add)
 	c.validateLimits(add)
 	c.validateListeners(add)
+	c.validateSSL(add)
 	c.validateVersions(add)
 	c.validateProtocolCombinations(add)
+	c.validateSASL(add)
 	c.validateZooKeeperSecurity(add)
 	if len(ps) == 0 {
 		return nil

@@ -19,7 +19,7 @@ func TestZooKeeperSecurityKeys(t *testing.T) {
 		"zookeeper.ssl.keystore.location", "/k/broker.p12", "zookeeper.ssl.keystore.password", "pw",
 		"zookeeper.ssl.truststore.location", "/k/trust.jks", "zookeeper.ssl.endpoint.identification.algorithm", ""))
 	s := c.ZooKeeperSecurity()
-	if !s.SetACL || s.TLS == nil || !s.ZooKeeperTLSClientAuth() {
+	if !s.SetACL || s.TLS == nil || !s.TLSClientAuth() {
 		t.Fatalf("secure: %+v", s)
 	}
 	if s.TLS.KeystoreType != "PKCS12" || s.TLS.TruststoreType != "JKS" || s.TLS.VerifyHostname ||

@@ -36,6 +36,7 @@ type channelManager struct {
 	timeout      time.Duration
 	log          *slog.Logger
 	onResponse   responseHandler
+	dial         network.DialFunc
 
 	// mu guards the following.
 	mu       sync.Mutex
@@ -51,6 +52,7 @@ func newChannelManager(controllerID int32, listener string, timeout time.Duratio
 		timeout:      timeout,
 		log:          log,
 		onResponse:   onResponse,
+		dial:         network.PlainDialer,
 		senders:      map[int32]*brokerSender{},
 		versions:     map[int32]map[int16]int16{},
 	}
@@ -205,7 +207,7 @@ func (s *brokerSender) run() {
 			continue
 		}
 		if client == nil {
-			c, err := network.Dial(s.ctx, s.addr, "controller-"+strconv.Itoa(int(s.cm.controllerID))+"-to-broker-"+strconv.Itoa(int(s.id)), s.cm.timeout)
+			c, err := s.cm.dial(s.ctx, s.addr, "controller-"+strconv.Itoa(int(s.cm.controllerID))+"-to-broker-"+strconv.Itoa(int(s.id)), s.cm.timeout)
 			if err != nil {
 				if s.ctx.Err() != nil {
 					return

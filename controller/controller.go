@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/network"
 
 	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,7 +39,10 @@ type Config struct {
 	LeaderImbalanceCheckInterval       time.Duration // leader.imbalance.check.interval.seconds (300 s)
 	DefaultReplicationFactor           int           // default.replication.factor (1); informational, topic creation happens outside the controller
 	ControllerSocketTimeout            time.Duration // controller.socket.timeout.ms (30 s)
-	Logger                             *slog.Logger
+	// Dial opens the connections to the brokers' inter-broker listener
+	// (TLS and SASL login as that listener needs); nil dials plain TCP.
+	Dial   network.DialFunc
+	Logger *slog.Logger
 	// StateChangeLogger receives every partition and replica transition
 	// (Kafka's state.change.logger); defaults to Logger with
 	// logger=state.change.logger.
@@ -158,7 +162,11 @@ func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controlle
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)
 	c.em.hist = c.hist
 	c.newSink = func() requestSink {
-		return newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse)
+		cm := newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse)
+		if cfg.Dial != nil {
+			cm.dial = cfg.Dial
+		}
+		return cm
 	}
 	return c
 }

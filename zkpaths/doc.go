@@ -21,6 +21,8 @@
 //	ConfigEntityZNode,                           config.go (EncodeEntityConfig, Sanitize)
 //	  ConfigEntityChangeNotificationSequenceZNode,
 //	  kafka.utils.Sanitizer
+//	ConfigEntityZNode for users (SCRAM          users.go (UserConfig, UserConfigPath,
+//	  credentials beside quotas)                 UserCredentialEntity)
 //	ProducerIdBlockZNode, FeatureZNode,          misc.go
 //	  ResourceZNode (ACLs), MigrationZNode,
 //	  legacy consumer nodes (ZkUtils 1.1)

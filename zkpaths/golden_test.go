@@ -69,6 +69,8 @@ func TestGoldenEncodings(t *testing.T) {
 		{"config_consumer_offsets.json", EncodeEntityConfig(map[string]string{"segment.bytes": "104857600", "cleanup.policy": "compact", "compression.type": "producer"})},
 		{"config_user_quota.json", EncodeEntityConfig(map[string]string{"consumer_byte_rate": "2097152", "producer_byte_rate": "1048576"})},
 		{"config_change_v2.json", EncodeConfigChangeNotification(ConfigEntityPath(ConfigTypeTopic, "orders"))},
+		{"config_user_scram.json", goldenUserConfig.Encode()},
+		{"config_change_user.json", EncodeConfigChangeNotification(UserEntityPath("alice@example.com"))},
 		{"producer_id_block.json", ProducerIDBlock{BrokerID: 2, BlockStart: 3000, BlockEnd: 3999}.Encode()},
 		{"feature_v2.json", FeatureZNode{Version: 2, Status: FeatureStatusEnabled}.Encode()},
 		{"feature_v1.json", FeatureZNode{Version: 1, Status: FeatureStatusEnabled}.Encode()},

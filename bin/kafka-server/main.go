@@ -26,18 +26,22 @@ import (
 // version is printed by --version; the build may override it with -ldflags.
 var version = "3.4.0-klassik"
 
-const usage = "USAGE: kafka-server server.properties [--override property=value]*"
+const usage = "USAGE: kafka-server [-Dname=value]* server.properties [--override property=value]*"
 
 type args struct {
 	path      string
 	overrides map[string]string
-	version   bool
+	// sysProps are the JVM system properties (-Dname=value) that
+	// kafka-server-start.sh takes from KAFKA_OPTS, e.g.
+	// -Djava.security.auth.login.config=<JAAS file>.
+	sysProps map[string]string
+	version  bool
 }
 
 // parseArgs accepts Kafka's command line: the properties file first, then any
 // number of "--override k=v" (also "--override=k=v").
 func parseArgs(argv []string) (args, error) {
-	a := args{overrides: map[string]string{}}
+	a := args{overrides: map[string]string{}, sysProps: map[string]string{}}
 	for i := 0; i < len(argv); i++ {
 		arg := argv[i]
 		switch {
@@ -60,6 +64,12 @@ func parseArgs(argv []string) (args, error) {
 				return a, fmt.Errorf("invalid override %q: expected property=value", kv)
 			}
 			a.overrides[k] = v
+		case strings.HasPrefix(arg, "-D") && len(arg) > 2:
+			k, v, _ := strings.Cut(arg[2:], "=")
+			if k == "" {
+				return a, fmt.Errorf("invalid system property %q: expected -Dname=value", arg)
+			}
+			a.sysProps[k] = v
 		case strings.HasPrefix(arg, "-") && arg != "-":
 			return a, fmt.Errorf("unknown option %q", arg)
 		default:
@@ -96,7 +106,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kafka-server: invalid configuration in %s:\n%v\n", a.path, err)
 		return 1
 	}
-	b, err := broker.New(cfg, logger)
+	b, err := broker.New(cfg, logger, broker.WithSystemProperties(a.sysProps))
 	if err != nil {
 		fmt.Fprintf(stderr, "kafka-server: %v\n", err)
 		return 1

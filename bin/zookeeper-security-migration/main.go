@@ -43,7 +43,7 @@ type request struct {
 	sessionTimeout    time.Duration
 	connectionTimeout time.Duration
 	pathCheck         bool
-	tls               config.ZooKeeperSecurityConfig
+	tls               security.ZooKeeperSecurity
 }
 
 // errIncorrectConfiguration is Kafka's IllegalArgumentException("Incorrect
@@ -76,7 +76,7 @@ func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, javaException(err))
 		return 1
 	}
-	tlsAuth := req.tls.ZooKeeperTLSClientAuth()
+	tlsAuth := req.tls.TLSClientAuth()
 	if jaasFile == "" && !tlsAuth {
 		fmt.Fprintln(stderr, "ERROR: No JAAS configuration file has been specified and no TLS client certificate has been specified. "+
 			"Please make sure that you set the system property java.security.auth.login.config or provide a ZooKeeper client TLS "+

@@ -119,9 +119,16 @@ type Config struct {
 	// ProducerIDs hands out producer ids for idempotent producers (shared
 	// with the transaction coordinator); nil with ZK set makes one.
 	ProducerIDs *txn.ProducerIDManager
+	// Users holds the SCRAM credentials of /config/users
+	// (DescribeUserScramCredentials, AlterUserScramCredentials); nil leaves
+	// those APIs unadvertised.
+	Users UserCredentialStore
 	// Authorizer decides every action the handlers check; nil allows all
 	// (no authorizer.class.name).
 	Authorizer Authorizer
+	// SASL serves SaslHandshake and SaslAuthenticate on the SASL
+	// listeners; nil refuses every mechanism.
+	SASL SASLServers
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -141,6 +148,8 @@ type Apis struct {
 	groups          GroupCoordinator
 	txn             TxnCoordinator
 	authorizer      Authorizer
+	sasl            SASLServers
+	users           UserCredentialStore
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -180,6 +189,8 @@ func New(cfg Config) *Apis {
 		groups:          cfg.Groups,
 		txn:             cfg.Txn,
 		authorizer:      cfg.Authorizer,
+		sasl:            cfg.SASL,
+		users:           cfg.Users,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -209,7 +220,7 @@ func (a *Apis) MetadataChanged() { a.metadataChanged() }
 // partially wired broker (tests) advertises only what it can serve.
 func (a *Apis) enabled(key int16) bool {
 	switch key {
-	case 18:
+	case 18, 17, 36:
 		return true
 	case 0, 1, 2, 4, 5, 6, 21, 23, 27, 61:
 		return a.replicas != nil
@@ -227,6 +238,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.zk != nil && a.meta != nil
 	case 22:
 		return a.pids != nil
+	case 50, 51:
+		return a.users != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 		return a.groups != nil
 	case 10:

@@ -16,6 +16,8 @@
 //	                                            through the AdminZK interface (admin.go),
 //	                                            which *zkclient.Client satisfies
 //	ConfigHelper / ZkAdminManager (configs)     configs.go, 32_, 33_, 44_
+//	ZkAdminManager (SCRAM credentials)          50_, 51_ (/config/users through the
+//	                                            UserCredentialStore interface)
 //	ZkProducerIdManager                         broker/txn (22_init_producer_id.go routes)
 //	TransactionCoordinator routing, the         txn.go, 22_, 24_–28_, 61_, 65_ (the coordinator
 //	  transaction state topic                   itself is broker/txn)
@@ -45,7 +47,8 @@
 // 32 DescribeConfigs, 33 AlterConfigs, 37 CreatePartitions,
 // 42 DeleteGroups, 43 ElectLeaders, 44 IncrementalAlterConfigs,
 // 45 AlterPartitionReassignments, 46 ListPartitionReassignments,
-// 47 OffsetDelete, 60 DescribeCluster, 61 DescribeProducers,
+// 47 OffsetDelete, 50 DescribeUserScramCredentials,
+// 51 AlterUserScramCredentials, 60 DescribeCluster, 61 DescribeProducers,
 // 65 DescribeTransactions, 66 ListTransactions. A key is
 // advertised only when the dependencies its handler needs are wired (the
 // replica manager for the data path, the group coordinator for the group

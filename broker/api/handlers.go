@@ -111,6 +111,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// clients ask every broker.
 		16: toGroups(a, GroupCoordinator.ListGroups),
 
+		17: a.handleSaslHandshake,
 		18: a.handleApiVersions,
 		19: a.handleCreateTopics,
 		20: a.handleDeleteTopics,
@@ -138,6 +139,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 
 		32: a.handleDescribeConfigs,
 		33: a.handleAlterConfigs,
+		36: a.handleSaslAuthenticate,
 		37: a.handleCreatePartitions,
 
 		// DeleteGroups (key 42), versions 0–2 (flexible from 2), and
@@ -151,6 +153,9 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		46: a.handleListPartitionReassignments,
 
 		47: toGroups(a, GroupCoordinator.OffsetDelete),
+
+		50: a.handleDescribeUserScramCredentials,
+		51: a.handleAlterUserScramCredentials,
 
 		60: a.handleDescribeCluster,
 		61: a.handleDescribeProducers,

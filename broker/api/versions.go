@@ -32,6 +32,7 @@ var kafka34Ranges = map[int16]versionRange{
 	14: {0, 5},  // SyncGroup
 	15: {0, 5},  // DescribeGroups
 	16: {0, 4},  // ListGroups
+	17: {0, 1},  // SaslHandshake
 	18: {0, 3},  // ApiVersions
 	19: {0, 7},  // CreateTopics
 	20: {0, 6},  // DeleteTopics
@@ -45,6 +46,7 @@ var kafka34Ranges = map[int16]versionRange{
 	28: {0, 3},  // TxnOffsetCommit
 	32: {0, 4},  // DescribeConfigs
 	33: {0, 2},  // AlterConfigs
+	36: {0, 2},  // SaslAuthenticate
 	37: {0, 3},  // CreatePartitions
 	42: {0, 2},  // DeleteGroups
 	43: {0, 2},  // ElectLeaders
@@ -52,6 +54,8 @@ var kafka34Ranges = map[int16]versionRange{
 	45: {0, 0},  // AlterPartitionReassignments
 	46: {0, 0},  // ListPartitionReassignments
 	47: {0, 0},  // OffsetDelete
+	50: {0, 0},  // DescribeUserScramCredentials
+	51: {0, 0},  // AlterUserScramCredentials
 	60: {0, 0},  // DescribeCluster
 	61: {0, 0},  // DescribeProducers
 	65: {0, 0},  // DescribeTransactions

@@ -70,6 +70,9 @@ func (c *conn) serve() {
 	// writes go straight to the socket so file pieces can use sendfile.
 	br := bufio.NewReaderSize(c.nc, 16<<10)
 	c.session = &Session{Authenticated: !isSASL(c.lc.SecurityProtocol), Principal: "User:ANONYMOUS"}
+	if !c.tlsHandshake(ctx, log) {
+		return
+	}
 	for c.serveOne(ctx, br, log) {
 	}
 }
@@ -96,6 +99,10 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	}
 	if !c.session.Authenticated && !allowedBeforeAuth(d.req.Key) {
 		log.Warn("closing unauthenticated connection on a request other than ApiVersions or SASL", "api", kmsg.NameForKey(d.req.Key))
+		return false
+	}
+	if s := c.session; s.Authenticated && !s.ExpiresAt.IsZero() && d.req.Key != int16(kmsg.SASLHandshake) && received.After(s.ExpiresAt) {
+		log.Info("closing connection whose SASL session expired (connections.max.reauth.ms)", "api", kmsg.NameForKey(d.req.Key), "principal", s.Principal)
 		return false
 	}
 	req := d.req
@@ -138,6 +145,10 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	}
 	if am != nil {
 		am.record(c.s.rm.reg, req, len(frame), &c.times, handled, returned, writeStart, time.Now())
+	}
+	if c.session.CloseAfterResponse {
+		log.Debug("closing connection after the response, as the handler asked", "api", kmsg.NameForKey(req.Key))
+		return false
 	}
 	if log.Enabled(ctx, slog.LevelDebug) {
 		// Kafka's kafka.request.logger line.

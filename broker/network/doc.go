@@ -13,6 +13,7 @@
 //	FetchResponse over FileRecords (zero copy)        splice.go (FileFetchResponse, splicer, SplicedResponse)
 //	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
 //	SaslServerAuthenticator (connection state only)   request.go (Session), conn.go (rawSASL)
+//	SslTransportLayer handshake, SSL principal        tlsconn.go (tlsHandshake, DialFunc)
 //
 // Framing: a request is an int32 size and that many bytes. A size ≤ 0 or above socket.request.max.bytes closes the connection
 // without reading the body. Header v0 is used only by ControlledShutdown
@@ -46,8 +47,17 @@
 // mechanisms themselves live in the api layer.
 //
 // TLS: SSL and SASL_SSL listeners need ListenerConfig.TLS (and other
-// listeners must not have one); DialTLS is the client side. File records
-// over TLS are copied, not spliced.
+// listeners must not have one), built by broker/security from the ssl.*
+// keys. The handshake runs on the connection's goroutine before the first
+// request (tlsconn.go), bounded by 30 s or connections.max.idle.ms; a
+// failed one closes the connection. On SSL listeners the Session's
+// principal is "User:" + the client certificate's subject in Java's
+// RFC 2253 form mapped by ListenerConfig.PrincipalMapper
+// (ssl.principal.mapping.rules), User:ANONYMOUS without a certificate; a
+// subject no rule maps closes the connection. DialTLS is the client side;
+// DialFunc is the one signature every inter-broker dial goes through
+// (InterBrokerDialer: TLS for SSL and SASL_SSL inter-broker listeners).
+// File records over TLS are copied, not spliced.
 //
 // Metrics (when Config.Metrics is set), Kafka's names:
 // RequestsPerSec and TotalTimeMs per request name

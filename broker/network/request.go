@@ -64,6 +64,18 @@ type Session struct {
 	// connection returns to Kafka requests and RawSASL is cleared; an
 	// error closes the connection.
 	RawSASL func(token []byte) (reply []byte, done bool, err error)
+	// CloseAfterResponse, when a handler sets it, closes the connection
+	// once the current response is written (a failed SASL handshake or
+	// authentication is answered, then the connection goes, as in Kafka).
+	CloseAfterResponse bool
+	// ExpiresAt is the end of the KIP-368 session lifetime
+	// (connections.max.reauth.ms; zero = none): after it, any request but
+	// SaslHandshake (which starts a re-authentication) closes the
+	// connection.
+	ExpiresAt time.Time
+	// SASL is the handler's own exchange state of this connection (the
+	// api layer's SASL code owns it; the network layer never reads it).
+	SASL any
 }
 
 // SaslMaxReceiveBytes bounds frames from unauthenticated SASL connections

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klassik/klassik/broker/security"
 	gometrics "github.com/rcrowley/go-metrics"
 )
 
@@ -28,6 +29,10 @@ type ListenerConfig struct {
 	// others. File records are then copied through user space (sendfile
 	// cannot encrypt).
 	TLS *tls.Config
+	// PrincipalMapper maps the client certificate of an SSL listener's
+	// connection to its principal (ssl.principal.mapping.rules); nil is
+	// Kafka's DEFAULT rule. See tlsHandshake.
+	PrincipalMapper *security.SslPrincipalMapper
 }
 
 // Config is the narrow socket-server configuration.

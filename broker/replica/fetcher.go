@@ -48,11 +48,12 @@ type FetcherConfig struct {
 	Logger *slog.Logger
 }
 
-// NetworkDialer dials leaders with broker/network; timeout is
+// NetworkDialer dials leaders with dial (the inter-broker listener's TLS
+// and SASL login; network.PlainDialer for PLAINTEXT); timeout is
 // replica.socket.timeout.ms (connect and per-request deadline).
-func NetworkDialer(clientID string, timeout time.Duration) func(ctx context.Context, host string, port int32) (LeaderClient, error) {
+func NetworkDialer(dial network.DialFunc, clientID string, timeout time.Duration) func(ctx context.Context, host string, port int32) (LeaderClient, error) {
 	return func(ctx context.Context, host string, port int32) (LeaderClient, error) {
-		c, err := network.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), clientID, timeout)
+		c, err := dial(ctx, net.JoinHostPort(host, strconv.Itoa(int(port))), clientID, timeout)
 		if err != nil {
 			return nil, err
 		}

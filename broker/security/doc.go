@@ -6,5 +6,16 @@
 // CredentialCache) and the SASL server mechanisms (PlainServer,
 // ScramSaslServer).
 //
+// TLS files:
+//
+//	DefaultSslEngineFactory (stores)      keystore.go (LoadKeyStore, LoadTrustStore: JKS, PKCS12, PEM),
+//	                                      keystore_pkcs8.go (encrypted PKCS#8 keys for PEM)
+//	SslConfigs, SslFactory (contexts)     tlsconfig.go (ParseSSLSettings, ServerTLSConfig[For],
+//	                                      ClientTLSConfig, ListenerProperties)
+//	SslPrincipalMapper, X500Principal     principal.go (NewSslPrincipalMapper, DistinguishedName)
+//
+// securitytest makes CA, broker and client stores with openssl and
+// keytool for tests of any package.
+//
 // The ACL authorizer (Kafka's AclAuthorizer) is the subpackage authorizer.
 package security

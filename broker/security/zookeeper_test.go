@@ -1,22 +1,9 @@
 package security
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/klassik/klassik/config"
 )
-
-func writeJaas(t *testing.T, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "jaas.conf")
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // The ZooKeeper client login of a JAAS file, as JaasUtils finds it: the
 // Client section (or zookeeper.sasl.clientconfig's), DigestLoginModule
@@ -63,7 +50,7 @@ Kerberos { com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;
 		t.Fatalf("no JAAS file: %+v %q %v", l, f, err)
 	}
 	for _, bad := range []string{"Client {", "Client { x required username=a password=b; }", "Client { org.apache.zookeeper.server.auth.DigestLoginModule required username=; };", "/* open"} {
-		sys := map[string]string{JavaLoginConfigPropertyZK: writeJaas(t, bad)}
+		sys := map[string]string{JavaLoginConfigProperty: writeJaas(t, bad)}
 		if _, _, err := ZooKeeperLoginFromSystemProperties(sys); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -72,14 +59,14 @@ Kerberos { com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;
 
 // Secure ACLs need an identity: the start-up error, Kafka's wording.
 func TestZooKeeperClientOptions(t *testing.T) {
-	if _, err := ZooKeeperClientOptions(config.ZooKeeperSecurityConfig{SetACL: true}, true, nil); err == nil ||
+	if _, err := ZooKeeperClientOptions(ZooKeeperSecurity{SetACL: true}, true, nil); err == nil ||
 		!strings.HasPrefix(err.Error(), "zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable") {
 		t.Fatalf("no identity: %v", err)
 	}
-	if opts, err := ZooKeeperClientOptions(config.ZooKeeperSecurityConfig{SetACL: true}, true, &ZooKeeperLogin{User: "u", Password: "p"}); err != nil || len(opts) != 2 {
+	if opts, err := ZooKeeperClientOptions(ZooKeeperSecurity{SetACL: true}, true, &ZooKeeperLogin{User: "u", Password: "p"}); err != nil || len(opts) != 2 {
 		t.Fatalf("digest: %d %v", len(opts), err)
 	}
-	tlsOnly := config.ZooKeeperSecurityConfig{SetACL: true, TLS: &config.ZooKeeperTLSConfig{EnabledProtocols: []string{"TLSv1.2"}}}
+	tlsOnly := ZooKeeperSecurity{SetACL: true, TLS: &ZooKeeperTLS{EnabledProtocols: []string{"TLSv1.2"}}}
 	if _, err := ZooKeeperClientOptions(tlsOnly, true, nil); err == nil {
 		t.Fatalf("TLS without a key store accepted as an identity")
 	}
@@ -87,26 +74,4 @@ func TestZooKeeperClientOptions(t *testing.T) {
 	if got["zookeeper.ssl.client.enable"] != "true" || got["zookeeper.ssl.keystore.location"] != "/k.p12" || got["zookeeper.ssl.endpoint.identification.algorithm"] != "" || len(got) != 3 {
 		t.Fatalf("system properties: %v", got)
 	}
-}
-
-// FuzzZooKeeperJaas: the JAAS reader never panics or loops on any input,
-// and a section it returns always has at least one module.
-func FuzzZooKeeperJaas(f *testing.F) {
-	for _, s := range []string{
-		"Client { org.apache.zookeeper.server.auth.DigestLoginModule required username=\"a\" password='b'; };",
-		"A{m r;};B{m r k=v;m2 o;};", "// c\n/* d */ X { y z a=\"\\\"\"; };", "Client {", "\"", "/*", "{};", "a { b c d = ; };",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		secs, err := zkParseJaasSections(s)
-		if err != nil {
-			return
-		}
-		for name, mods := range secs {
-			if len(mods) == 0 {
-				t.Fatalf("section %q without modules", name)
-			}
-		}
-	})
 }

@@ -66,6 +66,11 @@ type Options struct {
 	// own session (ZK) uses it as given, so it names the plaintext port;
 	// brokers may get another through Overrides["zookeeper.connect"].
 	ZKConnect string
+	// ExtraListeners are listener names (SSL, SASL_SSL, INTERNAL ...)
+	// each broker binds beside PLAINTEXT, on 127.0.0.1 and a free port
+	// kept over restarts (see ListenerAddr); their protocols come from
+	// listener.security.protocol.map and their settings from Overrides.
+	ExtraListeners []string
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level
@@ -97,7 +102,8 @@ type node struct {
 	idx   int
 	id    int32
 	props map[string]string
-	port  int // last bound port, reused on restart
+	port  int            // last bound port, reused on restart
+	extra map[string]int // ExtraListeners' ports
 	proxy *zkserver.Proxy
 	b     *broker.Broker
 	// intercept maps an API key to an Interceptor; read by the handler
@@ -182,6 +188,16 @@ func Start(t testing.TB, opts Options) *Cluster {
 			}
 			n.port = port
 		}
+		for _, name := range opts.ExtraListeners {
+			port, err := zkserver.FreePort()
+			if err != nil {
+				t.Fatalf("testcluster: a %s port for broker %d: %v", name, id, err)
+			}
+			if n.extra == nil {
+				n.extra = map[string]int{}
+			}
+			n.extra[name] = port
+		}
 		if opts.HTTP {
 			port, err := zkserver.FreePort()
 			if err != nil {
@@ -221,6 +237,9 @@ func (c *Cluster) startNode(n *node) error {
 	}
 	if n.port != 0 {
 		props["listeners"] = "PLAINTEXT://127.0.0.1:" + strconv.Itoa(n.port)
+		for _, name := range c.opts.ExtraListeners {
+			props["listeners"] += "," + name + "://127.0.0.1:" + strconv.Itoa(n.extra[name])
+		}
 	}
 	cfg, err := config.FromMap(props)
 	if err != nil {
@@ -314,6 +333,25 @@ func (c *Cluster) Index(id int32) int {
 // the port is reused on restart).
 func (c *Cluster) Addr(i int) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.nodes[i].port))
+}
+
+// ListenerAddr returns the address of one of broker i's ExtraListeners.
+func (c *Cluster) ListenerAddr(i int, listener string) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.nodes[i].extra[listener]))
+}
+
+// ListenerBootstrap returns the addresses of listener on the running
+// brokers.
+func (c *Cluster) ListenerBootstrap(listener string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, n := range c.nodes {
+		if n.b != nil {
+			out = append(out, net.JoinHostPort("127.0.0.1", strconv.Itoa(n.extra[listener])))
+		}
+	}
+	return out
 }
 
 // HTTPAddr is broker i's klassik.http.listener address (host:port), ""

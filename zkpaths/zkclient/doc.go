@@ -16,6 +16,8 @@
 //	KafkaZkClient + AdminZkClient topics          topics.go
 //	KafkaZkClient partition state (create/update,  partitions.go
 //	  ReplicationUtils.updateLeaderAndIsr)
+//	AdminZkClient for users (fetchEntityConfig,   users.go (GetUserConfig, GetAllUserConfigs,
+//	  fetchAllEntityConfigs, changeConfigs)         ChangeUserConfig)
 //	reassignment, preferred election,             admin.go (one helper per shape:
 //	  ISR/log-dir notifications, entity configs,    getDecoded, createAdminRequest,
 //	  legacy consumer offsets                       deleteFenced, setOrCreate,

@@ -13,7 +13,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/broker/security"
-	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
@@ -226,20 +225,20 @@ func TestZooKeeperTLSSettings(t *testing.T) {
 	mustNoErr(t, err)
 	other, err := zkserver.NewPKI(t.TempDir())
 	mustNoErr(t, err)
-	base := config.ZooKeeperTLSConfig{KeystoreLocation: leaf.PEM, KeystoreType: "PEM",
+	base := security.ZooKeeperTLS{KeystoreLocation: leaf.PEM, KeystoreType: "PEM",
 		TruststoreLocation: pki.CA, TruststoreType: "PEM", EnabledProtocols: []string{"TLSv1.2"}, VerifyHostname: true}
 	cases := []struct {
 		name       string
 		serverName string
-		edit       func(c *config.ZooKeeperTLSConfig)
+		edit       func(c *security.ZooKeeperTLS)
 		ok         bool
 	}{
 		{"defaults", "", nil, true},
 		{"wrong host name", "not-zookeeper.example", nil, false},
-		{"wrong host name, check off", "not-zookeeper.example", func(c *config.ZooKeeperTLSConfig) { c.VerifyHostname = false }, true},
-		{"other CA, check off", "", func(c *config.ZooKeeperTLSConfig) { c.VerifyHostname = false; c.TruststoreLocation = other.CA }, false},
-		{"TLSv1.3 only", "", func(c *config.ZooKeeperTLSConfig) { c.EnabledProtocols = []string{"TLSv1.3"} }, false},
-		{"cipher suite", "", func(c *config.ZooKeeperTLSConfig) { c.CipherSuites = []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"} }, true},
+		{"wrong host name, check off", "not-zookeeper.example", func(c *security.ZooKeeperTLS) { c.VerifyHostname = false }, true},
+		{"other CA, check off", "", func(c *security.ZooKeeperTLS) { c.VerifyHostname = false; c.TruststoreLocation = other.CA }, false},
+		{"TLSv1.3 only", "", func(c *security.ZooKeeperTLS) { c.EnabledProtocols = []string{"TLSv1.3"} }, false},
+		{"cipher suite", "", func(c *security.ZooKeeperTLS) { c.CipherSuites = []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"} }, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,6 @@ func ZooKeeperOptions(tlsConfigFile string) ([]zkclient.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	secure := login != nil || (tlsConfigFile != "" && sec.ZooKeeperTLSClientAuth())
+	secure := login != nil || (tlsConfigFile != "" && sec.TLSClientAuth())
 	return security.ZooKeeperClientOptions(sec, secure, login)
 }
