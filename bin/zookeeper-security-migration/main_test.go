@@ -90,8 +90,8 @@ func newSecureEnv() (*secureEnv, error) {
 	props := strings.Join([]string{
 		"zookeeper.ssl.client.enable=true",
 		"zookeeper.clientCnxnSocket=" + config.ZkClientCnxnSocketNetty,
-		"zookeeper.ssl.keystore.location=" + leaf.PEM,
-		"zookeeper.ssl.keystore.type=PEM",
+		"zookeeper.ssl.keystore.location=" + leaf.PKCS12,
+		"zookeeper.ssl.keystore.password=" + leaf.Password,
 		"zookeeper.ssl.truststore.location=" + pki.CA,
 		"zookeeper.ssl.truststore.type=PEM",
 		"zookeeper.set.acl=ignored-here",
@@ -272,5 +272,35 @@ func TestCommandLine(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"--version"}, "", &out, &errOut); code != 0 || out.Len() == 0 {
 		t.Errorf("--version: exit %d %q", code, out.String())
+	}
+}
+
+// The JAAS Client section in KAFKA_OPTS authenticates the tool with
+// ZooKeeper's digest scheme on the plaintext port; a JAAS file without
+// that section is "Security isn't enabled", as in Kafka.
+func TestMigrateWithDigest(t *testing.T) {
+	e := startSecure(t)
+	chroot := e.tree(t)
+	dir := t.TempDir()
+	jaas := filepath.Join(dir, "jaas.conf")
+	mustOK(t, os.WriteFile(jaas, []byte(`Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="admin" password="admin-zk"; };`), 0o600))
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--zookeeper.connect", e.srv.Addr() + chroot, "--zookeeper.acl", "secure"},
+		"-Xmx256m -Djava.security.auth.login.config="+jaas, &out, &errOut); code != 0 {
+		t.Fatalf("secure: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	owner := "digest:" + zkserver.DigestID("admin:admin-zk") + ":cdrwa"
+	got := e.acls(t, chroot)
+	if got[zkpaths.TopicsPath] != owner+",world:anyone:r" || got["/config/users/alice"] != owner {
+		t.Errorf("ACLs: /brokers/topics %s, /config/users/alice %s", got[zkpaths.TopicsPath], got["/config/users/alice"])
+	}
+
+	other := filepath.Join(dir, "server-only.conf")
+	mustOK(t, os.WriteFile(other, []byte(`KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b"; };`), 0o600))
+	out.Reset()
+	errOut.Reset()
+	code := run([]string{"--zookeeper.connect", e.srv.Addr() + chroot, "--zookeeper.acl", "secure"}, "-Djava.security.auth.login.config="+other, &out, &errOut)
+	if code != 1 || out.String() != "ERROR: Security isn't enabled, most likely the file isn't set properly: "+other+"\n" {
+		t.Errorf("no Client section: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
