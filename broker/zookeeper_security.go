@@ -9,9 +9,13 @@ import (
 // the broker's ZooKeeper session, which the controller shares:
 // zookeeper.ssl.* (TLS, x509 identity), the JAAS Client section of
 // -Djava.security.auth.login.config (WithSystemProperties; ZooKeeper's
-// digest scheme) and zookeeper.set.acl.
+// digest scheme) and zookeeper.set.acl; ZooKeeper's client system
+// properties stand in for unset zookeeper.ssl.* keys, as in Kafka.
 func (b *Broker) zooKeeperSecurityOptions() ([]zkclient.Option, error) {
-	sec := b.cfg.ZooKeeperSecurity()
+	sec, err := b.cfg.ZooKeeperSecurityWith(b.opts.systemProperties)
+	if err != nil {
+		return nil, err
+	}
 	login, _, err := security.ZooKeeperLoginFromSystemProperties(b.opts.systemProperties)
 	if err != nil {
 		return nil, err

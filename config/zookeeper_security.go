@@ -147,3 +147,25 @@ func (c *Config) validateZooKeeperSecurity(add func(key, format string, args ...
 		}
 	}
 }
+
+// ZooKeeperSecurityWith is ZooKeeperSecurity with Kafka's fallback to
+// ZooKeeper's client system properties (-Dzookeeper.client.secure=true,
+// -Dzookeeper.ssl.keyStore.location=..., from KAFKA_OPTS): a key given in
+// the configuration wins, else the system property, else the default.
+func (c *Config) ZooKeeperSecurityWith(sys map[string]string) (security.ZooKeeperSecurity, error) {
+	props := security.ZooKeeperTLSFromSystemProperties(sys)
+	if len(props) == 0 {
+		return c.ZooKeeperSecurity(), nil
+	}
+	for _, k := range ZooKeeperTLSKeys {
+		if c.IsSet(k) {
+			props[k], _ = c.Value(k)
+		}
+	}
+	s, err := ZooKeeperSecurityFromProperties(props)
+	if err != nil {
+		return s, err
+	}
+	s.SetACL = c.ZookeeperSetACL
+	return s, nil
+}
