@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/broker"
+	"github.com/klassik/klassik/broker/security/securitytest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
@@ -26,17 +27,11 @@ import (
 // provider) and a digest super user for inspecting ACLs. One ZooKeeper for
 // the file; each case works in its own chroot.
 func TestZooKeeperSecurity(t *testing.T) {
-	dir := t.TempDir()
-	pki, err := zkserver.NewPKI(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := pki.ServerOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	so.SuperDigest = "super:super-secret"
-	srv, err := zkserver.Start(zkserver.Options{Dir: filepath.Join(dir, "zk"), Secure: so})
+	ca := securitytest.NewCA(t, "Klassik ZooKeeper Test CA")
+	server := ca.Issue(t, "zookeeper", "/O=Klassik/CN=zookeeper")
+	so := &zkserver.SecureOptions{KeyStore: server.PKCS12, KeyStorePassword: securitytest.Password,
+		TrustStore: ca.TrustPKCS12, TrustStorePassword: securitytest.Password, ClientAuth: "need", SuperDigest: "super:super-secret"}
+	srv, err := zkserver.Start(zkserver.Options{Dir: filepath.Join(t.TempDir(), "zk"), Secure: so})
 	if err != nil {
 		t.Fatalf("secure ZooKeeper: %v", err)
 	}
@@ -51,14 +46,7 @@ func TestZooKeeperSecurity(t *testing.T) {
 	}
 
 	t.Run("x509 over TLS", func(t *testing.T) {
-		leaf, err := pki.Issue("broker", "/O=Klassik/OU=brokers/CN=broker")
-		if err != nil {
-			t.Fatal(err)
-		}
-		trust, err := pki.TrustStore()
-		if err != nil {
-			t.Fatal(err)
-		}
+		leaf := ca.Issue(t, "broker", "/O=Klassik/OU=brokers/CN=broker")
 		chroot := zkserver.Chroot(t)
 		c := testcluster.Start(t, testcluster.Options{Brokers: 2, ZKConnect: srv.Addr() + chroot, Overrides: map[string]string{
 			"zookeeper.connect":           srv.SecureAddr() + chroot,
@@ -68,12 +56,12 @@ func TestZooKeeperSecurity(t *testing.T) {
 			// keytool's JKS for the key, PKCS12 (type from the name) for
 			// the trust store.
 			"zookeeper.ssl.keystore.location":   leaf.JKS,
-			"zookeeper.ssl.keystore.password":   leaf.Password,
+			"zookeeper.ssl.keystore.password":   securitytest.Password,
 			"zookeeper.ssl.keystore.type":       "JKS",
-			"zookeeper.ssl.truststore.location": trust,
-			"zookeeper.ssl.truststore.password": pki.Password,
+			"zookeeper.ssl.truststore.location": ca.TrustPKCS12,
+			"zookeeper.ssl.truststore.password": securitytest.Password,
 		}})
-		checkSecuredCluster(t, c, srv, super, chroot, "x509:"+leaf.DN+":cdrwa")
+		checkSecuredCluster(t, c, srv, super, chroot, "x509:"+zkserver.X509ID(leaf.DN)+":cdrwa")
 	})
 
 	// The JAAS Client section's user and password, sent with ZooKeeper's
