@@ -27,6 +27,7 @@ import (
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/security"
+	"github.com/klassik/klassik/broker/security/authorizer"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
@@ -81,13 +82,15 @@ type Broker struct {
 	cfgWatch       *configChangeListener
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
-	web            *webServer // klassik.http.listener; nil when off
+	web            *webServer             // klassik.http.listener; nil when off
+	authz          *authorizer.Authorizer // authorizer.class.name; nil when unset
 
 	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
 	// listener, set by New (loadTLS).
 	listenerTLS map[string]network.ListenerConfig
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
+	state atomic.Int64 // Kafka's BrokerState value (brokermetrics.go)
 
 	// SASL (sasl.go), set in New: the SCRAM credentials, the server
 	// mechanisms of the SASL listeners, the HTTP basic-auth checker and
@@ -199,6 +202,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	}
 	b.started = true
 	b.mu.Unlock()
+	b.state.Store(brokerStarting)
 	defer func() {
 		if err != nil {
 			b.stop(false)
@@ -259,6 +263,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
+	b.state.Store(brokerRunning)
 	b.logger.Info("started", "cluster_id", b.clusterID, "broker_epoch", epoch)
 	return nil
 }
@@ -345,6 +350,14 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.ctrl = controller.New(b.controllerConfig(base), b.zk, b.epoch.Load)
 	b.consoleSrc = newConsoleSource(b)
 	b.console = console.New(b.consoleSrc, b.logger)
+	if err := b.startAuthorizer(base); err != nil {
+		return err
+	}
+	var authz api.Authorizer
+	var acls api.ACLAdmin
+	if b.authz != nil {
+		authz, acls = b.authz, b.authz
+	}
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -357,6 +370,8 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Txn:             b.txn,
 		ProducerIDs:     pids,
 		Users:           b.zk,
+		Authorizer:      authz,
+		ACLs:            acls,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,
@@ -364,6 +379,36 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.registerMetrics()
 	return nil
 }
+
+// startAuthorizer creates and starts the ACL authorizer when
+// authorizer.class.name names one (config.Validate has refused any other
+// class): it loads every ACL from ZooKeeper and listens for changes before
+// the broker serves a request, as KafkaServer configures its authorizer
+// before the socket server starts.
+func (b *Broker) startAuthorizer(base *slog.Logger) error {
+	if b.cfg.AuthorizerClassName == "" {
+		return nil
+	}
+	if !authorizer.IsSupportedClass(b.cfg.AuthorizerClassName) {
+		return fmt.Errorf("broker: authorizer.class.name=%s is not an authorizer Klassik implements", b.cfg.AuthorizerClassName)
+	}
+	su, err := authorizer.ParseSuperUsers(b.cfg.SuperUsers)
+	if err != nil {
+		return fmt.Errorf("broker: super.users: %w", err)
+	}
+	a := authorizer.New(b.zk, authorizer.Config{SuperUsers: su, AllowEveryoneIfNoACLFound: b.cfg.AllowEveryoneIfNoACLFound,
+		Logger: base.With("broker", b.brokerID)})
+	if err := a.Start(); err != nil {
+		a.Close()
+		return fmt.Errorf("broker: starting the authorizer: %w", err)
+	}
+	b.authz = a
+	return nil
+}
+
+// Authorizer is the broker's ACL authorizer, nil without
+// authorizer.class.name.
+func (b *Broker) Authorizer() *authorizer.Authorizer { return b.authz }
 
 func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 	rc := b.cfg.Replica()
@@ -651,8 +696,10 @@ func (b *Broker) stop(controlled bool) {
 		return
 	}
 	if controlled && b.server != nil && b.epoch.Load() >= 0 && b.cfg.ControlledShutdownEnable {
+		b.state.Store(brokerPendingControlledShutdown)
 		b.controlledShutdown()
 	}
+	b.state.Store(brokerShuttingDown)
 	b.stopComponents()
 	if b.logs != nil {
 		if err := b.logs.Shutdown(); err != nil {
@@ -662,6 +709,7 @@ func (b *Broker) stop(controlled bool) {
 	if b.zk != nil {
 		b.zk.Close()
 	}
+	b.state.Store(brokerNotRunning)
 	b.logger.Info("shut down completed")
 }
 
@@ -697,6 +745,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
+	}
+	if b.authz != nil {
+		b.authz.Close()
 	}
 	if b.groups != nil {
 		b.groups.Close()

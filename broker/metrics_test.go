@@ -137,7 +137,7 @@ var servedMetrics = func() []servedMetric {
 		{"kafka_controller_kafkacontroller_preferredreplicaimbalancecount", gauge, []string{""}, false},
 		{"kafka_controller_kafkacontroller_globaltopiccount", gauge, []string{""}, false},
 		{"kafka_controller_kafkacontroller_globalpartitioncount", gauge, []string{""}, false},
-		{"kafka_controller_kafkacontroller_activebrokercount", gauge, []string{""}, false},
+		{"kafka_controller_kafkacontroller_controllerstate", gauge, []string{""}, false},
 		{"kafka_controller_kafkacontroller_topicstodeletecount", gauge, []string{""}, false},
 		{"kafka_controller_kafkacontroller_replicastodeletecount", gauge, []string{""}, false},
 		{"kafka_controller_kafkacontroller_topicsineligibletodeletecount", gauge, []string{""}, false},
@@ -146,6 +146,10 @@ var servedMetrics = func() []servedMetric {
 		{"kafka_controller_controllereventmanager_eventqueuesize", gauge, []string{""}, false},
 		{"kafka_controller_controllereventmanager_eventqueuetimems", gauge, []string{"quantile"}, false},
 		{"kafka_controller_controllereventmanager_eventqueuetimems_count", counter, []string{""}, false},
+		{"kafka_controller_controllerchannelmanager_totalqueuesize", gauge, []string{""}, false},
+		{"kafka_controller_controllerchannelmanager_queuesize", gauge, []string{"broker_id"}, false},
+		{"kafka_controller_controllerchannelmanager_requestrateandqueuetimems", gauge, []string{"broker_id,quantile"}, false},
+		{"kafka_controller_controllerchannelmanager_requestrateandqueuetimems_count", counter, []string{"broker_id"}, false},
 		// kafka.server ReplicaManager
 		{"kafka_server_replicamanager_underreplicatedpartitions", gauge, []string{""}, false},
 		{"kafka_server_replicamanager_partitioncount", gauge, []string{""}, false},
@@ -154,29 +158,69 @@ var servedMetrics = func() []servedMetric {
 		{"kafka_server_replicamanager_atminisrpartitioncount", gauge, []string{""}, false},
 		{"kafka_server_replicamanager_isrshrinks_total", counter, []string{""}, false},
 		{"kafka_server_replicamanager_isrexpands_total", counter, []string{""}, false},
+		{"kafka_server_replicamanager_failedisrupdates_total", counter, []string{""}, false},
+		{"kafka_server_replicamanager_reassigningpartitions", gauge, []string{""}, false},
+		{"kafka_server_replicamanager_offlinereplicacount", gauge, []string{""}, false},
+		// kafka.cluster Partition (leader and follower)
+		{"kafka_cluster_partition_underreplicated", gauge, []string{"partition,topic"}, false},
+		{"kafka_cluster_partition_insyncreplicascount", gauge, []string{"partition,topic"}, false},
+		{"kafka_cluster_partition_underminisr", gauge, []string{"partition,topic"}, false},
+		{"kafka_cluster_partition_atminisr", gauge, []string{"partition,topic"}, false},
+		{"kafka_cluster_partition_replicascount", gauge, []string{"partition,topic"}, false},
+		{"kafka_cluster_partition_laststableoffsetlag", gauge, []string{"partition,topic"}, false},
+		{"kafka_cluster_partition_insyncreplicascount", gauge, []string{"partition,topic"}, true},
+		// kafka.server KafkaServer
+		{"kafka_server_kafkaserver_brokerstate", gauge, []string{""}, false},
+		{"kafka_server_kafkaserver_linux_disk_read_bytes", gauge, []string{""}, false},
+		{"kafka_server_kafkaserver_linux_disk_write_bytes", gauge, []string{""}, false},
 		// kafka.server BrokerTopicMetrics (all-topics and per-topic)
 		{"kafka_server_brokertopicmetrics_replicationbytesin_total", counter, []string{""}, true},
 		{"kafka_server_brokertopicmetrics_replicationbytesout_total", counter, []string{""}, false},
+		{"kafka_server_brokertopicmetrics_reassignmentbytesin_total", counter, []string{""}, false},
+		{"kafka_server_brokertopicmetrics_reassignmentbytesout_total", counter, []string{""}, false},
+		{"kafka_server_brokertopicmetrics_invalidmagicnumberrecords_total", counter, []string{""}, false},
+		{"kafka_server_brokertopicmetrics_invalidmessagecrcrecords_total", counter, []string{""}, false},
+		{"kafka_server_brokertopicmetrics_invalidoffsetorsequencerecords_total", counter, []string{""}, false},
+		{"kafka_server_brokertopicmetrics_nokeycompactedtopicrecords_total", counter, []string{""}, false},
 		// purgatories
 		{"kafka_server_delayedoperationpurgatory_purgatorysize", gauge, []string{"delayedOperation"}, false},
 		{"kafka_server_delayedoperationpurgatory_numdelayedoperations", gauge, []string{"delayedOperation"}, false},
+		{"kafka_server_delayedfetchmetrics_expires_total", counter, []string{"fetcherType"}, false},
+		{"kafka_server_delayedproducemetrics_expires_total", counter, []string{""}, false},
 		// replica fetcher
 		{"kafka_server_fetcherlagmetrics_consumerlag", gauge, []string{"clientId,partition,topic"}, true},
 		{"kafka_server_replicafetchermanager_maxlag", gauge, []string{"clientId"}, true},
+		{"kafka_server_replicafetchermanager_failedpartitionscount", gauge, []string{"clientId"}, true},
+		{"kafka_server_replicafetchermanager_deadthreadcount", gauge, []string{"clientId"}, true},
 		// ZooKeeper client
 		{"kafka_server_sessionexpirelistener_zookeeperexpires_total", counter, []string{""}, false},
 		{"kafka_server_sessionexpirelistener_zookeeperdisconnects_total", counter, []string{""}, false},
 		{"kafka_server_sessionexpirelistener_zookeepersyncconnects_total", counter, []string{""}, false},
 		{"kafka_server_sessionexpirelistener_zookeeperauthfailures_total", counter, []string{""}, false},
+		{"kafka_server_sessionexpirelistener_zookeeperreadonlyconnects_total", counter, []string{""}, false},
+		{"kafka_server_sessionexpirelistener_zookeepersaslauthentications_total", counter, []string{""}, false},
+		{"kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms", gauge, []string{"quantile"}, false},
+		{"kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms_count", counter, []string{""}, false},
 		// kafka.log
 		{"kafka_log_log_size", gauge, []string{"partition,topic"}, false},
 		{"kafka_log_log_logendoffset", gauge, []string{"partition,topic"}, false},
 		{"kafka_log_log_logstartoffset", gauge, []string{"partition,topic"}, false},
 		{"kafka_log_log_numlogsegments", gauge, []string{"partition,topic"}, false},
+		{"kafka_log_logflushstats_logflushrateandtimems", gauge, []string{"quantile"}, false},
+		{"kafka_log_logflushstats_logflushrateandtimems_count", counter, []string{""}, false},
+		{"kafka_log_logmanager_offlinelogdirectorycount", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_max_buffer_utilization_percent", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_cleaner_recopy_percent", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_max_clean_time_secs", gauge, []string{""}, false},
+		{"kafka_log_logcleaner_deadthreadcount", gauge, []string{""}, false},
+		{"kafka_log_logcleanermanager_max_dirty_percent", gauge, []string{""}, false},
+		{"kafka_log_logcleanermanager_time_since_last_run_ms", gauge, []string{""}, false},
+		{"kafka_log_logmanager_logdirectoryoffline", gauge, []string{"logDirectory"}, false},
 		// kafka.network RequestMetrics
 		{"kafka_network_requestmetrics_requests_total", counter, []string{"request,version"}, false},
 		{"kafka_network_requestmetrics_requestbytes", gauge, []string{"quantile,request"}, false},
 		{"kafka_network_requestmetrics_requestbytes_count", counter, []string{"request"}, false},
+		{"kafka_network_requestmetrics_errors_total", counter, []string{"error,request"}, false},
 		// group coordinator
 		{"kafka_coordinator_group_groupmetadatamanager_numgroups", gauge, []string{""}, false},
 		{"kafka_coordinator_group_groupmetadatamanager_numgroupsstable", gauge, []string{""}, false},
@@ -194,7 +238,7 @@ var servedMetrics = func() []servedMetric {
 		{"process_open_fds", gauge, []string{""}, false},
 	}
 	for _, n := range []string{"messagesin", "bytesin", "bytesout", "bytesrejected", "failedproducerequests",
-		"failedfetchrequests", "totalproducerequests", "totalfetchrequests"} {
+		"failedfetchrequests", "totalproducerequests", "totalfetchrequests", "producemessageconversions", "fetchmessageconversions"} {
 		ms = append(ms, servedMetric{"kafka_server_brokertopicmetrics_" + n + "_total", counter, []string{"", "topic"}, false})
 	}
 	for _, n := range []string{"requestqueuetimems", "localtimems", "remotetimems", "responsequeuetimems", "responsesendtimems", "totaltimems"} {
@@ -249,7 +293,8 @@ func checkServed(t *testing.T, fams map[string]*dto.MetricFamily, follower bool)
 // leader's messagesin_total grows by the records produced.
 func TestMetricsScrape(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2, HTTP: true, Overrides: map[string]string{
-		"replica.fetch.wait.max.ms": "200",
+		"replica.fetch.wait.max.ms":   "200",
+		"log.flush.interval.messages": "50",
 	}})
 	const topic, records = "scraped", 200
 	c.CreateTopic(topic, 1, 2, nil)
@@ -347,5 +392,49 @@ func TestMetricsScrape(t *testing.T) {
 	}
 	if v := value(after, "kafka_server_replicamanager_leadercount"); v < 1 {
 		t.Errorf("leadercount %v", v)
+	}
+	// ErrorsPerSec: every produced partition answered NONE; fetches count
+	// under Fetch, which also gets the time breakdown of both kinds.
+	grew("kafka_network_requestmetrics_errors_total", records, "request", "Produce", "error", "NONE")
+	grew("kafka_network_requestmetrics_errors_total", 1, "request", "Fetch", "error", "NONE")
+	grew("kafka_network_requestmetrics_requests_total", 2, "request", "Fetch")
+	grew("kafka_network_requestmetrics_totaltimems_count", 2, "request", "Fetch")
+	if len(find(after, "kafka_network_requestmetrics_errors_total", "request", "FetchConsumer")) != 0 {
+		t.Error("ErrorsPerSec under FetchConsumer; Kafka counts fetch errors under Fetch")
+	}
+	// Every ZooKeeper request is timed; log.flush.interval.messages=50
+	// flushes the log every 50 records.
+	grew("kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms_count", 1)
+	grew("kafka_log_logflushstats_logflushrateandtimems_count", records/50)
+	if v := value(after, "kafka_server_kafkaserver_brokerstate"); v != 3 {
+		t.Errorf("brokerstate %v, want 3 (RUNNING)", v)
+	}
+	// The leader's partition view, and the follower's zeros.
+	for name, want := range map[string]float64{"insyncreplicascount": 2, "replicascount": 2, "underreplicated": 0,
+		"underminisr": 0, "atminisr": 0, "laststableoffsetlag": 0} {
+		if v := find(after, "kafka_cluster_partition_"+name, "topic", topic, "partition", "0"); len(v) != 1 || sampleValue(v[0]) != want {
+			t.Errorf("leader's partition %s %v, want %v", name, v, want)
+		}
+	}
+	if v := value(fols, "kafka_cluster_partition_insyncreplicascount", "topic", topic, "partition", "0"); v != 0 {
+		t.Errorf("follower's insyncreplicascount %v, want 0 (Kafka's gauge is the leader's)", v)
+	}
+	// The follower's idle long polls (replica.fetch.wait.max.ms=200) expire
+	// in the leader's fetch purgatory.
+	c.WaitFor(20*time.Second, "an expired follower fetch on the leader", func() bool {
+		return value(scrape(t, c.HTTPAddr(leader)), "kafka_server_delayedfetchmetrics_expires_total", "fetcherType", "follower") >= 1
+	})
+	// The controller's channel to each broker: UpdateMetadata and
+	// LeaderAndIsr for the topic waited in its queues.
+	ctrl, _ := c.Controller()
+	cfams := scrape(t, c.HTTPAddr(c.Index(ctrl)))
+	for i := range c.N() {
+		id := fmt.Sprint(c.BrokerID(i))
+		if v := value(cfams, "kafka_controller_controllerchannelmanager_requestrateandqueuetimems_count", "broker_id", id); v < 1 {
+			t.Errorf("controller's requestrateandqueuetimems_count{broker_id=%s} %v, want ≥ 1", id, v)
+		}
+		if len(find(cfams, "kafka_controller_controllerchannelmanager_queuesize", "broker_id", id)) != 1 {
+			t.Errorf("controller serves no queuesize{broker_id=%s}", id)
+		}
 	}
 }

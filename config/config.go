@@ -198,6 +198,11 @@ type Config struct {
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
 
+	// Authorizer (Kafka's AclAuthorizer; see broker/security/authorizer)
+	AuthorizerClassName       string // authorizer.class.name ("" = no authorizer)
+	SuperUsers                string // super.users (semicolon-separated principals)
+	AllowEveryoneIfNoACLFound bool   // allow.everyone.if.no.acl.found
+
 	// Metrics
 	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
 	HTTPListener    string   // klassik.http.listener (host:port; "" = no HTTP listener)

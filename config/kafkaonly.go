@@ -15,7 +15,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"alter.config.policy.class.name":                       true,
 	"alter.log.dirs.replication.quota.window.num":          true,
 	"alter.log.dirs.replication.quota.window.size.seconds": true,
-	"authorizer.class.name":                                true,
 	"broker.heartbeat.interval.ms":                         true,
 	"broker.session.timeout.ms":                            true,
 	"client.quota.callback.class":                          true,

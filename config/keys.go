@@ -273,6 +273,32 @@ func oneOf(valid ...string) func(any) string {
 	}
 }
 
+// authorizerClass accepts the authorizers Klassik implements: Kafka 2.8's
+// AclAuthorizer and the SimpleAclAuthorizer it replaced. Any other class
+// would leave the cluster open, so it stops the broker.
+func authorizerClass(v any) string {
+	switch s, _ := v.(string); s {
+	case "", "kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer":
+		return ""
+	}
+	return "is not an authorizer Klassik implements (kafka.security.authorizer.AclAuthorizer or kafka.security.auth.SimpleAclAuthorizer)"
+}
+
+// principalList checks super.users: each entry (trimmed) is type:name,
+// as AclAuthorizer.configure parses it.
+func principalList(v any) string {
+	s, _ := v.(string)
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	for _, p := range strings.Split(s, ";") {
+		if !strings.Contains(strings.TrimSpace(p), ":") {
+			return fmt.Sprintf("has %q, expected a string in format principalType:principalName", strings.TrimSpace(p))
+		}
+	}
+	return ""
+}
+
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
 
 // Group names used by server.properties.example.
@@ -289,6 +315,7 @@ const (
 	groupMetrics     = "Metrics"
 	groupSSL         = "TLS (SSL and SASL_SSL listeners; listener.name.<listener>.ssl.* overrides)"
 	groupSASL        = "SASL"
+	groupAuthorizer  = "Authorizer"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -813,4 +840,15 @@ var brokerKeys = []Key{
 	{Name: "connections.max.reauth.ms", Type: TypeLong, Default: "0", Group: groupSASL,
 		Doc:   "KIP-368 session lifetime of SASL connections: they must re-authenticate within it or are closed at their next request; 0 = unlimited",
 		field: func(c *Config) any { return &c.ConnectionsMaxReauthMs }, check: atLeast(0)},
+
+	// Authorizer
+	{Name: "authorizer.class.name", Type: TypeString, Default: "", Group: groupAuthorizer,
+		Doc:   "ACL authorizer: kafka.security.authorizer.AclAuthorizer (or the older kafka.security.auth.SimpleAclAuthorizer), ACLs in ZooKeeper under /kafka-acl; empty = every request allowed",
+		field: func(c *Config) any { return &c.AuthorizerClassName }, check: authorizerClass},
+	{Name: "super.users", Type: TypeString, Default: "", Group: groupAuthorizer,
+		Doc:   "principals (User:name) separated by semicolons that the authorizer allows everything",
+		field: func(c *Config) any { return &c.SuperUsers }, check: principalList},
+	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Group: groupAuthorizer,
+		Doc:   "let every principal act on a resource that has no ACL at all",
+		field: func(c *Config) any { return &c.AllowEveryoneIfNoACLFound }},
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -36,6 +37,7 @@ type channelManager struct {
 	timeout      time.Duration
 	log          *slog.Logger
 	onResponse   responseHandler
+	metrics      *channelMetrics
 	dial         network.DialFunc
 
 	// mu guards the following.
@@ -45,13 +47,14 @@ type channelManager struct {
 	closed   bool
 }
 
-func newChannelManager(controllerID int32, listener string, timeout time.Duration, log *slog.Logger, onResponse responseHandler) *channelManager {
+func newChannelManager(controllerID int32, listener string, timeout time.Duration, log *slog.Logger, onResponse responseHandler, metrics *channelMetrics) *channelManager {
 	return &channelManager{
 		controllerID: controllerID,
 		listener:     listener,
 		timeout:      timeout,
 		log:          log,
 		onResponse:   onResponse,
+		metrics:      metrics,
 		dial:         network.PlainDialer,
 		senders:      map[int32]*brokerSender{},
 		versions:     map[int32]map[int16]int16{},
@@ -66,6 +69,9 @@ type brokerSender struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 	done   chan struct{}
+
+	// queueTime is RequestRateAndQueueTimeMs of this broker.
+	queueTime gometrics.Timer
 
 	// mu guards the following.
 	mu    sync.Mutex
@@ -92,6 +98,7 @@ func (cm *channelManager) addBroker(b Broker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &brokerSender{cm: cm, id: b.ID, addr: addr, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	cm.senders[b.ID] = s
+	s.queueTime = cm.metrics.addBroker(s)
 	go s.run()
 }
 
@@ -106,6 +113,7 @@ func (cm *channelManager) removeBroker(id int32) {
 	if s != nil {
 		s.cancel()
 		<-s.done
+		cm.metrics.removeBroker(s)
 	}
 }
 
@@ -120,9 +128,11 @@ func (cm *channelManager) send(reqs []outgoingRequest) {
 			cm.log.Debug("dropping request for a broker without a queue", "target_broker", o.broker, "api", kmsg.NameForKey(o.req.Key()))
 			continue
 		}
+		o.enqueued = time.Now()
 		s.mu.Lock()
 		s.queue = append(s.queue, o)
 		s.mu.Unlock()
+		cm.metrics.total.Add(1)
 		select {
 		case s.wake <- struct{}{}:
 		default:
@@ -153,6 +163,7 @@ func (cm *channelManager) shutdown() {
 	}
 	for _, s := range senders {
 		<-s.done
+		cm.metrics.removeBroker(s)
 	}
 }
 
@@ -170,6 +181,7 @@ func (s *brokerSender) pop() {
 	defer s.mu.Unlock()
 	s.queue[0] = outgoingRequest{}
 	s.queue = s.queue[1:]
+	s.cm.metrics.total.Add(-1)
 }
 
 func (s *brokerSender) sleep(d time.Duration) bool {
@@ -237,6 +249,7 @@ func (s *brokerSender) run() {
 			}
 		}
 		s.capVersion(o.req)
+		s.queueTime.UpdateSince(o.enqueued)
 		resp, err := client.Request(s.ctx, o.req)
 		if err != nil {
 			client.Close()

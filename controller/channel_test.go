@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,7 +22,7 @@ func TestChannelManagerOrderAndResend(t *testing.T) {
 		mu.Lock()
 		got = append(got, o.req.(*kmsg.UpdateMetadataRequest).ControllerEpoch)
 		mu.Unlock()
-	})
+	}, newChannelMetrics(gometrics.NewRegistry()))
 	defer cm.shutdown()
 	cm.addBroker(Broker{ID: 1, Endpoints: []Endpoint{fb.endpoint()}})
 	var reqs []outgoingRequest
@@ -56,7 +57,7 @@ func TestChannelManagerOrderAndResend(t *testing.T) {
 // Removing a broker stops its sender and discards the queue, even while it
 // cannot connect.
 func TestChannelManagerRemoveUnreachableBroker(t *testing.T) {
-	cm := newChannelManager(1, "PLAINTEXT", time.Second, quietLogger(), nil)
+	cm := newChannelManager(1, "PLAINTEXT", time.Second, quietLogger(), nil, newChannelMetrics(gometrics.NewRegistry()))
 	defer cm.shutdown()
 	cm.addBroker(Broker{ID: 2, Endpoints: []Endpoint{{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: 1}}})
 	cm.send([]outgoingRequest{{broker: 2, kind: kindUpdateMetadata, req: kmsg.NewPtrUpdateMetadataRequest()}})
@@ -75,7 +76,7 @@ func TestChannelManagerCapsVersions(t *testing.T) {
 	fb := startFakeBroker(t, 1)
 	fb.maxVersions = map[int16]int16{4: 5, 6: 7, 5: 3}
 	done := make(chan struct{}, 3)
-	cm := newChannelManager(1, "PLAINTEXT", 5*time.Second, quietLogger(), func(int32, outgoingRequest, kmsg.Response) { done <- struct{}{} })
+	cm := newChannelManager(1, "PLAINTEXT", 5*time.Second, quietLogger(), func(int32, outgoingRequest, kmsg.Response) { done <- struct{}{} }, newChannelMetrics(gometrics.NewRegistry()))
 	defer cm.shutdown()
 	cm.addBroker(Broker{ID: 1, Endpoints: []Endpoint{fb.endpoint()}})
 	lr := kmsg.NewPtrLeaderAndISRRequest()

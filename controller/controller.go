@@ -162,7 +162,7 @@ func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controlle
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)
 	c.em.hist = c.hist
 	c.newSink = func() requestSink {
-		cm := newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse)
+		cm := newChannelManager(cfg.BrokerID, cfg.InterBrokerListener, cfg.ControllerSocketTimeout, c.log, c.onResponse, c.metrics.channel)
 		if cfg.Dial != nil {
 			cm.dial = cfg.Dial
 		}

@@ -51,6 +51,9 @@ type eventManager struct {
 	queueSize gometrics.Gauge
 	stateTime func(state string) gometrics.Timer
 	hist      *history // the console's history; nil records nothing
+	// current is the ControllerState value of the event being processed
+	// (0, Idle, between events): the KafkaController ControllerState gauge.
+	current atomic.Int64
 
 	wake chan struct{} // capacity 1: "the queue may be non-empty"
 	stop chan struct{}
@@ -77,6 +80,7 @@ func newEventManager(process func(event), reg gometrics.Registry, now func() tim
 	m.queueTime = gometrics.GetOrRegisterHistogram("kafka.controller.ControllerEventManager.EventQueueTimeMs", reg, gometrics.NewExpDecaySample(1028, 0.015))
 	m.queueSize = gometrics.GetOrRegisterGauge("kafka.controller.ControllerEventManager.EventQueueSize", reg)
 	m.stateTime = stateTimers(reg)
+	reg.GetOrRegister("kafka.controller.KafkaController.ControllerState", gometrics.NewFunctionalGauge(m.current.Load))
 	return m
 }
 
@@ -189,7 +193,9 @@ func (m *eventManager) run() {
 			close(q.started)
 			m.queueTime.Update(m.now().Sub(q.enqueued).Milliseconds())
 			begin := m.now()
+			m.current.Store(controllerStateValue(q.ev.state()))
 			m.process(q.ev)
+			m.current.Store(0)
 			end := m.now()
 			m.stateTime(q.ev.state()).Update(end.Sub(begin))
 			m.hist.recordEvent(q.ev, q.enqueued, begin, end, false)

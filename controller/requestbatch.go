@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -52,6 +53,8 @@ type outgoingRequest struct {
 	// deletePartitions lists the partitions of a StopReplica with delete=true
 	// (their responses drive topic deletion).
 	deletePartitions []common.TopicPartition
+	// enqueued is when the channel manager queued it (queue time metric).
+	enqueued time.Time
 }
 
 type requestBatch struct {

@@ -24,8 +24,9 @@
 //	ConfigEntityZNode for users (SCRAM          users.go (UserConfig, UserConfigPath,
 //	  credentials beside quotas)                 UserCredentialEntity)
 //	ProducerIdBlockZNode, FeatureZNode,          misc.go
-//	  ResourceZNode (ACLs), MigrationZNode,
+//	  MigrationZNode,
 //	  legacy consumer nodes (ZkUtils 1.1)
+//	ZkAclStore, ResourceZNode, AclEntry JSON     acl.go (ACLStorePath, EncodeACLs, DecodeACLs)
 //	AclChangeNotification(Sequence)ZNode,         security.go
 //	  ExtendedAclChangeEvent, DelegationTokenInfoZNode
 //	Scala/Java map iteration orders              order.go
@@ -38,7 +39,8 @@
 //     cluster id version, producer id bounds, config values) are strings.
 //   - Decoders are tolerant (unknown fields ignored, every historical
 //     version accepted), except DecodeReassignment and
-//     DecodeExtendedACLChange, which are strict like Kafka's bean mapping.
+//     DecodeExtendedACLChange, which are strict like Kafka's bean mapping,
+//     and DecodeACLs, which requires what AclEntry.fromBytes requires.
 //   - Decoders never panic on any input (fuzzed with the golden corpus).
 //   - Structural nodes hold null data; zkclient passes nil, never []byte{}.
 package zkpaths

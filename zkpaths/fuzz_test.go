@@ -127,7 +127,7 @@ func FuzzDecodeSmallNodes(f *testing.F) {
 			}
 		}
 		if a, err := DecodeACLs(b); err == nil {
-			if a2, err := DecodeACLs(EncodeACLs(a)); err != nil || len(a2) != len(a) {
+			if a2, err := DecodeACLs(EncodeACLs(a)); err != nil || len(a2) != len(a) || (len(a) > 0 && !reflect.DeepEqual(a, a2)) {
 				t.Fatalf("acls: %v", err)
 			}
 		}

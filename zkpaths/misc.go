@@ -172,43 +172,6 @@ func DecodeConsumerRegistration(data []byte) (ConsumerRegistration, error) {
 	return ConsumerRegistration{Subscription: v.Subscription, Pattern: *v.Pattern, Timestamp: v.Timestamp.V}, nil
 }
 
-// ACLEntry is one entry of a ZooKeeper ACL resource node.
-type ACLEntry struct {
-	Principal      string `json:"principal"`      // "User:alice"
-	PermissionType string `json:"permissionType"` // "Allow" / "Deny"
-	Operation      string `json:"operation"`      // Pascal case, e.g. "Read"
-	Host           string `json:"host"`
-}
-
-// EncodeACLs writes {"version":1,"acls":[{"principal":..,"permissionType":..,"operation":..,"host":..}]}.
-func EncodeACLs(acls []ACLEntry) []byte {
-	b := []byte{'['}
-	for i, a := range acls {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, newObj().str("principal", a.Principal).str("permissionType", a.PermissionType).
-			str("operation", a.Operation).str("host", a.Host).bytes()...)
-	}
-	b = append(b, ']')
-	return newObj().int("version", 1).raw("acls", b).bytes()
-}
-
-// DecodeACLs reads an ACL resource node; version must be 1.
-func DecodeACLs(data []byte) ([]ACLEntry, error) {
-	var v struct {
-		Version *int       `json:"version"`
-		ACLs    []ACLEntry `json:"acls"`
-	}
-	if err := unmarshal("acls", data, &v); err != nil {
-		return nil, err
-	}
-	if v.Version == nil || *v.Version != 1 {
-		return nil, fmt.Errorf("zkpaths: acls: version must be 1")
-	}
-	return v.ACLs, nil
-}
-
 // MigrationState is the content of /migration, written only by a KRaft
 // controller migrating a ZooKeeper cluster. We read it to recognise a
 // migration and never write it.

@@ -198,18 +198,6 @@ func ConsumerOffsetPath(group, topic string, partition int32) string {
 // DelegationTokenInfoPath holds one delegation token.
 func DelegationTokenInfoPath(tokenID string) string { return DelegationTokensPath + "/" + tokenID }
 
-// ACL resource type directory names (Pascal case of Kafka's ResourceType).
-var ACLResourceTypes = []string{"Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User"}
-
-// ACLResourcePath is the node of one ACL resource. patternType is
-// "literal" or "prefixed".
-func ACLResourcePath(patternType, resourceType, name string) string {
-	if strings.EqualFold(patternType, "prefixed") {
-		return ACLPrefixedPath + "/" + resourceType + "/" + name
-	}
-	return ACLLiteralPath + "/" + resourceType + "/" + name
-}
-
 // IsrChangeNotificationSeqPath is the path to create (sequential) for one
 // ISR change notification; ZooKeeper appends the 10-digit counter.
 func IsrChangeNotificationSeqPath() string {

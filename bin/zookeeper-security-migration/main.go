@@ -15,6 +15,7 @@ import (
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/security"
+
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"

@@ -10,8 +10,14 @@ package api
 // internal topics — the client id travels in the context so that only
 // "__admin_client" may write them, as in Kafka).
 //
-// Authorization: a request with a transactional id needs Write on it, or
-// every partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+// Authorization, as Kafka's KafkaApis: a request carrying transactional
+// batches needs a transactional id with Write on it, or every partition
+// answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED (acks=0: the connection is
+// closed); then each topic needs Write, decided once per topic, and the
+// partitions of a denied topic answer TOPIC_AUTHORIZATION_FAILED while the
+// others are appended (acks=0 closes the connection after appending them).
+// Idempotent batches need no check here: InitProducerId checked
+// IdempotentWrite when the producer got its id.
 //
 // acks=0: no response is written; if any partition failed the manager
 // returns an error and the connection is closed, the only way to tell such a
@@ -30,30 +36,81 @@ import (
 func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, error) {
 	ctx = replica.ContextWithClientID(ctx, r.net.ClientIDOrEmpty())
 	req := r.body.(*kmsg.ProduceRequest)
-	if req.TransactionID != nil && !a.authorize(ctx, r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID) {
+	if hasTransactionalRecords(req) &&
+		(req.TransactionID == nil || !a.authorize(ctx, r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)) {
 		if req.Acks == 0 {
 			return nil, errors.New("api: produce with acks=0 denied for its transactional id")
 		}
 		resp := req.ResponseKind().(*kmsg.ProduceResponse)
 		for _, t := range req.Topics {
-			rt := kmsg.NewProduceResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewProduceResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, kerr.TransactionalIDAuthorizationFailed.Code
-				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
+			resp.Topics = append(resp.Topics, produceErrorTopic(t, kerr.TransactionalIDAuthorizationFailed.Code))
 		}
 		return resp, nil
 	}
-	resp, err := a.replicas.ProduceOrClose(ctx, req)
-	if err != nil {
-		return nil, err
+	var denied []kmsg.ProduceResponseTopic
+	if check := a.topicChecker(ctx, r, kmsg.ACLOperationWrite); check != nil {
+		passed := *req
+		passed.Topics = nil
+		for _, t := range req.Topics {
+			if check.allowed(t.Topic) {
+				passed.Topics = append(passed.Topics, t)
+			} else {
+				denied = append(denied, produceErrorTopic(t, kerr.TopicAuthorizationFailed.Code))
+			}
+		}
+		if len(denied) > 0 {
+			req = &passed
+		}
+	}
+	var resp *kmsg.ProduceResponse
+	if len(req.Topics) > 0 || len(denied) == 0 {
+		var err error
+		resp, err = a.replicas.ProduceOrClose(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(denied) > 0 {
+		if req.Acks == 0 {
+			return nil, errors.New("api: produce with acks=0 denied for a topic")
+		}
+		if resp == nil {
+			resp = req.ResponseKind().(*kmsg.ProduceResponse)
+		}
+		resp.Topics = append(resp.Topics, denied...)
 	}
 	if resp == nil { // acks=0
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// produceErrorTopic answers every partition of t with code.
+func produceErrorTopic(t kmsg.ProduceRequestTopic, code int16) kmsg.ProduceResponseTopic {
+	rt := kmsg.NewProduceResponseTopic()
+	rt.Topic = t.Topic
+	for _, p := range t.Partitions {
+		rp := kmsg.NewProduceResponseTopicPartition()
+		rp.Partition, rp.ErrorCode = p.Partition, code
+		rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	return rt
+}
+
+// hasTransactionalRecords reports whether the first batch of some
+// partition is transactional (Kafka's RequestUtils.hasTransactionalRecords):
+// a magic-2 batch with bit 4 of its attributes set. It reads two header
+// bytes per partition.
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	const magicAt, attributesAt = 16, 21
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			b := p.Records
+			if len(b) > attributesAt+1 && b[magicAt] == 2 && b[attributesAt+1]&0x10 != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

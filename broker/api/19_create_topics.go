@@ -23,6 +23,12 @@ package api
 //     timeout_ms ≤ 0 answers right after the ZooKeeper write;
 //   - v5+ responses describe the topic: partitions, replication factor and
 //     its configs (as DescribeConfigs without synonyms); v7+ the topic id.
+//
+// Authorization (after the controller and duplicate checks): Create on the
+// Cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED "Authorization
+// failed."; a created topic the principal may not DescribeConfigs is
+// answered without its configs, partition count and replication factor,
+// with topic_config_error_code TOPIC_AUTHORIZATION_FAILED (v5+).
 
 import (
 	"context"
@@ -39,9 +45,26 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 	req := r.body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	specs := make([]topicSpec, len(req.Topics))
+	mayCreate := a.topicCreateChecker(ctx, r)
+	// refused marks the entries answered before any creation was tried
+	// (named twice, or not authorized); as in Kafka they keep a
+	// topic_config_error_code for a missing DescribeConfigs.
+	refused := make([]bool, len(req.Topics))
+	names := map[string]int{}
+	for _, t := range req.Topics {
+		names[t.Topic]++
+	}
+	isController := a.controller != nil && a.controller.IsActive()
+	for i, t := range req.Topics {
+		refused[i] = isController && names[t.Topic] > 1
+	}
 	errs := eachTopic(a, req.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic },
 		"create topics request from client contains multiple entries for topic %s",
 		func(i int, t kmsg.CreateTopicsRequestTopic) error {
+			if !mayCreate(t.Topic) {
+				refused[i] = true
+				return denied(kerr.TopicAuthorizationFailed, "Authorization failed.")
+			}
 			spec, err := a.planCreateTopic(ctx, t)
 			if err == nil && !req.ValidateOnly {
 				err = a.createTopic(ctx, spec)
@@ -50,6 +73,7 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 			return err
 		})
 	var waitFor []leaderWait
+	describeConfigs := a.topicChecker(ctx, r, kmsg.ACLOperationDescribeConfigs)
 	for i, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
@@ -60,14 +84,21 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 			if req.Version < 1 {
 				rt.ErrorMessage = nil
 			}
+			if refused[i] && !describeConfigs.allowed(t.Topic) {
+				rt.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			}
 		} else {
 			if req.Version >= 5 {
-				rt.NumPartitions = int32(len(spec.assignment))
-				rt.ReplicationFactor = spec.replicationFactor()
-				for _, e := range a.describeTopicConfigs(spec.configs, nil, false) {
-					c := kmsg.NewCreateTopicsResponseTopicConfig()
-					c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.IsSensitive
-					rt.Configs = append(rt.Configs, c)
+				if describeConfigs.allowed(t.Topic) {
+					rt.NumPartitions = int32(len(spec.assignment))
+					rt.ReplicationFactor = spec.replicationFactor()
+					for _, e := range a.describeTopicConfigs(spec.configs, nil, false) {
+						c := kmsg.NewCreateTopicsResponseTopicConfig()
+						c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.IsSensitive
+						rt.Configs = append(rt.Configs, c)
+					}
+				} else {
+					rt.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
 				}
 			}
 			if !req.ValidateOnly {

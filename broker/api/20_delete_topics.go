@@ -10,6 +10,9 @@ package api
 //     unknown id → UNKNOWN_TOPIC_ID; ids are resolved through ZooKeeper;
 //   - unknown name → UNKNOWN_TOPIC_OR_PARTITION; invalid name →
 //     INVALID_TOPIC_EXCEPTION; a topic already marked is not an error;
+//   - authorization: Delete on the topic, else TOPIC_AUTHORIZATION_FAILED;
+//     a topic named by id (v6) that the principal may not Describe answers
+//     TOPIC_AUTHORIZATION_FAILED with a null name;
 //   - otherwise /admin/delete_topics/<t> is created and the controller
 //     deletes asynchronously; the request waits up to timeout_ms for the
 //     topic to leave this broker's metadata cache → else REQUEST_TIMED_OUT.
@@ -57,6 +60,8 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 	isController := a.controller != nil && a.controller.IsActive()
 	var ids map[[16]byte]string // resolved lazily
 	var waitFor []int
+	describe := a.topicChecker(ctx, r, kmsg.ACLOperationDescribe)
+	deletable := a.topicChecker(ctx, r, kmsg.ACLOperationDelete)
 	for _, e := range entries {
 		rt := kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic, rt.TopicID = e.name, e.id
@@ -85,6 +90,13 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 						err = fmt.Errorf("%w: topic id %s does not exist", kerr.UnknownTopicID, encodeTopicID(e.id))
 					}
 				}
+			}
+			if err == nil && e.name == nil && !describe.allowed(*rt.Topic) {
+				rt.Topic = nil
+				err = denied(kerr.TopicAuthorizationFailed, topicAuthorizationFailedMessage)
+			}
+			if err == nil && !deletable.allowed(*rt.Topic) {
+				err = denied(kerr.TopicAuthorizationFailed, topicAuthorizationFailedMessage)
 			}
 			if err == nil {
 				err = a.markForDeletion(ctx, *rt.Topic)

@@ -12,7 +12,11 @@ package api
 //     configs yet); another id → INVALID_REQUEST;
 //   - other resource types (BROKER_LOGGER) → INVALID_REQUEST;
 //   - documentation is always null; config_type (v3+) from the config tables;
-//   - configuration_keys null = all.
+//   - configuration_keys null = all;
+//   - authorization: DescribeConfigs on the Cluster for BROKER and
+//     BROKER_LOGGER (else CLUSTER_AUTHORIZATION_FAILED), on the topic for
+//     TOPIC (else TOPIC_AUTHORIZATION_FAILED), with Kafka's messages and no
+//     configs.
 
 import (
 	"context"
@@ -35,7 +39,11 @@ func (a *Apis) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Resp
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
 		rr.ResourceName = res.ResourceName
-		configs, err := a.describeResource(ctx, res, synonyms)
+		err := a.configsAuthorization(ctx, r, kmsg.ACLOperationDescribeConfigs, res.ResourceType, res.ResourceName)
+		var configs []kmsg.DescribeConfigsResponseResourceConfig
+		if err == nil {
+			configs, err = a.describeResource(ctx, res, synonyms)
+		}
 		if err != nil {
 			rr.ErrorCode, rr.ErrorMessage = a.codeMessage(err, "describe configs failed", "resource", res.ResourceName)
 		} else {
@@ -44,6 +52,34 @@ func (a *Apis) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Resp
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
+}
+
+// configsAuthorization checks op (DescribeConfigs or AlterConfigs) on a
+// config resource as Kafka does: on the Cluster for a broker or broker
+// logger, on the topic for a topic. Other types are left to the handler.
+// The denial carries Kafka's message for DescribeConfigs, none for the
+// alter APIs.
+func (a *Apis) configsAuthorization(ctx context.Context, r *request, op kmsg.ACLOperation, typ kmsg.ConfigResourceType, name string) error {
+	withMessage := op == kmsg.ACLOperationDescribeConfigs
+	switch typ {
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+		if !a.authorize(ctx, r, op, kmsg.ACLResourceTypeCluster, clusterResource) {
+			msg := ""
+			if withMessage {
+				msg = clusterAuthorizationFailedMessage
+			}
+			return denied(kerr.ClusterAuthorizationFailed, msg)
+		}
+	case kmsg.ConfigResourceTypeTopic:
+		if !a.authorize(ctx, r, op, kmsg.ACLResourceTypeTopic, name) {
+			msg := ""
+			if withMessage {
+				msg = topicAuthorizationFailedMessage
+			}
+			return denied(kerr.TopicAuthorizationFailed, msg)
+		}
+	}
+	return nil
 }
 
 func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsRequestResource, synonyms bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {

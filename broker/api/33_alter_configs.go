@@ -12,7 +12,10 @@ package api
 //     this broker's id answers INVALID_CONFIG naming the keys that cannot be
 //     updated dynamically; another id → INVALID_REQUEST;
 //   - a resource named twice → INVALID_REQUEST for each occurrence; entries
-//     with a null value are ignored, as Kafka does.
+//     with a null value are ignored, as Kafka does;
+//   - authorization: AlterConfigs on the Cluster for BROKER (else
+//     CLUSTER_AUTHORIZATION_FAILED), on the topic for TOPIC (else
+//     TOPIC_AUTHORIZATION_FAILED), without a message.
 
 import (
 	"context"
@@ -30,7 +33,7 @@ import (
 func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	resp.Resources = alterEach(ctx, a, req.Resources, func(res kmsg.AlterConfigsRequestResource) resourceKey {
+	resp.Resources = alterEach(ctx, a, r, req.Resources, func(res kmsg.AlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "alter configs failed", func(res kmsg.AlterConfigsRequestResource, _ map[string]string) (map[string]string, error) {
 		cfgs := map[string]string{}
@@ -51,7 +54,7 @@ func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respons
 // answers INVALID_REQUEST for each occurrence and is not touched. The
 // answers are AlterConfigs' response resources; IncrementalAlterConfigs'
 // have the same fields and convert.
-func alterEach[R any](ctx context.Context, a *Apis, resources []R, key func(R) resourceKey, validateOnly bool, failMsg string,
+func alterEach[R any](ctx context.Context, a *Apis, r *request, resources []R, key func(R) resourceKey, validateOnly bool, failMsg string,
 	update func(res R, current map[string]string) (map[string]string, error)) []kmsg.AlterConfigsResponseResource {
 	keys := make([]resourceKey, len(resources))
 	for i, res := range resources {
@@ -63,7 +66,7 @@ func alterEach[R any](ctx context.Context, a *Apis, resources []R, key func(R) r
 		var err error
 		if dup[k] {
 			err = fmt.Errorf("%w: error due to duplicate resource %s", kerr.InvalidRequest, k.name)
-		} else {
+		} else if err = a.configsAuthorization(ctx, r, kmsg.ACLOperationAlterConfigs, k.typ, k.name); err == nil {
 			err = a.alterResource(ctx, k.typ, k.name, validateOnly, func(current map[string]string) (map[string]string, error) {
 				return update(resources[i], current)
 			})

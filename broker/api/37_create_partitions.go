@@ -10,6 +10,8 @@ package api
 //     assignments must list exactly the new partitions, with the topic's
 //     replication factor, known brokers and no duplicates →
 //     INVALID_REPLICA_ASSIGNMENT;
+//   - authorization (after the duplicate check): Alter on the topic, else
+//     TOPIC_AUTHORIZATION_FAILED "The topic authorization is failed.";
 //   - without assignments the new partitions continue the existing placement
 //     (controller.AssignReplicasForNewPartitions);
 //   - validate_only stops before writing; otherwise /brokers/topics/<t> is
@@ -33,8 +35,12 @@ import (
 func (a *Apis) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	alter := a.topicChecker(ctx, r, kmsg.ACLOperationAlter)
 	errs := eachTopic(a, req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic }, "duplicate topic in request: %s",
 		func(_ int, t kmsg.CreatePartitionsRequestTopic) error {
+			if !alter.allowed(t.Topic) {
+				return denied(kerr.TopicAuthorizationFailed, "The topic authorization is failed.")
+			}
 			return a.addPartitions(ctx, t, req.ValidateOnly)
 		})
 	var waitFor []leaderWait

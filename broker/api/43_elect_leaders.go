@@ -10,6 +10,10 @@ package api
 // partition gets the controller's outcome: NONE when the election moved
 // leadership, ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
 // ELIGIBLE_LEADERS_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION.
+//
+// Authorization (before the controller check): Alter on the Cluster, else
+// CLUSTER_AUTHORIZATION_FAILED at the top level (v1+) and for every
+// requested partition.
 
 import (
 	"context"
@@ -34,6 +38,11 @@ func (a *Apis) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respons
 	outcomes := map[common.TopicPartition]error{}
 	var err error
 	switch {
+	case !a.authorize(ctx, r, kmsg.ACLOperationAlter, kmsg.ACLResourceTypeCluster, clusterResource):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		for _, tp := range parts {
+			outcomes[tp] = denied(kerr.ClusterAuthorizationFailed, "")
+		}
 	case a.controller == nil || !a.controller.IsActive():
 		err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
 	case kind != 0 && kind != 1:

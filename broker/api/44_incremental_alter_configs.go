@@ -8,7 +8,9 @@ package api
 // validated and stored exactly like AlterConfigs (topic: /config/topics/<t>
 // plus a /config/changes notification; broker: not dynamic yet). A key named
 // twice within one resource, or a resource named twice → INVALID_REQUEST; an
-// unknown operation → INVALID_REQUEST.
+// unknown operation → INVALID_REQUEST. Authorization as AlterConfigs
+// (AlterConfigs on the Cluster for BROKER and BROKER_LOGGER, on the topic
+// for TOPIC).
 
 import (
 	"context"
@@ -26,7 +28,7 @@ import (
 func (a *Apis) handleIncrementalAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	for _, rr := range alterEach(ctx, a, req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
+	for _, rr := range alterEach(ctx, a, r, req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "incremental alter configs failed", func(res kmsg.IncrementalAlterConfigsRequestResource, current map[string]string) (map[string]string, error) {
 		return applyIncremental(res.ResourceType, current, res.Configs, a.cfg.TopicDefault)

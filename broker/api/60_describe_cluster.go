@@ -4,8 +4,10 @@ package api
 //
 // Behaviour: cluster id, the controller the metadata
 // cache knows (−1 if none), and the live brokers with their endpoint on the
-// listener the request arrived on (and rack). No authorizer: cluster
-// authorized operations are left at kmsg's default (none requested) or −2^31.
+// listener the request arrived on (and rack). With
+// include_cluster_authorized_operations the bit field of the operations the
+// principal may perform on the cluster (every one without an authorizer;
+// 0 without Describe on it), else −2^31.
 
 import (
 	"context"
@@ -14,12 +16,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (a *Apis) handleDescribeCluster(_ context.Context, r *request) (kmsg.Response, error) {
+func (a *Apis) handleDescribeCluster(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.ClusterID = a.clusterID
 	resp.ControllerID = a.meta.ControllerID()
 	resp.ClusterAuthorizedOperations = math.MinInt32
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = a.clusterAuthorizedOperations(ctx, r)
+	}
 	for _, b := range a.meta.AliveEndpoints(r.listener()) {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.ID, b.Host, b.Port, b.Rack

@@ -23,7 +23,10 @@ type ReplicaManager interface {
 	// ProduceOrClose returns nil for acks=0 and an error when an acks=0
 	// request failed (the connection is then closed).
 	ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error)
-	Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error)
+	// FetchAuthorized serves a fetch; partitions of topics mayRead rejects
+	// (asked over the session's partitions too) answer
+	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all.
+	FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool) (kmsg.Response, error)
 	ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse
 	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
 	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
@@ -129,6 +132,9 @@ type Config struct {
 	// SASL serves SaslHandshake and SaslAuthenticate on the SASL
 	// listeners; nil refuses every mechanism.
 	SASL SASLServers
+	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
+	// answers them SECURITY_DISABLED.
+	ACLs ACLAdmin
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -150,6 +156,7 @@ type Apis struct {
 	authorizer      Authorizer
 	sasl            SASLServers
 	users           UserCredentialStore
+	acls            ACLAdmin
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -191,6 +198,7 @@ func New(cfg Config) *Apis {
 		authorizer:      cfg.Authorizer,
 		sasl:            cfg.SASL,
 		users:           cfg.Users,
+		acls:            cfg.ACLs,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -220,7 +228,7 @@ func (a *Apis) MetadataChanged() { a.metadataChanged() }
 // partially wired broker (tests) advertises only what it can serve.
 func (a *Apis) enabled(key int16) bool {
 	switch key {
-	case 18, 17, 36:
+	case 18, 17, 36, 29, 30, 31:
 		return true
 	case 0, 1, 2, 4, 5, 6, 21, 23, 27, 61:
 		return a.replicas != nil

@@ -11,6 +11,8 @@ import (
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/security"
 )
 
 // Action is one authorization question.
@@ -27,6 +29,11 @@ type Action struct {
 	// AnyResource asks whether op is allowed on some resource of the type
 	// (Kafka's authorizeByResourceType); Name is then empty.
 	AnyResource bool
+	// Filtering marks a question whose denial refuses nothing, e.g. while
+	// filling authorized_operations or hiding topics from a Metadata
+	// listing (Kafka's logIfDenied=false): a denial is then logged at debug
+	// instead of info.
+	Filtering bool
 }
 
 // Authorizer decides actions. Implementations apply implied operations
@@ -34,6 +41,19 @@ type Action struct {
 // implies DescribeConfigs), as Kafka's AclAuthorizer does.
 type Authorizer interface {
 	Authorize(ctx context.Context, act Action) bool
+}
+
+// ACLAdmin is the ACL store DescribeAcls, CreateAcls and DeleteAcls work
+// on: the configured authorizer (broker/security/authorizer). Without one
+// (nil) those APIs answer SECURITY_DISABLED, as Kafka does.
+type ACLAdmin interface {
+	// ACLs lists the bindings matching filter.
+	ACLs(filter security.ACLFilter) []security.ACLBinding
+	// CreateACLs adds bindings; one result per binding, nil = created.
+	CreateACLs(ctx context.Context, bindings []security.ACLBinding) []*security.ACLError
+	// DeleteACLs removes the bindings each filter matches; one result per
+	// filter.
+	DeleteACLs(ctx context.Context, filters []security.ACLFilter) []security.ACLDeleteResult
 }
 
 // clusterResource is the name of Kafka's single Cluster resource.

@@ -134,6 +134,15 @@ func (g recordingGroups) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetC
 	return resp
 }
 
+// transactionalBatchHeader is the 61-byte header of a magic-2 record batch
+// with the transactional attribute set: all the request path reads of it.
+func transactionalBatchHeader() []byte {
+	b := make([]byte, 61)
+	b[16] = 2    // magic
+	b[22] = 0x10 // attributes, low byte: transactional
+	return b
+}
+
 // codes flattens per-partition answers as "topic-partition=code".
 func codes[T any](items []T, each func(T, func(topic string, p int32, code int16))) map[string]int16 {
 	out := map[string]int16{}
@@ -322,12 +331,13 @@ func TestTransactionAuthorizationHooks(t *testing.T) {
 		map[string]int16{"open-0": 0, "secret-0": kerr.TopicAuthorizationFailed.Code, "missing-0": kerr.UnknownTopicOrPartition.Code})
 	reached("TxnOffsetCommit open")
 
-	// Produce with a transactional id needs Write on it.
+	// Produce of transactional batches needs Write on the transactional id.
 	prod := kmsg.NewPtrProduceRequest()
 	prod.Version, prod.Acks, prod.TransactionID = 9, -1, kmsg.StringPtr("denied")
 	pt := kmsg.NewProduceRequestTopic()
 	pt.Topic = "open"
 	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Records = transactionalBatchHeader()
 	pt.Partitions = append(pt.Partitions, pp)
 	prod.Topics = append(prod.Topics, pt)
 	pr := send(prod).(*kmsg.ProduceResponse)

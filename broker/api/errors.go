@@ -28,12 +28,17 @@ func (a *Apis) errorCode(err error, msg string, attrs ...any) int16 {
 }
 
 // codeMessage returns the code for err and the error_message field Kafka
-// fills next to it: the text of the error when there is one, else null.
+// fills next to it: the text of the error when there is one, else null
+// (also for an error whose text is empty, such as a denial Kafka answers
+// without a message).
 func (a *Apis) codeMessage(err error, msg string, attrs ...any) (int16, *string) {
 	code := a.errorCode(err, msg, attrs...)
 	if code == 0 {
 		return 0, nil
 	}
 	s := err.Error()
+	if s == "" {
+		return code, nil
+	}
 	return code, &s
 }

@@ -10,6 +10,7 @@ package api
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -32,6 +33,22 @@ func toReplicas[Req kmsg.Request, Resp kmsg.Response](a *Apis, serve func(Replic
 	return forward(func(ctx context.Context, req Req) Resp { return serve(a.replicas, ctx, req) })
 }
 
+// readGroup serves a group request with the coordinator when the principal
+// may Read the group (group names it); otherwise the response carries
+// GROUP_AUTHORIZATION_FAILED, set by deny.
+func readGroup[Req kmsg.Request, Resp kmsg.Response](a *Apis, group func(Req) string, deny func(Resp, int16),
+	serve func(GroupCoordinator, context.Context, Req) Resp) handlerFunc {
+	return func(ctx context.Context, r *request) (kmsg.Response, error) {
+		req := r.body.(Req)
+		if !a.authorize(ctx, r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, group(req)) {
+			resp := req.ResponseKind().(Resp)
+			deny(resp, kerr.GroupAuthorizationFailed.Code)
+			return resp, nil
+		}
+		return serve(a.groups, ctx, req), nil
+	}
+}
+
 // byVersion serves version 0 of a request with v0 and every later version
 // with v1Plus.
 func byVersion(v0, v1Plus handlerFunc) handlerFunc {
@@ -50,109 +67,84 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 	return map[int16]handlerFunc{
 		0: a.handleProduce,
 
-		// Fetch (key 1), versions 0–13 (flexible from 12; topic ids from
-		// 13): the replica manager serves consumer and follower fetches,
-		// long polling in the fetch purgatory, fetch sessions, leader-epoch
-		// fencing and the sendfile path for record data (it may return a
-		// response that the network layer splices from files).
-		1: func(ctx context.Context, r *request) (kmsg.Response, error) {
-			return a.replicas.Fetch(ctx, r.body.(*kmsg.FetchRequest))
-		},
-
-		// ListOffsets (key 2), versions 0–7 (flexible from 6): the replica
-		// manager answers earliest (−2), latest (−1), max timestamp (−3)
-		// and by-timestamp lookups on the leader, honouring the isolation
-		// level and current_leader_epoch fencing; v0 answers old-style
-		// offset lists.
-		2: toReplicas(a, ReplicaManager.ListOffsets),
-
+		1: a.handleFetch,
+		2: a.handleListOffsets,
 		3: a.handleMetadata,
 
 		// LeaderAndIsr (key 4), versions 0–7 (flexible from 4), controller
 		// to broker: the replica manager rejects a stale controller epoch
 		// (STALE_CONTROLLER_EPOCH) or broker epoch (STALE_BROKER_EPOCH) and
 		// makes this broker leader or follower of each partition whose
-		// leader epoch is newer than the one it has.
-		4: toReplicas(a, ReplicaManager.LeaderAndIsr),
+		// leader epoch is newer than the one it has. Like every request
+		// between brokers it needs ClusterAction on the Cluster, else every
+		// partition answers CLUSTER_AUTHORIZATION_FAILED.
+		4: a.requireCluster(kmsg.ACLOperationClusterAction, leaderAndIsrDenied, toReplicas(a, ReplicaManager.LeaderAndIsr)),
 
 		// StopReplica (key 5), versions 0–4 (flexible from 2), controller to
 		// broker: the replica manager checks the epochs, stops fetching and,
-		// with delete_partition, removes the log.
-		5: toReplicas(a, ReplicaManager.StopReplica),
+		// with delete_partition, removes the log. ClusterAction, as key 4.
+		5: a.requireCluster(kmsg.ACLOperationClusterAction, stopReplicaDenied, toReplicas(a, ReplicaManager.StopReplica)),
 
-		6: a.handleUpdateMetadata,
-		7: a.handleControlledShutdown,
-		// OffsetCommit (key 8) and OffsetFetch (key 9): version 0 keeps
-		// offsets in ZooKeeper (NN_offset_*.go), later versions go to the
-		// group coordinator.
-		8:  byVersion(a.handleOffsetCommitV0, toGroups(a, GroupCoordinator.OffsetCommit)),
-		9:  byVersion(a.handleOffsetFetchV0, toGroups(a, GroupCoordinator.OffsetFetch)),
+		6:  a.requireCluster(kmsg.ACLOperationClusterAction, updateMetadataDenied, a.handleUpdateMetadata),
+		7:  a.requireCluster(kmsg.ACLOperationClusterAction, controlledShutdownDenied, a.handleControlledShutdown),
+		8:  a.handleOffsetCommit,
+		9:  a.handleOffsetFetch,
 		10: a.handleFindCoordinator,
 		11: a.handleJoinGroup,
 
 		// The group APIs below go to the group coordinator (broker/group),
 		// which checks that this broker coordinates the group
 		// (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) and applies every
-		// group rule.
+		// group rule. Each needs Read on the group, else it answers
+		// GROUP_AUTHORIZATION_FAILED without reaching the coordinator.
 		//
 		// Heartbeat (key 12), versions 0–4 (flexible from 4).
-		12: toGroups(a, GroupCoordinator.Heartbeat),
+		12: readGroup(a, func(req *kmsg.HeartbeatRequest) string { return req.Group },
+			func(resp *kmsg.HeartbeatResponse, code int16) { resp.ErrorCode = code }, GroupCoordinator.Heartbeat),
 		// LeaveGroup (key 13), versions 0–5 (flexible from 4; v3+ batches
 		// members).
-		13: toGroups(a, GroupCoordinator.LeaveGroup),
+		13: readGroup(a, func(req *kmsg.LeaveGroupRequest) string { return req.Group },
+			func(resp *kmsg.LeaveGroupResponse, code int16) { resp.ErrorCode = code }, GroupCoordinator.LeaveGroup),
 		// SyncGroup (key 14), versions 0–5 (flexible from 4): a member's
 		// SyncGroup parks until the leader's assignment arrives.
-		14: toGroups(a, GroupCoordinator.SyncGroup),
-		// DescribeGroups (key 15), versions 0–5 (flexible from 5): unknown
-		// groups are described as Dead.
-		15: toGroups(a, GroupCoordinator.DescribeGroups),
-		// ListGroups (key 16), versions 0–4 (flexible from 3; v4 filters by
-		// state): only the groups this broker coordinates are listed;
-		// clients ask every broker.
-		16: toGroups(a, GroupCoordinator.ListGroups),
+		14: readGroup(a, func(req *kmsg.SyncGroupRequest) string { return req.Group },
+			func(resp *kmsg.SyncGroupResponse, code int16) { resp.ErrorCode = code }, GroupCoordinator.SyncGroup),
+		15: a.handleDescribeGroups,
+		16: a.handleListGroups,
 
 		17: a.handleSaslHandshake,
 		18: a.handleApiVersions,
 		19: a.handleCreateTopics,
 		20: a.handleDeleteTopics,
 
-		// DeleteRecords (key 21), versions 0–2 (flexible from 2): the
-		// replica manager advances the log start offset on the leader
-		// (OFFSET_OUT_OF_RANGE beyond the high watermark,
-		// NOT_LEADER_OR_FOLLOWER, POLICY_VIOLATION for compact-only topics,
-		// INVALID_TOPIC_EXCEPTION for internal topics).
-		21: toReplicas(a, ReplicaManager.DeleteRecords),
-
+		21: a.handleDeleteRecords,
 		22: a.handleInitProducerID,
 
-		// OffsetForLeaderEpoch (key 23), versions 0–4 (flexible from 4): the
-		// leader answers from its leader-epoch cache the end offset of the
-		// requested epoch; FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH when
-		// current_leader_epoch is older or newer than its own.
-		23: toReplicas(a, ReplicaManager.OffsetForLeaderEpoch),
+		23: a.handleOffsetForLeaderEpoch,
 
 		24: a.handleAddPartitionsToTxn,
 		25: a.handleAddOffsetsToTxn,
 		26: a.handleEndTxn,
 		27: a.handleWriteTxnMarkers,
 		28: a.handleTxnOffsetCommit,
+		29: a.handleDescribeACLs,
+		30: a.handleCreateACLs,
+		31: a.handleDeleteACLs,
 
 		32: a.handleDescribeConfigs,
 		33: a.handleAlterConfigs,
 		36: a.handleSaslAuthenticate,
 		37: a.handleCreatePartitions,
 
-		// DeleteGroups (key 42), versions 0–2 (flexible from 2), and
-		// OffsetDelete (key 47), version 0: the group coordinator, as for
-		// the group APIs above.
-		42: toGroups(a, GroupCoordinator.DeleteGroups),
-
+		42: a.handleDeleteGroups,
 		43: a.handleElectLeaders,
 		44: a.handleIncrementalAlterConfigs,
-		45: a.handleAlterPartitionReassignments,
-		46: a.handleListPartitionReassignments,
-
-		47: toGroups(a, GroupCoordinator.OffsetDelete),
+		// AlterPartitionReassignments (45) needs Alter and
+		// ListPartitionReassignments (46) Describe on the Cluster, checked
+		// before the controller is asked (CLUSTER_AUTHORIZATION_FAILED).
+		45: a.requireCluster(kmsg.ACLOperationAlter, alterPartitionReassignmentsDenied, a.handleAlterPartitionReassignments),
+		46: a.requireCluster(kmsg.ACLOperationDescribe, listPartitionReassignmentsDenied, a.handleListPartitionReassignments),
+		47: a.handleOffsetDelete,
 
 		50: a.handleDescribeUserScramCredentials,
 		51: a.handleAlterUserScramCredentials,

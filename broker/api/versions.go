@@ -44,6 +44,9 @@ var kafka34Ranges = map[int16]versionRange{
 	26: {0, 3},  // EndTxn
 	27: {0, 1},  // WriteTxnMarkers
 	28: {0, 3},  // TxnOffsetCommit
+	29: {0, 3},  // DescribeAcls
+	30: {0, 3},  // CreateAcls
+	31: {0, 3},  // DeleteAcls
 	32: {0, 4},  // DescribeConfigs
 	33: {0, 2},  // AlterConfigs
 	36: {0, 2},  // SaslAuthenticate

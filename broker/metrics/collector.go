@@ -40,15 +40,20 @@ type Collector struct {
 	reg gometrics.Registry
 
 	// mu guards the following (two scrapes may run at once).
-	mu    sync.Mutex
-	plans map[string]*plan // by go-metrics name
-	descs map[descKey]*prometheus.Desc
-	helps map[string]string // by family name: one help per family
-	order []sampleRef       // every sample of every plan, in Gather's order
-	dirty bool              // plans changed since order was built
-	gen   uint64
-	fams  []*dto.MetricFamily // cached for the handler, see gatherLocked
-	vals  []*float64          // the value of each c.order sample in fams
+	mu     sync.Mutex
+	plans  map[string]*plan // by go-metrics name
+	descs  map[descKey]*prometheus.Desc
+	helps  map[string]string // by family name: one help per family
+	order  []sampleRef       // every sample of every plan, in Gather's order
+	dirty  bool              // plans changed since order was built
+	layout uint64            // bumped by each sortOrder
+	gen    uint64
+	fams   []*dto.MetricFamily // cached for the handler, see gatherLocked
+	vals   []*float64          // the value of each c.order sample in fams
+	// famsLayout and textLayout are the layouts fams and the text
+	// prefixes (text.go) were built for.
+	famsLayout, textLayout uint64
+	text                   textLayout
 }
 
 // NewCollector returns a collector over reg.
@@ -258,6 +263,7 @@ func (c *Collector) sortOrder() {
 		return 0
 	})
 	c.dirty = false
+	c.layout++
 }
 
 // familyName is the family a sample belongs to.

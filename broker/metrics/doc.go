@@ -18,7 +18,8 @@
 //	Timer        Timer          NNthPercentile -> ..._<name>{tags,quantile="0.NN"}
 //
 // Timers record nanoseconds and are reported in milliseconds, as Kafka's
-// ...Ms metrics are. Names outside the scheme (Kafka Metrics groups such
+// ...Ms metrics are. Gauges whose Kafka value is a string (SessionState,
+// ClusterId) have no counterpart: the rules export numbers only. Names outside the scheme (Kafka Metrics groups such
 // as socket-server-metrics, whose attributes no Kafka rule matches) are not
 // exported, as the exporter would not export them either.
 //
@@ -31,8 +32,13 @@
 //	gather.go     the cached families the /metrics handler encodes (values
 //	              rewritten per scrape: a 10,000-partition broker's scrape
 //	              allocates almost nothing)
+//	text.go       the text format written directly for the Kafka families:
+//	              each sample's "name{labels} " prefix rendered once per
+//	              layout, the values appended per scrape (byte-identical to
+//	              expfmt's output, tested)
 //	handler.go    the /metrics handler: Kafka families plus client_golang's
-//	              Go runtime and process collectors, encoded by expfmt
+//	              Go runtime and process collectors; text through text.go,
+//	              the other negotiated formats through expfmt
 //
 // No goroutines: scrapes run on the request's goroutine, one at a time.
 package metrics

@@ -15,22 +15,36 @@ import (
 // c.mu until it has encoded them (the next call overwrites the values).
 func (c *Collector) gatherLocked() []*dto.MetricFamily {
 	c.refreshPlansLocked()
-	if c.dirty || c.fams == nil {
+	if c.dirty {
 		c.sortOrder()
+	}
+	if c.fams == nil || c.famsLayout != c.layout {
 		c.buildFamilies()
+		c.famsLayout = c.layout
 	}
 	for i, r := range c.order {
-		p := r.p
-		if p.valGen != c.gen {
-			p.valGen = c.gen
-			p.read()
-		}
-		*c.vals[i] = r.value()
+		*c.vals[i] = c.readLocked(r)
 	}
+	c.releaseLocked()
+	return c.fams
+}
+
+// readLocked is r's value in this scrape generation, reading its metric
+// once per generation.
+func (c *Collector) readLocked(r sampleRef) float64 {
+	p := r.p
+	if p.valGen != c.gen {
+		p.valGen = c.gen
+		p.read()
+	}
+	return r.value()
+}
+
+// releaseLocked drops the registry's metrics the plans held for the scrape.
+func (c *Collector) releaseLocked() {
 	for _, p := range c.plans {
 		p.m = nil
 	}
-	return c.fams
 }
 
 // value is the sample's current value (after plan.read).

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"bufio"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +26,8 @@ func runtimeRegistry() *prometheus.Registry {
 }
 
 // Handler serves reg and the Go runtime and process metrics in the format
-// the scraper negotiates (the Prometheus text format by default). The
+// the scraper negotiates (the Prometheus text format by default, written
+// by text.go for the Kafka families; other formats through expfmt). The
 // Kafka families come from a Collector's cache (see gatherLocked):
 // scrapes are served one at a time, the next waiting for the previous
 // encoding to finish (the HTTP server's write timeout bounds the wait).
@@ -49,6 +51,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	enc := expfmt.NewEncoder(w, format)
 	h.c.mu.Lock()
 	defer h.c.mu.Unlock()
+	if format.FormatType() == expfmt.TypeTextPlain {
+		// The runtime families sort around the Kafka ones: go_ before
+		// kafka_, process_ after.
+		bw := bufio.NewWriterSize(w, 64<<10)
+		enc := expfmt.NewEncoder(bw, format)
+		i := 0
+		for ; i < len(rt) && rt[i].GetName() < "kafka_"; i++ {
+			if err := enc.Encode(rt[i]); err != nil {
+				return
+			}
+		}
+		if err := h.c.writeTextLocked(bw); err != nil {
+			return
+		}
+		for ; i < len(rt); i++ {
+			if err := enc.Encode(rt[i]); err != nil {
+				return
+			}
+		}
+		bw.Flush()
+		return
+	}
 	for _, f := range mergeFamilies(h.c.gatherLocked(), rt) {
 		if err := enc.Encode(f); err != nil {
 			return // the client went away

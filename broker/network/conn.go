@@ -145,6 +145,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	}
 	if am != nil {
 		am.record(c.s.rm.reg, req, len(frame), &c.times, handled, returned, writeStart, time.Now())
+		am.recordErrors(c.s.rm.reg, resp)
 	}
 	if c.session.CloseAfterResponse {
 		log.Debug("closing connection after the response, as the handler asked", "api", kmsg.NameForKey(req.Key))

@@ -23,7 +23,8 @@ import (
 //	TotalTimeMs          frame read -> response written
 //
 // Fetch is split as Kafka splits it: FetchConsumer and FetchFollower
-// (a fetch with a replica id ≥ 0). Everything is registered up front
+// (a fetch with a replica id ≥ 0), each also recorded under Fetch. The
+// ErrorsPerSec meters are in errormetrics.go. Everything is registered up front
 // except the per-version meters, created at a version's first request;
 // recording takes no lock and allocates nothing.
 
@@ -40,6 +41,12 @@ type apiMetrics struct {
 	requestQueue, local, remote, responseQueue, send gometrics.Timer
 	total                                            gometrics.Timer
 	bytes                                            gometrics.Histogram
+	// also is Fetch's own metrics for FetchConsumer and FetchFollower:
+	// Kafka records a fetch under both names.
+	also *apiMetrics
+	// errs are the ErrorsPerSec meters of the API's name (shared by
+	// Fetch, FetchConsumer and FetchFollower).
+	errs *errorMeters
 	// versions holds RequestsPerSec per version, created on first use.
 	versions [maxVersions]atomic.Pointer[gometrics.StandardMeter]
 	mu       sync.Mutex // serialises the creation of version meters
@@ -74,8 +81,12 @@ func newRequestMetrics(r gometrics.Registry, h Handler) *requestMetrics {
 			continue
 		}
 		if k == int16(kmsg.Fetch) {
+			fetch := newAPIMetrics(r, name)
 			rm.byKey[k] = newAPIMetrics(r, "FetchConsumer")
 			rm.fetchFollower = newAPIMetrics(r, "FetchFollower")
+			for _, am := range []*apiMetrics{rm.byKey[k], rm.fetchFollower} {
+				am.also, am.errs = fetch, fetch.errs
+			}
 			continue
 		}
 		rm.byKey[k] = newAPIMetrics(r, name)
@@ -96,6 +107,7 @@ func newAPIMetrics(r gometrics.Registry, name string) *apiMetrics {
 		send:          timer("ResponseSendTimeMs"),
 		total:         timer("TotalTimeMs"),
 		bytes:         gometrics.GetOrRegisterHistogram(p+"RequestBytes"+tag, r, gometrics.NewExpDecaySample(1028, 0.015)),
+		errs:          &errorMeters{name: name},
 	}
 }
 
@@ -169,4 +181,13 @@ func (am *apiMetrics) record(r gometrics.Registry, req *Request, frameLen int, t
 	am.responseQueue.Update(writeStart.Sub(returned))
 	am.send.Update(sent.Sub(writeStart))
 	am.total.Update(sent.Sub(req.Received))
+	if am.also != nil {
+		am.also.record(r, req, frameLen, t, handled, returned, writeStart, sent)
+	}
+}
+
+// recordErrors counts the error codes of the response sent (Kafka's
+// updateErrorMetrics); nil resp (no response) counts nothing.
+func (am *apiMetrics) recordErrors(r gometrics.Registry, resp kmsg.Response) {
+	am.errs.recordErrors(r, resp)
 }

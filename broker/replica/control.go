@@ -201,6 +201,9 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	}
 	m.rememberTopicIDLocked(lp.topic, lp.topicID)
 	m.mu.Unlock()
+	if !ok {
+		m.registerPartitionMetrics(p)
+	}
 
 	p.mu.Lock()
 	defer func() {
@@ -224,6 +227,7 @@ func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPart
 	from := roleName(wasLeader, p.leaderID)
 	p.controllerEpoch = st.ControllerEpoch
 	p.replicas = slices.Clone(st.Replicas)
+	m.setReassignmentLocked(p, st.AddingReplicas, st.RemovingReplicas)
 	p.partitionEpoch = st.ZKVersion
 	p.leaderEpoch = st.LeaderEpoch
 
@@ -415,12 +419,17 @@ func (m *Manager) stopPartition(tp common.TopicPartition, leaderEpoch int32, del
 		p.leaderID = noLeader
 		p.isr = nil
 		p.pendingIsr = nil
+		m.setReassignmentLocked(p, nil, nil)
 		p.mu.Unlock()
 		m.mu.Lock()
-		if m.partitions[tp] == p {
+		removed := m.partitions[tp] == p
+		if removed {
 			delete(m.partitions, tp)
 		}
 		m.mu.Unlock()
+		if removed {
+			m.unregisterPartitionMetrics(tp)
+		}
 		m.state.Info("partition state change", "topic", tp.Topic, "partition", tp.Partition,
 			"to", "deleted", "reason", "StopReplica")
 		// Parked fetches and produces complete now (they will see the

@@ -31,8 +31,14 @@ func (d *delayedFetch) TryComplete() bool {
 	return total >= int(d.params.minBytes) || hasErr || leadershipChanged(d.first, reads)
 }
 
-func (d *delayedFetch) OnComplete()   { close(d.done) }
-func (d *delayedFetch) OnExpiration() {}
+func (d *delayedFetch) OnComplete() { close(d.done) }
+func (d *delayedFetch) OnExpiration() {
+	if d.params.replicaID >= 0 {
+		d.m.metrics.fetchExpiresFollower.Mark(1)
+	} else {
+		d.m.metrics.fetchExpiresConsumer.Mark(1)
+	}
+}
 
 func partitionKey(tp common.TopicPartition) string {
 	return purgatory.TopicPartitionKey(tp.Topic, tp.Partition)

@@ -62,8 +62,16 @@ func (d *delayedProduce) TryComplete() bool {
 	return all
 }
 
-func (d *delayedProduce) OnComplete()   { close(d.done) }
-func (d *delayedProduce) OnExpiration() {}
+func (d *delayedProduce) OnComplete() { close(d.done) }
+func (d *delayedProduce) OnExpiration() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, pp := range d.parts {
+		if !pp.done {
+			d.m.metrics.expiredProduce(pp.tp)
+		}
+	}
+}
 
 // checkEnoughReplicasReachOffset decides one acks=all partition: done with
 // NOT_LEADER_OR_FOLLOWER when this broker no longer leads the partition;

@@ -78,6 +78,17 @@ type fetchParams struct {
 //
 // An error means the connection is going away (ctx cancelled).
 func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Response, error) {
+	return m.FetchAuthorized(ctx, req, nil)
+}
+
+// FetchAuthorized is Fetch with the request path's authorization decision:
+// a partition whose topic mayRead rejects answers TOPIC_AUTHORIZATION_FAILED
+// and is not read (a follower's position is not recorded). mayRead is
+// asked on every request over the partitions it covers — those of the
+// session for an incremental fetch — so a revoked ACL takes effect at once;
+// nil allows every topic. Denied partitions do not end a long poll early:
+// the fetch waits for the others as if they were absent.
+func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	resp.Version = req.Version
 
@@ -108,12 +119,21 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 			parts = session.requestsLocked()
 		}
 	}
+	if mayRead != nil {
+		// parts is the request's own slice or a copy of the session's, so
+		// the session keeps no trace of the decision.
+		for i := range parts {
+			if parts[i].resolveErr == 0 && !mayRead(parts[i].tp.Topic) {
+				parts[i].resolveErr = kerr.TopicAuthorizationFailed.Code
+			}
+		}
+	}
 
 	reads, err := m.fetchWithWait(ctx, parts, params)
 	if err != nil {
 		return nil, err
 	}
-	m.metrics.topics.fetched(parts, reads, params.replicaID >= 0)
+	m.metrics.topics.fetched(parts, reads, params.replicaID, m)
 	if session != nil {
 		resp.SessionID = session.id
 	}
@@ -276,7 +296,7 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 // it reads again and returns what is there.
 func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
 	reads, total, hasErr := m.readParts(parts, params, true)
-	if params.maxWait <= 0 || params.minBytes <= 0 || total >= int(params.minBytes) || hasErr || len(parts) == 0 {
+	if params.maxWait <= 0 || params.minBytes <= 0 || total >= int(params.minBytes) || hasErr || !anyAuthorized(parts) {
 		return reads, nil
 	}
 	select {
@@ -306,6 +326,17 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 	return reads, nil
 }
 
+// anyAuthorized reports whether some partition was not denied by the
+// authorizer (false for none at all): only those are worth waiting for.
+func anyAuthorized(parts []fetchPart) bool {
+	for i := range parts {
+		if parts[i].resolveErr != kerr.TopicAuthorizationFailed.Code {
+			return true
+		}
+	}
+	return false
+}
+
 func leadershipChanged(a, b []partRead) bool {
 	for i := range a {
 		if a[i].leaderEpoch != b[i].leaderEpoch {
@@ -329,7 +360,7 @@ func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) (
 	for i := range parts {
 		max := min(parts[i].maxBytes, limit)
 		reads[i] = m.readPartition(&parts[i], params, readLimits{maxBytes: max, minOneMessage: minOne, updateFollower: first})
-		if reads[i].code != 0 {
+		if reads[i].code != 0 && parts[i].resolveErr != kerr.TopicAuthorizationFailed.Code {
 			hasErr = true
 		}
 		if n := reads[i].size(); n > 0 {

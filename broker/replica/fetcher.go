@@ -635,7 +635,7 @@ func (t *fetcherThread) handleFetched(tp common.TopicPartition, epoch int32, rp 
 			t.partitionError(tp, epoch, err)
 			break
 		}
-		m.metrics.followerFetched(t.key, tp, len(rp.RecordBatches), rp.HighWatermark, st.leo)
+		m.metrics.followerFetched(t.key, tp, len(rp.RecordBatches), rp.HighWatermark, st.leo, m.isAddingReplica(tp, m.cfg.BrokerID))
 	case rp.ErrorCode == kerr.OffsetOutOfRange.Code:
 		if err := t.handleOutOfRange(tp, epoch); err != nil {
 			t.partitionError(tp, epoch, err)

@@ -34,6 +34,12 @@ func newFetcherLagStats(r gometrics.Registry) *fetcherLagStats {
 	}
 	s := &fetcherLagStats{reg: r, lags: map[common.TopicPartition]*partitionLag{}}
 	r.GetOrRegister("kafka.server.ReplicaFetcherManager.MaxLag.clientId=Replica", gometrics.NewFunctionalGauge(s.maxLag))
+	// Kafka counts fetcher threads that died and partitions it stopped
+	// fetching after an unexpected error; Klassik's fetchers back off and
+	// retry such a partition, and end only at shutdown, so both are 0.
+	zero := func() int64 { return 0 }
+	r.GetOrRegister("kafka.server.ReplicaFetcherManager.FailedPartitionsCount.clientId=Replica", gometrics.NewFunctionalGauge(zero))
+	r.GetOrRegister("kafka.server.ReplicaFetcherManager.DeadThreadCount.clientId=Replica", gometrics.NewFunctionalGauge(zero))
 	return s
 }
 

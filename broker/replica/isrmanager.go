@@ -168,6 +168,7 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 	switch {
 	case errors.Is(err, zk.ErrBadVersion):
 		p.mu.Unlock()
+		m.metrics.failedIsrUpdates.Mark(1)
 		m.state.Warn("ISR update rejected: partition state changed in ZooKeeper; waiting for the controller's LeaderAndIsr",
 			"topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", st.LeaderEpoch,
 			"partition_epoch", st.ZkVersion, "new_isr", newIsr)
@@ -175,6 +176,7 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 	case err != nil:
 		p.pendingIsr = nil // nothing known to be applied: a later check retries
 		p.mu.Unlock()
+		m.metrics.failedIsrUpdates.Mark(1)
 		m.log.Error("ISR update failed", "topic", p.tp.Topic, "partition", p.tp.Partition, "err", err)
 		return
 	}

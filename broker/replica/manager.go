@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -127,6 +128,9 @@ type Manager struct {
 	sessions    *sessionCache
 	fetcher     *FetcherManager // created here (Config.ReplicaFetch), nil otherwise
 	metrics     replicaMetrics
+	// reassigning counts hosted partitions with replicas being added
+	// (partitionmetrics.go); written under their Partition.mu.
+	reassigning atomic.Int32
 
 	// isrNotifyMu guards the following (a leaf lock).
 	isrNotifyMu        sync.Mutex

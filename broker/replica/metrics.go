@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"strconv"
+
 	gometrics "github.com/rcrowley/go-metrics"
 
 	"github.com/klassik/klassik/broker/common"
@@ -10,15 +12,22 @@ import (
 // (kafka.server.ReplicaManager.*), BrokerTopicMetrics and the fetcher lag.
 // Without a registry they are no-ops.
 type replicaMetrics struct {
-	isrShrinks gometrics.Meter
-	isrExpands gometrics.Meter
-	topics     *brokerTopicStats // nil: off
-	lags       *fetcherLagStats  // nil: off
+	reg              gometrics.Registry // nil: none
+	isrShrinks       gometrics.Meter
+	isrExpands       gometrics.Meter
+	failedIsrUpdates gometrics.Meter // FailedIsrUpdatesPerSec: a refused or failed ISR write
+	// DelayedFetchMetrics ExpiresPerSec (fetcherType=consumer, follower)
+	// and DelayedProduceMetrics ExpiresPerSec (all partitions; per
+	// partition in expiredProduce): parked requests whose wait ran out.
+	fetchExpiresConsumer, fetchExpiresFollower, produceExpires gometrics.Meter
+	topics                                                     *brokerTopicStats // nil: off
+	lags                                                       *fetcherLagStats  // nil: off
 }
 
 func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 	if r == nil {
-		return replicaMetrics{isrShrinks: gometrics.NilMeter{}, isrExpands: gometrics.NilMeter{}}
+		n := gometrics.NilMeter{}
+		return replicaMetrics{isrShrinks: n, isrExpands: n, failedIsrUpdates: n, fetchExpiresConsumer: n, fetchExpiresFollower: n, produceExpires: n}
 	}
 	m.fetches.RegisterMetrics(r)
 	m.produces.RegisterMetrics(r)
@@ -29,10 +38,20 @@ func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 	gauge("LeaderCount", func() int64 { return int64(m.partitionStats().leaders) })
 	gauge("UnderMinIsrPartitionCount", func() int64 { return int64(m.partitionStats().underMinIsr) })
 	gauge("AtMinIsrPartitionCount", func() int64 { return int64(m.partitionStats().atMinIsr) })
+	gauge("ReassigningPartitions", m.reassigningPartitions)
+	// Kafka counts the partitions of offline log directories; Klassik
+	// never takes a log directory offline (a disk error is answered with
+	// KAFKA_STORAGE_ERROR per request), so none is ever offline.
+	gauge("OfflineReplicaCount", func() int64 { return 0 })
 	rm := replicaMetrics{
-		isrShrinks: gometrics.GetOrRegisterMeter(prefix+"IsrShrinksPerSec", r),
-		isrExpands: gometrics.GetOrRegisterMeter(prefix+"IsrExpandsPerSec", r),
-		lags:       newFetcherLagStats(r),
+		reg:                  r,
+		isrShrinks:           gometrics.GetOrRegisterMeter(prefix+"IsrShrinksPerSec", r),
+		isrExpands:           gometrics.GetOrRegisterMeter(prefix+"IsrExpandsPerSec", r),
+		failedIsrUpdates:     gometrics.GetOrRegisterMeter(prefix+"FailedIsrUpdatesPerSec", r),
+		fetchExpiresConsumer: gometrics.GetOrRegisterMeter("kafka.server.DelayedFetchMetrics.ExpiresPerSec.fetcherType=consumer", r),
+		fetchExpiresFollower: gometrics.GetOrRegisterMeter("kafka.server.DelayedFetchMetrics.ExpiresPerSec.fetcherType=follower", r),
+		produceExpires:       gometrics.GetOrRegisterMeter("kafka.server.DelayedProduceMetrics.ExpiresPerSec", r),
+		lags:                 newFetcherLagStats(r),
 	}
 	if !m.cfg.DisableRequestMetrics {
 		rm.topics = newBrokerTopicStats(r)
@@ -41,9 +60,10 @@ func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 }
 
 // followerFetched records what a fetcher thread appended for tp: the
-// replicated bytes and the partition's lag behind the leader's HW.
-func (rm *replicaMetrics) followerFetched(key fetcherKey, tp common.TopicPartition, bytes int, leaderHW, nextOffset int64) {
-	rm.topics.replicated(bytes)
+// replicated bytes (also as reassignment bytes when a reassignment is
+// adding this broker) and the partition's lag behind the leader's HW.
+func (rm *replicaMetrics) followerFetched(key fetcherKey, tp common.TopicPartition, bytes int, leaderHW, nextOffset int64, reassigning bool) {
+	rm.topics.replicated(bytes, reassigning)
 	rm.lags.update(key, tp, leaderHW, nextOffset)
 }
 
@@ -82,4 +102,17 @@ func (m *Manager) partitionStats() partitionStats {
 		p.mu.RUnlock()
 	}
 	return s
+}
+
+// expiredProduce counts a partition of an acks=all produce still waiting
+// when the produce timed out, for all partitions and for tp (Kafka's
+// DelayedProduceMetrics.recordExpiration; the per-partition meter is made
+// at its first expiry and kept, as Kafka keeps it).
+func (rm *replicaMetrics) expiredProduce(tp common.TopicPartition) {
+	rm.produceExpires.Mark(1)
+	if rm.reg == nil {
+		return
+	}
+	gometrics.GetOrRegisterMeter("kafka.server.DelayedProduceMetrics.ExpiresPerSec.topic="+tp.Topic+
+		".partition="+strconv.Itoa(int(tp.Partition)), rm.reg).Mark(1)
 }

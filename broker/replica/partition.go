@@ -31,7 +31,10 @@ type Partition struct {
 	partitionEpoch  int32 // ZooKeeper version of the partition state znode
 	controllerEpoch int32 // epoch of the controller that wrote this leadership
 	replicas        []int32
-	isr             []int32 // committed ISR; empty on followers
+	// adding and removing are the reassignment's replicas of the last
+	// LeaderAndIsr (Kafka's OngoingReassignmentState); nil when none.
+	adding, removing []int32
+	isr              []int32 // committed ISR; empty on followers
 	// epochStartOffset is the log end when this broker became leader for
 	// leaderEpoch; -1 on followers.
 	epochStartOffset int64

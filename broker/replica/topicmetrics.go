@@ -19,6 +19,9 @@ type brokerTopicStats struct {
 	all            *topicMeters
 	replicationIn  gometrics.Meter // ReplicationBytesInPerSec: appended by our fetchers
 	replicationOut gometrics.Meter // ReplicationBytesOutPerSec: read by followers
+	// ReassignmentBytesIn/OutPerSec: the part of the replication bytes
+	// that moves a replica a reassignment is adding.
+	reassignmentIn, reassignmentOut gometrics.Meter
 
 	// mu guards the following.
 	mu      sync.RWMutex
@@ -29,12 +32,18 @@ type topicMeters struct {
 	messagesIn, bytesIn, bytesOut, bytesRejected gometrics.Meter
 	failedProduce, failedFetch                   gometrics.Meter
 	totalProduce, totalFetch                     gometrics.Meter
+	// Produce/FetchMessageConversionsPerSec count records converted
+	// between message formats; Klassik converts none (it refuses magic 0
+	// and 1 and serves v2 batches to every fetch version it supports),
+	// so they stay at zero, as Kafka's do on a cluster of v2 clients.
+	produceConversions, fetchConversions gometrics.Meter
 }
 
 const btmPrefix = "kafka.server.BrokerTopicMetrics."
 
 var topicMeterNames = [...]string{"MessagesInPerSec", "BytesInPerSec", "BytesOutPerSec", "BytesRejectedPerSec",
-	"FailedProduceRequestsPerSec", "FailedFetchRequestsPerSec", "TotalProduceRequestsPerSec", "TotalFetchRequestsPerSec"}
+	"FailedProduceRequestsPerSec", "FailedFetchRequestsPerSec", "TotalProduceRequestsPerSec", "TotalFetchRequestsPerSec",
+	"ProduceMessageConversionsPerSec", "FetchMessageConversionsPerSec"}
 
 func newTopicMeters(r gometrics.Registry, tag string) *topicMeters {
 	var ms [len(topicMeterNames)]gometrics.Meter
@@ -42,7 +51,8 @@ func newTopicMeters(r gometrics.Registry, tag string) *topicMeters {
 		ms[i] = gometrics.GetOrRegisterMeter(btmPrefix+n+tag, r)
 	}
 	return &topicMeters{messagesIn: ms[0], bytesIn: ms[1], bytesOut: ms[2], bytesRejected: ms[3],
-		failedProduce: ms[4], failedFetch: ms[5], totalProduce: ms[6], totalFetch: ms[7]}
+		failedProduce: ms[4], failedFetch: ms[5], totalProduce: ms[6], totalFetch: ms[7],
+		produceConversions: ms[8], fetchConversions: ms[9]}
 }
 
 // newBrokerTopicStats returns nil (metrics off) for a nil registry.
@@ -51,11 +61,13 @@ func newBrokerTopicStats(r gometrics.Registry) *brokerTopicStats {
 		return nil
 	}
 	return &brokerTopicStats{
-		reg:            r,
-		all:            newTopicMeters(r, ""),
-		replicationIn:  gometrics.GetOrRegisterMeter(btmPrefix+"ReplicationBytesInPerSec", r),
-		replicationOut: gometrics.GetOrRegisterMeter(btmPrefix+"ReplicationBytesOutPerSec", r),
-		byTopic:        map[string]*topicMeters{},
+		reg:             r,
+		all:             newTopicMeters(r, ""),
+		replicationIn:   gometrics.GetOrRegisterMeter(btmPrefix+"ReplicationBytesInPerSec", r),
+		replicationOut:  gometrics.GetOrRegisterMeter(btmPrefix+"ReplicationBytesOutPerSec", r),
+		reassignmentIn:  gometrics.GetOrRegisterMeter(btmPrefix+"ReassignmentBytesInPerSec", r),
+		reassignmentOut: gometrics.GetOrRegisterMeter(btmPrefix+"ReassignmentBytesOutPerSec", r),
+		byTopic:         map[string]*topicMeters{},
 	}
 }
 
@@ -135,11 +147,13 @@ func (s *brokerTopicStats) produced(topic string, size int, info storage.AppendI
 // and the fetch response do: TotalFetchRequestsPerSec per partition,
 // FailedFetchRequestsPerSec for errors other than routing and offset
 // ones, and the bytes sent: BytesOutPerSec for consumers,
-// ReplicationBytesOutPerSec (all topics only) for followers.
-func (s *brokerTopicStats) fetched(parts []fetchPart, reads []partRead, follower bool) {
+// ReplicationBytesOutPerSec (all topics only) for followers, and
+// ReassignmentBytesOutPerSec for a follower a reassignment is adding.
+func (s *brokerTopicStats) fetched(parts []fetchPart, reads []partRead, replicaID int32, ra reassignments) {
 	if s == nil {
 		return
 	}
+	follower := replicaID >= 0
 	for i := range reads {
 		r := &reads[i]
 		t := s.topic(parts[i].tp.Topic)
@@ -159,6 +173,9 @@ func (s *brokerTopicStats) fetched(parts []fetchPart, reads []partRead, follower
 		}
 		if follower {
 			s.replicationOut.Mark(n)
+			if ra.isAddingReplica(parts[i].tp, replicaID) {
+				s.reassignmentOut.Mark(n)
+			}
 		} else {
 			t.bytesOut.Mark(n)
 			s.all.bytesOut.Mark(n)
@@ -166,12 +183,22 @@ func (s *brokerTopicStats) fetched(parts []fetchPart, reads []partRead, follower
 	}
 }
 
-// replicated records bytes our fetchers appended (ReplicationBytesInPerSec).
-func (s *brokerTopicStats) replicated(n int) {
+// reassignments tells whether a reassignment is adding a broker's replica
+// of a partition (the Manager).
+type reassignments interface {
+	isAddingReplica(tp common.TopicPartition, broker int32) bool
+}
+
+// replicated records bytes our fetchers appended (ReplicationBytesInPerSec,
+// and ReassignmentBytesInPerSec for a replica being added).
+func (s *brokerTopicStats) replicated(n int, reassigning bool) {
 	if s == nil || n <= 0 {
 		return
 	}
 	s.replicationIn.Mark(int64(n))
+	if reassigning {
+		s.reassignmentIn.Mark(int64(n))
+	}
 }
 
 // ForgetTopicMetrics removes the per-topic BrokerTopicMetrics of the

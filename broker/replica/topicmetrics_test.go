@@ -22,8 +22,12 @@ func TestBrokerTopicStatsAllocFree(t *testing.T) {
 	}
 	parts := []fetchPart{{tp: common.TopicPartition{Topic: "t"}}}
 	reads := []partRead{{}}
-	if n := testing.AllocsPerRun(100, func() { s.fetched(parts, reads, false) }); n != 0 {
+	var none noReassignments
+	if n := testing.AllocsPerRun(100, func() { s.fetched(parts, reads, -1, none) }); n != 0 {
 		t.Errorf("fetched allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.fetched(parts, reads, 2, none) }); n != 0 {
+		t.Errorf("a follower's fetched allocates %v times", n)
 	}
 	const calls = 1 + 1 + 100 // AllocsPerRun warms up once
 	if c := r.Get("kafka.server.BrokerTopicMetrics.MessagesInPerSec.topic=t").(gometrics.Meter).Count(); c != 5*calls {
@@ -37,3 +41,7 @@ func TestBrokerTopicStatsAllocFree(t *testing.T) {
 		t.Error("per-topic meter left after removeTopic")
 	}
 }
+
+type noReassignments struct{}
+
+func (noReassignments) isAddingReplica(common.TopicPartition, int32) bool { return false }

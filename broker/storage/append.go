@@ -15,6 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// magicPos is the offset of a batch's magic byte (after baseOffset,
+// batchLength and partitionLeaderEpoch).
+const magicPos = 16
+
 // validatedAppend is the result of shallow validation.
 type validatedAppend struct {
 	validBytes   int
@@ -36,13 +40,21 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 	v := validatedAppend{firstOffset: -1, lastOffset: -1, maxTimestamp: -1, offOfMaxTs: -1}
 	data := records
 	prevNext := int64(-1)
+	firstMagic := byte(0)
 	for len(data) >= logOverhead {
 		h, err := parseBatchHeader(data)
 		if errors.Is(err, errBatchTruncated) {
 			break // a partial trailing batch is dropped, as Kafka does
 		}
+		if v.numBatches == 0 && len(data) > magicPos {
+			firstMagic = data[magicPos]
+		}
 		if err != nil {
-			return v, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+			err = fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+			if v.numBatches > 0 && len(data) > magicPos && data[magicPos] != firstMagic {
+				err = record.WithKind(err, record.ErrInvalidMagic)
+			}
+			return v, err
 		}
 		size := int64(h.BatchLength) + logOverhead
 		if leader && size > int64(cfg.MaxMessageBytes) {
@@ -55,10 +67,10 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 		// Client batches get their CRC checked by record.ValidateBatch
 		// below; checking it here as well would hash every byte twice.
 		if origin != OriginClient && !checkBatchCRC(batch) {
-			return v, fmt.Errorf("%w: batch at offset %d has an invalid CRC", kerr.CorruptMessage, h.BaseOffset)
+			return v, record.WithKind(fmt.Errorf("%w: batch at offset %d has an invalid CRC", kerr.CorruptMessage, h.BaseOffset), record.ErrInvalidCRC)
 		}
 		if h.NumRecords < 0 || (leader && (h.NumRecords == 0 || int64(h.LastOffsetDelta)+1 != int64(h.NumRecords))) {
-			return v, fmt.Errorf("%w: lastOffsetDelta %d does not match record count %d", kerr.InvalidRecord, h.LastOffsetDelta, h.NumRecords)
+			return v, record.WithKind(fmt.Errorf("%w: lastOffsetDelta %d does not match record count %d", kerr.InvalidRecord, h.LastOffsetDelta, h.NumRecords), record.ErrInvalidOffsetOrSequence)
 		}
 		if h.LastOffsetDelta < 0 {
 			return v, fmt.Errorf("%w: negative lastOffsetDelta %d", kerr.InvalidRecord, h.LastOffsetDelta)
@@ -101,13 +113,13 @@ func (l *Log) validate(records []byte, cfg *LogConfig, origin AppendOrigin, now 
 // bounds, record framing and offset deltas).
 func validateLeaderBatch(h batchHeader, batch []byte, cfg *LogConfig, origin AppendOrigin, now int64) error {
 	if h.BaseOffset != 0 {
-		return fmt.Errorf("%w: producer batch base offset %d is not 0", kerr.InvalidRecord, h.BaseOffset)
+		return record.WithKind(fmt.Errorf("%w: producer batch base offset %d is not 0", kerr.InvalidRecord, h.BaseOffset), record.ErrInvalidOffsetOrSequence)
 	}
 	if h.IsControl() && origin == OriginClient {
-		return fmt.Errorf("%w: clients may not produce control batches", kerr.InvalidRecord)
+		return record.WithKind(fmt.Errorf("%w: clients may not produce control batches", kerr.InvalidRecord), record.ErrInvalidOffsetOrSequence)
 	}
 	if h.ProducerID >= 0 && h.BaseSequence < 0 && !h.IsControl() {
-		return fmt.Errorf("%w: batch with producer id %d has no base sequence", kerr.InvalidRecord, h.ProducerID)
+		return record.WithKind(fmt.Errorf("%w: batch with producer id %d has no base sequence", kerr.InvalidRecord, h.ProducerID), record.ErrInvalidOffsetOrSequence)
 	}
 	if h.Attributes&attrCompressionMask > 4 {
 		return fmt.Errorf("%w: unknown compression codec %d", kerr.InvalidRecord, h.Attributes&attrCompressionMask)
@@ -155,6 +167,9 @@ func (l *Log) append(records []byte, leaderEpoch int32, origin AppendOrigin) (Ap
 	info, err := l.appendLocked(records, leaderEpoch, origin)
 	rolled := len(l.rolled) > 0
 	l.mu.Unlock()
+	if err != nil {
+		l.stats.invalid(err)
+	}
 	if rolled {
 		// The segment(s) this append rolled away from are fsync'd by the
 		// log's flusher goroutine, as Kafka schedules this flush

@@ -97,6 +97,8 @@ type Cleaner struct {
 	// holds it for a whole pass, so passes never overlap.
 	mu      sync.Mutex
 	offsets *OffsetMap
+
+	metrics *cleanerMetrics // metrics.go; never nil
 }
 
 // newManagerCleaner is the cleaner a LogManager runs when
@@ -109,7 +111,9 @@ func newManagerCleaner(m *LogManager) *Cleaner {
 	}
 	cfg.Clock = m.clock
 	cfg.Logger = m.logger
-	return NewCleaner(m, cfg)
+	c := NewCleaner(m, cfg)
+	c.metrics = registerCleanerMetrics(m.cfg.Metrics, m.clock)
+	return c
 }
 
 // NewCleaner creates a cleaner for m's logs; Startup starts its goroutine.
@@ -130,7 +134,8 @@ func NewCleaner(m *LogManager, cfg CleanerConfig) *Cleaner {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Cleaner{m: m, cfg: cfg, logger: logger.With("component", "log-cleaner"), stop: make(chan struct{})}
+	return &Cleaner{m: m, cfg: cfg, logger: logger.With("component", "log-cleaner"), stop: make(chan struct{}),
+		metrics: registerCleanerMetrics(nil, cfg.Clock)}
 }
 
 // Startup starts the cleaner goroutine (owned by the Cleaner, stopped by
@@ -361,10 +366,16 @@ func (c *Cleaner) CleanOnce() (bool, error) {
 		}
 	}
 	var cleanErr error
+	c.metrics.selected(now, bestRatio)
 	if best != nil {
 		st, err := c.cleanLogLocked(best, bestDirty, bestUncleanable, now)
 		cleanErr = err
 		if err == nil {
+			util := 0.0
+			if c.offsets != nil {
+				util = c.offsets.Utilization()
+			}
+			c.metrics.cleaned(st, util, c.cfg.Clock().Sub(now))
 			c.logger.Info("cleaned log", "topic", best.tp.Topic, "partition", best.tp.Partition,
 				"first_dirty", st.FirstDirtyOffset, "end_offset", st.EndOffset, "ratio", bestRatio, "forced", bestForced,
 				"bytes_read", st.BytesRead, "bytes_written", st.BytesWritten, "aborted", st.Aborted)

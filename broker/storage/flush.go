@@ -84,7 +84,7 @@ func (l *Log) flushRolled() error {
 	}
 	var firstErr error
 	for _, r := range queue {
-		if err := r.seg.flush(); err != nil {
+		if err := l.flushSegment(r.seg); err != nil {
 			if errors.Is(err, os.ErrClosed) {
 				continue
 			}
@@ -131,7 +131,7 @@ func (l *Log) flushLocked() error {
 		start = 0
 	}
 	for _, s := range l.segments[start:] {
-		if err := s.flush(); err != nil {
+		if err := l.flushSegment(s); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,7 @@ type loadParams struct {
 	cleanShutdown  bool
 	clock          func() time.Time
 	logger         *slog.Logger
+	stats          *logStats // nil: none
 }
 
 // OpenLog opens (creating if needed) a standalone log in dir without a
@@ -89,10 +90,13 @@ func loadLog(p loadParams) (*Log, error) {
 	if p.logger == nil {
 		p.logger = slog.Default()
 	}
+	if p.stats == nil {
+		p.stats = nopLogStats
+	}
 	if err := p.cfg.validate(); err != nil {
 		return nil, err
 	}
-	l := &Log{dir: p.dir, tp: p.tp, clock: p.clock, cfg: p.cfg,
+	l := &Log{dir: p.dir, tp: p.tp, clock: p.clock, cfg: p.cfg, stats: p.stats,
 		logger: p.logger.With("topic", p.tp.Topic, "partition", p.tp.Partition)}
 	var err error
 	l.epochs, err = loadLeaderEpochCache(filepath.Join(p.dir, leaderEpochCheckpointFile), l.logEndOffset.Load)

@@ -91,6 +91,7 @@ type Log struct {
 	flushDone chan struct{}
 	stopOnce  sync.Once
 	producers *ProducerStateManager // producerstate.go; never nil after load
+	stats     *logStats             // metrics.go; never nil after load
 }
 
 // activeLocked returns the active segment, the last one (there is always one).
@@ -357,7 +358,7 @@ func (l *Log) Close() error {
 	if e := act.onBecomeInactive(); e != nil && err == nil {
 		err = e
 	}
-	if e := act.flush(); e != nil && err == nil {
+	if e := l.flushSegment(act); e != nil && err == nil {
 		err = e
 	}
 	if e := l.closeFilesLocked(); e != nil && err == nil {

@@ -56,6 +56,7 @@ type LogManager struct {
 	started     bool
 	shutdown    bool
 	cleaner     *Cleaner   // nil unless log.cleaner.enable
+	stats       *logStats  // shared by the logs (metrics.go)
 	checkpoints sync.Mutex // serialises checkpoint file writes
 
 	stop chan struct{}
@@ -72,7 +73,8 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 		return nil, err
 	}
 	m := &LogManager{cfg: cfg, clock: cfg.Clock, logger: cfg.Logger,
-		logs: map[common.TopicPartition]*Log{}, logDirOf: map[common.TopicPartition]*logDir{}, stop: make(chan struct{})}
+		logs: map[common.TopicPartition]*Log{}, logDirOf: map[common.TopicPartition]*logDir{}, stop: make(chan struct{}),
+		stats: newLogStats(cfg.Metrics)}
 	if m.clock == nil {
 		m.clock = time.Now
 	}
@@ -116,6 +118,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 			return nil, err
 		}
 	}
+	m.registerManagerMetrics()
 	return m, nil
 }
 
@@ -202,7 +205,7 @@ func (m *LogManager) loadDir(d *logDir) error {
 			for j := range work {
 				l, err := loadLog(loadParams{dir: j.path, tp: j.tp, cfg: m.cfg.Defaults,
 					recoveryPoint: rps[j.tp], logStartOffset: lss[j.tp], highWatermark: hws[j.tp],
-					cleanShutdown: clean, clock: m.clock, logger: m.logger})
+					cleanShutdown: clean, clock: m.clock, logger: m.logger, stats: m.stats})
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
@@ -494,7 +497,7 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 	if err := syncDir(best.path); err != nil {
 		return nil, err
 	}
-	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger})
+	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
 		return nil, err
 	}

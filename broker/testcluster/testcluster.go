@@ -60,17 +60,17 @@ type Options struct {
 	// HTTP turns on each broker's klassik.http.listener on 127.0.0.1 and
 	// a free port (kept over restarts); see HTTPAddr.
 	HTTP bool
+	// ExtraListeners are listener names (SSL, SASL_SSL, INTERNAL ...)
+	// each broker binds beside PLAINTEXT, on 127.0.0.1 and a free port
+	// kept over restarts (see ListenerAddr); their protocols come from
+	// listener.security.protocol.map and their settings from Overrides.
+	ExtraListeners []string
 	// ZKConnect is the ZooKeeper connect string (with chroot) of the
 	// cluster, for a test that runs its own ZooKeeper (a TLS port, secure
 	// ACLs); default: the shared server with a fresh chroot. The test's
 	// own session (ZK) uses it as given, so it names the plaintext port;
 	// brokers may get another through Overrides["zookeeper.connect"].
 	ZKConnect string
-	// ExtraListeners are listener names (SSL, SASL_SSL, INTERNAL ...)
-	// each broker binds beside PLAINTEXT, on 127.0.0.1 and a free port
-	// kept over restarts (see ListenerAddr); their protocols come from
-	// listener.security.protocol.map and their settings from Overrides.
-	ExtraListeners []string
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level

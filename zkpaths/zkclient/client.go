@@ -471,7 +471,9 @@ func (c *Client) retry(op func() error) error {
 			return ErrClosed
 		default:
 		}
+		start := time.Now()
 		err := op()
+		c.metrics.requestDone(start)
 		if err == nil || !retryable(err) {
 			if errors.Is(err, zk.ErrClosing) {
 				return ErrClosed

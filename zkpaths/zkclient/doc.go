@@ -27,6 +27,8 @@
 //	  ISR/log-dir notifications, entity configs,    getDecoded, createAdminRequest,
 //	  legacy consumer offsets                       deleteFenced, setOrCreate,
 //	                                                readNotifications)
+//	KafkaZkClient ACL store (createAclPaths,      acls.go (versioned reads, conditional
+//	  conditionalSetAclsForResource, ...)           set/create/delete, change nodes)
 //
 // Every package uses this one client through the small interface it needs,
 // declared where it is consumed (controller.zkClient, api.AdminZK, ...);

@@ -231,7 +231,7 @@ func CheckCRC(batch []byte) error {
 	}
 	stored := binary.BigEndian.Uint32(batch[posCRC:])
 	if got := crc32.Checksum(batch[posAttributes:n], castagnoli); got != stored {
-		return corrupt("batch crc %d does not match computed %d", stored, got)
+		return WithKind(corrupt("batch crc %d does not match computed %d", stored, got), ErrInvalidCRC)
 	}
 	return nil
 }

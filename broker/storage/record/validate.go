@@ -107,15 +107,15 @@ func validateHeader(h BatchHeader, o ValidateOptions) error {
 	if o.FromClient {
 		switch {
 		case h.BaseOffset != 0:
-			return invalid("produced batch has base offset %d, want 0", h.BaseOffset)
+			return invalidOffsetOrSequence("produced batch has base offset %d, want 0", h.BaseOffset)
 		case h.IsControl():
-			return invalid("clients may not produce control batches")
+			return invalidOffsetOrSequence("clients may not produce control batches")
 		case h.NumRecords == 0:
-			return invalid("produced batch has no records")
+			return invalidOffsetOrSequence("produced batch has no records")
 		case int64(h.LastOffsetDelta)+1 != int64(h.NumRecords):
-			return invalid("lastOffsetDelta %d does not match %d records", h.LastOffsetDelta, h.NumRecords)
+			return invalidOffsetOrSequence("lastOffsetDelta %d does not match %d records", h.LastOffsetDelta, h.NumRecords)
 		case h.ProducerID >= 0 && h.BaseSequence < 0:
-			return invalid("producer id %d without base sequence", h.ProducerID)
+			return invalidOffsetOrSequence("producer id %d without base sequence", h.ProducerID)
 		case h.IsTransactional() && h.ProducerID < 0:
 			return invalid("transactional batch without producer id")
 		case h.TimestampType() == LogAppendTime:
@@ -159,14 +159,14 @@ func validateRecords(batch []byte, h BatchHeader, o ValidateOptions) error {
 		pos += n
 		if o.FromClient {
 			if r.OffsetDelta != int32(i) {
-				return &RecordError{Index: i, Err: invalid("offset delta %d, want %d", r.OffsetDelta, i)}
+				return &RecordError{Index: i, Err: invalidOffsetOrSequence("offset delta %d, want %d", r.OffsetDelta, i)}
 			}
 		} else if r.OffsetDelta <= prevDelta || r.OffsetDelta > h.LastOffsetDelta {
 			return &RecordError{Index: i, Err: corrupt("offset delta %d out of order", r.OffsetDelta)}
 		}
 		prevDelta = r.OffsetDelta
 		if o.RequireKeys && !h.IsControl() && r.Key == nil {
-			return &RecordError{Index: i, Err: invalid("compacted topic cannot accept a record without key")}
+			return &RecordError{Index: i, Err: WithKind(invalid("compacted topic cannot accept a record without key"), ErrNoKey)}
 		}
 		if o.CheckTimestamps && h.TimestampType() == CreateTime {
 			ts := h.BaseTimestamp + r.TimestampDelta
