@@ -27,14 +27,11 @@ type zkBackend struct {
 
 // newZKBackend reads --authorizer-properties (zookeeper.connect required;
 // zookeeper.session.timeout.ms, zookeeper.connection.timeout.ms and
-// zookeeper.set.acl honoured) and loads every ACL, as the authorizer's
+// zookeeper.set.acl, zookeeper.ssl.* and --zk-tls-config-file honoured) and loads every ACL, as the authorizer's
 // configure does.
 func newZKBackend(o *aclOptions) (*zkBackend, error) {
 	if o.authorizer != "" && !authorizer.IsSupportedClass(o.authorizer) {
 		return nil, &commandError{msg: o.authorizer + " is not an authorizer Klassik implements (" + authorizer.ClassName + ")"}
-	}
-	if len(o.o.Values("zk-tls-config-file")) > 0 {
-		return nil, &commandError{msg: "--zk-tls-config-file is not supported by Klassik's kafka-acls"}
 	}
 	props := map[string]string{}
 	for _, kv := range o.authzProps {
@@ -60,8 +57,15 @@ func newZKBackend(o *aclOptions) (*zkBackend, error) {
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}
 	}
-	zk, err := zkclient.Connect(connect, session, zkclient.WithConnectTimeout(connTimeout), zkclient.WithSecureACLs(secure),
-		zkclient.WithLogger(slog.New(slog.DiscardHandler)))
+	// TLS from the authorizer properties and --zk-tls-config-file, the
+	// JAAS Client login from KAFKA_OPTS, as AclAuthorizer configures its
+	// ZooKeeper client.
+	zkSec, err := clitools.AuthorizerZooKeeperOptions(props, o.o.Value("zk-tls-config-file"), secure)
+	if err != nil {
+		return nil, &commandError{msg: err.Error()}
+	}
+	zk, err := zkclient.Connect(connect, session, append(zkSec, zkclient.WithConnectTimeout(connTimeout),
+		zkclient.WithLogger(slog.New(slog.DiscardHandler)))...)
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}
 	}

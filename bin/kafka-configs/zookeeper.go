@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitools"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/broker/security"
@@ -22,7 +24,13 @@ import (
 // (AdminZkClient.changeConfigs) or reads the nodes.
 func runZooKeeper(o *options, out io.Writer) error {
 	// Kafka's tool uses a 30 s session and connection timeout.
-	zc, err := zkclient.Connect(o.zookeeper, 30*time.Second, zkclient.WithConnectTimeout(30*time.Second))
+	// Its session is secured as Kafka's is: the JAAS Client login from
+	// KAFKA_OPTS, TLS from --zk-tls-config-file (clitools.ZooKeeperOptions).
+	sec, err := clitools.ZooKeeperOptions(o.zkTLSConfig)
+	if err != nil {
+		return err
+	}
+	zc, err := zkclient.Connect(o.zookeeper, 30*time.Second, append(sec, zkclient.WithConnectTimeout(30*time.Second))...)
 	if err != nil {
 		return err
 	}
