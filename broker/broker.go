@@ -272,11 +272,14 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 // creates the persistent paths and reads or creates the cluster id.
 func (b *Broker) connectZooKeeper() error {
 	zc := b.cfg.ZooKeeper()
-	var err error
-	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout,
+	secOpts, err := b.zooKeeperSecurityOptions()
+	if err != nil {
+		return fmt.Errorf("broker: ZooKeeper security: %w", err)
+	}
+	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout, append([]zkclient.Option{
 		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
 		zkclient.WithConnectTimeout(zc.ConnectionTimeout),
-		zkclient.WithMetrics(b.metrics))
+		zkclient.WithMetrics(b.metrics)}, secOpts...)...)
 	if err != nil {
 		return fmt.Errorf("broker: connecting to ZooKeeper %s: %w", zc.Connect, err)
 	}

@@ -26,6 +26,23 @@ type Config struct {
 	ZookeeperConnectionTimeoutMs *int32 // zookeeper.connection.timeout.ms (nil: session timeout)
 	ZookeeperMaxInFlightRequests int32  // zookeeper.max.in.flight.requests
 
+	// ZooKeeper security (KIP-515 TLS, secure ACLs); see zookeeper_security.go
+	ZookeeperSetACL                             bool     // zookeeper.set.acl
+	ZookeeperSSLClientEnable                    bool     // zookeeper.ssl.client.enable
+	ZookeeperClientCnxnSocket                   string   // zookeeper.clientCnxnSocket
+	ZookeeperSSLKeystoreLocation                string   // zookeeper.ssl.keystore.location
+	ZookeeperSSLKeystorePassword                string   // zookeeper.ssl.keystore.password
+	ZookeeperSSLKeystoreType                    string   // zookeeper.ssl.keystore.type ("": from the file name)
+	ZookeeperSSLTruststoreLocation              string   // zookeeper.ssl.truststore.location
+	ZookeeperSSLTruststorePassword              string   // zookeeper.ssl.truststore.password
+	ZookeeperSSLTruststoreType                  string   // zookeeper.ssl.truststore.type ("": from the file name)
+	ZookeeperSSLProtocol                        string   // zookeeper.ssl.protocol
+	ZookeeperSSLEnabledProtocols                []string // zookeeper.ssl.enabled.protocols (nil: zookeeper.ssl.protocol)
+	ZookeeperSSLCipherSuites                    []string // zookeeper.ssl.cipher.suites (nil: Go's defaults)
+	ZookeeperSSLEndpointIdentificationAlgorithm string   // zookeeper.ssl.endpoint.identification.algorithm
+	ZookeeperSSLCrlEnable                       bool     // zookeeper.ssl.crl.enable (true is an error)
+	ZookeeperSSLOcspEnable                      bool     // zookeeper.ssl.ocsp.enable (true is an error)
+
 	// General
 	BrokerID                 int32  // broker.id
 	BrokerIDGenerationEnable bool   // broker.id.generation.enable

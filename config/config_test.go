@@ -315,9 +315,9 @@ func TestListeners(t *testing.T) {
 }
 
 func TestIgnoredKafkaKeys(t *testing.T) {
-	c := mustFromMap(t, with("ssl.keystore.location", "/x",
-		"listener.name.internal.ssl.keystore.location", "/y", "zookeeper.set.acl", "false"))
-	want := []string{"zookeeper.set.acl"} // the ssl and authorizer keys are implemented
+	c := mustFromMap(t, with("ssl.keystore.location", "/x", "authorizer.class.name", "kafka.security.authorizer.AclAuthorizer",
+		"listener.name.internal.ssl.keystore.location", "/y", "zookeeper.set.acl", "false", "zookeeper.sync.time.ms", "2000"))
+	want := []string{"zookeeper.sync.time.ms"} // the ssl, authorizer and zookeeper.set.acl keys are implemented
 	if got := c.IgnoredKeys(); !slices.Equal(got, want) {
 		t.Fatalf("IgnoredKeys %v, want %v", got, want)
 	}

@@ -26,6 +26,7 @@ func (c *Config) Validate() error {
 	c.validateVersions(add)
 	c.validateProtocolCombinations(add)
 	c.validateSASL(add)
+	c.validateZooKeeperSecurity(add)
 	if len(ps) == 0 {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
+	"github.com/klassik/klassik/bin/internal/clitools/security"
 	"github.com/klassik/klassik/config"
 )
 
@@ -95,7 +96,11 @@ func newKafkaSource(o *options) (*kafkaSource, error) {
 		}
 		s.autoCommit = autoCommit
 	}
-	cl, err := kgo.NewClient(opts...)
+	secOpts, err := security.Opts(props)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(opts, secOpts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,11 @@ func newZKSource(o *options, stderr io.Writer) (*zkSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	zkc, err := zkclient.Connect(o.zookeeper, session, zkclient.WithConnectTimeout(6*time.Second))
+	sec, err := clitools.ZooKeeperOptions("")
+	if err != nil {
+		return nil, err
+	}
+	zkc, err := zkclient.Connect(o.zookeeper, session, append(sec, zkclient.WithConnectTimeout(6*time.Second))...)
 	if err != nil {
 		return nil, err
 	}

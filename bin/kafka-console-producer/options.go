@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
+	"github.com/klassik/klassik/bin/internal/clitools/security"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/config"
 )
@@ -187,7 +188,11 @@ func (o *options) producerOpts(servers string, props map[string]string) error {
 		}
 		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(max(n, 1024))))
 	}
-	o.kgoOpts = opts
+	secOpts, err := security.Opts(props)
+	if err != nil {
+		return err
+	}
+	o.kgoOpts = append(opts, secOpts...)
 	return nil
 }
 

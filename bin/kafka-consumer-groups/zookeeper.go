@@ -29,7 +29,11 @@ type zkService struct {
 
 func newZKService(o *options, stdout, stderr io.Writer) (*zkService, error) {
 	// Kafka's tool uses a 30 s session and connection timeout.
-	c, err := zkclient.Connect(o.zookeeper, 30*time.Second, zkclient.WithConnectTimeout(30*time.Second))
+	sec, err := clitools.ZooKeeperOptions("")
+	if err != nil {
+		return nil, err
+	}
+	c, err := zkclient.Connect(o.zookeeper, 30*time.Second, append(sec, zkclient.WithConnectTimeout(30*time.Second))...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitools"
+
 	"github.com/klassik/klassik/broker/common"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
@@ -24,7 +26,11 @@ type zkStore interface {
 }
 
 func connectZk(connect string, timeout time.Duration) (zkStore, error) {
-	return zkclient.Connect(connect, timeout, zkclient.WithConnectTimeout(timeout))
+	sec, err := clitools.ZooKeeperOptions("")
+	if err != nil {
+		return nil, err
+	}
+	return zkclient.Connect(connect, timeout, append(sec, zkclient.WithConnectTimeout(timeout))...)
 }
 
 // electViaZk is ZkCommand.electPreferredLeaders: keep the requested

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitools"
+
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
@@ -33,7 +35,11 @@ type zkBackend struct {
 
 func newZkBackend(connect string) (*zkBackend, error) {
 	// Kafka's tool uses 30 s session and connection timeouts.
-	c, err := zkclient.Connect(connect, 30*time.Second, zkclient.WithConnectTimeout(30*time.Second))
+	sec, err := clitools.ZooKeeperOptions("")
+	if err != nil {
+		return nil, err
+	}
+	c, err := zkclient.Connect(connect, 30*time.Second, append(sec, zkclient.WithConnectTimeout(30*time.Second))...)
 	if err != nil {
 		return nil, err
 	}

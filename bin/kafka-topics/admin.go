@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitools/security"
 	"github.com/klassik/klassik/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -48,7 +49,11 @@ func newAdminService(o *topicOptions, out io.Writer) (*adminService, error) {
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
-	cl, err := kgo.NewClient(opts...)
+	secOpts, err := security.Opts(o.commandConfig)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(opts, secOpts...)...)
 	if err != nil {
 		return nil, err
 	}

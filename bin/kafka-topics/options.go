@@ -17,7 +17,7 @@ var specs = []admintool.Spec{
 	{Name: "alter", Help: "Alter the number of partitions, replica assignment, and/or configuration for the topic."},
 	{Name: "at-min-isr-partitions", Help: "if set when describing topics, only show partitions whose isr count is equal to the configured minimum. Not supported with the --zookeeper option."},
 	{Name: "bootstrap-server", HasArg: true, ArgName: "server to connect to", Help: "REQUIRED: The Kafka server to connect to. In case of providing this, a direct Zookeeper connection won't be required."},
-	{Name: "command-config", HasArg: true, ArgName: "command config property file", Help: "Property file containing configs to be passed to Admin Client. Only client.id and request.timeout.ms are honoured."},
+	{Name: "command-config", HasArg: true, ArgName: "command config property file", Help: "Property file containing configs to be passed to Admin Client. Honoured: client.id, request.timeout.ms and the security properties (security.protocol, sasl.*, ssl.*)."},
 	{Name: "config", HasArg: true, Multi: true, ArgName: "name=value", Help: "A topic configuration override for the topic being created or altered. The valid configurations are: " + strings.Join(topicConfigNames(), ", ") + ". It is supported only in combination with --create if --bootstrap-server option is used."},
 	{Name: "create", Help: "Create a new topic."},
 	{Name: "delete", Help: "Delete a topic"},

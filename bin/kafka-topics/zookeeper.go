@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitools"
+
 	"github.com/klassik/klassik/broker/common"
 
 	"github.com/go-zookeeper/zk"
@@ -48,7 +50,11 @@ type zkService struct {
 
 func newZkService(o *topicOptions, out io.Writer) (*zkService, error) {
 	// Kafka's tool uses a 30 s session and connection timeout.
-	c, err := zkclient.Connect(o.zookeeper, 30*time.Second, zkclient.WithConnectTimeout(30*time.Second))
+	sec, err := clitools.ZooKeeperOptions("")
+	if err != nil {
+		return nil, err
+	}
+	c, err := zkclient.Connect(o.zookeeper, 30*time.Second, append(sec, zkclient.WithConnectTimeout(30*time.Second))...)
 	if err != nil {
 		return nil, err
 	}

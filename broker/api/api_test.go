@@ -251,8 +251,8 @@ func call[R kmsg.Response](t *testing.T, a *Apis, req kmsg.Request) R {
 func TestVersionTableIsKafka34CappedByKmsg(t *testing.T) {
 	a, _ := newTestApis(t, newFakeZK("a"), nil)
 	want := map[int16][2]int16{0: {0, 9}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 4: {0, 7}, 5: {0, 4}, 6: {0, 8}, 7: {0, 3},
-		18: {0, 3}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 29: {0, 3}, 30: {0, 3}, 31: {0, 3}, 32: {0, 4}, 33: {0, 2}, 37: {0, 3}, 43: {0, 2}, 44: {0, 1},
-		45: {0, 0}, 46: {0, 0}, 60: {0, 0}}
+		17: {0, 1}, 18: {0, 3}, 19: {0, 7}, 20: {0, 6}, 21: {0, 2}, 22: {0, 4}, 23: {0, 4}, 29: {0, 3}, 30: {0, 3}, 31: {0, 3}, 32: {0, 4}, 33: {0, 2}, 37: {0, 3}, 43: {0, 2}, 44: {0, 1},
+		36: {0, 2}, 45: {0, 0}, 46: {0, 0}, 60: {0, 0}}
 	// Without a replica manager the data-path keys are not advertised.
 	for _, k := range []int16{0, 1, 2, 4, 5, 6, 21, 23} {
 		if _, _, ok := a.Versions(k); ok {

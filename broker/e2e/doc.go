@@ -37,6 +37,17 @@
 //     shutdown, kafka-topics.sh in both modes, controller failover,
 //     whole-cluster restart, zookeeper-shell.sh), started and signalled
 //     through broker/testcluster/proc, the process harness faulttest uses.
+//   - security_test.go: the security client matrix: one broker with SSL
+//     (client certificate required) and SASL_SSL (SCRAM-SHA-512)
+//     listeners, keystores made by keytool; every client above, and
+//     Klassik's console tools and kafka-topics.sh with Kafka's client
+//     property files, produces and consumes over both, and a wrong
+//     password, an untrusted CA and a missing client certificate each
+//     fail with the client's own error within bounded timeouts (drivers:
+//     testdata/clients/security_client.py, security_kafkajs.js).
+//   - security_demo_test.go: the README's "Securing a cluster" walk-through
+//     as bin/klassik-secure-demo.sh runs it, and the README's commands
+//     kept in the script.
 //   - partition_metadata_test.go: partition.metadata names the topic id.
 //   - verify_test.go: running external clients and the shared
 //     exactly-once check.

@@ -65,6 +65,12 @@ type Options struct {
 	// kept over restarts (see ListenerAddr); their protocols come from
 	// listener.security.protocol.map and their settings from Overrides.
 	ExtraListeners []string
+	// ZKConnect is the ZooKeeper connect string (with chroot) of the
+	// cluster, for a test that runs its own ZooKeeper (a TLS port, secure
+	// ACLs); default: the shared server with a fresh chroot. The test's
+	// own session (ZK) uses it as given, so it names the plaintext port;
+	// brokers may get another through Overrides["zookeeper.connect"].
+	ZKConnect string
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level
@@ -130,7 +136,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	// The log dirs must outlive the brokers: TempDir's removal is a cleanup
 	// too, and cleanups run last-registered first.
 	root := t.TempDir()
-	c := &Cluster{t: t, opts: opts, zkConnect: zkserver.ConnectString(t), logs: &logSink{t: t}}
+	zkConnect := opts.ZKConnect
+	if zkConnect == "" {
+		zkConnect = zkserver.ConnectString(t)
+	}
+	c := &Cluster{t: t, opts: opts, zkConnect: zkConnect, logs: &logSink{t: t}}
 	t.Cleanup(c.Close)
 	for i := 0; i < opts.Brokers; i++ {
 		id := opts.FirstBrokerID + int32(i)

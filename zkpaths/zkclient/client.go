@@ -3,6 +3,7 @@ package zkclient
 import (
 	gometrics "github.com/rcrowley/go-metrics"
 
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/klassik/klassik/zkpaths"
 )
 
 // Conn is the subset of *zk.Conn the Client uses. *zk.Conn implements it;
@@ -31,6 +30,8 @@ type Conn interface {
 	Set(path string, data []byte, version int32) (*zk.Stat, error)
 	Delete(path string, version int32) error
 	Multi(ops ...interface{}) ([]zk.MultiResponse, error)
+	GetACL(path string) ([]zk.ACL, *zk.Stat, error)
+	SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error)
 	SessionID() int64
 	State() zk.State
 	Close()
@@ -86,13 +87,9 @@ type options struct {
 	connectTimeout time.Duration
 	retryTimeout   time.Duration
 	maxInFlight    int
-	auth           []authInfo
+	auth           []authInfo  // auth.go
+	tls            *tls.Config // tls.go; nil: plaintext
 	metrics        gometrics.Registry
-}
-
-type authInfo struct {
-	scheme string
-	data   []byte
 }
 
 // WithLogger sets the logger (default: discard).
@@ -100,22 +97,6 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 
 // WithClock sets the clock used for registration and controller timestamps.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
-
-// WithSecureACLs implements zookeeper.set.acl=true: creator-all plus world
-// read, creator-only on sensitive paths, world-all on /consumers. The session
-// must be authenticated (SASL or TLS) for this to work.
-func WithSecureACLs(secure bool) Option { return func(o *options) { o.secureACLs = secure } }
-
-// WithDigestAuth authenticates the session with ZooKeeper's digest scheme
-// ("user:password"), so that WithSecureACLs has an identity to grant
-// creator rights to. Kafka itself authenticates with SASL or TLS, which
-// go-zookeeper does not offer; digest gives the same ACL layout. go-zookeeper
-// re-sends the credentials after every reconnect.
-func WithDigestAuth(user, password string) Option {
-	return func(o *options) {
-		o.auth = append(o.auth, authInfo{scheme: "digest", data: []byte(user + ":" + password)})
-	}
-}
 
 // WithConnectTimeout bounds how long Connect waits for the first session
 // (default: the session timeout, like zookeeper.connection.timeout.ms).
@@ -224,6 +205,9 @@ func Connect(connect string, sessionTimeout time.Duration, opts ...Option) (*Cli
 		return nil, err
 	}
 	o := buildOptions(sessionTimeout, opts)
+	if o.secureACLs && !o.authenticated() {
+		return nil, ErrSecureACLsUnauthenticated
+	}
 	events := make(chan zk.Event, 64)
 	cb := func(ev zk.Event) {
 		if ev.Type != zk.EventSession {
@@ -238,7 +222,7 @@ func Connect(connect string, sessionTimeout time.Duration, opts ...Option) (*Cli
 	}
 	zc, _, err := zk.Connect(servers, sessionTimeout,
 		zk.WithEventCallback(cb), zk.WithLogger(slogPrintf{o.logger}), zk.WithLogInfo(false),
-		zk.WithMaxBufferSize(4<<20))
+		zk.WithMaxBufferSize(4<<20), zk.WithDialer(dialer(o.tls)))
 	if err != nil {
 		return nil, fmt.Errorf("zkclient: connect %q: %w", connect, err)
 	}
@@ -250,11 +234,9 @@ func Connect(connect string, sessionTimeout time.Duration, opts ...Option) (*Cli
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for _, a := range o.auth {
-		if err := zc.AddAuth(a.scheme, a.data); err != nil {
-			zc.Close()
-			return nil, fmt.Errorf("zkclient: %s authentication: %w", a.scheme, err)
-		}
+	if err := addAuth(zc, o.auth); err != nil {
+		zc.Close()
+		return nil, err
 	}
 	c := newClient(zc, events, chroot, sessionTimeout, o)
 	if chroot != "" {
@@ -535,18 +517,6 @@ func (c *Client) rel(path string) string {
 		return "/"
 	}
 	return p
-}
-
-// aclFor returns the ACL for a node created at the chroot-relative path
-// (ZkData.defaultAcls).
-func (c *Client) aclFor(path string) []zk.ACL {
-	if !c.opts.secureACLs || path == zkpaths.ConsumersPath {
-		return zk.WorldACL(zk.PermAll)
-	}
-	if zkpaths.IsSensitivePath(path) {
-		return zk.AuthACL(zk.PermAll)
-	}
-	return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
 }
 
 // slogPrintf adapts go-zookeeper's Printf logger to slog.

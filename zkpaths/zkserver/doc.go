@@ -14,6 +14,9 @@
 //	              ZkCli/ZkCliScript run Debian's zkCli.sh for assertions
 //	shared.go     Shared/RunShared/ConnectString: one server per test
 //	              binary, one chroot per test; Ensemble (N-node quorum)
+//	secure.go     SecureOptions: the TLS client port (secureClientPort,
+//	              Netty, x509 auth provider) and a digest super user; PKI:
+//	              test certificates and keystores made with openssl/keytool
 //	proxy.go      Proxy: TCP forwarder; Pause simulates connection loss,
 //	              ExpireSession forces a real session expiry (polls "dump")
 //

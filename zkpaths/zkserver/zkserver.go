@@ -52,6 +52,9 @@ type Options struct {
 	Jar string
 	// ClientPort is the client port (default: a free loopback port).
 	ClientPort int
+	// Secure adds a TLS client port and authentication settings (see
+	// SecureOptions); nil: plaintext only.
+	Secure *SecureOptions
 }
 
 func (o *Options) defaults() {
@@ -103,8 +106,10 @@ type Server struct {
 	dir     string
 	ownsDir bool
 	port    int
-	myID    int
-	peers   []peer
+	// securePort is the TLS client port (0: none).
+	securePort int
+	myID       int
+	peers      []peer
 
 	// mu guards the following.
 	mu   sync.Mutex
@@ -178,6 +183,13 @@ func newServer(opts Options, myID int, peers []peer) (*Server, error) {
 		}
 		s.port = p
 	}
+	if opts.Secure != nil && opts.Secure.KeyStore != "" {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		s.securePort = p
+	}
 	if err := s.writeConfig(); err != nil {
 		return nil, err
 	}
@@ -195,6 +207,7 @@ func (s *Server) writeConfig() error {
 	fmt.Fprintf(&b, "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n", data, s.port)
 	fmt.Fprintf(&b, "admin.enableServer=false\n4lw.commands.whitelist=*\n")
 	fmt.Fprintf(&b, "maxSessionTimeout=%d\nmaxClientCnxns=0\n", int(s.opts.MaxSessionTimeout/time.Millisecond))
+	b.WriteString(s.opts.Secure.secureConfig(s.securePort))
 	if len(s.peers) > 0 {
 		for _, p := range s.peers {
 			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", p.id, p.peerPort, p.electionPort)
@@ -221,16 +234,24 @@ func (s *Server) launch() error {
 			cp += ":" + j
 		}
 	}
+	extra, err := s.opts.Secure.classPath()
+	if err != nil {
+		return err
+	}
+	if extra != "" {
+		cp += ":" + extra
+	}
 	out, err := os.OpenFile(filepath.Join(s.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(s.opts.Java,
-		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	args := []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dzookeeper.admin.enableServer=false",
-		"-Dzookeeper.log.dir="+s.dir,
-		"-Dlog4j.configuration=file:"+filepath.Join(s.dir, "log4j.properties"),
-		"-cp", cp, mainClass, filepath.Join(s.dir, "zoo.cfg"))
+		"-Dzookeeper.log.dir=" + s.dir,
+		"-Dlog4j.configuration=file:" + filepath.Join(s.dir, "log4j.properties")}
+	args = append(args, s.opts.Secure.jvmFlags()...)
+	args = append(args, "-cp", cp, mainClass, filepath.Join(s.dir, "zoo.cfg"))
+	cmd := exec.Command(s.opts.Java, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr()
@@ -409,7 +430,8 @@ func RandomSuffix(n int) string {
 // connection banner and WATCHER lines, i.e. what a zkCli user reads as the
 // command's answer. addr may carry a chroot ("127.0.0.1:2181/kafka").
 func ZkCli(addr string, timeout time.Duration, command ...string) (string, error) {
-	return runZkCli(addr, timeout, command, "")
+	out, _, err := runZkCli(addr, timeout, command, "")
+	return out, err
 }
 
 // ZkCliScript feeds several commands (one per line) to one zkCli.sh
@@ -417,12 +439,20 @@ func ZkCli(addr string, timeout time.Duration, command ...string) (string, error
 // output of all of them. Empty output lines (e.g. a zero-length node) are
 // dropped along with the banner.
 func ZkCliScript(addr string, timeout time.Duration, commands ...string) (string, error) {
+	out, _, err := runZkCli(addr, timeout, nil, strings.Join(commands, "\n")+"\nquit\n")
+	return out, err
+}
+
+// ZkCliScriptStderr is ZkCliScript that also returns what zkCli printed on
+// standard error, where it reports a failed command ("Insufficient
+// permission : <path>", "Authentication is not valid : <path>").
+func ZkCliScriptStderr(addr string, timeout time.Duration, commands ...string) (stdout, stderr string, err error) {
 	return runZkCli(addr, timeout, nil, strings.Join(commands, "\n")+"\nquit\n")
 }
 
-func runZkCli(addr string, timeout time.Duration, command []string, stdin string) (string, error) {
+func runZkCli(addr string, timeout time.Duration, command []string, stdin string) (string, string, error) {
 	if _, err := os.Stat(DefaultZkCli); err != nil {
-		return "", fmt.Errorf("%w (%s missing)", ErrNotInstalled, DefaultZkCli)
+		return "", "", fmt.Errorf("%w (%s missing)", ErrNotInstalled, DefaultZkCli)
 	}
 	args := append([]string{"-server", addr}, command...)
 	cmd := exec.Command(DefaultZkCli, args...)
@@ -432,7 +462,7 @@ func runZkCli(addr string, timeout time.Duration, command []string, stdin string
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("zkserver: zkCli: %w", err)
+		return "", "", fmt.Errorf("zkserver: zkCli: %w", err)
 	}
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- cmd.Wait() }()
@@ -441,12 +471,12 @@ func runZkCli(addr string, timeout time.Duration, command []string, stdin string
 	select {
 	case err := <-waitDone:
 		if err != nil {
-			return stdout.String(), fmt.Errorf("zkserver: zkCli %v: %w: %s", command, err, stderr.String())
+			return stdout.String(), stderr.String(), fmt.Errorf("zkserver: zkCli %v: %w: %s", command, err, stderr.String())
 		}
 	case <-t.C:
 		_ = cmd.Process.Kill()
 		<-waitDone
-		return "", fmt.Errorf("zkserver: zkCli %v timed out after %v", command, timeout)
+		return "", "", fmt.Errorf("zkserver: zkCli %v timed out after %v", command, timeout)
 	}
 	var out []string
 	for _, line := range strings.Split(stdout.String(), "\n") {
@@ -457,5 +487,5 @@ func runZkCli(addr string, timeout time.Duration, command []string, stdin string
 		}
 		out = append(out, line)
 	}
-	return strings.Join(out, "\n"), nil
+	return strings.Join(out, "\n"), stderr.String(), nil
 }

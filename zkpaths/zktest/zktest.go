@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +20,8 @@ import (
 var errRuntimeInconsistency = errors.New("unknown error: -2")
 
 type node struct {
-	data     []byte // nil = null data
+	data     []byte   // nil = null data
+	acl      []zk.ACL // stored as given; zktest does not enforce ACLs
 	stat     zk.Stat
 	children map[string]struct{}
 }
@@ -712,7 +714,8 @@ func (c *Conn) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) 
 	return c.children(p, true)
 }
 
-// Create creates a node; the ACL is accepted and ignored.
+// Create creates a node; the ACL is stored (GetACL returns it) but not
+// enforced.
 func (c *Conn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	var created string
 	err := c.write(func(t *tx) (err error) {
@@ -720,6 +723,9 @@ func (c *Conn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string,
 			return zk.ErrInvalidACL
 		}
 		created, err = t.create(p, data, flags, c.sessionID)
+		if err == nil {
+			t.mut(created).acl = slices.Clone(acl)
+		}
 		return err
 	})
 	if err != nil {
@@ -758,6 +764,42 @@ func (c *Conn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
 	return st, nil
 }
 
+// GetACL returns the ACL a node was created or last set with.
+func (c *Conn) GetACL(p string) ([]zk.ACL, *zk.Stat, error) {
+	var acl []zk.ACL
+	st, _, err := c.readNode(p, false, 0, func(n *node) { acl = slices.Clone(n.acl) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return acl, st, nil
+}
+
+// SetACL replaces a node's ACL conditionally on its ACL version.
+func (c *Conn) SetACL(p string, acl []zk.ACL, version int32) (*zk.Stat, error) {
+	var st zk.Stat
+	err := c.write(func(t *tx) error {
+		n, ok := t.nodes[p]
+		if !ok {
+			return zk.ErrNoNode
+		}
+		if len(acl) == 0 {
+			return zk.ErrInvalidACL
+		}
+		if version != -1 && version != n.stat.Aversion {
+			return zk.ErrBadVersion
+		}
+		m := t.mut(p)
+		m.acl = slices.Clone(acl)
+		m.stat.Aversion++
+		st = m.stat
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
 // Delete deletes conditionally.
 func (c *Conn) Delete(p string, version int32) error {
 	return c.write(func(t *tx) error { return t.delete(p, version) })
@@ -790,6 +832,9 @@ func (c *Conn) multiLocked(t *tx, ops []interface{}) ([]zk.MultiResponse, error)
 		switch o := op.(type) {
 		case *zk.CreateRequest:
 			res[i].String, err = t.create(o.Path, o.Data, o.Flags, c.sessionID)
+			if err == nil {
+				t.mut(res[i].String).acl = slices.Clone(o.Acl)
+			}
 		case *zk.SetDataRequest:
 			res[i].Stat, err = t.set(o.Path, o.Data, o.Version)
 		case *zk.DeleteRequest:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klassik/klassik/bin/internal/clitools/security"
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/config"
 
@@ -37,8 +38,9 @@ func LoadOptionalProperties(path string) (map[string]string, error) {
 }
 
 // NewClient builds the franz-go client a tool uses in --bootstrap-server
-// mode. props are admin client properties; client.id and request.timeout.ms
-// are honoured. The returned timeout bounds every call.
+// mode. props are admin client properties; client.id, request.timeout.ms
+// and the security properties (clitools/security) are honoured. The
+// returned timeout bounds every call.
 func NewClient(bootstrap, clientID string, timeout time.Duration, props map[string]string) (*kgo.Client, time.Duration, error) {
 	if v, ok := props["client.id"]; ok {
 		clientID = v
@@ -50,8 +52,12 @@ func NewClient(bootstrap, clientID string, timeout time.Duration, props map[stri
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(config.SplitList(bootstrap)...), kgo.ClientID(clientID),
-		kgo.RetryTimeout(timeout))
+	secOpts, err := security.Opts(props)
+	if err != nil {
+		return nil, 0, err
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(config.SplitList(bootstrap)...), kgo.ClientID(clientID),
+		kgo.RetryTimeout(timeout)}, secOpts...)...)
 	if err != nil {
 		return nil, 0, err
 	}
