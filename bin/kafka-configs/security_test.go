@@ -19,7 +19,7 @@ func TestSecurityPropertiesHonouredOrRefused(t *testing.T) {
 	}
 	args := []string{"--bootstrap-server", "127.0.0.1:1", "--command-config", f, "--describe", "--entity-type", "users"}
 	var out bytes.Buffer
-	if code := run(args, "", &out, &out); code == 0 {
+	if code := run(args, &out, &out); code == 0 {
 		t.Fatalf("exit 0 with sasl.mechanism=GSSAPI:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "sasl.mechanism GSSAPI is not supported") {
