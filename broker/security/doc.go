@@ -14,6 +14,14 @@
 //	                                      ClientTLSConfig, ListenerProperties)
 //	SslPrincipalMapper, X500Principal     principal.go (NewSslPrincipalMapper, DistinguishedName)
 //
+// SCRAM credential files:
+//
+//	ScramMechanism, ScramFormatter,       scram.go (NewScramFormatter, GenerateCredential,
+//	  ScramCredentialUtils                CredentialFromSaltedPassword, ScramCredential.String,
+//	                                      ParseScramCredential, VerifyScramPassword)
+//	CredentialCache                       credentials.go (filled by the broker from
+//	                                      /config/users, broker/usercredentials.go)
+//
 // securitytest makes CA, broker and client stores with openssl and
 // keytool for tests of any package.
 //
