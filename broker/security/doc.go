@@ -6,6 +6,17 @@
 // CredentialCache) and the SASL server mechanisms (PlainServer,
 // ScramSaslServer).
 //
+// SASL files (Kafka class → file):
+//
+//	JaasConfig, JaasContext.loadServerContext   jaas.go (ParseJaasConfig, ParseJaasFile,
+//	                                            ServerJaas.Context)
+//	PlainSaslServer + PlainServerCallbackHandler plain.go (also the SaslServer contract and
+//	                                            AuthenticationError, Kafka's
+//	                                            SaslAuthenticationException)
+//	ScramSaslServer, ScramMessages              scramserver.go
+//	SaslChannelBuilder (per-listener servers)   authenticators.go
+//	(Klassik) HTTP basic-auth password check    verifier.go (PasswordVerifier)
+//
 // TLS files:
 //
 //	DefaultSslEngineFactory (stores)      keystore.go (LoadKeyStore, LoadTrustStore: JKS, PKCS12, PEM),
@@ -25,5 +36,7 @@
 // securitytest makes CA, broker and client stores with openssl and
 // keytool for tests of any package.
 //
-// The ACL authorizer (Kafka's AclAuthorizer) is the subpackage authorizer.
+// ACL value types (ResourcePattern, AccessControlEntry, AclBinding and their
+// filters, SecurityUtils' names): acl.go, shared by the subpackage
+// authorizer (Kafka's AclAuthorizer), the ACL APIs and kafka-acls.sh.
 package security
