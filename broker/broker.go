@@ -44,6 +44,7 @@ type options struct {
 	wrapHandler           func(network.Handler) network.Handler
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
+	credentials           *security.CredentialCache
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -460,6 +461,7 @@ func (b *Broker) startSocketServer() error {
 
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
+	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	for _, e := range ss.Listeners {
 		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
 		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol

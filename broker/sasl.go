@@ -22,6 +22,13 @@ func WithSystemProperties(props map[string]string) Option {
 	return func(o *options) { o.systemProperties = props }
 }
 
+// WithCredentialCache makes the broker use cache for SCRAM credentials
+// (tests share one, pre-filled, between brokers; /config/users still
+// fills it).
+func WithCredentialCache(cache *security.CredentialCache) Option {
+	return func(o *options) { o.credentials = cache }
+}
+
 // PasswordVerifier checks a user's PLAIN or SCRAM password (the HTTP
 // listener's basic authentication).
 func (b *Broker) PasswordVerifier() *security.PasswordVerifier { return b.passwords }
@@ -55,6 +62,9 @@ func (b *Broker) setupSASL() error {
 			}
 		}
 		ls = append(ls, l)
+	}
+	if b.opts.credentials != nil {
+		b.credentials = b.opts.credentials
 	}
 	if b.credentials == nil {
 		b.credentials = security.NewCredentialCache()

@@ -65,13 +65,45 @@ func readOnly(h http.Handler) http.Handler {
 	})
 }
 
+// PasswordChecker verifies HTTP basic credentials
+// (*security.PasswordVerifier: the SASL/PLAIN users of the JAAS
+// configuration and the SCRAM credentials from /config/users).
+type PasswordChecker interface {
+	Verify(user, password string) bool
+}
+
+// basicAuth guards h (the console and its /api/v1 JSON) with HTTP basic
+// authentication when klassik.http.auth=basic; /metrics stays open, as
+// Kafka's JMX exporter is. A nil h is left alone (404 either way).
+func basicAuth(h http.Handler, users PasswordChecker, log *slog.Logger) http.Handler {
+	if h == nil {
+		return nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		if !ok || users == nil || !users.Verify(user, pass) {
+			if ok {
+				log.Info("http: failed basic authentication", "user", user, "remote", r.RemoteAddr)
+			}
+			w.Header().Set("WWW-Authenticate", `Basic realm="Klassik", charset="UTF-8"`)
+			http.Error(w, "authentication required: a SASL/PLAIN or SCRAM user of the cluster (klassik.http.auth=basic)", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // startWeb binds klassik.http.listener (nothing when empty) and serves.
 func (b *Broker) startWeb() error {
 	addr := b.cfg.HTTPListener
 	if addr == "" {
 		return nil
 	}
-	w, err := startWebServer(addr, newWebMux(metrics.Handler(b.metrics), b.console), defaultWebBounds, b.logger)
+	console := b.console
+	if b.cfg.HTTPAuth == "basic" {
+		console = basicAuth(console, b.passwords, b.logger)
+	}
+	w, err := startWebServer(addr, newWebMux(metrics.Handler(b.metrics), console), defaultWebBounds, b.logger)
 	if err != nil {
 		return fmt.Errorf("broker: klassik.http.listener: %w", err)
 	}

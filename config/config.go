@@ -213,6 +213,7 @@ type Config struct {
 	SaslMechanismInterBrokerProtocol string   // sasl.mechanism.inter.broker.protocol
 	SaslJaasConfig                   string   // sasl.jaas.config ("" = none)
 	ConnectionsMaxReauthMs           int64    // connections.max.reauth.ms (0 = no re-authentication)
+	SaslServerMaxReceiveSize         int32    // sasl.server.max.receive.size
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).

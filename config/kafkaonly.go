@@ -79,7 +79,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"sasl.login.refresh.window.jitter":                     true,
 	"sasl.mechanism.controller.protocol":                   true,
 	"sasl.server.callback.handler.class":                   true,
-	"sasl.server.max.receive.size":                         true,
 	"socket.connection.setup.timeout.max.ms":               true,
 	"socket.connection.setup.timeout.ms":                   true,
 	"zookeeper.sync.time.ms":                               true,

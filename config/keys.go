@@ -509,7 +509,7 @@ var brokerKeys = []Key{
 		field: func(c *Config) any { return &c.SSLTruststoreCertificates }},
 	{Name: "ssl.client.auth", Type: TypeString, Default: "none", Group: groupSSL,
 		Doc:   "client certificates on SSL listeners: none, requested or required",
-		field: func(c *Config) any { return &c.SSLClientAuth }, check: oneOf("none", "requested", "required")},
+		field: func(c *Config) any { return &c.SSLClientAuth }, check: sslCheck("ssl.client.auth")},
 	{Name: "ssl.endpoint.identification.algorithm", Type: TypeString, Default: "https", Group: groupSSL,
 		Doc:   "https checks the host name of brokers this broker connects to; empty turns the check off",
 		field: func(c *Config) any { return &c.SSLEndpointIdentification }, check: sslCheck("ssl.endpoint.identification.algorithm")},
@@ -840,6 +840,9 @@ var brokerKeys = []Key{
 	{Name: "connections.max.reauth.ms", Type: TypeLong, Default: "0", Group: groupSASL,
 		Doc:   "KIP-368 session lifetime of SASL connections: they must re-authenticate within it or are closed at their next request; 0 = unlimited",
 		field: func(c *Config) any { return &c.ConnectionsMaxReauthMs }, check: atLeast(0)},
+	{Name: "sasl.server.max.receive.size", Type: TypeInt, Default: "524288", Group: groupSASL,
+		Doc:   "largest frame a SASL connection may send before it authenticated; larger ones close it",
+		field: func(c *Config) any { return &c.SaslServerMaxReceiveSize }, check: atLeast(1)},
 
 	// Authorizer
 	{Name: "authorizer.class.name", Type: TypeString, Default: "", Group: groupAuthorizer,

@@ -34,8 +34,7 @@ func TestZooKeeperModeOnSecuredTree(t *testing.T) {
 		"--add-config", "SCRAM-SHA-256=[iterations=4096,password=alice-secret]"}
 
 	var out, errOut bytes.Buffer
-	t.Setenv("KAFKA_OPTS", "")
-	if code := run(args, &out, &errOut); code == 0 {
+	if code := run(args, "", &out, &errOut); code == 0 {
 		t.Fatalf("unauthenticated write succeeded:\n%s%s", out.String(), errOut.String())
 	}
 
@@ -43,10 +42,9 @@ func TestZooKeeperModeOnSecuredTree(t *testing.T) {
 	if err := os.WriteFile(jaas, []byte(`Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="kafka" password="zk-secret"; };`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("KAFKA_OPTS", "-Djava.security.auth.login.config="+jaas)
 	out.Reset()
 	errOut.Reset()
-	if code := run(args, &out, &errOut); code != 0 || !strings.Contains(out.String(), "Completed updating config for entity: user-principal 'alice'.") {
+	if code := run(args, "-Djava.security.auth.login.config="+jaas, &out, &errOut); code != 0 || !strings.Contains(out.String(), "Completed updating config for entity: user-principal 'alice'.") {
 		t.Fatalf("authenticated write: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 	acls, _, err := brokers.GetACL("/config/users/alice")

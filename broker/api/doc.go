@@ -22,6 +22,10 @@
 //	TransactionCoordinator routing, the         txn.go, 22_, 24_–28_, 61_, 65_ (the coordinator
 //	  transaction state topic                   itself is broker/txn)
 //	Authorizer calls                            authorizer.go (the hook; nil allows all)
+//	SaslServerAuthenticator (the exchange as    17_sasl_handshake.go (saslState in the
+//	  seen by requests), KafkaApis' SASL          connection's network.Session, saslStep),
+//	  answers after authentication              36_sasl_authenticate.go; the mechanisms are
+//	                                            broker/security's, behind SASLServers
 //	GroupCoordinator routing, offsets topic     groups.go, 08_–16_, 42_, 47_ (the coordinator
 //	  creation for FindCoordinator              itself is broker/group)
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
@@ -41,10 +45,10 @@
 // 5 StopReplica, 6 UpdateMetadata, 7 ControlledShutdown, 8 OffsetCommit,
 // 9 OffsetFetch, 10 FindCoordinator, 11 JoinGroup, 12 Heartbeat,
 // 13 LeaveGroup, 14 SyncGroup, 15 DescribeGroups, 16 ListGroups,
-// 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
+// 17 SaslHandshake, 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
 // 22 InitProducerId, 23 OffsetForLeaderEpoch, 24 AddPartitionsToTxn,
 // 25 AddOffsetsToTxn, 26 EndTxn, 27 WriteTxnMarkers, 28 TxnOffsetCommit,
-// 32 DescribeConfigs, 33 AlterConfigs, 37 CreatePartitions,
+// 32 DescribeConfigs, 33 AlterConfigs, 36 SaslAuthenticate, 37 CreatePartitions,
 // 42 DeleteGroups, 43 ElectLeaders, 44 IncrementalAlterConfigs,
 // 45 AlterPartitionReassignments, 46 ListPartitionReassignments,
 // 47 OffsetDelete, 50 DescribeUserScramCredentials,

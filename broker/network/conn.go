@@ -166,8 +166,8 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 func (c *conn) readRequestFrame(br *bufio.Reader, log *slog.Logger) ([]byte, bool) {
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
 	max := c.s.cfg.MaxRequestBytes
-	if !c.session.Authenticated && max > SaslMaxReceiveBytes {
-		max = SaslMaxReceiveBytes
+	if !c.session.Authenticated && max > c.s.cfg.SaslMaxReceiveBytes {
+		max = c.s.cfg.SaslMaxReceiveBytes
 	}
 	frame, err := readFrame(br, max)
 	if err != nil {

@@ -14,6 +14,8 @@
 //	NetworkClient + NetworkClientUtils.sendAndReceive client.go (Client)
 //	SaslServerAuthenticator (connection state only)   request.go (Session), conn.go (rawSASL)
 //	SslTransportLayer handshake, SSL principal        tlsconn.go (tlsHandshake, DialFunc)
+//	SaslClientAuthenticator (inter-broker login)      clientsasl.go (Client.AuthenticateSASL,
+//	                                                  InterBrokerDialer)
 //
 // Framing: a request is an int32 size and that many bytes. A size ≤ 0 or above socket.request.max.bytes closes the connection
 // without reading the body. Header v0 is used only by ControlledShutdown
@@ -43,8 +45,20 @@
 // ApiVersions, SaslHandshake and SaslAuthenticate reach the Handler, other
 // keys close the connection, and frames are capped at SaslMaxReceiveBytes.
 // The Handler's SASL code marks the Session authenticated and may switch the
-// connection to raw tokens after SaslHandshake v0 (Session.RawSASL). The
-// mechanisms themselves live in the api layer.
+// connection to raw tokens after SaslHandshake v0 (Session.RawSASL); it sets
+// Session.CloseAfterResponse to answer a failed handshake or authentication
+// and then close, as Kafka does. A Session with ExpiresAt (KIP-368,
+// connections.max.reauth.ms) is closed at its first request after that
+// time unless the request is a SaslHandshake, which starts a
+// re-authentication. The exchange itself lives in the api layer, the
+// mechanisms in broker/security.
+//
+// Inter-broker clients dial through a DialFunc: InterBrokerDialer adds TLS
+// (SSL, SASL_SSL) and then the broker's SASL login (SaslHandshake v1 and
+// SaslAuthenticate v1 with franz-go's PLAIN/SCRAM client) for the
+// inter-broker listener's protocol; every inter-broker connection (replica
+// fetchers, controller channels, transaction markers, controlled shutdown)
+// uses it.
 //
 // TLS: SSL and SASL_SSL listeners need ListenerConfig.TLS (and other
 // listeners must not have one), built by broker/security from the ssl.*

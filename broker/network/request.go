@@ -78,8 +78,9 @@ type Session struct {
 	SASL any
 }
 
-// SaslMaxReceiveBytes bounds frames from unauthenticated SASL connections
-// (Kafka's sasl.server.max.receive.size default).
+// SaslMaxReceiveBytes is the default bound of frames from unauthenticated
+// SASL connections (Kafka's sasl.server.max.receive.size default;
+// Config.SaslMaxReceiveBytes sets another).
 const SaslMaxReceiveBytes = 524288
 
 // isSASL reports whether a listener's security protocol uses SASL.

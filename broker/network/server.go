@@ -45,7 +45,12 @@ type Config struct {
 	SendBufferBytes, RecvBufferBytes int
 	// ConnectionsMaxIdle is connections.max.idle.ms (0 → 10 minutes).
 	ConnectionsMaxIdle time.Duration
-	Logger             *slog.Logger
+	// SaslMaxReceiveBytes is sasl.server.max.receive.size, the largest
+	// frame of a SASL connection before it authenticated (0 →
+	// SaslMaxReceiveBytes).
+	SaslMaxReceiveBytes int32
+
+	Logger *slog.Logger
 	// Metrics receives the server's metrics; nil disables them.
 	Metrics gometrics.Registry
 	// DisableRequestMetrics turns the per-request RequestMetrics off (for
@@ -120,6 +125,9 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 	}
 	if cfg.ConnectionsMaxIdle <= 0 {
 		cfg.ConnectionsMaxIdle = DefaultConnectionsMaxIdle
+	}
+	if cfg.SaslMaxReceiveBytes <= 0 {
+		cfg.SaslMaxReceiveBytes = SaslMaxReceiveBytes
 	}
 	log := cfg.Logger
 	if log == nil {

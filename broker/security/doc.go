@@ -6,6 +6,17 @@
 // CredentialCache) and the SASL server mechanisms (PlainServer,
 // ScramSaslServer).
 //
+// SASL files (Kafka class → file):
+//
+//	JaasConfig, JaasContext.loadServerContext   jaas.go (ParseJaasConfig, ParseJaasFile,
+//	                                            ServerJaas.Context)
+//	PlainSaslServer + PlainServerCallbackHandler plain.go (also the SaslServer contract and
+//	                                            AuthenticationError, Kafka's
+//	                                            SaslAuthenticationException)
+//	ScramSaslServer, ScramMessages              scramserver.go
+//	SaslChannelBuilder (per-listener servers)   authenticators.go
+//	(Klassik) HTTP basic-auth password check    verifier.go (PasswordVerifier)
+//
 // TLS files:
 //
 //	DefaultSslEngineFactory (stores)      keystore.go (LoadKeyStore, LoadTrustStore: JKS, PKCS12, PEM),

@@ -164,6 +164,13 @@ func TestScramServerRefusals(t *testing.T) {
 	if _, _, err := s.Evaluate([]byte("c=biws,r=abcX,p=AAAA")); err == nil {
 		t.Fatal("foreign nonce accepted")
 	}
+	// librdkafka repeats its own nonce in front of the combined one; the
+	// proof then decides.
+	s, out, _ = first("n,,n=alice,r=abc")
+	combined := strings.TrimPrefix(strings.Split(string(out), ",")[0], "r=")
+	if _, _, err := s.Evaluate([]byte("c=biws,r=abc" + combined + ",p=AAAA")); err == nil || !strings.Contains(err.Error(), "Invalid client credentials") {
+		t.Fatalf("librdkafka's nonce form: %v", err)
+	}
 	s, out, _ = first("n,,n=alice,r=abc")
 	nonce := strings.TrimPrefix(strings.Split(string(out), ",")[0], "r=")
 	for _, m := range []string{"c=biws,r=" + nonce, "c=biws,r=" + nonce + ",p=", "c=eSws,r=" + nonce + ",p=AAAA"} {

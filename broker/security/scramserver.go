@@ -61,6 +61,7 @@ type ScramServer struct {
 	user        string
 	cred        ScramCredential
 	gs2Header   string
+	clientNonce string
 	nonce       string // client nonce + server nonce
 	clientBare  string
 	serverFirst string
@@ -233,14 +234,11 @@ func (s *ScramServer) clientFirst(msg string) ([]byte, error) {
 	if cred.Iterations < minScramIterations {
 		return nil, fmt.Errorf("%w: Iterations %d is less than the minimum %d for %s", errScram, cred.Iterations, minScramIterations, s.mechanism)
 	}
-	var nb [24]byte
-	if _, err := rand.Read(nb[:]); err != nil {
-		return nil, err
-	}
-	s.user, s.cred, s.gs2Header, s.clientBare = cf.User, cred, cf.GS2Header, cf.Bare
-	// A printable nonce without ',' (RFC 5802): base64 without padding
-	// uses only letters, digits, '+' and '/'.
-	s.nonce = cf.Nonce + base64.RawStdEncoding.EncodeToString(nb[:])
+	s.user, s.cred, s.gs2Header, s.clientBare, s.clientNonce = cf.User, cred, cf.GS2Header, cf.Bare, cf.Nonce
+	// Letters and digits only, like Kafka's
+	// ScramFormatter.secureRandomString (librdkafka mishandles '/' and
+	// '+' in the server's nonce).
+	s.nonce = cf.Nonce + rand.Text()
 	s.serverFirst = "r=" + s.nonce + ",s=" + base64.StdEncoding.EncodeToString(cred.Salt) + ",i=" + strconv.Itoa(cred.Iterations)
 	return []byte(s.serverFirst), nil
 }
@@ -250,7 +248,11 @@ func (s *ScramServer) clientFinal(msg string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cf.Nonce != s.nonce {
+	// librdkafka (through 2.x) sends its own nonce again in front of the
+	// combined one; Kafka never compares the nonce, so it works there.
+	// Klassik accepts that form too, but still demands this exchange's
+	// server nonce, so an old client-final cannot be replayed.
+	if cf.Nonce != s.nonce && cf.Nonce != s.clientNonce+s.nonce {
 		return nil, fmt.Errorf("%w: Invalid client nonce in the final client message", errScram)
 	}
 	if !bytes.Equal(cf.ChannelBinding, []byte(s.gs2Header)) {
