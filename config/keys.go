@@ -291,7 +291,11 @@ func principalList(v any) string {
 	if strings.TrimSpace(s) == "" {
 		return ""
 	}
-	for _, p := range strings.Split(s, ";") {
+	parts := strings.Split(s, ";")
+	for len(parts) > 0 && parts[len(parts)-1] == "" { // Java's split drops trailing empty strings
+		parts = parts[:len(parts)-1]
+	}
+	for _, p := range parts {
 		if !strings.Contains(strings.TrimSpace(p), ":") {
 			return fmt.Sprintf("has %q, expected a string in format principalType:principalName", strings.TrimSpace(p))
 		}

@@ -37,8 +37,10 @@ func TestZooKeeperTLS(t *testing.T) {
 		"zookeeper.clientCnxnSocket=" + config.ZkClientCnxnSocketNetty,
 		"zookeeper.ssl.keystore.location=" + leaf.PKCS12,
 		"zookeeper.ssl.keystore.password=" + securitytest.Password,
-		"zookeeper.ssl.truststore.location=" + ca.CertPEM,
-		"zookeeper.ssl.truststore.type=PEM",
+		"zookeeper.ssl.keystore.type=PKCS12",
+		"zookeeper.ssl.truststore.location=" + ca.TrustPKCS12,
+		"zookeeper.ssl.truststore.password=" + securitytest.Password,
+		"zookeeper.ssl.truststore.type=PKCS12",
 	}, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,8 @@ func TestZooKeeperTLS(t *testing.T) {
 	args := []string{"--zookeeper", srv.SecureAddr() + chroot, "--zk-tls-config-file", cfg, "--alter",
 		"--entity-type", "users", "--entity-name", "alice", "--add-config", "SCRAM-SHA-512=[password=alice-secret]"}
 	var out, errOut strings.Builder
-	if code := run(args, "", &out, &errOut); code != 0 || out.String() != zkWarning+"Completed updating config for entity: user-principal 'alice'.\n" {
+	t.Setenv("KAFKA_OPTS", "")
+	if code := run(args, &out, &errOut); code != 0 || out.String() != zkWarning+"Completed updating config for entity: user-principal 'alice'.\n" {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 

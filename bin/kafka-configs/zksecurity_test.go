@@ -34,7 +34,8 @@ func TestZooKeeperModeOnSecuredTree(t *testing.T) {
 		"--add-config", "SCRAM-SHA-256=[iterations=4096,password=alice-secret]"}
 
 	var out, errOut bytes.Buffer
-	if code := run(args, "", &out, &errOut); code == 0 {
+	t.Setenv("KAFKA_OPTS", "")
+	if code := run(args, &out, &errOut); code == 0 {
 		t.Fatalf("unauthenticated write succeeded:\n%s%s", out.String(), errOut.String())
 	}
 
@@ -44,7 +45,8 @@ func TestZooKeeperModeOnSecuredTree(t *testing.T) {
 	}
 	out.Reset()
 	errOut.Reset()
-	if code := run(args, "-Djava.security.auth.login.config="+jaas, &out, &errOut); code != 0 || !strings.Contains(out.String(), "Completed updating config for entity: user-principal 'alice'.") {
+	t.Setenv("KAFKA_OPTS", "-Djava.security.auth.login.config="+jaas)
+	if code := run(args, &out, &errOut); code != 0 || !strings.Contains(out.String(), "Completed updating config for entity: user-principal 'alice'.") {
 		t.Fatalf("authenticated write: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 	acls, _, err := brokers.GetACL("/config/users/alice")
