@@ -49,10 +49,11 @@ func TestZooKeeperSecurity(t *testing.T) {
 		leaf := ca.Issue(t, "broker", "/O=Klassik/OU=brokers/CN=broker")
 		chroot := zkserver.Chroot(t)
 		c := testcluster.Start(t, testcluster.Options{Brokers: 2, ZKConnect: srv.Addr() + chroot, Overrides: map[string]string{
-			"zookeeper.connect":           srv.SecureAddr() + chroot,
-			"zookeeper.set.acl":           "true",
-			"zookeeper.ssl.client.enable": "true",
-			"zookeeper.clientCnxnSocket":  config.ZkClientCnxnSocketNetty,
+			"zookeeper.connect":               srv.SecureAddr() + chroot,
+			"zookeeper.set.acl":               "true",
+			"zookeeper.connection.timeout.ms": "30000", // a fresh server's first TLS handshakes may be slow under load
+			"zookeeper.ssl.client.enable":     "true",
+			"zookeeper.clientCnxnSocket":      config.ZkClientCnxnSocketNetty,
 			// keytool's JKS for the key, PKCS12 (type from the name) for
 			// the trust store.
 			"zookeeper.ssl.keystore.location":   leaf.JKS,

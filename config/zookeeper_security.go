@@ -49,7 +49,9 @@ func (c *Config) ZooKeeperSecurity() security.ZooKeeperSecurity {
 		EnabledProtocols: c.ZookeeperSSLEnabledProtocols, CipherSuites: c.ZookeeperSSLCipherSuites,
 		VerifyHostname: strings.EqualFold(c.ZookeeperSSLEndpointIdentificationAlgorithm, "HTTPS"),
 	}
-	if len(t.EnabledProtocols) == 0 {
+	if len(t.EnabledProtocols) == 0 && c.ZookeeperSSLProtocol != "TLS" {
+		// Java's "TLS" means every version it has: left empty, which
+		// broker/security reads as TLSv1.2 to TLSv1.3.
 		t.EnabledProtocols = []string{c.ZookeeperSSLProtocol}
 	}
 	s.TLS = t

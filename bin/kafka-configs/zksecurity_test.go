@@ -43,9 +43,9 @@ func TestZooKeeperModeOnSecuredTree(t *testing.T) {
 	if err := os.WriteFile(jaas, []byte(`Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="kafka" password="zk-secret"; };`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("KAFKA_OPTS", "-Djava.security.auth.login.config="+jaas)
 	out.Reset()
 	errOut.Reset()
+	t.Setenv("KAFKA_OPTS", "-Djava.security.auth.login.config="+jaas)
 	if code := run(args, &out, &errOut); code != 0 || !strings.Contains(out.String(), "Completed updating config for entity: user-principal 'alice'.") {
 		t.Fatalf("authenticated write: exit %d\n%s%s", code, out.String(), errOut.String())
 	}

@@ -33,6 +33,14 @@
 //	                                         DigestLoginModule only, sent as ZooKeeper digest;
 //	                                         ZooKeeperTLSFromSystemProperties)
 //
+// SCRAM credential files:
+//
+//	ScramMechanism, ScramFormatter,       scram.go (NewScramFormatter, GenerateCredential,
+//	  ScramCredentialUtils                CredentialFromSaltedPassword, ScramCredential.String,
+//	                                      ParseScramCredential, VerifyScramPassword)
+//	CredentialCache                       credentials.go (filled by the broker from
+//	                                      /config/users, broker/usercredentials.go)
+//
 // securitytest makes CA, broker and client stores with openssl and
 // keytool for tests of any package.
 //

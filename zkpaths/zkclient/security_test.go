@@ -100,7 +100,9 @@ func testSecureACLsOverTLSWithX509(t *testing.T, z *secureZK) {
 	leaf := z.ca.Issue(t, "broker-x509", "/O=Klassik/OU=brokers/CN=broker")
 	chroot := zkserver.Chroot(t)
 	c, err := zkclient.Connect(srv.SecureAddr()+chroot, sessionTimeout,
-		zkclient.WithSecureACLs(true), zkclient.WithTLS(tlsConfig(t, z.ca, leaf)))
+		zkclient.WithSecureACLs(true), zkclient.WithTLS(tlsConfig(t, z.ca, leaf)),
+		// The first TLS handshake of a fresh server can be slow under load.
+		zkclient.WithConnectTimeout(15*time.Second))
 	mustNoErr(t, err)
 	defer c.Close()
 	mustNoErr(t, c.EnsureTopLevelPaths())
