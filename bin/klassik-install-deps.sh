@@ -4,8 +4,8 @@
 #   - Apache ZooKeeper and a Java runtime (Debian's zookeeper package),
 #   - the client tools the tests drive: kcat, python3-kafka, python3-confluent-kafka,
 #   - netcat for ZooKeeper's four-letter words,
-#   - openssl, keytool and javac (openjdk-17-jdk-headless) for the TLS tests'
-#     key stores and their check of Java's distinguished-name format,
+#   - openssl, keytool and javac for the TLS tests' key stores and their
+#     check of Java's distinguished-name format,
 #   - Docker (docker.io, docker-compose) for docker/'s test, and a running
 #     dockerd (started here when none answers and this runs as root),
 #   - Chromium and ChromeDriver for the web console's headless browser test,
@@ -26,8 +26,8 @@ command -v keytool >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
-command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-{ command -v keytool && command -v javac; } >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+# javac: the TLS tests compare the DN format with Java's X500Principal.
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)

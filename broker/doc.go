@@ -14,6 +14,8 @@
 //	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
 //	CredentialProvider + UserConfigHandler          usercredentials.go (SCRAM credentials of
 //	  (credentials)                                  /config/users in the CredentialCache)
+//	KafkaServer's authorizer (AclAuthorizer,         broker.go (startAuthorizer) with
+//	  authorizer.class.name)                         security/authorizer (api.Authorizer, api.ACLAdmin)
 //	(the web console's view of this broker)         consolesource.go (console.Source; publishes
 //	                                                 /klassik/console/<id>, see broker/console)
 //
@@ -23,7 +25,8 @@
 // (configured, stored or generated from /brokers/seqid) → metadata cache,
 // replica manager (replica fetchers over the inter-broker listener, ISR
 // writes to ZooKeeper), group coordinator, controller object, request
-// handlers → SCRAM credentials loaded from /config/users → socket server bound (requests are held until the end) →
+// handlers (after the authorizer, when configured, loaded every ACL and
+// started its two change listeners) → SCRAM credentials loaded from /config/users → socket server bound (requests are held until the end) →
 // /brokers/ids/<id> registered with the bound ports ("checked ephemeral"; a
 // live registration of the same id elsewhere refuses the start) →
 // meta.properties written → session listener for re-registration →

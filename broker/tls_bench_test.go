@@ -77,7 +77,7 @@ func produceThenConsume(b *testing.B, c *testcluster.Cluster, seeds []string, to
 // loopback in one direction (tls-MB/s), the bound TLS puts on one
 // connection. Run with -benchtime=1x; each iteration is rounds × records.
 func BenchmarkSSLThroughput(b *testing.B) {
-	const rounds, records, size = 4, 20000, 1024
+	const rounds, records, size = 4, 40000, 1024
 	ca := securitytest.NewCA(b, "Klassik Bench CA")
 	id := ca.Issue(b, "broker", "/CN=broker")
 	c := testcluster.Start(b, testcluster.Options{Brokers: 1, Overrides: id.Props(ca, securitytest.PKCS12, "listener.name.ssl."), ExtraListeners: []string{"SSL"}})

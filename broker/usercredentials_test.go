@@ -2,13 +2,16 @@ package broker_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/testcluster"
@@ -45,6 +48,29 @@ func waitCredential(t *testing.T, c *testcluster.Cluster, mech, user string, wan
 	})
 }
 
+// scramLogin opens a new SASL_PLAINTEXT connection to every broker as
+// user and checks that a Metadata request answers (want nil) or fails
+// with want.
+func scramLogin(t *testing.T, c *testcluster.Cluster, mech, user, password string, want error) {
+	t.Helper()
+	m := scram.Auth{User: user, Pass: password}.AsSha256Mechanism()
+	if mech == security.MechanismScramSHA512 {
+		m = scram.Auth{User: user, Pass: password}.AsSha512Mechanism()
+	}
+	for i := 0; i < c.N(); i++ {
+		a := c.Broker(i).BoundAddr("SASL_PLAINTEXT")
+		if a == nil {
+			t.Fatal("no SASL_PLAINTEXT listener")
+		}
+		cl := c.Client(kgo.SeedBrokers(a.String()), kgo.SASL(m), kgo.RequestRetries(0))
+		_, err := cl.Request(ctxT(t, 20*time.Second), kmsg.NewPtrMetadataRequest())
+		cl.Close()
+		if (want == nil && err != nil) || (want != nil && !errors.Is(err, want)) {
+			t.Fatalf("%s login of %s at broker %d: %v, want %v", mech, user, c.BrokerID(i), err, want)
+		}
+	}
+}
+
 // writeKafkaChange creates a change notification with Kafka's bytes.
 func writeKafkaChange(t *testing.T, z *zkclient.Client, entityPath string) {
 	t.Helper()
@@ -59,9 +85,15 @@ func writeKafkaChange(t *testing.T, z *zkclient.Client, entityPath string) {
 // a changed credential replaces the old one, a deleted node removes it; a
 // node written without notification is read at start-up; notifications of
 // entity types without a handler and of quota-only user entities change
-// nothing and do not stop the listener.
+// nothing and do not stop the listener. Every broker lets the user log in
+// with exactly the mechanisms the node holds, for new connections.
 func TestScramCredentialsFromZooKeeper(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Overrides: map[string]string{
+		"listeners":               "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+	}})
 	z := c.ZK()
 	const user, node = "alice@example.com", "/config/users/alice%40example.com"
 	sha256, sha512 := aliceSHA256, aliceSHA512
@@ -76,6 +108,7 @@ func TestScramCredentialsFromZooKeeper(t *testing.T) {
 	if !security.VerifyScramPassword(security.MechanismScramSHA256, "alice-secret", cred) {
 		t.Fatal("the cached credential does not verify alice's password")
 	}
+	scramLogin(t, c, security.MechanismScramSHA256, user, "alice-secret", nil)
 
 	// Notifications the listener must skip: a broker config, a <user,
 	// client> quota, the default user, garbage. Then a changed credential
@@ -92,6 +125,8 @@ func TestScramCredentialsFromZooKeeper(t *testing.T) {
 	writeKafkaChange(t, z, "users/alice%40example.com")
 	waitCredential(t, c, security.MechanismScramSHA512, user, &sha512, "alice's SCRAM-SHA-512 credential on every broker")
 	waitCredential(t, c, security.MechanismScramSHA256, user, nil, "alice's SCRAM-SHA-256 credential gone from every broker")
+	scramLogin(t, c, security.MechanismScramSHA512, user, "alice-secret", nil)
+	scramLogin(t, c, security.MechanismScramSHA256, user, "alice-secret", kerr.SaslAuthenticationFailed)
 
 	// Deleted node: no credential left.
 	if err := z.Delete(node, -1); err != nil {
@@ -99,6 +134,7 @@ func TestScramCredentialsFromZooKeeper(t *testing.T) {
 	}
 	writeKafkaChange(t, z, "users/alice%40example.com")
 	waitCredential(t, c, security.MechanismScramSHA512, user, nil, "alice's credentials gone from every broker")
+	scramLogin(t, c, security.MechanismScramSHA512, user, "alice-secret", kerr.SaslAuthenticationFailed)
 
 	// Start-up load: a node with no notification is read by a restarted
 	// broker.

@@ -291,7 +291,11 @@ func principalList(v any) string {
 	if strings.TrimSpace(s) == "" {
 		return ""
 	}
-	for _, p := range strings.Split(s, ";") {
+	parts := strings.Split(s, ";")
+	for len(parts) > 0 && parts[len(parts)-1] == "" { // Java's split drops trailing empty strings
+		parts = parts[:len(parts)-1]
+	}
+	for _, p := range parts {
 		if !strings.Contains(strings.TrimSpace(p), ":") {
 			return fmt.Sprintf("has %q, expected a string in format principalType:principalName", strings.TrimSpace(p))
 		}
@@ -509,7 +513,7 @@ var brokerKeys = []Key{
 		field: func(c *Config) any { return &c.SSLTruststoreCertificates }},
 	{Name: "ssl.client.auth", Type: TypeString, Default: "none", Group: groupSSL,
 		Doc:   "client certificates on SSL listeners: none, requested or required",
-		field: func(c *Config) any { return &c.SSLClientAuth }, check: oneOf("none", "requested", "required")},
+		field: func(c *Config) any { return &c.SSLClientAuth }, check: sslCheck("ssl.client.auth")},
 	{Name: "ssl.endpoint.identification.algorithm", Type: TypeString, Default: "https", Group: groupSSL,
 		Doc:   "https checks the host name of brokers this broker connects to; empty turns the check off",
 		field: func(c *Config) any { return &c.SSLEndpointIdentification }, check: sslCheck("ssl.endpoint.identification.algorithm")},

@@ -76,3 +76,9 @@ func expectProblem(t *testing.T, props map[string]string, key, msg string) {
 	}
 	t.Fatalf("no problem on %s mentioning %q in: %v", key, msg, err)
 }
+
+// Kafka reads ssl.client.auth and the store types in any case.
+func TestSSLKeysCase(t *testing.T) {
+	mustFromMap(t, with("listeners", "SSL://:9093", "security.inter.broker.protocol", "SSL", "ssl.keystore.location", "/x",
+		"ssl.keystore.password", "p", "ssl.client.auth", "REQUIRED", "ssl.keystore.type", "pkcs12", "ssl.endpoint.identification.algorithm", "HTTPS"))
+}

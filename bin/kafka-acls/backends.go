@@ -27,14 +27,11 @@ type zkBackend struct {
 
 // newZKBackend reads --authorizer-properties (zookeeper.connect required;
 // zookeeper.session.timeout.ms, zookeeper.connection.timeout.ms and
-// zookeeper.set.acl honoured) and loads every ACL, as the authorizer's
-// configure does.
+// zookeeper.set.acl honoured) and --zk-tls-config-file, and loads every
+// ACL, as the authorizer's configure does.
 func newZKBackend(o *aclOptions) (*zkBackend, error) {
 	if o.authorizer != "" && !authorizer.IsSupportedClass(o.authorizer) {
 		return nil, &commandError{msg: o.authorizer + " is not an authorizer Klassik implements (" + authorizer.ClassName + ")"}
-	}
-	if len(o.o.Values("zk-tls-config-file")) > 0 {
-		return nil, &commandError{msg: "--zk-tls-config-file is not supported by Klassik's kafka-acls"}
 	}
 	props := map[string]string{}
 	for _, kv := range o.authzProps {
@@ -56,12 +53,23 @@ func newZKBackend(o *aclOptions) (*zkBackend, error) {
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}
 	}
-	secure, err := clitools.Bool(props, "zookeeper.set.acl", false)
+	// The session's security as Kafka's tools take it from KAFKA_OPTS (the
+	// JAAS Client section, ZooKeeper's TLS properties) and
+	// --zk-tls-config-file; either identity makes the nodes secure unless
+	// zookeeper.set.acl says otherwise.
+	opts, err := clitools.ZooKeeperOptions(o.o.Value("zk-tls-config-file"))
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}
 	}
-	zk, err := zkclient.Connect(connect, session, zkclient.WithConnectTimeout(connTimeout), zkclient.WithSecureACLs(secure),
-		zkclient.WithLogger(slog.New(slog.DiscardHandler)))
+	if _, set := props["zookeeper.set.acl"]; set {
+		secure, err := clitools.Bool(props, "zookeeper.set.acl", false)
+		if err != nil {
+			return nil, &commandError{msg: err.Error()}
+		}
+		opts = append(opts, zkclient.WithSecureACLs(secure))
+	}
+	zk, err := zkclient.Connect(connect, session, append(opts, zkclient.WithConnectTimeout(connTimeout),
+		zkclient.WithLogger(slog.New(slog.DiscardHandler)))...)
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}
 	}

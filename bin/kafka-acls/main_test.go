@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/klassik/klassik/bin/internal/clitest"
+	"github.com/klassik/klassik/broker/api"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -189,6 +192,17 @@ func TestBootstrapModeScript(t *testing.T) {
 		t.Fatal("topic node still there")
 	}
 
+	// The ZooKeeper mode against the running broker: the change node the
+	// tool writes makes the broker's authorizer load the ACL.
+	if _, _, code := clitest.Script(t, nil, "kafka-acls.sh", "--authorizer-properties", "zookeeper.connect="+c.ZKConnect(),
+		"--add", "--allow-principal", "User:carol", "--operation", "Write", "--transactional-id", "tx-1"); code != 0 {
+		t.Fatalf("zookeeper mode add: exit %d", code)
+	}
+	c.WaitFor(10*time.Second, "carol's transactional id ACL on the broker", func() bool {
+		return c.Broker(0).Authorizer().Authorize(context.Background(), api.Action{Principal: "User:carol", Host: "10.0.0.1",
+			Operation: kmsg.ACLOperationWrite, ResourceType: kmsg.ACLResourceTypeTransactionalId, Name: "tx-1"})
+	})
+
 	open := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	out, _, code = clitest.Script(t, nil, "kafka-acls.sh", "--bootstrap-server", strings.Join(open.Bootstrap(), ","), "--list")
 	if code != 1 || out != "Error while executing ACL command: org.apache.kafka.common.errors.SecurityDisabledException: No Authorizer is configured on the broker\n" {
@@ -218,4 +232,18 @@ func FuzzParseOptions(f *testing.F) {
 			t.Fatalf("%q: %v", line, err)
 		}
 	})
+}
+
+// No argument or --help prints the help with printUsageAndDie (stderr,
+// status 1), --version the version.
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{nil, {"--help"}} {
+		out, errOut, code := inProcess(t, "", args...)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, helpText+"\nOption ") || !strings.Contains(errOut, "--resource-pattern-type <ANY|MATCH|LITERAL|PREFIXED>") {
+			t.Fatalf("%v: exit %d stdout %q stderr %q", args, code, out, errOut)
+		}
+	}
+	if out, _, code := inProcess(t, "", "--version"); code != 0 || !strings.Contains(out, "Klassik") {
+		t.Fatalf("--version: %d %q", code, out)
+	}
 }

@@ -35,7 +35,7 @@ var specs = append([]admintool.Spec{
 	{Name: "producer", Help: "Convenience option to add/remove ACLs for producer role. This will generate ACLs that allows WRITE,DESCRIBE and CREATE on topic."},
 	{Name: "consumer", Help: "Convenience option to add/remove ACLs for consumer role. This will generate ACLs that allows READ,DESCRIBE on topic and READ on group."},
 	{Name: "force", Help: "Assume Yes to all queries and do not prompt."},
-	{Name: "zk-tls-config-file", HasArg: true, ArgName: "String: Authorizer ZooKeeper TLS configuration", Help: "Identifies the file where ZooKeeper client TLS connectivity properties for the authorizer are defined."},
+	{Name: "zk-tls-config-file", HasArg: true, ArgName: "String: Authorizer ZooKeeper TLS configuration", Help: "Identifies the file where ZooKeeper client TLS connectivity properties for the authorizer are defined.  Any properties other than the following (with or without an \"authorizer.\" prefix) are ignored: zookeeper.clientCnxnSocket, zookeeper.ssl.cipher.suites, zookeeper.ssl.client.enable, zookeeper.ssl.crl.enable, zookeeper.ssl.enabled.protocols, zookeeper.ssl.endpoint.identification.algorithm, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.type, zookeeper.ssl.ocsp.enable, zookeeper.ssl.protocol, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.type. Note that if SASL is not configured and zookeeper.set.acl is supposed to be true due to mutual certificate authentication being used then it is necessary to explicitly specify --authorizer-properties zookeeper.set.acl=true"},
 }, admintool.HelpSpecs...)
 
 type action int

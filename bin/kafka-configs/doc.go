@@ -15,7 +15,10 @@
 //	                                         --add-config)
 //	processCommandWithZk, alterConfigWithZk, zookeeper.go (reads /config/<type>/<name>, writes it
 //	  preProcessScramCredentials,            with a config change notification through zkclient;
-//	  describeConfigWithZk                   passwords become ScramCredentialUtils strings here)
+//	  describeConfigWithZk,                  passwords become ScramCredentialUtils strings here;
+//	  createZkClientConfigFromOption         ZooKeeper TLS from --zk-tls-config-file and KAFKA_OPTS,
+//	                                         digest from its JAAS Client section, secure ACLs
+//	                                         with either identity)
 //	processCommand, alterConfig,             admin.go (IncrementalAlterConfigs/DescribeConfigs for
 //	  alterUserScramCredentialConfigs,       topics; AlterUserScramCredentials with the salted
 //	  describeResourceConfig,                password computed here and DescribeUserScramCredentials

@@ -49,28 +49,28 @@ func addConfigHelp() string {
 
 // specs are kafka-configs.sh's options (Kafka's ConfigCommandOptions).
 var specs = []admintool.Spec{
-	{Name: "add-config", HasArg: true, Help: addConfigHelp()},
-	{Name: "add-config-file", HasArg: true, Help: "Path to a properties file with configs to add. See add-config for a list of valid configurations."},
+	{Name: "add-config", HasArg: true, ArgName: "String", Help: addConfigHelp()},
+	{Name: "add-config-file", HasArg: true, ArgName: "String", Help: "Path to a properties file with configs to add. See add-config for a list of valid configurations."},
 	{Name: "all", Help: "List all configs for the given topic, broker, or broker-logger entity (includes static configuration when the entity type is brokers)"},
 	{Name: "alter", Help: "Alter the configuration for the entity."},
 	{Name: "bootstrap-server", HasArg: true, ArgName: "server to connect to", Help: "The Kafka server to connect to. This is required for describing and altering broker configs."},
-	{Name: "broker", HasArg: true, Help: "The broker's ID."},
+	{Name: "broker", HasArg: true, ArgName: "String", Help: "The broker's ID."},
 	{Name: "broker-defaults", Help: "The config defaults for all brokers."},
-	{Name: "broker-logger", HasArg: true, Help: "The broker's ID for its logger config."},
-	{Name: "client", HasArg: true, Help: "The client's ID."},
+	{Name: "broker-logger", HasArg: true, ArgName: "String", Help: "The broker's ID for its logger config."},
+	{Name: "client", HasArg: true, ArgName: "String", Help: "The client's ID."},
 	{Name: "client-defaults", Help: "The config defaults for all clients."},
 	{Name: "command-config", HasArg: true, ArgName: "command config property file", Help: "Property file containing configs to be passed to Admin Client. This is used only with --bootstrap-server option for describing and altering broker configs."},
-	{Name: "delete-config", HasArg: true, Multi: true, Help: "config keys to remove 'k1,k2'"},
+	{Name: "delete-config", HasArg: true, ArgName: "String", Multi: true, Help: "config keys to remove 'k1,k2'"},
 	{Name: "describe", Help: "List configs for the given entity."},
 	{Name: "entity-default", Help: "Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line)"},
-	{Name: "entity-name", HasArg: true, Multi: true, Help: "Name of entity (topic name/client id/user principal name/broker id/ip)"},
-	{Name: "entity-type", HasArg: true, Multi: true, Help: "Type of entity (topics/clients/users/brokers/broker-loggers/ips)"},
+	{Name: "entity-name", HasArg: true, ArgName: "String", Multi: true, Help: "Name of entity (topic name/client id/user principal name/broker id/ip)"},
+	{Name: "entity-type", HasArg: true, ArgName: "String", Multi: true, Help: "Type of entity (topics/clients/users/brokers/broker-loggers/ips)"},
 	{Name: "force", Help: "Suppress console prompts"},
 	{Name: "help", Help: "Print usage information."},
-	{Name: "ip", HasArg: true, Help: "The IP address."},
+	{Name: "ip", HasArg: true, ArgName: "String", Help: "The IP address."},
 	{Name: "ip-defaults", Help: "The config defaults for all IPs."},
-	{Name: "topic", HasArg: true, Help: "The topic's name."},
-	{Name: "user", HasArg: true, Help: "The user's principal name."},
+	{Name: "topic", HasArg: true, ArgName: "String", Help: "The topic's name."},
+	{Name: "user", HasArg: true, ArgName: "String", Help: "The user's principal name."},
 	{Name: "user-defaults", Help: "The config defaults for all users."},
 	{Name: "version", Help: "Display Kafka version."},
 	{Name: "zk-tls-config-file", HasArg: true, ArgName: "ZooKeeper TLS configuration", Help: "Identifies the file where ZooKeeper client TLS connectivity properties are defined."},
@@ -207,9 +207,6 @@ func parseOptions(args []string) (*options, string, error) {
 	}
 	if o.types[0] == typeUsers && hasDefault {
 		return nil, "", argErrorf("The default user entity holds only quotas, which Klassik does not implement yet")
-	}
-	if p.Has("zk-tls-config-file") {
-		return nil, "", argErrorf("--zk-tls-config-file is not supported by Klassik's kafka-configs yet")
 	}
 	if f, ok := p.Lookup("command-config"); ok && p.Has("bootstrap-server") {
 		props, err := admintool.LoadProperties(f)

@@ -50,12 +50,20 @@ func (a *Apis) handleMetadata(ctx context.Context, r *request) (kmsg.Response, e
 	if a.authorizer == nil && !autoCreate {
 		return resp, nil
 	}
+	// Hiding a topic from an "all topics" answer refuses nothing: such
+	// denials are not logged as refusals, as in Kafka.
 	describe := a.topicChecker(ctx, r, kmsg.ACLOperationDescribe)
+	if allTopics && describe != nil {
+		describe.filtering = true
+	}
 	mayCreate := a.topicCreateChecker(ctx, r)
 	withOps := req.Version >= 8 && req.IncludeTopicAuthorizedOperations && a.authorizer != nil
 	out := resp.Topics[:0]
 	for _, t := range resp.Topics {
 		if t.Topic == nil { // v12 by id, unknown
+			if withOps {
+				t.AuthorizedOperations = authorizedOperationsOmitted
+			}
 			out = append(out, t)
 			continue
 		}
@@ -106,7 +114,7 @@ func (a *Apis) topicCreateChecker(ctx context.Context, r *request) func(topic st
 	return func(topic string) bool {
 		if !asked {
 			asked = true
-			cluster = a.authorize(ctx, r, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, clusterResource)
+			cluster = a.authorizeFiltering(ctx, r, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, clusterResource)
 		}
 		return cluster || perTopic.allowed(topic)
 	}

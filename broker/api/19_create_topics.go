@@ -73,7 +73,7 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 			return err
 		})
 	var waitFor []leaderWait
-	describeConfigs := a.topicChecker(ctx, r, kmsg.ACLOperationDescribeConfigs)
+	describeConfigs := a.filteringTopicChecker(ctx, r, kmsg.ACLOperationDescribeConfigs)
 	for i, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic

@@ -20,7 +20,7 @@ import (
 
 func (a *Apis) handleOffsetForLeaderEpoch(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.OffsetForLeaderEpochRequest)
-	if a.authorizer == nil || a.authorize(ctx, r, kmsg.ACLOperationClusterAction, kmsg.ACLResourceTypeCluster, clusterResource) {
+	if a.authorizer == nil || a.authorizeFiltering(ctx, r, kmsg.ACLOperationClusterAction, kmsg.ACLResourceTypeCluster, clusterResource) {
 		return a.replicas.OffsetForLeaderEpoch(ctx, req), nil
 	}
 	check := a.topicChecker(ctx, r, kmsg.ACLOperationDescribe)

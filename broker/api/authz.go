@@ -33,11 +33,13 @@ const (
 // the authorizer once per distinct topic name. A nil *topicAuthz (no
 // authorizer) allows every topic.
 type topicAuthz struct {
-	a    *Apis
-	ctx  context.Context
-	r    *request
-	op   kmsg.ACLOperation
-	seen map[string]bool
+	a   *Apis
+	ctx context.Context
+	r   *request
+	op  kmsg.ACLOperation
+	// filtering marks decisions whose denial only filters (Action.Filtering).
+	filtering bool
+	seen      map[string]bool
 }
 
 // topicChecker returns the checker of op on topics for this request, nil
@@ -47,6 +49,23 @@ func (a *Apis) topicChecker(ctx context.Context, r *request, op kmsg.ACLOperatio
 		return nil
 	}
 	return &topicAuthz{a: a, ctx: ctx, r: r, op: op}
+}
+
+// filteringTopicChecker is topicChecker for decisions whose denial only
+// filters what is answered (Kafka's logIfDenied=false).
+func (a *Apis) filteringTopicChecker(ctx context.Context, r *request, op kmsg.ACLOperation) *topicAuthz {
+	t := a.topicChecker(ctx, r, op)
+	if t != nil {
+		t.filtering = true
+	}
+	return t
+}
+
+// authorizeFiltering is authorize for a question whose denial refuses
+// nothing by itself (Kafka's logIfDenied=false): the authorizer logs such
+// a denial at debug.
+func (a *Apis) authorizeFiltering(ctx context.Context, r *request, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	return a.decide(ctx, r, Action{Operation: op, ResourceType: rt, Name: name, Filtering: true})
 }
 
 // allowed reports whether the principal may perform the checker's
@@ -61,7 +80,7 @@ func (t *topicAuthz) allowed(topic string) bool {
 	if t.seen == nil {
 		t.seen = make(map[string]bool)
 	}
-	ok := t.a.authorize(t.ctx, t.r, t.op, kmsg.ACLResourceTypeTopic, topic)
+	ok := t.a.decide(t.ctx, t.r, Action{Operation: t.op, ResourceType: kmsg.ACLResourceTypeTopic, Name: topic, Filtering: t.filtering})
 	t.seen[topic] = ok
 	return ok
 }
@@ -93,7 +112,7 @@ func supportedOperations(rt kmsg.ACLResourceType) []kmsg.ACLOperation {
 func (a *Apis) authorizedOperations(ctx context.Context, r *request, rt kmsg.ACLResourceType, name string) int32 {
 	var bits int32
 	for _, op := range supportedOperations(rt) {
-		if a.authorize(ctx, r, op, rt, name) {
+		if a.authorizeFiltering(ctx, r, op, rt, name) {
 			bits |= 1 << uint(op)
 		}
 	}
@@ -116,20 +135,10 @@ func (a *Apis) clusterAuthorizedOperations(ctx context.Context, r *request) int3
 func (a *Apis) requireCluster(op kmsg.ACLOperation, denied func(req kmsg.Request) kmsg.Response, h handlerFunc) handlerFunc {
 	return func(ctx context.Context, r *request) (kmsg.Response, error) {
 		if !a.authorize(ctx, r, op, kmsg.ACLResourceTypeCluster, clusterResource) {
-			a.logger.Info("request denied: no "+op.String()+" on the cluster", "api", kmsg.NameForKey(r.body.Key()),
-				"principal", a.principalOf(r))
-			return denied(r.body), nil
+			return denied(r.body), nil // the authorizer logs the denial
 		}
 		return h(ctx, r)
 	}
-}
-
-// principalOf names the request's principal for log lines.
-func (a *Apis) principalOf(r *request) string {
-	if r.net != nil && r.net.Session != nil {
-		return r.net.Session.Principal
-	}
-	return "User:ANONYMOUS"
 }
 
 // The error responses of the controller-to-broker and broker-to-controller

@@ -26,6 +26,13 @@
 //	  seen by requests), KafkaApis' SASL          connection's network.Session, saslStep),
 //	  answers after authentication              36_sasl_authenticate.go; the mechanisms are
 //	                                            broker/security's, behind SASLServers
+//	Authorizer.acls/createAcls/deleteAcls       29_, 30_, 31_ (the ACLAdmin interface, the
+//	                                            authorizer's store; nil = SECURITY_DISABLED)
+//	AuthHelper (per-resource decisions,         authz.go: one decision per topic of a request,
+//	  authorizedOperations, the cluster-         authorized_operations bit fields, the
+//	  operation error responses)                CLUSTER_AUTHORIZATION_FAILED answers of the
+//	                                            inter-broker and reassignment requests; each
+//	                                            NN_ file states its API's checks
 //	GroupCoordinator routing, offsets topic     groups.go, 08_–16_, 42_, 47_ (the coordinator
 //	  creation for FindCoordinator              itself is broker/group)
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
@@ -48,7 +55,8 @@
 // 17 SaslHandshake, 18 ApiVersions, 19 CreateTopics, 20 DeleteTopics, 21 DeleteRecords,
 // 22 InitProducerId, 23 OffsetForLeaderEpoch, 24 AddPartitionsToTxn,
 // 25 AddOffsetsToTxn, 26 EndTxn, 27 WriteTxnMarkers, 28 TxnOffsetCommit,
-// 32 DescribeConfigs, 33 AlterConfigs, 36 SaslAuthenticate, 37 CreatePartitions,
+// 29 DescribeAcls, 30 CreateAcls, 31 DeleteAcls, 32 DescribeConfigs, 33 AlterConfigs,
+// 36 SaslAuthenticate, 37 CreatePartitions,
 // 42 DeleteGroups, 43 ElectLeaders, 44 IncrementalAlterConfigs,
 // 45 AlterPartitionReassignments, 46 ListPartitionReassignments,
 // 47 OffsetDelete, 50 DescribeUserScramCredentials,
@@ -71,6 +79,10 @@
 //     logged with its stack and turned into "close the connection".
 //   - Requests other than ApiVersions wait until SetReady (Kafka enables
 //     request processing last during start-up).
+//   - Every handler asks what Kafka 2.8's KafkaApis asks of the authorizer
+//     before the request reaches the replica manager, the group or
+//     transaction coordinator or ZooKeeper; a denied resource never does.
+//     Without an authorizer the checks cost no allocation.
 //   - Protocol outcomes are kerr codes; any other error becomes
 //     UNKNOWN_SERVER_ERROR with a log line (errors.go).
 //   - Topic znodes are written only by the active controller's broker for

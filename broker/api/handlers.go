@@ -2,10 +2,10 @@ package api
 
 // The one handler table: every served API key and its handler. Keys whose
 // whole behaviour lives in another package (the replica manager for the
-// data path and the controller's requests to brokers, the group
-// coordinator for the group APIs) are routed here directly, each with its
-// key, versions and behaviour notes; the others have their own
-// NN_<api>.go file.
+// controller's requests to brokers, the group coordinator for the group
+// membership APIs) are routed here directly behind their authorization
+// check, each with its key, versions and behaviour notes; the others have
+// their own NN_<api>.go file.
 
 import (
 	"context"
@@ -105,10 +105,7 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		// members).
 		13: readGroup(a, func(req *kmsg.LeaveGroupRequest) string { return req.Group },
 			func(resp *kmsg.LeaveGroupResponse, code int16) { resp.ErrorCode = code }, GroupCoordinator.LeaveGroup),
-		// SyncGroup (key 14), versions 0–5 (flexible from 4): a member's
-		// SyncGroup parks until the leader's assignment arrives.
-		14: readGroup(a, func(req *kmsg.SyncGroupRequest) string { return req.Group },
-			func(resp *kmsg.SyncGroupResponse, code int16) { resp.ErrorCode = code }, GroupCoordinator.SyncGroup),
+		14: a.handleSyncGroup,
 		15: a.handleDescribeGroups,
 		16: a.handleListGroups,
 

@@ -28,5 +28,7 @@
 // securitytest makes CA, broker and client stores with openssl and
 // keytool for tests of any package.
 //
-// The ACL authorizer (Kafka's AclAuthorizer) is the subpackage authorizer.
+// ACL value types (ResourcePattern, AccessControlEntry, AclBinding and their
+// filters, SecurityUtils' names): acl.go, shared by the subpackage
+// authorizer (Kafka's AclAuthorizer), the ACL APIs and kafka-acls.sh.
 package security

@@ -4,13 +4,63 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/security/securitytest"
 )
+
+// TestMain keeps the stores shared by the tests (see pki) in one
+// directory, removed at the end.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "klassik-security-test-")
+	if err != nil {
+		panic(err)
+	}
+	sharedDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var (
+	sharedDir string
+	sharedMu  sync.Mutex
+	shared    *testPKI
+)
+
+// testPKI is the material most tests share: a CA with a broker and two
+// client identities, and a second CA nobody trusts with an identity of
+// its own. Making it runs openssl and keytool about twenty times, so it
+// is made once per test binary.
+type testPKI struct {
+	ca, other            *securitytest.CA
+	broker, alice, bobby *securitytest.Identity
+	mallory              *securitytest.Identity // signed by other
+}
+
+func pki(t *testing.T) *testPKI {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared == nil {
+		ca := securitytest.NewCAIn(t, filepath.Join(sharedDir, "ca"), "Klassik Test CA")
+		other := securitytest.NewCAIn(t, filepath.Join(sharedDir, "other"), "Another CA")
+		shared = &testPKI{ca: ca, other: other,
+			broker:  ca.Issue(t, "broker", "/C=DE/O=Klassik/CN=broker-1"),
+			alice:   ca.Issue(t, "alice", "/C=DE/O=Klassik/OU=eng/CN=alice"),
+			bobby:   ca.Issue(t, "bobby", "/CN=b"),
+			mallory: other.Issue(t, "mallory", "/CN=mallory"),
+		}
+	}
+	return shared
+}
 
 // handshake runs a TLS handshake over loopback and returns the server's
 // view of the client certificate's principal, or the first error.
@@ -68,9 +118,8 @@ func handshake(t *testing.T, srv, cli *tls.Config, mapper *security.SslPrincipal
 }
 
 func TestKeyStoreFormats(t *testing.T) {
-	ca := securitytest.NewCA(t, "Klassik Test CA")
-	broker := ca.Issue(t, "broker", "/C=DE/O=Klassik/CN=broker-1")
-	alice := ca.Issue(t, "alice", "/C=DE/O=Klassik/OU=eng/CN=alice")
+	p := pki(t)
+	ca, broker, alice := p.ca, p.broker, p.alice
 	for _, format := range []string{securitytest.JKS, securitytest.PKCS12, securitytest.PEM, securitytest.PEMInline} {
 		t.Run(format, func(t *testing.T) {
 			props := broker.Props(ca, format, "")
@@ -95,8 +144,7 @@ func TestKeyStoreFormats(t *testing.T) {
 }
 
 func TestKeyStoreErrors(t *testing.T) {
-	ca := securitytest.NewCA(t, "Klassik Test CA")
-	id := ca.Issue(t, "broker", "/CN=broker")
+	ca, id := pki(t).ca, pki(t).broker
 	with := func(format string, kv ...string) map[string]string {
 		m := id.Props(ca, format, "")
 		for i := 0; i < len(kv); i += 2 {
@@ -151,11 +199,8 @@ func TestKeyStoreErrors(t *testing.T) {
 }
 
 func TestTrustAndClientAuth(t *testing.T) {
-	ca := securitytest.NewCA(t, "Klassik Test CA")
-	other := securitytest.NewCA(t, "Another CA")
-	broker := ca.Issue(t, "broker", "/CN=broker")
-	alice := ca.Issue(t, "alice", "/CN=alice")
-	mallory := other.Issue(t, "mallory", "/CN=mallory")
+	p := pki(t)
+	ca, other, broker, alice, mallory := p.ca, p.other, p.broker, p.alice, p.mallory
 
 	server := func(auth string) (*tls.Config, *security.SslPrincipalMapper) {
 		p := broker.Props(ca, securitytest.PKCS12, "")
@@ -186,7 +231,7 @@ func TestTrustAndClientAuth(t *testing.T) {
 	if p, err := handshake(t, srv, client(trustOnly), m); err != nil || p != security.AnonymousPrincipal {
 		t.Fatalf("requested without certificate: %q, %v", p, err)
 	}
-	if p, err := handshake(t, srv, client(alice.Props(ca, securitytest.JKS, "")), m); err != nil || p != "User:CN=alice" {
+	if p, err := handshake(t, srv, client(alice.Props(ca, securitytest.JKS, "")), m); err != nil || p != "User:CN=alice,OU=eng,O=Klassik,C=DE" {
 		t.Fatalf("requested with certificate: %q, %v", p, err)
 	}
 	srv, m = server("none")
@@ -218,15 +263,14 @@ func TestTrustAndClientAuth(t *testing.T) {
 }
 
 func TestListenerOverrides(t *testing.T) {
-	ca := securitytest.NewCA(t, "Klassik Test CA")
-	a := ca.Issue(t, "a", "/CN=a")
-	b := ca.Issue(t, "b", "/CN=b")
+	p := pki(t)
+	ca, a, b := p.ca, p.alice, p.bobby
 	props := a.Props(ca, securitytest.JKS, "")
 	for k, v := range b.Props(ca, securitytest.PKCS12, "listener.name.internal.") {
 		props[k] = v
 	}
 	props["listener.name.internal.ssl.client.auth"] = "required"
-	for listener, wantCN := range map[string]string{"EXTERNAL": "a", "INTERNAL": "b"} {
+	for listener, wantCN := range map[string]string{"EXTERNAL": "alice", "INTERNAL": "b"} {
 		c, _, err := security.ServerTLSConfig(props, listener)
 		if err != nil {
 			t.Fatal(err)
@@ -302,8 +346,7 @@ func TestProtocolsAndCipherSuites(t *testing.T) {
 }
 
 func TestCipherSuiteHandshake(t *testing.T) {
-	ca := securitytest.NewCA(t, "Klassik Test CA")
-	id := ca.Issue(t, "broker", "/CN=broker")
+	ca, id := pki(t).ca, pki(t).broker
 	p := id.Props(ca, securitytest.PEM, "")
 	p["ssl.cipher.suites"] = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
 	srv, m, err := security.ServerTLSConfig(p, "SSL")
@@ -321,5 +364,64 @@ func TestCipherSuiteHandshake(t *testing.T) {
 	cli.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}
 	if _, err := handshake(t, srv, cli, m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKeytoolGeneratedStores loads stores the way Kafka's documentation
+// makes them: keytool -genkeypair (RSA) into a JKS file and into keytool's
+// default format (PKCS12 since Java 9, even for a .jks name, which Java's
+// JKS type reads too), and a trust store by keytool -importcert.
+func TestKeytoolGeneratedStores(t *testing.T) {
+	securitytest.Need(t, "keytool")
+	dir := t.TempDir()
+	keytool := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("keytool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("keytool %v: %v\n%s", args, err, out)
+		}
+	}
+	jks := filepath.Join(dir, "server.keystore.jks")
+	def := filepath.Join(dir, "default.keystore.jks")
+	keytool("-genkeypair", "-keystore", jks, "-storetype", "JKS", "-alias", "localhost", "-keyalg", "RSA", "-keysize", "2048",
+		"-validity", "2", "-dname", "CN=localhost,OU=ops,O=Klassik", "-ext", "SAN=IP:127.0.0.1", "-storepass", "storepass", "-keypass", "keypass")
+	keytool("-genkeypair", "-keystore", def, "-alias", "localhost", "-keyalg", "EC", "-validity", "2",
+		"-dname", "CN=localhost", "-ext", "SAN=IP:127.0.0.1", "-storepass", "storepass")
+	cert := filepath.Join(dir, "server.cer")
+	keytool("-exportcert", "-keystore", jks, "-alias", "localhost", "-storepass", "storepass", "-file", cert)
+	trust := filepath.Join(dir, "client.truststore.jks")
+	keytool("-importcert", "-noprompt", "-keystore", trust, "-alias", "CARoot", "-file", cert, "-storepass", "trustpass")
+
+	srv, _, err := security.ServerTLSConfig(map[string]string{"ssl.keystore.location": jks, "ssl.keystore.password": "storepass", "ssl.key.password": "keypass"}, "SSL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Certificates[0].Leaf.Subject.CommonName; got != "localhost" {
+		t.Fatalf("leaf %q", got)
+	}
+	if _, _, err := security.ServerTLSConfig(map[string]string{"ssl.keystore.location": def, "ssl.keystore.password": "storepass"}, "SSL"); err != nil {
+		t.Fatalf("keytool's default format under ssl.keystore.type=JKS: %v", err)
+	}
+	cli, err := security.ClientTLSConfig(map[string]string{"ssl.truststore.location": trust, "ssl.truststore.password": "trustpass"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, _ := security.NewSslPrincipalMapper("DEFAULT")
+	if _, err := handshake(t, srv, cli, mapper); err != nil {
+		t.Fatalf("handshake with keytool stores: %v", err)
+	}
+	// Java reads a JKS trust store without its password (no integrity
+	// check). (A PKCS12 one keeps its certificates encrypted, so neither
+	// Java nor Klassik reads it without the password.)
+	trustJKS := filepath.Join(dir, "client.truststore.jks2")
+	keytool("-importcert", "-noprompt", "-keystore", trustJKS, "-storetype", "JKS", "-alias", "CARoot", "-file", cert, "-storepass", "trustpass")
+	cli, err = security.ClientTLSConfig(map[string]string{"ssl.truststore.location": trustJKS}, "")
+	if err != nil {
+		t.Fatalf("JKS trust store without password: %v", err)
+	}
+	if _, err := handshake(t, srv, cli, mapper); err != nil {
+		t.Fatalf("handshake with a JKS trust store read without password: %v", err)
+	}
+	if _, err := security.ClientTLSConfig(map[string]string{"ssl.truststore.location": trustJKS, "ssl.truststore.password": "wrong"}, ""); err == nil {
+		t.Fatal("a wrong trust store password accepted")
 	}
 }

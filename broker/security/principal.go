@@ -201,12 +201,14 @@ func NewSslPrincipalMapper(rules string) (*SslPrincipalMapper, error) {
 		}
 		repl, _ := group(4)
 		flag, _ := group(6)
-		whole, err := regexp.Compile(`^(?:` + pat + `)$`)
+		// The pattern alone must compile: wrapped first, ")(" would
+		// pass as "^(?:)()$".
+		re, err := regexp.Compile(pat)
 		if err != nil {
 			return nil, fmt.Errorf("invalid rule: %s: %w", r, err)
 		}
 		mp.rules = append(mp.rules, principalRule{
-			source: pat, whole: whole, pattern: regexp.MustCompile(pat), replacement: repl,
+			source: pat, whole: regexp.MustCompile(`^(?:` + pat + `)$`), pattern: re, replacement: repl,
 			lower: flag == "L", upper: flag == "U",
 		})
 	}

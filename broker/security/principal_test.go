@@ -131,7 +131,7 @@ func TestPrincipalRulesSplitting(t *testing.T) {
 func TestDistinguishedNameAsJava(t *testing.T) {
 	for _, c := range []string{"openssl", "java"} {
 		if _, err := exec.LookPath(c); err != nil {
-			t.Fatalf("%s not found: install openssl and a JDK (openjdk-17-jdk-headless)", c)
+			t.Fatalf("%s not found: install openssl and a JDK (default-jdk-headless)", c)
 		}
 	}
 	dir := t.TempDir()

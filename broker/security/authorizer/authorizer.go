@@ -38,7 +38,11 @@ func ParseSuperUsers(s string) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	for _, p := range strings.Split(s, ";") {
+	parts := strings.Split(s, ";")
+	for len(parts) > 0 && parts[len(parts)-1] == "" { // Java's split drops trailing empty strings
+		parts = parts[:len(parts)-1]
+	}
+	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		if _, _, ok := security.ParsePrincipal(p); !ok || p == "" {
 			return nil, fmt.Errorf("expected a string in format principalType:principalName but got %s", p)

@@ -253,6 +253,12 @@ func TestNames(t *testing.T) {
 	if su, err := ParseSuperUsers(" User:admin ; User:ops"); err != nil || len(su) != 2 || su[0] != "User:admin" || su[1] != "User:ops" {
 		t.Errorf("super users: %v %v", su, err)
 	}
+	if su, err := ParseSuperUsers("User:admin;"); err != nil || len(su) != 1 {
+		t.Errorf("trailing semicolon: %v %v", su, err)
+	}
+	if _, err := ParseSuperUsers("User:a; ;User:b"); err == nil {
+		t.Error("empty super user accepted")
+	}
 	if _, err := ParseSuperUsers("admin"); err == nil {
 		t.Error("super user without type accepted")
 	}

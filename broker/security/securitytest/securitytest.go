@@ -60,7 +60,7 @@ func Need(t testing.TB, cmds ...string) {
 	t.Helper()
 	for _, c := range cmds {
 		if _, err := exec.LookPath(c); err != nil {
-			t.Fatalf("securitytest: %s not found on PATH: install it (openssl: Debian package openssl; keytool: openjdk-17-jre-headless, see bin/klassik-install-deps.sh)", c)
+			t.Fatalf("securitytest: %s not found on PATH: install it (openssl: Debian package openssl; keytool: default-jdk-headless, see bin/klassik-install-deps.sh)", c)
 		}
 	}
 }
@@ -79,8 +79,18 @@ func run(t testing.TB, dir string, name string, args ...string) {
 // PKCS12 trust stores.
 func NewCA(t testing.TB, cn string) *CA {
 	t.Helper()
+	return NewCAIn(t, t.TempDir(), cn)
+}
+
+// NewCAIn is NewCA in dir, which the caller removes: for material shared
+// by the tests of a package (made once, e.g. under a TestMain's
+// os.MkdirTemp).
+func NewCAIn(t testing.TB, dir, cn string) *CA {
+	t.Helper()
 	Need(t, "openssl", "keytool")
-	dir := t.TempDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ca := &CA{Dir: dir, CertPEM: filepath.Join(dir, "ca.pem"), KeyPEM: filepath.Join(dir, "ca.key"),
 		TrustJKS: filepath.Join(dir, "truststore.jks"), TrustPKCS12: filepath.Join(dir, "truststore.p12")}
 	run(t, dir, "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
