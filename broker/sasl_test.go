@@ -327,8 +327,14 @@ func TestSASLAuthenticationGate(t *testing.T) {
 			if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil || *r.ErrorMessage != tc.msg {
 				t.Fatalf("%s %q: code %d message %v, want %q", tc.mech, tc.token, r.ErrorCode, r.ErrorMessage, tc.msg)
 			}
+			// connection.failed.authentication.delay.ms (100 ms) holds
+			// the close back.
+			start := time.Now()
 			if !closed(cl) {
 				t.Fatalf("%s: connection open after SASL_AUTHENTICATION_FAILED", tc.mech)
+			}
+			if d := time.Since(start); d < 50*time.Millisecond {
+				t.Fatalf("%s: closed %v after the failure, want connection.failed.authentication.delay.ms", tc.mech, d)
 			}
 		}
 	})
