@@ -98,7 +98,7 @@ bin/kafka-acls.sh --authorizer-properties zookeeper.connect=$zk --add --allow-pr
 bin/kafka-acls.sh --authorizer-properties zookeeper.connect=$zk --add --allow-principal User:alice --consumer --topic orders --group orders-app
 bin/kafka-acls.sh --authorizer-properties zookeeper.connect=$zk --list --topic orders
 
-step "4. The administrator creates the topic over SASL_SSL"
+step "4. The administrator creates the topic, lists the ACLs and describes alice over SASL_SSL"
 cat >"$dir/admin.properties" <<EOF
 security.protocol=SASL_SSL
 sasl.mechanism=SCRAM-SHA-512
@@ -107,6 +107,8 @@ ssl.truststore.location=$dir/truststore.jks
 ssl.truststore.password=$pw
 EOF
 bin/kafka-topics.sh --bootstrap-server $client --command-config "$dir/admin.properties" --create --topic orders --partitions 3 --replication-factor 1
+bin/kafka-acls.sh --bootstrap-server $client --command-config "$dir/admin.properties" --list --topic orders
+bin/kafka-configs.sh --bootstrap-server $client --command-config "$dir/admin.properties" --describe --entity-type users --entity-name alice
 
 step "5. alice produces and consumes"
 echo "order-1" | kcat -b $client -X security.protocol=SASL_SSL -X sasl.mechanisms=SCRAM-SHA-512 \

@@ -1,7 +1,11 @@
 package broker_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +14,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klassik/klassik/broker"
+	"github.com/klassik/klassik/broker/security/securitytest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
@@ -21,17 +27,11 @@ import (
 // provider) and a digest super user for inspecting ACLs. One ZooKeeper for
 // the file; each case works in its own chroot.
 func TestZooKeeperSecurity(t *testing.T) {
-	dir := t.TempDir()
-	pki, err := zkserver.NewPKI(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := pki.ServerOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	so.SuperDigest = "super:super-secret"
-	srv, err := zkserver.Start(zkserver.Options{Dir: filepath.Join(dir, "zk"), Secure: so})
+	ca := securitytest.NewCA(t, "Klassik ZooKeeper Test CA")
+	server := ca.Issue(t, "zookeeper", "/O=Klassik/CN=zookeeper")
+	so := &zkserver.SecureOptions{KeyStore: server.PKCS12, KeyStorePassword: securitytest.Password,
+		TrustStore: ca.TrustPKCS12, TrustStorePassword: securitytest.Password, ClientAuth: "need", SuperDigest: "super:super-secret"}
+	srv, err := zkserver.Start(zkserver.Options{Dir: filepath.Join(t.TempDir(), "zk"), Secure: so})
 	if err != nil {
 		t.Fatalf("secure ZooKeeper: %v", err)
 	}
@@ -46,23 +46,83 @@ func TestZooKeeperSecurity(t *testing.T) {
 	}
 
 	t.Run("x509 over TLS", func(t *testing.T) {
-		leaf, err := pki.Issue("broker", "/O=Klassik/OU=brokers/CN=broker")
-		if err != nil {
+		leaf := ca.Issue(t, "broker", "/O=Klassik/OU=brokers/CN=broker")
+		chroot := zkserver.Chroot(t)
+		c := testcluster.Start(t, testcluster.Options{Brokers: 2, ZKConnect: srv.Addr() + chroot, Overrides: map[string]string{
+			"zookeeper.connect":           srv.SecureAddr() + chroot,
+			"zookeeper.set.acl":           "true",
+			"zookeeper.ssl.client.enable": "true",
+			"zookeeper.clientCnxnSocket":  config.ZkClientCnxnSocketNetty,
+			// keytool's JKS for the key, PKCS12 (type from the name) for
+			// the trust store.
+			"zookeeper.ssl.keystore.location":   leaf.JKS,
+			"zookeeper.ssl.keystore.password":   securitytest.Password,
+			"zookeeper.ssl.keystore.type":       "JKS",
+			"zookeeper.ssl.truststore.location": ca.TrustPKCS12,
+			"zookeeper.ssl.truststore.password": securitytest.Password,
+		}})
+		checkSecuredCluster(t, c, srv, super, chroot, "x509:"+zkserver.X509ID(leaf.DN)+":cdrwa")
+	})
+
+	// The JAAS Client section's user and password, sent with ZooKeeper's
+	// digest scheme on the plaintext port.
+	t.Run("digest from the JAAS Client section", func(t *testing.T) {
+		jaas := filepath.Join(t.TempDir(), "kafka_server_jaas.conf")
+		if err := os.WriteFile(jaas, []byte(`Client {
+    org.apache.zookeeper.server.auth.DigestLoginModule required
+    username="kafka"
+    password="kafka-zk-secret";
+};
+`), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		chroot := zkserver.Chroot(t)
-		c := testcluster.Start(t, testcluster.Options{Brokers: 2, ZKConnect: srv.Addr() + chroot, Overrides: map[string]string{
-			"zookeeper.connect":                 srv.SecureAddr() + chroot,
-			"zookeeper.set.acl":                 "true",
-			"zookeeper.ssl.client.enable":       "true",
-			"zookeeper.clientCnxnSocket":        config.ZkClientCnxnSocketNetty,
-			"zookeeper.ssl.keystore.location":   leaf.PEM,
-			"zookeeper.ssl.keystore.type":       "PEM",
-			"zookeeper.ssl.truststore.location": pki.CA,
-			"zookeeper.ssl.truststore.type":     "PEM",
-		}})
-		checkSecuredCluster(t, c, srv, super, chroot, "x509:"+leaf.DN+":cdrwa")
+		c := testcluster.Start(t, testcluster.Options{Brokers: 2, ZKConnect: srv.Addr() + chroot,
+			Overrides:     map[string]string{"zookeeper.set.acl": "true"},
+			BrokerOptions: []broker.Option{broker.WithSystemProperties(map[string]string{"java.security.auth.login.config": jaas})}})
+		checkSecuredCluster(t, c, srv, super, chroot, "digest:"+zkserver.DigestID("kafka:kafka-zk-secret")+":cdrwa")
 	})
+}
+
+// zookeeper.set.acl=true without an identity, and a JAAS Client section
+// with a login module Klassik cannot do, stop the broker at start-up.
+func TestZooKeeperSecurityStartupErrors(t *testing.T) {
+	jaas := filepath.Join(t.TempDir(), "jaas.conf")
+	if err := os.WriteFile(jaas, []byte(`Client { com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab="/k" principal="kafka"; };`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		props map[string]string
+		sys   map[string]string
+		want  string
+	}{
+		{"no identity", map[string]string{"zookeeper.set.acl": "true"}, nil, "zookeeper.set.acl is true, but ZooKeeper client TLS configuration"},
+		{"Kerberos", nil, map[string]string{"java.security.auth.login.config": jaas}, "Krb5LoginModule is not supported"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			props := map[string]string{"broker.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(),
+				"zookeeper.connect": zkserver.ConnectString(t)}
+			for k, v := range tc.props {
+				props[k] = v
+			}
+			cfg, err := config.FromMap(props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := broker.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), broker.WithSystemProperties(tc.sys))
+			if err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				err = b.Startup(ctx)
+				cancel()
+				b.Shutdown()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("start-up error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
 }
 
 // checkSecuredCluster: every node the brokers made carries Kafka's ACLs

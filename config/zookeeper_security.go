@@ -1,11 +1,12 @@
 package config
 
 import (
-	"crypto/tls"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/klassik/klassik/broker/security"
 )
 
 // ZooKeeper security keys of Kafka 2.8 (KIP-515 TLS, zookeeper.set.acl).
@@ -34,30 +35,13 @@ var ZooKeeperTLSKeys = []string{
 	"zookeeper.ssl.endpoint.identification.algorithm", "zookeeper.ssl.crl.enable", "zookeeper.ssl.ocsp.enable",
 }
 
-// ZooKeeperSecurityConfig is what the ZooKeeper client needs for security.
-type ZooKeeperSecurityConfig struct {
-	SetACL bool                // zookeeper.set.acl
-	TLS    *ZooKeeperTLSConfig // nil unless zookeeper.ssl.client.enable=true
-}
-
-// ZooKeeperTLSConfig are the zookeeper.ssl.* keys, with ZooKeeper's
-// fallbacks applied (store types from the file name, enabled protocols from
-// zookeeper.ssl.protocol).
-type ZooKeeperTLSConfig struct {
-	KeystoreLocation, KeystorePassword, KeystoreType       string // Type JKS, PKCS12 or PEM ("" only without a location)
-	TruststoreLocation, TruststorePassword, TruststoreType string
-	EnabledProtocols                                       []string // Java names (TLSv1.2, TLSv1.3, ...)
-	CipherSuites                                           []string // IANA names; nil: Go's defaults
-	VerifyHostname                                         bool     // zookeeper.ssl.endpoint.identification.algorithm=HTTPS
-}
-
 // ZooKeeperSecurity returns the ZooKeeper security settings.
-func (c *Config) ZooKeeperSecurity() ZooKeeperSecurityConfig {
-	s := ZooKeeperSecurityConfig{SetACL: c.ZookeeperSetACL}
+func (c *Config) ZooKeeperSecurity() security.ZooKeeperSecurity {
+	s := security.ZooKeeperSecurity{SetACL: c.ZookeeperSetACL}
 	if !c.ZookeeperSSLClientEnable {
 		return s
 	}
-	t := &ZooKeeperTLSConfig{
+	t := &security.ZooKeeperTLS{
 		KeystoreLocation: c.ZookeeperSSLKeystoreLocation, KeystorePassword: c.ZookeeperSSLKeystorePassword,
 		KeystoreType:       zkStoreType(c.ZookeeperSSLKeystoreType, c.ZookeeperSSLKeystoreLocation),
 		TruststoreLocation: c.ZookeeperSSLTruststoreLocation, TruststorePassword: c.ZookeeperSSLTruststorePassword,
@@ -72,17 +56,10 @@ func (c *Config) ZooKeeperSecurity() ZooKeeperSecurityConfig {
 	return s
 }
 
-// ZooKeeperTLSClientAuth reports Kafka's zkTlsClientAuthEnabled: TLS on,
-// a socket class and a key store named, so the session has an x509
-// identity.
-func (s ZooKeeperSecurityConfig) ZooKeeperTLSClientAuth() bool {
-	return s.TLS != nil && s.TLS.KeystoreLocation != ""
-}
-
 // ZooKeeperSecurityFromProperties reads the ZooKeeperTLSKeys of props (a
 // tool's --zk-tls-config-file) with the broker's types, defaults and
 // checks; other keys are ignored, as Kafka's tools do.
-func ZooKeeperSecurityFromProperties(props map[string]string) (ZooKeeperSecurityConfig, error) {
+func ZooKeeperSecurityFromProperties(props map[string]string) (security.ZooKeeperSecurity, error) {
 	c := Defaults()
 	var ps []Problem
 	for _, name := range ZooKeeperTLSKeys {
@@ -98,7 +75,7 @@ func ZooKeeperSecurityFromProperties(props map[string]string) (ZooKeeperSecurity
 		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
 	})
 	if len(ps) > 0 {
-		return ZooKeeperSecurityConfig{}, &ValidationError{Problems: ps}
+		return security.ZooKeeperSecurity{}, &ValidationError{Problems: ps}
 	}
 	return c.ZooKeeperSecurity(), nil
 }
@@ -159,25 +136,36 @@ func (c *Config) validateZooKeeperSecurity(add func(key, format string, args ...
 	if !slices.Contains(zkTLSProtocols, c.ZookeeperSSLProtocol) {
 		add("zookeeper.ssl.protocol", "%q: must be one of %s", c.ZookeeperSSLProtocol, strings.Join(zkTLSProtocols, ", "))
 	}
-	for _, p := range c.ZookeeperSSLEnabledProtocols {
-		if !slices.Contains(zkTLSProtocols, p) {
-			add("zookeeper.ssl.enabled.protocols", "%q: must be among %s", p, strings.Join(zkTLSProtocols, ", "))
+	if len(c.ZookeeperSSLEnabledProtocols) > 0 {
+		if _, _, err := security.ParseEnabledProtocols(strings.Join(c.ZookeeperSSLEnabledProtocols, ",")); err != nil {
+			add("zookeeper.ssl.enabled.protocols", "%v", err)
 		}
 	}
-	for _, cs := range c.ZookeeperSSLCipherSuites {
-		if _, ok := CipherSuiteID(cs); !ok {
-			add("zookeeper.ssl.cipher.suites", "%q is not a cipher suite Go's TLS implements", cs)
+	if len(c.ZookeeperSSLCipherSuites) > 0 {
+		if _, _, err := security.ParseCipherSuites(strings.Join(c.ZookeeperSSLCipherSuites, ",")); err != nil {
+			add("zookeeper.ssl.cipher.suites", "%v", err)
 		}
 	}
 }
 
-// CipherSuiteID maps an IANA (= Java JSSE) cipher suite name to Go's id;
-// TLS 1.3 suites, which Go always enables, map to their ids too.
-func CipherSuiteID(name string) (uint16, bool) {
-	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
-		if s.Name == name {
-			return s.ID, true
+// ZooKeeperSecurityWith is ZooKeeperSecurity with Kafka's fallback to
+// ZooKeeper's client system properties (-Dzookeeper.client.secure=true,
+// -Dzookeeper.ssl.keyStore.location=..., from KAFKA_OPTS): a key given in
+// the configuration wins, else the system property, else the default.
+func (c *Config) ZooKeeperSecurityWith(sys map[string]string) (security.ZooKeeperSecurity, error) {
+	props := security.ZooKeeperTLSFromSystemProperties(sys)
+	if len(props) == 0 {
+		return c.ZooKeeperSecurity(), nil
+	}
+	for _, k := range ZooKeeperTLSKeys {
+		if c.IsSet(k) {
+			props[k], _ = c.Value(k)
 		}
 	}
-	return 0, false
+	s, err := ZooKeeperSecurityFromProperties(props)
+	if err != nil {
+		return s, err
+	}
+	s.SetACL = c.ZookeeperSetACL
+	return s, nil
 }

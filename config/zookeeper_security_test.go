@@ -19,7 +19,7 @@ func TestZooKeeperSecurityKeys(t *testing.T) {
 		"zookeeper.ssl.keystore.location", "/k/broker.p12", "zookeeper.ssl.keystore.password", "pw",
 		"zookeeper.ssl.truststore.location", "/k/trust.jks", "zookeeper.ssl.endpoint.identification.algorithm", ""))
 	s := c.ZooKeeperSecurity()
-	if !s.SetACL || s.TLS == nil || !s.ZooKeeperTLSClientAuth() {
+	if !s.SetACL || s.TLS == nil || !s.TLSClientAuth() {
 		t.Fatalf("secure: %+v", s)
 	}
 	if s.TLS.KeystoreType != "PKCS12" || s.TLS.TruststoreType != "JKS" || s.TLS.VerifyHostname ||
@@ -55,5 +55,14 @@ func TestZooKeeperSecurityKeys(t *testing.T) {
 	}
 	if _, err := ZooKeeperSecurityFromProperties(map[string]string{"zookeeper.ssl.client.enable": "yes"}); err == nil {
 		t.Errorf("bad boolean accepted")
+	}
+
+	// ZooKeeper's client system properties fill in unset keys only.
+	sys := map[string]string{"zookeeper.client.secure": "true", "zookeeper.clientCnxnSocket": ZkClientCnxnSocketNetty,
+		"zookeeper.ssl.keyStore.location": "/sys/k.jks", "zookeeper.ssl.trustStore.location": "/sys/t.p12", "zookeeper.ssl.hostnameVerification": "false"}
+	w, err := mustFromMap(t, with("zookeeper.set.acl", "true", "zookeeper.ssl.truststore.location", "/cfg/t.pem")).ZooKeeperSecurityWith(sys)
+	if err != nil || !w.SetACL || w.TLS == nil || w.TLS.KeystoreLocation != "/sys/k.jks" || w.TLS.KeystoreType != "JKS" ||
+		w.TLS.TruststoreLocation != "/cfg/t.pem" || w.TLS.VerifyHostname {
+		t.Errorf("with system properties: %+v %+v %v", w, w.TLS, err)
 	}
 }

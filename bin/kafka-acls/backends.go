@@ -27,8 +27,8 @@ type zkBackend struct {
 
 // newZKBackend reads --authorizer-properties (zookeeper.connect required;
 // zookeeper.session.timeout.ms, zookeeper.connection.timeout.ms and
-// zookeeper.set.acl honoured) and --zk-tls-config-file, and loads every
-// ACL, as the authorizer's configure does.
+// zookeeper.set.acl, zookeeper.ssl.* and --zk-tls-config-file honoured) and loads every ACL, as the authorizer's
+// configure does.
 func newZKBackend(o *aclOptions) (*zkBackend, error) {
 	if o.authorizer != "" && !authorizer.IsSupportedClass(o.authorizer) {
 		return nil, &commandError{msg: o.authorizer + " is not an authorizer Klassik implements (" + authorizer.ClassName + ")"}
@@ -53,22 +53,18 @@ func newZKBackend(o *aclOptions) (*zkBackend, error) {
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}
 	}
-	// The session's security as Kafka's tools take it from KAFKA_OPTS (the
-	// JAAS Client section, ZooKeeper's TLS properties) and
-	// --zk-tls-config-file; either identity makes the nodes secure unless
-	// zookeeper.set.acl says otherwise.
-	opts, err := clitools.ZooKeeperOptions(o.o.Value("zk-tls-config-file"))
+	secure, err := clitools.Bool(props, "zookeeper.set.acl", false)
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}
 	}
-	if _, set := props["zookeeper.set.acl"]; set {
-		secure, err := clitools.Bool(props, "zookeeper.set.acl", false)
-		if err != nil {
-			return nil, &commandError{msg: err.Error()}
-		}
-		opts = append(opts, zkclient.WithSecureACLs(secure))
+	// TLS from the authorizer properties and --zk-tls-config-file, the
+	// JAAS Client login from KAFKA_OPTS, as AclAuthorizer configures its
+	// ZooKeeper client.
+	zkSec, err := clitools.AuthorizerZooKeeperOptions(props, o.o.Value("zk-tls-config-file"), secure)
+	if err != nil {
+		return nil, &commandError{msg: err.Error()}
 	}
-	zk, err := zkclient.Connect(connect, session, append(opts, zkclient.WithConnectTimeout(connTimeout),
+	zk, err := zkclient.Connect(connect, session, append(zkSec, zkclient.WithConnectTimeout(connTimeout),
 		zkclient.WithLogger(slog.New(slog.DiscardHandler)))...)
 	if err != nil {
 		return nil, &commandError{msg: err.Error()}

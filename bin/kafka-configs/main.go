@@ -17,7 +17,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv("KAFKA_OPTS"), os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // commandError is an exception Kafka's ConfigCommand.main catches as a
@@ -34,9 +34,8 @@ func executionError(err error) error {
 }
 
 // run executes one command and returns the exit status: 0, or 1 after
-// printing the failure as Kafka's ConfigCommand does. kafkaOpts is the
-// KAFKA_OPTS value (its -D system properties secure the ZooKeeper session).
-func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
+// printing the failure as Kafka's ConfigCommand does.
+func run(args []string, stdout, stderr io.Writer) int {
 	o, special, err := parseOptions(args)
 	if code, done := admintool.CommandLine(special, err, admintool.UsageAndDie, helpText, specs, stdout, stderr); done {
 		return code
@@ -45,7 +44,7 @@ func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
 		if o.zookeeper != "" {
 			fmt.Fprintln(stdout, "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.")
 			fmt.Fprintln(stdout, "Use --bootstrap-server instead to specify a broker to connect to.")
-			err = runZooKeeper(o, kafkaOpts, stdout)
+			err = runZooKeeper(o, stdout)
 		} else {
 			err = runAdmin(o, stdout)
 		}

@@ -102,6 +102,7 @@ type options struct {
 	names       []string // entity names ("" = default), as Kafka's entityNames
 	describeAll bool
 	props       map[string]string // --command-config
+	zkTLSConfig string            // --zk-tls-config-file ("" = none)
 }
 
 // parseOptions parses args and applies ConfigCommandOptions.checkArgs.
@@ -208,6 +209,7 @@ func parseOptions(args []string) (*options, string, error) {
 	if o.types[0] == typeUsers && hasDefault {
 		return nil, "", argErrorf("The default user entity holds only quotas, which Klassik does not implement yet")
 	}
+	o.zkTLSConfig = p.Value("zk-tls-config-file")
 	if f, ok := p.Lookup("command-config"); ok && p.Has("bootstrap-server") {
 		props, err := admintool.LoadProperties(f)
 		if err != nil {

@@ -11,9 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/bin/internal/clitools"
 	"github.com/klassik/klassik/broker/security"
-	"github.com/klassik/klassik/broker/security/zksecurity"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
@@ -21,41 +20,16 @@ import (
 
 // runZooKeeper is ConfigCommand.processCommandWithZk: the tool writes
 // /config/<type>/<name> and the change notification itself
-// (AdminZkClient.changeConfigs) or reads the nodes. The ZooKeeper session
-// is secured as Kafka's tool secures it: TLS from the zookeeper.ssl.*
-// system properties of KAFKA_OPTS overridden by --zk-tls-config-file,
-// digest credentials from the JAAS Client section of KAFKA_OPTS' login
-// config, and secure ACLs on what it creates when either identity is
-// there (JaasUtils.isZkSaslEnabled || zkTlsClientAuthEnabled).
-func runZooKeeper(o *options, kafkaOpts string, out io.Writer) error {
-	sys := security.SystemProperties(kafkaOpts)
-	props := security.ZooKeeperTLSFromSystemProperties(sys)
-	if f, ok := o.p.Lookup("zk-tls-config-file"); ok {
-		file, err := admintool.LoadProperties(f)
-		if err != nil {
-			return err
-		}
-		for _, k := range config.ZooKeeperTLSKeys {
-			if v, ok := file[k]; ok {
-				props[k] = v
-			}
-		}
-	}
-	sec, err := config.ZooKeeperSecurityFromProperties(props)
-	if err != nil {
-		return argErrorf("%v", err)
-	}
-	login, _, err := security.ZooKeeperLoginFromSystemProperties(sys)
-	if err != nil {
-		return err
-	}
-	opts, err := zksecurity.ZooKeeperClientOptions(sec, login != nil || sec.ZooKeeperTLSClientAuth(), login)
-	if err != nil {
-		return err
-	}
+// (AdminZkClient.changeConfigs) or reads the nodes.
+func runZooKeeper(o *options, out io.Writer) error {
 	// Kafka's tool uses a 30 s session and connection timeout.
-	opts = append(opts, zkclient.WithConnectTimeout(30*time.Second))
-	zc, err := zkclient.Connect(o.zookeeper, 30*time.Second, opts...)
+	// Its session is secured as Kafka's is: the JAAS Client login from
+	// KAFKA_OPTS, TLS from --zk-tls-config-file (clitools.ZooKeeperOptions).
+	sec, err := clitools.ZooKeeperOptions(o.zkTLSConfig)
+	if err != nil {
+		return err
+	}
+	zc, err := zkclient.Connect(o.zookeeper, 30*time.Second, append(sec, zkclient.WithConnectTimeout(30*time.Second))...)
 	if err != nil {
 		return err
 	}

@@ -27,3 +27,16 @@ func TestSecurityPropertiesHonouredOrRefused(t *testing.T) {
 		t.Fatalf("output does not name the refused property:\n%s", out.String())
 	}
 }
+
+// TestOldConsumerRefusesSecurity: the old consumer (--zookeeper) fetches
+// over PLAINTEXT only, so a secured security.protocol is refused by name.
+func TestOldConsumerRefusesSecurity(t *testing.T) {
+	args := []string{"--zookeeper", "127.0.0.1:1", "--topic", "t", "--consumer-property", "security.protocol=SASL_SSL"}
+	var out bytes.Buffer
+	if code := run(context.Background(), args, &out, &out); code == 0 {
+		t.Fatalf("exit 0 with security.protocol=SASL_SSL and --zookeeper:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "security.protocol=SASL_SSL is not supported by the old consumer (--zookeeper)") {
+		t.Fatalf("output does not name the refused property:\n%s", out.String())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
+	"github.com/klassik/klassik/bin/internal/clitools/security"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 )
@@ -31,6 +32,9 @@ func newZKSource(o *options, stderr io.Writer) (*zkSource, error) {
 	cfg := clitools.ZKConsumerDefaults(group, o.topic)
 	if o.fromBeginning {
 		cfg.AutoOffsetReset = "smallest"
+	}
+	if err := security.RequirePlaintext(o.consumerProps, "the old consumer (--zookeeper)"); err != nil {
+		return nil, err
 	}
 	if err := cfg.ApplyProperties(o.consumerProps); err != nil {
 		return nil, err

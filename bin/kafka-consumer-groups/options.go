@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
+	"github.com/klassik/klassik/bin/internal/clitools/security"
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 )
 
@@ -89,6 +90,13 @@ func parseOptions(args []string) (*options, string, error) {
 	o.props = map[string]string{}
 	if p.Has("command-config") {
 		if o.props, err = admintool.LoadProperties(p.Value("command-config")); err != nil {
+			return nil, "", err
+		}
+	}
+	if o.zookeeper != "" {
+		// The ZooKeeper mode reads log end offsets from the brokers over
+		// PLAINTEXT, as the old consumer did.
+		if err := security.RequirePlaintext(o.props, "kafka-consumer-groups --zookeeper"); err != nil {
 			return nil, "", err
 		}
 	}

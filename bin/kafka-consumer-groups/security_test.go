@@ -27,3 +27,19 @@ func TestSecurityPropertiesHonouredOrRefused(t *testing.T) {
 		t.Fatalf("output does not name the refused property:\n%s", out.String())
 	}
 }
+
+// TestZooKeeperModeRefusesSecurity: --zookeeper reads the brokers over
+// PLAINTEXT only, so a secured security.protocol is refused by name.
+func TestZooKeeperModeRefusesSecurity(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "client.properties")
+	if err := os.WriteFile(f, []byte("security.protocol=SSL\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"--zookeeper", "127.0.0.1:1", "--command-config", f, "--list"}, &out, &out); code == 0 {
+		t.Fatalf("exit 0 with security.protocol=SSL and --zookeeper:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "security.protocol=SSL is not supported by kafka-consumer-groups --zookeeper") {
+		t.Fatalf("output does not name the refused property:\n%s", out.String())
+	}
+}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/security"
-	"github.com/klassik/klassik/broker/security/zksecurity"
+
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
@@ -44,7 +44,7 @@ type request struct {
 	sessionTimeout    time.Duration
 	connectionTimeout time.Duration
 	pathCheck         bool
-	tls               config.ZooKeeperSecurityConfig
+	tls               security.ZooKeeperSecurity
 }
 
 // errIncorrectConfiguration is Kafka's IllegalArgumentException("Incorrect
@@ -77,7 +77,7 @@ func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, javaException(err))
 		return 1
 	}
-	tlsAuth := req.tls.ZooKeeperTLSClientAuth()
+	tlsAuth := req.tls.TLSClientAuth()
 	if jaasFile == "" && !tlsAuth {
 		fmt.Fprintln(stderr, "ERROR: No JAAS configuration file has been specified and no TLS client certificate has been specified. "+
 			"Please make sure that you set the system property java.security.auth.login.config or provide a ZooKeeper client TLS "+
@@ -91,7 +91,7 @@ func run(args []string, kafkaOpts string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, javaException(errIncorrectConfiguration))
 		return 1
 	}
-	opts, err := zksecurity.ZooKeeperClientOptions(req.tls, req.secure, login)
+	opts, err := security.ZooKeeperClientOptions(req.tls, req.secure, login)
 	if err != nil {
 		fmt.Fprintln(stderr, javaException(err))
 		return 1

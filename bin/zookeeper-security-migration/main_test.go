@@ -6,101 +6,67 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
+	"github.com/klassik/klassik/broker/security/securitytest"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
-func TestMain(m *testing.M) {
-	code := clitest.Main(m)
-	if shared.env != nil {
-		shared.env.super.Close()
-		shared.env.srv.Stop()
-		os.RemoveAll(shared.env.pki.Dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m)) }
 
-var shared struct {
-	once sync.Once
-	env  *secureEnv
-	err  error
-}
-
-// One secure ZooKeeper (TLS port with client certificates, digest super
-// user "super:super-secret") for the package; each test works in a chroot.
+// secureEnv is one secure ZooKeeper (TLS port with client certificates,
+// digest super user "super:super-secret") and a client identity for the
+// tool; each case works in a chroot.
 type secureEnv struct {
 	srv    *zkserver.Server
-	pki    *zkserver.PKI
-	leaf   *zkserver.Leaf
+	leaf   *securitytest.Identity
 	super  *zk.Conn
 	tlsCfg string // a --zk-tls-config-file for leaf
 }
 
-func startSecure(t *testing.T) *secureEnv {
-	t.Helper()
-	shared.once.Do(func() { shared.env, shared.err = newSecureEnv() })
-	if shared.err != nil {
-		t.Fatalf("secure ZooKeeper: %v", shared.err)
-	}
-	return shared.env
+// TestMigration runs the tool's cases against one secure ZooKeeper.
+func TestMigration(t *testing.T) {
+	e := startSecure(t)
+	t.Run("secure then unsecure", func(t *testing.T) { testMigrateSecureThenUnsecure(t, e) })
+	t.Run("checks", func(t *testing.T) { testMigrationChecks(t, e) })
+	t.Run("digest", func(t *testing.T) { testMigrateWithDigest(t, e) })
 }
 
-func newSecureEnv() (*secureEnv, error) {
-	dir, err := os.MkdirTemp("", "klassik-zk-migration-")
+func startSecure(t *testing.T) *secureEnv {
+	t.Helper()
+	ca := securitytest.NewCA(t, "Klassik ZooKeeper Test CA")
+	server := ca.Issue(t, "zookeeper", "/O=Klassik/CN=zookeeper")
+	so := &zkserver.SecureOptions{KeyStore: server.PKCS12, KeyStorePassword: securitytest.Password,
+		TrustStore: ca.TrustPKCS12, TrustStorePassword: securitytest.Password, ClientAuth: "need", SuperDigest: "super:super-secret"}
+	srv, err := zkserver.Start(zkserver.Options{Dir: filepath.Join(t.TempDir(), "zk"), Secure: so})
 	if err != nil {
-		return nil, err
+		t.Fatalf("secure ZooKeeper: %v", err)
 	}
-	pki, err := zkserver.NewPKI(dir)
-	if err != nil {
-		return nil, err
-	}
-	so, err := pki.ServerOptions()
-	if err != nil {
-		return nil, err
-	}
-	so.SuperDigest = "super:super-secret"
-	srv, err := zkserver.Start(zkserver.Options{Dir: filepath.Join(dir, "zk"), Secure: so})
-	if err != nil {
-		return nil, err
-	}
-	leaf, err := pki.Issue("migrator", "/O=Klassik/CN=migrator")
-	if err != nil {
-		srv.Stop()
-		return nil, err
-	}
+	t.Cleanup(func() { srv.Stop() })
+	leaf := ca.Issue(t, "migrator", "/O=Klassik/CN=migrator")
 	super, _, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		srv.Stop()
-		return nil, err
-	}
-	if err := super.AddAuth("digest", []byte(so.SuperDigest)); err != nil {
-		srv.Stop()
-		return nil, err
-	}
-	cfg := filepath.Join(dir, "zk-tls.properties")
+	mustOK(t, err)
+	t.Cleanup(super.Close)
+	mustOK(t, super.AddAuth("digest", []byte(so.SuperDigest)))
+	cfg := filepath.Join(t.TempDir(), "zk-tls.properties")
 	props := strings.Join([]string{
 		"zookeeper.ssl.client.enable=true",
 		"zookeeper.clientCnxnSocket=" + config.ZkClientCnxnSocketNetty,
-		"zookeeper.ssl.keystore.location=" + leaf.PEM,
-		"zookeeper.ssl.keystore.type=PEM",
-		"zookeeper.ssl.truststore.location=" + pki.CA,
-		"zookeeper.ssl.truststore.type=PEM",
+		"zookeeper.ssl.keystore.location=" + leaf.PKCS12,
+		"zookeeper.ssl.keystore.password=" + securitytest.Password,
+		"zookeeper.ssl.truststore.location=" + ca.TrustJKS,
+		"zookeeper.ssl.truststore.password=" + securitytest.Password,
 		"zookeeper.set.acl=ignored-here",
 	}, "\n") + "\n"
-	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
-		srv.Stop()
-		return nil, err
-	}
-	return &secureEnv{srv: srv, pki: pki, leaf: leaf, super: super, tlsCfg: cfg}, nil
+	mustOK(t, os.WriteFile(cfg, []byte(props), 0o600))
+	return &secureEnv{srv: srv, leaf: leaf, super: super, tlsCfg: cfg}
 }
 
 // tree writes an unsecured Kafka tree in a new chroot, as brokers without
@@ -178,8 +144,7 @@ func mustOK(t *testing.T, err error) {
 // certificate's DN owns it; world read except below /config/users,
 // /config/brokers and /delegation_token/tokens; /consumers open), and
 // unsecure gives every node back to the world.
-func TestMigrateSecureThenUnsecure(t *testing.T) {
-	e := startSecure(t)
+func testMigrateSecureThenUnsecure(t *testing.T, e *secureEnv) {
 	chroot := e.tree(t)
 	stdout, stderr, code := clitest.Script(t, nil, "zookeeper-security-migration.sh",
 		"--zookeeper.connect", e.srv.SecureAddr()+chroot, "--zookeeper.acl", "secure", "--zk-tls-config-file", e.tlsCfg)
@@ -192,7 +157,7 @@ func TestMigrateSecureThenUnsecure(t *testing.T) {
 		!strings.Contains(stdout, "/kafka-acl-changes") {
 		t.Errorf("secure: no warning about the missing roots:\n%s", stdout)
 	}
-	owner := "x509:" + e.leaf.DN + ":cdrwa"
+	owner := "x509:" + zkserver.X509ID(e.leaf.DN) + ":cdrwa"
 	got := e.acls(t, chroot)
 	var paths []string
 	for p := range got {
@@ -237,8 +202,7 @@ func TestMigrateSecureThenUnsecure(t *testing.T) {
 
 // --enable.path.check stops before changing anything when a root is
 // missing; without any identity the tool refuses to run, as Kafka's does.
-func TestMigrationChecks(t *testing.T) {
-	e := startSecure(t)
+func testMigrationChecks(t *testing.T, e *secureEnv) {
 	chroot := e.tree(t)
 	var out, errOut bytes.Buffer
 	code := run([]string{"--zookeeper.connect", e.srv.SecureAddr() + chroot, "--zookeeper.acl", "secure", "--zk-tls-config-file", e.tlsCfg, "--enable.path.check"}, "", &out, &errOut)
@@ -272,5 +236,34 @@ func TestCommandLine(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"--version"}, "", &out, &errOut); code != 0 || out.Len() == 0 {
 		t.Errorf("--version: exit %d %q", code, out.String())
+	}
+}
+
+// The JAAS Client section in KAFKA_OPTS authenticates the tool with
+// ZooKeeper's digest scheme on the plaintext port; a JAAS file without
+// that section is "Security isn't enabled", as in Kafka.
+func testMigrateWithDigest(t *testing.T, e *secureEnv) {
+	chroot := e.tree(t)
+	dir := t.TempDir()
+	jaas := filepath.Join(dir, "jaas.conf")
+	mustOK(t, os.WriteFile(jaas, []byte(`Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="admin" password="admin-zk"; };`), 0o600))
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--zookeeper.connect", e.srv.Addr() + chroot, "--zookeeper.acl", "secure"},
+		"-Xmx256m -Djava.security.auth.login.config="+jaas, &out, &errOut); code != 0 {
+		t.Fatalf("secure: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	owner := "digest:" + zkserver.DigestID("admin:admin-zk") + ":cdrwa"
+	got := e.acls(t, chroot)
+	if got[zkpaths.TopicsPath] != owner+",world:anyone:r" || got["/config/users/alice"] != owner {
+		t.Errorf("ACLs: /brokers/topics %s, /config/users/alice %s", got[zkpaths.TopicsPath], got["/config/users/alice"])
+	}
+
+	other := filepath.Join(dir, "server-only.conf")
+	mustOK(t, os.WriteFile(other, []byte(`KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b"; };`), 0o600))
+	out.Reset()
+	errOut.Reset()
+	code := run([]string{"--zookeeper.connect", e.srv.Addr() + chroot, "--zookeeper.acl", "secure"}, "-Djava.security.auth.login.config="+other, &out, &errOut)
+	if code != 1 || out.String() != "ERROR: Security isn't enabled, most likely the file isn't set properly: "+other+"\n" {
+		t.Errorf("no Client section: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }

@@ -72,6 +72,8 @@ func TestSecureDemo(t *testing.T) {
 		regexp.MustCompile(`Current ACLs for resource ` + "`" + `ResourcePattern\(resourceType=TOPIC, name=orders, patternType=LITERAL\)` + "`" + `:`),
 		regexp.MustCompile(`\(principal=User:alice, host=\*, operation=WRITE, permissionType=ALLOW\)`),
 		regexp.MustCompile(`(?m)^Created topic orders\.$`),
+		// The same over SASL_SSL as the administrator (--command-config).
+		regexp.MustCompile(`(?m)^SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-512=iterations=4096$`),
 		regexp.MustCompile(`(?m)^order-1$`),
 		regexp.MustCompile(`(?m)^order-2$`),
 		regexp.MustCompile(`Processed a total of 2 messages`),

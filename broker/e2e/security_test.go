@@ -16,13 +16,8 @@ package e2e_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/pbkdf2"
-	"crypto/rand"
-	"crypto/sha512"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,70 +38,39 @@ import (
 	kgoscram "github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/xdg-go/scram"
 
+	"github.com/klassik/klassik/broker/security"
+	"github.com/klassik/klassik/broker/security/securitytest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/broker/testcluster/proc"
+	"github.com/klassik/klassik/zkpaths"
 )
 
 // secRecords is how many records each client sends per protocol.
 const secRecords = 200
 
-// secPKI is what makeSecPKI writes into dir.
+// secPKI is the matrix's TLS material, made by securitytest with openssl
+// and keytool as an operator would (the README's walk-through shows the
+// keytool -genkeypair route; bin/klassik-secure-demo.sh runs it).
 type secPKI struct {
-	dir                    string
-	password               string // of every keystore and key
-	brokerKeystore         string // JKS: the broker's key and its CA-signed certificate (keytool)
-	truststore             string // JKS: the CA (keytool)
+	password               string // of every store and key
+	brokerProps            map[string]string
+	truststore             string // JKS: the CA
 	ca, otherCA            string // PEM; otherCA signed nothing the broker has
 	clientCert, clientKey  string // PEM, signed by ca, CN=client
-	clientKeystorePKCS12   string // the client's key and certificate (openssl pkcs12)
-	clientTruststorePKCS12 string // the CA (keytool -storetype PKCS12)
+	clientKeystorePKCS12   string // the client's key and chain
+	clientTruststorePKCS12 string // the CA
 }
 
-// makeSecPKI makes, as an operator would, a CA with openssl, the broker's
-// JKS keystore and truststore with keytool (key pair, CSR signed by the
-// CA, chain imported), a client certificate with openssl and a second,
-// unrelated CA.
 func makeSecPKI(t *testing.T) *secPKI {
 	t.Helper()
-	keytool := requireTool(t, "keytool", "apt-get install -y openjdk-17-jre-headless")
-	openssl := requireTool(t, "openssl", "apt-get install -y openssl")
-	dir := t.TempDir()
-	p := &secPKI{dir: dir, password: "klassik-secret",
-		brokerKeystore: filepath.Join(dir, "broker.keystore.jks"), truststore: filepath.Join(dir, "broker.truststore.jks"),
-		ca: filepath.Join(dir, "ca.pem"), otherCA: filepath.Join(dir, "other-ca.pem"),
-		clientCert: filepath.Join(dir, "client.pem"), clientKey: filepath.Join(dir, "client.key"),
-		clientKeystorePKCS12: filepath.Join(dir, "client.keystore.p12"), clientTruststorePKCS12: filepath.Join(dir, "client.truststore.p12")}
-	sh := func(name string, args ...string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "san.ext"), []byte("subjectAltName=DNS:localhost,IP:127.0.0.1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pw := p.password
-	sh(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Klassik Test CA", "-keyout", "ca.key", "-out", "ca.pem")
-	sh(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Some Other CA", "-keyout", "other-ca.key", "-out", "other-ca.pem")
-	sh(keytool, "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2",
-		"-dname", "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1",
-		"-keystore", p.brokerKeystore, "-storetype", "JKS", "-storepass", pw, "-keypass", pw)
-	sh(keytool, "-certreq", "-alias", "broker", "-keystore", p.brokerKeystore, "-storepass", pw, "-file", "broker.csr",
-		"-ext", "SAN=dns:localhost,ip:127.0.0.1")
-	sh(openssl, "x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
-		"-extfile", "san.ext", "-out", "broker.pem")
-	sh(keytool, "-importcert", "-noprompt", "-alias", "CARoot", "-file", "ca.pem", "-keystore", p.brokerKeystore, "-storepass", pw)
-	sh(keytool, "-importcert", "-noprompt", "-alias", "broker", "-file", "broker.pem", "-keystore", p.brokerKeystore, "-storepass", pw)
-	sh(keytool, "-importcert", "-noprompt", "-alias", "CARoot", "-file", "ca.pem", "-keystore", p.truststore, "-storetype", "JKS", "-storepass", pw)
-	sh(openssl, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=client", "-keyout", "client.key", "-out", "client.csr")
-	sh(openssl, "x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-out", "client.pem")
-	sh(openssl, "pkcs12", "-export", "-in", "client.pem", "-inkey", "client.key", "-name", "client", "-out", p.clientKeystorePKCS12, "-passout", "pass:"+pw)
-	sh(keytool, "-importcert", "-noprompt", "-alias", "CARoot", "-file", "ca.pem", "-keystore", p.clientTruststorePKCS12, "-storetype", "PKCS12", "-storepass", pw)
-	return p
+	ca := securitytest.NewCA(t, "Klassik Test CA")
+	other := securitytest.NewCA(t, "Some Other CA")
+	brokerID := ca.Issue(t, "broker", "/CN=localhost")
+	client := ca.Issue(t, "client", "/CN=client")
+	return &secPKI{password: securitytest.Password, brokerProps: brokerID.Props(ca, securitytest.JKS, ""),
+		truststore: ca.TrustJKS, ca: ca.CertPEM, otherCA: other.CertPEM,
+		clientCert: client.CertPEM, clientKey: client.KeyPEM,
+		clientKeystorePKCS12: client.PKCS12, clientTruststorePKCS12: ca.TrustPKCS12}
 }
 
 // secBroker is the matrix's broker.
@@ -128,21 +92,27 @@ const (
 func startSecBroker(t *testing.T) *secBroker {
 	t.Helper()
 	pki := makeSecPKI(t)
-	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: map[string]string{
+	overrides := map[string]string{
 		"listeners":                  "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
 		"inter.broker.listener.name": "PLAINTEXT",
-		"ssl.keystore.location":      pki.brokerKeystore,
-		"ssl.keystore.password":      pki.password,
-		"ssl.key.password":           pki.password,
-		"ssl.truststore.location":    pki.truststore,
-		"ssl.truststore.password":    pki.password,
-		"ssl.client.auth":            "required", // SSL only: SASL_SSL authenticates with SASL (Kafka's rule)
+		"ssl.client.auth":            "required", // SSL only: SASL_SSL authenticates with SASL (Kafka 2.8's rule)
 		"sasl.enabled.mechanisms":    "SCRAM-SHA-512",
 		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-	}})
+	}
+	for k, v := range pki.brokerProps { // the broker's JKS keystore and truststore
+		overrides[k] = v
+	}
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Overrides: overrides})
 	b := &secBroker{c: c, pki: pki, sslAddr: boundAddr(t, c, "SSL"), saslSSL: boundAddr(t, c, "SASL_SSL")}
-	cred := scramSHA512Credential(t, secPassword, 4096)
-	if err := c.ZK().ChangeEntityConfigs("users", secUser, map[string]string{"SCRAM-SHA-512": cred}); err != nil {
+	f, err := security.NewScramFormatter(security.MechanismScramSHA512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := f.GenerateCredential(secPassword, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ZK().ChangeUserConfig(secUser, zkpaths.UserConfig{Scram: map[string]string{security.MechanismScramSHA512: cred.String()}}); err != nil {
 		t.Fatalf("writing /config/users/%s: %v", secUser, err)
 	}
 	// The credential reaches the broker through the change notification;
@@ -164,27 +134,6 @@ func boundAddr(t *testing.T, c *testcluster.Cluster, listener string) string {
 		t.Fatalf("the broker has no %s listener", listener)
 	}
 	return net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
-}
-
-// scramSHA512Credential is a credential in Kafka's ScramCredentialUtils
-// form: salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=<n>, with
-// RFC 5802's keys.
-func scramSHA512Credential(t *testing.T, password string, iterations int) string {
-	t.Helper()
-	salt := make([]byte, 24)
-	_, _ = rand.Read(salt)
-	salted, err := pbkdf2.Key(sha512.New, password, salt, iterations, sha512.Size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mac := func(key []byte, msg string) []byte {
-		h := hmac.New(sha512.New, key)
-		h.Write([]byte(msg))
-		return h.Sum(nil)
-	}
-	stored := sha512.Sum512(mac(salted, "Client Key"))
-	b64 := base64.StdEncoding.EncodeToString
-	return fmt.Sprintf("salt=%s,stored_key=%s,server_key=%s,iterations=%d", b64(salt), b64(stored[:]), b64(mac(salted, "Server Key")), iterations)
 }
 
 // secConf is the matrix's neutral description of a client's security

@@ -53,7 +53,12 @@
 //	ReplicaManager.activeProducerState,    txnmarkers.go DescribeProducers (the
 //	Partition.activeProducerState          log's producer state, any replica)
 //	ReplicaManager metrics                 metrics.go (IsrShrinksPerSec,
-//	                                       IsrExpandsPerSec, UnderReplicatedPartitions)
+//	                                       IsrExpandsPerSec, UnderReplicatedPartitions,
+//	                                       ReassigningPartitions, FailedIsrUpdatesPerSec,
+//	                                       Delayed{Fetch,Produce}Metrics)
+//	BrokerTopicStats                       topicmetrics.go
+//	Partition's gauges (kafka.cluster)     partitionmetrics.go (also the
+//	                                       reassignment state of LeaderAndIsr)
 //
 // # Roles and transitions
 //

@@ -25,6 +25,14 @@
 //	                                      ClientTLSConfig, ListenerProperties)
 //	SslPrincipalMapper, X500Principal     principal.go (NewSslPrincipalMapper, DistinguishedName)
 //
+// ZooKeeper client security files:
+//
+//	KafkaServer.initZkClient (zk security),  zookeeper.go (ZooKeeperSecurity, ZooKeeperClientOptions,
+//	  KIP-515 ZKClientConfig TLS              ZooKeeperTLSConfig over the loaders above)
+//	JaasUtils (zookeeper.sasl.*, Client)     zookeeper_login.go (ZooKeeperLoginFromSystemProperties:
+//	                                         DigestLoginModule only, sent as ZooKeeper digest;
+//	                                         ZooKeeperTLSFromSystemProperties)
+//
 // securitytest makes CA, broker and client stores with openssl and
 // keytool for tests of any package.
 //

@@ -11,11 +11,11 @@ import (
 const ZooKeeperClientContext = "Client"
 
 // System properties (-Dname=value in KAFKA_OPTS) that steer the ZooKeeper
-// client login, as Kafka's JaasUtils reads them.
+// client login, as Kafka's JaasUtils reads them (with
+// JavaLoginConfigProperty naming the JAAS file).
 const (
-	JavaLoginConfigPropertyZK = "java.security.auth.login.config"
-	ZkSaslClientProperty      = "zookeeper.sasl.client"       // "false" turns the login off
-	ZkLoginContextProperty    = "zookeeper.sasl.clientconfig" // section name, default Client
+	ZkSaslClientProperty   = "zookeeper.sasl.client"       // "false" turns the login off
+	ZkLoginContextProperty = "zookeeper.sasl.clientconfig" // section name, default Client
 )
 
 // ZooKeeperLogin is the user and password of the JAAS Client section, used
@@ -51,7 +51,7 @@ const DigestLoginModule = "org.apache.zookeeper.server.auth.DigestLoginModule"
 // other module (Krb5LoginModule, ...) is an error, as is the section with
 // zookeeper.sasl.client=false. jaasFile is the file named, for messages.
 func ZooKeeperLoginFromSystemProperties(sys map[string]string) (login *ZooKeeperLogin, jaasFile string, err error) {
-	jaasFile = sys[JavaLoginConfigPropertyZK]
+	jaasFile = sys[JavaLoginConfigProperty]
 	if jaasFile == "" {
 		return nil, "", nil
 	}
@@ -63,7 +63,7 @@ func ZooKeeperLoginFromSystemProperties(sys map[string]string) (login *ZooKeeper
 	if err != nil {
 		return nil, jaasFile, fmt.Errorf("Exception while loading Zookeeper JAAS login context %s: %w", zkSecuritySysConfigString(sys), err)
 	}
-	sections, err := zkParseJaasSections(string(data))
+	sections, err := ParseJaasFile(string(data))
 	if err != nil {
 		return nil, jaasFile, fmt.Errorf("Exception while loading Zookeeper JAAS login context %s: %w", zkSecuritySysConfigString(sys), err)
 	}
@@ -75,16 +75,16 @@ func ZooKeeperLoginFromSystemProperties(sys map[string]string) (login *ZooKeeper
 		return nil, jaasFile, fmt.Errorf("Exception while determining if ZooKeeper is secure %s: the JAAS %s section is present but %s=%s disables the ZooKeeper client login",
 			zkSecuritySysConfigString(sys), context, ZkSaslClientProperty, v)
 	}
-	if len(mods) != 1 || mods[0].module != DigestLoginModule {
+	if len(mods) != 1 || mods[0].LoginModule != DigestLoginModule {
 		names := make([]string, len(mods))
 		for i, m := range mods {
-			names[i] = m.module
+			names[i] = m.LoginModule
 		}
 		return nil, jaasFile, fmt.Errorf("JAAS file %s, section %s: login module %s is not supported; Klassik logs in to ZooKeeper with "+
 			"one %s (username, password), sent with ZooKeeper's digest scheme", jaasFile, context, strings.Join(names, ", "), DigestLoginModule)
 	}
-	user, okU := mods[0].options["username"]
-	pass, okP := mods[0].options["password"]
+	user, okU := mods[0].Options["username"]
+	pass, okP := mods[0].Options["password"]
 	if !okU || !okP || user == "" {
 		return nil, jaasFile, fmt.Errorf("JAAS file %s, section %s: %s needs username and password", jaasFile, context, DigestLoginModule)
 	}
@@ -99,7 +99,7 @@ func zkSecuritySysConfigString(sys map[string]string) string {
 		}
 		return "default:" + def
 	}
-	return "[" + JavaLoginConfigPropertyZK + "=" + sys[JavaLoginConfigPropertyZK] + ", " + ZkSaslClientProperty + "=" + get(ZkSaslClientProperty, "true") +
+	return "[" + JavaLoginConfigProperty + "=" + sys[JavaLoginConfigProperty] + ", " + ZkSaslClientProperty + "=" + get(ZkSaslClientProperty, "true") +
 		", " + ZkLoginContextProperty + "=" + get(ZkLoginContextProperty, ZooKeeperClientContext) + "]"
 }
 

@@ -22,6 +22,9 @@
 //	kafka.log.TimeIndex                      timeindex.go    TimeIndex
 //	kafka.log.TransactionIndex               txnindex.go     .txnindex, CollectAbortedTransactions
 //	kafka.log.LogManager                     manager.go      LogManager, loadDir, ParseTopicPartitionName
+//	Log / LogFlushStats / LogManager /       metrics.go      per-log gauges, the flush timer, the
+//	LogCleaner metrics, LogValidator's                       validation meters (by record's error kinds)
+//	BrokerTopicMetrics marks
 //	kafka.log.LogConfig (+ fromProps),       config.go       LogConfig, DefaultLogConfig, LogConfigFromProps,
 //	  KafkaConfig log.*                                      ManagerConfig
 //	o.a.k.common.record.FileRecords          filerecords.go  FileRecords (pread / sendfile)

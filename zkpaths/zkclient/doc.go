@@ -18,6 +18,11 @@
 //	  ReplicationUtils.updateLeaderAndIsr)
 //	AdminZkClient for users (fetchEntityConfig,   users.go (GetUserConfig, GetAllUserConfigs,
 //	  fetchAllEntityConfigs, changeConfigs)         ChangeUserConfig)
+//	ZkData.defaultAcls (zookeeper.set.acl),       acl.go (DefaultACL, the one place
+//	  ZkSecurityMigrator's setACL                   every create takes its ACL from)
+//	ZooKeeper auth: digest credentials            auth.go (stand-in for the JAAS
+//	                                                Client SASL login)
+//	ZKClientConfig TLS (KIP-515, Netty socket)    tls.go (crypto/tls dialer)
 //	reassignment, preferred election,             admin.go (one helper per shape:
 //	  ISR/log-dir notifications, entity configs,    getDecoded, createAdminRequest,
 //	  legacy consumer offsets                       deleteFenced, setOrCreate,
@@ -55,6 +60,11 @@
 //   - Watches are armed only through reads (exists/getChildren) and re-armed
 //     before the callback runs, so no change after a callback is lost.
 //   - Structural nodes are created with nil (null) data.
+//   - Every node is created with DefaultACL(path, secure): world-all when
+//     zookeeper.set.acl is false; otherwise the session's identity owns it
+//     (x509 DN or digest id) with world read except on the sensitive paths,
+//     and /consumers stays world-all. Secure ACLs without an identity are
+//     refused at Connect (ErrSecureACLsUnauthenticated).
 //   - Callbacks must be cheap: they run on Client goroutines and a slow one
 //     delays only its own watch (or, for session handlers, later session
 //     handling). A callback must never call Close: Close waits for the

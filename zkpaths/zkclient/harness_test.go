@@ -17,11 +17,7 @@ import (
 	"github.com/klassik/klassik/zkpaths/zktest"
 )
 
-func TestMain(m *testing.M) {
-	code := zkserver.RunShared(m)
-	stopSecureZK()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(zkserver.RunShared(m)) }
 
 // sessionTimeout for tests: the server's tickTime is 500ms, so 2s is valid
 // and keeps forced expiry fast.

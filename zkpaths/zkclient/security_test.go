@@ -5,79 +5,60 @@ import (
 	"crypto/x509"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/klassik/klassik/broker/security/zksecurity"
-	"github.com/klassik/klassik/config"
+	"github.com/klassik/klassik/broker/security"
+	"github.com/klassik/klassik/broker/security/securitytest"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
-// secureZK is this file's ZooKeeper: a TLS client port that needs client
-// certificates of pki, the x509 auth provider, and the digest super user
-// "super:super-secret" for inspecting any ACL. Started once for the tests
-// of this file.
-var secureZK struct {
-	once sync.Once
-	srv  *zkserver.Server
-	pki  *zkserver.PKI
-	err  error
-}
-
-func stopSecureZK() {
-	if secureZK.srv != nil {
-		secureZK.srv.Stop()
-		_ = os.RemoveAll(secureZK.pki.Dir)
-	}
+// secureZK is the ZooKeeper of TestSecureZooKeeper: a TLS client port
+// that needs client certificates of ca, the x509 auth provider, and the
+// digest super user "super:super-secret" for inspecting any ACL.
+type secureZK struct {
+	srv *zkserver.Server
+	ca  *securitytest.CA
 }
 
 const superUser = "super:super-secret"
 
-func startSecureZK(t *testing.T) (*zkserver.Server, *zkserver.PKI) {
-	t.Helper()
-	secureZK.once.Do(func() {
-		dir, err := os.MkdirTemp("", "klassik-zksec-")
-		if err != nil {
-			secureZK.err = err
-			return
-		}
-		pki, err := zkserver.NewPKI(dir)
-		if err != nil {
-			secureZK.err = err
-			return
-		}
-		so, err := pki.ServerOptions()
-		if err != nil {
-			secureZK.err = err
-			return
-		}
-		so.SuperDigest = superUser
-		secureZK.pki = pki
-		secureZK.srv, secureZK.err = zkserver.Start(zkserver.Options{Dir: dir + "/zk", Secure: so})
-	})
-	if secureZK.err != nil {
-		t.Fatalf("secure ZooKeeper: %v", secureZK.err)
+// TestSecureZooKeeper runs the TLS and secure-ACL cases against one secure
+// ZooKeeper (its keystores live in this test's temporary directory).
+func TestSecureZooKeeper(t *testing.T) {
+	ca := securitytest.NewCA(t, "Klassik ZooKeeper Test CA")
+	server := ca.Issue(t, "zookeeper", "/O=Klassik/CN=zookeeper")
+	srv, err := zkserver.Start(zkserver.Options{Dir: filepath.Join(t.TempDir(), "zk"), Secure: &zkserver.SecureOptions{
+		KeyStore: server.PKCS12, KeyStorePassword: securitytest.Password,
+		TrustStore: ca.TrustPKCS12, TrustStorePassword: securitytest.Password,
+		ClientAuth: "need", SuperDigest: superUser}})
+	if err != nil {
+		t.Fatalf("secure ZooKeeper: %v", err)
 	}
-	return secureZK.srv, secureZK.pki
+	t.Cleanup(func() { srv.Stop() })
+	z := &secureZK{srv: srv, ca: ca}
+	t.Run("secure ACLs over TLS with x509", func(t *testing.T) { testSecureACLsOverTLSWithX509(t, z) })
+	t.Run("TLS failures do not hang", func(t *testing.T) { testTLSFailuresDoNotHang(t, z) })
+	t.Run("zookeeper.ssl settings", func(t *testing.T) { testZooKeeperTLSSettings(t, z) })
 }
 
 // tlsConfig is a client TLS configuration trusting pki's CA with the
 // certificate of leaf (nil: none).
-func tlsConfig(t *testing.T, pki *zkserver.PKI, leaf *zkserver.Leaf) *tls.Config {
+func tlsConfig(t *testing.T, ca *securitytest.CA, leaf *securitytest.Identity) *tls.Config {
 	t.Helper()
-	ca, err := os.ReadFile(pki.CA)
+	caPEM, err := os.ReadFile(ca.CertPEM)
 	mustNoErr(t, err)
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
+	pool.AppendCertsFromPEM(caPEM)
 	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	if leaf != nil {
-		cert, err := tls.LoadX509KeyPair(leaf.Cert, leaf.Key)
+		cert, err := tls.LoadX509KeyPair(leaf.CertPEM, leaf.KeyPEM)
 		mustNoErr(t, err)
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -114,13 +95,12 @@ func aclString(acls []zk.ACL) string {
 // node ("x509:<DN>:cdrwa"), non-sensitive nodes are world-readable, the
 // sensitive ones (ZkData.SensitiveRootPaths) are not, /consumers stays
 // open; an anonymous session can read but not change the tree.
-func TestSecureACLsOverTLSWithX509(t *testing.T) {
-	srv, pki := startSecureZK(t)
-	leaf, err := pki.Issue("broker-x509", "/O=Klassik/OU=brokers/CN=broker")
-	mustNoErr(t, err)
+func testSecureACLsOverTLSWithX509(t *testing.T, z *secureZK) {
+	srv := z.srv
+	leaf := z.ca.Issue(t, "broker-x509", "/O=Klassik/OU=brokers/CN=broker")
 	chroot := zkserver.Chroot(t)
 	c, err := zkclient.Connect(srv.SecureAddr()+chroot, sessionTimeout,
-		zkclient.WithSecureACLs(true), zkclient.WithTLS(tlsConfig(t, pki, leaf)))
+		zkclient.WithSecureACLs(true), zkclient.WithTLS(tlsConfig(t, z.ca, leaf)))
 	mustNoErr(t, err)
 	defer c.Close()
 	mustNoErr(t, c.EnsureTopLevelPaths())
@@ -128,7 +108,7 @@ func TestSecureACLsOverTLSWithX509(t *testing.T) {
 	mustNoErr(t, err)
 	mustNoErr(t, c.ChangeEntityConfigs(zkpaths.ConfigTypeUser, "alice", map[string]string{"producer_byte_rate": "1"}))
 
-	owner := "x509:" + leaf.DN + ":cdrwa"
+	owner := "x509:" + zkserver.X509ID(leaf.DN) + ":cdrwa"
 	open := owner + ",world:anyone:r"
 	sup := superConn(t, srv)
 	want := map[string]string{
@@ -188,22 +168,17 @@ func TestSecureACLsNeedAnIdentity(t *testing.T) {
 // TLS failures end Connect with an error within the connection timeout,
 // never a hang: a server certificate from another CA, and no client
 // certificate where the server needs one.
-func TestTLSFailuresDoNotHang(t *testing.T) {
-	srv, pki := startSecureZK(t)
-	dir := t.TempDir()
-	other, err := zkserver.NewPKI(dir)
-	mustNoErr(t, err)
-	leaf, err := pki.Issue("tls-fail", "/CN=tls-fail")
-	mustNoErr(t, err)
+func testTLSFailuresDoNotHang(t *testing.T, z *secureZK) {
+	srv := z.srv
+	other := securitytest.NewCA(t, "Other CA")
 	cases := map[string]*tls.Config{
 		"untrusted server": tlsConfig(t, other, nil),
-		"no client cert":   tlsConfig(t, pki, nil),
+		"no client cert":   tlsConfig(t, z.ca, nil),
 	}
-	_ = leaf
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			c, err := zkclient.Connect(srv.SecureAddr(), sessionTimeout, zkclient.WithTLS(cfg), zkclient.WithConnectTimeout(3*time.Second))
+			c, err := zkclient.Connect(srv.SecureAddr(), sessionTimeout, zkclient.WithTLS(cfg), zkclient.WithConnectTimeout(1500*time.Millisecond))
 			if err == nil {
 				c.Close()
 				t.Fatalf("connected")
@@ -220,26 +195,38 @@ func TestTLSFailuresDoNotHang(t *testing.T) {
 // zookeeper.ssl.endpoint.identification.algorithm is empty (the chain
 // still is: another CA fails either way), and the enabled protocols are
 // the ones offered (the server speaks ZooKeeper's default, TLSv1.2 only).
-func TestZooKeeperTLSSettings(t *testing.T) {
-	srv, pki := startSecureZK(t)
-	leaf, err := pki.Issue("settings", "/CN=settings")
+func testZooKeeperTLSSettings(t *testing.T, z *secureZK) {
+	srv := z.srv
+	leaf := z.ca.Issue(t, "settings", "/CN=settings")
+	other := securitytest.NewCA(t, "Other CA")
+	// An unencrypted PEM key store (ZooKeeper takes one without password)
+	// and a PEM trust store.
+	base := security.ZooKeeperTLS{KeystoreLocation: leaf.KeyPEM + ".chain", KeystoreType: "PEM",
+		TruststoreLocation: z.ca.CertPEM, TruststoreType: "PEM", EnabledProtocols: []string{"TLSv1.2"}, VerifyHostname: true}
+	key, err := os.ReadFile(leaf.KeyPEM)
 	mustNoErr(t, err)
-	other, err := zkserver.NewPKI(t.TempDir())
+	chain, err := os.ReadFile(leaf.ChainPEM)
 	mustNoErr(t, err)
-	base := config.ZooKeeperTLSConfig{KeystoreLocation: leaf.PEM, KeystoreType: "PEM",
-		TruststoreLocation: pki.CA, TruststoreType: "PEM", EnabledProtocols: []string{"TLSv1.2"}, VerifyHostname: true}
+	mustNoErr(t, os.WriteFile(base.KeystoreLocation, append(key, chain...), 0o600))
 	cases := []struct {
 		name       string
 		serverName string
-		edit       func(c *config.ZooKeeperTLSConfig)
+		edit       func(c *security.ZooKeeperTLS)
 		ok         bool
 	}{
 		{"defaults", "", nil, true},
 		{"wrong host name", "not-zookeeper.example", nil, false},
-		{"wrong host name, check off", "not-zookeeper.example", func(c *config.ZooKeeperTLSConfig) { c.VerifyHostname = false }, true},
-		{"other CA, check off", "", func(c *config.ZooKeeperTLSConfig) { c.VerifyHostname = false; c.TruststoreLocation = other.CA }, false},
-		{"TLSv1.3 only", "", func(c *config.ZooKeeperTLSConfig) { c.EnabledProtocols = []string{"TLSv1.3"} }, false},
-		{"cipher suite", "", func(c *config.ZooKeeperTLSConfig) { c.CipherSuites = []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"} }, true},
+		{"wrong host name, check off", "not-zookeeper.example", func(c *security.ZooKeeperTLS) { c.VerifyHostname = false }, true},
+		{"other CA, check off", "", func(c *security.ZooKeeperTLS) { c.VerifyHostname = false; c.TruststoreLocation = other.CertPEM }, false},
+		{"TLSv1.3 only", "", func(c *security.ZooKeeperTLS) { c.EnabledProtocols = []string{"TLSv1.3"} }, false},
+		{"cipher suite", "", func(c *security.ZooKeeperTLS) { c.CipherSuites = []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"} }, true},
+		{"encrypted PEM key store", "", func(c *security.ZooKeeperTLS) {
+			c.KeystoreLocation, c.KeystorePassword = leaf.PEMStore, securitytest.Password
+		}, true},
+		{"JKS key store, PKCS12 trust store", "", func(c *security.ZooKeeperTLS) {
+			c.KeystoreLocation, c.KeystorePassword, c.KeystoreType = leaf.JKS, securitytest.Password, "JKS"
+			c.TruststoreLocation, c.TruststorePassword, c.TruststoreType = z.ca.TrustPKCS12, securitytest.Password, "PKCS12"
+		}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,10 +234,16 @@ func TestZooKeeperTLSSettings(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(&s)
 			}
-			cfg, err := zksecurity.ZooKeeperTLSConfig(&s)
+			cfg, err := security.ZooKeeperTLSConfig(&s)
 			mustNoErr(t, err)
 			cfg.ServerName = tc.serverName
-			c, err := zkclient.Connect(srv.SecureAddr(), sessionTimeout, zkclient.WithTLS(cfg), zkclient.WithConnectTimeout(3*time.Second))
+			// A failing handshake is retried until the connect timeout; a
+			// short one keeps the test quick, a working one needs far less.
+			timeout := 10 * time.Second
+			if !tc.ok {
+				timeout = 1500 * time.Millisecond
+			}
+			c, err := zkclient.Connect(srv.SecureAddr(), sessionTimeout, zkclient.WithTLS(cfg), zkclient.WithConnectTimeout(timeout))
 			if err == nil {
 				c.Close()
 			}

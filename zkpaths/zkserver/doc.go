@@ -15,8 +15,9 @@
 //	shared.go     Shared/RunShared/ConnectString: one server per test
 //	              binary, one chroot per test; Ensemble (N-node quorum)
 //	secure.go     SecureOptions: the TLS client port (secureClientPort,
-//	              Netty, x509 auth provider) and a digest super user; PKI:
-//	              test certificates and keystores made with openssl/keytool
+//	              Netty, x509 auth provider; keystores from
+//	              broker/security/securitytest) and a digest super user;
+//	              DigestID and X509ID, the ids ZooKeeper's ACLs name
 //	proxy.go      Proxy: TCP forwarder; Pause simulates connection loss,
 //	              ExpireSession forces a real session expiry (polls "dump")
 //

@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -16,7 +14,8 @@ import (
 // working beside it) and the authentication a test of zookeeper.set.acl
 // needs. Checked on Debian 12's ZooKeeper 3.8.0.
 type SecureOptions struct {
-	// KeyStore and TrustStore are the server's PKCS12 (or JKS) files:
+	// KeyStore and TrustStore are the server's PKCS12 (or JKS) files
+	// (tests make them with broker/security/securitytest):
 	// ssl.keyStore.location / ssl.trustStore.location. Empty: no TLS port
 	// (only SuperDigest applies).
 	KeyStore, KeyStorePassword     string
@@ -95,118 +94,15 @@ func (s *Server) SecureAddr() string {
 	return "127.0.0.1:" + strconv.Itoa(s.securePort)
 }
 
-// PKI is a small certificate authority for tests, made with openssl and
-// keytool in Dir: the CA, the ZooKeeper server's keystore and truststore
-// (PKCS12) and client certificates. Every leaf certificate names
-// 127.0.0.1 and localhost as subject alternative names, so hostname
-// verification passes on loopback in both directions.
-type PKI struct {
-	Dir      string
-	Password string // of every keystore and truststore
-	CA       string // ca.pem
-	caKey    string
-}
-
-// NewPKI makes the CA in dir (which must exist).
-func NewPKI(dir string) (*PKI, error) {
-	p := &PKI{Dir: dir, Password: "zk-test-secret", CA: filepath.Join(dir, "ca.pem"), caKey: filepath.Join(dir, "ca.key")}
-	if err := run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
-		"-subj", "/CN=Klassik Test CA", "-keyout", p.caKey, "-out", p.CA); err != nil {
-		return nil, err
+// X509ID is the id ZooKeeper's X509AuthenticationProvider gives a client
+// certificate whose subject is subj in openssl's -subj form
+// ("/O=Klassik/CN=broker"): Java's RFC 2253 rendering, most specific
+// attribute first ("CN=broker,O=Klassik"). An ACL "x509:<id>:cdrwa" names
+// that identity. Subjects with characters RFC 2253 escapes are not handled.
+func X509ID(subj string) string {
+	parts := strings.Split(strings.Trim(subj, "/"), "/")
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
 	}
-	return p, nil
-}
-
-// Leaf is one certificate signed by the PKI, in the formats the tests use.
-type Leaf struct {
-	Key      string // PKCS#8 PEM private key
-	Cert     string // PEM certificate
-	PEM      string // key then certificate chain (leaf, CA): ssl.keystore.type=PEM
-	PKCS12   string // keystore with key, leaf and CA
-	JKS      string // the same as a JKS keystore (keytool)
-	Password string
-	// DN is the certificate's subject as Java prints it (RFC 2253), which
-	// ZooKeeper's X509AuthenticationProvider uses as the x509 id.
-	DN string
-}
-
-// Issue makes a key and a certificate for subject (an openssl -subj value
-// such as "/O=Klassik/CN=broker") named name in the PKI's directory.
-func (p *PKI) Issue(name, subject string) (*Leaf, error) {
-	base := filepath.Join(p.Dir, name)
-	l := &Leaf{Key: base + ".key", Cert: base + ".pem", PEM: base + "-chain.pem", PKCS12: base + ".p12", JKS: base + ".jks", Password: p.Password}
-	ext := base + ".ext"
-	if err := os.WriteFile(ext, []byte("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n"), 0o600); err != nil {
-		return nil, err
-	}
-	csr := base + ".csr"
-	steps := [][]string{
-		{"openssl", "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", subject, "-keyout", l.Key, "-out", csr},
-		{"openssl", "x509", "-req", "-in", csr, "-CA", p.CA, "-CAkey", p.caKey, "-CAcreateserial", "-sha256", "-days", "2", "-extfile", ext, "-out", l.Cert},
-		{"openssl", "pkcs12", "-export", "-in", l.Cert, "-inkey", l.Key, "-certfile", p.CA, "-name", name, "-passout", "pass:" + p.Password, "-out", l.PKCS12},
-		{"keytool", "-importkeystore", "-noprompt", "-srckeystore", l.PKCS12, "-srcstoretype", "PKCS12", "-srcstorepass", p.Password,
-			"-destkeystore", l.JKS, "-deststoretype", "JKS", "-deststorepass", p.Password, "-destkeypass", p.Password},
-	}
-	for _, s := range steps {
-		if err := run(s[0], s[1:]...); err != nil {
-			return nil, err
-		}
-	}
-	key, err := os.ReadFile(l.Key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := os.ReadFile(l.Cert)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := os.ReadFile(p.CA)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(l.PEM, append(append(key, cert...), ca...), 0o600); err != nil {
-		return nil, err
-	}
-	out, err := exec.Command("openssl", "x509", "-in", l.Cert, "-noout", "-subject", "-nameopt", "RFC2253").Output()
-	if err != nil {
-		return nil, fmt.Errorf("zkserver: openssl x509 -subject: %w", err)
-	}
-	l.DN = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "subject="))
-	return l, nil
-}
-
-// TrustStore writes a PKCS12 truststore holding the CA (keytool -importcert)
-// and returns its path.
-func (p *PKI) TrustStore() (string, error) {
-	ts := filepath.Join(p.Dir, "truststore.p12")
-	if _, err := os.Stat(ts); err == nil {
-		return ts, nil
-	}
-	return ts, run("keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", p.CA,
-		"-keystore", ts, "-storetype", "PKCS12", "-storepass", p.Password)
-}
-
-// ServerOptions issues the ZooKeeper server's certificate and returns
-// SecureOptions for a TLS port that needs client certificates of this PKI.
-func (p *PKI) ServerOptions() (*SecureOptions, error) {
-	srv, err := p.Issue("zookeeper", "/O=Klassik/CN=zookeeper")
-	if err != nil {
-		return nil, err
-	}
-	ts, err := p.TrustStore()
-	if err != nil {
-		return nil, err
-	}
-	return &SecureOptions{KeyStore: srv.PKCS12, KeyStorePassword: p.Password, TrustStore: ts, TrustStorePassword: p.Password, ClientAuth: "need"}, nil
-}
-
-func run(name string, args ...string) error {
-	if _, err := exec.LookPath(name); err != nil {
-		return fmt.Errorf("zkserver: %s is required for test certificates (apt-get install -y openssl default-jre-headless): %w", name, err)
-	}
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("zkserver: %s %s: %w: %s", name, strings.Join(args, " "), err, out)
-	}
-	return nil
+	return strings.Join(parts, ",")
 }

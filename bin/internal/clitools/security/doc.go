@@ -17,10 +17,13 @@
 //	  of -Djava.security.auth.login.config)        section of the JAAS file named in
 //	                                               KAFKA_OPTS, read by broker/security's
 //	                                               JAAS parser; its username and password)
-//	DefaultSslEngineFactory (client side)        tls.go (truststore and keystore, hostname
+//	DefaultSslEngineFactory (client side)        tls.go (broker/security's ClientTLSConfig:
+//	                                               JKS, PKCS12 and PEM stores, hostname
 //	                                               verification as
 //	                                               ssl.endpoint.identification.algorithm
 //	                                               says, protocols and cipher suites)
+//
+// Goroutines: none.
 //
 // Invariants: a security property the tools cannot honour (GSSAPI,
 // OAUTHBEARER, a callback handler or engine factory class, an unknown

@@ -82,6 +82,17 @@ func Opts(props map[string]string) ([]kgo.Opt, error) {
 	return s.Opts(), nil
 }
 
+// RequirePlaintext refuses a security.protocol other than PLAINTEXT for a
+// client that can only speak plain text (what names it, e.g. the old
+// consumer of --zookeeper, which Kafka never secured).
+func RequirePlaintext(props map[string]string, what string) error {
+	p := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
+	if p == "" || p == Plaintext {
+		return nil
+	}
+	return fmt.Errorf("client property security.protocol=%s is not supported by %s, which connects over PLAINTEXT only", props["security.protocol"], what)
+}
+
 // Parse reads the security properties of a client configuration. Keys
 // other than security.*, sasl.* and ssl.* are not looked at.
 func Parse(props map[string]string) (*Settings, error) {

@@ -121,3 +121,13 @@ KafkaClient {
 		t.Fatalf("login %q/%q", s.Username, s.Password)
 	}
 }
+
+func TestRequirePlaintext(t *testing.T) {
+	if err := RequirePlaintext(map[string]string{"security.protocol": "plaintext"}, "x"); err != nil {
+		t.Fatal(err)
+	}
+	err := RequirePlaintext(map[string]string{"security.protocol": "SSL"}, "the old consumer (--zookeeper)")
+	if err == nil || !strings.Contains(err.Error(), "security.protocol=SSL is not supported by the old consumer (--zookeeper)") {
+		t.Fatalf("RequirePlaintext(SSL): %v", err)
+	}
+}

@@ -50,31 +50,28 @@ Kerberos { com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;
 		t.Fatalf("no JAAS file: %+v %q %v", l, f, err)
 	}
 	for _, bad := range []string{"Client {", "Client { x required username=a password=b; }", "Client { org.apache.zookeeper.server.auth.DigestLoginModule required username=; };", "/* open"} {
-		sys := map[string]string{JavaLoginConfigPropertyZK: writeJaas(t, bad)}
+		sys := map[string]string{JavaLoginConfigProperty: writeJaas(t, bad)}
 		if _, _, err := ZooKeeperLoginFromSystemProperties(sys); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
-// FuzzZooKeeperJaas: the JAAS reader never panics or loops on any input,
-// and a section it returns always has at least one module.
-func FuzzZooKeeperJaas(f *testing.F) {
-	for _, s := range []string{
-		"Client { org.apache.zookeeper.server.auth.DigestLoginModule required username=\"a\" password='b'; };",
-		"A{m r;};B{m r k=v;m2 o;};", "// c\n/* d */ X { y z a=\"\\\"\"; };", "Client {", "\"", "/*", "{};", "a { b c d = ; };",
-	} {
-		f.Add(s)
+// Secure ACLs need an identity: the start-up error, Kafka's wording.
+func TestZooKeeperClientOptions(t *testing.T) {
+	if _, err := ZooKeeperClientOptions(ZooKeeperSecurity{SetACL: true}, true, nil); err == nil ||
+		!strings.HasPrefix(err.Error(), "zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable") {
+		t.Fatalf("no identity: %v", err)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		secs, err := zkParseJaasSections(s)
-		if err != nil {
-			return
-		}
-		for name, mods := range secs {
-			if len(mods) == 0 {
-				t.Fatalf("section %q without modules", name)
-			}
-		}
-	})
+	if opts, err := ZooKeeperClientOptions(ZooKeeperSecurity{SetACL: true}, true, &ZooKeeperLogin{User: "u", Password: "p"}); err != nil || len(opts) != 2 {
+		t.Fatalf("digest: %d %v", len(opts), err)
+	}
+	tlsOnly := ZooKeeperSecurity{SetACL: true, TLS: &ZooKeeperTLS{EnabledProtocols: []string{"TLSv1.2"}}}
+	if _, err := ZooKeeperClientOptions(tlsOnly, true, nil); err == nil {
+		t.Fatalf("TLS without a key store accepted as an identity")
+	}
+	got := ZooKeeperTLSFromSystemProperties(SystemProperties("-Dzookeeper.client.secure=true -Dzookeeper.ssl.keyStore.location=/k.p12 -Dzookeeper.ssl.hostnameVerification=false"))
+	if got["zookeeper.ssl.client.enable"] != "true" || got["zookeeper.ssl.keystore.location"] != "/k.p12" || got["zookeeper.ssl.endpoint.identification.algorithm"] != "" || len(got) != 3 {
+		t.Fatalf("system properties: %v", got)
+	}
 }
