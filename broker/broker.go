@@ -462,6 +462,7 @@ func (b *Broker) startSocketServer() error {
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 	}
 	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
+	nc.FailedAuthenticationDelay = time.Duration(b.cfg.ConnectionFailedAuthDelayMs) * time.Millisecond
 	for _, e := range ss.Listeners {
 		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
 		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol

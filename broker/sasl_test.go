@@ -2,8 +2,7 @@ package broker_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/pbkdf2"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,20 +37,19 @@ const (
 	scramJaas = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`
 )
 
-// scramCredential derives the stored credential of a password as Kafka's
-// ScramFormatter does (RFC 5802).
+// scramCredential derives the stored credential of a password (Kafka's
+// ScramFormatter).
 func scramCredential(t testing.TB, mech, password string) security.ScramCredential {
 	t.Helper()
-	h, _ := security.ScramHash(mech)
-	salt := []byte("klassik-test-salt")
-	salted, err := pbkdf2.Key(h, password, salt, 4096, h().Size())
+	f, err := security.NewScramFormatter(mech)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mac := func(s string) []byte { m := hmac.New(h, salted); m.Write([]byte(s)); return m.Sum(nil) }
-	hh := h()
-	hh.Write(mac("Client Key"))
-	return security.ScramCredential{Salt: salt, StoredKey: hh.Sum(nil), ServerKey: mac("Server Key"), Iterations: 4096}
+	cred, err := f.Credential(password, []byte("klassik-test-salt"), 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cred
 }
 
 // saslCredentials holds SCRAM credentials for admin and alice (the scram
@@ -328,8 +327,14 @@ func TestSASLAuthenticationGate(t *testing.T) {
 			if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil || *r.ErrorMessage != tc.msg {
 				t.Fatalf("%s %q: code %d message %v, want %q", tc.mech, tc.token, r.ErrorCode, r.ErrorMessage, tc.msg)
 			}
+			// connection.failed.authentication.delay.ms (100 ms) holds
+			// the close back.
+			start := time.Now()
 			if !closed(cl) {
 				t.Fatalf("%s: connection open after SASL_AUTHENTICATION_FAILED", tc.mech)
+			}
+			if d := time.Since(start); d < 50*time.Millisecond {
+				t.Fatalf("%s: closed %v after the failure, want connection.failed.authentication.delay.ms", tc.mech, d)
 			}
 		}
 	})
@@ -473,6 +478,41 @@ func TestSASLInterBrokerSCRAM(t *testing.T) {
 		t.Errorf("replica fetches arrived as %v, want only SASL_PLAINTEXT User:admin", fetchers)
 	}
 	mu.Unlock()
+
+	// A SCRAM user written straight into ZooKeeper in Kafka's format, with
+	// its change notification, can log in on every broker within seconds;
+	// deleting the node (and notifying) locks it out of new connections.
+	carol := scramCredential(t, "SCRAM-SHA-512", "carol-secret")
+	node := fmt.Sprintf(`{"version":1,"config":{"SCRAM-SHA-512":"salt=%s,stored_key=%s,server_key=%s,iterations=4096"}}`,
+		base64.StdEncoding.EncodeToString(carol.Salt), base64.StdEncoding.EncodeToString(carol.StoredKey), base64.StdEncoding.EncodeToString(carol.ServerKey))
+	zc := c.ZK()
+	if _, err := zc.CreateRecursive("/config/users/carol", []byte(node), 0); err != nil {
+		t.Fatal(err)
+	}
+	notify := func() {
+		if _, err := zc.Create("/config/changes/config_change_", []byte(`{"version":2,"entity_path":"users/carol"}`), zk.FlagSequence); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify()
+	canLogin := func(i int) bool {
+		cl, err := network.Dial(context.Background(), saslAddr(t, c, i), "carol", 5*time.Second)
+		if err != nil {
+			return false
+		}
+		defer cl.Close()
+		return cl.AuthenticateSASL(context.Background(), &network.SASLClient{Mechanism: "SCRAM-SHA-512", Username: "carol", Password: "carol-secret"}) == nil
+	}
+	for i := 0; i < 2; i++ {
+		c.WaitFor(10*time.Second, "carol logs in with SCRAM-SHA-512 after her /config/users node appeared", func() bool { return canLogin(i) })
+	}
+	if err := zc.Delete("/config/users/carol", -1); err != nil {
+		t.Fatal(err)
+	}
+	notify()
+	for i := 0; i < 2; i++ {
+		c.WaitFor(10*time.Second, "carol refused after her node was deleted", func() bool { return !canLogin(i) })
+	}
 
 	// The controller's LeaderAndIsr travels over SASL too: kill the
 	// leader of partition 0 and the other broker takes over.

@@ -214,6 +214,7 @@ type Config struct {
 	SaslJaasConfig                   string   // sasl.jaas.config ("" = none)
 	ConnectionsMaxReauthMs           int64    // connections.max.reauth.ms (0 = no re-authentication)
 	SaslServerMaxReceiveSize         int32    // sasl.server.max.receive.size
+	ConnectionFailedAuthDelayMs      int32    // connection.failed.authentication.delay.ms
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).

@@ -18,7 +18,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"broker.heartbeat.interval.ms":                         true,
 	"broker.session.timeout.ms":                            true,
 	"client.quota.callback.class":                          true,
-	"connection.failed.authentication.delay.ms":            true,
 	"control.plane.listener.name":                          true,
 	"controller.listener.names":                            true,
 	"controller.quorum.append.linger.ms":                   true,

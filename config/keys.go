@@ -847,6 +847,9 @@ var brokerKeys = []Key{
 	{Name: "sasl.server.max.receive.size", Type: TypeInt, Default: "524288", Group: groupSASL,
 		Doc:   "largest frame a SASL connection may send before it authenticated; larger ones close it",
 		field: func(c *Config) any { return &c.SaslServerMaxReceiveSize }, check: atLeast(1)},
+	{Name: "connection.failed.authentication.delay.ms", Type: TypeInt, Default: "100", Group: groupSASL,
+		Doc:   "a connection whose SASL authentication failed is closed this long after the failure is answered",
+		field: func(c *Config) any { return &c.ConnectionFailedAuthDelayMs }, check: atLeast(0)},
 
 	// Authorizer
 	{Name: "authorizer.class.name", Type: TypeString, Default: "", Group: groupAuthorizer,

@@ -113,6 +113,10 @@ func (c *Config) InterBrokerUsesSasl() bool {
 // validateSASL checks the mechanisms of every SASL listener, the
 // inter-broker mechanism and the refused plug-in keys.
 func (c *Config) validateSASL(add func(key, format string, args ...any)) {
+	if int64(c.ConnectionFailedAuthDelayMs) >= c.ConnectionsMaxIdleMs {
+		add("connection.failed.authentication.delay.ms", "%d should always be less than connections.max.idle.ms=%d to prevent failed authentication responses from timing out",
+			c.ConnectionFailedAuthDelayMs, c.ConnectionsMaxIdleMs)
+	}
 	for _, name := range c.ignored {
 		key := name
 		if rest, ok := strings.CutPrefix(name, saslListenerPrefix); ok {

@@ -149,6 +149,14 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	}
 	if c.session.CloseAfterResponse {
 		log.Debug("closing connection after the response, as the handler asked", "api", kmsg.NameForKey(req.Key))
+		if d := c.s.cfg.FailedAuthenticationDelay; d > 0 && !c.session.Authenticated {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
 		return false
 	}
 	if log.Enabled(ctx, slog.LevelDebug) {

@@ -49,6 +49,11 @@ type Config struct {
 	// frame of a SASL connection before it authenticated (0 →
 	// SaslMaxReceiveBytes).
 	SaslMaxReceiveBytes int32
+	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms:
+	// after answering a failed SASL handshake or authentication the
+	// connection is closed this much later (Kafka's default 100 ms), so a
+	// client retrying bad credentials is slowed down.
+	FailedAuthenticationDelay time.Duration
 
 	Logger *slog.Logger
 	// Metrics receives the server's metrics; nil disables them.

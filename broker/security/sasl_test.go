@@ -2,8 +2,6 @@ package security
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/pbkdf2"
 	"errors"
 	"strings"
 	"testing"
@@ -12,20 +10,19 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// testCredential derives a stored SCRAM credential from a password (RFC
-// 5802: SaltedPassword, ClientKey, StoredKey, ServerKey).
+// testCredential derives a stored SCRAM credential from a password
+// (Kafka's ScramFormatter).
 func testCredential(t testing.TB, mech, password string, iterations int) ScramCredential {
 	t.Helper()
-	h, _ := ScramHash(mech)
-	salt := []byte("0123456789abcdef")
-	salted, err := pbkdf2.Key(h, password, salt, iterations, h().Size())
+	f, err := NewScramFormatter(mech)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mac := func(key []byte, s string) []byte { m := hmac.New(h, key); m.Write([]byte(s)); return m.Sum(nil) }
-	hh := h()
-	hh.Write(mac(salted, "Client Key"))
-	return ScramCredential{Salt: salt, StoredKey: hh.Sum(nil), ServerKey: mac(salted, "Server Key"), Iterations: iterations}
+	cred, err := f.Credential(password, []byte("0123456789abcdef"), iterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cred
 }
 
 func TestPlainServer(t *testing.T) {

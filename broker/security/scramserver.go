@@ -20,15 +20,11 @@ package security
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"strconv"
 	"strings"
 )
@@ -37,24 +33,13 @@ import (
 // SCRAM mechanisms (ScramMechanism.minIterations).
 const minScramIterations = 4096
 
-// ScramHash returns the hash function of a SCRAM mechanism.
-func ScramHash(mechanism string) (func() hash.Hash, bool) {
-	switch mechanism {
-	case MechanismScramSHA256:
-		return sha256.New, true
-	case MechanismScramSHA512:
-		return sha512.New, true
-	}
-	return nil, false
-}
-
 // errScram is a failure answered with the generic message.
 var errScram = errors.New("scram: authentication failed")
 
 // ScramServer is one SCRAM exchange.
 type ScramServer struct {
 	mechanism string
-	h         func() hash.Hash
+	f         *ScramFormatter
 	cache     *CredentialCache
 
 	state       int // 0 want client-first, 1 want client-final, 2 complete, 3 failed
@@ -70,11 +55,11 @@ type ScramServer struct {
 // NewScramServer returns a SCRAM exchange for mechanism (SCRAM-SHA-256 or
 // SCRAM-SHA-512) against cache.
 func NewScramServer(mechanism string, cache *CredentialCache) (*ScramServer, error) {
-	h, ok := ScramHash(mechanism)
-	if !ok {
+	f, err := NewScramFormatter(mechanism)
+	if err != nil {
 		return nil, fmt.Errorf("Requested mechanism '%s' is not supported. Supported mechanisms are '%s'.", mechanism, strings.Join(ScramMechanisms, ", "))
 	}
-	return &ScramServer{mechanism: mechanism, h: h, cache: cache}, nil
+	return &ScramServer{mechanism: mechanism, f: f, cache: cache}, nil
 }
 
 // Mechanism implements SaslServer.
@@ -259,7 +244,7 @@ func (s *ScramServer) clientFinal(msg string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: Invalid channel binding in the final client message", errScram)
 	}
 	authMessage := []byte(s.clientBare + "," + s.serverFirst + "," + cf.WithoutProof)
-	clientSig := hmacSum(s.h, s.cred.StoredKey, authMessage)
+	clientSig := s.f.HMAC(s.cred.StoredKey, authMessage)
 	if len(cf.Proof) != len(clientSig) {
 		return nil, fmt.Errorf("%w: Invalid client credentials", errScram)
 	}
@@ -267,19 +252,11 @@ func (s *ScramServer) clientFinal(msg string) ([]byte, error) {
 	for i := range clientSig {
 		clientKey[i] = cf.Proof[i] ^ clientSig[i]
 	}
-	hh := s.h()
-	hh.Write(clientKey)
-	if subtle.ConstantTimeCompare(hh.Sum(nil), s.cred.StoredKey) != 1 {
+	if subtle.ConstantTimeCompare(s.f.StoredKey(clientKey), s.cred.StoredKey) != 1 {
 		return nil, fmt.Errorf("%w: Invalid client credentials", errScram)
 	}
-	serverSig := hmacSum(s.h, s.cred.ServerKey, authMessage)
+	serverSig := s.f.HMAC(s.cred.ServerKey, authMessage)
 	return []byte("v=" + base64.StdEncoding.EncodeToString(serverSig)), nil
-}
-
-func hmacSum(h func() hash.Hash, key, msg []byte) []byte {
-	m := hmac.New(h, key)
-	m.Write(msg)
-	return m.Sum(nil)
 }
 
 func decodeB64(s string) ([]byte, error) {

@@ -1,8 +1,6 @@
 package security
 
 import (
-	"crypto/hmac"
-	"crypto/pbkdf2"
 	"crypto/sha256"
 	"crypto/subtle"
 	"sync"
@@ -57,33 +55,15 @@ func (v *PasswordVerifier) Verify(user, password string) bool {
 		if hit && subtle.ConstantTimeCompare(remembered, cred.StoredKey) == 1 {
 			return true
 		}
-		if stored, ok := ScramStoredKey(mech, password, cred.Salt, cred.Iterations); ok && subtle.ConstantTimeCompare(stored, cred.StoredKey) == 1 {
+		if VerifyScramPassword(mech, password, cred) {
 			v.mu.Lock()
 			if len(v.good) > 1024 {
 				clear(v.good)
 			}
-			v.good[key] = stored
+			v.good[key] = cred.StoredKey
 			v.mu.Unlock()
 			return true
 		}
 	}
 	return false
-}
-
-// ScramStoredKey computes H(HMAC(PBKDF2(password, salt, iterations),
-// "Client Key")) for mechanism.
-func ScramStoredKey(mechanism, password string, salt []byte, iterations int) ([]byte, bool) {
-	h, ok := ScramHash(mechanism)
-	if !ok {
-		return nil, false
-	}
-	salted, err := pbkdf2.Key(h, password, salt, iterations, h().Size())
-	if err != nil {
-		return nil, false
-	}
-	m := hmac.New(h, salted)
-	m.Write([]byte("Client Key"))
-	hh := h()
-	hh.Write(m.Sum(nil))
-	return hh.Sum(nil), true
 }
