@@ -578,3 +578,20 @@ func TestDeprecatedListenerKeys(t *testing.T) {
 		t.Errorf("port out of range accepted")
 	}
 }
+
+// A Kafka-only key whose being ignored would change what the cluster does
+// stops start-up, naming it; a tuning key of a part Klassik lacks does not.
+func TestRefusedKafkaKeys(t *testing.T) {
+	for key := range refusedKafkaKeys {
+		if !kafkaOnlyKeys[key] {
+			t.Errorf("%s is refused but not in the Kafka-only list", key)
+		}
+		_, err := FromMap(with(key, "x"))
+		if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "not supported by Klassik") {
+			t.Errorf("%s=x: %v", key, err)
+		}
+	}
+	if _, err := FromMap(with("quota.window.num", "11")); err != nil {
+		t.Errorf("quota.window.num refused: %v", err)
+	}
+}

@@ -111,3 +111,38 @@ func KafkaOnlyKeys() []string {
 	slices.Sort(out)
 	return out
 }
+
+// refusedKafkaKeys are Kafka-only keys whose setting would leave the cluster
+// in another state than the operator believes if it were ignored (a
+// plug-in that refuses requests, a quota, KRaft mode, a second controller
+// listener, delegation tokens). Setting one, to any value, is a start-up
+// error naming it and saying why; the rest of kafkaOnlyKeys tune parts
+// Klassik does not have and are only reported.
+var refusedKafkaKeys = map[string]string{
+	"principal.builder.class":          "custom principal builders cannot be loaded; principals are User:<SASL user> or the client certificate's DN mapped by ssl.principal.mapping.rules",
+	"create.topic.policy.class.name":   "topic creation policies cannot be loaded; every CreateTopics the policy would refuse would be allowed",
+	"alter.config.policy.class.name":   "config alteration policies cannot be loaded; every config change the policy would refuse would be allowed",
+	"client.quota.callback.class":      "client quotas are not implemented yet",
+	"quota.producer.default":           "client quotas are not implemented yet; producers would run unthrottled",
+	"quota.consumer.default":           "client quotas are not implemented yet; consumers would run unthrottled",
+	"replica.selector.class":           "fetching from the closest replica (KIP-392) is not implemented; consumers always fetch from the leader",
+	"process.roles":                    "KRaft mode is not implemented; Klassik runs only with ZooKeeper (zookeeper.connect)",
+	"node.id":                          "KRaft mode is not implemented; use broker.id",
+	"controller.quorum.voters":         "KRaft mode is not implemented; the controller is elected through ZooKeeper's /controller",
+	"controller.listener.names":        "KRaft mode is not implemented",
+	"control.plane.listener.name":      "a separate controller listener (KIP-291) is not implemented; controller requests use the inter-broker listener",
+	"delegation.token.master.key":      "delegation tokens are not implemented",
+	"delegation.token.secret.key":      "delegation tokens are not implemented",
+	"max.connection.creation.rate":     "connection creation limits are not implemented yet",
+	"max.connections.per.ip.overrides": "per-IP connection limits are not implemented yet",
+	"kafka.metrics.reporters":          "Java metrics reporters cannot be loaded; metrics are exported for Prometheus on klassik.http.listener",
+}
+
+// validateUnimplemented refuses the set keys of refusedKafkaKeys.
+func (c *Config) validateUnimplemented(add func(key, format string, args ...any)) {
+	for _, name := range c.ignored {
+		if why, ok := refusedKafkaKeys[name]; ok {
+			add(name, "not supported by Klassik: %s; remove the setting", why)
+		}
+	}
+}

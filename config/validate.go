@@ -27,6 +27,7 @@ func (c *Config) Validate() error {
 	c.validateProtocolCombinations(add)
 	c.validateSASL(add)
 	c.validateZooKeeperSecurity(add)
+	c.validateUnimplemented(add)
 	if len(ps) == 0 {
 		return nil
 	}
