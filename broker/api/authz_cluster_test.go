@@ -76,8 +76,9 @@ func aclTestCluster(t *testing.T) (*testcluster.Cluster, *kadm.Client) {
 			}
 		}
 	}
-	// Every broker has the ACLs once Alter on the Cluster is refused
-	// everywhere (ElectLeaders is answered by the broker it is sent to).
+	// Every broker has the literal ACLs once Alter on the Cluster is
+	// refused everywhere (ElectLeaders is answered by the broker it is sent
+	// to; literal changes are applied in order).
 	c.WaitFor(20*time.Second, "every broker applying the cluster ACLs", func() bool {
 		for i := 0; i < c.N(); i++ {
 			req := kmsg.NewPtrElectLeadersRequest()
@@ -85,6 +86,16 @@ func aclTestCluster(t *testing.T) (*testcluster.Cluster, *kadm.Client) {
 			resp, err := req.RequestWith(ctx, c.Direct(i))
 			if err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 				return false
+			}
+			// The prefixed ACLs come through the other change folder,
+			// so their arrival is checked on its own.
+			for _, act := range []api.Action{
+				{Principal: "User:alice", Host: "127.0.0.1", Operation: kmsg.ACLOperationRead, ResourceType: kmsg.ACLResourceTypeTopic, Name: "secret"},
+				{Principal: "User:alice", Host: "127.0.0.1", Operation: kmsg.ACLOperationRead, ResourceType: kmsg.ACLResourceTypeGroup, Name: "secret-group"},
+			} {
+				if !c.Broker(i).Authorizer().Authorize(ctx, act) {
+					return false
+				}
 			}
 		}
 		return true
@@ -299,13 +310,17 @@ func TestACLsForSASLPrincipals(t *testing.T) {
 		return c.Client(append([]kgo.Opt{kgo.SeedBrokers(saslAddrs...),
 			kgo.SASL(plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())}, opts...)...)
 	}
-	// The ACLs reach both brokers through their change notifications.
-	c.WaitFor(20*time.Second, "alice's Write on every broker", func() bool {
+	// The ACLs reach both brokers through their change notifications, one
+	// per resource: wait for the topic's and the group's on every broker.
+	c.WaitFor(20*time.Second, "alice's Write on orders and Read on billing on every broker", func() bool {
 		for i := 0; i < c.N(); i++ {
-			act := api.Action{Principal: "User:alice", Host: "127.0.0.1", Operation: kmsg.ACLOperationWrite,
-				ResourceType: kmsg.ACLResourceTypeTopic, Name: "orders"}
-			if !c.Broker(i).Authorizer().Authorize(ctx, act) {
-				return false
+			for _, act := range []api.Action{
+				{Principal: "User:alice", Host: "127.0.0.1", Operation: kmsg.ACLOperationWrite, ResourceType: kmsg.ACLResourceTypeTopic, Name: "orders"},
+				{Principal: "User:alice", Host: "127.0.0.1", Operation: kmsg.ACLOperationRead, ResourceType: kmsg.ACLResourceTypeGroup, Name: "billing"},
+			} {
+				if !c.Broker(i).Authorizer().Authorize(ctx, act) {
+					return false
+				}
 			}
 		}
 		return true
