@@ -225,6 +225,12 @@ type Config struct {
 	// listenerProps holds every listener.name.<listener>.<key> as given
 	// (see SSLProperties).
 	listenerProps map[string]string
+	// props is the key/value map this Config was built from (FromMap's
+	// argument); Dynamic layers the /config/brokers values over it.
+	props map[string]string
+	// source records the keys whose value comes from a dynamic layer (see
+	// Dynamic); nil for a static Config.
+	source map[string]Source
 }
 
 // Defaults returns Kafka 2.8's broker defaults. zookeeper.connect has no
@@ -297,6 +303,10 @@ func readFile(path string) (map[string]string, error) {
 // validates it. All problems are returned at once as a *ValidationError.
 func FromMap(props map[string]string) (*Config, error) {
 	c := Defaults()
+	c.props = make(map[string]string, len(props))
+	for k, v := range props {
+		c.props[k] = v
+	}
 	var problems []Problem
 	keys := make([]string, 0, len(props))
 	for k := range props {

@@ -1,0 +1,165 @@
+package config
+
+// Dynamic broker configuration (Kafka's KIP-226 DynamicBrokerConfig): the
+// values of /config/brokers/<default> (cluster-wide) and
+// /config/brokers/<id> (this broker) are layered over the static
+// configuration. Precedence, highest first: dynamic per-broker, dynamic
+// cluster default, static (server.properties and --override), Kafka's
+// default. Every change builds a whole new *Config, which replaces the
+// current one atomically; components that hold a setting in their own
+// state subscribe to the keys they use and are called with the old and the
+// new Config after the swap.
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Source is where a broker key's current value comes from, highest
+// precedence first; the values are DescribeConfigs' config_source.
+type Source int8
+
+const (
+	SourceDynamicBroker        Source = 1 // DYNAMIC_BROKER_CONFIG
+	SourceDynamicDefaultBroker Source = 2 // DYNAMIC_DEFAULT_BROKER_CONFIG
+	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG
+	SourceDefault              Source = 5 // DEFAULT_CONFIG
+)
+
+// Dynamic holds a broker's current configuration. It is safe for
+// concurrent use; Current never blocks.
+type Dynamic struct {
+	static *Config
+	cur    atomic.Pointer[Config]
+
+	// mu serializes updates and guards the layers and subscribers.
+	mu          sync.Mutex
+	clusterDefs map[string]string // /config/brokers/<default>
+	perBroker   map[string]string // /config/brokers/<id>
+	subs        map[int]subscriber
+	nextSub     int
+}
+
+type subscriber struct {
+	keys []string // nil: every key
+	fn   func(old, new *Config)
+}
+
+// NewDynamic starts from the static configuration with no dynamic values.
+func NewDynamic(static *Config) *Dynamic {
+	d := &Dynamic{static: static, subs: map[int]subscriber{}}
+	d.cur.Store(static)
+	return d
+}
+
+// Static returns the configuration the broker was started with.
+func (d *Dynamic) Static() *Config { return d.static }
+
+// Current returns the configuration in force now. Callers read it once per
+// decision and must not keep it across requests.
+func (d *Dynamic) Current() *Config { return d.cur.Load() }
+
+// Layers returns copies of the dynamic cluster-default and per-broker
+// values in force.
+func (d *Dynamic) Layers() (clusterDefault, perBroker map[string]string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.clusterDefs), maps.Clone(d.perBroker)
+}
+
+// Subscribe calls fn(old, new) after every update that changes the value
+// of one of keys (every update when keys is nil). fn runs on the updating
+// goroutine, after the new Config is current; it must not call Update.
+// The returned function unsubscribes.
+func (d *Dynamic) Subscribe(keys []string, fn func(old, new *Config)) (cancel func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	id := d.nextSub
+	d.nextSub++
+	d.subs[id] = subscriber{keys: slices.Clone(keys), fn: fn}
+	return func() {
+		d.mu.Lock()
+		delete(d.subs, id)
+		d.mu.Unlock()
+	}
+}
+
+// Update replaces both dynamic layers (nil = empty) and makes the
+// resulting configuration current. When the layered configuration does
+// not validate, nothing changes and the error says why.
+func (d *Dynamic) Update(clusterDefault, perBroker map[string]string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	next, err := d.build(clusterDefault, perBroker)
+	if err != nil {
+		return err
+	}
+	old := d.cur.Load()
+	d.clusterDefs, d.perBroker = maps.Clone(clusterDefault), maps.Clone(perBroker)
+	d.cur.Store(next)
+	for _, id := range slices.Sorted(maps.Keys(d.subs)) {
+		s := d.subs[id]
+		if s.keys == nil || changedAny(old, next, s.keys) {
+			s.fn(old, next)
+		}
+	}
+	return nil
+}
+
+// Validate reports whether the layers would build a valid configuration,
+// without changing anything.
+func (d *Dynamic) Validate(clusterDefault, perBroker map[string]string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, err := d.build(clusterDefault, perBroker)
+	return err
+}
+
+func (d *Dynamic) build(clusterDefault, perBroker map[string]string) (*Config, error) {
+	props := maps.Clone(d.static.props)
+	if props == nil {
+		props = map[string]string{}
+	}
+	maps.Copy(props, clusterDefault)
+	maps.Copy(props, perBroker)
+	next, err := FromMap(props)
+	if err != nil {
+		return nil, err
+	}
+	next.explicit = maps.Clone(d.static.explicit)
+	next.source = map[string]Source{}
+	for k := range clusterDefault {
+		next.source[k] = SourceDynamicDefaultBroker
+	}
+	for k := range perBroker {
+		next.source[k] = SourceDynamicBroker
+	}
+	return next, nil
+}
+
+// Source returns where key's value in c comes from.
+func (c *Config) Source(key string) Source {
+	if s, ok := c.source[key]; ok {
+		return s
+	}
+	if c.explicit[key] {
+		return SourceStaticBroker
+	}
+	return SourceDefault
+}
+
+func changedAny(old, new *Config, keys []string) bool {
+	for _, k := range keys {
+		a, _ := old.Value(k)
+		b, _ := new.Value(k)
+		if a != b {
+			return true
+		}
+		if old.listenerProps[k] != new.listenerProps[k] {
+			return true
+		}
+	}
+	return false
+}
