@@ -124,7 +124,7 @@ func (d *Dynamic) build(clusterDefault, perBroker map[string]string) (*Config, e
 	}
 	maps.Copy(props, clusterDefault)
 	maps.Copy(props, perBroker)
-	next, err := FromMap(props)
+	next, err := fromMap(props, true)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (a *Apis) handleIncrementalAlterConfigs(ctx context.Context, r *request) (k
 	for _, rr := range alterEach(ctx, a, r, req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "incremental alter configs failed", func(res kmsg.IncrementalAlterConfigsRequestResource, current map[string]string) (map[string]string, error) {
-		return applyIncremental(res.ResourceType, current, res.Configs, a.cfg.TopicDefault)
+		return applyIncremental(res.ResourceType, current, res.Configs, a.conf().TopicDefault)
 	}) {
 		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource(rr))
 	}

@@ -43,11 +43,11 @@ func (a *Apis) topicConfigEntry(tc config.TopicConfig, overrides map[string]stri
 	if overridden {
 		all = append(all, synonym(tc.Name, value, kmsg.ConfigSourceDynamicTopicConfig))
 	} else {
-		value, _ = a.cfg.TopicDefault(tc.Name)
+		value, _ = a.conf().TopicDefault(tc.Name)
 	}
 	for _, bk := range tc.BrokerSynonyms {
-		if a.cfg.IsSet(bk) {
-			if v, ok := a.cfg.Value(bk); ok {
+		if a.conf().IsSet(bk) {
+			if v, ok := a.conf().Value(bk); ok {
 				all = append(all, synonym(bk, v, kmsg.ConfigSourceStaticBrokerConfig))
 			}
 		}
@@ -136,13 +136,13 @@ func (a *Apis) describeBrokerConfigs(names []string, synonyms bool) []kmsg.Descr
 		e.ConfigType = kmsg.ConfigType(k.Type)
 		e.IsSensitive = k.Type == config.TypePassword
 		e.ReadOnly = true
-		v, _ := a.cfg.Value(k.Name)
-		if !e.IsSensitive && !(v == "" && k.Nullable && !a.cfg.IsSet(k.Name)) {
+		v, _ := a.conf().Value(k.Name)
+		if !e.IsSensitive && !(v == "" && k.Nullable && !a.conf().IsSet(k.Name)) {
 			vv := v
 			e.Value = &vv
 		}
 		e.Source = kmsg.ConfigSourceDefaultConfig
-		if a.cfg.IsSet(k.Name) {
+		if a.conf().IsSet(k.Name) {
 			e.Source = kmsg.ConfigSourceStaticBrokerConfig
 		}
 		e.IsDefault = e.Source == kmsg.ConfigSourceDefaultConfig
