@@ -45,6 +45,7 @@ type options struct {
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
+	configChangeFault     func() error // WithConfigChangeFault (configlistener.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -277,7 +278,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
 	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
-		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange, zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}, b.logger)
+		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange, zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}, b.logger, b.opts.configChangeFault)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)

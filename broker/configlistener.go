@@ -81,6 +81,12 @@ func (c *topicConfigCache) reload(topic string) (map[string]string, error) {
 	return v, nil
 }
 
+// WithConfigChangeFault makes every pass of the /config/changes listener
+// call fault first and fail with its error (tests of the retry).
+func WithConfigChangeFault(fault func() error) Option {
+	return func(o *options) { o.configChangeFault = fault }
+}
+
 // notificationPurgeAge is how old a processed notification must be before
 // a broker deletes it (Kafka: 15 minutes).
 const notificationPurgeAge = 15 * time.Minute
@@ -96,6 +102,10 @@ type configChangeListener struct {
 	others map[string]func(entity string)
 	logger *slog.Logger
 
+	// fault, when set (tests: WithConfigChangeFault), runs before every
+	// pass; an error fails the pass as a ZooKeeper error would.
+	fault func() error
+
 	wake    chan struct{} // capacity 1: coalesces wake-ups
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -106,9 +116,9 @@ type configChangeListener struct {
 }
 
 func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string),
-	others map[string]func(entity string), logger *slog.Logger) *configChangeListener {
+	others map[string]func(entity string), logger *slog.Logger, fault func() error) *configChangeListener {
 	l := &configChangeListener{zk: c, cache: cache, apply: apply, others: others, logger: logger.With("component", "config-change-listener"),
-		wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1}
+		fault: fault, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1}
 	l.cancels = append(l.cancels,
 		c.WatchChildren(zkpaths.ConfigChangesPath, l.poke),
 		c.OnNewSession(l.poke))
@@ -136,21 +146,46 @@ func (l *configChangeListener) stop() {
 	l.wg.Wait()
 }
 
+// Retry delays after a failed pass: doubling from the first to the last,
+// so a notification is not left unprocessed until the next change.
+const (
+	configChangeRetryMin = 100 * time.Millisecond
+	configChangeRetryMax = 10 * time.Second
+)
+
 func (l *configChangeListener) run() {
 	defer l.wg.Done()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	backoff := configChangeRetryMin
 	for {
 		select {
 		case <-l.done:
 			return
 		case <-l.wake:
-			if err := l.process(); err != nil && !errors.Is(err, zkclient.ErrClosed) {
-				l.logger.Warn("processing config change notifications failed; will retry on the next change", "err", err)
-			}
+		case <-retry.C:
+		}
+		err := l.process()
+		switch {
+		case err == nil:
+			backoff = configChangeRetryMin
+			retry.Stop()
+		case errors.Is(err, zkclient.ErrClosed):
+		default:
+			l.logger.Warn("processing config change notifications failed; retrying", "err", err, "retry_in", backoff)
+			retry.Reset(backoff)
+			backoff = min(2*backoff, configChangeRetryMax)
 		}
 	}
 }
 
 func (l *configChangeListener) process() error {
+	if l.fault != nil {
+		if err := l.fault(); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	kids, err := l.zk.Children(zkpaths.ConfigChangesPath)
 	if errors.Is(err, zk.ErrNoNode) {

@@ -22,8 +22,8 @@ import (
 type Source int8
 
 const (
-	SourceDynamicBroker        Source = 1 // DYNAMIC_BROKER_CONFIG
-	SourceDynamicDefaultBroker Source = 2 // DYNAMIC_DEFAULT_BROKER_CONFIG
+	SourceDynamicBroker        Source = 2 // DYNAMIC_BROKER_CONFIG
+	SourceDynamicDefaultBroker Source = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG
 	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG
 	SourceDefault              Source = 5 // DEFAULT_CONFIG
 )
