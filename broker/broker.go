@@ -24,6 +24,7 @@ import (
 	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/metrics"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/security"
@@ -140,7 +141,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
+	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: metrics.NewVersionedRegistry(),
 		credentials: security.NewCredentialCache()}
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {

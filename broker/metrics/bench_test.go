@@ -21,7 +21,7 @@ import (
 // of RequestMetrics (with a few versions each, and recorded samples) and
 // the controller's and ReplicaManager's gauges and timers.
 func brokerShapedRegistry(partitions, topics int) gometrics.Registry {
-	r := gometrics.NewRegistry()
+	r := NewVersionedRegistry()
 	var v atomic.Int64
 	v.Store(12345)
 	for p := range partitions {
@@ -84,8 +84,8 @@ func brokerShapedRegistry(partitions, topics int) gometrics.Registry {
 // BenchmarkScrapeBrokerShaped10k times one scrape (through the /metrics
 // handler, text format) of a registry shaped like a broker with 10,000
 // partitions over 100 topics. The real-broker benchmark
-// (broker.BenchmarkScrapeBroker) cannot host 10,000 partitions under
-// this machine's 20,000 open-file limit (three files per log).
+// (broker.BenchmarkScrapeBroker5kPartitions) cannot host 10,000 partitions
+// under this machine's hard limit of 20,000 open files (three per log).
 func BenchmarkScrapeBrokerShaped10k(b *testing.B) {
 	h := Handler(brokerShapedRegistry(10000, 100))
 	scrape := func() int {
