@@ -83,9 +83,8 @@ func brokerShapedRegistry(partitions, topics int) gometrics.Registry {
 
 // BenchmarkScrapeBrokerShaped10k times one scrape (through the /metrics
 // handler, text format) of a registry shaped like a broker with 10,000
-// partitions over 100 topics. The real-broker benchmark
-// (broker.BenchmarkScrapeBroker5kPartitions) cannot host 10,000 partitions
-// under this machine's hard limit of 20,000 open files (three per log).
+// partitions over 100 topics, without the broker's other work (see
+// broker.BenchmarkScrapeBroker10kPartitions for a real one).
 func BenchmarkScrapeBrokerShaped10k(b *testing.B) {
 	h := Handler(brokerShapedRegistry(10000, 100))
 	scrape := func() int {

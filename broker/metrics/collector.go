@@ -278,8 +278,33 @@ func (c *Collector) sortOrder() {
 		}
 		return 0
 	})
+	c.compactPlans()
 	c.dirty = false
 	c.layout++
+}
+
+// compactPlans moves the plans into one slice in the order of their first
+// sample. A scrape visits each plan from each of its families in c.order;
+// with 100,000 plans scattered over the heap, the cache misses of those
+// visits were most of a scrape, while families list partitions in the same
+// order, so in one slice the visits run through memory in sequence.
+func (c *Collector) compactPlans() {
+	idx := make(map[*plan]int, len(c.plans))
+	arena := make([]plan, 0, len(c.plans))
+	for _, r := range c.order {
+		if _, ok := idx[r.p]; !ok {
+			idx[r.p] = len(arena)
+			arena = append(arena, *r.p)
+		}
+	}
+	for i := range c.order {
+		c.order[i].p = &arena[idx[c.order[i].p]]
+	}
+	for name, p := range c.plans {
+		if j, ok := idx[p]; ok {
+			c.plans[name] = &arena[j]
+		}
+	}
 }
 
 // familyName is the family a sample belongs to.
