@@ -63,9 +63,14 @@ func WithHandlerWrapper(w func(network.Handler) network.Handler) Option {
 // manager, the socket server, the request handlers, the replica manager and
 // the controller module, and runs start-up and shutdown in Kafka's order.
 type Broker struct {
-	cfg    *config.Config
-	opts   options
-	logger *slog.Logger
+	cfg *config.Config
+	// dyn is the current configuration: cfg with the dynamic broker configs
+	// of /config/brokers layered over it (dynamicconfig.go). Read settings
+	// that may change at run time through dyn.Current().
+	dyn        *config.Dynamic
+	stopDynLog func()
+	opts       options
+	logger     *slog.Logger
 
 	// Set during Startup, read-only afterwards (Shutdown runs after Startup
 	// returned).
@@ -141,7 +146,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: metrics.NewVersionedRegistry(),
+	b := &Broker{cfg: cfg, dyn: config.NewDynamic(cfg), opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: metrics.NewVersionedRegistry(),
 		credentials: security.NewCredentialCache()}
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
@@ -214,11 +219,21 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.connectZooKeeper(); err != nil {
 		return err
 	}
+	// Dynamic broker configs before anything reads the configuration
+	// (Kafka's DynamicBrokerConfig.initialize).
+	if err := b.loadDynamicConfig(true); err != nil {
+		return fmt.Errorf("broker: reading dynamic broker configs from /config/brokers: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker: start-up abandoned: %w", err)
 	}
 	if err := b.openLogs(); err != nil {
 		return err
+	}
+	if b.cfg.BrokerID < 0 { // a generated or stored id: its per-broker configs
+		if err := b.loadDynamicConfig(true); err != nil {
+			return fmt.Errorf("broker: reading dynamic broker configs from /config/brokers: %w", err)
+		}
 	}
 	// Components that add their own broker/component attributes get the
 	// base logger; the broker's own lines carry the broker id.
@@ -227,6 +242,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.buildComponents(base); err != nil {
 		return err
 	}
+	b.stopDynLog = b.subscribeDynamicLogConfig()
 	// SCRAM credentials before the listeners open, so the first
 	// authentication already sees them.
 	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
@@ -262,7 +278,7 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
 	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
-		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
+		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange, zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)
@@ -297,7 +313,7 @@ func (b *Broker) connectZooKeeper() error {
 // openLogs starts the log manager (it locks log.dirs and recovers every
 // log) and checks meta.properties against the cluster and broker ids.
 func (b *Broker) openLogs() error {
-	mc, err := logManagerConfig(b.cfg)
+	mc, err := logManagerConfig(b.dyn.Current())
 	if err != nil {
 		return fmt.Errorf("broker: log configuration: %w", err)
 	}
@@ -364,6 +380,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
 		Broker:          b.cfg,
+		Dynamic:         b.dyn,
 		ZK:              b.zk,
 		Metadata:        b.meta,
 		Replicas:        b.replicas,
@@ -568,6 +585,7 @@ func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	c.InterBrokerListener = cc.InterBrokerListenerName
 	c.DeleteTopicEnable = cc.DeleteTopicEnable
 	c.UncleanLeaderElectionEnable = cc.UncleanLeaderElectionEnable
+	c.UncleanLeaderElectionDefault = func() bool { return b.dyn.Current().UncleanLeaderElectionEnable }
 	c.AutoLeaderRebalanceEnable = cc.AutoLeaderRebalanceEnable
 	c.LeaderImbalancePerBrokerPercentage = cc.LeaderImbalancePerBrokerPercentage
 	c.LeaderImbalanceCheckInterval = cc.LeaderImbalanceCheckInterval
@@ -587,7 +605,7 @@ func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
 	if err != nil {
 		return storage.LogConfig{}, err
 	}
-	return logConfig(b.cfg, overrides)
+	return logConfig(b.dyn.Current(), overrides)
 }
 
 // minInsyncReplicas answers from the topic config cache without reading
@@ -601,13 +619,13 @@ func (b *Broker) minInsyncReplicas(topic string) int {
 			}
 		}
 	}
-	return int(b.cfg.MinInsyncReplicas)
+	return int(b.dyn.Current().MinInsyncReplicas)
 }
 
 // applyTopicConfig re-applies a topic's configuration to its local logs
 // after a /config/changes notification.
 func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
-	lc, err := logConfig(b.cfg, overrides)
+	lc, err := logConfig(b.dyn.Current(), overrides)
 	if err != nil {
 		b.logger.Error("invalid topic config in ZooKeeper; keeping the current one", "topic", topic, "err", err)
 		return
@@ -749,6 +767,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
+	}
+	if b.stopDynLog != nil {
+		b.stopDynLog()
 	}
 	if b.authz != nil {
 		b.authz.Close()
