@@ -127,6 +127,26 @@ func (c *Config) validateConnectionQuotas(add func(key, format string, args ...a
 	}
 }
 
+// ValidateDynamicChange applies the rules Kafka checks against the
+// current value when a dynamic broker config changes: DynamicThreadPool's
+// and LogCleaner's (log.cleaner.threads within half and double).
+func ValidateDynamicChange(old, new *Config) error {
+	if err := ValidateThreadPoolChange(old, new); err != nil {
+		return err
+	}
+	if n, o := new.LogCleanerThreads, old.LogCleanerThreads; n != o {
+		switch {
+		case n < 1:
+			return fmt.Errorf("Log cleaner threads should be at least 1")
+		case n < o/2:
+			return fmt.Errorf("Log cleaner threads cannot be reduced to less than half the current value %d", o)
+		case n > o*2:
+			return fmt.Errorf("Log cleaner threads cannot be increased to more than double the current value %d", o)
+		}
+	}
+	return nil
+}
+
 // ThreadPoolKeys are Kafka's DynamicThreadPool.ReconfigurableConfigs.
 var ThreadPoolKeys = []string{"num.io.threads", "num.network.threads", "num.replica.fetchers",
 	"num.recovery.threads.per.data.dir", "background.threads"}
