@@ -75,5 +75,12 @@ func (q *ipQuotas) apply(entity string, props map[string]string) {
 	q.server.UpdateIPConnectionRate(ip, rate)
 }
 
-// connectionRateForIP is the rate in force for ip (tests, console).
-func (q *ipQuotas) connectionRateForIP(ip netip.Addr) int { return q.server.ConnectionRateForIP(ip) }
+
+// ConnectionRateForIP is the connection_creation_rate in force for ip on
+// this broker (math.MaxInt32 when none applies).
+func (b *Broker) ConnectionRateForIP(ip netip.Addr) int {
+	if b.server == nil {
+		return network.Unlimited
+	}
+	return b.server.ConnectionRateForIP(ip)
+}
