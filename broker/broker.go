@@ -95,6 +95,12 @@ type Broker struct {
 	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
 	// listener, set by New (loadTLS).
 	listenerTLS map[string]network.ListenerConfig
+	// tlsStates are the reloadable stores of those listeners
+	// (listenertls.go); dynConfig is the dynamic configuration the
+	// components follow (dynamicapply.go), nil until set.
+	tlsStates map[string]*listenerTLSState
+	dynConfig *config.Dynamic
+	ipQuotas  *ipQuotas
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 	state atomic.Int64 // Kafka's BrokerState value (brokermetrics.go)
@@ -252,6 +258,11 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
+	// IP connection rate quotas (/config/ips), before requests are served.
+	b.ipQuotas = newIPQuotas(b.zk, b.server, b.logger)
+	if err := b.ipQuotas.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading IP quotas from /config/ips: %w", err)
+	}
 	if err := b.startWeb(); err != nil {
 		return err
 	}
@@ -277,8 +288,12 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.replicas.Startup()
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
-		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange, zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}, b.logger)
+	others := map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}
+	// Dynamic broker configs (dynamicconfig.go).
+	others[zkpaths.ConfigTypeBroker] = b.onBrokerConfigChange
+	// IP connection rate quotas (ipquotas.go).
+	others[zkpaths.ConfigTypeIP] = b.ipQuotas.onChange
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)
@@ -481,6 +496,8 @@ func (b *Broker) startSocketServer() error {
 	}
 	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	nc.FailedAuthenticationDelay = time.Duration(b.cfg.ConnectionFailedAuthDelayMs) * time.Millisecond
+	qc := connectionQuotaConfig(b.cfg) // dynamicapply.go
+	nc.ConnectionQuotas = &qc
 	for _, e := range ss.Listeners {
 		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
 		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol

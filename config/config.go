@@ -56,21 +56,23 @@ type Config struct {
 	RequestTimeoutMs         int32  // request.timeout.ms
 
 	// Socket server
-	Listeners                   string // listeners
-	AdvertisedListeners         string // advertised.listeners ("" = listeners)
-	ListenerSecurityProtocolMap string // listener.security.protocol.map
-	InterBrokerListenerName     string // inter.broker.listener.name ("" = from security.inter.broker.protocol)
-	SecurityInterBrokerProtocol string // security.inter.broker.protocol
-	SocketSendBufferBytes       int32  // socket.send.buffer.bytes (-1 = OS default)
-	SocketReceiveBufferBytes    int32  // socket.receive.buffer.bytes (-1 = OS default)
-	SocketRequestMaxBytes       int32  // socket.request.max.bytes
-	MaxConnectionsPerIP         int32  // max.connections.per.ip
-	MaxConnections              int32  // max.connections
-	ConnectionsMaxIdleMs        int64  // connections.max.idle.ms
-	Port                        int32  // port (deprecated; used only when listeners is unset)
-	HostName                    string // host.name (deprecated; used only when listeners is unset)
-	AdvertisedHostName          string // advertised.host.name (deprecated)
-	AdvertisedPort              *int32 // advertised.port (deprecated)
+	Listeners                    string // listeners
+	AdvertisedListeners          string // advertised.listeners ("" = listeners)
+	ListenerSecurityProtocolMap  string // listener.security.protocol.map
+	InterBrokerListenerName      string // inter.broker.listener.name ("" = from security.inter.broker.protocol)
+	SecurityInterBrokerProtocol  string // security.inter.broker.protocol
+	SocketSendBufferBytes        int32  // socket.send.buffer.bytes (-1 = OS default)
+	SocketReceiveBufferBytes     int32  // socket.receive.buffer.bytes (-1 = OS default)
+	SocketRequestMaxBytes        int32  // socket.request.max.bytes
+	MaxConnectionsPerIP          int32  // max.connections.per.ip
+	MaxConnections               int32  // max.connections
+	MaxConnectionsPerIPOverrides string // max.connections.per.ip.overrides (host:count,...)
+	MaxConnectionCreationRate    int32  // max.connection.creation.rate
+	ConnectionsMaxIdleMs         int64  // connections.max.idle.ms
+	Port                         int32  // port (deprecated; used only when listeners is unset)
+	HostName                     string // host.name (deprecated; used only when listeners is unset)
+	AdvertisedHostName           string // advertised.host.name (deprecated)
+	AdvertisedPort               *int32 // advertised.port (deprecated)
 
 	// TLS (Kafka's SslConfigs / BrokerSecurityConfigs); read per listener
 	// with SSLProperties, which adds the listener.name.<listener>.ssl.*
