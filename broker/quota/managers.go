@@ -102,8 +102,14 @@ type Mutation struct {
 }
 
 // ErrThrottlingQuotaExceeded is returned by a strict Mutation whose quota
-// is exhausted: the mutation must not happen.
-var ErrThrottlingQuotaExceeded = fmt.Errorf("%w: The throttling quota has been exceeded.", kerr.ThrottlingQuotaExceeded)
+// is exhausted: the mutation must not happen. Its text is Kafka's
+// error_message; it unwraps to kerr.ThrottlingQuotaExceeded.
+var ErrThrottlingQuotaExceeded error = throttlingError{}
+
+type throttlingError struct{}
+
+func (throttlingError) Error() string { return "The throttling quota has been exceeded." }
+func (throttlingError) Unwrap() error { return kerr.ThrottlingQuotaExceeded }
 
 // NewMutation returns the quota of one CreateTopics, CreatePartitions or
 // DeleteTopics request: strict for the versions that know
