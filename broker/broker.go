@@ -26,6 +26,7 @@ import (
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/metrics"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/security/authorizer"
@@ -125,6 +126,10 @@ type Broker struct {
 	// Kafka's CredentialProvider, made in New) from /config/users before
 	// the listeners open and keeps it current from change notifications.
 	userCreds *userCredentials
+	// quotas are the client quota managers, clientQuotas keeps them in
+	// step with /config/users and /config/clients (quotaconfig.go).
+	quotas       *quota.Managers
+	clientQuotas *clientQuotaConfigs
 
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
@@ -255,6 +260,11 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.userCreds.loadAll(); err != nil {
 		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
 	}
+	// Client quotas, likewise before the first request.
+	b.clientQuotas = newClientQuotaConfigs(b.zk, b.quotas, b.logger)
+	if err := b.clientQuotas.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading client quotas from /config/users and /config/clients: %w", err)
+	}
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
@@ -288,7 +298,12 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.replicas.Startup()
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
-	others := map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}
+	others := map[string]func(string){zkpaths.ConfigTypeUser: func(e string) {
+		b.userCreds.onChange(e)
+		b.clientQuotas.onUserChange(e)
+	}}
+	// Client quotas (/config/clients; users above).
+	others[zkpaths.ConfigTypeClient] = b.clientQuotas.onClientChange
 	// Dynamic broker configs (dynamicconfig.go).
 	others[zkpaths.ConfigTypeBroker] = b.onBrokerConfigChange
 	// IP connection rate quotas (ipquotas.go).
@@ -391,6 +406,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if b.authz != nil {
 		authz, acls = b.authz, b.authz
 	}
+	b.quotas = quota.New(quotaManagersConfig(b.cfg))
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -406,6 +422,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Users:           b.zk,
 		Authorizer:      authz,
 		ACLs:            acls,
+		Quotas:          b.quotas,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,

@@ -200,6 +200,14 @@ type Config struct {
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
 
+	// Client quotas (see broker/quota)
+	QuotaProducerDefault             int64 // quota.producer.default (deprecated; math.MaxInt64 = none)
+	QuotaConsumerDefault             int64 // quota.consumer.default (deprecated; math.MaxInt64 = none)
+	QuotaWindowNum                   int32 // quota.window.num
+	QuotaWindowSizeSeconds           int32 // quota.window.size.seconds
+	ControllerQuotaWindowNum         int32 // controller.quota.window.num
+	ControllerQuotaWindowSizeSeconds int32 // controller.quota.window.size.seconds
+
 	// Authorizer (Kafka's AclAuthorizer; see broker/security/authorizer)
 	AuthorizerClassName       string // authorizer.class.name ("" = no authorizer)
 	SuperUsers                string // super.users (semicolon-separated principals)

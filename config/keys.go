@@ -322,6 +322,7 @@ const (
 	groupAuthorizer  = "Authorizer"
 
 	groupPasswordEncoder = "Password encoder (dynamic password configs)"
+	groupQuotas          = "Client quotas"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -829,6 +830,26 @@ var brokerKeys = []Key{
 	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Group: groupTxn,
 		Doc:   "idempotent producer state is dropped after this long without writes",
 		field: func(c *Config) any { return &c.ProducerIDExpirationMs }, check: atLeast(1)},
+
+	// Client quotas
+	{Name: "quota.producer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: producer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaProducerDefault }, check: atLeast(1)},
+	{Name: "quota.consumer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: consumer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaConsumerDefault }, check: atLeast(1)},
+	{Name: "quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples kept for the produce, fetch and request quota rates",
+		field: func(c *Config) any { return &c.QuotaWindowNum }, check: atLeast(1)},
+	{Name: "quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each produce, fetch and request quota sample",
+		field: func(c *Config) any { return &c.QuotaWindowSizeSeconds }, check: atLeast(1)},
+	{Name: "controller.quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples of the controller mutation quota (its burst is num × size × rate)",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowNum }, check: atLeast(1)},
+	{Name: "controller.quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each controller mutation quota sample",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowSizeSeconds }, check: atLeast(1)},
 
 	// Metrics
 	{Name: "metric.reporters", Type: TypeList, Default: "", Group: groupMetrics,

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
 )
@@ -45,6 +47,9 @@ type ReplicaManager interface {
 type request struct {
 	net  *network.Request
 	body kmsg.Request
+	// start is when the handler was called (the request quota's handler
+	// time runs from it).
+	start time.Time
 }
 
 type handlerFunc func(ctx context.Context, r *request) (kmsg.Response, error)
@@ -76,7 +81,12 @@ func (a *Apis) Handle(ctx context.Context, req *network.Request) (resp kmsg.Resp
 	if !ok || !a.enabled(req.Key) {
 		return nil, fmt.Errorf("api: key %d (%s) is not served", req.Key, kmsg.NameForKey(req.Key))
 	}
-	return h(ctx, &request{net: req, body: req.Body})
+	r := &request{net: req, body: req.Body, start: time.Now()}
+	resp, err = h(ctx, r)
+	if err == nil {
+		a.applyRequestQuota(ctx, r, resp)
+	}
+	return resp, err
 }
 
 // listener returns the listener name the request arrived on.
@@ -138,6 +148,8 @@ type Config struct {
 	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
 	// answers them SECURITY_DISABLED.
 	ACLs ACLAdmin
+	// Quotas are the client quota managers; nil enforces none.
+	Quotas *quota.Managers
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -160,6 +172,7 @@ type Apis struct {
 	sasl            SASLServers
 	users           UserCredentialStore
 	acls            ACLAdmin
+	quotas          *quota.Managers
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -206,6 +219,7 @@ func New(cfg Config) *Apis {
 		sasl:            cfg.SASL,
 		users:           cfg.Users,
 		acls:            cfg.ACLs,
+		quotas:          cfg.Quotas,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
