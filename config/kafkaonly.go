@@ -61,8 +61,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"quota.window.num":                                     true,
 	"quota.window.size.seconds":                            true,
 	"replica.selector.class":                               true,
-	"replication.quota.window.num":                         true,
-	"replication.quota.window.size.seconds":                true,
 	"sasl.client.callback.handler.class":                   true,
 	"sasl.kerberos.kinit.cmd":                              true,
 	"sasl.kerberos.min.time.before.relogin":                true,
