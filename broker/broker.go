@@ -122,6 +122,10 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
+	// replQuotas are the replication throttles (replicationquotas.go),
+	// made in buildComponents.
+	replQuotas *replicationQuotas
+
 	// userCreds loads b.credentials (every user's SCRAM credentials,
 	// Kafka's CredentialProvider, made in New) from /config/users before
 	// the listeners open and keeps it current from change notifications.
@@ -361,6 +365,7 @@ func (b *Broker) openLogs() error {
 func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.topicCfgs = newTopicConfigCache(b.zk)
 	b.meta = metadata.New(b.brokerID, b.clusterID)
+	b.replQuotas = newReplicationQuotas(b.cfg, b.brokerID, b.metrics, base.With("broker", b.brokerID))
 	b.replicas = replica.New(b.replicaConfig(base), replica.NewLogStore(b.logs), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	var err error
@@ -471,6 +476,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 		ReplicaLagTimeMax:     rc.LagTimeMax,
 		IsrUpdater:            b.zk,
 		IsBrokerAlive:         b.meta.IsAlive,
+		LeaderQuota:           b.replQuotas.leader,
 		Metrics:               b.metrics,
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 		ReplicaFetch: replica.FetcherConfig{
@@ -483,6 +489,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
+			Quota:                   b.replQuotas.follower,
 			Dial:                    replica.NetworkDialer(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
@@ -639,6 +646,7 @@ func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
 	if err != nil {
 		return storage.LogConfig{}, err
 	}
+	b.replQuotas.applyTopic(topic, overrides)
 	return logConfig(b.dyn.Current(), overrides)
 }
 
@@ -659,6 +667,7 @@ func (b *Broker) minInsyncReplicas(topic string) int {
 // applyTopicConfig re-applies a topic's configuration to its local logs
 // after a /config/changes notification.
 func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
+	b.replQuotas.applyTopic(topic, overrides)
 	lc, err := logConfig(b.dyn.Current(), overrides)
 	if err != nil {
 		b.logger.Error("invalid topic config in ZooKeeper; keeping the current one", "topic", topic, "err", err)
@@ -685,6 +694,7 @@ func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
 func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	for _, tp := range tps {
 		b.topicCfgs.drop(tp.Topic)
+		b.replQuotas.removeTopic(tp.Topic)
 	}
 	b.replicas.ForgetTopicMetrics(tps)
 }

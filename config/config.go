@@ -157,6 +157,8 @@ type Config struct {
 	ReplicaFetchMinBytes                        int32  // replica.fetch.min.bytes
 	ReplicaFetchResponseMaxBytes                int32  // replica.fetch.response.max.bytes
 	NumReplicaFetchers                          int32  // num.replica.fetchers
+	NumReplicationQuotaSamples                  int32  // replication.quota.window.num
+	ReplicationQuotaWindowSizeSeconds           int32  // replication.quota.window.size.seconds
 	ReplicaHighWatermarkCheckpointIntervalMs    int64  // replica.high.watermark.checkpoint.interval.ms
 	FetchPurgatoryPurgeIntervalRequests         int32  // fetch.purgatory.purge.interval.requests
 	ProducerPurgatoryPurgeIntervalRequests      int32  // producer.purgatory.purge.interval.requests

@@ -47,8 +47,6 @@ var kafkaOnlyKeys = map[string]bool{
 	"process.roles":                                        true,
 	"queued.max.request.bytes":                             true,
 	"replica.selector.class":                               true,
-	"replication.quota.window.num":                         true,
-	"replication.quota.window.size.seconds":                true,
 	"sasl.client.callback.handler.class":                   true,
 	"sasl.kerberos.kinit.cmd":                              true,
 	"sasl.kerberos.min.time.before.relogin":                true,
