@@ -60,8 +60,8 @@ type LogManager struct {
 	cleaner     *Cleaner   // nil unless log.cleaner.enable
 	stats       *logStats  // shared by the logs (metrics.go)
 	checkpoints sync.Mutex // serialises checkpoint file writes
-	offline     map[*logDir]bool // failed directories (logdirfailure.go)
 
+	offline  map[*logDir]bool      // failed directories (logdirfailure.go); guarded by mu
 	failures *LogDirFailureChannel // failed directories, each once
 
 	stop chan struct{}
