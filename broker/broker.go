@@ -91,6 +91,7 @@ type Broker struct {
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
 	web            *webServer             // klassik.http.listener; nil when off
+	dirFailures    *logDirFailureHandler  // logdirfailure.go
 	authz          *authorizer.Authorizer // authorizer.class.name; nil when unset
 
 	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
@@ -300,6 +301,8 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
+	// Failed log directories go offline (logdirfailure.go).
+	b.startLogDirFailureHandler()
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
 	others := map[string]func(string){zkpaths.ConfigTypeUser: func(e string) {
@@ -827,6 +830,7 @@ func (b *Broker) stopComponents() {
 	if b.markers != nil {
 		b.markers.close()
 	}
+	b.stopLogDirFailureHandler()
 	if b.replicas != nil {
 		b.replicas.Shutdown()
 	}

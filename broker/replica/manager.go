@@ -122,6 +122,9 @@ type Manager struct {
 	controllerEpoch int32               // highest controller epoch seen; -1 initially
 	topicNames      map[[16]byte]string // topic id → name (LeaderAndIsr v5+, UpdateMetadata v7+)
 	topicIDs        map[string][16]byte // name → topic id
+	// offline holds the replicas on failed log directories (offline.go);
+	// they are not in partitions.
+	offline map[common.TopicPartition]struct{}
 	// controlMu serialises LeaderAndIsr, StopReplica and UpdateMetadata (Kafka's
 	// replicaStateChangeLock); taken before mu and before any Partition.mu.
 	controlMu sync.Mutex
