@@ -366,6 +366,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		ZK:              b.zk,
 		Metadata:        b.meta,
 		Replicas:        b.replicas,
+		LogDirs:         b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
 		Controller:      b.ctrl,
 		Groups:          b.groups,
 		Txn:             b.txn,
@@ -423,6 +424,10 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 		IsBrokerAlive:         b.meta.IsAlive,
 		Metrics:               b.metrics,
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
+		// JBOD moves (AlterReplicaLogDirs): the log manager's future logs,
+		// copied in replica.fetch.max.bytes steps.
+		LogDirs:                b.logs,
+		AlterLogDirsChunkBytes: rc.FetchMaxBytes,
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,
