@@ -27,6 +27,7 @@ package replica
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sync"
 	"time"
@@ -281,6 +282,10 @@ func copyChunk(cur, fut *storage.Log, maxBytes int32) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	data = wholeBatches(data)
+	if len(data) == 0 {
+		return 0, nil
+	}
 	if base, _, ok := firstBatchRange(data); ok && base < from {
 		if from != fut.LogStartOffset() {
 			return 0, nil // cur changed under the read; the next step sees its floor
@@ -299,6 +304,25 @@ func copyChunk(cur, fut *storage.Log, maxBytes int32) (int, error) {
 	}
 	return len(data), nil
 }
+
+// wholeBatches cuts a read back to its complete batches: a read stops at
+// its byte limit, possibly inside a batch (with minOneMessage the first
+// batch is always whole).
+func wholeBatches(data []byte) []byte {
+	pos := 0
+	for pos+batchHeaderPrefix <= len(data) {
+		size := batchHeaderPrefix + int(int32(binary.BigEndian.Uint32(data[pos+8:])))
+		if size <= batchHeaderPrefix || pos+size > len(data) {
+			break
+		}
+		pos += size
+	}
+	return data[:pos]
+}
+
+// batchHeaderPrefix is a batch's base offset and length fields, the bytes
+// before the length counts.
+const batchHeaderPrefix = 12
 
 // maybeReplaceCurrentWithFutureLog is Kafka's
 // Partition.maybeReplaceCurrentWithFutureReplica: under the write lock

@@ -46,6 +46,9 @@ type Options struct {
 	Racks []string
 	// SessionTimeout is zookeeper.session.timeout.ms (default 6s).
 	SessionTimeout time.Duration
+	// LogDirsPerBroker > 1 gives each broker that many log.dirs,
+	// broker-<id>-0, broker-<id>-1, ... (JBOD); 0 or 1: one, broker-<id>.
+	LogDirsPerBroker int
 	// Overrides are server.properties keys applied to every broker.
 	Overrides map[string]string
 	// FixedStartIndex ≥ 0 makes topic creation's replica assignment
@@ -152,6 +155,13 @@ func Start(t testing.TB, opts Options) *Cluster {
 			"zookeeper.session.timeout.ms":         strconv.Itoa(int(opts.SessionTimeout / time.Millisecond)),
 			"controlled.shutdown.retry.backoff.ms": "200",
 			"controller.socket.timeout.ms":         "5000",
+		}
+		if opts.LogDirsPerBroker > 1 {
+			var dirs []string
+			for d := 0; d < opts.LogDirsPerBroker; d++ {
+				dirs = append(dirs, filepath.Join(root, "broker-"+strconv.Itoa(int(id))+"-"+strconv.Itoa(d)))
+			}
+			props["log.dirs"] = strings.Join(dirs, ",")
 		}
 		n := &node{idx: i, id: id, props: props}
 		if opts.ZKProxy {
