@@ -233,7 +233,7 @@ func checkReplicaFiles(t *testing.T, c *testcluster.Cluster, i int, tp common.To
 // in the requested directory when a reassignment brings it.
 func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirsPerBroker: 2, Overrides: map[string]string{
-		"log.segment.delete.delay.ms": "100",
+		"log.segment.delete.delay.ms":                    "100",
 		"replica.alter.log.dirs.io.max.bytes.per.second": "2000000",
 	}})
 	ids := []int32{c.BrokerID(0), c.BrokerID(1)}

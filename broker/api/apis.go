@@ -114,7 +114,10 @@ type Config struct {
 	ClusterID string
 	// Broker is the static broker configuration (defaults for topic
 	// creation, DescribeConfigs).
-	Broker   *config.Config
+	Broker *config.Config
+	// Dynamic is the broker's current configuration (Broker with the
+	// dynamic broker configs); nil: Broker alone.
+	Dynamic  *config.Dynamic
 	ZK       AdminZK
 	Metadata MetadataView
 	Replicas ReplicaManager
@@ -156,7 +159,7 @@ type Config struct {
 type Apis struct {
 	brokerID        int32
 	clusterID       string
-	cfg             *config.Config
+	dyn             *config.Dynamic // current configuration: read it with conf()
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
@@ -188,6 +191,10 @@ type Apis struct {
 	metaCh chan struct{}
 }
 
+// conf is the configuration in force now (dynamic broker configs
+// included); read it once per decision.
+func (a *Apis) conf() *config.Config { return a.dyn.Current() }
+
 // New builds the handler. Requests are held until SetReady is called.
 func New(cfg Config) *Apis {
 	if cfg.Logger == nil {
@@ -199,7 +206,7 @@ func New(cfg Config) *Apis {
 	a := &Apis{
 		brokerID:        cfg.BrokerID,
 		clusterID:       cfg.ClusterID,
-		cfg:             cfg.Broker,
+		dyn:             cfg.Dynamic,
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
@@ -216,6 +223,9 @@ func New(cfg Config) *Apis {
 		ready:           make(chan struct{}),
 		stopping:        make(chan struct{}),
 		metaCh:          make(chan struct{}),
+	}
+	if a.dyn == nil {
+		a.dyn = config.NewDynamic(cfg.Broker)
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {
