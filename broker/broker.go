@@ -23,6 +23,7 @@ import (
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/replica"
@@ -45,6 +46,7 @@ type options struct {
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
+	logLevels             *loglevels.Registry // WithLogLevels (brokerloggers.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -65,6 +67,9 @@ type Broker struct {
 	cfg    *config.Config
 	opts   options
 	logger *slog.Logger
+	// logLevels holds the levels of the loggers logger hands out
+	// (brokerloggers.go).
+	logLevels *loglevels.Registry
 
 	// Set during Startup, read-only afterwards (Shutdown runs after Startup
 	// returned).
@@ -142,6 +147,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	}
 	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
 		credentials: security.NewCredentialCache()}
+	b.logLevels, b.logger = setupLogLevels(o.logLevels, logger)
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
 		return nil, err
@@ -376,6 +382,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,
+		LogLevels:       b.logLevels,
 	})
 	b.registerMetrics()
 	return nil

@@ -10,7 +10,8 @@ package api
 //   - BROKER (4): name = this broker's id → its static configuration; "" →
 //     the cluster-wide dynamic defaults (none: Klassik has no dynamic broker
 //     configs yet); another id → INVALID_REQUEST;
-//   - other resource types (BROKER_LOGGER) → INVALID_REQUEST;
+//   - BROKER_LOGGER (8): the broker's loggers and levels (brokerlogger.go);
+//   - other resource types → INVALID_REQUEST;
 //   - documentation is always null; config_type (v3+) from the config tables;
 //   - configuration_keys null = all;
 //   - authorization: DescribeConfigs on the Cluster for BROKER and
@@ -108,6 +109,8 @@ func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsReq
 				kerr.InvalidRequest, a.brokerID, res.ResourceName)
 		}
 		return a.describeBrokerConfigs(res.ConfigNames, synonyms), nil
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return a.describeBrokerLogger(res.ResourceName, res.ConfigNames)
 	default:
 		return nil, fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, res.ResourceType)
 	}

@@ -36,6 +36,9 @@ func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respons
 	resp.Resources = alterEach(ctx, a, r, req.Resources, func(res kmsg.AlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "alter configs failed", func(res kmsg.AlterConfigsRequestResource, _ map[string]string) (map[string]string, error) {
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			return nil, errAlterConfigsBrokerLogger
+		}
 		cfgs := map[string]string{}
 		for _, c := range res.Configs {
 			if c.Value != nil {
@@ -127,6 +130,11 @@ func (a *Apis) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, n
 		}
 		sort.Strings(keys)
 		return fmt.Errorf("%w: cannot update these configs dynamically: %s", kerr.InvalidConfig, strings.Join(keys, ", "))
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		// Log levels change inside update (brokerlogger.go); AlterConfigs'
+		// update refuses the type.
+		_, err := update(nil)
+		return err
 	default:
 		return fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, typ)
 	}

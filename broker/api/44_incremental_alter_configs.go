@@ -31,6 +31,9 @@ func (a *Apis) handleIncrementalAlterConfigs(ctx context.Context, r *request) (k
 	for _, rr := range alterEach(ctx, a, r, req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "incremental alter configs failed", func(res kmsg.IncrementalAlterConfigsRequestResource, current map[string]string) (map[string]string, error) {
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			return nil, a.alterBrokerLogger(res.ResourceName, res.Configs, req.ValidateOnly)
+		}
 		return applyIncremental(res.ResourceType, current, res.Configs, a.cfg.TopicDefault)
 	}) {
 		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource(rr))

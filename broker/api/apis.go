@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/txn"
@@ -140,6 +141,10 @@ type Config struct {
 	// Kafka does. Tests set it to compare assignments.
 	FixedStartIndex int
 	Logger          *slog.Logger
+	// LogLevels is the registry of the broker's loggers, served as the
+	// BROKER_LOGGER resource (brokerlogger.go); nil = a registry of its
+	// own that no logger consults.
+	LogLevels *loglevels.Registry
 }
 
 // Apis is Kafka's KafkaApis: the request handler of one broker.
@@ -161,6 +166,7 @@ type Apis struct {
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
 	handlers        map[int16]handlerFunc
+	logLevels       *loglevels.Registry
 
 	// ready is closed when the broker enables request processing
 	// (the last step of start-up, after registration); requests arriving
@@ -204,6 +210,10 @@ func New(cfg Config) *Apis {
 		ready:           make(chan struct{}),
 		stopping:        make(chan struct{}),
 		metaCh:          make(chan struct{}),
+	}
+	a.logLevels = cfg.LogLevels
+	if a.logLevels == nil {
+		a.logLevels = loglevels.NewRegistry(loglevels.LowestEnabled(cfg.Logger.Handler()))
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {
