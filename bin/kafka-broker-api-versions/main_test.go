@@ -84,6 +84,12 @@ func TestAgainstBroker(t *testing.T) {
 		t.Fatalf("output:\n%s", out)
 	}
 
+	// kafka-run-class.sh with Kafka's class name runs the same tool.
+	viaClass, errOut, code := clitest.Script(t, nil, "kafka-run-class.sh", "kafka.admin.BrokerApiVersionsCommand", "--bootstrap-server", c.Addr(0))
+	if code != 0 || errOut != "" || viaClass != out {
+		t.Fatalf("kafka-run-class.sh kafka.admin.BrokerApiVersionsCommand: exit %d\n%s%s", code, viaClass, errOut)
+	}
+
 	out, errOut, code = clitest.Script(t, nil, "kafka-broker-api-versions.sh")
 	if code != 1 || out != "" || !strings.HasPrefix(errOut, helpText+"\nOption") {
 		t.Fatalf("no arguments: exit %d\n%s%s", code, out, errOut)
@@ -91,5 +97,25 @@ func TestAgainstBroker(t *testing.T) {
 	out, errOut, code = clitest.Script(t, nil, "kafka-broker-api-versions.sh", "--command-config", "/nonexistent")
 	if code != 1 || !strings.HasPrefix(errOut, "Missing required argument \"[bootstrap-server]\"\n") {
 		t.Fatalf("no --bootstrap-server: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestRunClassNames: kafka-run-class.sh maps Kafka's class names to the
+// tools and refuses a class it has no tool for, naming it.
+func TestRunClassNames(t *testing.T) {
+	out, errOut, code := clitest.Script(t, nil, "kafka-run-class.sh", "kafka.tools.NoSuchTool", "--help")
+	if code != 1 || out != "" || errOut != "Error: Could not find or load main class kafka.tools.NoSuchTool\n"+
+		"Caused by: java.lang.ClassNotFoundException: kafka.tools.NoSuchTool\n" {
+		t.Fatalf("unknown class: exit %d\n%s%s", code, out, errOut)
+	}
+	for class, help := range map[string]string{
+		"kafka.admin.ConfigCommand":    "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip\n",
+		"kafka.admin.TopicCommand":     "This tool helps to create, delete, describe, or change a topic.\n",
+		"kafka.tools.DumpLogSegments": "This tool helps to parse a log file and dump its contents to the console, useful for debugging a seemingly corrupt log segment.\n",
+	} {
+		out, errOut, _ := clitest.Script(t, nil, "kafka-run-class.sh", class, "--help")
+		if !strings.HasPrefix(out+errOut, help) {
+			t.Errorf("%s --help:\n%s%s", class, out, errOut)
+		}
 	}
 }
