@@ -23,6 +23,7 @@ import (
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/metrics"
 	"github.com/klassik/klassik/broker/network"
@@ -47,6 +48,7 @@ type options struct {
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
+	logLevels             *loglevels.Registry // WithLogLevels (brokerloggers.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -72,6 +74,9 @@ type Broker struct {
 	stopDynLog func()
 	opts       options
 	logger     *slog.Logger
+	// logLevels holds the levels of the loggers logger hands out
+	// (brokerloggers.go).
+	logLevels *loglevels.Registry
 
 	// Set during Startup, read-only afterwards (Shutdown runs after Startup
 	// returned).
@@ -164,6 +169,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	}
 	b := &Broker{cfg: cfg, dyn: config.NewDynamic(cfg), opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: metrics.NewVersionedRegistry(),
 		credentials: security.NewCredentialCache()}
+	b.logLevels, b.logger = setupLogLevels(o.logLevels, logger)
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
 		return nil, err
@@ -435,6 +441,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,
+		LogLevels:       b.logLevels,
 	})
 	b.registerMetrics()
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/quota"
@@ -165,6 +166,10 @@ type Config struct {
 	// Kafka does. Tests set it to compare assignments.
 	FixedStartIndex int
 	Logger          *slog.Logger
+	// LogLevels is the registry of the broker's loggers, served as the
+	// BROKER_LOGGER resource (brokerlogger.go); nil = a registry of its
+	// own that no logger consults.
+	LogLevels *loglevels.Registry
 }
 
 // Apis is Kafka's KafkaApis: the request handler of one broker.
@@ -188,6 +193,7 @@ type Apis struct {
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
 	handlers        map[int16]handlerFunc
+	logLevels       *loglevels.Registry
 
 	// ready is closed when the broker enables request processing
 	// (the last step of start-up, after registration); requests arriving
@@ -240,6 +246,10 @@ func New(cfg Config) *Apis {
 	}
 	if a.dyn == nil {
 		a.dyn = config.NewDynamic(cfg.Broker)
+	}
+	a.logLevels = cfg.LogLevels
+	if a.logLevels == nil {
+		a.logLevels = loglevels.NewRegistry(loglevels.LowestEnabled(cfg.Logger.Handler()))
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {
