@@ -23,8 +23,11 @@ import (
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/metrics"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/security/authorizer"
@@ -45,7 +48,8 @@ type options struct {
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
-	configChangeFault     func() error // WithConfigChangeFault (configlistener.go)
+	logLevels             *loglevels.Registry // WithLogLevels (brokerloggers.go)
+	configChangeFault     func() error        // WithConfigChangeFault (configlistener.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -71,6 +75,9 @@ type Broker struct {
 	stopDynLog func()
 	opts       options
 	logger     *slog.Logger
+	// logLevels holds the levels of the loggers logger hands out
+	// (brokerloggers.go).
+	logLevels *loglevels.Registry
 
 	// Set during Startup, read-only afterwards (Shutdown runs after Startup
 	// returned).
@@ -90,11 +97,18 @@ type Broker struct {
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
 	web            *webServer             // klassik.http.listener; nil when off
+	dirFailures    *logDirFailureHandler  // logdirfailure.go
 	authz          *authorizer.Authorizer // authorizer.class.name; nil when unset
 
 	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
 	// listener, set by New (loadTLS).
 	listenerTLS map[string]network.ListenerConfig
+	// tlsStates are the reloadable stores of those listeners
+	// (listenertls.go); dynConfig is the dynamic configuration the
+	// components follow (dynamicapply.go), nil until set.
+	tlsStates map[string]*listenerTLSState
+	dynConfig *config.Dynamic
+	ipQuotas  *ipQuotas
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 	state atomic.Int64 // Kafka's BrokerState value (brokermetrics.go)
@@ -115,10 +129,18 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
+	// replQuotas are the replication throttles (replicationquotas.go),
+	// made in buildComponents.
+	replQuotas *replicationQuotas
+
 	// userCreds loads b.credentials (every user's SCRAM credentials,
 	// Kafka's CredentialProvider, made in New) from /config/users before
 	// the listeners open and keeps it current from change notifications.
 	userCreds *userCredentials
+	// quotas are the client quota managers, clientQuotas keeps them in
+	// step with /config/users and /config/clients (quotaconfig.go).
+	quotas       *quota.Managers
+	clientQuotas *clientQuotaConfigs
 
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
@@ -146,8 +168,9 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, dyn: config.NewDynamic(cfg), opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
+	b := &Broker{cfg: cfg, dyn: config.NewDynamic(cfg), opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: metrics.NewVersionedRegistry(),
 		credentials: security.NewCredentialCache()}
+	b.logLevels, b.logger = setupLogLevels(o.logLevels, logger)
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
 		return nil, err
@@ -249,8 +272,18 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.userCreds.loadAll(); err != nil {
 		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
 	}
+	// Client quotas, likewise before the first request.
+	b.clientQuotas = newClientQuotaConfigs(b.zk, b.quotas, b.logger)
+	if err := b.clientQuotas.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading client quotas from /config/users and /config/clients: %w", err)
+	}
 	if err := b.startSocketServer(); err != nil {
 		return err
+	}
+	// IP connection rate quotas (/config/ips), before requests are served.
+	b.ipQuotas = newIPQuotas(b.zk, b.server, b.logger)
+	if err := b.ipQuotas.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading IP quotas from /config/ips: %w", err)
 	}
 	if err := b.startWeb(); err != nil {
 		return err
@@ -275,10 +308,21 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
+	// Failed log directories go offline (logdirfailure.go).
+	b.startLogDirFailureHandler()
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
-		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange, zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}, b.logger, b.opts.configChangeFault)
+	others := map[string]func(string){zkpaths.ConfigTypeUser: func(e string) {
+		b.userCreds.onChange(e)
+		b.clientQuotas.onUserChange(e)
+	}}
+	// Client quotas (/config/clients; users above).
+	others[zkpaths.ConfigTypeClient] = b.clientQuotas.onClientChange
+	// Dynamic broker configs (dynamicconfig.go).
+	others[zkpaths.ConfigTypeBroker] = b.onBrokerConfigChange
+	// IP connection rate quotas (ipquotas.go).
+	others[zkpaths.ConfigTypeIP] = b.ipQuotas.onChange
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, b.logger, b.opts.configChangeFault)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)
@@ -331,6 +375,7 @@ func (b *Broker) openLogs() error {
 func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.topicCfgs = newTopicConfigCache(b.zk)
 	b.meta = metadata.New(b.brokerID, b.clusterID)
+	b.replQuotas = newReplicationQuotas(b.cfg, b.brokerID, b.metrics, base.With("broker", b.brokerID))
 	b.replicas = replica.New(b.replicaConfig(base), replica.NewLogStore(b.logs), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	var err error
@@ -376,6 +421,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if b.authz != nil {
 		authz, acls = b.authz, b.authz
 	}
+	b.quotas = quota.New(quotaManagersConfig(b.cfg))
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
@@ -384,6 +430,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		ZK:              b.zk,
 		Metadata:        b.meta,
 		Replicas:        b.replicas,
+		LogDirs:         b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
 		Controller:      b.ctrl,
 		Groups:          b.groups,
 		Txn:             b.txn,
@@ -391,9 +438,11 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Users:           b.zk,
 		Authorizer:      authz,
 		ACLs:            acls,
+		Quotas:          b.quotas,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,
+		LogLevels:       b.logLevels,
 	})
 	b.registerMetrics()
 	return nil
@@ -439,8 +488,14 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 		ReplicaLagTimeMax:     rc.LagTimeMax,
 		IsrUpdater:            b.zk,
 		IsBrokerAlive:         b.meta.IsAlive,
+		LeaderQuota:           b.replQuotas.leader,
 		Metrics:               b.metrics,
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
+		// JBOD moves (AlterReplicaLogDirs): the log manager's future logs,
+		// copied in replica.fetch.max.bytes steps.
+		LogDirs:                b.logs,
+		AlterLogDirsChunkBytes: rc.FetchMaxBytes,
+		AlterLogDirsRate:       func() int64 { return b.dyn.Current().ReplicaAlterLogDirsIOMaxBytesPerSecond },
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,
@@ -451,6 +506,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
+			Quota:                   b.replQuotas.follower,
 			Dial:                    replica.NetworkDialer(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
@@ -481,6 +537,8 @@ func (b *Broker) startSocketServer() error {
 	}
 	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	nc.FailedAuthenticationDelay = time.Duration(b.cfg.ConnectionFailedAuthDelayMs) * time.Millisecond
+	qc := connectionQuotaConfig(b.cfg) // dynamicapply.go
+	nc.ConnectionQuotas = &qc
 	for _, e := range ss.Listeners {
 		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
 		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol
@@ -605,6 +663,7 @@ func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
 	if err != nil {
 		return storage.LogConfig{}, err
 	}
+	b.replQuotas.applyTopic(topic, overrides)
 	return logConfig(b.dyn.Current(), overrides)
 }
 
@@ -625,6 +684,7 @@ func (b *Broker) minInsyncReplicas(topic string) int {
 // applyTopicConfig re-applies a topic's configuration to its local logs
 // after a /config/changes notification.
 func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
+	b.replQuotas.applyTopic(topic, overrides)
 	lc, err := logConfig(b.dyn.Current(), overrides)
 	if err != nil {
 		b.logger.Error("invalid topic config in ZooKeeper; keeping the current one", "topic", topic, "err", err)
@@ -651,6 +711,7 @@ func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
 func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	for _, tp := range tps {
 		b.topicCfgs.drop(tp.Topic)
+		b.replQuotas.removeTopic(tp.Topic)
 	}
 	b.replicas.ForgetTopicMetrics(tps)
 }
@@ -783,6 +844,7 @@ func (b *Broker) stopComponents() {
 	if b.markers != nil {
 		b.markers.close()
 	}
+	b.stopLogDirFailureHandler()
 	if b.replicas != nil {
 		b.replicas.Shutdown()
 	}

@@ -26,18 +26,6 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-// waitFor polls cond every 50 ms until it holds, failing t after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func alterBroker(ctx context.Context, t *testing.T, adm *kadm.Client, op kadm.IncrementalOp, key, value string, brokers ...int32) {
 	t.Helper()
 	var v *string
@@ -97,38 +85,38 @@ func TestDynamicBrokerConfigsApplyLive(t *testing.T) {
 	leader := md.Topics["dyn"].Partitions[0].Leader
 	li := c.Index(leader)
 	direct := c.Direct(li)
-	waitFor(t, 20*time.Second, "a produce to dyn", func() bool { return produceAcks(ctx, t, direct, "dyn", -1) == 0 })
+	waitFor(t, "a produce to dyn", 20*time.Second, func() bool { return produceAcks(ctx, t, direct, "dyn", -1) == 0 })
 
 	// message.max.bytes: a lowered cluster default refuses a larger batch
 	// at once; a per-broker value beats the default; removing it falls
 	// back to the default; removing that restores the static value.
 	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "1000")
-	waitFor(t, 10*time.Second, "MESSAGE_TOO_LARGE under the 1000-byte default", func() bool {
+	waitFor(t, "MESSAGE_TOO_LARGE under the 1000-byte default", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == kerr.MessageTooLarge.Code
 	})
 	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "100000", leader)
-	waitFor(t, 10*time.Second, "the per-broker 100000 over the default", func() bool {
+	waitFor(t, "the per-broker 100000 over the default", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == 0
 	})
 	if got := c.Broker(li).Dynamic().Current().Source("message.max.bytes"); got != config.SourceDynamicBroker {
 		t.Errorf("leader's message.max.bytes source %d, want DYNAMIC_BROKER_CONFIG", got)
 	}
 	alterBroker(ctx, t, adm, kadm.DeleteConfig, "message.max.bytes", "", leader)
-	waitFor(t, 10*time.Second, "the default again after deleting the per-broker value", func() bool {
+	waitFor(t, "the default again after deleting the per-broker value", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == kerr.MessageTooLarge.Code
 	})
 	alterBroker(ctx, t, adm, kadm.DeleteConfig, "message.max.bytes", "")
-	waitFor(t, 10*time.Second, "the static value after deleting the default", func() bool {
+	waitFor(t, "the static value after deleting the default", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == 0
 	})
 
 	// min.insync.replicas as cluster default: 4 > the 3 replicas.
 	alterBroker(ctx, t, adm, kadm.SetConfig, "min.insync.replicas", "4")
-	waitFor(t, 10*time.Second, "NOT_ENOUGH_REPLICAS with min.insync.replicas=4", func() bool {
+	waitFor(t, "NOT_ENOUGH_REPLICAS with min.insync.replicas=4", 10*time.Second, func() bool {
 		return produceAcks(ctx, t, direct, "dyn", -1) == kerr.NotEnoughReplicas.Code
 	})
 	alterBroker(ctx, t, adm, kadm.DeleteConfig, "min.insync.replicas", "")
-	waitFor(t, 10*time.Second, "acks=all produce after removing min.insync.replicas", func() bool {
+	waitFor(t, "acks=all produce after removing min.insync.replicas", 10*time.Second, func() bool {
 		return produceAcks(ctx, t, direct, "dyn", -1) == 0
 	})
 
@@ -138,7 +126,7 @@ func TestDynamicBrokerConfigsApplyLive(t *testing.T) {
 	alterBroker(ctx, t, adm, kadm.SetConfig, "log.cleanup.policy", "compact,delete")
 	for i := 0; i < c.N(); i++ {
 		b := c.Broker(i)
-		waitFor(t, 10*time.Second, "the new log defaults on every log of dyn", func() bool {
+		waitFor(t, "the new log defaults on every log of dyn", 10*time.Second, func() bool {
 			for _, l := range topicLogs(b, "dyn") {
 				lc := l.Config()
 				if lc.SegmentBytes != 2048 || lc.RetentionMs != 3600000 || !lc.CleanupPolicyCompact || !lc.CleanupPolicyDelete {
@@ -156,7 +144,7 @@ func TestDynamicBrokerConfigsApplyLive(t *testing.T) {
 	}
 	// Back to delete only (a compacted topic refuses records without keys).
 	alterBroker(ctx, t, adm, kadm.DeleteConfig, "log.cleanup.policy", "")
-	waitFor(t, 10*time.Second, "cleanup.policy=delete again", func() bool {
+	waitFor(t, "cleanup.policy=delete again", 10*time.Second, func() bool {
 		lc := topicLogs(c.Broker(li), "dyn")[0].Config()
 		return !lc.CleanupPolicyCompact && lc.CleanupPolicyDelete
 	})
@@ -281,14 +269,14 @@ func TestDynamicBrokerConfigWrittenInZooKeeper(t *testing.T) {
 		}
 	}
 	write("<default>", `{"version":1,"config":{"message.max.bytes":"5000","log.retention.ms":"7200000"}}`)
-	waitFor(t, 15*time.Second, "every broker applying the cluster default", func() bool {
+	waitFor(t, "every broker applying the cluster default", 15*time.Second, func() bool {
 		return everyBroker(c, func(cur *config.Config) bool {
 			return cur.MessageMaxBytes == 5000 && cur.EffectiveLogRetentionMs() == 7200000
 		})
 	})
 	second := c.BrokerID(1)
 	write(fmt.Sprint(second), `{"version":1,"config":{"message.max.bytes":"7000","log.dirs":"/elsewhere"}}`)
-	waitFor(t, 15*time.Second, "the per-broker value on its broker only", func() bool {
+	waitFor(t, "the per-broker value on its broker only", 15*time.Second, func() bool {
 		return c.Broker(1).Dynamic().Current().MessageMaxBytes == 7000
 	})
 	if got := c.Broker(1).Dynamic().Current().LogDirs; got == "/elsewhere" {
@@ -302,7 +290,7 @@ func TestDynamicBrokerConfigWrittenInZooKeeper(t *testing.T) {
 	// An invalid stored set is logged and not applied; the valid layer stays.
 	write("<default>", `{"version":1,"config":{"message.max.bytes":"-7"}}`)
 	write("<default>", `{"version":1,"config":{"message.max.bytes":"6000"}}`)
-	waitFor(t, 15*time.Second, "the next valid default", func() bool {
+	waitFor(t, "the next valid default", 15*time.Second, func() bool {
 		return everyBroker(c, func(cur *config.Config) bool { return cur.MessageMaxBytes == 6000 || cur.BrokerID == second })
 	})
 	// A restarted broker reads both layers at start-up.
@@ -373,7 +361,7 @@ func TestDynamicBrokerConfigRefusals(t *testing.T) {
 	if s := stored[key]; !strings.Contains(s, "encryptedPassword:") || strings.Contains(s, "password=") {
 		t.Fatalf("stored %q, want Kafka's encoded form", s)
 	}
-	waitFor(t, 10*time.Second, "the decoded password config in the broker's layer", func() bool {
+	waitFor(t, "the decoded password config in the broker's layer", 10*time.Second, func() bool {
 		_, per := c.Broker(0).Dynamic().Layers()
 		return per[key] == jaas
 	})
@@ -413,12 +401,12 @@ func TestConfigChangeListenerRetries(t *testing.T) {
 	failing.Store(true)
 	before := calls.Load()
 	alterBroker(ctx, t, c.Admin(), kadm.SetConfig, "message.max.bytes", "4321")
-	waitFor(t, 10*time.Second, "two failed passes", func() bool { return calls.Load() >= before+2 })
+	waitFor(t, "two failed passes", 10*time.Second, func() bool { return calls.Load() >= before+2 })
 	if got := c.Broker(0).Dynamic().Current().MessageMaxBytes; got == 4321 {
 		t.Fatal("applied while every pass fails")
 	}
 	failing.Store(false)
-	waitFor(t, 15*time.Second, "the change applied by a retry", func() bool {
+	waitFor(t, "the change applied by a retry", 15*time.Second, func() bool {
 		return c.Broker(0).Dynamic().Current().MessageMaxBytes == 4321
 	})
 }

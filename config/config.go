@@ -56,21 +56,23 @@ type Config struct {
 	RequestTimeoutMs         int32  // request.timeout.ms
 
 	// Socket server
-	Listeners                   string // listeners
-	AdvertisedListeners         string // advertised.listeners ("" = listeners)
-	ListenerSecurityProtocolMap string // listener.security.protocol.map
-	InterBrokerListenerName     string // inter.broker.listener.name ("" = from security.inter.broker.protocol)
-	SecurityInterBrokerProtocol string // security.inter.broker.protocol
-	SocketSendBufferBytes       int32  // socket.send.buffer.bytes (-1 = OS default)
-	SocketReceiveBufferBytes    int32  // socket.receive.buffer.bytes (-1 = OS default)
-	SocketRequestMaxBytes       int32  // socket.request.max.bytes
-	MaxConnectionsPerIP         int32  // max.connections.per.ip
-	MaxConnections              int32  // max.connections
-	ConnectionsMaxIdleMs        int64  // connections.max.idle.ms
-	Port                        int32  // port (deprecated; used only when listeners is unset)
-	HostName                    string // host.name (deprecated; used only when listeners is unset)
-	AdvertisedHostName          string // advertised.host.name (deprecated)
-	AdvertisedPort              *int32 // advertised.port (deprecated)
+	Listeners                    string // listeners
+	AdvertisedListeners          string // advertised.listeners ("" = listeners)
+	ListenerSecurityProtocolMap  string // listener.security.protocol.map
+	InterBrokerListenerName      string // inter.broker.listener.name ("" = from security.inter.broker.protocol)
+	SecurityInterBrokerProtocol  string // security.inter.broker.protocol
+	SocketSendBufferBytes        int32  // socket.send.buffer.bytes (-1 = OS default)
+	SocketReceiveBufferBytes     int32  // socket.receive.buffer.bytes (-1 = OS default)
+	SocketRequestMaxBytes        int32  // socket.request.max.bytes
+	MaxConnectionsPerIP          int32  // max.connections.per.ip
+	MaxConnections               int32  // max.connections
+	MaxConnectionsPerIPOverrides string // max.connections.per.ip.overrides (host:count,...)
+	MaxConnectionCreationRate    int32  // max.connection.creation.rate
+	ConnectionsMaxIdleMs         int64  // connections.max.idle.ms
+	Port                         int32  // port (deprecated; used only when listeners is unset)
+	HostName                     string // host.name (deprecated; used only when listeners is unset)
+	AdvertisedHostName           string // advertised.host.name (deprecated)
+	AdvertisedPort               *int32 // advertised.port (deprecated)
 
 	// TLS (Kafka's SslConfigs / BrokerSecurityConfigs); read per listener
 	// with SSLProperties, which adds the listener.name.<listener>.ssl.*
@@ -155,6 +157,8 @@ type Config struct {
 	ReplicaFetchMinBytes                        int32  // replica.fetch.min.bytes
 	ReplicaFetchResponseMaxBytes                int32  // replica.fetch.response.max.bytes
 	NumReplicaFetchers                          int32  // num.replica.fetchers
+	NumReplicationQuotaSamples                  int32  // replication.quota.window.num
+	ReplicationQuotaWindowSizeSeconds           int32  // replication.quota.window.size.seconds
 	ReplicaHighWatermarkCheckpointIntervalMs    int64  // replica.high.watermark.checkpoint.interval.ms
 	FetchPurgatoryPurgeIntervalRequests         int32  // fetch.purgatory.purge.interval.requests
 	ProducerPurgatoryPurgeIntervalRequests      int32  // producer.purgatory.purge.interval.requests
@@ -197,6 +201,14 @@ type Config struct {
 	TransactionAbortTimedOutTransactionCleanupIntervalMs int32 // transaction.abort.timed.out.transaction.cleanup.interval.ms
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
+
+	// Client quotas (see broker/quota)
+	QuotaProducerDefault             int64 // quota.producer.default (deprecated; math.MaxInt64 = none)
+	QuotaConsumerDefault             int64 // quota.consumer.default (deprecated; math.MaxInt64 = none)
+	QuotaWindowNum                   int32 // quota.window.num
+	QuotaWindowSizeSeconds           int32 // quota.window.size.seconds
+	ControllerQuotaWindowNum         int32 // controller.quota.window.num
+	ControllerQuotaWindowSizeSeconds int32 // controller.quota.window.size.seconds
 
 	// Authorizer (Kafka's AclAuthorizer; see broker/security/authorizer)
 	AuthorizerClassName       string // authorizer.class.name ("" = no authorizer)

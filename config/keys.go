@@ -322,6 +322,7 @@ const (
 	groupAuthorizer  = "Authorizer"
 
 	groupPasswordEncoder = "Password encoder (dynamic password configs)"
+	groupQuotas          = "Client quotas"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -452,11 +453,19 @@ var brokerKeys = []Key{
 		Doc:   "largest request frame accepted; larger ones close the connection",
 		field: func(c *Config) any { return &c.SocketRequestMaxBytes }, check: atLeast(1)},
 	{Name: "max.connections.per.ip", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
-		Doc:   "connections allowed from one IP address",
+		Doc:   "connections allowed from one IP address; a new connection beyond it is closed at once (0 needs max.connections.per.ip.overrides); dynamic",
 		field: func(c *Config) any { return &c.MaxConnectionsPerIP }, check: atLeast(0)},
+	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Group: groupSocket,
+		Doc:   "per-IP or host name exceptions to max.connections.per.ip, e.g. \"hostName:100,127.0.0.1:200\"; dynamic",
+		field: func(c *Config) any { return &c.MaxConnectionsPerIPOverrides }, check: ipOverridesCheck},
 	{Name: "max.connections", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
-		Doc:   "connections allowed in total",
+		Doc: "connections allowed in total (listener.name.<listener>.max.connections per listener); the acceptor waits for a free slot; " +
+			"the inter-broker listener may exceed the broker-wide limit, and the least recently used connection of another listener is closed then; dynamic",
 		field: func(c *Config) any { return &c.MaxConnections }, check: atLeast(0)},
+	{Name: "max.connection.creation.rate", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
+		Doc: "new connections per second accepted broker-wide (listener.name.<listener>.max.connection.creation.rate per listener; " +
+			"the inter-broker listener is exempt from the broker-wide rate); the acceptor delays connections over it; dynamic",
+		field: func(c *Config) any { return &c.MaxConnectionCreationRate }, check: atLeast(0)},
 	{Name: "port", Type: TypeInt, Default: "9092", Group: groupSocket,
 		Doc:   "deprecated: port of the PLAINTEXT listener, used only when listeners is unset",
 		field: func(c *Config) any { return &c.Port }, check: between(0, 65535)},
@@ -706,6 +715,12 @@ var brokerKeys = []Key{
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", Group: groupReplication,
 		Doc:   "how often replication-offset-checkpoint is written",
 		field: func(c *Config) any { return &c.ReplicaHighWatermarkCheckpointIntervalMs }},
+	{Name: "replication.quota.window.num", Type: TypeInt, Default: "11", Group: groupReplication,
+		Doc:   "samples (windows) the replication throttle rate is measured over",
+		field: func(c *Config) any { return &c.NumReplicationQuotaSamples }, check: atLeast(1)},
+	{Name: "replication.quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupReplication,
+		Doc:   "length of one replication throttle sample",
+		field: func(c *Config) any { return &c.ReplicationQuotaWindowSizeSeconds }, check: atLeast(1)},
 	{Name: "fetch.purgatory.purge.interval.requests", Type: TypeInt, Default: "1000", Group: groupReplication,
 		Doc:   "purge completed delayed fetches after this many new ones",
 		field: func(c *Config) any { return &c.FetchPurgatoryPurgeIntervalRequests }},
@@ -821,6 +836,26 @@ var brokerKeys = []Key{
 	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Group: groupTxn,
 		Doc:   "idempotent producer state is dropped after this long without writes",
 		field: func(c *Config) any { return &c.ProducerIDExpirationMs }, check: atLeast(1)},
+
+	// Client quotas
+	{Name: "quota.producer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: producer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaProducerDefault }, check: atLeast(1)},
+	{Name: "quota.consumer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: consumer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaConsumerDefault }, check: atLeast(1)},
+	{Name: "quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples kept for the produce, fetch and request quota rates",
+		field: func(c *Config) any { return &c.QuotaWindowNum }, check: atLeast(1)},
+	{Name: "quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each produce, fetch and request quota sample",
+		field: func(c *Config) any { return &c.QuotaWindowSizeSeconds }, check: atLeast(1)},
+	{Name: "controller.quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples of the controller mutation quota (its burst is num × size × rate)",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowNum }, check: atLeast(1)},
+	{Name: "controller.quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each controller mutation quota sample",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowSizeSeconds }, check: atLeast(1)},
 
 	// Metrics
 	{Name: "metric.reporters", Type: TypeList, Default: "", Group: groupMetrics,

@@ -41,6 +41,9 @@ func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respons
 	resp.Resources = alterEach(ctx, a, r, req.Resources, func(res kmsg.AlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "alter configs failed", func(res kmsg.AlterConfigsRequestResource, _ map[string]string) (map[string]string, error) {
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			return nil, errAlterConfigsBrokerLogger
+		}
 		cfgs := map[string]string{}
 		for _, c := range res.Configs {
 			if c.Value != nil {
@@ -126,6 +129,11 @@ func (a *Apis) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, n
 			return err
 		}
 		return a.alterBrokerConfigs(name, entity, perBroker, next, validateOnly)
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		// Log levels change inside update (brokerlogger.go); AlterConfigs'
+		// update refuses the type.
+		_, err := update(nil)
+		return err
 	default:
 		return fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, typ)
 	}
