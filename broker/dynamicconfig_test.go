@@ -410,3 +410,29 @@ func TestConfigChangeListenerRetries(t *testing.T) {
 		return c.Broker(0).Dynamic().Current().MessageMaxBytes == 4321
 	})
 }
+
+// TestDynamicUncleanLeaderElectionDefault: turning the cluster default of
+// unclean.leader.election.enable on elects an out-of-sync replica of a
+// partition already offline (Kafka's DynamicLogConfig calls the
+// controller's enableDefaultUncleanLeaderElection), and a topic override of
+// false still keeps its partition offline.
+func TestDynamicUncleanLeaderElectionDefault(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3})
+	xi, yi := otherTwo(c)
+	x, y := c.BrokerID(xi), c.BrokerID(yi)
+	as := [][]int32{{x, y}}
+	createAssigned(t, c, "by-default", as, nil)
+	createAssigned(t, c, "kept-clean", as, map[string]string{"unclean.leader.election.enable": "false"})
+	strandOutOfSync(c, []string{"by-default", "kept-clean"}, xi, yi)
+	if s, _ := c.PartitionState("by-default", 0); s.Leader != -1 {
+		t.Fatalf("by-default-0 with the default off: %s, want Leader: none", s)
+	}
+	alterBroker(ctxT(t, 20*time.Second), t, c.Admin(), kadm.SetConfig, "unclean.leader.election.enable", "true")
+	c.WaitFor(20*time.Second, "by-default-0 elected uncleanly after the dynamic default", func() bool {
+		s, ok := c.PartitionState("by-default", 0)
+		return ok && s.Leader == y
+	})
+	if s, _ := c.PartitionState("kept-clean", 0); s.Leader != -1 {
+		t.Errorf("kept-clean-0 (topic override false): %s, want Leader: none", s)
+	}
+}
