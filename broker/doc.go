@@ -12,6 +12,8 @@
 //	AdminZkClient / KafkaZkClient (admin writes)    zkpaths/zkclient (*zkclient.Client is api.AdminZK)
 //	ZkConfigManager + TopicConfigHandler +          configlistener.go (also the topic
 //	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
+//	DynamicBrokerConfig.initialize, BrokerConfigHandler, dynamicconfig.go (/config/brokers/<default>
+//	  DynamicLogConfig                               and /<id> into Broker.dyn; log defaults re-derived)
 //	CredentialProvider + UserConfigHandler          usercredentials.go (SCRAM credentials of
 //	  (credentials)                                  /config/users in the CredentialCache)
 //	KafkaServer's authorizer (AclAuthorizer,         broker.go (startAuthorizer) with
@@ -20,7 +22,8 @@
 //	                                                 /klassik/console/<id>, see broker/console)
 //
 // Start-up order (Kafka's KafkaServer.startup): ZooKeeper session (the client
-// creates the chroot) → persistent paths → cluster id → log manager (locks
+// creates the chroot) → persistent paths → cluster id → dynamic broker
+// configs (/config/brokers) → log manager (locks
 // log.dirs, recovers logs) → meta.properties check and broker id
 // (configured, stored or generated from /brokers/seqid) → metadata cache,
 // replica manager (replica fetchers over the inter-broker listener, ISR
