@@ -161,6 +161,11 @@ func TestDynamicBrokerConfigsApplyLive(t *testing.T) {
 	// DescribeConfigs: sources and synonyms as Kafka's ConfigHelper.
 	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "500000")
 	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "600000", leader)
+	// Brokers apply a stored change when its notification reaches them.
+	waitFor(t, "the leader applying both message.max.bytes layers", 10*time.Second, func() bool {
+		def, per := c.Broker(li).Dynamic().Layers()
+		return def["message.max.bytes"] == "500000" && per["message.max.bytes"] == "600000"
+	})
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.Version, req.IncludeSynonyms, req.IncludeDocumentation = 4, true, true
 	for _, name := range []string{fmt.Sprint(leader), ""} {
