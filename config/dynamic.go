@@ -71,7 +71,8 @@ func (d *Dynamic) Layers() (clusterDefault, perBroker map[string]string) {
 
 // Subscribe calls fn(old, new) after every update that changes the value
 // of one of keys (every update when keys is nil). fn runs on the updating
-// goroutine, after the new Config is current; it must not call Update.
+// goroutine, after the new Config is current, with the update lock held:
+// it must not call Update, Validate or Layers (Current is fine).
 // The returned function unsubscribes.
 func (d *Dynamic) Subscribe(keys []string, fn func(old, new *Config)) (cancel func()) {
 	d.mu.Lock()
