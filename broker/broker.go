@@ -318,11 +318,11 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	}}
 	// Client quotas (/config/clients; users above).
 	others[zkpaths.ConfigTypeClient] = b.clientQuotas.onClientChange
-	// Dynamic broker configs (dynamicconfig.go).
-	others[zkpaths.ConfigTypeBroker] = b.onBrokerConfigChange
 	// IP connection rate quotas (ipquotas.go).
 	others[zkpaths.ConfigTypeIP] = b.ipQuotas.onChange
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, b.logger, b.opts.configChangeFault)
+	// Dynamic broker configs (dynamicconfig.go); a failed reload is retried.
+	retried := map[string]func(string) error{zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, retried, b.logger, b.opts.configChangeFault)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)

@@ -14,6 +14,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -100,7 +101,11 @@ type configChangeListener struct {
 	// others handles the entity types besides topics, by the notification's
 	// (sanitized) entity name.
 	others map[string]func(entity string)
-	logger *slog.Logger
+	// retried handles entity types whose reload may fail (a ZooKeeper
+	// read): an error stops the pass before that notification, so the
+	// backoff retry processes it again.
+	retried map[string]func(entity string) error
+	logger  *slog.Logger
 
 	// fault, when set (tests: WithConfigChangeFault), runs before every
 	// pass; an error fails the pass as a ZooKeeper error would.
@@ -113,12 +118,16 @@ type configChangeListener struct {
 	once    sync.Once
 
 	lastSeq int64 // highest processed sequence; owned by the goroutine
+	// failedSeq is the notification whose retried handler failed
+	// failures times in a row; owned by the goroutine.
+	failedSeq int64
+	failures  int
 }
 
 func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string),
-	others map[string]func(entity string), logger *slog.Logger, fault func() error) *configChangeListener {
-	l := &configChangeListener{zk: c, cache: cache, apply: apply, others: others, logger: logger.With("component", "config-change-listener"),
-		fault: fault, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1}
+	others map[string]func(entity string), retried map[string]func(entity string) error, logger *slog.Logger, fault func() error) *configChangeListener {
+	l := &configChangeListener{zk: c, cache: cache, apply: apply, others: others, retried: retried, logger: logger.With("component", "config-change-listener"),
+		fault: fault, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1, failedSeq: -1}
 	l.cancels = append(l.cancels,
 		c.WatchChildren(zkpaths.ConfigChangesPath, l.poke),
 		c.OnNewSession(l.poke))
@@ -149,8 +158,11 @@ func (l *configChangeListener) stop() {
 // Retry delays after a failed pass: doubling from the first to the last,
 // so a notification is not left unprocessed until the next change.
 const (
-	configChangeRetryMin = 100 * time.Millisecond
-	configChangeRetryMax = 10 * time.Second
+	// maxNotificationAttempts bounds the passes that retry one
+	// notification whose handler fails (about 40 s with the backoff).
+	maxNotificationAttempts = 8
+	configChangeRetryMin    = 100 * time.Millisecond
+	configChangeRetryMax    = 10 * time.Second
 )
 
 func (l *configChangeListener) run() {
@@ -208,7 +220,17 @@ func (l *configChangeListener) process() error {
 		if err != nil {
 			return err
 		}
-		l.handle(name, data)
+		if err := l.handle(name, data); err != nil {
+			// Retry the notification a bounded number of times, then give
+			// up on it so that one bad entity cannot hold back the rest.
+			if l.failedSeq != seq {
+				l.failedSeq, l.failures = seq, 0
+			}
+			if l.failures++; l.failures < maxNotificationAttempts {
+				return fmt.Errorf("config change notification %s: %w", name, err)
+			}
+			l.logger.Error("giving up on a config change notification", "notification", name, "attempts", l.failures, "err", err)
+		}
 		l.lastSeq = seq
 	}
 	// Purge notifications older than 15 minutes; every broker does it and
@@ -228,25 +250,31 @@ func (l *configChangeListener) process() error {
 	return nil
 }
 
-func (l *configChangeListener) handle(name string, data []byte) {
+// handle hands one notification to its entity type's handler; only a
+// retried handler's error is returned.
+func (l *configChangeListener) handle(name string, data []byte) error {
 	ch, err := zkpaths.DecodeConfigChangeNotification(data)
 	if err != nil {
 		l.logger.Warn("ignoring an unreadable config change notification", "notification", name, "err", err)
-		return
+		return nil
 	}
 	typ, entity := ch.EntityType, ch.EntityName
+	if h, ok := l.retried[typ]; ok {
+		return h(entity)
+	}
 	if h, ok := l.others[typ]; ok {
 		h(entity)
-		return
+		return nil
 	}
 	if typ != zkpaths.ConfigTypeTopic {
 		l.logger.Debug("ignoring a config change for an entity type without a handler", "entity_type", typ, "entity", entity)
-		return
+		return nil
 	}
 	overrides, err := l.cache.reload(entity)
 	if err != nil {
 		l.logger.Warn("reading changed topic config failed", "topic", entity, "err", err)
-		return
+		return nil
 	}
 	l.apply(entity, overrides)
+	return nil
 }
