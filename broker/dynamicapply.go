@@ -87,3 +87,12 @@ func (b *Broker) subscribeDynamicApply(d *config.Dynamic) (cancel func()) {
 		}
 	}
 }
+
+// addDynamicValidators registers the checks Kafka's reconfigurables make
+// against the values in force: DynamicThreadPool's and LogCleaner's
+// half-to-double rule, and each TLS listener's new stores (they load, and
+// a key store keeps the DN and SANs).
+func (b *Broker) addDynamicValidators() {
+	b.dyn.AddValidator(config.ValidateDynamicChange)
+	b.dyn.AddValidator(func(_, nc *config.Config) error { return b.ValidateListenerTLS(nc) })
+}
