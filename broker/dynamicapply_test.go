@@ -2,8 +2,12 @@ package broker_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/netip"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/security/securitytest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -30,9 +35,11 @@ func alterBroker(t *testing.T, adm *kadm.Client, id int32, kv ...string) string 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, err := adm.BrokerMetadata(ctx); err != nil { // per-broker requests go to that broker
-		t.Fatal(err)
-	}
+	// Per-broker requests go to that broker: it must be in Metadata.
+	waitFor(t, "the brokers in Metadata", 10*time.Second, func() bool {
+		md, err := adm.BrokerMetadata(ctx)
+		return err == nil && (id < 0 || slices.ContainsFunc(md.Brokers, func(b kadm.BrokerDetail) bool { return b.NodeID == id }))
+	})
 	var brokers []int32
 	if id >= 0 {
 		brokers = []int32{id}
@@ -281,5 +288,91 @@ func TestDynamicLogCleanerConfig(t *testing.T) {
 	})
 	if msg := alterBroker(t, adm, -1, "log.cleaner.threads", "5"); !strings.Contains(msg, "Log cleaner threads cannot be increased to more than double the current value 2") {
 		t.Fatalf("2 → 5: %q", msg)
+	}
+}
+
+// servedSerial opens a TLS connection to addr and returns the serial of
+// the certificate served.
+func servedSerial(t *testing.T, addr string) string {
+	t.Helper()
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
+}
+
+// A listener's key store changes with a per-broker AlterConfigs
+// (listener.name.ssl.ssl.keystore.*): new TLS connections get the new
+// certificate while an open one keeps working; a key store with another
+// DN is refused with Kafka's message; naming the same file again reloads
+// it when it changed on disk (reloadUpdatedFilesWithoutConfigChange).
+func TestDynamicListenerKeystore(t *testing.T) {
+	securitytest.Need(t, "keytool", "openssl")
+	ca := securitytest.NewCA(t, "Klassik Test CA")
+	id1 := ca.Issue(t, "broker-1", "/O=Klassik/CN=broker")
+	id2 := ca.Issue(t, "broker-2", "/O=Klassik/CN=broker")
+	other := ca.Issue(t, "other", "/O=Klassik/CN=someone-else")
+	const prefix = "listener.name.ssl."
+	overrides := id1.Props(ca, securitytest.JKS, prefix)
+	overrides["password.encoder.secret"] = "encoder-secret"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, ExtraListeners: []string{"SSL"}, Overrides: overrides})
+	adm := c.Admin()
+	id := c.BrokerID(0)
+	addr := c.ListenerAddr(0, "SSL")
+	first := servedSerial(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	open, err := network.DialTLS(ctx, addr, "open", 10*time.Second, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+
+	store := func(s *securitytest.Identity) []string {
+		var kv []string
+		for k, v := range s.Props(ca, securitytest.PKCS12, prefix) {
+			if strings.Contains(k, "keystore") || strings.HasSuffix(k, "ssl.key.password") {
+				kv = append(kv, k, v)
+			}
+		}
+		return kv
+	}
+	if msg := alterBroker(t, adm, id, store(id2)...); msg != "" {
+		t.Fatal(msg)
+	}
+	var second string
+	waitFor(t, "the new certificate on new connections", 10*time.Second, func() bool {
+		second = servedSerial(t, addr)
+		return second != first
+	})
+	if _, err := open.Request(ctx, kmsg.NewPtrApiVersionsRequest()); err != nil {
+		t.Fatalf("the connection opened before the change broke: %v", err)
+	}
+
+	msg := alterBroker(t, adm, id, store(other)...)
+	if !strings.Contains(msg, "Keystore DistinguishedName does not match") {
+		t.Fatalf("another DN: %q", msg)
+	}
+	if got := servedSerial(t, addr); got != second {
+		t.Fatal("a refused key store is served")
+	}
+
+	// id1's store written over id2's file, then the same keys again.
+	data, err := os.ReadFile(id1.PKCS12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(id2.PKCS12, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second)
+	_ = os.Chtimes(id2.PKCS12, later, later)
+	if msg := alterBroker(t, adm, id, store(id2)...); msg != "" {
+		t.Fatal(msg)
+	}
+	if got := servedSerial(t, addr); got != first {
+		t.Fatalf("after naming the rewritten file again the served serial is %s, want %s", got, first)
 	}
 }
