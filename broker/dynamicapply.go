@@ -12,6 +12,7 @@ package broker
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage"
@@ -27,6 +28,8 @@ func connectionQuotaConfig(c *config.Config) network.ConnectionQuotaConfig {
 		MaxConnectionCreationRate:    int(c.MaxConnectionCreationRate),
 		Listeners:                    map[string]network.ListenerConnectionQuota{},
 		InterBrokerListener:          c.EffectiveInterBrokerListenerName(),
+		QuotaWindowNum:               int(c.QuotaWindowNum),
+		QuotaWindowSize:              time.Duration(c.QuotaWindowSizeSeconds) * time.Second,
 	}
 	for _, e := range c.ListenerEndpoints() {
 		maxConns, rate := c.ListenerConnectionQuota(e.ListenerName)
