@@ -128,10 +128,15 @@ type Config struct {
 	Broker *config.Config
 	// Dynamic is the broker's current configuration (Broker with the
 	// dynamic broker configs); nil: Broker alone.
-	Dynamic  *config.Dynamic
-	ZK       AdminZK
-	Metadata MetadataView
-	Replicas ReplicaManager
+	Dynamic *config.Dynamic
+	// ReloadUpdatedFiles is called for a per-broker alteration with its
+	// config names (Kafka's reloadUpdatedFilesWithoutConfigChange: a
+	// listener key store named again with the same path is re-read when
+	// its file changed); nil: nothing to reload.
+	ReloadUpdatedFiles func(keys []string) error
+	ZK                 AdminZK
+	Metadata           MetadataView
+	Replicas           ReplicaManager
 	// LogDirs serves AlterReplicaLogDirs and DescribeLogDirs; nil leaves
 	// them unadvertised.
 	LogDirs    LogDirManager
@@ -176,7 +181,8 @@ type Config struct {
 type Apis struct {
 	brokerID        int32
 	clusterID       string
-	dyn             *config.Dynamic // current configuration: read it with conf()
+	dyn             *config.Dynamic           // current configuration: read it with conf()
+	reloadFiles     func(keys []string) error // Config.ReloadUpdatedFiles
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
@@ -226,6 +232,7 @@ func New(cfg Config) *Apis {
 		brokerID:        cfg.BrokerID,
 		clusterID:       cfg.ClusterID,
 		dyn:             cfg.Dynamic,
+		reloadFiles:     cfg.ReloadUpdatedFiles,
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
