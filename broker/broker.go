@@ -391,6 +391,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Authorizer:      authz,
 		ACLs:            acls,
 		Quotas:          b.quotas,
+		QuotaStore:      b.zk,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,
