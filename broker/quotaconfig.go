@@ -120,3 +120,7 @@ func (cq *clientQuotaConfigs) reload(entityType, name string) {
 	}
 	cq.logger.Info("client quotas updated", "entity", e.String(), "quotas", quotas)
 }
+
+// ClientQuotas are this broker's client quota managers (nil before
+// Startup).
+func (b *Broker) ClientQuotas() *quota.Managers { return b.quotas }
