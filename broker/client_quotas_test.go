@@ -3,8 +3,10 @@ package broker_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,7 +14,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
@@ -362,4 +366,122 @@ func tail(s string) string {
 		lines = lines[len(lines)-20:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestClientQuotaAPIsAndPrecedence: AlterClientQuotas writes Kafka's nodes
+// (every broker applies them), DescribeClientQuotas reads them back with
+// Kafka's filters, a <user, client-id> quota beats the client-id default
+// on the data path, and a controller_mutation_rate refuses the topic
+// creation that finds it exhausted with THROTTLING_QUOTA_EXCEEDED.
+func TestClientQuotaAPIsAndPrecedence(t *testing.T) {
+	c := startQuotaCluster(t, 2)
+	adm := c.Admin()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	str := func(s string) *string { return &s }
+	entries := []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id"}}, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 65536}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "user", Name: str("ANONYMOUS")}, {Type: "client-id", Name: str("vip")}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 104857600}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "user", Name: str("ANONYMOUS")}, {Type: "client-id", Name: str("creator")}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "user", Name: str("bob")}}, Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 25.5}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "ip", Name: str("10.9.8.7")}}, Ops: []kadm.AlterClientQuotaOp{{Key: "connection_creation_rate", Value: 20}}},
+	}
+	res, err := adm.AlterClientQuotas(ctx, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("AlterClientQuotas %v: %v %s", r.Entity, r.Err, r.ErrMessage)
+		}
+	}
+	// Kafka's node layout and JSON.
+	for p, want := range map[string]string{
+		"/config/clients/<default>":               `{"version":1,"config":{"producer_byte_rate":"65536"}}`,
+		"/config/users/ANONYMOUS/clients/vip":     `{"version":1,"config":{"producer_byte_rate":"104857600"}}`,
+		"/config/users/bob":                       `{"version":1,"config":{"request_percentage":"25.5"}}`,
+		"/config/ips/10.9.8.7":                    `{"version":1,"config":{"connection_creation_rate":"20"}}`,
+		"/config/users/ANONYMOUS/clients/creator": `{"version":1,"config":{"controller_mutation_rate":"1.0"}}`,
+	} {
+		data, _, err := c.ZK().Get(p)
+		if err != nil || string(data) != want {
+			t.Errorf("%s = %s (%v), want %s", p, data, err, want)
+		}
+	}
+	waitQuota(t, c, "producer", "ANONYMOUS", "other", 65536)
+	waitQuota(t, c, "producer", "ANONYMOUS", "vip", 104857600)
+	waitQuota(t, c, "request", "bob", "any", 25.5)
+	waitQuota(t, c, "mutation", "ANONYMOUS", "creator", 1)
+
+	described, err := adm.DescribeClientQuotas(ctx, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range described {
+		got = append(got, d.Entity.String()+" "+fmt.Sprint(d.Values))
+	}
+	sort.Strings(got) // Kafka answers in no particular order
+	want := []string{
+		"{client-id=<default>} [producer_byte_rate=65536.000000]",
+		"{ip=10.9.8.7} [connection_creation_rate=20.000000]",
+		"{user=ANONYMOUS, client-id=creator} [controller_mutation_rate=1.000000]",
+		"{user=ANONYMOUS, client-id=vip} [producer_byte_rate=104857600.000000]",
+		"{user=bob} [request_percentage=25.500000]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("DescribeClientQuotas:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	strict, err := adm.DescribeClientQuotas(ctx, true, []kadm.DescribeClientQuotaComponent{
+		{Type: "user", MatchName: str("ANONYMOUS"), MatchType: 0}, {Type: "client-id", MatchType: 2}})
+	if err != nil || len(strict) != 2 {
+		t.Errorf("strict user=ANONYMOUS, any client-id: %v %v", strict, err)
+	}
+
+	// Precedence on the data path: vip (a <user, client-id> quota of
+	// 100 MiB/s) is never throttled for 1 MiB; any other client id gets
+	// the 64 KiB/s default and is told so.
+	produce := func(client string, n int, stopOnThrottle bool) time.Duration {
+		seen := &throttleSeen{}
+		cl := c.Client(kgo.ClientID(client), kgo.WithHooks(seen), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.DefaultProduceTopic("prec"))
+		defer cl.Close()
+		val := make([]byte, quotaRecordSize)
+		for i := 0; i < n && !(stopOnThrottle && seen.max.Load() > 0); i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: val}).FirstErr(); err != nil {
+				t.Fatalf("%s: produce: %v", client, err)
+			}
+		}
+		return time.Duration(seen.max.Load())
+	}
+	c.CreateTopic("prec", 1, 1, nil)
+	if d := produce("vip", 100, false); d != 0 {
+		t.Errorf("vip throttled %v under its 100 MiB/s <user, client-id> quota", d)
+	}
+	if d := produce("other", 200, true); d == 0 {
+		t.Error("a client id under the 64 KiB/s default was never throttled")
+	}
+
+	// controller_mutation_rate 1/s: a burst of 11 partitions
+	// (controller.quota.window.num 11 × 1 s); the strict quota
+	// (CreateTopics v6+) lets the 12-partition topic through and refuses
+	// the next creation.
+	creator := kadm.NewClient(c.Client(kgo.ClientID("creator")))
+	if r, err := creator.CreateTopic(ctx, 12, 1, nil, "mut-1"); err != nil || r.Err != nil {
+		t.Fatalf("first creation: %v %v", err, r.Err)
+	}
+	// (kadm's single-topic call returns the topic's error as its own.)
+	r, _ := creator.CreateTopic(ctx, 1, 1, nil, "mut-2")
+	if !errors.Is(r.Err, kerr.ThrottlingQuotaExceeded) || r.ErrMessage != "The throttling quota has been exceeded." {
+		t.Fatalf("creation past the quota: %v %q, want THROTTLING_QUOTA_EXCEEDED", r.Err, r.ErrMessage)
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "mut-3", 1, 1
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, c.Client(kgo.ClientID("creator")))
+	if err != nil || resp.ThrottleMillis <= 0 || resp.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code {
+		t.Fatalf("CreateTopics past the quota: %v, throttle_time_ms %d, code %d", err, resp.ThrottleMillis, resp.Topics[0].ErrorCode)
+	}
 }
