@@ -100,7 +100,7 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 				if describeConfigs.allowed(t.Topic) {
 					rt.NumPartitions = int32(len(spec.assignment))
 					rt.ReplicationFactor = spec.replicationFactor()
-					for _, e := range a.describeTopicConfigs(spec.configs, nil, false) {
+					for _, e := range a.describeTopicConfigs(spec.configs, nil, false, false) {
 						c := kmsg.NewCreateTopicsResponseTopicConfig()
 						c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.IsSensitive
 						rt.Configs = append(rt.Configs, c)

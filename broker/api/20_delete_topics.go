@@ -72,7 +72,7 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 			err = fmt.Errorf("%w: topic name and topic id cannot both be set", kerr.InvalidRequest)
 		case !isController:
 			err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
-		case !a.cfg.DeleteTopicEnable:
+		case !a.conf().DeleteTopicEnable:
 			if req.Version >= 3 {
 				err = fmt.Errorf("%w: topic deletion is disabled", kerr.TopicDeletionDisabled)
 			} else {

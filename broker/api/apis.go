@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/quota"
@@ -40,6 +41,13 @@ type ReplicaManager interface {
 	WriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
 	// DescribeProducers reports the leaders' active producer state.
 	DescribeProducers(ctx context.Context, req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse
+}
+
+// LogDirManager moves replicas between this broker's log directories and
+// describes them (broker/replica.Manager with a LogDirStore).
+type LogDirManager interface {
+	AlterReplicaLogDirs(ctx context.Context, req *kmsg.AlterReplicaLogDirsRequest) *kmsg.AlterReplicaLogDirsResponse
+	DescribeLogDirs(ctx context.Context, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse
 }
 
 // request is what a handler sees: the decoded body plus the connection facts
@@ -117,10 +125,16 @@ type Config struct {
 	ClusterID string
 	// Broker is the static broker configuration (defaults for topic
 	// creation, DescribeConfigs).
-	Broker     *config.Config
-	ZK         AdminZK
-	Metadata   MetadataView
-	Replicas   ReplicaManager
+	Broker *config.Config
+	// Dynamic is the broker's current configuration (Broker with the
+	// dynamic broker configs); nil: Broker alone.
+	Dynamic  *config.Dynamic
+	ZK       AdminZK
+	Metadata MetadataView
+	Replicas ReplicaManager
+	// LogDirs serves AlterReplicaLogDirs and DescribeLogDirs; nil leaves
+	// them unadvertised.
+	LogDirs    LogDirManager
 	Controller Controller
 	// Groups is the group coordinator; nil leaves the group APIs
 	// unadvertised.
@@ -155,16 +169,21 @@ type Config struct {
 	// Kafka does. Tests set it to compare assignments.
 	FixedStartIndex int
 	Logger          *slog.Logger
+	// LogLevels is the registry of the broker's loggers, served as the
+	// BROKER_LOGGER resource (brokerlogger.go); nil = a registry of its
+	// own that no logger consults.
+	LogLevels *loglevels.Registry
 }
 
 // Apis is Kafka's KafkaApis: the request handler of one broker.
 type Apis struct {
 	brokerID        int32
 	clusterID       string
-	cfg             *config.Config
+	dyn             *config.Dynamic // current configuration: read it with conf()
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
+	logDirs         LogDirManager
 	controller      Controller
 	groups          GroupCoordinator
 	txn             TxnCoordinator
@@ -178,6 +197,7 @@ type Apis struct {
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
 	handlers        map[int16]handlerFunc
+	logLevels       *loglevels.Registry
 
 	// ready is closed when the broker enables request processing
 	// (the last step of start-up, after registration); requests arriving
@@ -194,6 +214,10 @@ type Apis struct {
 	metaCh chan struct{}
 }
 
+// conf is the configuration in force now (dynamic broker configs
+// included); read it once per decision.
+func (a *Apis) conf() *config.Config { return a.dyn.Current() }
+
 // New builds the handler. Requests are held until SetReady is called.
 func New(cfg Config) *Apis {
 	if cfg.Logger == nil {
@@ -205,10 +229,11 @@ func New(cfg Config) *Apis {
 	a := &Apis{
 		brokerID:        cfg.BrokerID,
 		clusterID:       cfg.ClusterID,
-		cfg:             cfg.Broker,
+		dyn:             cfg.Dynamic,
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
+		logDirs:         cfg.LogDirs,
 		controller:      cfg.Controller,
 		groups:          cfg.Groups,
 		txn:             cfg.Txn,
@@ -223,6 +248,13 @@ func New(cfg Config) *Apis {
 		ready:           make(chan struct{}),
 		stopping:        make(chan struct{}),
 		metaCh:          make(chan struct{}),
+	}
+	if a.dyn == nil {
+		a.dyn = config.NewDynamic(cfg.Broker)
+	}
+	a.logLevels = cfg.LogLevels
+	if a.logLevels == nil {
+		a.logLevels = loglevels.NewRegistry(loglevels.LowestEnabled(cfg.Logger.Handler()))
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {
@@ -269,6 +301,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.users != nil
 	case 48, 49:
 		return a.quotaStore != nil
+	case 34, 35:
+		return a.logDirs != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 		return a.groups != nil
 	case 10:

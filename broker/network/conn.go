@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,6 +26,13 @@ type conn struct {
 	nc net.Conn
 	lc ListenerConfig
 	id string
+	ip netip.Addr // peer address, counted in the connection quotas
+
+	// lastActive (UnixNano of the last request read) picks the least
+	// recently used connection to close over max.connections; closing
+	// marks one already chosen.
+	lastActive atomic.Int64
+	closing    atomic.Bool
 
 	// Owned by the serve goroutine (and the handler it is calling).
 	swName, swVersion string
@@ -84,6 +93,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	if !ok {
 		return false
 	}
+	c.lastActive.Store(time.Now().UnixNano())
 	received := time.Now()
 	if c.session.RawSASL != nil {
 		if err := c.rawSASL(frame); err != nil {
