@@ -420,7 +420,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if b.authz != nil {
 		authz, acls = b.authz, b.authz
 	}
-	b.quotas = quota.New(quotaManagersConfig(b.cfg))
+	b.quotas = quota.New(quotaManagersConfig(b.cfg, b.metrics))
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,

@@ -463,6 +463,32 @@ func TestClientQuotaAPIsAndPrecedence(t *testing.T) {
 		t.Error("a client id under the 64 KiB/s default was never throttled")
 	}
 
+	// Kafka's quota metrics, on the partition leader's registry.
+	c.WaitFor(5*time.Second, "the throttle-time metric of client other", func() bool {
+		for i := 0; i < c.N(); i++ {
+			if g, ok := c.Broker(i).Metrics().Get("kafka.server.Produce.throttle-time.user=.client-id=other").(interface{ Value() float64 }); ok && g.Value() > 0 {
+				return true
+			}
+		}
+		return false
+	})
+
+	// request_percentage: a client allowed a millionth of a thread is
+	// throttled (throttle_time_ms of Metadata) within a few requests.
+	busy := kadm.ClientQuotaEntity{{Type: "user", Name: str("ANONYMOUS")}, {Type: "client-id", Name: str("busy")}}
+	if res, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: busy,
+		Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 0.0001}}}}); err != nil || res[0].Err != nil {
+		t.Fatalf("request_percentage: %v %v", err, res)
+	}
+	waitQuota(t, c, "request", "ANONYMOUS", "busy", 0.0001)
+	busyClient := c.Client(kgo.ClientID("busy"))
+	if !testcluster.Poll(20*time.Second, func() bool {
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, busyClient)
+		return err == nil && resp.ThrottleMillis > 0
+	}) {
+		t.Error("a client over its request_percentage was never throttled")
+	}
+
 	// controller_mutation_rate 1/s: a burst of 11 partitions
 	// (controller.quota.window.num 11 × 1 s); the strict quota
 	// (CreateTopics v6+) lets the 12-partition topic through and refuses
