@@ -426,7 +426,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if b.authz != nil {
 		authz, acls = b.authz, b.authz
 	}
-	b.quotas = quota.New(quotaManagersConfig(b.cfg))
+	b.quotas = quota.New(quotaManagersConfig(b.cfg, b.metrics))
 	b.apis = api.New(api.Config{
 		BrokerID:  b.brokerID,
 		ClusterID: b.clusterID,
@@ -450,6 +450,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		SASL:               b.authenticators,
 		Logger:             b.logger,
 		LogLevels:          b.logLevels,
+		QuotaStore:         b.zk,
 	})
 	b.registerMetrics()
 	return nil

@@ -166,6 +166,9 @@ type Config struct {
 	ACLs ACLAdmin
 	// Quotas are the client quota managers; nil enforces none.
 	Quotas *quota.Managers
+	// QuotaStore holds the quota nodes DescribeClientQuotas and
+	// AlterClientQuotas serve; nil leaves those APIs unadvertised.
+	QuotaStore ClientQuotaStore
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -195,6 +198,7 @@ type Apis struct {
 	users           UserCredentialStore
 	acls            ACLAdmin
 	quotas          *quota.Managers
+	quotaStore      ClientQuotaStore
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -245,6 +249,7 @@ func New(cfg Config) *Apis {
 		users:           cfg.Users,
 		acls:            cfg.ACLs,
 		quotas:          cfg.Quotas,
+		quotaStore:      cfg.QuotaStore,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -301,6 +306,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.pids != nil
 	case 50, 51:
 		return a.users != nil
+	case 48, 49:
+		return a.quotaStore != nil
 	case 34, 35:
 		return a.logDirs != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
