@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -198,4 +199,63 @@ func consumeAll(t *testing.T, c *testcluster.Cluster, check *testcluster.Checker
 		})
 	}
 	return next
+}
+
+// TestBootstrapThrottleConfigs: in --bootstrap-server mode --execute
+// --throttle sets the same configs through IncrementalAlterConfigs (the
+// brokers store them in ZooKeeper in Kafka's layout), and --verify, once
+// the move is complete, deletes them with Kafka's output.
+func TestBootstrapThrottleConfigs(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	zc := c.ZK()
+	if err := zc.CreateTopic("small", zkpaths.TopicAssignment{Version: 2, Partitions: map[int32][]int32{0: {1}}}, map[string]string{"retention.ms": "86400000"}); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitLeaders(30*time.Second, "small", 1)
+	plan := clitest.WriteFile(t, `{"version":1,"partitions":[{"topic":"small","partition":0,"replicas":[1,2]}]}`)
+	out, errOut, code := runBootstrap(t, c, "--execute", "--reassignment-json-file", plan, "--throttle", "10000000", "--replica-alter-log-dirs-throttle", "2000000")
+	wantTail := "Save this to use as the --reassignment-json-file option during rollback\n" +
+		youMustRunVerifyPeriodically + "\n" +
+		"The inter-broker throttle limit was set to 10000000 B/s\n" +
+		"The replica-alter-dir throttle limit was set to 2000000 B/s\n" +
+		"Successfully started partition reassignment for small-0\n"
+	if code != 0 || !strings.HasSuffix(out, wantTail) {
+		t.Fatalf("execute: %d\n%s\nwant suffix\n%s\nstderr %q", code, out, wantTail, errOut)
+	}
+	topicCfg, err := zc.GetEntityConfigs(zkpaths.ConfigTypeTopic, "small")
+	if err != nil || topicCfg["leader.replication.throttled.replicas"] != "0:1" || topicCfg["follower.replication.throttled.replicas"] != "0:2" || topicCfg["retention.ms"] != "86400000" {
+		t.Fatalf("topic throttles %v %v", topicCfg, err)
+	}
+	for _, id := range []string{"1", "2"} {
+		bc, err := zc.GetEntityConfigs(zkpaths.ConfigTypeBroker, id)
+		// No log directory move, so no broker gets the log-dir throttle.
+		if err != nil || len(bc) != 2 || bc["leader.replication.throttled.rate"] != "10000000" || bc["follower.replication.throttled.rate"] != "10000000" {
+			t.Fatalf("broker %s throttles %v %v", id, bc, err)
+		}
+	}
+	c.WaitFor(60*time.Second, "--verify to report small-0 complete and clear the throttles", func() bool {
+		out, _, code = runBootstrap(t, c, "--verify", "--reassignment-json-file", plan)
+		return code == 0 && strings.Contains(out, "is complete")
+	})
+	if want := "Status of partition reassignment:\nReassignment of partition small-0 is complete.\n\n" +
+		"Clearing broker-level throttles on brokers 1,2\nClearing topic-level throttles on topic small\n"; out != want {
+		t.Fatalf("verify: %q, want %q", out, want)
+	}
+	if cfg, _ := zc.GetEntityConfigs(zkpaths.ConfigTypeTopic, "small"); len(cfg) != 1 || cfg["retention.ms"] != "86400000" {
+		t.Fatalf("topic configs after --verify: %v", cfg)
+	}
+	for _, id := range []string{"1", "2"} {
+		if bc, _ := zc.GetEntityConfigs(zkpaths.ConfigTypeBroker, id); len(bc) != 0 {
+			t.Fatalf("broker %s throttles left: %v", id, bc)
+		}
+	}
+	// The brokers took the removal: no bound any more.
+	c.WaitFor(10*time.Second, "the brokers to drop the throttle rates", func() bool {
+		for i := 0; i < c.N(); i++ {
+			if cur := c.Broker(i).Dynamic().Current(); cur.LeaderReplicationThrottledRate != math.MaxInt64 || cur.FollowerReplicationThrottledRate != math.MaxInt64 {
+				return false
+			}
+		}
+		return true
+	})
 }
