@@ -381,6 +381,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.topicCfgs = newTopicConfigCache(b.zk)
 	b.meta = metadata.New(b.brokerID, b.clusterID)
 	b.replQuotas = newReplicationQuotas(b.cfg, b.brokerID, b.metrics, base.With("broker", b.brokerID))
+	b.replQuotas.followRates(b.dyn)
 	b.replicas = replica.New(b.replicaConfig(base), replica.NewLogStore(b.logs), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	var err error
