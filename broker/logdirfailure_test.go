@@ -2,7 +2,9 @@ package broker_test
 
 import (
 	"context"
+	"crypto/rand"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,4 +279,118 @@ func fetchPartitionCode(ctx context.Context, t *testing.T, r kmsg.Requestor, tp 
 	req.Topics = append(req.Topics, ft)
 	resp := request[*kmsg.FetchResponse](ctx, t, r, req)
 	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// TestFullLogDirGoesOfflineAlone is the same failure from a real file
+// system: broker 1's first log dir is a 4 MiB tmpfs that an acks=all
+// producer fills. Invariant: the append that hits ENOSPC takes that
+// directory offline alone — the partition there gets a new leader from
+// the ISR, the topic in broker 1's other directory keeps broker 1 as its
+// leader and takes writes — no acknowledged record is lost (checked by
+// partition and offset), and once the file system has room again a
+// restart brings the directory and its log back, caught up and
+// byte-identical to the other replicas. The topic's index interval is
+// large so the index files' first (and only) mapped page is touched while
+// space remains: a memory-mapped write into a full tmpfs would fault.
+func TestFullLogDirGoesOfflineAlone(t *testing.T) {
+	const full, other = "fills-tmpfs", "other-dir"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, LogDirs: 2, Overrides: replicationOverrides})
+	victim := 0
+	vid := c.BrokerID(victim)
+	small := c.LogDirs(victim)[0]
+	// Broker 1 restarts onto the tmpfs (mounted over its empty first dir).
+	c.StopBroker(victim)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", small).CombinedOutput(); err != nil {
+		t.Fatalf("this test mounts a small tmpfs and needs root (mount(8)): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", small).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", small, err, out)
+		}
+	})
+	c.RestartBroker(victim)
+	ctx := ctxT(t, 150*time.Second)
+	cfg := map[string]string{"index.interval.bytes": "524288"}
+	for _, topic := range []string{full, other} {
+		ct := request[*kmsg.CreateTopicsResponse](ctx, t, c.Client(), assignedTopicRequest(topic, 10000, [][]int32{{1, 2, 3}}, cfg))
+		if err := kerr.ErrorForCode(ct.Topics[0].ErrorCode); err != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+		c.WaitFor(30*time.Second, topic+" led by broker 1 with a full ISR", func() bool {
+			st, ok := c.PartitionState(topic, 0)
+			_, hosted := c.Broker(victim).LogManager().GetLog(common.TopicPartition{Topic: topic, Partition: 0})
+			return ok && st.Leader == vid && len(st.ISR) == 3 && hosted
+		})
+	}
+	lm := c.Broker(victim).LogManager()
+	if d, _ := lm.LogDirOf(common.TopicPartition{Topic: full, Partition: 0}); d != small {
+		t.Fatalf("%s placed in %s, want the tmpfs %s", full, d, small)
+	}
+
+	chk := testcluster.NewChecker()
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(60*time.Second))
+	var acked, answered atomic.Int64
+	var wg sync.WaitGroup
+	produce := func(seq int) {
+		id := "f-" + strconv.Itoa(seq)
+		wg.Add(1)
+		// The id is the value (what the checker reads back); the key pads
+		// the record to 4 KB.
+		key := make([]byte, 4000) // random for each record, so batch compression cannot shrink it
+		rand.Read(key)
+		cl.Produce(ctx, &kgo.Record{Topic: full, Key: key, Value: []byte(id)}, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			answered.Add(1)
+			if err == nil {
+				acked.Add(1)
+				chk.Acked(id, int64(seq), r.Partition, r.Offset)
+			}
+		})
+	}
+	seq := 0
+	c.WaitFor(60*time.Second, "the tmpfs full and its dir offline", func() bool {
+		for i := 0; i < 20 && int64(seq)-answered.Load() < 100; i++ { // at most 100 in flight
+			produce(seq)
+			seq++
+		}
+		return lm.IsOffline(small)
+	})
+	t.Logf("the tmpfs filled up after %d records were sent (%d acknowledged)", seq, acked.Load())
+	c.WaitFor(30*time.Second, "a new leader for "+full+", broker 1 out of its ISR", func() bool {
+		st, ok := c.PartitionState(full, 0)
+		return ok && st.Leader >= 0 && st.Leader != vid && !slices.Contains(st.ISR, vid)
+	})
+	if st, _ := c.PartitionState(other, 0); st.Leader != vid || len(st.ISR) != 3 {
+		t.Errorf("%s (healthy dir): leader %d ISR %v, want broker %d to keep it with a full ISR", other, st.Leader, st.ISR, vid)
+	}
+	if code := producePartitionCode(ctx, t, c.Direct(victim), common.TopicPartition{Topic: other, Partition: 0}, -1); code != 0 {
+		t.Errorf("produce to %s (healthy dir) at broker 1: %v", other, kerr.ErrorForCode(code))
+	}
+	if code := producePartitionCode(ctx, t, c.Direct(victim), common.TopicPartition{Topic: full, Partition: 0}, -1); code != kerr.KafkaStorageError.Code {
+		t.Errorf("produce to %s at broker 1: %v, want KAFKA_STORAGE_ERROR", full, kerr.ErrorForCode(code))
+	}
+	for i := 0; i < 50; i++ { // the new leader takes writes
+		produce(seq)
+		seq++
+	}
+	wg.Wait()
+	t.Logf("sent %d records of 4 KB, acknowledged %d", seq, acked.Load())
+	consumeAllTracked(t, c, chk, full, int(acked.Load()))
+	if rep := chk.Report(); !rep.OK() {
+		t.Fatalf("delivery check failed:\n%s", rep)
+	}
+
+	// The fix: room on the file system; then a restart.
+	if out, err := exec.Command("mount", "-o", "remount,size=64m", small).CombinedOutput(); err != nil {
+		t.Fatalf("growing the tmpfs: %v: %s", err, out)
+	}
+	c.RestartBroker(victim)
+	if off := c.Broker(victim).LogManager().OfflineDirs(); len(off) != 0 {
+		t.Fatalf("offline after restart with room again: %v", off)
+	}
+	c.WaitFor(40*time.Second, "broker 1 back in the ISR of "+full, func() bool {
+		st, ok := c.PartitionState(full, 0)
+		return ok && slices.Contains(st.ISR, vid)
+	})
+	waitIdenticalReplicas(t, c, full, 0, 1, 2)
 }
