@@ -394,3 +394,113 @@ func TestFullLogDirGoesOfflineAlone(t *testing.T) {
 	})
 	waitIdenticalReplicas(t, c, full, 0, 1, 2)
 }
+
+// TestLogDirBrokenAtStartup: a broker restarted while one of its log dirs
+// cannot be used (here the directory's path is a regular file, so it
+// cannot even be created) starts with that directory offline, as Kafka
+// does, instead of refusing to start. Invariant: a partition whose log was
+// there is not re-created empty in the other directory (LeaderAndIsr with
+// is_new=false answers KAFKA_STORAGE_ERROR, which tells the controller the
+// replica is offline) — an empty replica still listed in the ISR could
+// otherwise be elected and lose acknowledged records; the partitions of
+// the healthy directory rejoin their ISRs. With the directory restored, a
+// restart brings its logs back and nothing acknowledged is lost.
+func TestLogDirBrokenAtStartup(t *testing.T) {
+	const topic = "broken-at-start"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, LogDirs: 2, Overrides: replicationOverrides})
+	victim := 0
+	vid := c.BrokerID(victim)
+	ctx := ctxT(t, 150*time.Second)
+	assignment := [][]int32{{1, 2, 3}, {1, 3, 2}, {1, 2, 3}, {1, 3, 2}}
+	ct := request[*kmsg.CreateTopicsResponse](ctx, t, c.Client(), assignedTopicRequest(topic, 10000, assignment, nil))
+	if err := kerr.ErrorForCode(ct.Topics[0].ErrorCode); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	fullISR := func(tps []common.TopicPartition) func() bool {
+		return func() bool {
+			for _, tp := range tps {
+				st, ok := c.PartitionState(topic, tp.Partition)
+				if !ok || len(st.ISR) != 3 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	var parts []common.TopicPartition
+	for p := range assignment {
+		parts = append(parts, common.TopicPartition{Topic: topic, Partition: int32(p)})
+	}
+	c.WaitFor(30*time.Second, "full ISRs", fullISR(parts))
+	broken := c.LogDirs(victim)[0]
+	var inBroken, inHealthy []common.TopicPartition
+	for _, tp := range parts {
+		if d, ok := c.Broker(victim).LogManager().LogDirOf(tp); ok && d == broken {
+			inBroken = append(inBroken, tp)
+		} else {
+			inHealthy = append(inHealthy, tp)
+		}
+	}
+	if len(inBroken) != 2 {
+		t.Fatalf("placement: %v in %s", inBroken, broken)
+	}
+	chk := testcluster.NewChecker()
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(40*time.Second))
+	acked := produceTracked(t, cl, chk, topic, "before", 0, 200, nil)
+
+	c.StopBroker(victim)
+	if err := os.Rename(broken, broken+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.RestartBroker(victim)
+	lm := c.Broker(victim).LogManager()
+	if !lm.IsOffline(broken) || len(lm.OfflineDirs()) != 1 {
+		t.Fatalf("offline dirs %v after starting with %s broken", lm.OfflineDirs(), broken)
+	}
+	c.WaitFor(30*time.Second, "the broken dir's partitions led elsewhere without broker 1 in their ISR", func() bool {
+		for _, tp := range inBroken {
+			st, ok := c.PartitionState(topic, tp.Partition)
+			if !ok || st.Leader < 0 || st.Leader == vid || slices.Contains(st.ISR, vid) {
+				return false
+			}
+		}
+		return true
+	})
+	c.WaitFor(30*time.Second, "the healthy dir's partitions with full ISRs", fullISR(inHealthy))
+	for _, tp := range inBroken {
+		if _, ok := lm.GetLog(tp); ok {
+			t.Errorf("%s re-created in another dir while its own is offline", tp)
+		}
+		if code := producePartitionCode(ctx, t, c.Direct(victim), tp, 1); code != kerr.KafkaStorageError.Code {
+			t.Errorf("produce to %s at broker 1: %v, want KAFKA_STORAGE_ERROR", tp, kerr.ErrorForCode(code))
+		}
+	}
+	acked += produceTracked(t, cl, chk, topic, "during", 200, 200, nil) // sequences continue: one producer
+
+	// The fix: the directory is back.
+	c.StopBroker(victim)
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(broken+".away", broken); err != nil {
+		t.Fatal(err)
+	}
+	c.RestartBroker(victim)
+	lm = c.Broker(victim).LogManager()
+	if off := lm.OfflineDirs(); len(off) != 0 {
+		t.Fatalf("offline after the fix: %v", off)
+	}
+	for _, tp := range inBroken {
+		if d, ok := lm.LogDirOf(tp); !ok || d != broken {
+			t.Fatalf("%s after the fix: in %q (%v), want %s", tp, d, ok, broken)
+		}
+	}
+	c.WaitFor(40*time.Second, "broker 1 back in every ISR", fullISR(parts))
+	consumeAllTracked(t, c, chk, topic, acked)
+	if rep := chk.Report(); !rep.OK() {
+		t.Fatalf("delivery check failed:\n%s", rep)
+	}
+}

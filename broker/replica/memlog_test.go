@@ -309,6 +309,8 @@ func (s *memStore) GetLog(tp common.TopicPartition) (Log, bool) {
 	return l, true
 }
 
+func (s *memStore) OfflineDirs() []string { return nil }
+
 func (s *memStore) DeleteLog(tp common.TopicPartition) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
