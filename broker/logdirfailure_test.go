@@ -504,3 +504,49 @@ func TestLogDirBrokenAtStartup(t *testing.T) {
 		t.Fatalf("delivery check failed:\n%s", rep)
 	}
 }
+
+// When its last log dir fails a broker has nothing left to serve and shuts
+// itself down, as Kafka halts ("Shutdown broker because all log dirs ...
+// have failed"): Halted is closed and its registration goes away.
+func TestAllLogDirsFailedShutsBrokerDown(t *testing.T) {
+	const topic = "every-dir-fails"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirs: 2})
+	ctx := ctxT(t, 60*time.Second)
+	ct := request[*kmsg.CreateTopicsResponse](ctx, t, c.Client(), assignedTopicRequest(topic, 10000, [][]int32{{1}, {1}}, nil))
+	if err := kerr.ErrorForCode(ct.Topics[0].ErrorCode); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	tps := []common.TopicPartition{{Topic: topic, Partition: 0}, {Topic: topic, Partition: 1}}
+	c.WaitFor(20*time.Second, "both partitions hosted", func() bool {
+		for _, tp := range tps {
+			if _, ok := c.Broker(0).LogManager().GetLog(tp); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	b := c.Broker(0)
+	restore := storage.SetFaultHook(func(op storage.FaultOp, path string) error {
+		for _, d := range c.LogDirs(0) {
+			if op == storage.FaultAppend && strings.HasPrefix(path, d+string(os.PathSeparator)) {
+				return syscall.EIO
+			}
+		}
+		return nil
+	})
+	defer restore()
+	for _, tp := range tps {
+		if code := producePartitionCode(ctx, t, c.Direct(0), tp, 1); code != kerr.KafkaStorageError.Code {
+			t.Errorf("produce to %s: %v, want KAFKA_STORAGE_ERROR", tp, kerr.ErrorForCode(code))
+		}
+	}
+	select {
+	case <-b.Halted():
+	case <-time.After(20 * time.Second):
+		t.Fatalf("broker still running with every log dir offline (offline: %v)", b.LogManager().OfflineDirs())
+	}
+	c.WaitFor(20*time.Second, "the broker's registration gone", func() bool {
+		ids, err := c.ZK().GetBrokerIDs()
+		return err == nil && len(ids) == 0
+	})
+}
