@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,30 @@ func describeLogDirs(t *testing.T, c *testcluster.Cluster, i int, topics map[str
 	}
 	t.Fatalf("DescribeLogDirs to broker %d: %v", c.BrokerID(i), err)
 	return nil
+}
+
+// setLogDirThrottle sets the cluster-wide dynamic
+// replica.alter.log.dirs.io.max.bytes.per.second (a dynamic-only key, as
+// in Kafka) and waits until every broker applies it.
+func setLogDirThrottle(t *testing.T, c *testcluster.Cluster, rate int64) {
+	t.Helper()
+	v := strconv.FormatInt(rate, 10)
+	res, err := c.Admin().AlterBrokerConfigs(ctxT(t, 10*time.Second), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "replica.alter.log.dirs.io.max.bytes.per.second", Value: &v}})
+	if err == nil {
+		for _, r := range res {
+			if r.Err != nil {
+				err = r.Err
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("set the log dir throttle: %v", err)
+	}
+	for i := 0; i < c.N(); i++ {
+		c.WaitFor(20*time.Second, "the log dir throttle applied", func() bool {
+			return c.Broker(i).Dynamic().Current().ReplicaAlterLogDirsIOMaxBytesPerSecond == rate
+		})
+	}
 }
 
 // otherDir is broker i's log directory that does not hold tp.
@@ -228,18 +253,17 @@ func checkReplicaFiles(t *testing.T, c *testcluster.Cluster, i int, tp common.To
 // leader's and the follower's) move to their broker's other log dir while
 // an acks=all producer writes without pause; when the moves are done every
 // acknowledged record is in the moved replicas' files at its offset with
-// its key and a consumer reads them all; the old directories go. A replica
+// its key and a consumer reads them all; the old directories are marked
+// for deletion. A replica
 // the broker does not host yet answers REPLICA_NOT_AVAILABLE and is created
 // in the requested directory when a reassignment brings it.
 func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirsPerBroker: 2, Overrides: map[string]string{
-		"log.segment.delete.delay.ms":                    "100",
-		"replica.alter.log.dirs.io.max.bytes.per.second": "2000000",
-	}})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirsPerBroker: 2})
+	setLogDirThrottle(t, c, 2000000)
 	ids := []int32{c.BrokerID(0), c.BrokerID(1)}
 	tp := common.TopicPartition{Topic: "jbod", Partition: 0}
 	createAssigned(t, c, tp.Topic, [][]int32{{ids[0], ids[1]}}, map[string]string{
-		"min.insync.replicas": "2", "segment.bytes": "262144", "file.delete.delay.ms": "100"})
+		"min.insync.replicas": "2", "segment.bytes": "262144"})
 	chk, ack := testcluster.NewChecker(), &acks{}
 	stop := make(chan struct{})
 	wait := loadProducer(t, c, tp.Topic, chk, ack, stop)
@@ -272,20 +296,16 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	})
 	for i := range 2 {
 		checkReplicaFiles(t, c, i, tp, to[i], ack)
-		// Directory deletions run on the log manager's schedule, which
-		// starts 30 s after start-up (Kafka's InitialTaskDelayMs).
-		var left []string
-		if !testcluster.Poll(45*time.Second, func() bool {
-			entries, _ := os.ReadDir(from[i])
-			left = nil
+		// The old directory is renamed <topic>-<p>.<uuid>-delete at once and
+		// removed on the log manager's schedule (whose first run is 30 s
+		// after start-up); no -future directory is left.
+		for _, d := range []string{from[i], to[i]} {
+			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), tp.String()) {
-					left = append(left, e.Name())
+				if n := e.Name(); strings.HasPrefix(n, tp.String()) && (d == from[i] && !strings.HasSuffix(n, "-delete") || strings.HasSuffix(n, "-future")) {
+					t.Fatalf("broker %d: %s left in %s after the move", ids[i], n, d)
 				}
 			}
-			return len(left) == 0
-		}) {
-			t.Fatalf("broker %d: %v still in the old directory %s", ids[i], left, from[i])
 		}
 	}
 	cons := c.Client(kgo.ConsumeTopics(tp.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -324,9 +344,8 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 // log.dirs is LOG_DIR_NOT_FOUND and an unknown partition
 // UNKNOWN_TOPIC_OR_PARTITION.
 func TestAlterReplicaLogDirsResumesAfterRestart(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirsPerBroker: 2, Overrides: map[string]string{
-		"replica.alter.log.dirs.io.max.bytes.per.second": "1000000",
-	}})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirsPerBroker: 2})
+	setLogDirThrottle(t, c, 1000000)
 	tp := common.TopicPartition{Topic: "resume", Partition: 0}
 	createAssigned(t, c, tp.Topic, [][]int32{{c.BrokerID(0)}}, map[string]string{"segment.bytes": "262144"})
 	chk, ack := testcluster.NewChecker(), &acks{}
