@@ -24,10 +24,10 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-// alterBroker sets keys (name, value, name, value ...) with
+// alterBrokerKV sets keys (name, value, name, value ...) with
 // IncrementalAlterConfigs on broker id (-1: the cluster default) and
 // returns the resource's error text, "" on success.
-func alterBroker(t *testing.T, adm *kadm.Client, id int32, kv ...string) string {
+func alterBrokerKV(t *testing.T, adm *kadm.Client, id int32, kv ...string) string {
 	t.Helper()
 	var cfgs []kadm.AlterConfig
 	for i := 0; i < len(kv); i += 2 {
@@ -104,18 +104,18 @@ func TestDynamicConnectionLimits(t *testing.T) {
 	// max.connections.per.ip: the open connections stay, the next one is
 	// closed.
 	open := b.ConnectionCount(lo)
-	if msg := alterBroker(t, adm, id, "max.connections.per.ip", fmt.Sprint(open)); msg != "" {
+	if msg := alterBrokerKV(t, adm, id, "max.connections.per.ip", fmt.Sprint(open)); msg != "" {
 		t.Fatal(msg)
 	}
 	waitFor(t, "max.connections.per.ip to apply", 10*time.Second, func() bool { return b.Dynamic().Current().MaxConnectionsPerIP == int32(open) })
 	if probe(ext, 3*time.Second) {
 		t.Fatalf("a connection beyond max.connections.per.ip=%d was served", open)
 	}
-	if msg := alterBroker(t, adm, id, "max.connections.per.ip.overrides", fmt.Sprintf("127.0.0.1:%d", open+5)); msg != "" {
+	if msg := alterBrokerKV(t, adm, id, "max.connections.per.ip.overrides", fmt.Sprintf("127.0.0.1:%d", open+5)); msg != "" {
 		t.Fatal(msg)
 	}
 	waitFor(t, "the override to admit connections", 10*time.Second, func() bool { return probe(ext, 2*time.Second) })
-	if msg := alterBroker(t, adm, id, "max.connections.per.ip", "1000", "max.connections.per.ip.overrides", ""); msg != "" {
+	if msg := alterBrokerKV(t, adm, id, "max.connections.per.ip", "1000", "max.connections.per.ip.overrides", ""); msg != "" {
 		t.Fatal(msg)
 	}
 	waitFor(t, "max.connections.per.ip to be raised", 10*time.Second, func() bool { return b.Dynamic().Current().MaxConnectionsPerIP == 1000 })
@@ -123,7 +123,7 @@ func TestDynamicConnectionLimits(t *testing.T) {
 	// max.connections (cluster default): a new client connection waits,
 	// the inter-broker listener is protected.
 	total := b.ConnectionCount(lo)
-	if msg := alterBroker(t, adm, -1, "max.connections", fmt.Sprint(total)); msg != "" {
+	if msg := alterBrokerKV(t, adm, -1, "max.connections", fmt.Sprint(total)); msg != "" {
 		t.Fatal(msg)
 	}
 	waitFor(t, "max.connections to apply", 10*time.Second, func() bool { return b.Dynamic().Current().MaxConnections == int32(total) })
@@ -143,7 +143,7 @@ func TestDynamicConnectionLimits(t *testing.T) {
 	// listener.name.plaintext.max.connection.creation.rate=5 at the
 	// cluster default: Kafka's rate over 11 one-second samples admits the
 	// first 50 at once (10 s window), then 5 per second.
-	if msg := alterBroker(t, adm, -1, "listener.name.plaintext.max.connection.creation.rate", "5"); msg != "" {
+	if msg := alterBrokerKV(t, adm, -1, "listener.name.plaintext.max.connection.creation.rate", "5"); msg != "" {
 		t.Fatal(msg)
 	}
 	waitFor(t, "the listener rate to apply", 10*time.Second, func() bool {
@@ -184,7 +184,7 @@ func TestDynamicReplicaFetchers(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Overrides: map[string]string{"min.insync.replicas": "2"}})
 	adm := c.Admin()
 	c.CreateTopic("fetchers", 8, 2, nil)
-	if msg := alterBroker(t, adm, -1, "num.replica.fetchers", "4"); !strings.Contains(msg, "Dynamic thread count update validation failed for num.replica.fetchers=4, value should not be greater than double the current value 1") {
+	if msg := alterBrokerKV(t, adm, -1, "num.replica.fetchers", "4"); !strings.Contains(msg, "Dynamic thread count update validation failed for num.replica.fetchers=4, value should not be greater than double the current value 1") {
 		t.Fatalf("1 → 4: %q", msg)
 	}
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("fetchers"))
@@ -215,7 +215,7 @@ func TestDynamicReplicaFetchers(t *testing.T) {
 		return f.NumFetchers(), f.FetcherThreads()
 	}
 	for _, n := range []int{2, 4} {
-		if msg := alterBroker(t, adm, -1, "num.replica.fetchers", fmt.Sprint(n)); msg != "" {
+		if msg := alterBrokerKV(t, adm, -1, "num.replica.fetchers", fmt.Sprint(n)); msg != "" {
 			t.Fatalf("→ %d: %s", n, msg)
 		}
 		waitFor(t, fmt.Sprintf("num.replica.fetchers=%d on both brokers", n), 10*time.Second, func() bool {
@@ -229,11 +229,11 @@ func TestDynamicReplicaFetchers(t *testing.T) {
 	if _, threads := fetchers(0); threads < 2 {
 		t.Fatalf("%d fetcher goroutines with num.replica.fetchers=4", threads)
 	}
-	if msg := alterBroker(t, adm, -1, "num.replica.fetchers", "1"); !strings.Contains(msg, "value should be at least half the current value 4") {
+	if msg := alterBrokerKV(t, adm, -1, "num.replica.fetchers", "1"); !strings.Contains(msg, "value should be at least half the current value 4") {
 		t.Fatalf("4 → 1: %q", msg)
 	}
 	for _, n := range []int{2, 1} {
-		if msg := alterBroker(t, adm, -1, "num.replica.fetchers", fmt.Sprint(n)); msg != "" {
+		if msg := alterBrokerKV(t, adm, -1, "num.replica.fetchers", fmt.Sprint(n)); msg != "" {
 			t.Fatalf("→ %d: %s", n, msg)
 		}
 		waitFor(t, fmt.Sprintf("num.replica.fetchers=%d", n), 10*time.Second, func() bool {
@@ -277,7 +277,7 @@ func TestDynamicLogCleanerConfig(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	adm := c.Admin()
 	lm := c.Broker(0).LogManager()
-	if msg := alterBroker(t, adm, -1, "log.cleaner.threads", "2", "log.cleaner.backoff.ms", "1234",
+	if msg := alterBrokerKV(t, adm, -1, "log.cleaner.threads", "2", "log.cleaner.backoff.ms", "1234",
 		"log.cleaner.io.max.bytes.per.second", "1048576", "log.cleaner.io.buffer.size", "65536"); msg != "" {
 		t.Fatal(msg)
 	}
@@ -286,7 +286,7 @@ func TestDynamicLogCleanerConfig(t *testing.T) {
 		return ok && cfg.BackoffMs == 1234 && cfg.IOMaxBytesPerSecond == 1048576 && cfg.IOBufferSize == 65536 &&
 			cfg.DedupeBufferSize == 134217728/2
 	})
-	if msg := alterBroker(t, adm, -1, "log.cleaner.threads", "5"); !strings.Contains(msg, "Log cleaner threads cannot be increased to more than double the current value 2") {
+	if msg := alterBrokerKV(t, adm, -1, "log.cleaner.threads", "5"); !strings.Contains(msg, "Log cleaner threads cannot be increased to more than double the current value 2") {
 		t.Fatalf("2 → 5: %q", msg)
 	}
 }
@@ -339,7 +339,7 @@ func TestDynamicListenerKeystore(t *testing.T) {
 		}
 		return kv
 	}
-	if msg := alterBroker(t, adm, id, store(id2)...); msg != "" {
+	if msg := alterBrokerKV(t, adm, id, store(id2)...); msg != "" {
 		t.Fatal(msg)
 	}
 	var second string
@@ -351,7 +351,7 @@ func TestDynamicListenerKeystore(t *testing.T) {
 		t.Fatalf("the connection opened before the change broke: %v", err)
 	}
 
-	msg := alterBroker(t, adm, id, store(other)...)
+	msg := alterBrokerKV(t, adm, id, store(other)...)
 	if !strings.Contains(msg, "Keystore DistinguishedName does not match") {
 		t.Fatalf("another DN: %q", msg)
 	}
@@ -369,7 +369,7 @@ func TestDynamicListenerKeystore(t *testing.T) {
 	}
 	later := time.Now().Add(2 * time.Second)
 	_ = os.Chtimes(id2.PKCS12, later, later)
-	if msg := alterBroker(t, adm, id, store(id2)...); msg != "" {
+	if msg := alterBrokerKV(t, adm, id, store(id2)...); msg != "" {
 		t.Fatal(msg)
 	}
 	if got := servedSerial(t, addr); got != first {
