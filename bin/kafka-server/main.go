@@ -124,7 +124,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	logger.Info("started", "broker", b.BrokerID())
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-b.Halted():
+		// Every log directory failed; the broker shut itself down.
+		logger.Error("halting: all log directories have failed", "broker", b.BrokerID())
+		b.Shutdown()
+		return 1
+	}
 	logger.Info("shutting down on signal", "broker", b.BrokerID())
 	b.Shutdown()
 	logger.Info("shut down completed", "broker", b.BrokerID())

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
 )
@@ -46,6 +48,9 @@ type ReplicaManager interface {
 type request struct {
 	net  *network.Request
 	body kmsg.Request
+	// start is when the handler was called (the request quota's handler
+	// time runs from it).
+	start time.Time
 }
 
 type handlerFunc func(ctx context.Context, r *request) (kmsg.Response, error)
@@ -77,7 +82,12 @@ func (a *Apis) Handle(ctx context.Context, req *network.Request) (resp kmsg.Resp
 	if !ok || !a.enabled(req.Key) {
 		return nil, fmt.Errorf("api: key %d (%s) is not served", req.Key, kmsg.NameForKey(req.Key))
 	}
-	return h(ctx, &request{net: req, body: req.Body})
+	r := &request{net: req, body: req.Body, start: time.Now()}
+	resp, err = h(ctx, r)
+	if err == nil {
+		a.applyRequestQuota(ctx, r, resp)
+	}
+	return resp, err
 }
 
 // listener returns the listener name the request arrived on.
@@ -108,7 +118,10 @@ type Config struct {
 	ClusterID string
 	// Broker is the static broker configuration (defaults for topic
 	// creation, DescribeConfigs).
-	Broker     *config.Config
+	Broker *config.Config
+	// Dynamic is the broker's current configuration (Broker with the
+	// dynamic broker configs); nil: Broker alone.
+	Dynamic    *config.Dynamic
 	ZK         AdminZK
 	Metadata   MetadataView
 	Replicas   ReplicaManager
@@ -136,6 +149,8 @@ type Config struct {
 	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
 	// answers them SECURITY_DISABLED.
 	ACLs ACLAdmin
+	// Quotas are the client quota managers; nil enforces none.
+	Quotas *quota.Managers
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -151,7 +166,7 @@ type Config struct {
 type Apis struct {
 	brokerID        int32
 	clusterID       string
-	cfg             *config.Config
+	dyn             *config.Dynamic // current configuration: read it with conf()
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
@@ -162,6 +177,7 @@ type Apis struct {
 	sasl            SASLServers
 	users           UserCredentialStore
 	acls            ACLAdmin
+	quotas          *quota.Managers
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -183,6 +199,10 @@ type Apis struct {
 	metaCh chan struct{}
 }
 
+// conf is the configuration in force now (dynamic broker configs
+// included); read it once per decision.
+func (a *Apis) conf() *config.Config { return a.dyn.Current() }
+
 // New builds the handler. Requests are held until SetReady is called.
 func New(cfg Config) *Apis {
 	if cfg.Logger == nil {
@@ -194,7 +214,7 @@ func New(cfg Config) *Apis {
 	a := &Apis{
 		brokerID:        cfg.BrokerID,
 		clusterID:       cfg.ClusterID,
-		cfg:             cfg.Broker,
+		dyn:             cfg.Dynamic,
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
@@ -205,6 +225,7 @@ func New(cfg Config) *Apis {
 		sasl:            cfg.SASL,
 		users:           cfg.Users,
 		acls:            cfg.ACLs,
+		quotas:          cfg.Quotas,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -214,6 +235,9 @@ func New(cfg Config) *Apis {
 	a.logLevels = cfg.LogLevels
 	if a.logLevels == nil {
 		a.logLevels = loglevels.NewRegistry(loglevels.LowestEnabled(cfg.Logger.Handler()))
+	}
+	if a.dyn == nil {
+		a.dyn = config.NewDynamic(cfg.Broker)
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {

@@ -163,18 +163,3 @@ func (a *Apis) alterBrokerLogger(name string, ops []kmsg.IncrementalAlterConfigs
 	}
 	return nil
 }
-
-// opName is AlterConfigOp.OpType's constant name.
-func opName(op kmsg.IncrementalAlterConfigOp) string {
-	switch op {
-	case kmsg.IncrementalAlterConfigOpSet:
-		return "SET"
-	case kmsg.IncrementalAlterConfigOpDelete:
-		return "DELETE"
-	case kmsg.IncrementalAlterConfigOpAppend:
-		return "APPEND"
-	case kmsg.IncrementalAlterConfigOpSubtract:
-		return "SUBTRACT"
-	}
-	return strconv.Itoa(int(op))
-}

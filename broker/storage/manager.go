@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/klassik/klassik/broker/common"
 )
 
@@ -59,6 +61,9 @@ type LogManager struct {
 	stats       *logStats  // shared by the logs (metrics.go)
 	checkpoints sync.Mutex // serialises checkpoint file writes
 
+	offline  map[*logDir]bool      // failed directories (logdirfailure.go); guarded by mu
+	failures *LogDirFailureChannel // failed directories, each once
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -74,7 +79,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	}
 	m := &LogManager{cfg: cfg, clock: cfg.Clock, logger: cfg.Logger,
 		logs: map[common.TopicPartition]*Log{}, logDirOf: map[common.TopicPartition]*logDir{}, stop: make(chan struct{}),
-		stats: newLogStats(cfg.Metrics)}
+		stats: newLogStats(cfg.Metrics), offline: map[*logDir]bool{}, failures: newLogDirFailureChannel(len(cfg.Dirs))}
 	if m.clock == nil {
 		m.clock = time.Now
 	}
@@ -212,6 +217,7 @@ func (m *LogManager) loadDir(d *logDir) error {
 						firstErr = fmt.Errorf("storage: load %s: %w", j.path, err)
 					}
 				} else {
+					m.attachFailure(l, d)
 					m.logs[j.tp] = l
 					m.logDirOf[j.tp] = d
 					m.registerLogMetrics(j.tp, l)
@@ -480,6 +486,9 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 	var best *logDir
 	bestN := -1
 	for _, d := range m.dirs {
+		if m.isOfflineLocked(d) {
+			continue
+		}
 		n := 0
 		for _, ld := range m.logDirOf {
 			if ld == d {
@@ -490,17 +499,25 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 			best, bestN = d, n
 		}
 	}
+	if best == nil {
+		return nil, fmt.Errorf("%w: cannot create log for %s: every log directory is offline", kerr.KafkaStorageError, tp)
+	}
 	path := filepath.Join(best.path, tp.String())
 	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: create %s: %w", path, err)
+		err = fmt.Errorf("storage: create %s: %w", path, err)
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
+		return nil, err
 	}
 	if err := syncDir(best.path); err != nil {
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
 		return nil, err
 	}
 	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
 		return nil, err
 	}
+	m.attachFailure(l, best)
 	m.logs[tp] = l
 	m.logDirOf[tp] = best
 	m.registerLogMetrics(tp, l)
@@ -570,18 +587,25 @@ func (m *LogManager) checkpoint(file string, f func(l *Log) (int64, bool)) error
 	m.mu.Lock()
 	per := map[*logDir]map[common.TopicPartition]int64{}
 	for _, d := range m.dirs {
-		per[d] = map[common.TopicPartition]int64{}
+		if !m.isOfflineLocked(d) {
+			per[d] = map[common.TopicPartition]int64{}
+		}
 	}
 	for tp, l := range m.logs {
 		if v, ok := f(l); ok {
-			per[m.logDirOf[tp]][tp] = v
+			if entries, online := per[m.logDirOf[tp]]; online {
+				entries[tp] = v
+			}
 		}
 	}
 	m.mu.Unlock()
 	var err error
 	for d, entries := range per {
-		if e := WriteOffsetCheckpoint(filepath.Join(d.path, file), entries); e != nil && err == nil {
-			err = e
+		if e := WriteOffsetCheckpoint(filepath.Join(d.path, file), entries); e != nil {
+			m.reportDirFailure(d, "writing "+file, e)
+			if err == nil {
+				err = e
+			}
 		}
 	}
 	return err
@@ -657,6 +681,9 @@ func (m *LogManager) Shutdown() error {
 		return err
 	}
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue // no clean-shutdown mark: it recovers at the next start
+		}
 		p := filepath.Join(d.path, cleanShutdownFile)
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			errs = append(errs, err)
@@ -673,6 +700,9 @@ func (m *LogManager) Shutdown() error {
 func (m *LogManager) WriteMetaProperties(brokerID int32, clusterID string) error {
 	data := encodeMetaProperties(MetaProperties{Version: 0, BrokerID: brokerID, ClusterID: clusterID}, m.clock())
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue
+		}
 		if err := writeFileAtomic(filepath.Join(d.path, metaPropertiesFile), data); err != nil {
 			return err
 		}
