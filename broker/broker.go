@@ -429,6 +429,7 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		ZK:              b.zk,
 		Metadata:        b.meta,
 		Replicas:        b.replicas,
+		LogDirs:         b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
 		Controller:      b.ctrl,
 		Groups:          b.groups,
 		Txn:             b.txn,
@@ -489,6 +490,11 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 		LeaderQuota:           b.replQuotas.leader,
 		Metrics:               b.metrics,
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
+		// JBOD moves (AlterReplicaLogDirs): the log manager's future logs,
+		// copied in replica.fetch.max.bytes steps.
+		LogDirs:                b.logs,
+		AlterLogDirsChunkBytes: rc.FetchMaxBytes,
+		AlterLogDirsRate:       func() int64 { return b.dyn.Current().ReplicaAlterLogDirsIOMaxBytesPerSecond },
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,

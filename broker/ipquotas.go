@@ -75,7 +75,6 @@ func (q *ipQuotas) apply(entity string, props map[string]string) {
 	q.server.UpdateIPConnectionRate(ip, rate)
 }
 
-
 // ConnectionRateForIP is the connection_creation_rate in force for ip on
 // this broker (math.MaxInt32 when none applies).
 func (b *Broker) ConnectionRateForIP(ip netip.Addr) int {

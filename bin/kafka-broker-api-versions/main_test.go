@@ -109,8 +109,8 @@ func TestRunClassNames(t *testing.T) {
 		t.Fatalf("unknown class: exit %d\n%s%s", code, out, errOut)
 	}
 	for class, help := range map[string]string{
-		"kafka.admin.ConfigCommand":    "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip\n",
-		"kafka.admin.TopicCommand":     "This tool helps to create, delete, describe, or change a topic.\n",
+		"kafka.admin.ConfigCommand":   "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip\n",
+		"kafka.admin.TopicCommand":    "This tool helps to create, delete, describe, or change a topic.\n",
 		"kafka.tools.DumpLogSegments": "This tool helps to parse a log file and dump its contents to the console, useful for debugging a seemingly corrupt log segment.\n",
 	} {
 		out, errOut, _ := clitest.Script(t, nil, "kafka-run-class.sh", class, "--help")

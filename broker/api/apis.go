@@ -43,6 +43,13 @@ type ReplicaManager interface {
 	DescribeProducers(ctx context.Context, req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse
 }
 
+// LogDirManager moves replicas between this broker's log directories and
+// describes them (broker/replica.Manager with a LogDirStore).
+type LogDirManager interface {
+	AlterReplicaLogDirs(ctx context.Context, req *kmsg.AlterReplicaLogDirsRequest) *kmsg.AlterReplicaLogDirsResponse
+	DescribeLogDirs(ctx context.Context, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse
+}
+
 // request is what a handler sees: the decoded body plus the connection facts
 // some APIs need (listener for Metadata, client id for Produce).
 type request struct {
@@ -121,10 +128,13 @@ type Config struct {
 	Broker *config.Config
 	// Dynamic is the broker's current configuration (Broker with the
 	// dynamic broker configs); nil: Broker alone.
-	Dynamic    *config.Dynamic
-	ZK         AdminZK
-	Metadata   MetadataView
-	Replicas   ReplicaManager
+	Dynamic  *config.Dynamic
+	ZK       AdminZK
+	Metadata MetadataView
+	Replicas ReplicaManager
+	// LogDirs serves AlterReplicaLogDirs and DescribeLogDirs; nil leaves
+	// them unadvertised.
+	LogDirs    LogDirManager
 	Controller Controller
 	// Groups is the group coordinator; nil leaves the group APIs
 	// unadvertised.
@@ -170,6 +180,7 @@ type Apis struct {
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
+	logDirs         LogDirManager
 	controller      Controller
 	groups          GroupCoordinator
 	txn             TxnCoordinator
@@ -218,6 +229,7 @@ func New(cfg Config) *Apis {
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
+		logDirs:         cfg.LogDirs,
 		controller:      cfg.Controller,
 		groups:          cfg.Groups,
 		txn:             cfg.Txn,
@@ -232,12 +244,12 @@ func New(cfg Config) *Apis {
 		stopping:        make(chan struct{}),
 		metaCh:          make(chan struct{}),
 	}
+	if a.dyn == nil {
+		a.dyn = config.NewDynamic(cfg.Broker)
+	}
 	a.logLevels = cfg.LogLevels
 	if a.logLevels == nil {
 		a.logLevels = loglevels.NewRegistry(loglevels.LowestEnabled(cfg.Logger.Handler()))
-	}
-	if a.dyn == nil {
-		a.dyn = config.NewDynamic(cfg.Broker)
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {
@@ -282,6 +294,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.pids != nil
 	case 50, 51:
 		return a.users != nil
+	case 34, 35:
+		return a.logDirs != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 		return a.groups != nil
 	case 10:

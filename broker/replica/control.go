@@ -110,6 +110,11 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	if len(changes) > 0 && m.cfg.OnLeadershipChange != nil {
 		m.cfg.OnLeadershipChange(changes)
 	}
+	moved := make([]common.TopicPartition, len(changes))
+	for i, c := range changes {
+		moved[i] = c.TopicPartition
+	}
+	m.maybeAddLogDirMovers(moved)
 	m.fillLeaderAndIsrResponse(req, resp, parts, func(i int) int16 { return codes[i] })
 	return resp
 }
@@ -444,6 +449,7 @@ func (m *Manager) stopPartition(tp common.TopicPartition, leaderEpoch int32, del
 		// Parked fetches and produces complete now (they will see the
 		// partition gone).
 		m.wakeOnHighWatermark(tp)
+		m.stopLogDirMover(tp)
 		if _, ok := m.logs.GetLog(tp); ok {
 			if err := m.logs.DeleteLog(tp); err != nil {
 				return m.storageErrorCode(err, tp, "delete_log")

@@ -68,6 +68,17 @@ type Config struct {
 	// responses to followers outside the ISR while it is exceeded. Nil:
 	// unthrottled.
 	LeaderQuota ReplicaQuota
+	// LogDirs moves replicas between log directories (AlterReplicaLogDirs,
+	// DescribeLogDirs; alterlogdirs.go): the broker's *storage.LogManager.
+	// Nil: neither API is served.
+	LogDirs LogDirStore
+	// AlterLogDirsRate returns replica.alter.log.dirs.io.max.bytes.per.second,
+	// read at every copy step so a dynamic change applies at once; nil or
+	// <= 0: unlimited.
+	AlterLogDirsRate func() int64
+	// AlterLogDirsChunkBytes is the most one copy step reads
+	// (replica.fetch.max.bytes); 0: 1 MiB.
+	AlterLogDirsChunkBytes int32
 	// Fetcher receives follower partitions (nil: followers do not fetch).
 	Fetcher FollowerFetcher
 	// OnLeadershipChange is called after LeaderAndIsr (partitions that
@@ -146,6 +157,8 @@ type Manager struct {
 	lastIsrChange      time.Time
 	lastIsrPropagation time.Time
 
+	logDirMovers logDirMovers // ReplicaAlterLogDirs movers (alterlogdirs.go)
+
 	startOnce sync.Once
 	isrWG     sync.WaitGroup // the ISR maintenance goroutine
 	closeOnce sync.Once
@@ -218,6 +231,7 @@ func (m *Manager) Shutdown() {
 	m.closeOnce.Do(func() {
 		close(m.done)
 		m.isrWG.Wait()
+		m.stopLogDirMovers()
 		if m.fetcher != nil {
 			m.fetcher.Shutdown()
 		}

@@ -64,6 +64,10 @@ type Log struct {
 	// pass that was running during a truncation clamps the end offset it
 	// records to it (see lowerCleanerCheckpointLocked).
 	cleanerFloor atomic.Int64
+	// truncationFloor is 1 + the lowest offset this log was truncated to
+	// since a copy of it last asked (futurelog.go TakeTruncationFloor;
+	// 0: none). Written under mu.
+	truncationFloor atomic.Int64
 
 	// topicIDMu guards the following (partition.metadata's cached topic
 	// id); it is a leaf lock, taken with no other log lock held.

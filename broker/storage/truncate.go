@@ -60,6 +60,7 @@ func (l *Log) truncateToLocked(offset int64) error {
 		return err
 	}
 	l.lowerCleanerCheckpointLocked(offset)
+	l.noteTruncationLocked(offset)
 	return nil
 }
 
@@ -141,5 +142,6 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {
 		return err
 	}
 	l.lowerCleanerCheckpointLocked(offset)
+	l.noteTruncationLocked(offset)
 	return syncDir(l.dir)
 }
