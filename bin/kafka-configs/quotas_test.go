@@ -160,8 +160,10 @@ func TestQuotasBootstrap(t *testing.T) {
 	run(0, "Completed updating config for user alice.\n", "", "--alter", "--user", "alice", "--delete-config", "consumer_byte_rate")
 	// Every user entity: alice and the default user, in the admin
 	// client's HashMap order, without SCRAM lines for the default.
-	run(0, "Quota configs for the default user-principal are request_percentage=12.5\n"+
-		"Quota configs for user-principal 'alice' are producer_byte_rate=1024.0\n", "", "--describe", "--entity-type", "users")
+	// ({user=alice} hashes to bucket 0 of the 4-slot table, {user=null}
+	// to bucket 1.)
+	run(0, "Quota configs for user-principal 'alice' are producer_byte_rate=1024.0\n"+
+		"Quota configs for the default user-principal are request_percentage=12.5\n", "", "--describe", "--entity-type", "users")
 
 	run(1, "", "Invalid config(s): consumer_byte_rate\n", "--alter", "--user", "alice", "--delete-config", "consumer_byte_rate")
 	run(1, "", "Cannot parse quota configuration value for producer_byte_rate: fast\n", "--alter", "--user", "alice", "--add-config", "producer_byte_rate=fast")
