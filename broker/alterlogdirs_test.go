@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,9 +234,9 @@ func checkReplicaFiles(t *testing.T, c *testcluster.Cluster, i int, tp common.To
 // in the requested directory when a reassignment brings it.
 func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirs: 2, Overrides: map[string]string{
-		"log.segment.delete.delay.ms":                    "100",
-		"replica.alter.log.dirs.io.max.bytes.per.second": "2000000",
+		"log.segment.delete.delay.ms": "100",
 	}})
+	setAlterLogDirsRate(t, c, "2000000")
 	ids := []int32{c.BrokerID(0), c.BrokerID(1)}
 	tp := common.TopicPartition{Topic: "jbod", Partition: 0}
 	createAssigned(t, c, tp.Topic, [][]int32{{ids[0], ids[1]}}, map[string]string{
@@ -324,9 +325,8 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 // log.dirs is LOG_DIR_NOT_FOUND and an unknown partition
 // UNKNOWN_TOPIC_OR_PARTITION.
 func TestAlterReplicaLogDirsResumesAfterRestart(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirs: 2, Overrides: map[string]string{
-		"replica.alter.log.dirs.io.max.bytes.per.second": "1000000",
-	}})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirs: 2})
+	setAlterLogDirsRate(t, c, "1000000")
 	tp := common.TopicPartition{Topic: "resume", Partition: 0}
 	createAssigned(t, c, tp.Topic, [][]int32{{c.BrokerID(0)}}, map[string]string{"segment.bytes": "262144"})
 	chk, ack := testcluster.NewChecker(), &acks{}
@@ -420,4 +420,30 @@ func TestAlterReplicaLogDirsResumesAfterRestart(t *testing.T) {
 	if rep := chk.Report(); !rep.OK() || rep.Acked != n {
 		t.Fatalf("delivery check after the restart: %s", rep)
 	}
+}
+
+// setAlterLogDirsRate sets replica.alter.log.dirs.io.max.bytes.per.second
+// as Kafka has it, a dynamic cluster-wide broker config (Kafka ignores it
+// in server.properties), and waits until every broker applies it.
+func setAlterLogDirsRate(t *testing.T, c *testcluster.Cluster, rate string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.Admin().AlterBrokerConfigs(ctx, []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: "replica.alter.log.dirs.io.max.bytes.per.second", Value: &rate}})
+	if err == nil {
+		err = resp[0].Err
+	}
+	if err != nil {
+		t.Fatalf("setting the cluster default of replica.alter.log.dirs.io.max.bytes.per.second: %v", err)
+	}
+	want, _ := strconv.ParseInt(rate, 10, 64)
+	c.WaitFor(30*time.Second, "every broker applying the alter-log-dirs rate", func() bool {
+		for i := range c.N() {
+			if c.Broker(i).Dynamic().Current().ReplicaAlterLogDirsIOMaxBytesPerSecond != want {
+				return false
+			}
+		}
+		return true
+	})
 }
