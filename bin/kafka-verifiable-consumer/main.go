@@ -122,9 +122,15 @@ func newConsumer(v verifiable.Values, stdout io.Writer) (*consumer, error) {
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(config.SplitList(bootstrap)...), kgo.ConsumerGroup(v.String("group-id")),
 		kgo.ConsumeTopics(c.topic), kgo.SessionTimeout(time.Duration(v.Int("session-timeout", 30000)) * time.Millisecond),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.partitionsEvent("partitions_assigned", m) }),
-		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.partitionsEvent("partitions_revoked", m) }),
-		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.partitionsEvent("partitions_revoked", m) }),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			c.partitionsEvent("partitions_assigned", m)
+		}),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			c.partitionsEvent("partitions_revoked", m)
+		}),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			c.partitionsEvent("partitions_revoked", m)
+		}),
 	}
 	if id := props["client.id"]; id != "" {
 		opts = append(opts, kgo.ClientID(id))
