@@ -23,8 +23,11 @@ import (
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
+	"github.com/klassik/klassik/broker/metrics"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/security/authorizer"
@@ -45,6 +48,7 @@ type options struct {
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
+	logLevels             *loglevels.Registry // WithLogLevels (brokerloggers.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -62,9 +66,17 @@ func WithHandlerWrapper(w func(network.Handler) network.Handler) Option {
 // manager, the socket server, the request handlers, the replica manager and
 // the controller module, and runs start-up and shutdown in Kafka's order.
 type Broker struct {
-	cfg    *config.Config
-	opts   options
-	logger *slog.Logger
+	cfg *config.Config
+	// dyn is the current configuration: cfg with the dynamic broker configs
+	// of /config/brokers layered over it (dynamicconfig.go). Read settings
+	// that may change at run time through dyn.Current().
+	dyn        *config.Dynamic
+	stopDynLog func()
+	opts       options
+	logger     *slog.Logger
+	// logLevels holds the levels of the loggers logger hands out
+	// (brokerloggers.go).
+	logLevels *loglevels.Registry
 
 	// Set during Startup, read-only afterwards (Shutdown runs after Startup
 	// returned).
@@ -84,11 +96,18 @@ type Broker struct {
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
 	web            *webServer             // klassik.http.listener; nil when off
+	dirFailures    *logDirFailureHandler  // logdirfailure.go
 	authz          *authorizer.Authorizer // authorizer.class.name; nil when unset
 
 	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
 	// listener, set by New (loadTLS).
 	listenerTLS map[string]network.ListenerConfig
+	// tlsStates are the reloadable stores of those listeners
+	// (listenertls.go); dynConfig is the dynamic configuration the
+	// components follow (dynamicapply.go), nil until set.
+	tlsStates map[string]*listenerTLSState
+	dynConfig *config.Dynamic
+	ipQuotas  *ipQuotas
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
 	state atomic.Int64 // Kafka's BrokerState value (brokermetrics.go)
@@ -109,10 +128,18 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
+	// replQuotas are the replication throttles (replicationquotas.go),
+	// made in buildComponents.
+	replQuotas *replicationQuotas
+
 	// userCreds loads b.credentials (every user's SCRAM credentials,
 	// Kafka's CredentialProvider, made in New) from /config/users before
 	// the listeners open and keeps it current from change notifications.
 	userCreds *userCredentials
+	// quotas are the client quota managers, clientQuotas keeps them in
+	// step with /config/users and /config/clients (quotaconfig.go).
+	quotas       *quota.Managers
+	clientQuotas *clientQuotaConfigs
 
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
@@ -140,8 +167,9 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Broker{cfg: cfg, opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: gometrics.NewRegistry(),
+	b := &Broker{cfg: cfg, dyn: config.NewDynamic(cfg), opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: metrics.NewVersionedRegistry(),
 		credentials: security.NewCredentialCache()}
+	b.logLevels, b.logger = setupLogLevels(o.logLevels, logger)
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
 		return nil, err
@@ -213,11 +241,21 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.connectZooKeeper(); err != nil {
 		return err
 	}
+	// Dynamic broker configs before anything reads the configuration
+	// (Kafka's DynamicBrokerConfig.initialize).
+	if err := b.loadDynamicConfig(true); err != nil {
+		return fmt.Errorf("broker: reading dynamic broker configs from /config/brokers: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker: start-up abandoned: %w", err)
 	}
 	if err := b.openLogs(); err != nil {
 		return err
+	}
+	if b.cfg.BrokerID < 0 { // a generated or stored id: its per-broker configs
+		if err := b.loadDynamicConfig(true); err != nil {
+			return fmt.Errorf("broker: reading dynamic broker configs from /config/brokers: %w", err)
+		}
 	}
 	// Components that add their own broker/component attributes get the
 	// base logger; the broker's own lines carry the broker id.
@@ -226,14 +264,25 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.buildComponents(base); err != nil {
 		return err
 	}
+	b.stopDynLog = b.subscribeDynamicLogConfig()
 	// SCRAM credentials before the listeners open, so the first
 	// authentication already sees them.
 	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
 	if err := b.userCreds.loadAll(); err != nil {
 		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
 	}
+	// Client quotas, likewise before the first request.
+	b.clientQuotas = newClientQuotaConfigs(b.zk, b.quotas, b.logger)
+	if err := b.clientQuotas.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading client quotas from /config/users and /config/clients: %w", err)
+	}
 	if err := b.startSocketServer(); err != nil {
 		return err
+	}
+	// IP connection rate quotas (/config/ips), before requests are served.
+	b.ipQuotas = newIPQuotas(b.zk, b.server, b.logger)
+	if err := b.ipQuotas.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading IP quotas from /config/ips: %w", err)
 	}
 	if err := b.startWeb(); err != nil {
 		return err
@@ -258,10 +307,21 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
+	// Failed log directories go offline (logdirfailure.go).
+	b.startLogDirFailureHandler()
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig,
-		map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}, b.logger)
+	others := map[string]func(string){zkpaths.ConfigTypeUser: func(e string) {
+		b.userCreds.onChange(e)
+		b.clientQuotas.onUserChange(e)
+	}}
+	// Client quotas (/config/clients; users above).
+	others[zkpaths.ConfigTypeClient] = b.clientQuotas.onClientChange
+	// Dynamic broker configs (dynamicconfig.go).
+	others[zkpaths.ConfigTypeBroker] = b.onBrokerConfigChange
+	// IP connection rate quotas (ipquotas.go).
+	others[zkpaths.ConfigTypeIP] = b.ipQuotas.onChange
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, b.logger)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)
@@ -296,7 +356,7 @@ func (b *Broker) connectZooKeeper() error {
 // openLogs starts the log manager (it locks log.dirs and recovers every
 // log) and checks meta.properties against the cluster and broker ids.
 func (b *Broker) openLogs() error {
-	mc, err := logManagerConfig(b.cfg)
+	mc, err := logManagerConfig(b.dyn.Current())
 	if err != nil {
 		return fmt.Errorf("broker: log configuration: %w", err)
 	}
@@ -314,6 +374,7 @@ func (b *Broker) openLogs() error {
 func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.topicCfgs = newTopicConfigCache(b.zk)
 	b.meta = metadata.New(b.brokerID, b.clusterID)
+	b.replQuotas = newReplicationQuotas(b.cfg, b.brokerID, b.metrics, base.With("broker", b.brokerID))
 	b.replicas = replica.New(b.replicaConfig(base), replica.NewLogStore(b.logs), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	var err error
@@ -359,13 +420,16 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if b.authz != nil {
 		authz, acls = b.authz, b.authz
 	}
+	b.quotas = quota.New(quotaManagersConfig(b.cfg))
 	b.apis = api.New(api.Config{
 		BrokerID:        b.brokerID,
 		ClusterID:       b.clusterID,
 		Broker:          b.cfg,
+		Dynamic:         b.dyn,
 		ZK:              b.zk,
 		Metadata:        b.meta,
 		Replicas:        b.replicas,
+		LogDirs:         b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
 		Controller:      b.ctrl,
 		Groups:          b.groups,
 		Txn:             b.txn,
@@ -373,9 +437,11 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 		Users:           b.zk,
 		Authorizer:      authz,
 		ACLs:            acls,
+		Quotas:          b.quotas,
 		FixedStartIndex: b.opts.fixedStartIndex,
 		SASL:            b.authenticators,
 		Logger:          b.logger,
+		LogLevels:       b.logLevels,
 	})
 	b.registerMetrics()
 	return nil
@@ -421,8 +487,14 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 		ReplicaLagTimeMax:     rc.LagTimeMax,
 		IsrUpdater:            b.zk,
 		IsBrokerAlive:         b.meta.IsAlive,
+		LeaderQuota:           b.replQuotas.leader,
 		Metrics:               b.metrics,
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
+		// JBOD moves (AlterReplicaLogDirs): the log manager's future logs,
+		// copied in replica.fetch.max.bytes steps.
+		LogDirs:                b.logs,
+		AlterLogDirsChunkBytes: rc.FetchMaxBytes,
+		AlterLogDirsRate:       func() int64 { return b.dyn.Current().ReplicaAlterLogDirsIOMaxBytesPerSecond },
 		ReplicaFetch: replica.FetcherConfig{
 			NumFetchers:      rc.NumFetchers,
 			MinBytes:         rc.FetchMinBytes,
@@ -433,6 +505,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
+			Quota:                   b.replQuotas.follower,
 			Dial:                    replica.NetworkDialer(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
@@ -463,6 +536,8 @@ func (b *Broker) startSocketServer() error {
 	}
 	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	nc.FailedAuthenticationDelay = time.Duration(b.cfg.ConnectionFailedAuthDelayMs) * time.Millisecond
+	qc := connectionQuotaConfig(b.cfg) // dynamicapply.go
+	nc.ConnectionQuotas = &qc
 	for _, e := range ss.Listeners {
 		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
 		lc.Name, lc.Host, lc.Port, lc.SecurityProtocol = e.ListenerName, e.Host, int(e.Port), e.SecurityProtocol
@@ -567,6 +642,7 @@ func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	c.InterBrokerListener = cc.InterBrokerListenerName
 	c.DeleteTopicEnable = cc.DeleteTopicEnable
 	c.UncleanLeaderElectionEnable = cc.UncleanLeaderElectionEnable
+	c.UncleanLeaderElectionDefault = func() bool { return b.dyn.Current().UncleanLeaderElectionEnable }
 	c.AutoLeaderRebalanceEnable = cc.AutoLeaderRebalanceEnable
 	c.LeaderImbalancePerBrokerPercentage = cc.LeaderImbalancePerBrokerPercentage
 	c.LeaderImbalanceCheckInterval = cc.LeaderImbalanceCheckInterval
@@ -586,7 +662,8 @@ func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
 	if err != nil {
 		return storage.LogConfig{}, err
 	}
-	return logConfig(b.cfg, overrides)
+	b.replQuotas.applyTopic(topic, overrides)
+	return logConfig(b.dyn.Current(), overrides)
 }
 
 // minInsyncReplicas answers from the topic config cache without reading
@@ -600,13 +677,14 @@ func (b *Broker) minInsyncReplicas(topic string) int {
 			}
 		}
 	}
-	return int(b.cfg.MinInsyncReplicas)
+	return int(b.dyn.Current().MinInsyncReplicas)
 }
 
 // applyTopicConfig re-applies a topic's configuration to its local logs
 // after a /config/changes notification.
 func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
-	lc, err := logConfig(b.cfg, overrides)
+	b.replQuotas.applyTopic(topic, overrides)
+	lc, err := logConfig(b.dyn.Current(), overrides)
 	if err != nil {
 		b.logger.Error("invalid topic config in ZooKeeper; keeping the current one", "topic", topic, "err", err)
 		return
@@ -632,6 +710,7 @@ func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
 func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	for _, tp := range tps {
 		b.topicCfgs.drop(tp.Topic)
+		b.replQuotas.removeTopic(tp.Topic)
 	}
 	b.replicas.ForgetTopicMetrics(tps)
 }
@@ -749,6 +828,9 @@ func (b *Broker) stopComponents() {
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
 	}
+	if b.stopDynLog != nil {
+		b.stopDynLog()
+	}
 	if b.authz != nil {
 		b.authz.Close()
 	}
@@ -761,6 +843,7 @@ func (b *Broker) stopComponents() {
 	if b.markers != nil {
 		b.markers.close()
 	}
+	b.stopLogDirFailureHandler()
 	if b.replicas != nil {
 		b.replicas.Shutdown()
 	}

@@ -36,5 +36,6 @@ func logManagerConfig(c *config.Config) (storage.ManagerConfig, error) {
 	mc.FlushSchedulerIntervalMs = c.LogFlushSchedulerIntervalMs
 	mc.CleanerEnable = c.LogCleanerEnable
 	mc.CleanerDedupeBufferSize = c.LogCleanerDedupeBufferSize
+	mc.CleanerSettings = cleanerSettings(c) // dynamicapply.go
 	return mc, nil
 }

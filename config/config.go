@@ -56,21 +56,23 @@ type Config struct {
 	RequestTimeoutMs         int32  // request.timeout.ms
 
 	// Socket server
-	Listeners                   string // listeners
-	AdvertisedListeners         string // advertised.listeners ("" = listeners)
-	ListenerSecurityProtocolMap string // listener.security.protocol.map
-	InterBrokerListenerName     string // inter.broker.listener.name ("" = from security.inter.broker.protocol)
-	SecurityInterBrokerProtocol string // security.inter.broker.protocol
-	SocketSendBufferBytes       int32  // socket.send.buffer.bytes (-1 = OS default)
-	SocketReceiveBufferBytes    int32  // socket.receive.buffer.bytes (-1 = OS default)
-	SocketRequestMaxBytes       int32  // socket.request.max.bytes
-	MaxConnectionsPerIP         int32  // max.connections.per.ip
-	MaxConnections              int32  // max.connections
-	ConnectionsMaxIdleMs        int64  // connections.max.idle.ms
-	Port                        int32  // port (deprecated; used only when listeners is unset)
-	HostName                    string // host.name (deprecated; used only when listeners is unset)
-	AdvertisedHostName          string // advertised.host.name (deprecated)
-	AdvertisedPort              *int32 // advertised.port (deprecated)
+	Listeners                    string // listeners
+	AdvertisedListeners          string // advertised.listeners ("" = listeners)
+	ListenerSecurityProtocolMap  string // listener.security.protocol.map
+	InterBrokerListenerName      string // inter.broker.listener.name ("" = from security.inter.broker.protocol)
+	SecurityInterBrokerProtocol  string // security.inter.broker.protocol
+	SocketSendBufferBytes        int32  // socket.send.buffer.bytes (-1 = OS default)
+	SocketReceiveBufferBytes     int32  // socket.receive.buffer.bytes (-1 = OS default)
+	SocketRequestMaxBytes        int32  // socket.request.max.bytes
+	MaxConnectionsPerIP          int32  // max.connections.per.ip
+	MaxConnections               int32  // max.connections
+	MaxConnectionsPerIPOverrides string // max.connections.per.ip.overrides (host:count,...)
+	MaxConnectionCreationRate    int32  // max.connection.creation.rate
+	ConnectionsMaxIdleMs         int64  // connections.max.idle.ms
+	Port                         int32  // port (deprecated; used only when listeners is unset)
+	HostName                     string // host.name (deprecated; used only when listeners is unset)
+	AdvertisedHostName           string // advertised.host.name (deprecated)
+	AdvertisedPort               *int32 // advertised.port (deprecated)
 
 	// TLS (Kafka's SslConfigs / BrokerSecurityConfigs); read per listener
 	// with SSLProperties, which adds the listener.name.<listener>.ssl.*
@@ -155,6 +157,8 @@ type Config struct {
 	ReplicaFetchMinBytes                        int32  // replica.fetch.min.bytes
 	ReplicaFetchResponseMaxBytes                int32  // replica.fetch.response.max.bytes
 	NumReplicaFetchers                          int32  // num.replica.fetchers
+	NumReplicationQuotaSamples                  int32  // replication.quota.window.num
+	ReplicationQuotaWindowSizeSeconds           int32  // replication.quota.window.size.seconds
 	ReplicaHighWatermarkCheckpointIntervalMs    int64  // replica.high.watermark.checkpoint.interval.ms
 	FetchPurgatoryPurgeIntervalRequests         int32  // fetch.purgatory.purge.interval.requests
 	ProducerPurgatoryPurgeIntervalRequests      int32  // producer.purgatory.purge.interval.requests
@@ -198,6 +202,14 @@ type Config struct {
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
 
+	// Client quotas (see broker/quota)
+	QuotaProducerDefault             int64 // quota.producer.default (deprecated; math.MaxInt64 = none)
+	QuotaConsumerDefault             int64 // quota.consumer.default (deprecated; math.MaxInt64 = none)
+	QuotaWindowNum                   int32 // quota.window.num
+	QuotaWindowSizeSeconds           int32 // quota.window.size.seconds
+	ControllerQuotaWindowNum         int32 // controller.quota.window.num
+	ControllerQuotaWindowSizeSeconds int32 // controller.quota.window.size.seconds
+
 	// Authorizer (Kafka's AclAuthorizer; see broker/security/authorizer)
 	AuthorizerClassName       string // authorizer.class.name ("" = no authorizer)
 	SuperUsers                string // super.users (semicolon-separated principals)
@@ -215,6 +227,20 @@ type Config struct {
 	ConnectionsMaxReauthMs           int64    // connections.max.reauth.ms (0 = no re-authentication)
 	SaslServerMaxReceiveSize         int32    // sasl.server.max.receive.size
 	ConnectionFailedAuthDelayMs      int32    // connection.failed.authentication.delay.ms
+
+	// Dynamic-only broker configs (set only in /config/brokers; see
+	// dynamic_keys.go); Long.MaxValue = unlimited.
+	LeaderReplicationThrottledRate         int64 // leader.replication.throttled.rate
+	FollowerReplicationThrottledRate       int64 // follower.replication.throttled.rate
+	ReplicaAlterLogDirsIOMaxBytesPerSecond int64 // replica.alter.log.dirs.io.max.bytes.per.second
+
+	// Password encoder of dynamic password configs (passwordencoder.go)
+	PasswordEncoderSecret              string // password.encoder.secret ("" = none)
+	PasswordEncoderOldSecret           string // password.encoder.old.secret ("" = none)
+	PasswordEncoderKeyFactoryAlgorithm string // password.encoder.keyfactory.algorithm ("" = PBKDF2WithHmacSHA512)
+	PasswordEncoderCipherAlgorithm     string // password.encoder.cipher.algorithm
+	PasswordEncoderKeyLength           int32  // password.encoder.key.length
+	PasswordEncoderIterations          int32  // password.encoder.iterations
 
 	// explicit records which keys the file or the overrides set; it drives
 	// IsSet (DescribeConfigs' STATIC_BROKER_CONFIG versus DEFAULT_CONFIG).
@@ -245,6 +271,12 @@ func Defaults() *Config {
 		if err := k.set(c, k.Default); err != nil {
 			// The table is static; a bad default is a programming error
 			// caught by TestDefaultsParse.
+			panic(fmt.Sprintf("config: default of %s: %v", k.Name, err))
+		}
+	}
+	for i := range dynamicOnlyKeys {
+		k := &dynamicOnlyKeys[i]
+		if err := k.set(c, k.Default); err != nil {
 			panic(fmt.Sprintf("config: default of %s: %v", k.Name, err))
 		}
 	}
@@ -302,12 +334,21 @@ func readFile(path string) (map[string]string, error) {
 // FromMap builds a Config from key/value strings over Defaults, then
 // validates it. All problems are returned at once as a *ValidationError.
 func FromMap(props map[string]string) (*Config, error) {
+	return fromMap(props, false)
+}
+
+// fromMap is FromMap; dynamic allows the dynamic-only keys (Dynamic's
+// layered maps), which a static configuration refuses.
+func fromMap(props map[string]string, dynamic bool) (*Config, error) {
 	c := Defaults()
 	c.props = make(map[string]string, len(props))
 	for k, v := range props {
 		c.props[k] = v
 	}
 	var problems []Problem
+	if !dynamic {
+		problems = append(problems, validateDynamicOnlyStatic(props)...)
+	}
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)

@@ -122,9 +122,14 @@ func (d *Dynamic) build(clusterDefault, perBroker map[string]string) (*Config, e
 	if props == nil {
 		props = map[string]string{}
 	}
-	maps.Copy(props, clusterDefault)
-	maps.Copy(props, perBroker)
-	next, err := FromMap(props)
+	for _, layer := range []map[string]string{clusterDefault, perBroker} {
+		for k, v := range layer {
+			if appliedKey(k) {
+				props[k] = v
+			}
+		}
+	}
+	next, err := fromMap(props, true)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +141,10 @@ func (d *Dynamic) build(clusterDefault, perBroker map[string]string) (*Config, e
 	for k := range perBroker {
 		next.source[k] = SourceDynamicBroker
 	}
+	// A dynamic value of one synonym hides the static values of the others
+	// (Kafka's overrideProps): log.retention.ms set dynamically makes the
+	// static log.retention.hours irrelevant, which the accessors already
+	// honour because the _ms keys take precedence.
 	return next, nil
 }
 
@@ -162,4 +171,35 @@ func changedAny(old, new *Config, keys []string) bool {
 		}
 	}
 	return false
+}
+
+// StaticValue returns key's value when the configuration c was built from
+// sets it (server.properties or an override; listener-prefixed keys
+// included), false otherwise. Call it on Dynamic.Static().
+func (c *Config) StaticValue(key string) (string, bool) {
+	if v, ok := c.listenerProps[key]; ok {
+		return v, true
+	}
+	if !c.explicit[key] {
+		return "", false
+	}
+	return c.Value(key)
+}
+
+// StaticListenerKeys returns the listener.name.<listener>.<key> keys c was
+// built with, sorted.
+func StaticListenerKeys(c *Config) []string {
+	return slices.Sorted(maps.Keys(c.listenerProps))
+}
+
+// appliedKey reports whether a dynamic layer's key takes part in building
+// the Config: broker keys (implemented or Kafka-only) and listener keys.
+// Custom keys are kept in the layers (DescribeConfigs lists them) but,
+// as in Kafka, change nothing.
+func appliedKey(k string) bool {
+	if isKafkaBrokerKey(k) {
+		return true
+	}
+	_, ok := listenerBaseName(k)
+	return ok
 }

@@ -69,7 +69,7 @@ func lookupBrokerKey(name string) *Key {
 	if i, ok := brokerKeyIndex[name]; ok {
 		return &brokerKeys[i]
 	}
-	return nil
+	return lookupDynamicOnlyKey(name) // dynamic_keys.go
 }
 
 // set parses s with the key's type and stores it in c, then applies the
@@ -320,6 +320,9 @@ const (
 	groupSSL         = "TLS (SSL and SASL_SSL listeners; listener.name.<listener>.ssl.* overrides)"
 	groupSASL        = "SASL"
 	groupAuthorizer  = "Authorizer"
+
+	groupPasswordEncoder = "Password encoder (dynamic password configs)"
+	groupQuotas          = "Client quotas"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -450,11 +453,19 @@ var brokerKeys = []Key{
 		Doc:   "largest request frame accepted; larger ones close the connection",
 		field: func(c *Config) any { return &c.SocketRequestMaxBytes }, check: atLeast(1)},
 	{Name: "max.connections.per.ip", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
-		Doc:   "connections allowed from one IP address",
+		Doc:   "connections allowed from one IP address; a new connection beyond it is closed at once (0 needs max.connections.per.ip.overrides); dynamic",
 		field: func(c *Config) any { return &c.MaxConnectionsPerIP }, check: atLeast(0)},
+	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Group: groupSocket,
+		Doc:   "per-IP or host name exceptions to max.connections.per.ip, e.g. \"hostName:100,127.0.0.1:200\"; dynamic",
+		field: func(c *Config) any { return &c.MaxConnectionsPerIPOverrides }, check: ipOverridesCheck},
 	{Name: "max.connections", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
-		Doc:   "connections allowed in total",
+		Doc: "connections allowed in total (listener.name.<listener>.max.connections per listener); the acceptor waits for a free slot; " +
+			"the inter-broker listener may exceed the broker-wide limit, and the least recently used connection of another listener is closed then; dynamic",
 		field: func(c *Config) any { return &c.MaxConnections }, check: atLeast(0)},
+	{Name: "max.connection.creation.rate", Type: TypeInt, Default: i64(math.MaxInt32), Group: groupSocket,
+		Doc: "new connections per second accepted broker-wide (listener.name.<listener>.max.connection.creation.rate per listener; " +
+			"the inter-broker listener is exempt from the broker-wide rate); the acceptor delays connections over it; dynamic",
+		field: func(c *Config) any { return &c.MaxConnectionCreationRate }, check: atLeast(0)},
 	{Name: "port", Type: TypeInt, Default: "9092", Group: groupSocket,
 		Doc:   "deprecated: port of the PLAINTEXT listener, used only when listeners is unset",
 		field: func(c *Config) any { return &c.Port }, check: between(0, 65535)},
@@ -704,6 +715,12 @@ var brokerKeys = []Key{
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", Group: groupReplication,
 		Doc:   "how often replication-offset-checkpoint is written",
 		field: func(c *Config) any { return &c.ReplicaHighWatermarkCheckpointIntervalMs }},
+	{Name: "replication.quota.window.num", Type: TypeInt, Default: "11", Group: groupReplication,
+		Doc:   "samples (windows) the replication throttle rate is measured over",
+		field: func(c *Config) any { return &c.NumReplicationQuotaSamples }, check: atLeast(1)},
+	{Name: "replication.quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupReplication,
+		Doc:   "length of one replication throttle sample",
+		field: func(c *Config) any { return &c.ReplicationQuotaWindowSizeSeconds }, check: atLeast(1)},
 	{Name: "fetch.purgatory.purge.interval.requests", Type: TypeInt, Default: "1000", Group: groupReplication,
 		Doc:   "purge completed delayed fetches after this many new ones",
 		field: func(c *Config) any { return &c.FetchPurgatoryPurgeIntervalRequests }},
@@ -820,6 +837,26 @@ var brokerKeys = []Key{
 		Doc:   "idempotent producer state is dropped after this long without writes",
 		field: func(c *Config) any { return &c.ProducerIDExpirationMs }, check: atLeast(1)},
 
+	// Client quotas
+	{Name: "quota.producer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: producer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaProducerDefault }, check: atLeast(1)},
+	{Name: "quota.consumer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: consumer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaConsumerDefault }, check: atLeast(1)},
+	{Name: "quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples kept for the produce, fetch and request quota rates",
+		field: func(c *Config) any { return &c.QuotaWindowNum }, check: atLeast(1)},
+	{Name: "quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each produce, fetch and request quota sample",
+		field: func(c *Config) any { return &c.QuotaWindowSizeSeconds }, check: atLeast(1)},
+	{Name: "controller.quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples of the controller mutation quota (its burst is num × size × rate)",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowNum }, check: atLeast(1)},
+	{Name: "controller.quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each controller mutation quota sample",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowSizeSeconds }, check: atLeast(1)},
+
 	// Metrics
 	{Name: "metric.reporters", Type: TypeList, Default: "", Group: groupMetrics,
 		Doc:   "Java reporter classes; recorded for compatibility, Klassik exposes go-metrics instead",
@@ -861,4 +898,24 @@ var brokerKeys = []Key{
 	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Group: groupAuthorizer,
 		Doc:   "let every principal act on a resource that has no ACL at all",
 		field: func(c *Config) any { return &c.AllowEveryoneIfNoACLFound }},
+
+	// Password encoder of dynamic broker configs (passwordencoder.go)
+	{Name: "password.encoder.secret", Type: TypePassword, Nullable: true, Group: groupPasswordEncoder,
+		Doc:   "secret that encodes the password configs stored in /config/brokers/<id>; without it a dynamic password config is refused",
+		field: func(c *Config) any { return &c.PasswordEncoderSecret }},
+	{Name: "password.encoder.old.secret", Type: TypePassword, Nullable: true, Group: groupPasswordEncoder,
+		Doc:   "previous password.encoder.secret: stored passwords encoded with it are re-encoded with the new secret at start-up",
+		field: func(c *Config) any { return &c.PasswordEncoderOldSecret }},
+	{Name: "password.encoder.keyfactory.algorithm", Type: TypeString, Nullable: true, Group: groupPasswordEncoder,
+		Doc:   "key derivation: PBKDF2WithHmacSHA512 (unset), PBKDF2WithHmacSHA256 or PBKDF2WithHmacSHA1",
+		field: func(c *Config) any { return &c.PasswordEncoderKeyFactoryAlgorithm }, check: oneOfOrEmpty(passwordKeyFactories...)},
+	{Name: "password.encoder.cipher.algorithm", Type: TypeString, Default: "AES/CBC/PKCS5Padding", Group: groupPasswordEncoder,
+		Doc:   "cipher of encoded passwords: AES/CBC/PKCS5Padding or AES/GCM/NoPadding",
+		field: func(c *Config) any { return &c.PasswordEncoderCipherAlgorithm }, check: oneOf(passwordCiphers...)},
+	{Name: "password.encoder.key.length", Type: TypeInt, Default: "128", Group: groupPasswordEncoder,
+		Doc:   "key length in bits of the password cipher (128, 192 or 256 for AES)",
+		field: func(c *Config) any { return &c.PasswordEncoderKeyLength }, check: aesKeyLength},
+	{Name: "password.encoder.iterations", Type: TypeInt, Default: "4096", Group: groupPasswordEncoder,
+		Doc:   "PBKDF2 iteration count of the password encoder",
+		field: func(c *Config) any { return &c.PasswordEncoderIterations }, check: atLeast(1024)},
 }

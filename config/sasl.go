@@ -45,6 +45,9 @@ func implementedListenerKey(name string) bool {
 	if key == "sasl.enabled.mechanisms" || key == "connections.max.reauth.ms" {
 		return true
 	}
+	if isListenerConnectionQuotaKey(key) { // connectionquotas.go
+		return true
+	}
 	for _, m := range supportedSaslMechanisms {
 		switch strings.TrimPrefix(key, strings.ToLower(m)+".") {
 		case "sasl.jaas.config", "connections.max.reauth.ms":

@@ -21,6 +21,7 @@ func (c *Config) Validate() error {
 	c.validateIdentity(add)
 	c.validateLogs(add)
 	c.validateLimits(add)
+	c.validateConnectionQuotas(add)
 	c.validateListeners(add)
 	c.validateSSL(add)
 	c.validateVersions(add)

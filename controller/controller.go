@@ -31,9 +31,13 @@ type Config struct {
 	// InterBrokerListener is inter.broker.listener.name (default
 	// "PLAINTEXT"): the endpoint the controller connects to and advertises
 	// as LiveLeaders.
-	InterBrokerListener                string
-	DeleteTopicEnable                  bool          // delete.topic.enable (true)
-	UncleanLeaderElectionEnable        bool          // unclean.leader.election.enable (false)
+	InterBrokerListener         string
+	DeleteTopicEnable           bool // delete.topic.enable (true)
+	UncleanLeaderElectionEnable bool // unclean.leader.election.enable (false)
+	// UncleanLeaderElectionDefault, when set, answers the current
+	// unclean.leader.election.enable (a dynamic broker config); otherwise
+	// UncleanLeaderElectionEnable is used.
+	UncleanLeaderElectionDefault       func() bool
 	AutoLeaderRebalanceEnable          bool          // auto.leader.rebalance.enable (true)
 	LeaderImbalancePerBrokerPercentage int           // leader.imbalance.per.broker.percentage (10)
 	LeaderImbalanceCheckInterval       time.Duration // leader.imbalance.check.interval.seconds (300 s)
@@ -155,8 +159,13 @@ func newController(cfg Config, zk zkClient, brokerEpoch func() int64) *Controlle
 	store := &zkStateStore{zk: zk, ctx: c.ctx}
 	c.psm = &partitionStateMachine{
 		ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog, hist: c.hist, controllerID: cfg.BrokerID,
-		uncleanDflt: func() bool { return c.cfg.UncleanLeaderElectionEnable },
-		onUnclean:   func(common.TopicPartition) { c.metrics.unclean.Mark(1) },
+		uncleanDflt: func() bool {
+			if c.cfg.UncleanLeaderElectionDefault != nil {
+				return c.cfg.UncleanLeaderElectionDefault()
+			}
+			return c.cfg.UncleanLeaderElectionEnable
+		},
+		onUnclean: func(common.TopicPartition) { c.metrics.unclean.Mark(1) },
 	}
 	c.rsm = &replicaStateMachine{ctx: c.ctx, batch: c.batch, store: store, stateLog: c.stateLog, hist: c.hist}
 	c.em = newEventManager(c.process, cfg.Metrics, cfg.Now)

@@ -119,11 +119,6 @@ func TestUsersBothModes(t *testing.T) {
 		t.Error("bob's node survived the deletion of his last credential")
 	}
 
-	// Not implemented yet: refused, nothing written.
-	kc(t, 1, "", "Entity type brokers is not supported by Klassik's kafka-configs yet (only topics and users: client and user quotas, dynamic broker configs, broker loggers and IP quotas are not implemented)\n",
-		"--bootstrap-server", bs, "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.cleaner.threads=2")
-	kc(t, 1, zkWarning, "Quota config producer_byte_rate is not supported by Klassik yet: brokers would not enforce it\n",
-		"--zookeeper", zkc, "--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config", "producer_byte_rate=1024")
 }
 
 // TestTopicsBothModes: topic configs through ZooKeeper and through the

@@ -17,8 +17,11 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
 )
 
 func (a *Apis) handleFetch(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -33,5 +36,43 @@ func (a *Apis) handleFetch(ctx context.Context, r *request) (kmsg.Response, erro
 			mayRead = a.topicChecker(ctx, r, kmsg.ACLOperationRead).allowed
 		}
 	}
-	return a.replicas.FetchAuthorized(ctx, req, mayRead)
+	if a.quotas == nil || req.ReplicaID >= 0 {
+		return a.replicas.FetchAuthorized(ctx, req, mayRead)
+	}
+	user, client := r.quotaIdentity()
+	// A consumer never asks for more than its quota allows in one window
+	// with nothing else recorded: more would always be throttled.
+	if limit := a.quotas.Fetch.MaxValueInWindow(user, client); limit < float64(req.MaxBytes) {
+		req.MaxBytes = int32(max(limit, 1))
+		req.MinBytes = min(req.MinBytes, req.MaxBytes)
+	}
+	resp, err := a.replicas.FetchAuthorized(ctx, req, mayRead)
+	if err != nil {
+		return nil, err
+	}
+	rq := a.requestThrottle(ctx, r)
+	bw := a.quotas.Fetch.Record(user, client, float64(fetchResponseBytes(resp)), time.Now())
+	a.throttleMax(r, resp, bw, a.quotas.Fetch, rq)
+	return resp, nil
+}
+
+// fetchResponseBytes is the size of a fetch response's records, the bulk
+// of what consumer_byte_rate counts.
+func fetchResponseBytes(resp kmsg.Response) int {
+	var fr *kmsg.FetchResponse
+	n := 0
+	switch r := resp.(type) {
+	case *network.FileFetchResponse:
+		fr, n = r.FetchResponse, r.FileBytes()
+	case *kmsg.FetchResponse:
+		fr = r
+	default:
+		return 0
+	}
+	for _, t := range fr.Topics {
+		for _, p := range t.Partitions {
+			n += len(p.RecordBatches)
+		}
+	}
+	return n
 }

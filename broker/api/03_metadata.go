@@ -46,7 +46,7 @@ func (a *Apis) handleMetadata(ctx context.Context, r *request) (kmsg.Response, e
 	resp := a.meta.MetadataResponse(req, r.listener())
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	allow := req.Version < 4 || req.AllowAutoTopicCreation
-	autoCreate := !allTopics && allow && a.cfg.AutoCreateTopicsEnable && a.zk != nil
+	autoCreate := !allTopics && allow && a.conf().AutoCreateTopicsEnable && a.zk != nil
 	if a.authorizer == nil && !autoCreate {
 		return resp, nil
 	}

@@ -77,7 +77,7 @@ func offsetCommitErrorTopic(t kmsg.OffsetCommitRequestTopic, code int16) kmsg.Of
 // coordinator).
 func (a *Apis) offsetCommitV0(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	maxMeta := a.cfg.GroupCoordinator().OffsetMetadataMaxBytes
+	maxMeta := a.conf().GroupCoordinator().OffsetMetadataMaxBytes
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic

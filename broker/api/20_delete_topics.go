@@ -58,6 +58,7 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 	}
 
 	isController := a.controller != nil && a.controller.IsActive()
+	mutations := a.mutationQuota(r, 5)
 	var ids map[[16]byte]string // resolved lazily
 	var waitFor []int
 	describe := a.topicChecker(ctx, r, kmsg.ACLOperationDescribe)
@@ -71,7 +72,7 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 			err = fmt.Errorf("%w: topic name and topic id cannot both be set", kerr.InvalidRequest)
 		case !isController:
 			err = fmt.Errorf("%w: this is not the correct controller for this cluster", kerr.NotController)
-		case !a.cfg.DeleteTopicEnable:
+		case !a.conf().DeleteTopicEnable:
 			if req.Version >= 3 {
 				err = fmt.Errorf("%w: topic deletion is disabled", kerr.TopicDeletionDisabled)
 			} else {
@@ -97,6 +98,12 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 			}
 			if err == nil && !deletable.allowed(*rt.Topic) {
 				err = denied(kerr.TopicAuthorizationFailed, topicAuthorizationFailedMessage)
+			}
+			if err == nil {
+				// controller_mutation_rate: the topic's partitions
+				// (THROTTLING_QUOTA_EXCEEDED from v5, KIP-599).
+				leaders, _ := a.meta.PartitionLeaders(*rt.Topic)
+				err = mutations.Record(float64(len(leaders)))
 			}
 			if err == nil {
 				err = a.markForDeletion(ctx, *rt.Topic)
@@ -133,6 +140,7 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 			}
 		}
 	}
+	a.throttleMutations(r, resp, mutations)
 	return resp, nil
 }
 

@@ -7,11 +7,18 @@ package api
 //     from /config/topics/<t> over the broker default), source and, when
 //     include_synonyms (v1+), the synonym chain; invalid name →
 //     INVALID_TOPIC_EXCEPTION, unknown topic → UNKNOWN_TOPIC_OR_PARTITION;
-//   - BROKER (4): name = this broker's id → its static configuration; "" →
-//     the cluster-wide dynamic defaults (none: Klassik has no dynamic broker
-//     configs yet); another id → INVALID_REQUEST;
-//   - other resource types (BROKER_LOGGER) → INVALID_REQUEST;
-//   - documentation is always null; config_type (v3+) from the config tables;
+//   - BROKER (4): name = this broker's id → every key with its current
+//     value, read_only=false for the dynamically updatable keys, and source
+//     and synonyms in Kafka's precedence (DYNAMIC_BROKER_CONFIG,
+//     DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG,
+//     with the log.retention.ms/minutes/hours-style synonyms); "" → only
+//     the dynamic cluster defaults (/config/brokers/<default>); another id
+//     or a non-integer name → INVALID_REQUEST with Kafka's message;
+//     password values are null;
+//   - BROKER_LOGGER (8): the broker's loggers and levels (brokerlogger.go);
+//   - other resource types → INVALID_REQUEST;
+//   - include_documentation (v3+) returns each key's doc; config_type (v3+)
+//     from the config tables;
 //   - configuration_keys null = all;
 //   - authorization: DescribeConfigs on the Cluster for BROKER and
 //     BROKER_LOGGER (else CLUSTER_AUTHORIZATION_FAILED), on the topic for
@@ -35,6 +42,7 @@ func (a *Apis) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Resp
 	req := r.body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	synonyms := req.Version >= 1 && req.IncludeSynonyms
+	docs := req.Version >= 3 && req.IncludeDocumentation
 	for _, res := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
@@ -42,7 +50,7 @@ func (a *Apis) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Resp
 		err := a.configsAuthorization(ctx, r, kmsg.ACLOperationDescribeConfigs, res.ResourceType, res.ResourceName)
 		var configs []kmsg.DescribeConfigsResponseResourceConfig
 		if err == nil {
-			configs, err = a.describeResource(ctx, res, synonyms)
+			configs, err = a.describeResource(ctx, res, synonyms, docs)
 		}
 		if err != nil {
 			rr.ErrorCode, rr.ErrorMessage = a.codeMessage(err, "describe configs failed", "resource", res.ResourceName)
@@ -82,7 +90,7 @@ func (a *Apis) configsAuthorization(ctx context.Context, r *request, op kmsg.ACL
 	return nil
 }
 
-func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsRequestResource, synonyms bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsRequestResource, synonyms, docs bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
 	switch res.ResourceType {
 	case kmsg.ConfigResourceTypeTopic:
 		if err := validateTopicName(res.ResourceName); err != nil {
@@ -98,16 +106,22 @@ func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsReq
 		if err != nil {
 			return nil, err
 		}
-		return a.describeTopicConfigs(overrides, res.ConfigNames, synonyms), nil
+		return a.describeTopicConfigs(overrides, res.ConfigNames, synonyms, docs), nil
 	case kmsg.ConfigResourceTypeBroker:
 		if res.ResourceName == "" {
-			return []kmsg.DescribeConfigsResponseResourceConfig{}, nil
+			return a.describeBrokerDefaults(res.ConfigNames, synonyms, docs), nil
 		}
-		if id, err := strconv.ParseInt(res.ResourceName, 10, 32); err != nil || int32(id) != a.brokerID {
-			return nil, fmt.Errorf("%w: unexpected broker id, expected %d or empty string, but received %s",
-				kerr.InvalidRequest, a.brokerID, res.ResourceName)
+		id, err := strconv.ParseInt(res.ResourceName, 10, 32)
+		if err != nil {
+			return nil, denied(kerr.InvalidRequest, "Broker id must be an integer, but it is: "+res.ResourceName)
 		}
-		return a.describeBrokerConfigs(res.ConfigNames, synonyms), nil
+		if int32(id) != a.brokerID {
+			return nil, denied(kerr.InvalidRequest, fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s",
+				a.brokerID, res.ResourceName))
+		}
+		return a.describeBrokerConfigs(res.ConfigNames, synonyms, docs), nil
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return a.describeBrokerLogger(res.ResourceName, res.ConfigNames)
 	default:
 		return nil, fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, res.ResourceType)
 	}

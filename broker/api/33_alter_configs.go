@@ -8,9 +8,17 @@ package api
 //     is validated (INVALID_CONFIG with Kafka's messages); unless
 //     validate_only, /config/topics/<t> is written and a /config/changes
 //     notification created, so every broker applies it live;
-//   - BROKER: dynamic broker configs are not supported yet: a request for
-//     this broker's id answers INVALID_CONFIG naming the keys that cannot be
-//     updated dynamically; another id → INVALID_REQUEST;
+//   - BROKER: name "" is the cluster default (/config/brokers/<default>),
+//     otherwise it must be this broker's id (INVALID_REQUEST "Unexpected
+//     broker id, ..." — a client sends a per-broker alteration to that
+//     broker). The set is checked as Kafka's DynamicBrokerConfig.validate
+//     (non-dynamic keys, security keys without a listener prefix, types,
+//     per-broker keys at the default, then the whole resulting
+//     configuration); a refusal is INVALID_REQUEST "Invalid config value
+//     for resource ConfigResource(type=BROKER, name='…'): …". Unless
+//     validate_only the set is stored (passwords encoded with
+//     password.encoder.secret) with a change notification, and every
+//     broker applies it;
 //   - a resource named twice → INVALID_REQUEST for each occurrence; entries
 //     with a null value are ignored, as Kafka does;
 //   - authorization: AlterConfigs on the Cluster for BROKER (else
@@ -20,9 +28,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,6 +41,9 @@ func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respons
 	resp.Resources = alterEach(ctx, a, r, req.Resources, func(res kmsg.AlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "alter configs failed", func(res kmsg.AlterConfigsRequestResource, _ map[string]string) (map[string]string, error) {
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			return nil, errAlterConfigsBrokerLogger
+		}
 		cfgs := map[string]string{}
 		for _, c := range res.Configs {
 			if c.Value != nil {
@@ -108,25 +116,24 @@ func (a *Apis) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, n
 		a.logger.Info("updated topic config", "topic", name, "configs", next)
 		return nil
 	case kmsg.ConfigResourceTypeBroker:
-		if name != "" {
-			if id, err := strconv.ParseInt(name, 10, 32); err != nil || int32(id) != a.brokerID {
-				return fmt.Errorf("%w: unexpected broker id, expected %d or empty string, but received %s",
-					kerr.InvalidRequest, a.brokerID, name)
-			}
-		}
-		next, err := update(map[string]string{})
+		entity, perBroker, err := a.brokerEntity(name)
 		if err != nil {
 			return err
 		}
-		if len(next) == 0 {
-			return nil
+		current, err := a.currentBrokerConfigs(entity, perBroker)
+		if err != nil {
+			return err
 		}
-		keys := make([]string, 0, len(next))
-		for k := range next {
-			keys = append(keys, k)
+		next, err := update(current)
+		if err != nil {
+			return err
 		}
-		sort.Strings(keys)
-		return fmt.Errorf("%w: cannot update these configs dynamically: %s", kerr.InvalidConfig, strings.Join(keys, ", "))
+		return a.alterBrokerConfigs(name, entity, perBroker, next, validateOnly)
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		// Log levels change inside update (brokerlogger.go); AlterConfigs'
+		// update refuses the type.
+		_, err := update(nil)
+		return err
 	default:
 		return fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, typ)
 	}

@@ -6,7 +6,9 @@ package api
 // overrides: SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) — the last two
 // only for LIST-typed configs (else INVALID_CONFIG). The merged set is then
 // validated and stored exactly like AlterConfigs (topic: /config/topics/<t>
-// plus a /config/changes notification; broker: not dynamic yet). A key named
+// plus a /config/changes notification; broker: /config/brokers/<id> or
+// <default>, starting from its stored set, with Kafka's
+// prepareIncrementalConfigs rules and messages, configs.go). A key named
 // twice within one resource, or a resource named twice → INVALID_REQUEST; an
 // unknown operation → INVALID_REQUEST. Authorization as AlterConfigs
 // (AlterConfigs on the Cluster for BROKER and BROKER_LOGGER, on the topic
@@ -31,7 +33,13 @@ func (a *Apis) handleIncrementalAlterConfigs(ctx context.Context, r *request) (k
 	for _, rr := range alterEach(ctx, a, r, req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "incremental alter configs failed", func(res kmsg.IncrementalAlterConfigsRequestResource, current map[string]string) (map[string]string, error) {
-		return applyIncremental(res.ResourceType, current, res.Configs, a.cfg.TopicDefault)
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			return nil, a.alterBrokerLogger(res.ResourceName, res.Configs, req.ValidateOnly)
+		}
+		if res.ResourceType == kmsg.ConfigResourceTypeBroker {
+			return applyIncrementalBroker(current, res.Configs)
+		}
+		return applyIncremental(res.ResourceType, current, res.Configs, a.conf().TopicDefault)
 	}) {
 		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource(rr))
 	}

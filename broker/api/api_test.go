@@ -653,7 +653,11 @@ func TestConfigsHandlers(t *testing.T) {
 		}
 	}
 	check("segment.bytes", "1048576", kmsg.ConfigSourceDynamicTopicConfig, "segment.bytes=1048576/1", "log.segment.bytes=1073741824/5")
-	check("retention.ms", "86400000", kmsg.ConfigSourceStaticBrokerConfig, "log.retention.hours=24/4", "log.retention.hours=168/5")
+	// Kafka's ConfigHelper lists a topic config's broker synonyms from the
+	// key it defaults from (log.retention.ms) on: log.retention.hours alone
+	// leaves none, so the source is DEFAULT_CONFIG although the value is
+	// the static hours' (as Kafka 2.8 answers).
+	check("retention.ms", "86400000", kmsg.ConfigSourceDefaultConfig)
 	check("cleanup.policy", "delete", kmsg.ConfigSourceDefaultConfig, "log.cleanup.policy=delete/5")
 	if resp.Resources[1].ErrorCode != 0 || len(resp.Resources[1].Configs) != 2 {
 		t.Fatalf("broker resource: %+v", resp.Resources[1])
@@ -688,13 +692,15 @@ func TestConfigsHandlers(t *testing.T) {
 	if r := call[*kmsg.AlterConfigsResponse](t, a, al); r.Resources[0].ErrorCode != kerr.InvalidRequest.Code || r.Resources[1].ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("duplicates: %d %d", r.Resources[0].ErrorCode, r.Resources[1].ErrorCode)
 	}
-	// Broker configs are not dynamic: INVALID_CONFIG.
+	// A broker key that is not dynamic: INVALID_REQUEST with Kafka's text.
 	bres := kmsg.NewAlterConfigsRequestResource()
 	bres.ResourceType, bres.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	ac.Name, ac.Value = "log.dirs", kmsg.StringPtr("/tmp/x")
 	bres.Configs = []kmsg.AlterConfigsRequestResourceConfig{ac}
 	al.Resources = []kmsg.AlterConfigsRequestResource{bres}
-	if r := call[*kmsg.AlterConfigsResponse](t, a, al); r.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
-		t.Fatalf("broker alter: %d", r.Resources[0].ErrorCode)
+	want := "Invalid config value for resource ConfigResource(type=BROKER, name='1'): Cannot update these configs dynamically: Set(log.dirs)"
+	if r := call[*kmsg.AlterConfigsResponse](t, a, al); r.Resources[0].ErrorCode != kerr.InvalidRequest.Code || deref(r.Resources[0].ErrorMessage) != want {
+		t.Fatalf("broker alter: %d %q", r.Resources[0].ErrorCode, deref(r.Resources[0].ErrorMessage))
 	}
 }
 

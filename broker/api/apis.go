@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
 )
@@ -40,11 +43,21 @@ type ReplicaManager interface {
 	DescribeProducers(ctx context.Context, req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse
 }
 
+// LogDirManager moves replicas between this broker's log directories and
+// describes them (broker/replica.Manager with a LogDirStore).
+type LogDirManager interface {
+	AlterReplicaLogDirs(ctx context.Context, req *kmsg.AlterReplicaLogDirsRequest) *kmsg.AlterReplicaLogDirsResponse
+	DescribeLogDirs(ctx context.Context, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse
+}
+
 // request is what a handler sees: the decoded body plus the connection facts
 // some APIs need (listener for Metadata, client id for Produce).
 type request struct {
 	net  *network.Request
 	body kmsg.Request
+	// start is when the handler was called (the request quota's handler
+	// time runs from it).
+	start time.Time
 }
 
 type handlerFunc func(ctx context.Context, r *request) (kmsg.Response, error)
@@ -76,7 +89,12 @@ func (a *Apis) Handle(ctx context.Context, req *network.Request) (resp kmsg.Resp
 	if !ok || !a.enabled(req.Key) {
 		return nil, fmt.Errorf("api: key %d (%s) is not served", req.Key, kmsg.NameForKey(req.Key))
 	}
-	return h(ctx, &request{net: req, body: req.Body})
+	r := &request{net: req, body: req.Body, start: time.Now()}
+	resp, err = h(ctx, r)
+	if err == nil {
+		a.applyRequestQuota(ctx, r, resp)
+	}
+	return resp, err
 }
 
 // listener returns the listener name the request arrived on.
@@ -107,10 +125,16 @@ type Config struct {
 	ClusterID string
 	// Broker is the static broker configuration (defaults for topic
 	// creation, DescribeConfigs).
-	Broker     *config.Config
-	ZK         AdminZK
-	Metadata   MetadataView
-	Replicas   ReplicaManager
+	Broker *config.Config
+	// Dynamic is the broker's current configuration (Broker with the
+	// dynamic broker configs); nil: Broker alone.
+	Dynamic  *config.Dynamic
+	ZK       AdminZK
+	Metadata MetadataView
+	Replicas ReplicaManager
+	// LogDirs serves AlterReplicaLogDirs and DescribeLogDirs; nil leaves
+	// them unadvertised.
+	LogDirs    LogDirManager
 	Controller Controller
 	// Groups is the group coordinator; nil leaves the group APIs
 	// unadvertised.
@@ -135,21 +159,28 @@ type Config struct {
 	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
 	// answers them SECURITY_DISABLED.
 	ACLs ACLAdmin
+	// Quotas are the client quota managers; nil enforces none.
+	Quotas *quota.Managers
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
 	FixedStartIndex int
 	Logger          *slog.Logger
+	// LogLevels is the registry of the broker's loggers, served as the
+	// BROKER_LOGGER resource (brokerlogger.go); nil = a registry of its
+	// own that no logger consults.
+	LogLevels *loglevels.Registry
 }
 
 // Apis is Kafka's KafkaApis: the request handler of one broker.
 type Apis struct {
 	brokerID        int32
 	clusterID       string
-	cfg             *config.Config
+	dyn             *config.Dynamic // current configuration: read it with conf()
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
+	logDirs         LogDirManager
 	controller      Controller
 	groups          GroupCoordinator
 	txn             TxnCoordinator
@@ -157,10 +188,12 @@ type Apis struct {
 	sasl            SASLServers
 	users           UserCredentialStore
 	acls            ACLAdmin
+	quotas          *quota.Managers
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
 	handlers        map[int16]handlerFunc
+	logLevels       *loglevels.Registry
 
 	// ready is closed when the broker enables request processing
 	// (the last step of start-up, after registration); requests arriving
@@ -177,6 +210,10 @@ type Apis struct {
 	metaCh chan struct{}
 }
 
+// conf is the configuration in force now (dynamic broker configs
+// included); read it once per decision.
+func (a *Apis) conf() *config.Config { return a.dyn.Current() }
+
 // New builds the handler. Requests are held until SetReady is called.
 func New(cfg Config) *Apis {
 	if cfg.Logger == nil {
@@ -188,10 +225,11 @@ func New(cfg Config) *Apis {
 	a := &Apis{
 		brokerID:        cfg.BrokerID,
 		clusterID:       cfg.ClusterID,
-		cfg:             cfg.Broker,
+		dyn:             cfg.Dynamic,
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
+		logDirs:         cfg.LogDirs,
 		controller:      cfg.Controller,
 		groups:          cfg.Groups,
 		txn:             cfg.Txn,
@@ -199,11 +237,19 @@ func New(cfg Config) *Apis {
 		sasl:            cfg.SASL,
 		users:           cfg.Users,
 		acls:            cfg.ACLs,
+		quotas:          cfg.Quotas,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
 		stopping:        make(chan struct{}),
 		metaCh:          make(chan struct{}),
+	}
+	if a.dyn == nil {
+		a.dyn = config.NewDynamic(cfg.Broker)
+	}
+	a.logLevels = cfg.LogLevels
+	if a.logLevels == nil {
+		a.logLevels = loglevels.NewRegistry(loglevels.LowestEnabled(cfg.Logger.Handler()))
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {
@@ -248,6 +294,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.pids != nil
 	case 50, 51:
 		return a.users != nil
+	case 34, 35:
+		return a.logDirs != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 		return a.groups != nil
 	case 10:

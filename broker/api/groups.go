@@ -94,7 +94,7 @@ func (a *Apis) ensureInternalTopic(ctx context.Context, t internalTopic) (bool, 
 // offsets.topic.num.partitions partitions, offsets.topic.replication.factor
 // replicas, compacted, compression "producer", offsets.topic.segment.bytes.
 func (a *Apis) offsetsTopic() internalTopic {
-	gc := a.cfg.GroupCoordinator()
+	gc := a.conf().GroupCoordinator()
 	return internalTopic{
 		name: config.GroupMetadataTopicName, partitions: gc.OffsetsTopicPartitions,
 		rf: gc.OffsetsTopicReplication, rfKey: "offsets.topic.replication.factor", what: "the offsets topic",

@@ -67,6 +67,9 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 	return map[int16]handlerFunc{
 		0: a.handleProduce,
 
+		34: a.handleAlterReplicaLogDirs,
+		35: a.handleDescribeLogDirs,
+
 		1: a.handleFetch,
 		2: a.handleListOffsets,
 		3: a.handleMetadata,

@@ -105,10 +105,10 @@ func (a *Apis) planTopic(ctx context.Context, name string, o createOptions) (top
 	} else {
 		n, rf := o.numPartitions, o.replicationFactor
 		if n == -1 {
-			n = a.cfg.NumPartitions
+			n = a.conf().NumPartitions
 		}
 		if rf == -1 {
-			rf = int16(a.cfg.DefaultReplicationFactor)
+			rf = int16(a.conf().DefaultReplicationFactor)
 		}
 		if n <= 0 {
 			return topicSpec{}, fmt.Errorf("%w: number of partitions must be larger than 0", kerr.InvalidPartitions)

@@ -38,7 +38,7 @@ var _ TxnCoordinator = (*txn.Coordinator)(nil)
 // uncompressed, min.insync.replicas = transaction.state.log.min.isr, no
 // unclean election, transaction.state.log.segment.bytes.
 func (a *Apis) transactionTopic() internalTopic {
-	tc := a.cfg.Transactions()
+	tc := a.conf().Transactions()
 	return internalTopic{
 		name: config.TransactionStateTopicName, partitions: tc.StateLogPartitions,
 		rf: tc.StateLogReplication, rfKey: "transaction.state.log.replication.factor",

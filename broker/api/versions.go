@@ -49,6 +49,8 @@ var kafka34Ranges = map[int16]versionRange{
 	31: {0, 3},  // DeleteAcls
 	32: {0, 4},  // DescribeConfigs
 	33: {0, 2},  // AlterConfigs
+	34: {0, 2},  // AlterReplicaLogDirs
+	35: {0, 2},  // DescribeLogDirs (v3's top-level error and v4's sizes are not served)
 	36: {0, 2},  // SaslAuthenticate
 	37: {0, 3},  // CreatePartitions
 	42: {0, 2},  // DeleteGroups

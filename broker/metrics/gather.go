@@ -40,8 +40,13 @@ func (c *Collector) readLocked(r sampleRef) float64 {
 	return r.value()
 }
 
-// releaseLocked drops the registry's metrics the plans held for the scrape.
+// releaseLocked drops the registry's metrics the plans held for the
+// scrape. A versioned registry's metrics are kept until its version moves,
+// so that the next scrape need not walk it.
 func (c *Collector) releaseLocked() {
+	if c.versioned != nil {
+		return
+	}
 	for _, p := range c.plans {
 		p.m = nil
 	}
@@ -102,6 +107,15 @@ func mergeFamilies(a, b []*dto.MetricFamily) []*dto.MetricFamily {
 // marks the order dirty when either happened.
 func (c *Collector) refreshPlansLocked() {
 	c.gen++
+	if c.versioned != nil {
+		v := c.versioned.Version()
+		if c.walked && v == c.walkedVersion {
+			return
+		}
+		// Read before the walk: a change during it moves the version
+		// again, and the next scrape walks once more.
+		c.walked, c.walkedVersion = true, v
+	}
 	seen := 0
 	c.reg.Each(func(name string, m any) {
 		k := kindOf(m)
@@ -117,6 +131,7 @@ func (c *Collector) refreshPlansLocked() {
 	if len(c.plans) > seen {
 		for name, p := range c.plans {
 			if p.seen != c.gen {
+				p.m = nil
 				delete(c.plans, name)
 				c.dirty = true
 			}

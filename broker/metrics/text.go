@@ -20,27 +20,30 @@ import (
 // textLayout holds, parallel to Collector.order, each sample's rendered
 // prefix and, where a family starts, its HELP and TYPE lines.
 type textLayout struct {
-	prefixes [][]byte
-	heads    [][]byte // nil except at a family's first sample
+	// buf holds every sample's head (HELP and TYPE lines where a family
+	// starts, else nothing) and prefix, in order, in one allocation so a
+	// scrape reads them sequentially; sample i's bytes are
+	// buf[ends[i-1]:ends[i]] (ends[-1] = 0).
+	buf  []byte
+	ends []int
 }
 
 func (c *Collector) buildText() {
 	t := &c.text
-	t.prefixes = t.prefixes[:0]
-	t.heads = t.heads[:0]
+	t.buf = t.buf[:0]
+	t.ends = t.ends[:0]
 	last := ""
 	for _, r := range c.order {
 		name := familyName(r)
-		var head []byte
-		if name != last || len(t.prefixes) == 0 {
+		b := t.buf
+		if name != last || len(t.ends) == 0 {
 			typ := "gauge"
 			if r.which == sampleCount {
 				typ = "counter"
 			}
-			head = append(head, "# HELP "+name+" "+helpEscaper.Replace(c.helps[name])+"\n# TYPE "+name+" "+typ+"\n"...)
+			b = append(b, "# HELP "+name+" "+helpEscaper.Replace(c.helps[name])+"\n# TYPE "+name+" "+typ+"\n"...)
 			last = name
 		}
-		var b []byte
 		b = append(b, name...)
 		if ps := r.labelPairs(); len(ps) > 0 {
 			b = append(b, '{')
@@ -56,8 +59,8 @@ func (c *Collector) buildText() {
 			b = append(b, '}')
 		}
 		b = append(b, ' ')
-		t.prefixes = append(t.prefixes, b)
-		t.heads = append(t.heads, head)
+		t.buf = b
+		t.ends = append(t.ends, len(b))
 	}
 }
 
@@ -73,19 +76,17 @@ func (c *Collector) writeTextLocked(w *bufio.Writer) error {
 	if c.dirty {
 		c.sortOrder()
 	}
-	if c.textLayout != c.layout || len(c.text.prefixes) != len(c.order) {
+	if c.textLayout != c.layout || len(c.text.ends) != len(c.order) {
 		c.buildText()
 		c.textLayout = c.layout
 	}
 	defer c.releaseLocked()
 	var num [32]byte
+	start := 0
 	for i, r := range c.order {
-		if h := c.text.heads[i]; h != nil {
-			if _, err := w.Write(h); err != nil {
-				return err
-			}
-		}
-		w.Write(c.text.prefixes[i])
+		end := c.text.ends[i]
+		w.Write(c.text.buf[start:end])
+		start = end
 		w.Write(appendFloat(num[:0], c.readLocked(r)))
 		if err := w.WriteByte('\n'); err != nil {
 			return err

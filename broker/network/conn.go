@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,6 +26,13 @@ type conn struct {
 	nc net.Conn
 	lc ListenerConfig
 	id string
+	ip netip.Addr // peer address, counted in the connection quotas
+
+	// lastActive (UnixNano of the last request read) picks the least
+	// recently used connection to close over max.connections; closing
+	// marks one already chosen.
+	lastActive atomic.Int64
+	closing    atomic.Bool
 
 	// Owned by the serve goroutine (and the handler it is calling).
 	swName, swVersion string
@@ -84,6 +93,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	if !ok {
 		return false
 	}
+	c.lastActive.Store(time.Now().UnixNano())
 	received := time.Now()
 	if c.session.RawSASL != nil {
 		if err := c.rawSASL(frame); err != nil {
@@ -108,13 +118,14 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	req := d.req
 	req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
 	req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
+	req.Size = len(frame)
 	req.Session = c.session
 
 	var am *apiMetrics
 	var handled time.Time
+	c.times = requestTimes{}
 	if c.s.rm != nil {
 		am = c.s.rm.forRequest(req)
-		c.times = requestTimes{}
 		handled = time.Now()
 	}
 	resp, ok := c.dispatch(ctx, d, log)
@@ -126,7 +137,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 			now := time.Now()
 			am.record(c.s.rm.reg, req, len(frame), &c.times, handled, now, now, now)
 		}
-		return true // e.g. acks=0 produce
+		return c.muted(ctx, req) // e.g. acks=0 produce
 	}
 	var returned time.Time
 	if am != nil {
@@ -164,7 +175,26 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 		log.Debug("completed request", "api", kmsg.NameForKey(req.Key), "version", req.Version,
 			"correlation_id", req.CorrelationID, "client_id", req.ClientIDOrEmpty(), "total_ms", time.Since(received).Milliseconds())
 	}
-	return true
+	return c.muted(ctx, req)
+}
+
+// muted waits out a quota throttle the handler set (Request.Throttle)
+// before the next request is read: Kafka mutes a throttled channel until
+// both its response is sent and the throttle has ended. It reports false
+// when the server stops meanwhile.
+func (c *conn) muted(ctx context.Context, req *Request) bool {
+	d := time.Until(req.muteUntil)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // readRequestFrame reads the next frame, allowing an idle peer

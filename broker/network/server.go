@@ -54,6 +54,9 @@ type Config struct {
 	// connection is closed this much later (Kafka's default 100 ms), so a
 	// client retrying bad credentials is slowed down.
 	FailedAuthenticationDelay time.Duration
+	// ConnectionQuotas are the connection limits (connectionquotas.go);
+	// nil means none. UpdateConnectionQuotas changes them live.
+	ConnectionQuotas *ConnectionQuotaConfig
 
 	Logger *slog.Logger
 	// Metrics receives the server's metrics; nil disables them.
@@ -83,6 +86,7 @@ type Server struct {
 
 	mConns gometrics.Counter
 	rm     *requestMetrics // nil: request metrics off
+	quotas *connectionQuotas
 
 	// mu guards the following.
 	mu        sync.Mutex
@@ -146,6 +150,15 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 		conns:     map[*conn]struct{}{},
 		mConns:    gometrics.NilCounter{},
 	}
+	qc := UnlimitedConnections()
+	if cfg.ConnectionQuotas != nil {
+		qc = *cfg.ConnectionQuotas
+	}
+	var names []string
+	for _, l := range cfg.Listeners {
+		names = append(names, l.Name)
+	}
+	s.quotas = newConnectionQuotas(qc, names, s.log)
 	if r := cfg.Metrics; r != nil {
 		s.mConns = gometrics.GetOrRegisterCounter("kafka.server.socket-server-metrics.connection-count", r)
 		if !cfg.DisableRequestMetrics {
@@ -206,6 +219,7 @@ func (s *Server) Shutdown() {
 	if !s.closed {
 		s.closed = true
 		s.cancel()
+		s.quotas.close()
 		for _, ln := range s.listeners {
 			ln.Close()
 		}
@@ -244,7 +258,11 @@ func (s *Server) acceptLoop(ln net.Listener, lc ListenerConfig) {
 			continue
 		}
 		backoff = 0
-		if tc, ok := nc.(*net.TCPConn); ok {
+		ip := remoteIP(nc)
+		if !s.admit(nc, lc, ip) {
+			continue
+		}
+		if tc, ok := tcpConn(nc); ok {
 			_ = tc.SetNoDelay(true)
 			if s.cfg.SendBufferBytes > 0 {
 				_ = tc.SetWriteBuffer(s.cfg.SendBufferBytes)
@@ -254,13 +272,15 @@ func (s *Server) acceptLoop(ln net.Listener, lc ListenerConfig) {
 			}
 		}
 		c := &conn{
-			s: s, nc: nc, lc: lc,
+			s: s, nc: nc, lc: lc, ip: ip,
 			id: fmt.Sprintf("%s-%s-%d", nc.LocalAddr(), nc.RemoteAddr(), s.connSeq.Add(1)),
 		}
+		c.lastActive.Store(time.Now().UnixNano())
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			nc.Close()
+			s.quotas.dec(lc.Name, ip)
 			return
 		}
 		s.conns[c] = struct{}{}
@@ -268,6 +288,7 @@ func (s *Server) acceptLoop(ln net.Listener, lc ListenerConfig) {
 		s.mu.Unlock()
 		s.mConns.Inc(1)
 		go c.serve()
+		s.closeExcessConnections()
 	}
 }
 
@@ -275,5 +296,6 @@ func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	s.quotas.dec(c.lc.Name, c.ip)
 	s.mConns.Dec(1)
 }

@@ -110,6 +110,11 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	if len(changes) > 0 && m.cfg.OnLeadershipChange != nil {
 		m.cfg.OnLeadershipChange(changes)
 	}
+	moved := make([]common.TopicPartition, len(changes))
+	for i, c := range changes {
+		moved[i] = c.TopicPartition
+	}
+	m.maybeAddLogDirMovers(moved)
 	m.fillLeaderAndIsrResponse(req, resp, parts, func(i int) int16 { return codes[i] })
 	return resp
 }
@@ -194,6 +199,12 @@ func (m *Manager) fillLeaderAndIsrResponse(req *kmsg.LeaderAndISRRequest, resp *
 func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp common.TopicPartition, logCfg topicLogConfig) (code int16, follow *FollowerStart, wasFollowing bool) {
 	st := lp.st
 	m.mu.Lock()
+	if e := m.offlineErrorLocked(tp); e != nil {
+		m.mu.Unlock()
+		m.state.Warn("ignoring LeaderAndIsr for a partition in an offline log directory",
+			"topic", tp.Topic, "partition", tp.Partition, "leader_epoch", st.LeaderEpoch)
+		return e.Code, nil, false
+	}
 	p, ok := m.partitions[tp]
 	if !ok {
 		p = newPartition(tp, m.cfg.BrokerID)
@@ -391,6 +402,9 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 }
 
 func (m *Manager) stopPartition(tp common.TopicPartition, leaderEpoch int32, del bool) int16 {
+	if m.IsOffline(tp) {
+		return kerr.KafkaStorageError.Code
+	}
 	p, hosted := m.Partition(tp)
 	if !hosted {
 		// Not hosted: NONE, but remove a stray log directory on delete.
@@ -435,6 +449,7 @@ func (m *Manager) stopPartition(tp common.TopicPartition, leaderEpoch int32, del
 		// Parked fetches and produces complete now (they will see the
 		// partition gone).
 		m.wakeOnHighWatermark(tp)
+		m.stopLogDirMover(tp)
 		if _, ok := m.logs.GetLog(tp); ok {
 			if err := m.logs.DeleteLog(tp); err != nil {
 				return m.storageErrorCode(err, tp, "delete_log")

@@ -63,6 +63,22 @@ type Config struct {
 	// MaxSessions is max.incremental.fetch.session.cache.slots (default
 	// 1000); 0 means the default, negative disables fetch sessions.
 	MaxSessions int
+	// LeaderQuota is the leader side of the replication quotas (Kafka's
+	// quotas.leader): records of throttled partitions are left out of
+	// responses to followers outside the ISR while it is exceeded. Nil:
+	// unthrottled.
+	LeaderQuota ReplicaQuota
+	// LogDirs moves replicas between log directories (AlterReplicaLogDirs,
+	// DescribeLogDirs; alterlogdirs.go): the broker's *storage.LogManager.
+	// Nil: neither API is served.
+	LogDirs LogDirStore
+	// AlterLogDirsRate returns replica.alter.log.dirs.io.max.bytes.per.second,
+	// read at every copy step so a dynamic change applies at once; nil or
+	// <= 0: unlimited.
+	AlterLogDirsRate func() int64
+	// AlterLogDirsChunkBytes is the most one copy step reads
+	// (replica.fetch.max.bytes); 0: 1 MiB.
+	AlterLogDirsChunkBytes int32
 	// Fetcher receives follower partitions (nil: followers do not fetch).
 	Fetcher FollowerFetcher
 	// OnLeadershipChange is called after LeaderAndIsr (partitions that
@@ -117,6 +133,9 @@ type Manager struct {
 	controllerEpoch int32               // highest controller epoch seen; -1 initially
 	topicNames      map[[16]byte]string // topic id → name (LeaderAndIsr v5+, UpdateMetadata v7+)
 	topicIDs        map[string][16]byte // name → topic id
+	// offline holds the replicas on failed log directories (offline.go);
+	// they are not in partitions.
+	offline map[common.TopicPartition]struct{}
 	// controlMu serialises LeaderAndIsr, StopReplica and UpdateMetadata (Kafka's
 	// replicaStateChangeLock); taken before mu and before any Partition.mu.
 	controlMu sync.Mutex
@@ -138,6 +157,8 @@ type Manager struct {
 	lastIsrChange      time.Time
 	lastIsrPropagation time.Time
 
+	logDirMovers logDirMovers // ReplicaAlterLogDirs movers (alterlogdirs.go)
+
 	startOnce sync.Once
 	isrWG     sync.WaitGroup // the ISR maintenance goroutine
 	closeOnce sync.Once
@@ -158,6 +179,9 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 	}
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = 1000
+	}
+	if cfg.LeaderQuota == nil {
+		cfg.LeaderQuota = unboundedQuota{}
 	}
 	if cfg.ReplicaLagTimeMax <= 0 {
 		cfg.ReplicaLagTimeMax = 30 * time.Second
@@ -207,6 +231,7 @@ func (m *Manager) Shutdown() {
 	m.closeOnce.Do(func() {
 		close(m.done)
 		m.isrWG.Wait()
+		m.stopLogDirMovers()
 		if m.fetcher != nil {
 			m.fetcher.Shutdown()
 		}

@@ -60,6 +60,10 @@ type CleanerConfig struct {
 	Clock func() time.Time
 	// Logger receives one line per cleaned log.
 	Logger *slog.Logger
+	// IOBufferSize (log.cleaner.io.buffer.size) and IOMaxBytesPerSecond
+	// (log.cleaner.io.max.bytes.per.second): see CleanerSettings.
+	IOBufferSize        int
+	IOMaxBytesPerSecond float64
 }
 
 // DefaultCleanerConfig returns Kafka's defaults.
@@ -98,17 +102,17 @@ type Cleaner struct {
 	mu      sync.Mutex
 	offsets *OffsetMap
 
-	metrics *cleanerMetrics // metrics.go; never nil
+	metrics  *cleanerMetrics // metrics.go; never nil
+	throttle *ioThrottler    // log.cleaner.io.max.bytes.per.second
 }
 
 // newManagerCleaner is the cleaner a LogManager runs when
 // log.cleaner.enable is set: log.cleaner.dedupe.buffer.size from the
 // manager's config, the manager's clock and logger.
 func newManagerCleaner(m *LogManager) *Cleaner {
-	cfg := DefaultCleanerConfig()
-	if m.cfg.CleanerDedupeBufferSize > 0 {
-		cfg.DedupeBufferSize = m.cfg.CleanerDedupeBufferSize
-	}
+	s := m.cfg.CleanerSettings
+	s.DedupeBufferSize = m.cfg.CleanerDedupeBufferSize
+	cfg := s.cleanerConfig()
 	cfg.Clock = m.clock
 	cfg.Logger = m.logger
 	c := NewCleaner(m, cfg)
@@ -134,8 +138,10 @@ func NewCleaner(m *LogManager, cfg CleanerConfig) *Cleaner {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Cleaner{m: m, cfg: cfg, logger: logger.With("component", "log-cleaner"), stop: make(chan struct{}),
+	c := &Cleaner{m: m, cfg: cfg, logger: logger.With("component", "log-cleaner"), stop: make(chan struct{}),
 		metrics: registerCleanerMetrics(nil, cfg.Clock)}
+	c.throttle = newIOThrottler(cfg.IOMaxBytesPerSecond, c.stop, time.Now)
+	return c
 }
 
 // Startup starts the cleaner goroutine (owned by the Cleaner, stopped by

@@ -42,7 +42,7 @@ func (c *Cleaner) forEachSegmentBatch(cs *cleanerSegment, buf *[]byte, withBody 
 		body := hdr[:n]
 		if withBody(h) {
 			if int64(cap(*buf)) < size {
-				*buf = make([]byte, size)
+				*buf = make([]byte, max(size, int64(c.cfg.IOBufferSize)))
 			}
 			body = (*buf)[:size]
 			if _, err := cs.seg.log.ReadAt(body, pos); err != nil && !errors.Is(err, io.EOF) {
@@ -52,6 +52,7 @@ func (c *Cleaner) forEachSegmentBatch(cs *cleanerSegment, buf *[]byte, withBody 
 		if err := fn(pos, body, h); err != nil {
 			return err
 		}
+		c.throttle.maybeThrottle(len(body))
 		pos += size
 	}
 	return nil

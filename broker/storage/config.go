@@ -213,6 +213,10 @@ type ManagerConfig struct {
 
 	CleanerEnable           bool  // log.cleaner.enable
 	CleanerDedupeBufferSize int64 // log.cleaner.dedupe.buffer.size
+	// CleanerSettings are the other log.cleaner.* keys
+	// (cleanerreconfigure.go); its DedupeBufferSize is ignored in favour of
+	// CleanerDedupeBufferSize.
+	CleanerSettings CleanerSettings
 
 	Clock  func() time.Time // injectable clock; time.Now when nil
 	Logger *slog.Logger     // slog.Default when nil

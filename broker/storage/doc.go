@@ -22,6 +22,8 @@
 //	kafka.log.TimeIndex                      timeindex.go    TimeIndex
 //	kafka.log.TransactionIndex               txnindex.go     .txnindex, CollectAbortedTransactions
 //	kafka.log.LogManager                     manager.go      LogManager, loadDir, ParseTopicPartitionName
+//	LogDirFailureChannel,                    logdirfailure.go  Failures, HandleLogDirFailure, IsOffline,
+//	  LogManager.handleLogDirFailure                           OfflineDirs, SetFaultHook (test-only injection)
 //	Log / LogFlushStats / LogManager /       metrics.go      per-log gauges, the flush timer, the
 //	LogCleaner metrics, LogValidator's                       validation meters (by record's error kinds)
 //	BrokerTopicMetrics marks
@@ -208,6 +210,8 @@
 //     snapshots is not taken (slower first start on old data, same result).
 //   - AlterReplicaLogDirs (-future directories) is not supported; leftover
 //     future directories are deleted at startup.
-//   - A malformed checkpoint file fails NewLogManager (Kafka marks the
-//     directory offline); there is no per-directory offline state.
+//   - A malformed checkpoint file, or any error loading a directory, fails
+//     NewLogManager (Kafka starts with that directory offline); a directory
+//     goes offline only when it fails while the broker runs
+//     (logdirfailure.go).
 package storage

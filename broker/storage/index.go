@@ -26,9 +26,10 @@ type mmapIndex struct {
 
 	// mu guards the following. Lookups take it shared; appends, resizes and
 	// truncation take it exclusively, so a remap never pulls the mapping out
-	// from under a concurrent lookup.
+	// from under a concurrent lookup. The index holds no open file: every
+	// operation that needs one opens it (indexfiles.go).
 	mu       sync.RWMutex
-	file     *os.File
+	closed   bool
 	mmap     []byte // len == current file length
 	entries  int
 	maxBytes int // preallocation target while active
@@ -45,14 +46,14 @@ func openMmapIndex(path string, baseOffset int64, entrySize, offsetField, maxByt
 	if err != nil {
 		return nil, err
 	}
-	idx := &mmapIndex{path: path, baseOffset: baseOffset, entrySize: entrySize, offsetField: offsetField, file: f, maxBytes: maxBytes}
+	f.Close()
+	idx := &mmapIndex{path: path, baseOffset: baseOffset, entrySize: entrySize, offsetField: offsetField, maxBytes: maxBytes}
 	idx.entries = int(size) / entrySize
 	target := int(size)
 	if active && target < maxBytes {
 		target = maxBytes
 	}
 	if err := idx.remapLocked(target); err != nil {
-		f.Close()
 		return nil, err
 	}
 	if idx.entries*entrySize > len(idx.mmap) {
@@ -61,21 +62,33 @@ func openMmapIndex(path string, baseOffset int64, entrySize, offsetField, maxByt
 	return idx, nil
 }
 
-// remapLocked resizes the file to size bytes and maps it again.
+// remapLocked resizes the file to size bytes and maps it again, with a
+// descriptor opened for the purpose and closed once mapped.
 func (x *mmapIndex) remapLocked(size int) error {
+	if x.closed {
+		return fmt.Errorf("storage: index %s is closed", x.path)
+	}
 	if x.mmap != nil {
 		if err := syscall.Munmap(x.mmap); err != nil {
 			return fmt.Errorf("storage: munmap %s: %w", x.path, err)
 		}
 		x.mmap = nil
 	}
-	if err := x.file.Truncate(int64(size)); err != nil {
+	// The next write opens the file by its name again, in case the name
+	// now points at a different file (a swap replaced it).
+	indexFiles.forget(x)
+	f, err := os.OpenFile(x.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("storage: open index %s: %w", x.path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(size)); err != nil {
 		return fmt.Errorf("storage: resize %s: %w", x.path, err)
 	}
 	if size == 0 {
 		return nil
 	}
-	m, err := syscall.Mmap(int(x.file.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return fmt.Errorf("storage: mmap %s: %w", x.path, err)
 	}
@@ -155,27 +168,30 @@ func (x *mmapIndex) reset() error {
 func (x *mmapIndex) flush() error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.file == nil {
+	if x.closed {
 		return nil
 	}
-	return x.file.Sync()
+	e, err := indexFiles.acquire(x)
+	if err != nil {
+		return err
+	}
+	defer indexFiles.release(e)
+	return e.f.Sync()
 }
 
 func (x *mmapIndex) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.file == nil {
+	if x.closed {
 		return nil
 	}
+	x.closed = true
+	indexFiles.forget(x)
 	var err error
 	if x.mmap != nil {
 		err = syscall.Munmap(x.mmap)
 		x.mmap = nil
 	}
-	if cerr := x.file.Close(); err == nil {
-		err = cerr
-	}
-	x.file = nil
 	return err
 }
 
@@ -198,7 +214,12 @@ func (x *mmapIndex) renameTo(path string) error {
 // Reads keep using the mapping: on Linux a MAP_SHARED mapping and
 // pwrite share the page cache, so the entry is visible at once.
 func (x *mmapIndex) writeEntryLocked(i int) error {
-	if _, err := x.file.WriteAt(x.scratch[:x.entrySize], int64(i*x.entrySize)); err != nil {
+	e, err := indexFiles.acquire(x)
+	if err != nil {
+		return err
+	}
+	defer indexFiles.release(e)
+	if _, err := e.f.WriteAt(x.scratch[:x.entrySize], int64(i*x.entrySize)); err != nil {
 		return fmt.Errorf("storage: write index %s: %w", x.path, err)
 	}
 	return nil
@@ -249,12 +270,8 @@ func (x *mmapIndex) TruncateTo(offset int64) {
 func (x *mmapIndex) checkEntries(check func(i int) error) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	fi, err := x.file.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size()%int64(x.entrySize) != 0 {
-		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, fi.Size(), x.entrySize)
+	if len(x.mmap)%x.entrySize != 0 {
+		return fmt.Errorf("%w: %s length %d not a multiple of %d", errIndexCorrupt, x.path, len(x.mmap), x.entrySize)
 	}
 	for i := 0; i < x.entries; i++ {
 		if err := check(i); err != nil {

@@ -64,6 +64,10 @@ type Log struct {
 	// pass that was running during a truncation clamps the end offset it
 	// records to it (see lowerCleanerCheckpointLocked).
 	cleanerFloor atomic.Int64
+	// truncationFloor is 1 + the lowest offset this log was truncated to
+	// since a copy of it last asked (futurelog.go TakeTruncationFloor;
+	// 0: none). Written under mu.
+	truncationFloor atomic.Int64
 
 	// topicIDMu guards the following (partition.metadata's cached topic
 	// id); it is a leaf lock, taken with no other log lock held.
@@ -92,6 +96,13 @@ type Log struct {
 	stopOnce  sync.Once
 	producers *ProducerStateManager // producerstate.go; never nil after load
 	stats     *logStats             // metrics.go; never nil after load
+
+	// failure reports an I/O error as a failure of the log's directory
+	// (logdirfailure.go); set before the log is shared, nil for OpenLog.
+	// dirFailed is set at the first I/O error: every later operation
+	// answers KAFKA_STORAGE_ERROR without touching the disk.
+	failure   *dirFailure
+	dirFailed atomic.Bool
 }
 
 // activeLocked returns the active segment, the last one (there is always one).
@@ -343,6 +354,10 @@ func (l *Log) floorSegmentLocked(offset int64) int {
 // segment's indexes and closes every file (clean shutdown). Pending
 // .deleted files are left for the next startup to remove.
 func (l *Log) Close() error {
+	if l.dirFailed.Load() {
+		// Its directory failed: nothing more is written there.
+		return l.closeNoFlush()
+	}
 	l.stopFlusher() // flushLocked below covers whatever it had queued
 	l.mu.Lock()
 	defer l.mu.Unlock()

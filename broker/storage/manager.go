@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/klassik/klassik/broker/common"
 )
 
@@ -58,6 +60,14 @@ type LogManager struct {
 	cleaner     *Cleaner   // nil unless log.cleaner.enable
 	stats       *logStats  // shared by the logs (metrics.go)
 	checkpoints sync.Mutex // serialises checkpoint file writes
+	// Future logs of replicas moving between log dirs and the directories
+	// AlterReplicaLogDirs chose for logs not created yet (futurelog.go).
+	futures       map[common.TopicPartition]*Log
+	futureDirOf   map[common.TopicPartition]*logDir
+	preferredDirs map[common.TopicPartition]*logDir
+
+	offline  map[*logDir]bool      // failed directories (logdirfailure.go); guarded by mu
+	failures *LogDirFailureChannel // failed directories, each once
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -74,7 +84,9 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	}
 	m := &LogManager{cfg: cfg, clock: cfg.Clock, logger: cfg.Logger,
 		logs: map[common.TopicPartition]*Log{}, logDirOf: map[common.TopicPartition]*logDir{}, stop: make(chan struct{}),
-		stats: newLogStats(cfg.Metrics)}
+		stats: newLogStats(cfg.Metrics), offline: map[*logDir]bool{}, failures: newLogDirFailureChannel(len(cfg.Dirs)),
+		futures: map[common.TopicPartition]*Log{}, futureDirOf: map[common.TopicPartition]*logDir{},
+		preferredDirs: map[common.TopicPartition]*logDir{}}
 	if m.clock == nil {
 		m.clock = time.Now
 	}
@@ -111,7 +123,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	}
 	for _, d := range m.dirs {
 		if err := m.loadDir(d); err != nil {
-			for _, l := range m.logs {
+			for _, l := range m.allLogsAndFutures() {
 				l.closeNoFlush()
 			}
 			m.unlockAll()
@@ -211,7 +223,11 @@ func (m *LogManager) loadDir(d *logDir) error {
 					if firstErr == nil {
 						firstErr = fmt.Errorf("storage: load %s: %w", j.path, err)
 					}
+				} else if j.future {
+					m.futures[j.tp] = l
+					m.futureDirOf[j.tp] = d
 				} else {
+					m.attachFailure(l, d)
 					m.logs[j.tp] = l
 					m.logDirOf[j.tp] = d
 					m.registerLogMetrics(j.tp, l)
@@ -245,14 +261,15 @@ func takeCleanShutdownMarker(dir string) (bool, error) {
 
 // loadJob is one partition directory to load.
 type loadJob struct {
-	tp   common.TopicPartition
-	path string
+	tp     common.TopicPartition
+	path   string
+	future bool // a -future directory: the future log of a move in progress
 }
 
 // partitionDirs lists the partition directories of d to load. A
-// directory marked -delete is queued for deletion; a -future one
-// (AlterReplicaLogDirs, not supported) is an incomplete copy and is
-// queued for deletion too.
+// directory marked -delete is queued for deletion; a -future one is the
+// future log of an AlterReplicaLogDirs move and is loaded as such (the
+// move resumes once the partition is back, futurelog.go).
 func (m *LogManager) partitionDirs(d *logDir) ([]loadJob, error) {
 	entries, err := os.ReadDir(d.path)
 	if err != nil {
@@ -273,14 +290,16 @@ func (m *LogManager) partitionDirs(d *logDir) ([]loadJob, error) {
 			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
 			continue
 		case "future":
-			m.logger.Warn("removing unsupported future replica directory", "dir", path)
-			m.dirDeletes = append(m.dirDeletes, pendingDirDelete{path: path, due: m.clock()})
+			if _, dup := m.futures[tp]; dup {
+				return nil, fmt.Errorf("storage: duplicate future log directories for %s", tp)
+			}
+			jobs = append(jobs, loadJob{tp: tp, path: path, future: true})
 			continue
 		}
 		if _, dup := m.logs[tp]; dup {
 			return nil, fmt.Errorf("storage: duplicate log directories for %s", tp)
 		}
-		jobs = append(jobs, loadJob{tp, path})
+		jobs = append(jobs, loadJob{tp: tp, path: path})
 	}
 	return jobs, nil
 }
@@ -397,7 +416,7 @@ func (m *LogManager) RunRetention() int {
 func (m *LogManager) DeletePending() error {
 	now := m.clock()
 	var err error
-	for _, l := range m.AllLogs() {
+	for _, l := range m.allLogsAndFutures() {
 		if e := l.deletePending(now); e != nil && err == nil {
 			err = e
 		}
@@ -477,32 +496,29 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 		l.UpdateConfig(cfg)
 		return l, nil
 	}
-	var best *logDir
-	bestN := -1
-	for _, d := range m.dirs {
-		n := 0
-		for _, ld := range m.logDirOf {
-			if ld == d {
-				n++
-			}
-		}
-		if bestN < 0 || n < bestN {
-			best, bestN = d, n
-		}
+	best := m.nextLogDirLocked(tp)
+	if best == nil {
+		return nil, fmt.Errorf("%w: cannot create log for %s: every log directory is offline", kerr.KafkaStorageError, tp)
 	}
 	path := filepath.Join(best.path, tp.String())
 	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: create %s: %w", path, err)
+		err = fmt.Errorf("storage: create %s: %w", path, err)
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
+		return nil, err
 	}
 	if err := syncDir(best.path); err != nil {
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
 		return nil, err
 	}
 	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
 		return nil, err
 	}
+	m.attachFailure(l, best)
 	m.logs[tp] = l
 	m.logDirOf[tp] = best
+	delete(m.preferredDirs, tp)
 	m.registerLogMetrics(tp, l)
 	return l, nil
 }
@@ -522,7 +538,11 @@ func validateTopicName(t string) error {
 // DeleteLog removes tp's log: the directory is renamed to
 // <topic>-<p>.<uuid>-delete and removed after file.delete.delay.ms.
 func (m *LogManager) DeleteLog(tp common.TopicPartition) error {
+	if err := m.DeleteFutureLog(tp); err != nil {
+		return err
+	}
 	m.mu.Lock()
+	delete(m.preferredDirs, tp)
 	l, ok := m.logs[tp]
 	if !ok {
 		m.mu.Unlock()
@@ -570,18 +590,32 @@ func (m *LogManager) checkpoint(file string, f func(l *Log) (int64, bool)) error
 	m.mu.Lock()
 	per := map[*logDir]map[common.TopicPartition]int64{}
 	for _, d := range m.dirs {
-		per[d] = map[common.TopicPartition]int64{}
+		if !m.isOfflineLocked(d) {
+			per[d] = map[common.TopicPartition]int64{}
+		}
 	}
 	for tp, l := range m.logs {
 		if v, ok := f(l); ok {
-			per[m.logDirOf[tp]][tp] = v
+			if entries, online := per[m.logDirOf[tp]]; online {
+				entries[tp] = v
+			}
+		}
+	}
+	for tp, l := range m.futures {
+		if v, ok := f(l); ok {
+			if entries, online := per[m.futureDirOf[tp]]; online {
+				entries[tp] = v
+			}
 		}
 	}
 	m.mu.Unlock()
 	var err error
 	for d, entries := range per {
-		if e := WriteOffsetCheckpoint(filepath.Join(d.path, file), entries); e != nil && err == nil {
-			err = e
+		if e := WriteOffsetCheckpoint(filepath.Join(d.path, file), entries); e != nil {
+			m.reportDirFailure(d, "writing "+file, e)
+			if err == nil {
+				err = e
+			}
 		}
 	}
 	return err
@@ -629,7 +663,7 @@ func (m *LogManager) Shutdown() error {
 	if cleaner != nil {
 		errs = append(errs, cleaner.Shutdown())
 	}
-	logs := m.AllLogs()
+	logs := m.allLogsAndFutures()
 	var wg sync.WaitGroup
 	var emu sync.Mutex
 	for _, l := range logs {
@@ -657,6 +691,9 @@ func (m *LogManager) Shutdown() error {
 		return err
 	}
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue // no clean-shutdown mark: it recovers at the next start
+		}
 		p := filepath.Join(d.path, cleanShutdownFile)
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			errs = append(errs, err)
@@ -673,6 +710,9 @@ func (m *LogManager) Shutdown() error {
 func (m *LogManager) WriteMetaProperties(brokerID int32, clusterID string) error {
 	data := encodeMetaProperties(MetaProperties{Version: 0, BrokerID: brokerID, ClusterID: clusterID}, m.clock())
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue
+		}
 		if err := writeFileAtomic(filepath.Join(d.path, metaPropertiesFile), data); err != nil {
 			return err
 		}

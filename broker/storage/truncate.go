@@ -60,6 +60,7 @@ func (l *Log) truncateToLocked(offset int64) error {
 		return err
 	}
 	l.lowerCleanerCheckpointLocked(offset)
+	l.noteTruncationLocked(offset)
 	return nil
 }
 
@@ -110,12 +111,15 @@ func (l *Log) cutAt(offset int64, verb, prep string, cut func(offset int64) erro
 	if offset < 0 {
 		return fmt.Errorf("storage: cannot %s %s %s negative offset %d", verb, l.tp, prep, offset)
 	}
+	if l.dirFailed.Load() {
+		return l.errOffline()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrLogClosed
 	}
-	return cut(offset)
+	return l.ioFailed(verb, cut(offset))
 }
 
 func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {
@@ -138,5 +142,6 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {
 		return err
 	}
 	l.lowerCleanerCheckpointLocked(offset)
+	l.noteTruncationLocked(offset)
 	return syncDir(l.dir)
 }

@@ -71,6 +71,9 @@ type Options struct {
 	// own session (ZK) uses it as given, so it names the plaintext port;
 	// brokers may get another through Overrides["zookeeper.connect"].
 	ZKConnect string
+	// LogDirs is the number of log.dirs each broker gets (default 1):
+	// <root>/broker-<id>/dir-<n>; see Cluster.LogDirs.
+	LogDirs int
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level
@@ -152,6 +155,13 @@ func Start(t testing.TB, opts Options) *Cluster {
 			"zookeeper.session.timeout.ms":         strconv.Itoa(int(opts.SessionTimeout / time.Millisecond)),
 			"controlled.shutdown.retry.backoff.ms": "200",
 			"controller.socket.timeout.ms":         "5000",
+		}
+		if opts.LogDirs > 1 {
+			dirs := make([]string, opts.LogDirs)
+			for d := range dirs {
+				dirs[d] = filepath.Join(root, "broker-"+strconv.Itoa(int(id)), "dir-"+strconv.Itoa(d))
+			}
+			props["log.dirs"] = strings.Join(dirs, ",")
 		}
 		n := &node{idx: i, id: id, props: props}
 		if opts.ZKProxy {
@@ -409,6 +419,11 @@ func (c *Cluster) ControllerEpoch() int32 {
 		c.t.Fatalf("testcluster: reading /controller_epoch: %v", err)
 	}
 	return epoch
+}
+
+// LogDirs returns broker i's log.dirs.
+func (c *Cluster) LogDirs(i int) []string {
+	return strings.Split(c.nodes[i].props["log.dirs"], ",")
 }
 
 // StopBroker shuts broker i down cleanly (controlled shutdown included).
