@@ -95,6 +95,12 @@ func TestFormattersOnBrokerRecords(t *testing.T) {
 		!strings.Contains(errOut, "ERROR Unknown error when running consumer:  (kafka.tools.ConsoleConsumer$)\norg.apache.kafka.common.errors.SerializationException: Size of data received by LongDeserializer is not 8\n") {
 		t.Fatalf("wrong size: %d %q %q", code, out, errOut)
 	}
+	// With --skip-message-on-error the failure is logged and the run goes on.
+	out, errOut, code = read("ft", "--max-messages", "1", "--skip-message-on-error", "--value-deserializer", "org.apache.kafka.common.serialization.LongDeserializer")
+	if code != 0 || out != "" || !strings.Contains(errOut, "ERROR Error processing message, skipping this message:  (kafka.tools.ConsoleConsumer$)\norg.apache.kafka.common.errors.SerializationException: Size of data received by LongDeserializer is not 8\n") ||
+		!strings.HasSuffix(errOut, "Processed a total of 1 messages\n") {
+		t.Fatalf("skip on error: %d %q %q", code, out, errOut)
+	}
 	// An unknown class is named.
 	out, errOut, code = read("ft", "--formatter", "com.example.MyFormatter")
 	if code != 1 || out != "" || errOut != "Exception in thread \"main\" java.lang.ClassNotFoundException: com.example.MyFormatter\n" {

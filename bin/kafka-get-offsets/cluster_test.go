@@ -105,3 +105,14 @@ func TestParse(t *testing.T) {
 func tpOf(topic string, p int32) kcommon.TopicPartition {
 	return kcommon.TopicPartition{Topic: topic, Partition: p}
 }
+
+// FuzzParsePatternList: the --topic-partitions parser never panics, and
+// every rule it accepts answers for any partition without panicking.
+func FuzzParsePatternList(f *testing.F) {
+	clitest.FuzzParser(f, []string{"a:3,b:-2,:5-,c", "t:0-1", ":", "x:99999999999", "(", ",,"}, parsePatternList,
+		func(t *testing.T, in string, fl filter) {
+			for _, p := range []int32{0, 1, 5, 1 << 30} {
+				_ = fl.allowed(tpOf("t", p))
+			}
+		})
+}
