@@ -7,7 +7,8 @@
 //	             key/line/headers.separator, null.literal, key/value/
 //	             headers.deserializer), LoggingMessageFormatter,
 //	             NoOpMessageFormatter, ChecksumMessageFormatter,
-//	             GroupMetadataManager$OffsetsMessageFormatter (decoded with
+//	             GroupMetadataManager$OffsetsMessageFormatter and
+//	             $GroupMetadataMessageFormatter (groupformat.go; decoded with
 //	             broker/group) and TransactionLog$TransactionLogMessageFormatter
 //	             (broker/txn.FormatLogMessage); an unknown class is Java's
 //	             ClassNotFoundException
