@@ -24,7 +24,7 @@ func TestGetOffsetsScript(t *testing.T) {
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "other", 1, 1)
 	c.WaitLeaders(20*time.Second, "other", 1)
-	cl := c.Client()
+	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	base := time.UnixMilli(1700000000000)
 	for i := 0; i < 3; i++ {
 		r := &kgo.Record{Topic: "go", Partition: 0, Value: []byte("v"), Timestamp: base.Add(time.Duration(i) * time.Second)}
