@@ -72,3 +72,15 @@ func (q *replicationQuotas) setRates(leader, follower int64) {
 	q.leader.UpdateQuota(leader)
 	q.follower.UpdateQuota(follower)
 }
+
+// followRates applies the rates of dyn now and after every change of
+// leader.replication.throttled.rate or follower.replication.throttled.rate
+// (Kafka's BrokerConfigHandler updating quotas.leader and .follower).
+func (q *replicationQuotas) followRates(dyn *config.Dynamic) {
+	apply := func(c *config.Config) {
+		q.setRates(c.LeaderReplicationThrottledRate, c.FollowerReplicationThrottledRate)
+	}
+	dyn.Subscribe([]string{config.LeaderReplicationThrottledRateProp, config.FollowerReplicationThrottledRateProp},
+		func(_, n *config.Config) { apply(n) })
+	apply(dyn.Current())
+}

@@ -154,3 +154,36 @@ func TestConcurrentUse(t *testing.T) {
 		<-done
 	}
 }
+
+// FuzzParseThrottledReplicas: any topic config value is either refused
+// or yields "*" or partitions that are non-negative, unique and named
+// with this broker in the value; never a panic. ApplyTopicConfig agrees
+// with it.
+func FuzzParseThrottledReplicas(f *testing.F) {
+	for _, s := range []string{"", "*", " * ", "0:1", "0:1,1:2", "0:1, 1:1", "0:1,,2:1", "a:b", "0:", ":1", "1:1:1", "-1:1", "99999999999:1", "0:1,*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		all, parts, err := ParseThrottledReplicas(v, 1)
+		if err != nil && (all || parts != nil) {
+			t.Fatalf("%q: error %v with all=%v parts=%v", v, err, all, parts)
+		}
+		seen := map[int32]bool{}
+		for _, p := range parts {
+			if p < 0 || seen[p] {
+				t.Fatalf("%q: partitions %v", v, parts)
+			}
+			seen[p] = true
+		}
+		m := New(Config{})
+		aerr := m.ApplyTopicConfig("t", "k", map[string]string{"k": v}, 1)
+		if (aerr != nil) != (err != nil) {
+			t.Fatalf("%q: parse error %v, apply error %v", v, err, aerr)
+		}
+		for _, p := range parts {
+			if !m.IsThrottled(common.TopicPartition{Topic: "t", Partition: p}) {
+				t.Fatalf("%q: partition %d not throttled", v, p)
+			}
+		}
+	})
+}
