@@ -2,8 +2,20 @@
 //
 //	options.go   ConsoleConsumer.ConsumerConfig: options and their checks,
 //	             with Kafka's messages
-//	format.go    DefaultMessageFormatter (print.timestamp/partition/offset/
-//	             headers/key/value, key.separator, line.separator, null.literal)
+//	format.go    the --formatter classes: DefaultMessageFormatter
+//	             (print.timestamp/partition/offset/headers/key/value,
+//	             key/line/headers.separator, null.literal, key/value/
+//	             headers.deserializer), LoggingMessageFormatter,
+//	             NoOpMessageFormatter, ChecksumMessageFormatter,
+//	             GroupMetadataManager$OffsetsMessageFormatter and
+//	             $GroupMetadataMessageFormatter (groupformat.go; decoded with
+//	             broker/group) and TransactionLog$TransactionLogMessageFormatter
+//	             (broker/txn.FormatLogMessage); an unknown class is Java's
+//	             ClassNotFoundException
+//	deserialize.go Kafka's org.apache.kafka.common.serialization
+//	             deserializers (String, Long, Integer, Short, Double, Float,
+//	             ByteArray, Bytes, ByteBuffer, UUID, Void) with their checks,
+//	             SerializationException messages and Java toString
 //	main.go      ConsoleConsumer.run/process: print until --max-messages,
 //	             --timeout-ms or a signal, then "Processed a total of N
 //	             messages" on stderr

@@ -49,6 +49,8 @@ func newMessageFormatter(class string, props map[string]string) (messageFormatte
 		return checksumFormatterT{prefix: prefix}, nil
 	case offsetsFormatterClass, "kafka.coordinator.group.OffsetsMessageFormatter":
 		return offsetsFormatter{}, nil
+	case groupFormatterClass, "kafka.coordinator.group.GroupMetadataMessageFormatter":
+		return groupMetadataFormatter{}, nil
 	case txnLogFormatterClass, "kafka.coordinator.transaction.TransactionLogMessageFormatter":
 		return txnLogFormatter{}, nil
 	}

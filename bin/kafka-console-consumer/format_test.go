@@ -203,7 +203,7 @@ func FuzzCoordinatorFormatters(f *testing.F) {
 	f.Add(txn.EncodeKey("x"), txn.EncodeValue(txn.Value{ProducerID: 1, State: txn.Ongoing, Partitions: []common.TopicPartition{{Topic: "a"}}}))
 	f.Add([]byte{0, 2, 0, 1, 'g'}, []byte{0, 3})
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		for _, fm := range []messageFormatter{offsetsFormatter{}, txnLogFormatter{}} {
+		for _, fm := range []messageFormatter{offsetsFormatter{}, txnLogFormatter{}, groupMetadataFormatter{}} {
 			var out strings.Builder
 			if err := fm.write(&out, &out, clitools.Message{Key: key, Value: value}); err == nil && out.Len() > 0 &&
 				strings.Count(out.String(), "\n") < 1 {
@@ -229,4 +229,42 @@ func FuzzDeserializers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// GroupMetadata.toString of decoded group metadata values; the members
+// in Scala 2.13 HashMap order ("b" hashes to bucket 2, "a" to 1).
+func TestGroupMetadataFormatter(t *testing.T) {
+	proto, inst := "range", "i1"
+	v := group.GroupValue{Version: 3, ProtocolType: "consumer", Generation: 4, Protocol: &proto, CurrentStateTimestamp: -1,
+		Members: []group.MemberValue{
+			{MemberID: "b", ClientID: "c2", ClientHost: "/127.0.0.1", RebalanceTimeout: 60000, SessionTimeout: 10000},
+			{MemberID: "a", InstanceID: &inst, ClientID: "c1", ClientHost: "/10.0.0.1", RebalanceTimeout: 300000, SessionTimeout: 45000},
+		}}
+	out, _, err := formatOne(t, groupFormatterClass, nil, clitools.Message{Key: group.EncodeGroupKey("g"), Value: group.EncodeGroupValue(v)})
+	want := "g::GroupMetadata(groupId=g, generation=4, protocolType=Some(consumer), currentState=Stable, members=HashMap(" +
+		"a -> MemberMetadata(memberId=a, groupInstanceId=Some(i1), clientId=c1, clientHost=/10.0.0.1, sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range), ), " +
+		"b -> MemberMetadata(memberId=b, groupInstanceId=None, clientId=c2, clientHost=/127.0.0.1, sessionTimeoutMs=10000, rebalanceTimeoutMs=60000, supportedProtocols=List(range), )))\n"
+	if err != nil || out != want {
+		t.Fatalf("got  %q (%v)\nwant %q", out, err, want)
+	}
+	empty := group.GroupValue{Version: 3, Generation: 5, CurrentStateTimestamp: -1}
+	out, _, _ = formatOne(t, "kafka.coordinator.group.GroupMetadataMessageFormatter", nil, clitools.Message{Key: group.EncodeGroupKey("g"), Value: group.EncodeGroupValue(empty)})
+	if out != "g::GroupMetadata(groupId=g, generation=5, protocolType=None, currentState=Empty, members=HashMap())\n" {
+		t.Errorf("empty group: %q", out)
+	}
+	if out, _, _ := formatOne(t, groupFormatterClass, nil, clitools.Message{Key: group.EncodeGroupKey("g")}); out != "g::NULL\n" {
+		t.Errorf("tombstone: %q", out)
+	}
+	offKey := group.EncodeOffsetKey(group.OffsetKey{Version: 1, Group: "g", Topic: "t"})
+	if out, _, _ := formatOne(t, groupFormatterClass, nil, clitools.Message{Key: offKey, Value: []byte{0, 3}}); out != "" {
+		t.Errorf("offset record printed: %q", out)
+	}
+	// 12 members grow the table to 32 buckets before the last one.
+	var keys []string
+	for i := 0; i < 13; i++ {
+		keys = append(keys, string(rune('a'+i))+"x")
+	}
+	if got := scalaHashMapOrder(keys); len(got) != 13 {
+		t.Errorf("order lost keys: %v", got)
+	}
 }

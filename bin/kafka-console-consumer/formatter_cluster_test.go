@@ -62,6 +62,24 @@ func TestFormattersOnBrokerRecords(t *testing.T) {
 		t.Fatalf("offsets formatter: exit %d\nstdout %q\nstderr %s", code, out, errOut)
 	}
 
+	// A member that joined and left: the group coordinator's group
+	// metadata records, Stable with the member, then Empty.
+	member, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.ClientID("gm-client"), kgo.ConsumerGroup("gm"),
+		kgo.ConsumeTopics("ft"), kgo.DisableAutoCommit(), kgo.Balancers(kgo.RangeBalancer()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n == 0 && ctx.Err() == nil; {
+		n = len(member.PollFetches(ctx).Records())
+	}
+	member.Close()
+	out, errOut, code = read("__consumer_offsets", "--formatter", "kafka.coordinator.group.GroupMetadataManager$GroupMetadataMessageFormatter")
+	stable := regexp.MustCompile(`(?m)^gm::GroupMetadata\(groupId=gm, generation=1, protocolType=Some\(consumer\), currentState=Stable, members=HashMap\((\S+) -> MemberMetadata\(memberId=(\S+), groupInstanceId=None, clientId=gm-client, clientHost=/127.0.0.1, sessionTimeoutMs=\d+, rebalanceTimeoutMs=\d+, supportedProtocols=List\(range\), \)\)\)$`)
+	emptyRE := regexp.MustCompile(`(?m)^gm::GroupMetadata\(groupId=gm, generation=2, protocolType=Some\(consumer\), currentState=Empty, members=HashMap\(\)\)$`)
+	if code != 0 || !stable.MatchString(out) || !emptyRE.MatchString(out) || strings.Contains(out, "[fg,") {
+		t.Fatalf("group metadata formatter: exit %d\nstdout %q\nstderr %s", code, out, errOut)
+	}
+
 	out, errOut, code = read("__transaction_state", "--formatter", "kafka.coordinator.transaction.TransactionLog$TransactionLogMessageFormatter")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	line := regexp.MustCompile(`^tx1::TransactionMetadata\(transactionalId=tx1, producerId=\d+, producerEpoch=0, txnTimeoutMs=\d+, state=(\w+), pendingState=None, topicPartitions=HashSet\(([^)]*)\), txnStartTimestamp=-?\d+, txnLastUpdateTimestamp=\d+\)$`)
@@ -94,6 +112,12 @@ func TestFormattersOnBrokerRecords(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "Processed a total of 1 messages\n") ||
 		!strings.Contains(errOut, "ERROR Unknown error when running consumer:  (kafka.tools.ConsoleConsumer$)\norg.apache.kafka.common.errors.SerializationException: Size of data received by LongDeserializer is not 8\n") {
 		t.Fatalf("wrong size: %d %q %q", code, out, errOut)
+	}
+	// With --skip-message-on-error the failure is logged and the run goes on.
+	out, errOut, code = read("ft", "--max-messages", "1", "--skip-message-on-error", "--value-deserializer", "org.apache.kafka.common.serialization.LongDeserializer")
+	if code != 0 || out != "" || !strings.Contains(errOut, "ERROR Error processing message, skipping this message:  (kafka.tools.ConsoleConsumer$)\norg.apache.kafka.common.errors.SerializationException: Size of data received by LongDeserializer is not 8\n") ||
+		!strings.HasSuffix(errOut, "Processed a total of 1 messages\n") {
+		t.Fatalf("skip on error: %d %q %q", code, out, errOut)
 	}
 	// An unknown class is named.
 	out, errOut, code = read("ft", "--formatter", "com.example.MyFormatter")

@@ -17,7 +17,7 @@ import (
 	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m)) }
 
 func tool(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()

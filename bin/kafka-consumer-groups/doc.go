@@ -8,7 +8,11 @@
 //	              describe (offsets/members/state), delete, reset-offsets
 //	              (to-earliest/latest/current/offset/datetime, by-duration,
 //	              shift-by; clamped to the log range; only for Empty or Dead
-//	              groups; dry run unless --execute)
+//	              groups; dry run unless --execute; --export as CSV)
+//	resetplan.go  --from-file CSV (single-group and group formats) and the
+//	              --export writer (Kafka's CsvRecordNoGroup/WithGroup)
+//	deleteoffsets.go --delete-offsets (OffsetDelete) with Kafka's verdict
+//	              line and TOPIC PARTITION STATUS table
 //	zookeeper.go  ZkConsumerGroupService of Kafka ≤ 1.x (--zookeeper): groups of
 //	              classic consumers under /consumers: list, describe (owner and
 //	              offset from ZooKeeper, log end offset from the brokers found

@@ -25,6 +25,7 @@ type kafkaService struct {
 	adm            *kadm.Client
 	timeout        time.Duration
 	stdout, stderr io.Writer
+	plan           resetPlan // --from-file, read on first use
 }
 
 func newKafkaService(o *options, stdout, stderr io.Writer) (*kafkaService, error) {
@@ -439,6 +440,10 @@ func (s *kafkaService) reset(ctx context.Context) error {
 		}
 		return a.partition < b.partition
 	})
+	if s.o.p.Has("export") {
+		exportOffsetsToCsv(s.stdout, plan, len(s.o.groups) == 1)
+		return nil
+	}
 	printOffsetsToReset(s.stdout, plan)
 	return nil
 }
@@ -523,6 +528,22 @@ func (s *kafkaService) prepareOffsets(ctx context.Context, group string, parts [
 		return nil
 	}
 	switch s.o.scenario {
+	case "from-file":
+		rp, err := s.loadResetPlan()
+		if err != nil {
+			return nil, err
+		}
+		forGroup, ok := rp[group]
+		if !ok {
+			printError(s.stdout, fmt.Sprintf("No reset plan for group %s found", group))
+			return out, nil
+		}
+		var planned []tp
+		for x, off := range forGroup {
+			out[x] = off
+			planned = append(planned, x)
+		}
+		return s.checkRange(ctx, out, topicsOf(planned))
 	case "to-earliest":
 		return out, fromList(listStart, "starting")
 	case "to-latest":

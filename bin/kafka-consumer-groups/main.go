@@ -26,6 +26,7 @@ type service interface {
 	describe(ctx context.Context) error
 	delete(ctx context.Context) error
 	reset(ctx context.Context) error
+	deleteOffsets(ctx context.Context) error
 	close()
 }
 
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = svc.delete(ctx)
 	case "reset-offsets":
 		err = svc.reset(ctx)
+	case "delete-offsets":
+		err = svc.deleteOffsets(ctx)
 	}
 	if err != nil {
 		var ue *admintool.UsageError

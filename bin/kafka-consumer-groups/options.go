@@ -26,6 +26,9 @@ var specs = append([]admintool.Spec{
 	{Name: "timeout", HasArg: true, ArgName: "Long: timeout (ms)", Help: "The timeout that can be set for some use cases. (default: 5000)"},
 	{Name: "command-config", HasArg: true, ArgName: "String: command config property file", Help: "Property file containing configs to be passed to Admin Client and Consumer."},
 	{Name: "reset-offsets", Help: "Reset offsets of consumer group. Supports one consumer group at the time, and instances should be inactive. Has 2 execution options: --dry-run (the default) to plan which offsets to reset, and --execute to update the offsets."},
+	{Name: "delete-offsets", Help: "Delete offsets of consumer group. Supports one consumer group at the time, and multiple topics."},
+	{Name: "export", Help: "Export operation execution to a CSV file. Supported operations: reset-offsets."},
+	{Name: "from-file", HasArg: true, ArgName: "String: path to CSV file", Help: "Reset offsets to values defined in CSV file."},
 	{Name: "dry-run", Help: "Only show results without executing changes on Consumer Groups. Supported operations: reset-offsets."},
 	{Name: "execute", Help: "Execute operation. Supported operations: reset-offsets."},
 	{Name: "to-offset", HasArg: true, ArgName: "Long: offset", Help: "Reset offsets to a specific offset."},
@@ -41,7 +44,7 @@ var specs = append([]admintool.Spec{
 	{Name: "state", HasArg: true, ArgName: "String", Help: "When specified with '--describe', includes the state of the group. When specified with '--list', it displays the state of all groups. It can also be used to list groups with specific states."},
 }, admintool.HelpSpecs...)
 
-var resetScenarios = []string{"to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by"}
+var resetScenarios = []string{"to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by", "from-file"}
 
 type options struct {
 	p         *admintool.Options
@@ -74,8 +77,8 @@ func parseOptions(args []string) (*options, string, error) {
 		execute: p.Has("execute")}
 	o.groups, o.topics = p.Values("group"), p.Values("topic")
 	var ok bool
-	if o.action, ok = p.OneOf([]string{"list", "describe", "delete", "reset-offsets"}); !ok {
-		return nil, "", admintool.Usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets")
+	if o.action, ok = p.OneOf([]string{"list", "describe", "delete", "reset-offsets", "delete-offsets"}); !ok {
+		return nil, "", admintool.Usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
 	if err := clitools.CheckConnection(o.bootstrap, o.zookeeper); err != nil {
 		return nil, "", err
@@ -128,6 +131,13 @@ func parseOptions(args []string) (*options, string, error) {
 		if p.Has("topic") {
 			return nil, "", admintool.Usagef("The consumer does not support topic-specific offset deletion from a consumer group.")
 		}
+	case "delete-offsets":
+		if len(o.groups) == 0 || len(o.topics) == 0 {
+			return nil, "", admintool.Usagef("Option [delete-offsets] takes the following options: [group], [topic]")
+		}
+		if o.zookeeper != "" {
+			return nil, "", admintool.Usagef("Option [delete-offsets] is not valid with [zookeeper]")
+		}
 	case "reset-offsets":
 		if o.zookeeper != "" {
 			return nil, "", admintool.Usagef("Option [reset-offsets] is not valid with [zookeeper]")
@@ -147,9 +157,11 @@ func parseOptions(args []string) (*options, string, error) {
 			}
 		}
 		if o.scenario == "" {
-			return nil, "", admintool.Usagef("Option '[reset-offsets]' requires one of the following scenarios: [[to-offset], [to-datetime], [by-duration], [to-earliest], [to-latest], [to-current], [shift-by]]")
+			return nil, "", admintool.Usagef("Option '[reset-offsets]' requires one of the following scenarios: [[to-offset], [to-datetime], [by-duration], [to-earliest], [to-latest], [to-current], [shift-by], [from-file]]")
 		}
-		if !p.Has("all-topics") && !p.Has("topic") {
+		// --from-file brings its own partitions; every other scenario
+		// needs a scope.
+		if !p.Has("all-topics") && !p.Has("topic") && o.scenario != "from-file" {
 			return nil, "", admintool.Usagef("One of the reset scopes should be defined: --all-topics, --topic.")
 		}
 		if p.Has("all-topics") && p.Has("topic") {

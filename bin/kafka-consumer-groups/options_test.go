@@ -14,8 +14,8 @@ func TestParseOptionsErrors(t *testing.T) {
 	with := func(a ...string) []string { return append(append([]string{}, bs...), a...) }
 	clitest.CheckUsageErrors(t, parseOptions, []clitest.UsageCase{
 		{nil, toolHelp},
-		{with("--group", "g"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"},
-		{with("--list", "--describe"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"},
+		{with("--group", "g"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets"},
+		{with("--list", "--describe"), "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets"},
 		{[]string{"--list"}, `Missing required argument "[bootstrap-server]"`},
 		{with("--describe"), "Option [describe] takes one of these options: [group], [all-groups]"},
 		{with("--describe", "--group", "g", "--members", "--state"), "Option [describe] takes at most one of these options: [members], [offsets], [state]"},
@@ -24,7 +24,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{with("--delete", "--group", "g", "--topic", "t"), "The consumer does not support topic-specific offset deletion from a consumer group."},
 		{with("--reset-offsets", "--group", "g", "--to-earliest", "--topic", "t", "--execute", "--dry-run"), "Option [reset-offsets] only accepts one of [execute] and [dry-run]"},
 		{with("--reset-offsets", "--to-earliest", "--topic", "t"), "Option [reset-offsets] takes one of these options: [group], [all-groups]"},
-		{with("--reset-offsets", "--group", "g", "--topic", "t"), "Option '[reset-offsets]' requires one of the following scenarios: [[to-offset], [to-datetime], [by-duration], [to-earliest], [to-latest], [to-current], [shift-by]]"},
+		{with("--reset-offsets", "--group", "g", "--topic", "t"), "Option '[reset-offsets]' requires one of the following scenarios: [[to-offset], [to-datetime], [by-duration], [to-earliest], [to-latest], [to-current], [shift-by], [from-file]]"},
 		{with("--reset-offsets", "--group", "g", "--to-earliest"), "One of the reset scopes should be defined: --all-topics, --topic."},
 		{with("--reset-offsets", "--group", "g", "--to-earliest", "--to-latest", "--all-topics"), `Option "[to-earliest]" can't be used with option "[to-latest]"`},
 		{with("--reset-offsets", "--group", "g", "--to-offset", "x", "--all-topics"), "Cannot parse argument 'x' of option to-offset"},

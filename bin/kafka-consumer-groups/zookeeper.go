@@ -91,6 +91,10 @@ func (s *zkService) delete(context.Context) error {
 	return nil
 }
 
+func (s *zkService) deleteOffsets(context.Context) error {
+	return errors.New("--delete-offsets is not supported with --zookeeper")
+}
+
 func (s *zkService) reset(context.Context) error {
 	return errors.New("--reset-offsets is not supported with --zookeeper")
 }

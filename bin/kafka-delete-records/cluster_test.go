@@ -22,7 +22,7 @@ func TestDeleteRecordsScript(t *testing.T) {
 	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 1}, "dr", 2, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl := c.Client()
+	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := 0; i < 10; i++ {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "dr", Partition: 0, Value: []byte("v")}).FirstErr(); err != nil {
 			t.Fatal(err)
