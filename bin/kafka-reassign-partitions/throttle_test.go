@@ -29,7 +29,7 @@ import (
 // rate is measured over a whole window) and one replica.fetch.backoff.ms;
 // the long copy keeps that and a loaded machine's delays inside ±30 %.
 const (
-	throttleRate     = 2_500_000
+	throttleRate = 2_500_000
 	// One 1 MB record per producer batch: a fetch response (1 MiB,
 	// replica.fetch.max.bytes) carries one whole batch and the start of the
 	// next, which both quotas count (as Kafka's do) and the next fetch
