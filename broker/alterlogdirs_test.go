@@ -67,6 +67,30 @@ func describeLogDirs(t *testing.T, c *testcluster.Cluster, i int, topics map[str
 	return nil
 }
 
+// setLogDirThrottle sets the cluster-wide dynamic
+// replica.alter.log.dirs.io.max.bytes.per.second (a dynamic-only key, as
+// in Kafka) and waits until every broker applies it.
+func setLogDirThrottle(t *testing.T, c *testcluster.Cluster, rate int64) {
+	t.Helper()
+	v := strconv.FormatInt(rate, 10)
+	res, err := c.Admin().AlterBrokerConfigs(ctxT(t, 10*time.Second), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "replica.alter.log.dirs.io.max.bytes.per.second", Value: &v}})
+	if err == nil {
+		for _, r := range res {
+			if r.Err != nil {
+				err = r.Err
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("set the log dir throttle: %v", err)
+	}
+	for i := 0; i < c.N(); i++ {
+		c.WaitFor(20*time.Second, "the log dir throttle applied", func() bool {
+			return c.Broker(i).Dynamic().Current().ReplicaAlterLogDirsIOMaxBytesPerSecond == rate
+		})
+	}
+}
+
 // otherDir is broker i's log directory that does not hold tp.
 func otherDir(t *testing.T, c *testcluster.Cluster, i int, tp common.TopicPartition) (from, to string) {
 	t.Helper()
@@ -229,18 +253,17 @@ func checkReplicaFiles(t *testing.T, c *testcluster.Cluster, i int, tp common.To
 // leader's and the follower's) move to their broker's other log dir while
 // an acks=all producer writes without pause; when the moves are done every
 // acknowledged record is in the moved replicas' files at its offset with
-// its key and a consumer reads them all; the old directories go. A replica
+// its key and a consumer reads them all; the old directories are marked
+// for deletion. A replica
 // the broker does not host yet answers REPLICA_NOT_AVAILABLE and is created
 // in the requested directory when a reassignment brings it.
 func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirs: 2, Overrides: map[string]string{
-		"log.segment.delete.delay.ms": "100",
-	}})
-	setAlterLogDirsRate(t, c, "2000000")
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirs: 2})
+	setLogDirThrottle(t, c, 2000000)
 	ids := []int32{c.BrokerID(0), c.BrokerID(1)}
 	tp := common.TopicPartition{Topic: "jbod", Partition: 0}
 	createAssigned(t, c, tp.Topic, [][]int32{{ids[0], ids[1]}}, map[string]string{
-		"min.insync.replicas": "2", "segment.bytes": "262144", "file.delete.delay.ms": "100"})
+		"min.insync.replicas": "2", "segment.bytes": "262144"})
 	chk, ack := testcluster.NewChecker(), &acks{}
 	stop := make(chan struct{})
 	wait := loadProducer(t, c, tp.Topic, chk, ack, stop)
@@ -273,20 +296,16 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	})
 	for i := range 2 {
 		checkReplicaFiles(t, c, i, tp, to[i], ack)
-		// Directory deletions run on the log manager's schedule, which
-		// starts 30 s after start-up (Kafka's InitialTaskDelayMs).
-		var left []string
-		if !testcluster.Poll(45*time.Second, func() bool {
-			entries, _ := os.ReadDir(from[i])
-			left = nil
+		// The old directory is renamed <topic>-<p>.<uuid>-delete at once and
+		// removed on the log manager's schedule (whose first run is 30 s
+		// after start-up); no -future directory is left.
+		for _, d := range []string{from[i], to[i]} {
+			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), tp.String()) {
-					left = append(left, e.Name())
+				if n := e.Name(); strings.HasPrefix(n, tp.String()) && (d == from[i] && !strings.HasSuffix(n, "-delete") || strings.HasSuffix(n, "-future")) {
+					t.Fatalf("broker %d: %s left in %s after the move", ids[i], n, d)
 				}
 			}
-			return len(left) == 0
-		}) {
-			t.Fatalf("broker %d: %v still in the old directory %s", ids[i], left, from[i])
 		}
 	}
 	cons := c.Client(kgo.ConsumeTopics(tp.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -326,7 +345,7 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 // UNKNOWN_TOPIC_OR_PARTITION.
 func TestAlterReplicaLogDirsResumesAfterRestart(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirs: 2})
-	setAlterLogDirsRate(t, c, "1000000")
+	setLogDirThrottle(t, c, 1000000)
 	tp := common.TopicPartition{Topic: "resume", Partition: 0}
 	createAssigned(t, c, tp.Topic, [][]int32{{c.BrokerID(0)}}, map[string]string{"segment.bytes": "262144"})
 	chk, ack := testcluster.NewChecker(), &acks{}
@@ -420,30 +439,4 @@ func TestAlterReplicaLogDirsResumesAfterRestart(t *testing.T) {
 	if rep := chk.Report(); !rep.OK() || rep.Acked != n {
 		t.Fatalf("delivery check after the restart: %s", rep)
 	}
-}
-
-// setAlterLogDirsRate sets replica.alter.log.dirs.io.max.bytes.per.second
-// as Kafka has it, a dynamic cluster-wide broker config (Kafka ignores it
-// in server.properties), and waits until every broker applies it.
-func setAlterLogDirsRate(t *testing.T, c *testcluster.Cluster, rate string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := c.Admin().AlterBrokerConfigs(ctx, []kadm.AlterConfig{
-		{Op: kadm.SetConfig, Name: "replica.alter.log.dirs.io.max.bytes.per.second", Value: &rate}})
-	if err == nil {
-		err = resp[0].Err
-	}
-	if err != nil {
-		t.Fatalf("setting the cluster default of replica.alter.log.dirs.io.max.bytes.per.second: %v", err)
-	}
-	want, _ := strconv.ParseInt(rate, 10, 64)
-	c.WaitFor(30*time.Second, "every broker applying the alter-log-dirs rate", func() bool {
-		for i := range c.N() {
-			if c.Broker(i).Dynamic().Current().ReplicaAlterLogDirsIOMaxBytesPerSecond != want {
-				return false
-			}
-		}
-		return true
-	})
 }

@@ -49,6 +49,7 @@ type options struct {
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
 	logLevels             *loglevels.Registry // WithLogLevels (brokerloggers.go)
+	configChangeFault     func() error        // WithConfigChangeFault (configlistener.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -72,8 +73,10 @@ type Broker struct {
 	// that may change at run time through dyn.Current().
 	dyn        *config.Dynamic
 	stopDynLog func()
-	opts       options
-	logger     *slog.Logger
+	// stopDynApply unsubscribes the components of dynamicapply.go.
+	stopDynApply func()
+	opts         options
+	logger       *slog.Logger
 	// logLevels holds the levels of the loggers logger hands out
 	// (brokerloggers.go).
 	logLevels *loglevels.Registry
@@ -103,10 +106,8 @@ type Broker struct {
 	// listener, set by New (loadTLS).
 	listenerTLS map[string]network.ListenerConfig
 	// tlsStates are the reloadable stores of those listeners
-	// (listenertls.go); dynConfig is the dynamic configuration the
-	// components follow (dynamicapply.go), nil until set.
+	// (listenertls.go).
 	tlsStates map[string]*listenerTLSState
-	dynConfig *config.Dynamic
 	ipQuotas  *ipQuotas
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
@@ -265,6 +266,8 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		return err
 	}
 	b.stopDynLog = b.subscribeDynamicLogConfig()
+	// Reconfiguration checks against the values in force (dynamicapply.go).
+	b.addDynamicValidators()
 	// SCRAM credentials before the listeners open, so the first
 	// authentication already sees them.
 	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
@@ -279,6 +282,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
+	// The socket server, fetchers, cleaner and listener stores follow
+	// dynamic changes from here on (dynamicapply.go).
+	b.stopDynApply = b.subscribeDynamicApply(b.dyn)
 	// IP connection rate quotas (/config/ips), before requests are served.
 	b.ipQuotas = newIPQuotas(b.zk, b.server, b.logger)
 	if err := b.ipQuotas.loadAll(); err != nil {
@@ -317,11 +323,11 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	}}
 	// Client quotas (/config/clients; users above).
 	others[zkpaths.ConfigTypeClient] = b.clientQuotas.onClientChange
-	// Dynamic broker configs (dynamicconfig.go).
-	others[zkpaths.ConfigTypeBroker] = b.onBrokerConfigChange
 	// IP connection rate quotas (ipquotas.go).
 	others[zkpaths.ConfigTypeIP] = b.ipQuotas.onChange
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, b.logger)
+	// Dynamic broker configs (dynamicconfig.go); a failed reload is retried.
+	retried := map[string]func(string) error{zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, retried, b.logger, b.opts.configChangeFault)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)
@@ -421,28 +427,31 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if b.authz != nil {
 		authz, acls = b.authz, b.authz
 	}
-	b.quotas = quota.New(quotaManagersConfig(b.cfg))
+	b.quotas = quota.New(quotaManagersConfig(b.cfg, b.metrics))
 	b.apis = api.New(api.Config{
-		BrokerID:        b.brokerID,
-		ClusterID:       b.clusterID,
-		Broker:          b.cfg,
-		Dynamic:         b.dyn,
-		ZK:              b.zk,
-		Metadata:        b.meta,
-		Replicas:        b.replicas,
-		LogDirs:         b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
-		Controller:      b.ctrl,
-		Groups:          b.groups,
-		Txn:             b.txn,
-		ProducerIDs:     pids,
-		Users:           b.zk,
-		Authorizer:      authz,
-		ACLs:            acls,
-		Quotas:          b.quotas,
-		FixedStartIndex: b.opts.fixedStartIndex,
-		SASL:            b.authenticators,
-		Logger:          b.logger,
-		LogLevels:       b.logLevels,
+		BrokerID:  b.brokerID,
+		ClusterID: b.clusterID,
+		Broker:    b.cfg,
+		Dynamic:   b.dyn,
+		// Listener key stores re-read when named again (listenertls.go).
+		ReloadUpdatedFiles: b.ReloadUpdatedFilesWithoutConfigChange,
+		ZK:                 b.zk,
+		Metadata:           b.meta,
+		Replicas:           b.replicas,
+		LogDirs:            b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
+		Controller:         b.ctrl,
+		Groups:             b.groups,
+		Txn:                b.txn,
+		ProducerIDs:        pids,
+		Users:              b.zk,
+		Authorizer:         authz,
+		ACLs:               acls,
+		Quotas:             b.quotas,
+		FixedStartIndex:    b.opts.fixedStartIndex,
+		SASL:               b.authenticators,
+		Logger:             b.logger,
+		LogLevels:          b.logLevels,
+		QuotaStore:         b.zk,
 	})
 	b.registerMetrics()
 	return nil
@@ -537,7 +546,7 @@ func (b *Broker) startSocketServer() error {
 	}
 	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	nc.FailedAuthenticationDelay = time.Duration(b.cfg.ConnectionFailedAuthDelayMs) * time.Millisecond
-	qc := connectionQuotaConfig(b.cfg) // dynamicapply.go
+	qc := connectionQuotaConfig(b.dyn.Current()) // dynamicapply.go
 	nc.ConnectionQuotas = &qc
 	for _, e := range ss.Listeners {
 		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
@@ -828,6 +837,9 @@ func (b *Broker) stopComponents() {
 	}
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
+	}
+	if b.stopDynApply != nil {
+		b.stopDynApply()
 	}
 	if b.stopDynLog != nil {
 		b.stopDynLog()

@@ -83,3 +83,12 @@ func (b *Broker) ConnectionRateForIP(ip netip.Addr) int {
 	}
 	return b.server.ConnectionRateForIP(ip)
 }
+
+// ConnectionCount is the number of open connections from ip on this
+// broker's listeners.
+func (b *Broker) ConnectionCount(ip netip.Addr) int {
+	if b.server == nil {
+		return 0
+	}
+	return b.server.ConnectionCount(ip)
+}

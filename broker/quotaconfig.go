@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	gometrics "github.com/rcrowley/go-metrics"
 
 	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/config"
@@ -24,7 +25,7 @@ import (
 )
 
 // quotaManagersConfig is the quota part of the broker configuration.
-func quotaManagersConfig(c *config.Config) quota.Config {
+func quotaManagersConfig(c *config.Config, reg gometrics.Registry) quota.Config {
 	return quota.Config{
 		ProducerDefault:     c.QuotaProducerDefault,
 		ConsumerDefault:     c.QuotaConsumerDefault,
@@ -32,6 +33,7 @@ func quotaManagersConfig(c *config.Config) quota.Config {
 		Window:              time.Duration(c.QuotaWindowSizeSeconds) * time.Second,
 		ControllerWindowNum: int(c.ControllerQuotaWindowNum),
 		ControllerWindow:    time.Duration(c.ControllerQuotaWindowSizeSeconds) * time.Second,
+		Metrics:             reg,
 	}
 }
 
@@ -120,3 +122,7 @@ func (cq *clientQuotaConfigs) reload(entityType, name string) {
 	}
 	cq.logger.Info("client quotas updated", "entity", e.String(), "quotas", quotas)
 }
+
+// ClientQuotas are this broker's client quota managers (nil before
+// Startup).
+func (b *Broker) ClientQuotas() *quota.Managers { return b.quotas }

@@ -1,6 +1,6 @@
-// Command kafka-configs describes and alters entity configs (topic configs
-// and users' SCRAM credentials) with the options and output of Kafka's
-// kafka-configs.sh. Run it through bin/kafka-configs.sh.
+// Command kafka-configs describes and alters entity configs (topics,
+// brokers, broker loggers, users, clients and ips) with the options and
+// output of Kafka's kafka-configs.sh. Run it through bin/kafka-configs.sh.
 package main
 
 import (

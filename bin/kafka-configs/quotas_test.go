@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klassik/klassik/bin/internal/clitest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -121,4 +122,57 @@ func TestQuotasZooKeeper(t *testing.T) {
 	if _, _, err := c.ZK().Get("/config/clients/app-1"); !isNoNode(err) {
 		t.Fatalf("/config/clients/app-1: %v", err)
 	}
+}
+
+// TestQuotasBootstrap: --bootstrap-server sets and describes user, client,
+// <user, client>, default and IP quotas through AlterClientQuotas and
+// DescribeClientQuotas, with Kafka's lines (Double values, the admin
+// client's entity order) and refusals; what the brokers store is Kafka's
+// znode.
+func TestQuotasBootstrap(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	bs := strings.Join(c.Bootstrap(), ",")
+	if !clitest.Supports(t, c, 48) || !clitest.Supports(t, c, 49) {
+		t.Fatal("the broker does not serve DescribeClientQuotas (48) and AlterClientQuotas (49)")
+	}
+	b := []string{"--bootstrap-server", bs}
+	run := func(wantCode int, wantOut, wantErr string, args ...string) {
+		t.Helper()
+		kc(t, wantCode, wantOut, wantErr, append(slices.Clone(b), args...)...)
+	}
+	run(0, "Completed updating config for user alice.\n", "", "--alter", "--user", "alice", "--add-config", "producer_byte_rate=1024,consumer_byte_rate=10485760")
+	wantNode(t, c, "/config/users/alice", `{"version":1,"config":{"producer_byte_rate":"1024","consumer_byte_rate":"10485760"}}`)
+	run(0, "Quota configs for user-principal 'alice' are consumer_byte_rate=1.048576E7, producer_byte_rate=1024.0\n"+
+		"Error retrieving SCRAM credential configs for user-principal 'alice': ResourceNotFoundException: Attempt to describe a user credential that does not exist: alice\n", "",
+		"--describe", "--user", "alice")
+	run(0, "Completed updating default config for users in the cluster.\n", "", "--alter", "--user-defaults", "--add-config", "request_percentage=12.5")
+	run(0, "Quota configs for the default user-principal are request_percentage=12.5\n", "", "--describe", "--user-defaults")
+	// --user and --client: the types are (clients, users) in Kafka's flag
+	// order, so the client's name heads the message.
+	run(0, "Completed updating config for client app-1.\n", "", "--alter", "--user", "alice", "--client", "app-1", "--add-config", "producer_byte_rate=2048")
+	wantNode(t, c, "/config/users/alice/clients/app-1", `{"version":1,"config":{"producer_byte_rate":"2048"}}`)
+	run(0, "Quota configs for user-principal 'alice', client-id 'app-1' are producer_byte_rate=2048.0\n", "",
+		"--describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "app-1")
+	run(0, "Completed updating default config for clients in the cluster.\n", "", "--alter", "--client-defaults", "--add-config", "controller_mutation_rate=5")
+	run(0, "Quota configs for the default client-id are controller_mutation_rate=5.0\n", "", "--describe", "--entity-type", "clients")
+	run(0, "Completed updating config for ip 127.0.0.1.\n", "", "--alter", "--ip", "127.0.0.1", "--add-config", "connection_creation_rate=10")
+	run(0, "Quota configs for ip '127.0.0.1' are connection_creation_rate=10.0\n", "", "--describe", "--ip", "127.0.0.1")
+	run(0, "Completed updating config for user alice.\n", "", "--alter", "--user", "alice", "--delete-config", "consumer_byte_rate")
+	// Every user entity: alice and the default user, in the admin
+	// client's HashMap order, without SCRAM lines for the default.
+	// ({user=alice} hashes to bucket 0 of the 4-slot table, {user=null}
+	// to bucket 1.)
+	run(0, "Quota configs for user-principal 'alice' are producer_byte_rate=1024.0\n"+
+		"Quota configs for the default user-principal are request_percentage=12.5\n", "", "--describe", "--entity-type", "users")
+
+	run(1, "", "Invalid config(s): consumer_byte_rate\n", "--alter", "--user", "alice", "--delete-config", "consumer_byte_rate")
+	run(1, "", "Cannot parse quota configuration value for producer_byte_rate: fast\n", "--alter", "--user", "alice", "--add-config", "producer_byte_rate=fast")
+	run(1, "", "Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server.\n",
+		"--alter", "--user", "alice", "--add-config", "producer_byte_rate=1,SCRAM-SHA-256=[password=x]")
+	run(1, "", "The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials using --bootstrap-server.\n",
+		"--alter", "--user-defaults", "--add-config", "SCRAM-SHA-256=[password=x]")
+	run(1, "", "Only quota configs can be added for 'clients' using --bootstrap-server. Unexpected config names: Set(SCRAM-SHA-256)\n",
+		"--alter", "--client", "app-1", "--add-config", "SCRAM-SHA-256=[password=x]")
+	run(1, "", "Only connection quota configs can be added for 'ips' using --bootstrap-server. Unexpected config names: producer_byte_rate\n",
+		"--alter", "--ip", "127.0.0.1", "--add-config", "producer_byte_rate=1")
 }

@@ -217,8 +217,7 @@ func configResource(typ kmsg.ConfigResourceType, name string, op kmsg.Incrementa
 
 // executeAdmin is executeAssignment over the admin API.
 func (t *tool) executeAdmin(a *adminBackend, opts *options) error {
-	// AlterReplicaLogDirs is not served by Klassik's brokers.
-	proposed, err := readAssignmentFile(opts.reassignmentFile, parseExecuteAssignmentArgs, admintool.UnsupportedAPI("ALTER_REPLICA_LOG_DIRS"))
+	proposed, moves, err := readAssignmentFileWithMoves(opts.reassignmentFile, parseExecuteAssignmentArgs)
 	if err != nil {
 		return err
 	}
@@ -257,8 +256,9 @@ func (t *tool) executeAdmin(a *adminBackend, opts *options) error {
 			}
 		}
 		if opts.logDirThrottle >= 0 {
-			// No log directory moves, so no broker to throttle.
-			fmt.Fprintf(t.out, "The replica-alter-dir throttle limit was set to %d B/s\n", opts.logDirThrottle)
+			if err := t.modifyLogDirThrottle(a, moves, opts.logDirThrottle); err != nil {
+				return err
+			}
 		}
 	}
 	failed, err := a.alterReassignments(proposed)
@@ -269,6 +269,9 @@ func (t *tool) executeAdmin(a *adminBackend, opts *options) error {
 		return &terse{"Error reassigning partition(s):\n" + failureLines(failed)}
 	}
 	fmt.Fprintln(t.out, startedMessage(proposed))
+	if len(moves) > 0 {
+		return t.executeMoves(a, moves, opts.timeout)
+	}
 	return nil
 }
 
@@ -309,7 +312,7 @@ func (t *tool) modifyReassignmentThrottle(a *adminBackend, mm moveMap, rate int6
 
 // verifyAdmin is verifyAssignment over the admin API.
 func (t *tool) verifyAdmin(a *adminBackend, opts *options) error {
-	targets, err := readAssignmentFile(opts.reassignmentFile, parseReassignmentData, admintool.UnsupportedAPI("DESCRIBE_LOG_DIRS"))
+	targets, moves, err := readAssignmentFileWithMoves(opts.reassignmentFile, parseReassignmentData)
 	if err != nil {
 		return err
 	}
@@ -342,8 +345,11 @@ func (t *tool) verifyAdmin(a *adminBackend, opts *options) error {
 	}
 	fmt.Fprintln(t.out, statesToString(states))
 	// The replica log-directory report, empty without log_dirs moves.
-	fmt.Fprintln(t.out)
-	if len(current) == 0 && !opts.preserveThrottles {
+	movesOngoing, err := t.verifyReplicaMoves(a, moves)
+	if err != nil {
+		return err
+	}
+	if len(current) == 0 && !movesOngoing && !opts.preserveThrottles {
 		return t.clearThrottles(a, targets)
 	}
 	return nil
@@ -404,7 +410,7 @@ func reassignmentsToString(current map[tp]ongoing) string {
 // cancelAdmin is cancelAssignment: cancel those of the file's partitions
 // that are still moving, then clear the throttles.
 func (t *tool) cancelAdmin(a *adminBackend, opts *options) error {
-	targets, err := readAssignmentFile(opts.reassignmentFile, parseReassignmentData, admintool.UnsupportedAPI("DESCRIBE_LOG_DIRS"))
+	targets, moves, err := readAssignmentFileWithMoves(opts.reassignmentFile, parseReassignmentData)
 	if err != nil {
 		return err
 	}
@@ -448,7 +454,9 @@ func (t *tool) cancelAdmin(a *adminBackend, opts *options) error {
 	} else {
 		fmt.Fprintln(t.out, "None of the specified partition reassignments are active.")
 	}
-	fmt.Fprintln(t.out, "None of the specified partition moves are active.")
+	if err := t.cancelMoves(a, moves, opts.timeout); err != nil {
+		return err
+	}
 	if !opts.preserveThrottles {
 		return t.clearThrottles(a, targets)
 	}

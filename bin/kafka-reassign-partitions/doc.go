@@ -50,11 +50,21 @@
 // --verify counts a partition as done once the controller has removed it
 // from the node. Lists of partitions are sorted by topic, then partition.
 //
-// Differences from Kafka: log directory moves (log_dirs other than "any")
-// need AlterReplicaLogDirs/DescribeLogDirs, which Klassik's brokers do not
-// serve, so they fail with UnsupportedVersionException in bootstrap mode;
-// --generate's random start index is injectable (tool.fixedStartIndex) for
-// tests.
+// Log directory moves (log_dirs other than "any", logdirs.go) need
+// --bootstrap-server: --execute sends AlterReplicaLogDirs to each replica's
+// broker after the reassignment started, retrying a replica not created
+// yet (REPLICA_NOT_AVAILABLE) every 100 ms until --timeout, and prints
+// "Successfully started log directory move(s) for: <topic>-<p>-<broker>,...";
+// --replica-alter-log-dirs-throttle sets
+// replica.alter.log.dirs.io.max.bytes.per.second on the moving brokers;
+// --verify describes each replica's current and future log directory
+// (DescribeLogDirs) and prints "Reassignment of replica t-0-1 completed
+// successfully." or "... is still in progress." (Kafka's move states),
+// clearing throttles only once no move is active; --cancel sends active
+// moves back to their current directory.
+//
+// Differences from Kafka: --generate's random start index is injectable
+// (tool.fixedStartIndex) for tests.
 //
 // Goroutines: none of its own; the ZooKeeper or franz-go client is closed
 // before the tool exits. Invariant: the tool never writes a controller-owned

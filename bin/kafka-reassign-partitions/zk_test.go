@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/klassik/klassik/bin/internal/clitest"
-	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 )
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m)) }
 
 // zkCluster is a chroot on the shared real ZooKeeper with brokers 1-4
 // registered and topic orders (3 partitions on 1,2), without a controller:

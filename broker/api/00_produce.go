@@ -19,6 +19,11 @@ package api
 // Idempotent batches need no check here: InitProducerId checked
 // IdempotentWrite when the producer got its id.
 //
+// Quotas (throttle.go): the request's size counts against the client's
+// producer_byte_rate and its handler time against request_percentage
+// (not for acks=0); a violated quota answers throttle_time_ms and mutes
+// the connection, but the records are appended and acknowledged as usual.
+//
 // acks=0: no response is written; if any partition failed the manager
 // returns an error and the connection is closed, the only way to tell such a
 // client to refresh its metadata.

@@ -7,6 +7,15 @@ package api
 // and the sendfile path for record data (it may return a response that the
 // network layer splices from files).
 //
+// Quotas (throttle.go), consumer fetches only: max_bytes is capped at what
+// consumer_byte_rate allows in one quota window (Kafka's
+// getMaxValueInQuotaWindow); the records returned count against it and
+// the handler time against request_percentage; a violated quota answers
+// throttle_time_ms and mutes the connection. Unlike Kafka, which answers a
+// throttled fetch empty and takes the bytes back, the records already read
+// are sent and counted: the fetch session has moved past them, and the
+// mute holds the client to the same rate.
+//
 // Authorization, as Kafka's KafkaApis: a follower fetch (replica_id ≥ 0)
 // needs ClusterAction on the Cluster, else every partition answers
 // TOPIC_AUTHORIZATION_FAILED; a consumer fetch (replica_id −1, or the

@@ -28,6 +28,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,10 +46,17 @@ func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respons
 			return nil, errAlterConfigsBrokerLogger
 		}
 		cfgs := map[string]string{}
+		var nulls []string
 		for _, c := range res.Configs {
 			if c.Value != nil {
 				cfgs[c.Name] = *c.Value
+			} else {
+				nulls = append(nulls, c.Name)
 			}
+		}
+		// Kafka refuses null values; topics keep Klassik's earlier leniency.
+		if len(nulls) > 0 && res.ResourceType == kmsg.ConfigResourceTypeBroker {
+			return nil, denied(kerr.InvalidRequest, "Null value not supported for : "+strings.Join(nulls, ","))
 		}
 		return cfgs, nil
 	})

@@ -128,10 +128,15 @@ type Config struct {
 	Broker *config.Config
 	// Dynamic is the broker's current configuration (Broker with the
 	// dynamic broker configs); nil: Broker alone.
-	Dynamic  *config.Dynamic
-	ZK       AdminZK
-	Metadata MetadataView
-	Replicas ReplicaManager
+	Dynamic *config.Dynamic
+	// ReloadUpdatedFiles is called for a per-broker alteration with its
+	// config names (Kafka's reloadUpdatedFilesWithoutConfigChange: a
+	// listener key store named again with the same path is re-read when
+	// its file changed); nil: nothing to reload.
+	ReloadUpdatedFiles func(keys []string) error
+	ZK                 AdminZK
+	Metadata           MetadataView
+	Replicas           ReplicaManager
 	// LogDirs serves AlterReplicaLogDirs and DescribeLogDirs; nil leaves
 	// them unadvertised.
 	LogDirs    LogDirManager
@@ -161,6 +166,9 @@ type Config struct {
 	ACLs ACLAdmin
 	// Quotas are the client quota managers; nil enforces none.
 	Quotas *quota.Managers
+	// QuotaStore holds the quota nodes DescribeClientQuotas and
+	// AlterClientQuotas serve; nil leaves those APIs unadvertised.
+	QuotaStore ClientQuotaStore
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
@@ -176,7 +184,8 @@ type Config struct {
 type Apis struct {
 	brokerID        int32
 	clusterID       string
-	dyn             *config.Dynamic // current configuration: read it with conf()
+	dyn             *config.Dynamic           // current configuration: read it with conf()
+	reloadFiles     func(keys []string) error // Config.ReloadUpdatedFiles
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
@@ -189,6 +198,7 @@ type Apis struct {
 	users           UserCredentialStore
 	acls            ACLAdmin
 	quotas          *quota.Managers
+	quotaStore      ClientQuotaStore
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
@@ -226,6 +236,7 @@ func New(cfg Config) *Apis {
 		brokerID:        cfg.BrokerID,
 		clusterID:       cfg.ClusterID,
 		dyn:             cfg.Dynamic,
+		reloadFiles:     cfg.ReloadUpdatedFiles,
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
@@ -238,6 +249,7 @@ func New(cfg Config) *Apis {
 		users:           cfg.Users,
 		acls:            cfg.ACLs,
 		quotas:          cfg.Quotas,
+		quotaStore:      cfg.QuotaStore,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -294,6 +306,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.pids != nil
 	case 50, 51:
 		return a.users != nil
+	case 48, 49:
+		return a.quotaStore != nil
 	case 34, 35:
 		return a.logDirs != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:

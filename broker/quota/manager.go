@@ -3,7 +3,10 @@ package quota
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	gometrics "github.com/rcrowley/go-metrics"
 )
 
 // Kind is the quota a Manager enforces (Kafka's QuotaType of the client
@@ -65,6 +68,11 @@ type sensor struct {
 	// throttle-time: the average throttle time given to it.
 	throttleSum   float64
 	throttleCount int64
+
+	// What the metrics read without the manager's lock: the rate (or
+	// tokens) measured at the last request and the average throttle.
+	value, throttleAvg atomic.Uint64 // float64 bits
+	metricNames        []string
 }
 
 // Manager is Kafka's ClientQuotaManager for one Kind (with
@@ -79,7 +87,7 @@ type Manager struct {
 	// staticDefault is quota.producer.default / quota.consumer.default
 	// (math.Inf when unset), the last resort of a client id.
 	staticDefault float64
-	onSensor      func(kind Kind, t tags, s *sensor, mu *sync.Mutex)
+	reg           gometrics.Registry // nil: no metrics
 
 	// mu guards the following.
 	mu        sync.Mutex
@@ -203,9 +211,7 @@ func (m *Manager) sensorLocked(t tags, nowMs int64) *sensor {
 	if !ok {
 		s = &sensor{rate: newRate(m.num, m.windowMs)}
 		m.sensors[t] = s
-		if m.onSensor != nil {
-			m.onSensor(m.kind, t, s, &m.mu)
-		}
+		m.registerLocked(t, s)
 	}
 	s.lastMs = nowMs
 	if m.records++; m.records >= 4096 {
@@ -213,6 +219,9 @@ func (m *Manager) sensorLocked(t tags, nowMs int64) *sensor {
 		for k, o := range m.sensors {
 			if nowMs-o.lastMs > sensorExpiry.Milliseconds() {
 				delete(m.sensors, k)
+				for _, n := range o.metricNames {
+					m.reg.Unregister(n)
+				}
 			}
 		}
 	}
@@ -234,6 +243,7 @@ func (m *Manager) Record(user, clientID string, value float64, now time.Time) ti
 	t := m.tagsLocked(user, clientID)
 	s := m.sensorLocked(t, nowMs)
 	s.rate.record(value, nowMs)
+	s.value.Store(math.Float64bits(s.rate.measure(nowMs)))
 	bound, ok := m.limitLocked(t)
 	if !ok {
 		return 0
@@ -286,6 +296,31 @@ func (m *Manager) Throttled(user, clientID string, d time.Duration, now time.Tim
 	s := m.sensorLocked(m.tagsLocked(user, clientID), now.UnixMilli())
 	s.throttleSum += float64(d.Milliseconds())
 	s.throttleCount++
+	s.throttleAvg.Store(math.Float64bits(s.throttleSum / float64(s.throttleCount)))
+}
+
+// registerLocked adds a new sensor's metrics under Kafka's names
+// (kafka.server:type=Produce|Fetch|Request|ControllerMutation, tags user
+// and client-id): byte-rate (request-time for Request, tokens for
+// ControllerMutation) as measured at the entity's last request, and
+// throttle-time, the average throttle given. The gauges read atomics, so
+// the registry never waits for m.mu.
+func (m *Manager) registerLocked(t tags, s *sensor) {
+	if m.reg == nil {
+		return
+	}
+	name := [...]string{"byte-rate", "byte-rate", "request-time", "tokens"}[m.kind]
+	suffix := ".user=" + t.user + ".client-id=" + t.client
+	for _, g := range []struct {
+		n string
+		v *atomic.Uint64
+	}{{name, &s.value}, {"throttle-time", &s.throttleAvg}} {
+		full := "kafka.server." + m.kind.String() + "." + g.n + suffix
+		v := g.v
+		if err := m.reg.Register(full, gometrics.NewFunctionalGaugeFloat64(func() float64 { return math.Float64frombits(v.Load()) })); err == nil {
+			s.metricNames = append(s.metricNames, full)
+		}
+	}
 }
 
 // mutate takes permits from the token bucket of user and clientID
@@ -312,6 +347,7 @@ func (m *Manager) mutate(user, clientID string, permits float64, strict bool, no
 		}
 	}
 	s.bucket.record(permits, bound, burst, nowMs)
+	s.value.Store(math.Float64bits(s.bucket.tokens))
 	if strict {
 		// Kafka's strict quota lets the request that empties the bucket
 		// through unthrottled; the next one is refused.

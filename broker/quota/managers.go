@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -24,6 +25,8 @@ type Config struct {
 	// controller.quota.window.num and controller.quota.window.size.seconds.
 	ControllerWindowNum int
 	ControllerWindow    time.Duration
+	// Metrics receives each entity's quota metrics; nil registers none.
+	Metrics gometrics.Registry
 }
 
 // Managers are the client quota managers of one broker (Kafka's
@@ -35,12 +38,16 @@ type Managers struct {
 // New builds the managers; no quota applies until Update sets one, except
 // the static defaults.
 func New(cfg Config) *Managers {
-	return &Managers{
+	ms := &Managers{
 		Produce:            newManager(Produce, cfg.WindowNum, cfg.Window, cfg.ProducerDefault),
 		Fetch:              newManager(Fetch, cfg.WindowNum, cfg.Window, cfg.ConsumerDefault),
 		Request:            newManager(Request, cfg.WindowNum, cfg.Window, math.MaxInt64),
 		ControllerMutation: newManager(ControllerMutation, cfg.ControllerWindowNum, cfg.ControllerWindow, math.MaxInt64),
 	}
+	for _, m := range []*Manager{ms.Produce, ms.Fetch, ms.Request, ms.ControllerMutation} {
+		m.reg = cfg.Metrics
+	}
+	return ms
 }
 
 // ByKind returns the manager of k.

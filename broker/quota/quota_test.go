@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -264,5 +265,24 @@ func TestEntityFromZK(t *testing.T) {
 	}
 	if UserOf("User:CN=a b") != "CN%3Da%20b" || UserOf("User:ANONYMOUS") != "ANONYMOUS" {
 		t.Error("UserOf does not sanitize the principal's name")
+	}
+}
+
+// TestMetrics: each entity's sensor publishes Kafka's quota metrics.
+func TestMetrics(t *testing.T) {
+	cfg := testConfig()
+	cfg.Metrics = gometrics.NewRegistry()
+	ms := New(cfg)
+	ms.Produce.Update(Entity{Client: Named("app")}, f(100))
+	now := time.UnixMilli(1_000_000)
+	d := ms.Produce.Record("alice", "app", 5000, now)
+	ms.Produce.Throttled("alice", "app", d, now)
+	rate, ok := cfg.Metrics.Get("kafka.server.Produce.byte-rate.user=.client-id=app").(gometrics.GaugeFloat64)
+	if !ok || rate.Value() != 500 {
+		t.Fatalf("byte-rate: %v %v, want 500 (5000 B over the 10 s minimum window)", rate, ok)
+	}
+	tt, ok := cfg.Metrics.Get("kafka.server.Produce.throttle-time.user=.client-id=app").(gometrics.GaugeFloat64)
+	if !ok || tt.Value() != float64(d.Milliseconds()) || d == 0 {
+		t.Fatalf("throttle-time: %v %v, want %v", tt, ok, d)
 	}
 }

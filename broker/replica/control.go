@@ -198,6 +198,9 @@ func (m *Manager) fillLeaderAndIsrResponse(req *kmsg.LeaderAndISRRequest, resp *
 // its fetcher (if any) must stop.
 func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp common.TopicPartition, logCfg topicLogConfig) (code int16, follow *FollowerStart, wasFollowing bool) {
 	st := lp.st
+	if code := m.checkNotOnOfflineDir(tp, st.IsNew); code != 0 {
+		return code, nil, false
+	}
 	m.mu.Lock()
 	if e := m.offlineErrorLocked(tp); e != nil {
 		m.mu.Unlock()

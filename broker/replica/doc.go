@@ -64,6 +64,10 @@
 //	                                       in maybeFetch and handleFetched)
 //	Partition's gauges (kafka.cluster)     partitionmetrics.go (also the
 //	                                       reassignment state of LeaderAndIsr)
+//	ReplicaManager.handleLogDirFailure,    offline.go MarkPartitionsOffline, IsOffline,
+//	  HostedPartition.Offline              OfflinePartitions (KAFKA_STORAGE_ERROR for
+//	                                       replicas on a failed log dir; is_new=false
+//	                                       LeaderAndIsr while a dir is offline)
 //
 // # Roles and transitions
 //

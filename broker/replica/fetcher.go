@@ -77,9 +77,10 @@ type FetcherManager struct {
 	log *slog.Logger
 
 	// mu guards the following.
-	mu      sync.Mutex
-	threads map[fetcherKey]*fetcherThread
-	closed  bool
+	mu          sync.Mutex
+	threads     map[fetcherKey]*fetcherThread
+	closed      bool
+	numFetchers int // num.replica.fetchers in force (Resize changes it)
 }
 
 type fetcherKey struct {
@@ -115,7 +116,8 @@ func NewFetcherManager(cfg FetcherConfig, m *Manager) *FetcherManager {
 	if cfg.Quota == nil {
 		cfg.Quota = unboundedQuota{}
 	}
-	return &FetcherManager{cfg: cfg, m: m, log: cfg.Logger.With("component", "replica-fetcher-manager"), threads: make(map[fetcherKey]*fetcherThread)}
+	return &FetcherManager{cfg: cfg, m: m, log: cfg.Logger.With("component", "replica-fetcher-manager"), threads: make(map[fetcherKey]*fetcherThread),
+		numFetchers: cfg.NumFetchers}
 }
 
 // fetcherID is Kafka's getFetcherId: abs(31 * topic.hashCode + partition)
@@ -149,7 +151,7 @@ func (f *FetcherManager) AddPartitions(parts map[common.TopicPartition]FollowerS
 		return
 	}
 	for tp, st := range parts {
-		key := fetcherKey{st.LeaderID, st.LeaderHost, st.LeaderPort, fetcherID(tp, f.cfg.NumFetchers)}
+		key := fetcherKey{st.LeaderID, st.LeaderHost, st.LeaderPort, fetcherID(tp, f.numFetchers)}
 		for k, t := range f.threads {
 			if k != key && t.remove(tp) && t.empty() {
 				delete(f.threads, k)

@@ -30,6 +30,9 @@ func (m *Manager) MarkPartitionsOffline(tps []common.TopicPartition) {
 	if len(tps) == 0 {
 		return
 	}
+	for _, tp := range tps {
+		m.stopLogDirMover(tp) // before the locks the mover takes
+	}
 	m.controlMu.Lock()
 	defer m.controlMu.Unlock()
 	var resigned []LeadershipChange
@@ -108,4 +111,32 @@ func (m *Manager) offlineErrorLocked(tp common.TopicPartition) *kerr.Error {
 		return kerr.KafkaStorageError
 	}
 	return nil
+}
+
+// checkNotOnOfflineDir is Kafka's refusal to create a log for a partition
+// LeaderAndIsr does not call new (is_new false) while a log directory is
+// offline: its log may be in that directory, and an empty one created
+// elsewhere could be elected leader from a stale ISR. Such a partition
+// joins the offline set and answers KAFKA_STORAGE_ERROR. Must hold
+// controlMu, not mu.
+func (m *Manager) checkNotOnOfflineDir(tp common.TopicPartition, isNew bool) int16 {
+	if isNew {
+		return 0
+	}
+	if _, ok := m.logs.GetLog(tp); ok {
+		return 0
+	}
+	off := m.logs.OfflineDirs()
+	if len(off) == 0 {
+		return 0
+	}
+	m.mu.Lock()
+	if m.offline == nil {
+		m.offline = map[common.TopicPartition]struct{}{}
+	}
+	m.offline[tp] = struct{}{}
+	m.mu.Unlock()
+	m.state.Warn("cannot create the log of a partition that is not new while log directories are offline",
+		"topic", tp.Topic, "partition", tp.Partition, "offline_dirs", off)
+	return kerr.KafkaStorageError.Code
 }

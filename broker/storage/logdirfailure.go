@@ -255,12 +255,21 @@ func (m *LogManager) HandleLogDirFailure(dir string, beforeClose func([]common.T
 	// A cleaner pass on one of these logs fails on the closed log and
 	// the log is not picked again: it left the manager's map.
 	m.mu.Lock()
-	var logs []*Log
+	var logs, futures []*Log
 	for _, tp := range offline {
 		if l, ok := m.logs[tp]; ok && m.logDirOf[tp] == d {
 			logs = append(logs, l)
 			delete(m.logs, tp)
 			delete(m.logDirOf, tp)
+		}
+	}
+	// Future logs (AlterReplicaLogDirs) in the directory go too; their
+	// movers see the closed log and give up.
+	for tp, fd := range m.futureDirOf {
+		if fd == d {
+			futures = append(futures, m.futures[tp])
+			delete(m.futures, tp)
+			delete(m.futureDirOf, tp)
 		}
 	}
 	// Segments of deleted partitions in this directory are released with
@@ -284,6 +293,9 @@ func (m *LogManager) HandleLogDirFailure(dir string, beforeClose func([]common.T
 		if err := l.closeNoFlush(); err != nil {
 			m.logger.Debug("closing a log of a failed directory", "dir", dir, "err", err)
 		}
+	}
+	for _, l := range futures {
+		l.closeNoFlush()
 	}
 	for _, pd := range dropped {
 		if pd.log != nil {
@@ -314,4 +326,41 @@ func (m *LogManager) anyOnlineLocked() bool {
 
 func isUnder(path, dir string) bool {
 	return len(path) > len(dir) && path[:len(dir)] == dir && os.IsPathSeparator(path[len(dir)])
+}
+
+// startOffline decides, during NewLogManager, whether err (locking or
+// loading d) takes d offline instead of failing the start-up, as Kafka
+// starts with a directory it cannot read offline: an I/O error does; a
+// directory locked by another process, a malformed checkpoint or a
+// malformed partition directory name does not. Logs already loaded from d
+// are dropped and d is reported to the failure channel.
+func (m *LogManager) startOffline(d *logDir, err error) bool {
+	if errors.Is(err, ErrLogDirLocked) || !IsIOError(err) {
+		return false
+	}
+	if !slices.Contains(m.dirs, d) {
+		m.dirs = append(m.dirs, d)
+	}
+	m.offline[d] = true
+	for tp, ld := range m.logDirOf {
+		if ld == d {
+			m.logs[tp].closeNoFlush()
+			delete(m.logs, tp)
+			delete(m.logDirOf, tp)
+		}
+	}
+	for tp, ld := range m.futureDirOf {
+		if ld == d {
+			m.futures[tp].closeNoFlush()
+			delete(m.futures, tp)
+			delete(m.futureDirOf, tp)
+		}
+	}
+	if d.lock != nil {
+		syscall.Flock(int(d.lock.Fd()), syscall.LOCK_UN)
+		d.lock.Close()
+		d.lock = nil
+	}
+	m.failures.maybeAdd(m, d.path, "start-up", err)
+	return true
 }

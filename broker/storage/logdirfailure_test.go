@@ -304,3 +304,37 @@ func TestFullFilesystemTakesLogDirOffline(t *testing.T) {
 		t.Fatalf("append after the fix: %v", err)
 	}
 }
+
+// A directory that cannot be used at start-up (its path is a regular
+// file) starts offline and is reported once, as Kafka starts; with every
+// directory unusable NewLogManager fails.
+func TestLogDirUnusableAtStartupStartsOffline(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	if err := os.WriteFile(a, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultManagerConfig(a, b)
+	cfg.CleanerEnable = false
+	m := mustNewLogManager(t, cfg)
+	defer m.Shutdown()
+	if !m.IsOffline(a) || m.IsOffline(b) {
+		t.Fatalf("offline dirs %v", m.OfflineDirs())
+	}
+	if d := takeFailure(t, m); d != a {
+		t.Fatalf("failed dir %q, want %q", d, a)
+	}
+	l := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "t", Partition: 0}, testConfig())
+	if !strings.HasPrefix(l.Dir(), b) {
+		t.Fatalf("log placed in %s", l.Dir())
+	}
+	if err := m.WriteMetaProperties(1, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := m.ReadMetaProperties(); err != nil || !found {
+		t.Fatalf("meta.properties with a dir offline: %v %v", found, err)
+	}
+	if _, err := NewLogManager(DefaultManagerConfig(a)); err == nil {
+		t.Fatal("NewLogManager with every dir unusable succeeded")
+	}
+}

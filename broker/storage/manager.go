@@ -116,19 +116,29 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	for _, d := range cfg.Dirs {
 		ld, err := lockLogDir(d)
 		if err != nil {
+			if m.startOffline(&logDir{path: d}, err) {
+				continue
+			}
 			m.unlockAll()
 			return nil, err
 		}
 		m.dirs = append(m.dirs, ld)
 	}
 	for _, d := range m.dirs {
-		if err := m.loadDir(d); err != nil {
+		if m.isOfflineLocked(d) {
+			continue
+		}
+		if err := m.loadDir(d); err != nil && !m.startOffline(d, err) {
 			for _, l := range m.allLogsAndFutures() {
 				l.closeNoFlush()
 			}
 			m.unlockAll()
 			return nil, err
 		}
+	}
+	if !m.anyOnlineLocked() {
+		m.unlockAll()
+		return nil, fmt.Errorf("storage: every log directory in %v failed at start-up", cfg.Dirs)
 	}
 	m.registerManagerMetrics()
 	return m, nil
@@ -725,6 +735,9 @@ func (m *LogManager) WriteMetaProperties(brokerID int32, clusterID string) error
 // ("inconsistent broker metadata").
 func (m *LogManager) ReadMetaProperties() (mp MetaProperties, found bool, err error) {
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(d.path, metaPropertiesFile))
 		if os.IsNotExist(err) {
 			continue
