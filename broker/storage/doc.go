@@ -22,6 +22,9 @@
 //	kafka.log.TimeIndex                      timeindex.go    TimeIndex
 //	kafka.log.TransactionIndex               txnindex.go     .txnindex, CollectAbortedTransactions
 //	kafka.log.LogManager                     manager.go      LogManager, loadDir, ParseTopicPartitionName
+//	LogManager futureLogs, preferredLogDirs, futurelog.go    future logs of AlterReplicaLogDirs moves
+//	replaceCurrentWithFutureLog                              (<tp>.<uuid>-future, loaded again at
+//	                                                         start-up), the swap, DescribeLogDirs data
 //	Log / LogFlushStats / LogManager /       metrics.go      per-log gauges, the flush timer, the
 //	LogCleaner metrics, LogValidator's                       validation meters (by record's error kinds)
 //	BrokerTopicMetrics marks
@@ -206,8 +209,6 @@
 //   - Loading always replays producer state from the newest snapshot; Kafka's
 //     shortcut of assuming empty state after a clean shutdown without
 //     snapshots is not taken (slower first start on old data, same result).
-//   - AlterReplicaLogDirs (-future directories) is not supported; leftover
-//     future directories are deleted at startup.
 //   - A malformed checkpoint file fails NewLogManager (Kafka marks the
 //     directory offline); there is no per-directory offline state.
 package storage
