@@ -5,6 +5,11 @@
 # module's sources changed since the last build, then execs it, so the
 # process id is the tool's and signals reach it directly.
 #
+# <tool> may also be the Java class name Kafka's scripts and tutorials run
+# (kafka-run-class.sh kafka.tools.GetOffsetShell ...): each class of a tool
+# Klassik has maps to that tool's directory (kafka_class_tool); another
+# class name is refused as the JVM refuses a class it cannot find.
+#
 # KLASSIK_BUILD_ONLY=1 builds without running. KLASSIK_RACE_TOOLS, a
 # space-separated list of tool names, builds those tools with the race
 # detector (into a race/ directory of their own); the tests set it for the
@@ -16,6 +21,44 @@ base_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 require_args "$0 <tool> [args...]   (tools: the directories of bin/ holding a Go main package)" "$@"
 tool=$1
 shift
+
+# kafka_class_tool CLASS: the bin/ directory of the tool that stands in for
+# Kafka's main class CLASS (2.8's names, and the org.apache.kafka.tools
+# names the tools moved to in 3.x); empty when Klassik has none.
+kafka_class_tool() {
+  case "$1" in
+    kafka.Kafka) echo kafka-server ;;
+    kafka.admin.ConfigCommand) echo kafka-configs ;;
+    kafka.admin.TopicCommand) echo kafka-topics ;;
+    kafka.admin.ConsumerGroupCommand) echo kafka-consumer-groups ;;
+    kafka.admin.ReassignPartitionsCommand) echo kafka-reassign-partitions ;;
+    kafka.admin.LeaderElectionCommand) echo kafka-leader-election ;;
+    kafka.admin.PreferredReplicaLeaderElectionCommand) echo kafka-preferred-replica-election ;;
+    kafka.admin.AclCommand) echo kafka-acls ;;
+    kafka.admin.BrokerApiVersionsCommand) echo kafka-broker-api-versions ;;
+    kafka.admin.LogDirsCommand | org.apache.kafka.tools.LogDirsCommand) echo kafka-log-dirs ;;
+    kafka.admin.DeleteRecordsCommand | org.apache.kafka.tools.DeleteRecordsCommand) echo kafka-delete-records ;;
+    kafka.admin.ZkSecurityMigrator) echo zookeeper-security-migration ;;
+    kafka.tools.GetOffsetShell | org.apache.kafka.tools.GetOffsetShell) echo kafka-get-offsets ;;
+    kafka.tools.DumpLogSegments) echo kafka-dump-log ;;
+    kafka.tools.ConsoleConsumer) echo kafka-console-consumer ;;
+    kafka.tools.ConsoleProducer) echo kafka-console-producer ;;
+    org.apache.kafka.tools.VerifiableProducer | kafka.tools.VerifiableProducer) echo kafka-verifiable-producer ;;
+    org.apache.kafka.tools.VerifiableConsumer | kafka.tools.VerifiableConsumer) echo kafka-verifiable-consumer ;;
+    org.apache.kafka.tools.TransactionsCommand) echo kafka-transactions ;;
+  esac
+}
+
+# A name with a dot is a class name (tool directories have none).
+if [[ $tool == *.* ]]; then
+  class=$tool
+  tool=$(kafka_class_tool "$class")
+  if [ -z "$tool" ]; then
+    echo "Error: Could not find or load main class $class" >&2
+    echo "Caused by: java.lang.ClassNotFoundException: $class" >&2
+    exit 1
+  fi
+fi
 build_dir=${KLASSIK_BUILD_DIR:-$base_dir/bin/.build}
 
 if [ ! -d "$base_dir/bin/$tool" ]; then

@@ -258,7 +258,7 @@ func checkReplicaFiles(t *testing.T, c *testcluster.Cluster, i int, tp common.To
 // the broker does not host yet answers REPLICA_NOT_AVAILABLE and is created
 // in the requested directory when a reassignment brings it.
 func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirsPerBroker: 2})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirs: 2})
 	setLogDirThrottle(t, c, 2000000)
 	ids := []int32{c.BrokerID(0), c.BrokerID(1)}
 	tp := common.TopicPartition{Topic: "jbod", Partition: 0}
@@ -344,7 +344,7 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 // log.dirs is LOG_DIR_NOT_FOUND and an unknown partition
 // UNKNOWN_TOPIC_OR_PARTITION.
 func TestAlterReplicaLogDirsResumesAfterRestart(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirsPerBroker: 2})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, LogDirs: 2})
 	setLogDirThrottle(t, c, 1000000)
 	tp := common.TopicPartition{Topic: "resume", Partition: 0}
 	createAssigned(t, c, tp.Topic, [][]int32{{c.BrokerID(0)}}, map[string]string{"segment.bytes": "262144"})

@@ -23,9 +23,11 @@ import (
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/console"
 	"github.com/klassik/klassik/broker/group"
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/metrics"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/replica"
 	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/broker/security/authorizer"
@@ -46,6 +48,8 @@ type options struct {
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
+	logLevels             *loglevels.Registry // WithLogLevels (brokerloggers.go)
+	configChangeFault     func() error        // WithConfigChangeFault (configlistener.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -69,8 +73,13 @@ type Broker struct {
 	// that may change at run time through dyn.Current().
 	dyn        *config.Dynamic
 	stopDynLog func()
-	opts       options
-	logger     *slog.Logger
+	// stopDynApply unsubscribes the components of dynamicapply.go.
+	stopDynApply func()
+	opts         options
+	logger       *slog.Logger
+	// logLevels holds the levels of the loggers logger hands out
+	// (brokerloggers.go).
+	logLevels *loglevels.Registry
 
 	// Set during Startup, read-only afterwards (Shutdown runs after Startup
 	// returned).
@@ -90,16 +99,15 @@ type Broker struct {
 	regInfo        zkpaths.BrokerInfo
 	stopNewSession func()
 	web            *webServer             // klassik.http.listener; nil when off
+	dirFailures    *logDirFailureHandler  // logdirfailure.go
 	authz          *authorizer.Authorizer // authorizer.class.name; nil when unset
 
 	// listenerTLS holds the TLS configuration of each SSL and SASL_SSL
 	// listener, set by New (loadTLS).
 	listenerTLS map[string]network.ListenerConfig
 	// tlsStates are the reloadable stores of those listeners
-	// (listenertls.go); dynConfig is the dynamic configuration the
-	// components follow (dynamicapply.go), nil until set.
+	// (listenertls.go).
 	tlsStates map[string]*listenerTLSState
-	dynConfig *config.Dynamic
 	ipQuotas  *ipQuotas
 
 	epoch atomic.Int64 // broker epoch: czxid of our registration
@@ -121,10 +129,18 @@ type Broker struct {
 
 	topicCfgs *topicConfigCache
 
+	// replQuotas are the replication throttles (replicationquotas.go),
+	// made in buildComponents.
+	replQuotas *replicationQuotas
+
 	// userCreds loads b.credentials (every user's SCRAM credentials,
 	// Kafka's CredentialProvider, made in New) from /config/users before
 	// the listeners open and keeps it current from change notifications.
 	userCreds *userCredentials
+	// quotas are the client quota managers, clientQuotas keeps them in
+	// step with /config/users and /config/clients (quotaconfig.go).
+	quotas       *quota.Managers
+	clientQuotas *clientQuotaConfigs
 
 	// console is the web console's handler (broker/console), mounted at
 	// "/" of the HTTP listener; consoleSrc is its view of this broker.
@@ -154,6 +170,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	}
 	b := &Broker{cfg: cfg, dyn: config.NewDynamic(cfg), opts: o, logger: logger, brokerID: cfg.BrokerID, metrics: metrics.NewVersionedRegistry(),
 		credentials: security.NewCredentialCache()}
+	b.logLevels, b.logger = setupLogLevels(o.logLevels, logger)
 	b.epoch.Store(-1)
 	if err := b.loadTLS(); err != nil {
 		return nil, err
@@ -249,15 +266,25 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		return err
 	}
 	b.stopDynLog = b.subscribeDynamicLogConfig()
+	// Reconfiguration checks against the values in force (dynamicapply.go).
+	b.addDynamicValidators()
 	// SCRAM credentials before the listeners open, so the first
 	// authentication already sees them.
 	b.userCreds = newUserCredentials(b.zk, b.credentials, b.logger)
 	if err := b.userCreds.loadAll(); err != nil {
 		return fmt.Errorf("broker: loading SCRAM credentials from /config/users: %w", err)
 	}
+	// Client quotas, likewise before the first request.
+	b.clientQuotas = newClientQuotaConfigs(b.zk, b.quotas, b.logger)
+	if err := b.clientQuotas.loadAll(); err != nil {
+		return fmt.Errorf("broker: loading client quotas from /config/users and /config/clients: %w", err)
+	}
 	if err := b.startSocketServer(); err != nil {
 		return err
 	}
+	// The socket server, fetchers, cleaner and listener stores follow
+	// dynamic changes from here on (dynamicapply.go).
+	b.stopDynApply = b.subscribeDynamicApply(b.dyn)
 	// IP connection rate quotas (/config/ips), before requests are served.
 	b.ipQuotas = newIPQuotas(b.zk, b.server, b.logger)
 	if err := b.ipQuotas.loadAll(); err != nil {
@@ -286,14 +313,21 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.logs.Startup()
 	// ISR maintenance (shrink checks, ISR change notifications).
 	b.replicas.Startup()
+	// Failed log directories go offline (logdirfailure.go).
+	b.startLogDirFailureHandler()
 	// Dynamic config listener (/config/changes): topics, and users'
 	// SCRAM credentials.
-	others := map[string]func(string){zkpaths.ConfigTypeUser: b.userCreds.onChange}
-	// Dynamic broker configs (dynamicconfig.go).
-	others[zkpaths.ConfigTypeBroker] = b.onBrokerConfigChange
+	others := map[string]func(string){zkpaths.ConfigTypeUser: func(e string) {
+		b.userCreds.onChange(e)
+		b.clientQuotas.onUserChange(e)
+	}}
+	// Client quotas (/config/clients; users above).
+	others[zkpaths.ConfigTypeClient] = b.clientQuotas.onClientChange
 	// IP connection rate quotas (ipquotas.go).
 	others[zkpaths.ConfigTypeIP] = b.ipQuotas.onChange
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, b.logger)
+	// Dynamic broker configs (dynamicconfig.go); a failed reload is retried.
+	retried := map[string]func(string) error{zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, retried, b.logger, b.opts.configChangeFault)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)
@@ -346,6 +380,8 @@ func (b *Broker) openLogs() error {
 func (b *Broker) buildComponents(base *slog.Logger) error {
 	b.topicCfgs = newTopicConfigCache(b.zk)
 	b.meta = metadata.New(b.brokerID, b.clusterID)
+	b.replQuotas = newReplicationQuotas(b.cfg, b.brokerID, b.metrics, base.With("broker", b.brokerID))
+	b.replQuotas.followRates(b.dyn)
 	b.replicas = replica.New(b.replicaConfig(base), replica.NewLogStore(b.logs), b.meta)
 	gc := b.cfg.GroupCoordinator()
 	var err error
@@ -391,25 +427,31 @@ func (b *Broker) buildComponents(base *slog.Logger) error {
 	if b.authz != nil {
 		authz, acls = b.authz, b.authz
 	}
+	b.quotas = quota.New(quotaManagersConfig(b.cfg, b.metrics))
 	b.apis = api.New(api.Config{
-		BrokerID:        b.brokerID,
-		ClusterID:       b.clusterID,
-		Broker:          b.cfg,
-		Dynamic:         b.dyn,
-		ZK:              b.zk,
-		Metadata:        b.meta,
-		Replicas:        b.replicas,
-		LogDirs:         b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
-		Controller:      b.ctrl,
-		Groups:          b.groups,
-		Txn:             b.txn,
-		ProducerIDs:     pids,
-		Users:           b.zk,
-		Authorizer:      authz,
-		ACLs:            acls,
-		FixedStartIndex: b.opts.fixedStartIndex,
-		SASL:            b.authenticators,
-		Logger:          b.logger,
+		BrokerID:  b.brokerID,
+		ClusterID: b.clusterID,
+		Broker:    b.cfg,
+		Dynamic:   b.dyn,
+		// Listener key stores re-read when named again (listenertls.go).
+		ReloadUpdatedFiles: b.ReloadUpdatedFilesWithoutConfigChange,
+		ZK:                 b.zk,
+		Metadata:           b.meta,
+		Replicas:           b.replicas,
+		LogDirs:            b.replicas, // AlterReplicaLogDirs, DescribeLogDirs
+		Controller:         b.ctrl,
+		Groups:             b.groups,
+		Txn:                b.txn,
+		ProducerIDs:        pids,
+		Users:              b.zk,
+		Authorizer:         authz,
+		ACLs:               acls,
+		Quotas:             b.quotas,
+		FixedStartIndex:    b.opts.fixedStartIndex,
+		SASL:               b.authenticators,
+		Logger:             b.logger,
+		LogLevels:          b.logLevels,
+		QuotaStore:         b.zk,
 	})
 	b.registerMetrics()
 	return nil
@@ -455,6 +497,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 		ReplicaLagTimeMax:     rc.LagTimeMax,
 		IsrUpdater:            b.zk,
 		IsBrokerAlive:         b.meta.IsAlive,
+		LeaderQuota:           b.replQuotas.leader,
 		Metrics:               b.metrics,
 		DisableRequestMetrics: b.opts.withoutRequestMetrics,
 		// JBOD moves (AlterReplicaLogDirs): the log manager's future logs,
@@ -472,6 +515,7 @@ func (b *Broker) replicaConfig(base *slog.Logger) replica.Config {
 			// inter.broker.protocol.version's truncation protocol.
 			TruncateToHighWatermark: !rc.OffsetForLeaderEpoch,
 			NoLastFetchedEpoch:      !rc.LastFetchedEpoch,
+			Quota:                   b.replQuotas.follower,
 			Dial:                    replica.NetworkDialer(b.interBrokerDial, fmt.Sprintf("broker-%d-fetcher", b.brokerID), rc.SocketTimeout),
 		},
 		Logger:              base,
@@ -502,7 +546,7 @@ func (b *Broker) startSocketServer() error {
 	}
 	nc.SaslMaxReceiveBytes = b.cfg.SaslServerMaxReceiveSize
 	nc.FailedAuthenticationDelay = time.Duration(b.cfg.ConnectionFailedAuthDelayMs) * time.Millisecond
-	qc := connectionQuotaConfig(b.cfg) // dynamicapply.go
+	qc := connectionQuotaConfig(b.dyn.Current()) // dynamicapply.go
 	nc.ConnectionQuotas = &qc
 	for _, e := range ss.Listeners {
 		lc := b.listenerTLS[e.ListenerName] // TLS and principal mapping of SSL / SASL_SSL listeners
@@ -628,6 +672,7 @@ func (b *Broker) logConfigFor(topic string) (storage.LogConfig, error) {
 	if err != nil {
 		return storage.LogConfig{}, err
 	}
+	b.replQuotas.applyTopic(topic, overrides)
 	return logConfig(b.dyn.Current(), overrides)
 }
 
@@ -648,6 +693,7 @@ func (b *Broker) minInsyncReplicas(topic string) int {
 // applyTopicConfig re-applies a topic's configuration to its local logs
 // after a /config/changes notification.
 func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
+	b.replQuotas.applyTopic(topic, overrides)
 	lc, err := logConfig(b.dyn.Current(), overrides)
 	if err != nil {
 		b.logger.Error("invalid topic config in ZooKeeper; keeping the current one", "topic", topic, "err", err)
@@ -674,6 +720,7 @@ func (b *Broker) applyTopicConfig(topic string, overrides map[string]string) {
 func (b *Broker) onPartitionsDeleted(tps []common.TopicPartition) {
 	for _, tp := range tps {
 		b.topicCfgs.drop(tp.Topic)
+		b.replQuotas.removeTopic(tp.Topic)
 	}
 	b.replicas.ForgetTopicMetrics(tps)
 }
@@ -791,6 +838,9 @@ func (b *Broker) stopComponents() {
 	if b.cfgWatch != nil {
 		b.cfgWatch.stop()
 	}
+	if b.stopDynApply != nil {
+		b.stopDynApply()
+	}
 	if b.stopDynLog != nil {
 		b.stopDynLog()
 	}
@@ -806,6 +856,7 @@ func (b *Broker) stopComponents() {
 	if b.markers != nil {
 		b.markers.close()
 	}
+	b.stopLogDirFailureHandler()
 	if b.replicas != nil {
 		b.replicas.Shutdown()
 	}

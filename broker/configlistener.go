@@ -14,6 +14,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -81,6 +82,12 @@ func (c *topicConfigCache) reload(topic string) (map[string]string, error) {
 	return v, nil
 }
 
+// WithConfigChangeFault makes every pass of the /config/changes listener
+// call fault first and fail with its error (tests of the retry).
+func WithConfigChangeFault(fault func() error) Option {
+	return func(o *options) { o.configChangeFault = fault }
+}
+
 // notificationPurgeAge is how old a processed notification must be before
 // a broker deletes it (Kafka: 15 minutes).
 const notificationPurgeAge = 15 * time.Minute
@@ -94,7 +101,15 @@ type configChangeListener struct {
 	// others handles the entity types besides topics, by the notification's
 	// (sanitized) entity name.
 	others map[string]func(entity string)
-	logger *slog.Logger
+	// retried handles entity types whose reload may fail (a ZooKeeper
+	// read): an error stops the pass before that notification, so the
+	// backoff retry processes it again.
+	retried map[string]func(entity string) error
+	logger  *slog.Logger
+
+	// fault, when set (tests: WithConfigChangeFault), runs before every
+	// pass; an error fails the pass as a ZooKeeper error would.
+	fault func() error
 
 	wake    chan struct{} // capacity 1: coalesces wake-ups
 	done    chan struct{}
@@ -103,12 +118,16 @@ type configChangeListener struct {
 	once    sync.Once
 
 	lastSeq int64 // highest processed sequence; owned by the goroutine
+	// failedSeq is the notification whose retried handler failed
+	// failures times in a row; owned by the goroutine.
+	failedSeq int64
+	failures  int
 }
 
 func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string),
-	others map[string]func(entity string), logger *slog.Logger) *configChangeListener {
-	l := &configChangeListener{zk: c, cache: cache, apply: apply, others: others, logger: logger.With("component", "config-change-listener"),
-		wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1}
+	others map[string]func(entity string), retried map[string]func(entity string) error, logger *slog.Logger, fault func() error) *configChangeListener {
+	l := &configChangeListener{zk: c, cache: cache, apply: apply, others: others, retried: retried, logger: logger.With("component", "config-change-listener"),
+		fault: fault, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1, failedSeq: -1}
 	l.cancels = append(l.cancels,
 		c.WatchChildren(zkpaths.ConfigChangesPath, l.poke),
 		c.OnNewSession(l.poke))
@@ -136,21 +155,49 @@ func (l *configChangeListener) stop() {
 	l.wg.Wait()
 }
 
+// Retry delays after a failed pass: doubling from the first to the last,
+// so a notification is not left unprocessed until the next change.
+const (
+	// maxNotificationAttempts bounds the passes that retry one
+	// notification whose handler fails (about 40 s with the backoff).
+	maxNotificationAttempts = 8
+	configChangeRetryMin    = 100 * time.Millisecond
+	configChangeRetryMax    = 10 * time.Second
+)
+
 func (l *configChangeListener) run() {
 	defer l.wg.Done()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	backoff := configChangeRetryMin
 	for {
 		select {
 		case <-l.done:
 			return
 		case <-l.wake:
-			if err := l.process(); err != nil && !errors.Is(err, zkclient.ErrClosed) {
-				l.logger.Warn("processing config change notifications failed; will retry on the next change", "err", err)
-			}
+		case <-retry.C:
+		}
+		err := l.process()
+		switch {
+		case err == nil:
+			backoff = configChangeRetryMin
+			retry.Stop()
+		case errors.Is(err, zkclient.ErrClosed):
+		default:
+			l.logger.Warn("processing config change notifications failed; retrying", "err", err, "retry_in", backoff)
+			retry.Reset(backoff)
+			backoff = min(2*backoff, configChangeRetryMax)
 		}
 	}
 }
 
 func (l *configChangeListener) process() error {
+	if l.fault != nil {
+		if err := l.fault(); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	kids, err := l.zk.Children(zkpaths.ConfigChangesPath)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -173,7 +220,17 @@ func (l *configChangeListener) process() error {
 		if err != nil {
 			return err
 		}
-		l.handle(name, data)
+		if err := l.handle(name, data); err != nil {
+			// Retry the notification a bounded number of times, then give
+			// up on it so that one bad entity cannot hold back the rest.
+			if l.failedSeq != seq {
+				l.failedSeq, l.failures = seq, 0
+			}
+			if l.failures++; l.failures < maxNotificationAttempts {
+				return fmt.Errorf("config change notification %s: %w", name, err)
+			}
+			l.logger.Error("giving up on a config change notification", "notification", name, "attempts", l.failures, "err", err)
+		}
 		l.lastSeq = seq
 	}
 	// Purge notifications older than 15 minutes; every broker does it and
@@ -193,25 +250,31 @@ func (l *configChangeListener) process() error {
 	return nil
 }
 
-func (l *configChangeListener) handle(name string, data []byte) {
+// handle hands one notification to its entity type's handler; only a
+// retried handler's error is returned.
+func (l *configChangeListener) handle(name string, data []byte) error {
 	ch, err := zkpaths.DecodeConfigChangeNotification(data)
 	if err != nil {
 		l.logger.Warn("ignoring an unreadable config change notification", "notification", name, "err", err)
-		return
+		return nil
 	}
 	typ, entity := ch.EntityType, ch.EntityName
+	if h, ok := l.retried[typ]; ok {
+		return h(entity)
+	}
 	if h, ok := l.others[typ]; ok {
 		h(entity)
-		return
+		return nil
 	}
 	if typ != zkpaths.ConfigTypeTopic {
 		l.logger.Debug("ignoring a config change for an entity type without a handler", "entity_type", typ, "entity", entity)
-		return
+		return nil
 	}
 	overrides, err := l.cache.reload(entity)
 	if err != nil {
 		l.logger.Warn("reading changed topic config failed", "topic", entity, "err", err)
-		return
+		return nil
 	}
 	l.apply(entity, overrides)
+	return nil
 }

@@ -12,15 +12,20 @@
 //	AdminZkClient / KafkaZkClient (admin writes)    zkpaths/zkclient (*zkclient.Client is api.AdminZK)
 //	ZkConfigManager + TopicConfigHandler +          configlistener.go (also the topic
 //	  ZkNodeChangeNotificationListener               config cache, dropped on deletion)
+//	DynamicBrokerConfig.initialize, BrokerConfigHandler, dynamicconfig.go (/config/brokers/<default>
+//	  DynamicLogConfig                               and /<id> into Broker.dyn; log defaults re-derived)
 //	CredentialProvider + UserConfigHandler          usercredentials.go (SCRAM credentials of
 //	  (credentials)                                  /config/users in the CredentialCache)
 //	KafkaServer's authorizer (AclAuthorizer,         broker.go (startAuthorizer) with
 //	  authorizer.class.name)                         security/authorizer (api.Authorizer, api.ACLAdmin)
 //	(the web console's view of this broker)         consolesource.go (console.Source; publishes
 //	                                                 /klassik/console/<id>, see broker/console)
+//	ReplicaManager's LogDirFailureHandler (KIP-112)  logdirfailure.go (failed log dir → replicas
+//	                                                 offline, logs closed, /log_dir_event_notification)
 //
 // Start-up order (Kafka's KafkaServer.startup): ZooKeeper session (the client
-// creates the chroot) → persistent paths → cluster id → log manager (locks
+// creates the chroot) → persistent paths → cluster id → dynamic broker
+// configs (/config/brokers) → log manager (locks
 // log.dirs, recovers logs) → meta.properties check and broker id
 // (configured, stored or generated from /brokers/seqid) → metadata cache,
 // replica manager (replica fetchers over the inter-broker listener, ISR
@@ -43,7 +48,11 @@
 //
 // Goroutines owned here: the config change listener (one goroutine, woken
 // by the /config/changes children watch and by new sessions; stopped and
-// joined by Shutdown/Kill). Everything else is owned by the subpackages and
+// joined by Shutdown/Kill) and the log dir failure handler (one goroutine,
+// the only receiver of the log manager's failure channel, started after
+// the ISR maintenance, stopped and joined before the replica manager
+// shuts down; when every log dir failed it starts an uncontrolled
+// shutdown and closes Halted, on which kafka-server exits with status 1). Everything else is owned by the subpackages and
 // stopped through their Shutdown/Close in the order above.
 //
 // Each broker has its own go-metrics registry (Metrics) with Kafka's metric

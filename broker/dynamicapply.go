@@ -12,6 +12,7 @@ package broker
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage"
@@ -27,6 +28,8 @@ func connectionQuotaConfig(c *config.Config) network.ConnectionQuotaConfig {
 		MaxConnectionCreationRate:    int(c.MaxConnectionCreationRate),
 		Listeners:                    map[string]network.ListenerConnectionQuota{},
 		InterBrokerListener:          c.EffectiveInterBrokerListenerName(),
+		QuotaWindowNum:               int(c.QuotaWindowNum),
+		QuotaWindowSize:              time.Duration(c.QuotaWindowSizeSeconds) * time.Second,
 	}
 	for _, e := range c.ListenerEndpoints() {
 		maxConns, rate := c.ListenerConnectionQuota(e.ListenerName)
@@ -86,4 +89,13 @@ func (b *Broker) subscribeDynamicApply(d *config.Dynamic) (cancel func()) {
 			c()
 		}
 	}
+}
+
+// addDynamicValidators registers the checks Kafka's reconfigurables make
+// against the values in force: DynamicThreadPool's and LogCleaner's
+// half-to-double rule, and each TLS listener's new stores (they load, and
+// a key store keeps the DN and SANs).
+func (b *Broker) addDynamicValidators() {
+	b.dyn.AddValidator(config.ValidateDynamicChange)
+	b.dyn.AddValidator(func(_, nc *config.Config) error { return b.ValidateListenerTLS(nc) })
 }

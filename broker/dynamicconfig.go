@@ -17,6 +17,7 @@ package broker
 // (the controller elects offline leaders when the default turns on).
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -113,16 +114,17 @@ func (b *Broker) reencodePasswords(id string, stored map[string]string) map[stri
 
 // onBrokerConfigChange is the "brokers" handler of the config change
 // listener (Kafka's BrokerConfigHandler): a change of the cluster default
-// or of this broker's entity reloads both layers.
-func (b *Broker) onBrokerConfigChange(entity string) {
+// or of this broker's entity reloads both layers. A ZooKeeper error is
+// returned, so the listener retries the notification.
+func (b *Broker) onBrokerConfigChange(entity string) error {
 	if entity != zkpaths.ConfigEntityDefault && entity != strconv.Itoa(int(b.brokerID)) {
-		return
+		return nil
 	}
 	if err := b.loadDynamicConfig(false); err != nil {
-		b.logger.Warn("reading dynamic broker configs failed", "entity", entity, "err", err)
-		return
+		return fmt.Errorf("reading dynamic broker configs: %w", err)
 	}
 	b.logger.Info("applied dynamic broker config change", "entity", entity)
+	return nil
 }
 
 // subscribeDynamicLogConfig re-derives every log's configuration when a

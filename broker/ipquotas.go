@@ -75,7 +75,6 @@ func (q *ipQuotas) apply(entity string, props map[string]string) {
 	q.server.UpdateIPConnectionRate(ip, rate)
 }
 
-
 // ConnectionRateForIP is the connection_creation_rate in force for ip on
 // this broker (math.MaxInt32 when none applies).
 func (b *Broker) ConnectionRateForIP(ip netip.Addr) int {
@@ -83,4 +82,13 @@ func (b *Broker) ConnectionRateForIP(ip netip.Addr) int {
 		return network.Unlimited
 	}
 	return b.server.ConnectionRateForIP(ip)
+}
+
+// ConnectionCount is the number of open connections from ip on this
+// broker's listeners.
+func (b *Broker) ConnectionCount(ip netip.Addr) int {
+	if b.server == nil {
+		return 0
+	}
+	return b.server.ConnectionCount(ip)
 }

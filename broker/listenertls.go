@@ -232,11 +232,7 @@ func (b *Broker) ValidateListenerTLS(new *config.Config) error {
 // with its current value reloads the file when it changed on disk. keys
 // are the config names of the request.
 func (b *Broker) ReloadUpdatedFilesWithoutConfigChange(keys []string) error {
-	cur := b.cfg
-	if b.dynConfig != nil {
-		cur = b.dynConfig.Current()
-	}
-	props := cur.SSLProperties()
+	props := b.dyn.Current().SSLProperties()
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(b.tlsStates)) {
 		prefix := "listener.name." + strings.ToLower(name) + "."

@@ -157,6 +157,8 @@ type Config struct {
 	ReplicaFetchMinBytes                        int32  // replica.fetch.min.bytes
 	ReplicaFetchResponseMaxBytes                int32  // replica.fetch.response.max.bytes
 	NumReplicaFetchers                          int32  // num.replica.fetchers
+	NumReplicationQuotaSamples                  int32  // replication.quota.window.num
+	ReplicationQuotaWindowSizeSeconds           int32  // replication.quota.window.size.seconds
 	ReplicaHighWatermarkCheckpointIntervalMs    int64  // replica.high.watermark.checkpoint.interval.ms
 	FetchPurgatoryPurgeIntervalRequests         int32  // fetch.purgatory.purge.interval.requests
 	ProducerPurgatoryPurgeIntervalRequests      int32  // producer.purgatory.purge.interval.requests
@@ -199,6 +201,14 @@ type Config struct {
 	TransactionAbortTimedOutTransactionCleanupIntervalMs int32 // transaction.abort.timed.out.transaction.cleanup.interval.ms
 	TransactionRemoveExpiredTransactionCleanupIntervalMs int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                               int32 // producer.id.expiration.ms
+
+	// Client quotas (see broker/quota)
+	QuotaProducerDefault             int64 // quota.producer.default (deprecated; math.MaxInt64 = none)
+	QuotaConsumerDefault             int64 // quota.consumer.default (deprecated; math.MaxInt64 = none)
+	QuotaWindowNum                   int32 // quota.window.num
+	QuotaWindowSizeSeconds           int32 // quota.window.size.seconds
+	ControllerQuotaWindowNum         int32 // controller.quota.window.num
+	ControllerQuotaWindowSizeSeconds int32 // controller.quota.window.size.seconds
 
 	// Authorizer (Kafka's AclAuthorizer; see broker/security/authorizer)
 	AuthorizerClassName       string // authorizer.class.name ("" = no authorizer)

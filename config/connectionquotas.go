@@ -134,6 +134,20 @@ func ValidateDynamicChange(old, new *Config) error {
 	if err := ValidateThreadPoolChange(old, new); err != nil {
 		return err
 	}
+	// ListenerConnectionQuota.validateReconfiguration.
+	for name, v := range new.listenerProps {
+		rest, ok := strings.CutPrefix(name, listenerPrefix)
+		if !ok || old.listenerProps[name] == v {
+			continue
+		}
+		_, key, _ := strings.Cut(rest, ".")
+		if !isListenerConnectionQuotaKey(key) {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil && n <= 0 {
+			return fmt.Errorf("Invalid %s %d", key, n)
+		}
+	}
 	if n, o := new.LogCleanerThreads, old.LogCleanerThreads; n != o {
 		switch {
 		case n < 1:

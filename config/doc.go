@@ -19,6 +19,12 @@
 //	                                          broker defaults plus topic overrides)
 //	o.a.k.common.internals.Topic              topicname.go (ValidateTopicName,
 //	                                          TopicNamesCollide, internal topic names)
+//	kafka.server.DynamicBrokerConfig,         dynamic.go (Dynamic: the layers over the static
+//	  DynamicConfig.Broker                    config, Current, Subscribe), dynamic_keys.go
+//	                                          (AllDynamicConfigs ∩ Klassik's keys, update
+//	                                          modes, validateConfigs' texts, the dynamic-only
+//	                                          throttle rates), dynamic_persist.go (stored form)
+//	kafka.utils.PasswordEncoder               passwordencoder.go
 //	(narrow views: each component gets only  subconfigs.go (ZooKeeper, SocketServer,
 //	 the settings it uses, never the whole)   Controller, Replica, GroupCoordinator, ...)
 //

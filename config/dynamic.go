@@ -22,8 +22,8 @@ import (
 type Source int8
 
 const (
-	SourceDynamicBroker        Source = 1 // DYNAMIC_BROKER_CONFIG
-	SourceDynamicDefaultBroker Source = 2 // DYNAMIC_DEFAULT_BROKER_CONFIG
+	SourceDynamicBroker        Source = 2 // DYNAMIC_BROKER_CONFIG
+	SourceDynamicDefaultBroker Source = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG
 	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG
 	SourceDefault              Source = 5 // DEFAULT_CONFIG
 )
@@ -40,6 +40,7 @@ type Dynamic struct {
 	perBroker   map[string]string // /config/brokers/<id>
 	subs        map[int]subscriber
 	nextSub     int
+	validators  []func(old, new *Config) error // AddValidator
 }
 
 type subscriber struct {
@@ -71,7 +72,8 @@ func (d *Dynamic) Layers() (clusterDefault, perBroker map[string]string) {
 
 // Subscribe calls fn(old, new) after every update that changes the value
 // of one of keys (every update when keys is nil). fn runs on the updating
-// goroutine, after the new Config is current; it must not call Update.
+// goroutine, after the new Config is current, with the update lock held:
+// it must not call Update, Validate or Layers (Current is fine).
 // The returned function unsubscribes.
 func (d *Dynamic) Subscribe(keys []string, fn func(old, new *Config)) (cancel func()) {
 	d.mu.Lock()
@@ -117,6 +119,26 @@ func (d *Dynamic) Validate(clusterDefault, perBroker map[string]string) error {
 	return err
 }
 
+// AddValidator adds a check of every update against the configuration in
+// force (Kafka's Reconfigurable.validateReconfiguration: thread counts
+// within half and double, a key store keeping its identity). Update and
+// Validate fail with its error; fn runs under the update lock and must not
+// call the Dynamic.
+func (d *Dynamic) AddValidator(fn func(old, new *Config) error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.validators = append(d.validators, fn)
+}
+
+func (d *Dynamic) runValidators(next *Config) error {
+	for _, v := range d.validators {
+		if err := v(d.cur.Load(), next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (d *Dynamic) build(clusterDefault, perBroker map[string]string) (*Config, error) {
 	props := maps.Clone(d.static.props)
 	if props == nil {
@@ -145,6 +167,9 @@ func (d *Dynamic) build(clusterDefault, perBroker map[string]string) (*Config, e
 	// (Kafka's overrideProps): log.retention.ms set dynamically makes the
 	// static log.retention.hours irrelevant, which the accessors already
 	// honour because the _ms keys take precedence.
+	if err := d.runValidators(next); err != nil {
+		return nil, err
+	}
 	return next, nil
 }
 

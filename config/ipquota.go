@@ -7,6 +7,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -76,7 +77,7 @@ func ParseIPConnectionRate(v string) (int, error) {
 	if err != nil {
 		// Quota tools write doubles ("10.0"); Kafka parses the int.
 		f, ferr := strconv.ParseFloat(v, 64)
-		if ferr != nil || f != float64(int64(f)) {
+		if ferr != nil || f < math.MinInt32 || f > math.MaxInt32 || f != math.Trunc(f) {
 			return 0, fmt.Errorf("Invalid value %s for configuration %s: Not a number of type INT", v, IPConnectionRateKey)
 		}
 		n = int64(f)

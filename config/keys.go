@@ -322,9 +322,13 @@ const (
 	groupAuthorizer  = "Authorizer"
 
 	groupPasswordEncoder = "Password encoder (dynamic password configs)"
+	groupQuotas          = "Client quotas"
 )
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+// halfDouble ends the Doc of the thread-count keys (DynamicThreadPool).
+const halfDouble = "; dynamic: a new value must be at least half and at most double the current one"
 
 var brokerKeys = []Key{
 	// ZooKeeper
@@ -405,13 +409,13 @@ var brokerKeys = []Key{
 		Doc:   "largest record batch the broker accepts (topic override: max.message.bytes)",
 		field: func(c *Config) any { return &c.MessageMaxBytes }, check: atLeast(0)},
 	{Name: "num.network.threads", Type: TypeInt, Default: "3", Group: groupGeneral,
-		Doc:   "accepted for compatibility; Klassik serves each connection on its own goroutine",
+		Doc:   "no pool in Klassik: each connection is served by its own goroutine, so the value changes nothing"+halfDouble,
 		field: func(c *Config) any { return &c.NumNetworkThreads }, check: atLeast(1)},
 	{Name: "num.io.threads", Type: TypeInt, Default: "8", Group: groupGeneral,
-		Doc:   "accepted for compatibility; request handling runs on the connection goroutines",
+		Doc:   "no pool in Klassik: requests are handled on their connection's goroutine (queued.max.requests bounds the queue), so the value changes nothing"+halfDouble,
 		field: func(c *Config) any { return &c.NumIOThreads }, check: atLeast(1)},
 	{Name: "background.threads", Type: TypeInt, Default: "10", Group: groupGeneral,
-		Doc:   "accepted for compatibility; background tasks each have their own goroutine",
+		Doc:   "no pool in Klassik: each background task (retention, checkpoints, ISR checks) has its own goroutine, so the value changes nothing"+halfDouble,
 		field: func(c *Config) any { return &c.BackgroundThreads }, check: atLeast(1)},
 	{Name: "queued.max.requests", Type: TypeInt, Default: "500", Group: groupGeneral,
 		Doc:   "requests queued before the network layer stops reading",
@@ -565,7 +569,7 @@ var brokerKeys = []Key{
 		Doc:   "replicas that must be in sync for an acks=all write to succeed (topic override of the same name)",
 		field: func(c *Config) any { return &c.MinInsyncReplicas }, check: atLeast(1)},
 	{Name: "num.recovery.threads.per.data.dir", Type: TypeInt, Default: "1", Group: groupLog,
-		Doc:   "parallel log recovery/flush workers per data directory at start-up and shutdown",
+		Doc:   "parallel log loading and recovery workers per data directory at start-up (shutdown closes every log in parallel)"+halfDouble+"; used at the next start",
 		field: func(c *Config) any { return &c.NumRecoveryThreadsPerDataDir }, check: atLeast(1)},
 	{Name: "log.segment.bytes", Type: TypeInt, Default: "1073741824", Group: groupLog,
 		Doc:   "segment file size that triggers a roll (topic override: segment.bytes)",
@@ -650,22 +654,22 @@ var brokerKeys = []Key{
 		Doc:   "run the log cleaner; needed by compacted topics such as __consumer_offsets",
 		field: func(c *Config) any { return &c.LogCleanerEnable }},
 	{Name: "log.cleaner.threads", Type: TypeInt, Default: "1", Group: groupCleaner,
-		Doc:   "cleaner workers",
+		Doc:   "Kafka's cleaner threads; Klassik runs one cleaner goroutine and gives each pass log.cleaner.dedupe.buffer.size / log.cleaner.threads of offset map, the share of one Kafka thread; dynamic (restarts the cleaner; within half and double of the current value)",
 		field: func(c *Config) any { return &c.LogCleanerThreads }, check: atLeast(0)},
 	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", Group: groupCleaner,
-		Doc:   "memory for the key-to-offset map, shared by all cleaner workers",
+		Doc:   "memory for the key-to-offset map, divided among log.cleaner.threads; dynamic (restarts the cleaner)",
 		field: func(c *Config) any { return &c.LogCleanerDedupeBufferSize }},
 	{Name: "log.cleaner.io.buffer.size", Type: TypeInt, Default: "524288", Group: groupCleaner,
-		Doc:   "read/write buffer of the cleaner, shared by all workers",
+		Doc:   "initial read buffer of a cleaner pass (grown to the largest batch); dynamic (restarts the cleaner)",
 		field: func(c *Config) any { return &c.LogCleanerIOBufferSize }, check: atLeast(0)},
 	{Name: "log.cleaner.io.buffer.load.factor", Type: TypeDouble, Default: "0.9", Group: groupCleaner,
-		Doc:   "fill ratio of the dedupe map",
+		Doc:   "fill ratio of the dedupe map; dynamic (restarts the cleaner)",
 		field: func(c *Config) any { return &c.LogCleanerIOBufferLoadFactor }},
 	{Name: "log.cleaner.io.max.bytes.per.second", Type: TypeDouble, Default: strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64), Group: groupCleaner,
-		Doc:   "throttle on cleaner I/O",
+		Doc:   "bytes per second the cleaner reads at most (Kafka's cleaner-io throttler, checked every 300 ms); dynamic (restarts the cleaner)",
 		field: func(c *Config) any { return &c.LogCleanerIOMaxBytesPerSecond }},
 	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", Group: groupCleaner,
-		Doc:   "sleep when no log needs cleaning",
+		Doc:   "sleep when no log needs cleaning; dynamic (restarts the cleaner)",
 		field: func(c *Config) any { return &c.LogCleanerBackoffMs }, check: atLeast(0)},
 	{Name: "log.cleaner.min.cleanable.ratio", Type: TypeDouble, Default: "0.5", Group: groupCleaner,
 		Doc:   "dirty/total ratio above which a log is cleaned (topic override: min.cleanable.dirty.ratio)",
@@ -709,11 +713,17 @@ var brokerKeys = []Key{
 		Doc:   "pause after a failed follower fetch",
 		field: func(c *Config) any { return &c.ReplicaFetchBackoffMs }, check: atLeast(0)},
 	{Name: "num.replica.fetchers", Type: TypeInt, Default: "1", Group: groupReplication,
-		Doc:   "fetcher goroutines per source broker",
+		Doc:   "fetcher goroutines per source broker; dynamic: the partitions are re-assigned to the new fetchers with their fetch state (within half and double of the current value)",
 		field: func(c *Config) any { return &c.NumReplicaFetchers }, check: atLeast(1)},
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", Group: groupReplication,
 		Doc:   "how often replication-offset-checkpoint is written",
 		field: func(c *Config) any { return &c.ReplicaHighWatermarkCheckpointIntervalMs }},
+	{Name: "replication.quota.window.num", Type: TypeInt, Default: "11", Group: groupReplication,
+		Doc:   "samples (windows) the replication throttle rate is measured over",
+		field: func(c *Config) any { return &c.NumReplicationQuotaSamples }, check: atLeast(1)},
+	{Name: "replication.quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupReplication,
+		Doc:   "length of one replication throttle sample",
+		field: func(c *Config) any { return &c.ReplicationQuotaWindowSizeSeconds }, check: atLeast(1)},
 	{Name: "fetch.purgatory.purge.interval.requests", Type: TypeInt, Default: "1000", Group: groupReplication,
 		Doc:   "purge completed delayed fetches after this many new ones",
 		field: func(c *Config) any { return &c.FetchPurgatoryPurgeIntervalRequests }},
@@ -829,6 +839,26 @@ var brokerKeys = []Key{
 	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Group: groupTxn,
 		Doc:   "idempotent producer state is dropped after this long without writes",
 		field: func(c *Config) any { return &c.ProducerIDExpirationMs }, check: atLeast(1)},
+
+	// Client quotas
+	{Name: "quota.producer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: producer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaProducerDefault }, check: atLeast(1)},
+	{Name: "quota.consumer.default", Type: TypeLong, Default: "9223372036854775807", Group: groupQuotas,
+		Doc:   "deprecated: consumer byte rate of every client id without a dynamic quota (use /config/clients/<default>)",
+		field: func(c *Config) any { return &c.QuotaConsumerDefault }, check: atLeast(1)},
+	{Name: "quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples kept for the produce, fetch and request quota rates",
+		field: func(c *Config) any { return &c.QuotaWindowNum }, check: atLeast(1)},
+	{Name: "quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each produce, fetch and request quota sample",
+		field: func(c *Config) any { return &c.QuotaWindowSizeSeconds }, check: atLeast(1)},
+	{Name: "controller.quota.window.num", Type: TypeInt, Default: "11", Group: groupQuotas,
+		Doc:   "samples of the controller mutation quota (its burst is num × size × rate)",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowNum }, check: atLeast(1)},
+	{Name: "controller.quota.window.size.seconds", Type: TypeInt, Default: "1", Group: groupQuotas,
+		Doc:   "time span of each controller mutation quota sample",
+		field: func(c *Config) any { return &c.ControllerQuotaWindowSizeSeconds }, check: atLeast(1)},
 
 	// Metrics
 	{Name: "metric.reporters", Type: TypeList, Default: "", Group: groupMetrics,

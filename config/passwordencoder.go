@@ -22,8 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -92,11 +95,58 @@ const (
 	peGCMTagLen  = "authenticationTagLength"
 )
 
-// encodedFieldOrder is the order in which Kafka's encode writes the fields:
-// the iteration order of the Scala 2.13 immutable HashMap it builds
-// (determined by the keys' hash codes; checked by TestPasswordEncoderGolden
-// against a value encoded by the JDK's javax.crypto with Kafka's steps).
-var encodedFieldOrder = []string{peCipher, peIV, peKeyLength, peSalt, peIterations, peEncrypted, pePassLength, peKeyFactory, peGCMTagLen}
+// scalaMapOrder returns keys in the iteration order of a Scala 2.13
+// immutable HashMap holding them, the order in which Kafka's encode writes
+// the fields: a CHAMP trie over the keys' improved hash codes, five bits
+// per level from the lowest, each node listing its single entries by
+// bit position before its sub-nodes.
+func scalaMapOrder(keys []string) []string {
+	hashes := make(map[string]uint32, len(keys))
+	for _, k := range keys {
+		hashes[k] = scalaImprove(javaStringHash(k))
+	}
+	var walk func(keys []string, shift uint) []string
+	walk = func(keys []string, shift uint) []string {
+		if len(keys) <= 1 || shift >= 32 {
+			return keys
+		}
+		var groups [32][]string
+		for _, k := range keys {
+			m := (hashes[k] >> shift) & 31
+			groups[m] = append(groups[m], k)
+		}
+		var out, nodes []string
+		for _, g := range groups {
+			if len(g) == 1 {
+				out = append(out, g[0])
+			}
+		}
+		for _, g := range groups {
+			if len(g) > 1 {
+				nodes = append(nodes, walk(g, shift+5)...)
+			}
+		}
+		return append(out, nodes...)
+	}
+	return walk(keys, 0)
+}
+
+// javaStringHash is String.hashCode (UTF-16 code units).
+func javaStringHash(s string) uint32 {
+	var h uint32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + uint32(u)
+	}
+	return h
+}
+
+// scalaImprove is scala.collection.Hashing.improve.
+func scalaImprove(hcode uint32) uint32 {
+	h := hcode + ^(hcode << 9)
+	h ^= h >> 14
+	h += h << 4
+	return h ^ (h >> 10)
+}
 
 func (e *PasswordEncoder) keyFactoryName() string {
 	if e.keyFactory == "" {
@@ -174,10 +224,8 @@ func (e *PasswordEncoder) Encode(password string) (string, error) {
 	}
 	fields[peEncrypted] = base64.StdEncoding.EncodeToString(ct)
 	var parts []string
-	for _, k := range encodedFieldOrder {
-		if v, ok := fields[k]; ok {
-			parts = append(parts, k+":"+v)
-		}
+	for _, k := range scalaMapOrder(slices.Collect(maps.Keys(fields))) {
+		parts = append(parts, k+":"+fields[k])
 	}
 	return strings.Join(parts, ","), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/security"
+	"github.com/klassik/klassik/config"
 )
 
 // adminTool runs the commands through the brokers (--bootstrap-server), as
@@ -45,7 +47,7 @@ func (a *adminTool) ctx() (context.Context, context.CancelFunc) {
 }
 
 func (a *adminTool) alter(o *options) error {
-	add, err := configsToBeAdded(o.p)
+	add, err := configsToBeAdded(o.p, a.out)
 	if err != nil {
 		return err
 	}
@@ -54,30 +56,38 @@ func (a *adminTool) alter(o *options) error {
 	switch typ {
 	case typeTopics:
 		err = a.alterTopic(name, add, del)
-	case typeUsers:
-		err = a.alterUserScram(name, add, del)
+	case typeBrokers:
+		err = a.alterBroker(name, add, del)
+	case typeBrokerLoggers:
+		err = a.alterBrokerLoggers(name, add, del)
+	case typeUsers, typeClients:
+		err = a.alterUsersClients(o.types, o.names, add, del)
+	case typeIPs:
+		err = a.alterIPs(o.types, o.names, add, del)
 	default:
 		return argErrorf("Unsupported entity type: %s", typ)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.out, "Completed updating config for %s %s.\n", strings.TrimSuffix(typ, "s"), name)
+	if name != "" {
+		fmt.Fprintf(a.out, "Completed updating config for %s %s.\n", strings.TrimSuffix(typ, "s"), name)
+	} else {
+		fmt.Fprintf(a.out, "Completed updating default config for %s in the cluster.\n", typ)
+	}
 	return nil
 }
 
 // alterTopic checks the deletions against the topic's dynamic configs,
 // then sends IncrementalAlterConfigs with SET and DELETE operations.
 func (a *adminTool) alterTopic(topic string, add map[string]string, del []string) error {
-	entries, err := a.describeConfigs(topic, false)
+	entries, err := a.resourceConfig(typeTopics, topic, false, false)
 	if err != nil {
 		return err
 	}
 	var invalid []string
 	for _, k := range del {
-		if !slices.ContainsFunc(entries, func(e kmsg.DescribeConfigsResponseResourceConfig) bool {
-			return e.Name == k && e.Source == kmsg.ConfigSourceDynamicTopicConfig
-		}) {
+		if !slices.ContainsFunc(entries, func(e kmsg.DescribeConfigsResponseResourceConfig) bool { return e.Name == k }) {
 			invalid = append(invalid, k)
 		}
 	}
@@ -87,13 +97,7 @@ func (a *adminTool) alterTopic(topic string, add map[string]string, del []string
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	r := kmsg.NewIncrementalAlterConfigsRequestResource()
 	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range add {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range propertiesKeys(add) {
 		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
 		v := add[k]
 		c.Name, c.Op, c.Value = k, kmsg.IncrementalAlterConfigOpSet, &v
@@ -124,13 +128,7 @@ func (a *adminTool) alterTopic(topic string, add map[string]string, del []string
 // AlterUserScramCredentials (to the controller).
 func (a *adminTool) alterUserScram(user string, add map[string]string, del []string) error {
 	var unknownAdd, unknownDel []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range add {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range propertiesKeys(add) {
 		if !security.IsScramMechanism(k) && !isQuotaKey(k) {
 			unknownAdd = append(unknownAdd, k)
 		}
@@ -145,9 +143,6 @@ func (a *adminTool) alterUserScram(user string, add map[string]string, del []str
 	}
 	if len(unknownDel) > 0 {
 		return argErrorf("Only quota and SCRAM credential configs can be deleted for 'users' using --bootstrap-server. Unexpected config names: ArrayBuffer(%s)", strings.Join(unknownDel, ", "))
-	}
-	if err := refuseQuotas(add, del); err != nil {
-		return err
 	}
 	req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
 	for _, k := range del {
@@ -193,17 +188,18 @@ func (a *adminTool) alterUserScram(user string, add map[string]string, del []str
 
 func (a *adminTool) describe(o *options) error {
 	switch o.types[0] {
-	case typeTopics:
-		return a.describeTopics(o)
-	case typeUsers:
-		return a.describeUserScram(o.names)
+	case typeTopics, typeBrokers, typeBrokerLoggers:
+		return a.describeResources(o)
+	case typeUsers, typeClients:
+		return a.describeUsersClients(o.types, o.names)
+	case typeIPs:
+		return a.describeQuotaConfigs(o.types, o.names)
 	}
 	return argErrorf("Invalid entity type: %s", o.types[0])
 }
 
 // describeUserScram prints the SCRAM half of
-// describeClientQuotaAndUserScramCredentials (Klassik has no quotas to
-// describe yet).
+// describeClientQuotaAndUserScramCredentialConfigs.
 func (a *adminTool) describeUserScram(users []string) error {
 	req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
 	for _, u := range users {
@@ -258,11 +254,13 @@ func nullable(s *string) string {
 	return *s
 }
 
-// describeTopics is describeResourceConfig for topics: the named topic, or
-// every topic (internal ones included).
-func (a *adminTool) describeTopics(o *options) error {
-	topics := o.names
-	if len(topics) == 0 {
+// describeResources is describeResourceConfig: the named entity, or every
+// topic (internal ones included), or every broker and then the cluster
+// default.
+func (a *adminTool) describeResources(o *options) error {
+	typ := o.types[0]
+	entities := o.names
+	if len(entities) == 0 {
 		ctx, cancel := a.ctx()
 		defer cancel()
 		req := kmsg.NewPtrMetadataRequest()
@@ -270,42 +268,86 @@ func (a *adminTool) describeTopics(o *options) error {
 		if err != nil {
 			return executionError(admintool.ClientError(err, "METADATA"))
 		}
-		for _, t := range resp.Topics {
-			if t.Topic != nil && t.ErrorCode == 0 {
-				topics = append(topics, *t.Topic)
+		if typ == typeTopics {
+			for _, t := range resp.Topics {
+				if t.Topic != nil && t.ErrorCode == 0 {
+					entities = append(entities, *t.Topic)
+				}
 			}
+			slices.Sort(entities)
+		} else {
+			for _, b := range resp.Brokers {
+				entities = append(entities, strconv.Itoa(int(b.NodeID)))
+			}
+			entities = append(entities, "")
 		}
-		slices.Sort(topics)
 	}
-	for _, t := range topics {
-		label := "Dynamic"
-		if o.describeAll {
-			label = "All"
+	for _, e := range entities {
+		if e == "" {
+			fmt.Fprintf(a.out, "Default configs for %s in the cluster are:\n", typ)
+		} else {
+			label := "Dynamic"
+			if o.describeAll {
+				label = "All"
+			}
+			fmt.Fprintf(a.out, "%s configs for %s %s are:\n", label, strings.TrimSuffix(typ, "s"), e)
 		}
-		fmt.Fprintf(a.out, "%s configs for topic %s are:\n", label, t)
-		entries, err := a.describeConfigs(t, true)
+		entries, err := a.resourceConfig(typ, e, true, o.describeAll)
 		if err != nil {
 			return err
 		}
-		for _, e := range entries {
-			if !o.describeAll && e.Source != kmsg.ConfigSourceDynamicTopicConfig {
-				continue
-			}
+		for _, c := range entries {
 			var syn []string
-			for _, s := range e.ConfigSynonyms {
+			for _, s := range c.ConfigSynonyms {
 				syn = append(syn, sourceName(s.Source)+":"+s.Name+"="+nullable(s.Value))
 			}
-			fmt.Fprintf(a.out, "  %s=%s sensitive=%t synonyms={%s}\n", e.Name, nullable(e.Value), e.IsSensitive, strings.Join(syn, ", "))
+			fmt.Fprintf(a.out, "  %s=%s sensitive=%t synonyms={%s}\n", c.Name, nullable(c.Value), c.IsSensitive, strings.Join(syn, ", "))
 		}
 	}
 	return nil
 }
 
-// describeConfigs reads a topic's configs with DescribeConfigs.
-func (a *adminTool) describeConfigs(topic string, synonyms bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+// resourceConfig is getResourceConfig: the entity's configs by
+// DescribeConfigs, only those of its dynamic source unless all (broker
+// loggers: every entry).
+func (a *adminTool) resourceConfig(typ, name string, synonyms, all bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+	validBrokerID := func() error {
+		if _, err := strconv.ParseInt(name, 10, 32); err != nil {
+			return argErrorf("The entity name for %s must be a valid integer broker id, found: %s", typ, name)
+		}
+		return nil
+	}
+	var rt kmsg.ConfigResourceType
+	source := kmsg.ConfigSource(-1)
+	switch typ {
+	case typeTopics:
+		if name != "" {
+			if err := validateTopicName(name); err != nil {
+				return nil, err
+			}
+		}
+		rt, source = kmsg.ConfigResourceTypeTopic, kmsg.ConfigSourceDynamicTopicConfig
+	case typeBrokers:
+		rt, source = kmsg.ConfigResourceTypeBroker, kmsg.ConfigSourceDynamicDefaultBrokerConfig
+		if name != "" {
+			if err := validBrokerID(); err != nil {
+				return nil, err
+			}
+			source = kmsg.ConfigSourceDynamicBrokerConfig
+		}
+	case typeBrokerLoggers:
+		if name != "" {
+			if err := validBrokerID(); err != nil {
+				return nil, err
+			}
+		}
+		rt = kmsg.ConfigResourceTypeBrokerLogger
+	default:
+		return nil, argErrorf("Invalid entity type: %s", typ)
+	}
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	r := kmsg.NewDescribeConfigsRequestResource()
-	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	r.ResourceType, r.ResourceName = rt, name
 	req.Resources = append(req.Resources, r)
 	req.IncludeSynonyms = synonyms
 	ctx, cancel := a.ctx()
@@ -321,5 +363,148 @@ func (a *adminTool) describeConfigs(topic string, synonyms bool) ([]kmsg.Describ
 	if ke := admintool.NewKafkaError(res.ErrorCode, res.ErrorMessage); ke != nil {
 		return nil, executionError(ke)
 	}
-	return res.Configs, nil
+	if all || source < 0 {
+		return res.Configs, nil
+	}
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, c := range res.Configs {
+		if c.Source == source {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// alterBroker sends the broker's complete dynamic config set, changed, with
+// AlterConfigs, as Kafka 2.8's tool does; sensitive values it cannot read
+// back must be given again.
+func (a *adminTool) alterBroker(name string, add map[string]string, del []string) error {
+	entries, err := a.resourceConfig(typeBrokers, name, false, false)
+	if err != nil {
+		return err
+	}
+	current := map[string]*string{}
+	var order []string
+	for _, e := range entries {
+		if _, ok := current[e.Name]; !ok {
+			order = append(order, e.Name)
+		}
+		current[e.Name] = e.Value
+	}
+	var invalid []string
+	for _, k := range del {
+		if _, ok := current[k]; !ok {
+			invalid = append(invalid, k)
+		}
+	}
+	if len(invalid) > 0 {
+		return argErrorf("Invalid config(s): %s", strings.Join(invalid, ","))
+	}
+	for _, k := range propertiesKeys(add) {
+		v := add[k]
+		if _, ok := current[k]; !ok {
+			order = append(order, k)
+		}
+		current[k] = &v
+	}
+	for _, k := range del {
+		delete(current, k)
+	}
+	var missing []string
+	r := kmsg.NewAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, name
+	for _, k := range order {
+		v, ok := current[k]
+		if !ok {
+			continue
+		}
+		if v == nil {
+			missing = append(missing, k)
+		}
+		c := kmsg.NewAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = k, v
+		r.Configs = append(r.Configs, c)
+	}
+	if len(missing) > 0 {
+		return argErrorf("All sensitive broker config entries must be specified for --alter, missing entries: Set(%s)", strings.Join(missing, ", "))
+	}
+	req := kmsg.NewPtrAlterConfigsRequest()
+	req.Resources = append(req.Resources, r)
+	ctx, cancel := a.ctx()
+	defer cancel()
+	resp, err := req.RequestWith(ctx, a.cl)
+	if err != nil {
+		return executionError(admintool.ClientError(err, "ALTER_CONFIGS"))
+	}
+	for _, res := range resp.Resources {
+		if ke := admintool.NewKafkaError(res.ErrorCode, res.ErrorMessage); ke != nil {
+			return executionError(ke)
+		}
+	}
+	return nil
+}
+
+// alterBrokerLoggers checks every named logger exists on the broker, then
+// sets and unsets levels with IncrementalAlterConfigs.
+func (a *adminTool) alterBrokerLoggers(name string, add map[string]string, del []string) error {
+	entries, err := a.resourceConfig(typeBrokerLoggers, name, true, false)
+	if err != nil {
+		return err
+	}
+	valid := map[string]bool{}
+	for _, e := range entries {
+		valid[e.Name] = true
+	}
+	var invalid []string
+	for _, k := range del {
+		if !valid[k] {
+			invalid = append(invalid, k)
+		}
+	}
+	keys := propertiesKeys(add)
+	for _, k := range keys {
+		if !valid[k] {
+			invalid = append(invalid, k)
+		}
+	}
+	if len(invalid) > 0 {
+		return argErrorf("Invalid broker logger(s): %s", strings.Join(invalid, ","))
+	}
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, name
+	for _, k := range keys {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		v := add[k]
+		c.Name, c.Op, c.Value = k, kmsg.IncrementalAlterConfigOpSet, &v
+		r.Configs = append(r.Configs, c)
+	}
+	for _, k := range del {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		empty := ""
+		c.Name, c.Op, c.Value = k, kmsg.IncrementalAlterConfigOpDelete, &empty
+		r.Configs = append(r.Configs, c)
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Resources = append(req.Resources, r)
+	ctx, cancel := a.ctx()
+	defer cancel()
+	resp, err := req.RequestWith(ctx, a.cl)
+	if err != nil {
+		return executionError(admintool.ClientError(err, "INCREMENTAL_ALTER_CONFIGS"))
+	}
+	for _, res := range resp.Resources {
+		if ke := admintool.NewKafkaError(res.ErrorCode, res.ErrorMessage); ke != nil {
+			return executionError(ke)
+		}
+	}
+	return nil
+}
+
+// validateTopicName is Topic.validate, whose InvalidTopicException escapes
+// ConfigCommand.main.
+func validateTopicName(name string) error {
+	if err := config.ValidateTopicName(name); err != nil {
+		return &commandError{"org.apache.kafka.common.errors.InvalidTopicException: " + err.Error()}
+	}
+	return nil
 }

@@ -1,37 +1,43 @@
 // kafka-configs is Kafka's kafka-configs.sh (kafka.admin.ConfigCommand,
 // apache/kafka branch 2.8) for Klassik, in both of Kafka 2.8's modes, for
-// the entity types Klassik implements: topics (dynamic topic configs) and
-// users (SCRAM credentials). Clients, brokers, broker-loggers, ips and user
-// quotas are refused with an error naming them until the brokers apply
-// them (they would otherwise be written and silently ignored).
+// every entity type: topics, brokers (and the cluster default),
+// broker-loggers (--bootstrap-server only), users (SCRAM credentials and
+// quotas), clients, <user, client> pairs and ips, each with its <default>.
 //
 // Kafka classes and their Go files:
 //
 //	ConfigCommand.main                       main.go (run: the --zookeeper warning, the three
 //	                                         failure forms: usage + option table, the message
 //	                                         alone, "Error while executing config command ...")
-//	ConfigCommandOptions, checkArgs,         options.go (specs; parseOptions; entityNames in
-//	  parseConfigsToBeAdded/Deleted          command-line order; the bracket-aware split of
-//	                                         --add-config)
-//	processCommandWithZk, alterConfigWithZk, zookeeper.go (reads /config/<type>/<name>, writes it
-//	  preProcessScramCredentials,            with a config change notification through zkclient;
-//	  describeConfigWithZk,                  passwords become ScramCredentialUtils strings here;
-//	  createZkClientConfigFromOption         ZooKeeper TLS from --zk-tls-config-file and KAFKA_OPTS,
-//	                                         digest from its JAAS Client section, secure ACLs
-//	                                         with either identity)
-//	processCommand, alterConfig,             admin.go (IncrementalAlterConfigs/DescribeConfigs for
-//	  alterUserScramCredentialConfigs,       topics; AlterUserScramCredentials with the salted
-//	  describeResourceConfig,                password computed here and DescribeUserScramCredentials
-//	  describeClientQuotaAndUserScram...     for users)
+//	ConfigCommandOptions, checkArgs,         options.go (specs; parseOptions with the broker id and
+//	  parseConfigsToBeAdded/Deleted          IP checks; entityNames in command-line order; the
+//	                                         bracket-aware split of --add-config)
+//	processCommandWithZk, alterConfigWithZk, zookeeper.go (Entity/ConfigEntity with getAllEntities;
+//	  describeConfigWithZk, parseEntity,     reads /config/<type>/<name>, writes it with a config
+//	  preProcessScramCredentials             change notification through zkclient, validated as
+//	                                         AdminZkClient.changeConfigs does)
+//	preProcessBrokerConfigs,                 brokers.go, brokerkeys.go (the running-broker rule,
+//	  createPasswordEncoder                  password.encoder.* options, the config package's
+//	                                         dynamic broker key table and encoder)
+//	processCommand, alterConfig,             admin.go (IncrementalAlterConfigs for topics and broker
+//	  describeResourceConfig,                loggers, AlterConfigs for brokers as 2.8 does,
+//	  getResourceConfig                      DescribeConfigs filtered by the dynamic source)
+//	alterQuotaConfigs, describeQuotaConfigs, quotas.go (DescribeClientQuotas/AlterClientQuotas, the
+//	  describeClientQuotaAndUserScram...,    users/clients/ips branches of alterConfig,
+//	  DynamicConfig.{User,Client,Ip}         DynamicConfig's validation for the ZooKeeper mode)
+//	java.util.HashMap, Double.toString       javaorder.go (the admin client's map order, values)
 //
 // Output, as Kafka 2.8 prints it:
 //
-//	Completed updating config for entity: user-principal 'alice'.       (--zookeeper)
-//	Configs for user-principal 'alice' are SCRAM-SHA-512=salt=...,...   (--zookeeper)
-//	Completed updating config for user alice.                           (--bootstrap-server)
-//	SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096
-//	Dynamic configs for topic orders are:
-//	  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000, ...}
+//	Completed updating config for entity: user-principal 'alice', client-id 'app-1'.   (--zookeeper)
+//	Configs for brokers '1' are leader.replication.throttled.rate=1048576             (--zookeeper)
+//	Completed updating config for broker 1.                                          (--bootstrap-server)
+//	Completed updating default config for brokers in the cluster.
+//	Dynamic configs for broker 1 are:
+//	  log.retention.ms=1000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=1000, DEFAULT_CONFIG:log.retention.hours=168}
+//	Default configs for brokers in the cluster are:
+//	Quota configs for user-principal 'alice' are consumer_byte_rate=1.048576E7, producer_byte_rate=1024.0
+//	SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192
 //
 // Goroutines: none besides the franz-go client's and the ZooKeeper
 // client's, both closed before run returns.

@@ -1,19 +1,22 @@
-// Command kafka-configs describes and alters entity configs (topic configs
-// and users' SCRAM credentials) with the options and output of Kafka's
-// kafka-configs.sh. Run it through bin/kafka-configs.sh.
+// Command kafka-configs describes and alters entity configs (topics,
+// brokers, broker loggers, users, clients and ips) with the options and
+// output of Kafka's kafka-configs.sh. Run it through bin/kafka-configs.sh.
 package main
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
 	"github.com/klassik/klassik/broker/security"
+	"github.com/klassik/klassik/zkpaths"
 )
 
 func main() {
@@ -101,30 +104,8 @@ func parseCredentialValue(re *regexp.Regexp, display, value string, allowMinusOn
 	return iterations, m[2], nil
 }
 
-// Quota keys of users and clients (Kafka's QuotaConfigs): Klassik does
-// not enforce quotas yet, so kafka-configs refuses to set them.
-var quotaKeys = []string{"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"}
-
-func isQuotaKey(k string) bool {
-	for _, q := range quotaKeys {
-		if k == q {
-			return true
-		}
-	}
-	return false
-}
-
-// refuseQuotas fails when a user alteration names a quota key.
-func refuseQuotas(add map[string]string, del []string) error {
-	var keys []string
-	for k := range add {
-		keys = append(keys, k)
-	}
-	keys = append(keys, del...)
-	for _, k := range keys {
-		if isQuotaKey(k) {
-			return argErrorf("Quota config %s is not supported by Klassik yet: brokers would not enforce it", k)
-		}
-	}
-	return nil
+// propertiesKeys lists m's keys in the order a java.util.Properties
+// holding them iterates (the order ConfigCommand handles them in).
+func propertiesKeys(m map[string]string) []string {
+	return zkpaths.PropertiesOrder(slices.Collect(maps.Keys(m)))
 }

@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/broker/security"
 	"github.com/klassik/klassik/config"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -30,21 +34,23 @@ var (
 	bootstrapTypes = []string{typeTopics, typeClients, typeUsers, typeBrokers, typeIPs, typeBrokerLoggers}
 )
 
-// klassikTypes are the entity types this Klassik version implements; the
-// others (quotas, dynamic broker configs, log levels) are the operations
-// issue's and are refused rather than written without effect.
-var klassikTypes = []string{typeTopics, typeUsers}
-
 func addConfigHelp() string {
 	var topics []string
 	for _, t := range config.TopicConfigs() {
-		topics = append(topics, "\t"+t.Name)
+		topics = append(topics, t.Name)
 	}
 	sort.Strings(topics)
+	list := func(names []string) string {
+		names = slices.Sorted(slices.Values(names))
+		return "\n\t" + strings.Join(names, "\n\t") + "\n"
+	}
 	return "Key Value pairs of configs to add. Square brackets can be used to group values which contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'. The following is a list of valid configurations: " +
-		"For entity-type 'topics': \n" + strings.Join(topics, "\n") + "\n" +
-		"For entity-type 'users': \n\tSCRAM-SHA-256\n\tSCRAM-SHA-512\n" +
-		"Entity types 'clients', 'brokers', 'broker-loggers' and 'ips' are not supported by Klassik yet."
+		"For entity-type 'topics': " + list(topics) +
+		"For entity-type 'brokers': " + list(brokerConfigNames()) +
+		"For entity-type 'users': " + list(append(slices.Clone(quotaKeys), security.MechanismScramSHA256, security.MechanismScramSHA512)) +
+		"For entity-type 'clients': " + list(quotaKeys) +
+		"For entity-type 'ips': " + list([]string{ipQuotaKey}) +
+		"Entity types 'users' and 'clients' may be specified together to update config for clients of a specific user."
 }
 
 // specs are kafka-configs.sh's options (Kafka's ConfigCommandOptions).
@@ -181,6 +187,27 @@ func parseOptions(args []string) (*options, string, error) {
 	if p.Has("all") && p.Has("zookeeper") {
 		return nil, "", argErrorf("--bootstrap-server must be specified for --all")
 	}
+	if hasName && (slices.Contains(o.types, typeBrokers) || slices.Contains(o.types, typeBrokerLoggers)) {
+		for _, f := range []string{"entity-name", "broker", "broker-logger"} {
+			if vs := p.Values(f); len(vs) > 0 {
+				v := vs[0]
+				if _, err := strconv.ParseInt(v, 10, 32); err != nil {
+					return nil, "", argErrorf("The entity name for %s must be a valid integer broker id, but it is: %s", o.types[0], v)
+				}
+			}
+		}
+	}
+	if hasName && slices.Contains(o.types, typeIPs) {
+		for _, f := range []string{"entity-name", "ip"} {
+			if vs := p.Values(f); len(vs) > 0 && !validIPEntity(vs[0]) {
+				v := vs[0]
+				return nil, "", argErrorf("The entity name for %s must be a valid IP or resolvable host, but it is: %s", o.types[0], v)
+			}
+		}
+	}
+	if p.Has("describe") && slices.Contains(o.types, typeBrokerLoggers) && !hasName {
+		return nil, "", argErrorf("an entity name must be specified with --describe of %s", strings.Join(o.types, ","))
+	}
 	if o.alter {
 		if slices.ContainsFunc(o.types, func(t string) bool {
 			return t == typeUsers || t == typeClients || t == typeBrokers || t == typeIPs
@@ -200,15 +227,6 @@ func parseOptions(args []string) (*options, string, error) {
 		}
 	}
 
-	// What this Klassik version implements.
-	for _, t := range o.types {
-		if !slices.Contains(klassikTypes, t) {
-			return nil, "", argErrorf("Entity type %s is not supported by Klassik's kafka-configs yet (only topics and users: client and user quotas, dynamic broker configs, broker loggers and IP quotas are not implemented)", t)
-		}
-	}
-	if o.types[0] == typeUsers && hasDefault {
-		return nil, "", argErrorf("The default user entity holds only quotas, which Klassik does not implement yet")
-	}
 	o.zkTLSConfig = p.Value("zk-tls-config-file")
 	if f, ok := p.Lookup("command-config"); ok && p.Has("bootstrap-server") {
 		props, err := admintool.LoadProperties(f)
@@ -218,6 +236,16 @@ func parseOptions(args []string) (*options, string, error) {
 		o.props = props
 	}
 	return o, "", nil
+}
+
+// validIPEntity is DynamicConfig.Ip.isValidIpEntity: <default>, an IP
+// address or a host name that resolves.
+func validIPEntity(s string) bool {
+	if s == zkpaths.ConfigEntityDefault || net.ParseIP(s) != nil {
+		return true
+	}
+	addrs, err := net.LookupHost(s)
+	return err == nil && len(addrs) > 0
 }
 
 func btoi(b bool) int {
@@ -330,7 +358,7 @@ func splitOutside(s string, sep byte) []string {
 // properties, or --add-config split at commas outside brackets into
 // key=value pairs (one '=' outside brackets each), brackets removed from
 // values, both sides trimmed. Later pairs win.
-func configsToBeAdded(p *admintool.Options) (map[string]string, error) {
+func configsToBeAdded(p *admintool.Options, out io.Writer) (map[string]string, error) {
 	props := map[string]string{}
 	if f, ok := p.Lookup("add-config-file"); ok {
 		fp, err := admintool.LoadProperties(f)
@@ -354,6 +382,9 @@ func configsToBeAdded(p *admintool.Options) (map[string]string, error) {
 		for _, kv := range pairs {
 			props[kv[0]] = kv[1]
 		}
+	}
+	if v, ok := props["message.format.version"]; ok {
+		fmt.Fprintf(out, "WARNING: The configuration message.format.version=%s is specified. This configuration will be ignored if the version is newer than the inter.broker.protocol.version specified in the broker.\n", v)
 	}
 	return props, nil
 }

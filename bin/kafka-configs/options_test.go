@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"maps"
 	"slices"
 	"testing"
@@ -31,8 +32,14 @@ func TestParseOptions(t *testing.T) {
 		{Args: with(zk, "--alter", "--entity-type", "topics", "--add-config", "a=b"), Err: "an entity name must be specified with --alter of topics"},
 		{Args: with(zk, "--alter", "--topic", "t", "--add-config", "a=b", "--add-config-file", "f"), Err: "Only one of --add-config or --add-config-file must be specified"},
 		{Args: with(zk, "--alter", "--topic", "t"), Err: "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter"},
-		{Args: with(zk, "--describe", "--entity-type", "clients"), Err: "Entity type clients is not supported by Klassik's kafka-configs yet (only topics and users: client and user quotas, dynamic broker configs, broker loggers and IP quotas are not implemented)"},
-		{Args: with(zk, "--describe", "--user-defaults"), Err: "The default user entity holds only quotas, which Klassik does not implement yet"},
+		{Args: with(zk, "--describe", "--entity-type", "clients")},
+		{Args: with(zk, "--describe", "--user-defaults")},
+		{Args: with(zk, "--describe", "--entity-type", "brokers", "--entity-name", "x1"), Err: "The entity name for brokers must be a valid integer broker id, but it is: x1"},
+		{Args: with(bs, "--describe", "--broker-logger", "b"), Err: "The entity name for broker-loggers must be a valid integer broker id, but it is: b"},
+		{Args: with(bs, "--describe", "--entity-type", "broker-loggers"), Err: "an entity name must be specified with --describe of broker-loggers"},
+		{Args: with(zk, "--describe", "--ip", "1.2.3.x.invalid"), Err: "The entity name for ips must be a valid IP or resolvable host, but it is: 1.2.3.x.invalid"},
+		{Args: with(zk, "--alter", "--ip-defaults", "--add-config", "connection_creation_rate=3")},
+		{Args: with(bs, "--alter", "--user", "u", "--client", "c", "--add-config", "producer_byte_rate=3")},
 		{Args: with(zk, "--describe", "--entity-type", "users")},
 		{Args: with(bs, "--describe", "--entity-type", "topics", "--all")},
 		{Args: with(zk, "--alter", "--entity-type", "users", "--entity-name", "a", "--delete-config", "SCRAM-SHA-256")},
@@ -62,7 +69,7 @@ func TestConfigsToBeAdded(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return configsToBeAdded(p)
+		return configsToBeAdded(p, io.Discard)
 	}
 	for in, want := range map[string]map[string]string{
 		"SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]": {
@@ -119,8 +126,8 @@ func TestParseCredentialValue(t *testing.T) {
 	}
 }
 
-// FuzzCommandLine: parsing never panics; an accepted line has an entity
-// type Klassik implements and one action.
+// FuzzCommandLine: parsing never panics; an accepted line has a known
+// entity type and one action.
 func FuzzCommandLine(f *testing.F) {
 	clitest.FuzzCommandLines(f, parseOptions, []string{
 		"--zookeeper z --alter --entity-type users --entity-name a --add-config SCRAM-SHA-256=[password=x]",
@@ -128,10 +135,10 @@ func FuzzCommandLine(f *testing.F) {
 		"--zookeeper z --describe --user u --entity-default",
 		"--zookeeper z --alter --topic t --delete-config a,b --delete-config c",
 	}, func(t *testing.T, line string, o *options) {
-		if len(o.types) == 0 || !slices.Contains(klassikTypes, o.types[0]) {
+		if len(o.types) == 0 || !slices.Contains(bootstrapTypes, o.types[0]) {
 			t.Fatalf("%q accepted with types %v", line, o.types)
 		}
-		if _, err := configsToBeAdded(o.p); err != nil {
+		if _, err := configsToBeAdded(o.p, io.Discard); err != nil {
 			return
 		}
 		_ = configsToBeDeleted(o.p)

@@ -40,11 +40,25 @@ func runZooKeeper(o *options, out io.Writer) error {
 	return describeWithZk(zc, o, out)
 }
 
-// entityString is ConfigCommand's Entity.toString: "topic 'orders'",
-// "user-principal 'alice'" (users desanitized), "default user-principal".
-func entityString(entityType, sanitized string) string {
-	typeName := entityType
-	switch entityType {
+// zkEntity is ConfigCommand's Entity: a type and a sanitized name (nil:
+// every entity of the type).
+type zkEntity struct {
+	typ  string
+	name *string
+}
+
+func (e zkEntity) path() string {
+	if e.name == nil {
+		return e.typ
+	}
+	return e.typ + "/" + *e.name
+}
+
+// String is Entity.toString: "topic 'orders'", "user-principal 'alice'"
+// (users and clients desanitized), "default client-id", "brokers '1'".
+func (e zkEntity) String() string {
+	typeName := e.typ
+	switch e.typ {
 	case typeUsers:
 		typeName = "user-principal"
 	case typeClients:
@@ -52,31 +66,149 @@ func entityString(entityType, sanitized string) string {
 	case typeTopics:
 		typeName = "topic"
 	}
-	if sanitized == zkpaths.ConfigEntityDefault {
+	switch {
+	case e.name == nil:
+		return e.typ
+	case *e.name == zkpaths.ConfigEntityDefault:
 		return "default " + typeName
 	}
-	name := sanitized
-	if entityType == typeUsers || entityType == typeClients {
-		if d, err := zkpaths.Desanitize(sanitized); err == nil {
+	name := *e.name
+	if e.typ == typeUsers || e.typ == typeClients {
+		if d, err := zkpaths.Desanitize(name); err == nil {
 			name = d
 		}
 	}
 	return typeName + " '" + name + "'"
 }
 
+// configEntity is ConfigCommand's ConfigEntity: a root entity and, for
+// <user, client> quotas, a child.
+type configEntity struct {
+	root  zkEntity
+	child *zkEntity
+}
+
+// fullSanitizedName is the path below /config/<root type>.
+func (c configEntity) fullSanitizedName() string {
+	n := ""
+	if c.root.name != nil {
+		n = *c.root.name
+	}
+	if c.child != nil {
+		n += "/" + c.child.path()
+	}
+	return n
+}
+
+func (c configEntity) String() string {
+	if c.child != nil {
+		return c.root.String() + ", " + c.child.String()
+	}
+	return c.root.String()
+}
+
+func strp(s string) *string { return &s }
+
+// parseEntity is ConfigCommand.parseEntity.
+func parseEntity(o *options) (configEntity, error) {
+	types, names := o.types, o.names
+	if types[0] != typeUsers && types[0] != typeClients {
+		var name *string
+		if len(names) > 0 {
+			name = strp(names[0])
+			if names[0] == "" {
+				name = strp(zkpaths.ConfigEntityDefault)
+			}
+		}
+		return configEntity{root: zkEntity{typ: types[0], name: name}}, nil
+	}
+	if o.alter && len(names) != len(types) {
+		return configEntity{}, argErrorf("--entity-name or --entity-default must be specified with each --entity-type for --alter")
+	}
+	// <user, client> with the client named first: swap.
+	if len(types) == 2 && types[0] == typeClients {
+		types = []string{types[1], types[0]}
+		if len(names) == 2 {
+			names = []string{names[1], names[0]}
+		}
+	}
+	var ents []zkEntity
+	for i, t := range types {
+		e := zkEntity{typ: t}
+		if i < len(names) {
+			if names[i] == "" {
+				e.name = strp(zkpaths.ConfigEntityDefault)
+			} else {
+				e.name = strp(zkpaths.Sanitize(names[i]))
+			}
+		}
+		ents = append(ents, e)
+	}
+	c := configEntity{root: ents[0]}
+	if len(ents) > 1 {
+		c.child = &ents[1]
+	}
+	return c, nil
+}
+
+// allEntities is ConfigEntity.getAllEntities: the entity itself, or every
+// entity with a config node where names are missing.
+func (c configEntity) allEntities(zc *zkclient.Client) ([]configEntity, error) {
+	children := func(path string) ([]string, error) {
+		kids, err := zc.Children(zkpaths.ConfigTypePath(path))
+		if err != nil && !isNoNode(err) {
+			return nil, err
+		}
+		return slices.Sorted(slices.Values(kids)), nil
+	}
+	switch {
+	case c.root.name == nil:
+		names, err := children(c.root.typ)
+		if err != nil {
+			return nil, err
+		}
+		var out []configEntity
+		for _, n := range names {
+			r := configEntity{root: zkEntity{typ: c.root.typ, name: strp(n)}}
+			if c.child == nil {
+				out = append(out, r)
+				continue
+			}
+			r.child = &zkEntity{typ: c.child.typ}
+			sub, err := r.allEntities(zc)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+		}
+		return out, nil
+	case c.child != nil && c.child.name == nil:
+		names, err := children(c.root.path() + "/" + c.child.typ)
+		if err != nil {
+			return nil, err
+		}
+		var out []configEntity
+		for _, n := range names {
+			out = append(out, configEntity{root: c.root, child: &zkEntity{typ: c.child.typ, name: strp(n)}})
+		}
+		return out, nil
+	}
+	return []configEntity{c}, nil
+}
+
 func alterWithZk(zc *zkclient.Client, o *options, out io.Writer) error {
-	add, err := configsToBeAdded(o.p)
+	add, err := configsToBeAdded(o.p, out)
 	if err != nil {
 		return err
 	}
 	del := configsToBeDeleted(o.p)
-	typ, name := o.types[0], o.names[0]
-	sanitized := name
-	if typ == typeUsers {
-		sanitized = zkpaths.Sanitize(name)
-		if err := refuseQuotas(add, del); err != nil {
-			return err
-		}
+	entity, err := parseEntity(o)
+	if err != nil {
+		return err
+	}
+	typ, name := entity.root.typ, entity.fullSanitizedName()
+	switch typ {
+	case typeUsers:
 		// preProcessScramCredentials: the password never reaches ZooKeeper.
 		for _, m := range scramMechanisms {
 			v, ok := add[m.name]
@@ -94,8 +226,12 @@ func alterWithZk(zc *zkclient.Client, o *options, out io.Writer) error {
 			}
 			add[m.name] = cred.String()
 		}
+	case typeBrokers:
+		if err := preProcessBrokerConfigs(zc, name, add); err != nil {
+			return err
+		}
 	}
-	configs, err := zc.GetEntityConfigs(typ, sanitized)
+	configs, err := zc.GetEntityConfigs(typ, name)
 	if err != nil {
 		return err
 	}
@@ -112,18 +248,27 @@ func alterWithZk(zc *zkclient.Client, o *options, out io.Writer) error {
 	for _, k := range del {
 		delete(configs, k)
 	}
+	// AdminZkClient.changeConfigs' validation of the complete set.
 	switch typ {
 	case typeUsers:
-		// DynamicConfig.User.validate: quota keys and SCRAM mechanisms only.
-		var unknown []string
-		for k := range configs {
-			if !security.IsScramMechanism(k) && !isQuotaKey(k) {
-				unknown = append(unknown, k)
-			}
+		userOnly := name != zkpaths.ConfigEntityDefault && !strings.Contains(name, "/clients")
+		if err := validateQuotaConfigs(configs, userOnly, false); err != nil {
+			return err
 		}
-		if len(unknown) > 0 {
-			slices.Sort(unknown)
-			return argErrorf("requirement failed: Unknown Dynamic Configuration: HashSet(%s).", strings.Join(unknown, ", "))
+	case typeClients:
+		if err := validateQuotaConfigs(configs, false, false); err != nil {
+			return err
+		}
+	case typeIPs:
+		if name != zkpaths.ConfigEntityDefault && !validIPEntity(name) {
+			return &commandError{fmt.Sprintf("kafka.admin.AdminOperationException: %s is not a valid IP or resolvable host.", name)}
+		}
+		if err := validateQuotaConfigs(configs, false, true); err != nil {
+			return err
+		}
+	case typeBrokers:
+		if err := validateBrokerConfigTypes(configs); err != nil {
+			return err
 		}
 	case typeTopics:
 		exists, err := zc.TopicExists(name)
@@ -141,44 +286,37 @@ func alterWithZk(zc *zkclient.Client, o *options, out io.Writer) error {
 			return &commandError{"org.apache.kafka.common.config.ConfigException: " + msg}
 		}
 	}
-	if err := zc.ChangeEntityConfigs(typ, sanitized, configs); err != nil {
+	if err := zc.ChangeEntityConfigs(typ, name, configs); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Completed updating config for entity: %s.\n", entityString(typ, sanitized))
+	fmt.Fprintf(out, "Completed updating config for entity: %s.\n", entity)
 	return nil
 }
 
 func describeWithZk(zc *zkclient.Client, o *options, out io.Writer) error {
-	typ := o.types[0]
-	var entities []string // sanitized
-	all := len(o.names) == 0
-	if all {
-		kids, err := zc.Children(zkpaths.ConfigTypePath(typ))
-		if err != nil && !isNoNode(err) {
-			return err
-		}
-		entities = slices.Sorted(slices.Values(kids))
-	} else {
-		name := o.names[0]
-		if typ == typeUsers {
-			name = zkpaths.Sanitize(name)
-		}
-		entities = []string{name}
+	entity, err := parseEntity(o)
+	if err != nil {
+		return err
+	}
+	// All users: skip nodes that only hold <user, client> quotas.
+	allUsers := entity.root.typ == typeUsers && entity.root.name == nil && entity.child == nil
+	entities, err := entity.allEntities(zc)
+	if err != nil {
+		return err
 	}
 	for _, e := range entities {
-		configs, err := zc.GetEntityConfigs(typ, e)
+		configs, err := zc.GetEntityConfigs(e.root.typ, e.fullSanitizedName())
 		if err != nil {
 			return err
 		}
-		// All users: skip nodes that only hold <user, client> quotas.
-		if len(configs) == 0 && all && typ == typeUsers {
+		if len(configs) == 0 && allUsers {
 			continue
 		}
 		var kv []string
-		for _, k := range zkpaths.PropertiesOrder(slices.Collect(maps.Keys(configs))) {
+		for _, k := range propertiesKeys(configs) {
 			kv = append(kv, k+"="+configs[k])
 		}
-		fmt.Fprintf(out, "Configs for %s are %s\n", entityString(typ, e), strings.Join(kv, ","))
+		fmt.Fprintf(out, "Configs for %s are %s\n", e, strings.Join(kv, ","))
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := testcluster.Main(m)
+	code := clitest.Main(m)
 	if producerErr == nil && producerBin != "" {
 		os.RemoveAll(filepath.Dir(producerBin))
 	}

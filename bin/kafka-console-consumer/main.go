@@ -40,6 +40,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, done := admintool.CommandLine(special, err, admintool.HelpAndExit, toolHelp, specs, stdout, stderr); done {
 		return code
 	}
+	var je *javaException
+	if errors.As(err, &je) {
+		// Class.forName's exception escapes ConsumerConfig uncaught.
+		fmt.Fprintf(stderr, "Exception in thread \"main\" %v\n", je)
+		return 1
+	}
 	if err != nil {
 		logError(stderr, "Unknown error when running consumer: ", err)
 		return 1
@@ -69,6 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logError(stderr, "Error closing the consumer: ", cerr)
 	}
 	if perr != nil {
+		// A formatter's exception ends run after its finally block and is
+		// logged by main.
+		logError(stderr, "Unknown error when running consumer: ", perr)
 		return 1
 	}
 	return 0
@@ -98,8 +107,10 @@ func process(ctx context.Context, o *options, src source, out *bufio.Writer, std
 			return count, nil
 		}
 		count++
-		if err := o.formatter.write(out, m); err != nil {
+		if err := o.formatter.write(out, stderr, m); err != nil {
 			if o.skipOnError {
+				_ = out.Flush()
+				logError(stderr, "Error processing message, skipping this message: ", err)
 				continue
 			}
 			return count, err

@@ -22,13 +22,13 @@ var specs = append([]admintool.Spec{
 	{Name: "consumer-property", HasArg: true, ArgName: "String: consumer_prop", Help: "A mechanism to pass user-defined properties in the form key=value to the consumer."},
 	{Name: "consumer.config", HasArg: true, ArgName: "String: config file", Help: "Consumer config properties file. Note that [consumer-property] takes precedence over this config."},
 	{Name: "formatter", HasArg: true, ArgName: "String: class", Help: "The name of a class to use for formatting kafka messages for display. (default: kafka.tools.DefaultMessageFormatter)"},
-	{Name: "property", HasArg: true, ArgName: "String: prop", Help: "The properties to initialize the message formatter: print.timestamp, print.key, print.offset, print.partition, print.headers, print.value, key.separator, line.separator, headers.separator, null.literal."},
+	{Name: "property", HasArg: true, ArgName: "String: prop", Help: "The properties to initialize the message formatter. Default properties include:\n print.timestamp=true|false\n print.key=true|false\n print.offset=true|false\n print.partition=true|false\n print.headers=true|false\n print.value=true|false\n key.separator=<key.separator>\n line.separator=<line.separator>\n headers.separator=<line.separator>\n null.literal=<null.literal>\n key.deserializer=<key.deserializer>\n value.deserializer=<value.deserializer>\n header.deserializer=<header.deserializer>\n\nUsers can also pass in customized properties for their formatter; more specifically, users can pass in properties keyed with 'key.deserializer.', 'value.deserializer.' and 'headers.deserializer.' prefixes to configure their deserializers."},
 	{Name: "from-beginning", Help: "If the consumer does not already have an established offset to consume from, start with the earliest message present in the log rather than the latest message."},
 	{Name: "max-messages", HasArg: true, ArgName: "Integer: num_messages", Help: "The maximum number of messages to consume before exiting. If not set, consumption is continual."},
 	{Name: "timeout-ms", HasArg: true, ArgName: "Integer: timeout_ms", Help: "If specified, exit if no message is available for consumption for the specified interval."},
 	{Name: "skip-message-on-error", Help: "If there is an error when processing a message, skip it instead of halt."},
-	{Name: "key-deserializer", HasArg: true, ArgName: "String: deserializer for key", Help: "Accepted for compatibility; keys are printed as UTF-8 text."},
-	{Name: "value-deserializer", HasArg: true, ArgName: "String: deserializer for values", Help: "Accepted for compatibility; values are printed as UTF-8 text."},
+	{Name: "key-deserializer", HasArg: true, ArgName: "String: deserializer for key"},
+	{Name: "value-deserializer", HasArg: true, ArgName: "String: deserializer for values"},
 	{Name: "isolation-level", HasArg: true, ArgName: "String", Help: "Set to read_committed in order to filter out transactional messages which are not committed. Set to read_uncommitted to read all messages. (default: read_uncommitted)"},
 	{Name: "group", HasArg: true, ArgName: "String: consumer group id", Help: "The consumer group id of the consumer."},
 	{Name: "delete-consumer-offsets", Help: "If specified, the consumer path in zookeeper is deleted when starting up (--zookeeper only)."},
@@ -50,7 +50,7 @@ type options struct {
 	groupPassed          bool
 	deleteOffsets        bool
 	consumerProps        map[string]string
-	formatter            formatter
+	formatter            messageFormatter
 }
 
 // parseOptions applies ConsoleConsumer's checks, in its order, with its
@@ -66,13 +66,6 @@ func parseOptions(args []string) (*options, string, error) {
 	if err := clitools.CheckConnection(o.bootstrap, o.zookeeper); err != nil {
 		return nil, "", err
 	}
-	if p.Has("formatter") {
-		switch f := p.Value("formatter"); f {
-		case "kafka.tools.DefaultMessageFormatter", "":
-		default:
-			return nil, "", fmt.Errorf("formatter class %s is not available (only kafka.tools.DefaultMessageFormatter)", f)
-		}
-	}
 	fileProps, extra, err := clitools.ClientProperties(p, "consumer.config", "consumer-property")
 	if err != nil {
 		return nil, "", err
@@ -82,7 +75,19 @@ func parseOptions(args []string) (*options, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if o.formatter, err = newFormatter(fprops); err != nil {
+	// --key-deserializer and --value-deserializer become the formatter's
+	// key.deserializer and value.deserializer properties.
+	if v := p.Value("key-deserializer"); v != "" {
+		fprops["key.deserializer"] = v
+	}
+	if v := p.Value("value-deserializer"); v != "" {
+		fprops["value.deserializer"] = v
+	}
+	class := defaultFormatterClass
+	if p.Has("formatter") {
+		class = p.Value("formatter")
+	}
+	if o.formatter, err = newMessageFormatter(class, fprops); err != nil {
 		return nil, "", err
 	}
 	if n := btoi(o.topic != "") + btoi(o.whitelist != ""); n != 1 {

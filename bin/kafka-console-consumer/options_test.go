@@ -36,8 +36,9 @@ func TestParseOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.topic != "t" || !o.fromBeginning || o.maxMessages != 5 || o.timeout != 250*time.Millisecond || !o.formatter.printKey ||
-		o.formatter.keySep != ":" || o.group != "g" || !o.groupPassed || !o.readCommitted {
+	f, ok := o.formatter.(formatter)
+	if o.topic != "t" || !o.fromBeginning || o.maxMessages != 5 || o.timeout != 250*time.Millisecond || !ok || !f.printKey ||
+		f.keySep != ":" || o.group != "g" || !o.groupPassed || !o.readCommitted {
 		t.Fatalf("%+v", o)
 	}
 	o, _, err = parseOptions([]string{"--zookeeper", "z:2181/chroot", "--topic", "t", "--partition", "1", "--offset", "earliest"})

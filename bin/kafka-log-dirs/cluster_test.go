@@ -45,7 +45,7 @@ func expectedJSON(c *testcluster.Cluster, idx []int, topics []string) string {
 // every broker, one broker with --broker-list, a --topic-list filter; a
 // missing --describe prints Kafka's usage error.
 func TestDescribeAgainstCluster(t *testing.T) {
-	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 2, LogDirsPerBroker: 2}, "dirs", 4, 2)
+	c := clitest.StartWithTopic(t, testcluster.Options{Brokers: 2, LogDirs: 2}, "dirs", 4, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	clitest.CreateTopic(t, ctx, c, "other", 1, 1)

@@ -20,6 +20,9 @@
 //	MoveMap, calculateProposedMoveMap,         throttle.go (leader/follower throttled-replica
 //	  calculateLeader/FollowerThrottles,         lists, reassigning brokers, config key names)
 //	  calculateReassigningBrokers
+//	clearAllThrottles' printed sets            scalaset.go (Scala 2.13 Set iteration order:
+//	                                             order added up to four elements, CHAMP
+//	                                             hash-trie order from five)
 //	the Admin overloads: executeAssignment,    admin.go (adminBackend: Metadata,
 //	  verifyAssignment, listReassignments,       ListPartitionReassignments,
 //	  cancelAssignment, clearAllThrottles,       AlterPartitionReassignments (null target

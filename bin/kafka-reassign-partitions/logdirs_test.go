@@ -23,7 +23,7 @@ import (
 // lines) and only then clears the throttle; a directory outside log.dirs
 // fails with Kafka's message.
 func TestLogDirMovesAsProcess(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirsPerBroker: 2})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, LogDirs: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req := kmsg.NewPtrCreateTopicsRequest()

@@ -167,22 +167,16 @@ func (t *tool) clearThrottles(b throttleClearer, targets []reassignmentEntry) er
 	return b.clearTopicThrottles(topics)
 }
 
-// throttledEntities are what clearAllThrottles clears: the brokers that are
-// registered (live) or hold a replica of a target, sorted, and the targets'
-// topics, sorted.
+// throttledEntities are what clearAllThrottles clears, in the order
+// Kafka prints them: the brokers that are registered (live, in the order
+// the backend lists them) or hold a replica of a target, and the targets'
+// topics, each as the Scala Set Kafka builds (scalaSetOrder).
 func throttledEntities(live []int32, targets []reassignmentEntry) (brokers []int32, topics []string) {
-	set := map[int32]bool{}
-	for _, id := range live {
-		set[id] = true
-	}
+	all := slices.Clone(live)
 	for _, e := range targets {
-		for _, r := range e.Replicas {
-			set[r] = true
-		}
+		all = append(all, e.Replicas...)
 	}
-	topics = topicsOf(targets)
-	slices.Sort(topics)
-	return sortedKeys(set), topics
+	return scalaSetOrder(all, int32Hash), scalaSetOrder(topicsOf(targets), javaStringHash)
 }
 
 // topicsOf lists the topics of the entries, each once, in first-appearance

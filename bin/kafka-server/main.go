@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/klassik/klassik/broker"
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/config"
 )
 
@@ -100,13 +101,17 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version)
 		return 0
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Kafka's config/log4j.properties: the root logger at INFO; the
+	// BROKER_LOGGER resource changes levels at run time, so the text
+	// handler lets every level through and the registry decides.
+	logLevels := loglevels.NewRegistry(loglevels.LevelInfo)
+	logger := slog.New(loglevels.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: loglevels.LevelAll}), logLevels))
 	cfg, err := config.Load(a.path, a.overrides)
 	if err != nil {
 		fmt.Fprintf(stderr, "kafka-server: invalid configuration in %s:\n%v\n", a.path, err)
 		return 1
 	}
-	b, err := broker.New(cfg, logger, broker.WithSystemProperties(a.sysProps))
+	b, err := broker.New(cfg, logger, broker.WithSystemProperties(a.sysProps), broker.WithLogLevels(logLevels))
 	if err != nil {
 		fmt.Fprintf(stderr, "kafka-server: %v\n", err)
 		return 1
@@ -119,7 +124,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	logger.Info("started", "broker", b.BrokerID())
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-b.Halted():
+		// Every log directory failed; the broker shut itself down.
+		logger.Error("halting: all log directories have failed", "broker", b.BrokerID())
+		b.Shutdown()
+		return 1
+	}
 	logger.Info("shutting down on signal", "broker", b.BrokerID())
 	b.Shutdown()
 	logger.Info("shut down completed", "broker", b.BrokerID())

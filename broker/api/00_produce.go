@@ -19,6 +19,11 @@ package api
 // Idempotent batches need no check here: InitProducerId checked
 // IdempotentWrite when the producer got its id.
 //
+// Quotas (throttle.go): the request's size counts against the client's
+// producer_byte_rate and its handler time against request_percentage
+// (not for acks=0); a violated quota answers throttle_time_ms and mutes
+// the connection, but the records are appended and acknowledged as usual.
+//
 // acks=0: no response is written; if any partition failed the manager
 // returns an error and the connection is closed, the only way to tell such a
 // client to refresh its metadata.
@@ -26,6 +31,7 @@ package api
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,10 +85,33 @@ func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, er
 		}
 		resp.Topics = append(resp.Topics, denied...)
 	}
+	a.produceQuota(ctx, r, req.Acks, resp)
 	if resp == nil { // acks=0
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// produceQuota records the request's size against producer_byte_rate and,
+// unless acks=0, its handler time against the request quota, and throttles
+// by the larger (Kafka: the request quota does not apply to acks=0, the
+// byte rate does, muting the connection without a response). The records
+// are appended either way.
+func (a *Apis) produceQuota(ctx context.Context, r *request, acks int16, resp *kmsg.ProduceResponse) {
+	if a.quotas == nil {
+		return
+	}
+	user, client := r.quotaIdentity()
+	bw := a.quotas.Produce.Record(user, client, float64(r.net.Size), time.Now())
+	var rq time.Duration
+	if acks != 0 {
+		rq = a.requestThrottle(ctx, r)
+	}
+	var out kmsg.Response
+	if resp != nil {
+		out = resp
+	}
+	a.throttleMax(r, out, bw, a.quotas.Produce, rq)
 }
 
 // produceErrorTopic answers every partition of t with code.

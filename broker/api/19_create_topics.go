@@ -21,6 +21,10 @@ package api
 //     timeout_ms for every partition to have a leader in this broker's
 //     metadata cache → else REQUEST_TIMED_OUT (the topic still exists);
 //     timeout_ms ≤ 0 answers right after the ZooKeeper write;
+//   - controller_mutation_rate (KIP-599): each created topic takes its
+//     partitions from the principal's quota; from v6 a topic arriving while
+//     the quota is exhausted is refused with THROTTLING_QUOTA_EXCEEDED,
+//     earlier versions are created and only throttled (throttle.go);
 //   - v5+ responses describe the topic: partitions, replication factor and
 //     its configs (as DescribeConfigs without synonyms); v7+ the topic id.
 //
@@ -55,6 +59,7 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 		names[t.Topic]++
 	}
 	isController := a.controller != nil && a.controller.IsActive()
+	mutations := a.mutationQuota(r, 6)
 	for i, t := range req.Topics {
 		refused[i] = isController && names[t.Topic] > 1
 	}
@@ -66,6 +71,9 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 				return denied(kerr.TopicAuthorizationFailed, "Authorization failed.")
 			}
 			spec, err := a.planCreateTopic(ctx, t)
+			if err == nil && !req.ValidateOnly {
+				err = mutations.Record(float64(len(spec.assignment)))
+			}
 			if err == nil && !req.ValidateOnly {
 				err = a.createTopic(ctx, spec)
 			}
@@ -125,6 +133,7 @@ func (a *Apis) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respons
 			}
 		}
 	}
+	a.throttleMutations(r, resp, mutations)
 	return resp, nil
 }
 

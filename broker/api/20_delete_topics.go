@@ -58,6 +58,7 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 	}
 
 	isController := a.controller != nil && a.controller.IsActive()
+	mutations := a.mutationQuota(r, 5)
 	var ids map[[16]byte]string // resolved lazily
 	var waitFor []int
 	describe := a.topicChecker(ctx, r, kmsg.ACLOperationDescribe)
@@ -99,6 +100,12 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 				err = denied(kerr.TopicAuthorizationFailed, topicAuthorizationFailedMessage)
 			}
 			if err == nil {
+				// controller_mutation_rate: the topic's partitions
+				// (THROTTLING_QUOTA_EXCEEDED from v5, KIP-599).
+				leaders, _ := a.meta.PartitionLeaders(*rt.Topic)
+				err = mutations.Record(float64(len(leaders)))
+			}
+			if err == nil {
 				err = a.markForDeletion(ctx, *rt.Topic)
 			}
 			if err == nil {
@@ -133,6 +140,7 @@ func (a *Apis) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respons
 			}
 		}
 	}
+	a.throttleMutations(r, resp, mutations)
 	return resp, nil
 }
 

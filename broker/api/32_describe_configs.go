@@ -15,7 +15,8 @@ package api
 //     the dynamic cluster defaults (/config/brokers/<default>); another id
 //     or a non-integer name → INVALID_REQUEST with Kafka's message;
 //     password values are null;
-//   - other resource types (BROKER_LOGGER) → INVALID_REQUEST;
+//   - BROKER_LOGGER (8): the broker's loggers and levels (brokerlogger.go);
+//   - other resource types → INVALID_REQUEST;
 //   - include_documentation (v3+) returns each key's doc; config_type (v3+)
 //     from the config tables;
 //   - configuration_keys null = all;
@@ -119,6 +120,8 @@ func (a *Apis) describeResource(ctx context.Context, res kmsg.DescribeConfigsReq
 				a.brokerID, res.ResourceName))
 		}
 		return a.describeBrokerConfigs(res.ConfigNames, synonyms, docs), nil
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return a.describeBrokerLogger(res.ResourceName, res.ConfigNames)
 	default:
 		return nil, fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, res.ResourceType)
 	}

@@ -28,6 +28,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,11 +42,21 @@ func (a *Apis) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respons
 	resp.Resources = alterEach(ctx, a, r, req.Resources, func(res kmsg.AlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "alter configs failed", func(res kmsg.AlterConfigsRequestResource, _ map[string]string) (map[string]string, error) {
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			return nil, errAlterConfigsBrokerLogger
+		}
 		cfgs := map[string]string{}
+		var nulls []string
 		for _, c := range res.Configs {
 			if c.Value != nil {
 				cfgs[c.Name] = *c.Value
+			} else {
+				nulls = append(nulls, c.Name)
 			}
+		}
+		// Kafka refuses null values; topics keep Klassik's earlier leniency.
+		if len(nulls) > 0 && res.ResourceType == kmsg.ConfigResourceTypeBroker {
+			return nil, denied(kerr.InvalidRequest, "Null value not supported for : "+strings.Join(nulls, ","))
 		}
 		return cfgs, nil
 	})
@@ -126,6 +137,11 @@ func (a *Apis) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, n
 			return err
 		}
 		return a.alterBrokerConfigs(name, entity, perBroker, next, validateOnly)
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		// Log levels change inside update (brokerlogger.go); AlterConfigs'
+		// update refuses the type.
+		_, err := update(nil)
+		return err
 	default:
 		return fmt.Errorf("%w: unsupported resource type %v", kerr.InvalidRequest, typ)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths/zkclient"
 )
@@ -36,12 +37,15 @@ func (a *Apis) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Res
 	req := r.body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	alter := a.topicChecker(ctx, r, kmsg.ACLOperationAlter)
+	// controller_mutation_rate: each topic's new partitions
+	// (THROTTLING_QUOTA_EXCEEDED from v3, KIP-599).
+	mutations := a.mutationQuota(r, 3)
 	errs := eachTopic(a, req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic }, "duplicate topic in request: %s",
 		func(_ int, t kmsg.CreatePartitionsRequestTopic) error {
 			if !alter.allowed(t.Topic) {
 				return denied(kerr.TopicAuthorizationFailed, "The topic authorization is failed.")
 			}
-			return a.addPartitions(ctx, t, req.ValidateOnly)
+			return a.addPartitions(ctx, t, req.ValidateOnly, mutations)
 		})
 	var waitFor []leaderWait
 	for i, t := range req.Topics {
@@ -56,10 +60,11 @@ func (a *Apis) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Res
 	for _, w := range a.awaitLeaders(ctx, req.TimeoutMillis, waitFor) {
 		resp.Topics[w.idx].ErrorCode = kerr.RequestTimedOut.Code
 	}
+	a.throttleMutations(r, resp, mutations)
 	return resp, nil
 }
 
-func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequestTopic, validateOnly bool, mutations *quota.Mutation) error {
 	if err := validateTopicName(t.Topic); err != nil {
 		return err
 	}
@@ -127,6 +132,9 @@ func (a *Apis) addPartitions(ctx context.Context, t kmsg.CreatePartitionsRequest
 	}
 	if validateOnly {
 		return nil
+	}
+	if err := mutations.Record(float64(int(t.Count) - cur)); err != nil {
+		return err
 	}
 	next := ta
 	next.Partitions = maps.Clone(ta.Partitions)

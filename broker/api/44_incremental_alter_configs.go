@@ -33,6 +33,9 @@ func (a *Apis) handleIncrementalAlterConfigs(ctx context.Context, r *request) (k
 	for _, rr := range alterEach(ctx, a, r, req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
 		return resourceKey{res.ResourceType, res.ResourceName}
 	}, req.ValidateOnly, "incremental alter configs failed", func(res kmsg.IncrementalAlterConfigsRequestResource, current map[string]string) (map[string]string, error) {
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			return nil, a.alterBrokerLogger(res.ResourceName, res.Configs, req.ValidateOnly)
+		}
 		if res.ResourceType == kmsg.ConfigResourceTypeBroker {
 			return applyIncrementalBroker(current, res.Configs)
 		}

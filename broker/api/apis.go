@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/loglevels"
 	"github.com/klassik/klassik/broker/metadata"
 	"github.com/klassik/klassik/broker/network"
+	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/broker/txn"
 	"github.com/klassik/klassik/config"
 )
@@ -52,6 +55,9 @@ type LogDirManager interface {
 type request struct {
 	net  *network.Request
 	body kmsg.Request
+	// start is when the handler was called (the request quota's handler
+	// time runs from it).
+	start time.Time
 }
 
 type handlerFunc func(ctx context.Context, r *request) (kmsg.Response, error)
@@ -83,7 +89,12 @@ func (a *Apis) Handle(ctx context.Context, req *network.Request) (resp kmsg.Resp
 	if !ok || !a.enabled(req.Key) {
 		return nil, fmt.Errorf("api: key %d (%s) is not served", req.Key, kmsg.NameForKey(req.Key))
 	}
-	return h(ctx, &request{net: req, body: req.Body})
+	r := &request{net: req, body: req.Body, start: time.Now()}
+	resp, err = h(ctx, r)
+	if err == nil {
+		a.applyRequestQuota(ctx, r, resp)
+	}
+	return resp, err
 }
 
 // listener returns the listener name the request arrived on.
@@ -117,10 +128,15 @@ type Config struct {
 	Broker *config.Config
 	// Dynamic is the broker's current configuration (Broker with the
 	// dynamic broker configs); nil: Broker alone.
-	Dynamic  *config.Dynamic
-	ZK       AdminZK
-	Metadata MetadataView
-	Replicas ReplicaManager
+	Dynamic *config.Dynamic
+	// ReloadUpdatedFiles is called for a per-broker alteration with its
+	// config names (Kafka's reloadUpdatedFilesWithoutConfigChange: a
+	// listener key store named again with the same path is re-read when
+	// its file changed); nil: nothing to reload.
+	ReloadUpdatedFiles func(keys []string) error
+	ZK                 AdminZK
+	Metadata           MetadataView
+	Replicas           ReplicaManager
 	// LogDirs serves AlterReplicaLogDirs and DescribeLogDirs; nil leaves
 	// them unadvertised.
 	LogDirs    LogDirManager
@@ -148,18 +164,28 @@ type Config struct {
 	// ACLs is the authorizer's ACL store, served by the ACL APIs; nil
 	// answers them SECURITY_DISABLED.
 	ACLs ACLAdmin
+	// Quotas are the client quota managers; nil enforces none.
+	Quotas *quota.Managers
+	// QuotaStore holds the quota nodes DescribeClientQuotas and
+	// AlterClientQuotas serve; nil leaves those APIs unadvertised.
+	QuotaStore ClientQuotaStore
 	// FixedStartIndex ≥ 0 makes replica assignment deterministic (both the
 	// start index of the first replica and the shift of the followers); -1 draws at random as
 	// Kafka does. Tests set it to compare assignments.
 	FixedStartIndex int
 	Logger          *slog.Logger
+	// LogLevels is the registry of the broker's loggers, served as the
+	// BROKER_LOGGER resource (brokerlogger.go); nil = a registry of its
+	// own that no logger consults.
+	LogLevels *loglevels.Registry
 }
 
 // Apis is Kafka's KafkaApis: the request handler of one broker.
 type Apis struct {
 	brokerID        int32
 	clusterID       string
-	dyn             *config.Dynamic // current configuration: read it with conf()
+	dyn             *config.Dynamic           // current configuration: read it with conf()
+	reloadFiles     func(keys []string) error // Config.ReloadUpdatedFiles
 	zk              AdminZK
 	meta            MetadataView
 	replicas        ReplicaManager
@@ -171,10 +197,13 @@ type Apis struct {
 	sasl            SASLServers
 	users           UserCredentialStore
 	acls            ACLAdmin
+	quotas          *quota.Managers
+	quotaStore      ClientQuotaStore
 	fixedStartIndex int
 	logger          *slog.Logger
 	pids            *txn.ProducerIDManager
 	handlers        map[int16]handlerFunc
+	logLevels       *loglevels.Registry
 
 	// ready is closed when the broker enables request processing
 	// (the last step of start-up, after registration); requests arriving
@@ -207,6 +236,7 @@ func New(cfg Config) *Apis {
 		brokerID:        cfg.BrokerID,
 		clusterID:       cfg.ClusterID,
 		dyn:             cfg.Dynamic,
+		reloadFiles:     cfg.ReloadUpdatedFiles,
 		zk:              cfg.ZK,
 		meta:            cfg.Metadata,
 		replicas:        cfg.Replicas,
@@ -218,6 +248,8 @@ func New(cfg Config) *Apis {
 		sasl:            cfg.SASL,
 		users:           cfg.Users,
 		acls:            cfg.ACLs,
+		quotas:          cfg.Quotas,
+		quotaStore:      cfg.QuotaStore,
 		fixedStartIndex: cfg.FixedStartIndex,
 		logger:          cfg.Logger.With("component", "kafka-apis", "broker", cfg.BrokerID),
 		ready:           make(chan struct{}),
@@ -226,6 +258,10 @@ func New(cfg Config) *Apis {
 	}
 	if a.dyn == nil {
 		a.dyn = config.NewDynamic(cfg.Broker)
+	}
+	a.logLevels = cfg.LogLevels
+	if a.logLevels == nil {
+		a.logLevels = loglevels.NewRegistry(loglevels.LowestEnabled(cfg.Logger.Handler()))
 	}
 	a.pids = cfg.ProducerIDs
 	if a.pids == nil && cfg.ZK != nil {
@@ -270,6 +306,8 @@ func (a *Apis) enabled(key int16) bool {
 		return a.pids != nil
 	case 50, 51:
 		return a.users != nil
+	case 48, 49:
+		return a.quotaStore != nil
 	case 34, 35:
 		return a.logDirs != nil
 	case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:

@@ -344,6 +344,11 @@ func (a *Apis) alterBrokerConfigs(name, entity string, perBroker bool, props map
 	if validateOnly {
 		return nil
 	}
+	if perBroker && a.reloadFiles != nil {
+		if err := a.reloadFiles(slices.Sorted(maps.Keys(props))); err != nil {
+			return invalid(err.Error())
+		}
+	}
 	if err := a.zk.ChangeEntityConfigs(zkpaths.ConfigTypeBroker, entity, stored); err != nil {
 		return err
 	}

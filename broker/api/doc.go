@@ -16,6 +16,9 @@
 //	                                            through the AdminZK interface (admin.go),
 //	                                            which *zkclient.Client satisfies
 //	ConfigHelper / ZkAdminManager (configs)     configs.go, 32_, 33_, 44_
+//	ZkAdminManager (client quotas)              48_, 49_ (/config/users, /config/clients,
+//	                                            /config/ips through ClientQuotaStore)
+//	KafkaApis quota throttling                  throttle.go (with 00_, 01_, 19_, 20_, 37_)
 //	ZkAdminManager (SCRAM credentials)          50_, 51_ (/config/users through the
 //	                                            UserCredentialStore interface)
 //	ZkProducerIdManager                         broker/txn (22_init_producer_id.go routes)
@@ -59,7 +62,8 @@
 // 36 SaslAuthenticate, 37 CreatePartitions,
 // 42 DeleteGroups, 43 ElectLeaders, 44 IncrementalAlterConfigs,
 // 45 AlterPartitionReassignments, 46 ListPartitionReassignments,
-// 47 OffsetDelete, 50 DescribeUserScramCredentials,
+// 47 OffsetDelete, 48 DescribeClientQuotas, 49 AlterClientQuotas,
+// 50 DescribeUserScramCredentials,
 // 51 AlterUserScramCredentials, 60 DescribeCluster, 61 DescribeProducers,
 // 65 DescribeTransactions, 66 ListTransactions. A key is
 // advertised only when the dependencies its handler needs are wired (the

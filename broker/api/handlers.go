@@ -145,6 +145,8 @@ func (a *Apis) handlerTable() map[int16]handlerFunc {
 		45: a.requireCluster(kmsg.ACLOperationAlter, alterPartitionReassignmentsDenied, a.handleAlterPartitionReassignments),
 		46: a.requireCluster(kmsg.ACLOperationDescribe, listPartitionReassignmentsDenied, a.handleListPartitionReassignments),
 		47: a.handleOffsetDelete,
+		48: a.handleDescribeClientQuotas,
+		49: a.handleAlterClientQuotas,
 
 		50: a.handleDescribeUserScramCredentials,
 		51: a.handleAlterUserScramCredentials,

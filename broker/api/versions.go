@@ -59,6 +59,8 @@ var kafka34Ranges = map[int16]versionRange{
 	45: {0, 0},  // AlterPartitionReassignments
 	46: {0, 0},  // ListPartitionReassignments
 	47: {0, 0},  // OffsetDelete
+	48: {0, 1},  // DescribeClientQuotas
+	49: {0, 1},  // AlterClientQuotas
 	50: {0, 0},  // DescribeUserScramCredentials
 	51: {0, 0},  // AlterUserScramCredentials
 	60: {0, 0},  // DescribeCluster

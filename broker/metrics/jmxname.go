@@ -84,7 +84,8 @@ func nextTag(v string) int {
 			continue
 		}
 		j := i + 1
-		for j < len(v) && isIdent(v[j]) {
+		// Keys may have hyphens: Kafka's quota metrics tag client-id.
+		for j < len(v) && (isIdent(v[j]) || v[j] == '-') {
 			j++
 		}
 		if j > i+1 && j < len(v) && v[j] == '=' {

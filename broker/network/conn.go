@@ -118,13 +118,14 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	req := d.req
 	req.Listener, req.SecurityProtocol = c.lc.Name, c.lc.SecurityProtocol
 	req.RemoteAddr, req.ConnID, req.Received = c.nc.RemoteAddr(), c.id, received
+	req.Size = len(frame)
 	req.Session = c.session
 
 	var am *apiMetrics
 	var handled time.Time
+	c.times = requestTimes{}
 	if c.s.rm != nil {
 		am = c.s.rm.forRequest(req)
-		c.times = requestTimes{}
 		handled = time.Now()
 	}
 	resp, ok := c.dispatch(ctx, d, log)
@@ -136,7 +137,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 			now := time.Now()
 			am.record(c.s.rm.reg, req, len(frame), &c.times, handled, now, now, now)
 		}
-		return true // e.g. acks=0 produce
+		return c.muted(ctx, req) // e.g. acks=0 produce
 	}
 	var returned time.Time
 	if am != nil {
@@ -174,7 +175,26 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 		log.Debug("completed request", "api", kmsg.NameForKey(req.Key), "version", req.Version,
 			"correlation_id", req.CorrelationID, "client_id", req.ClientIDOrEmpty(), "total_ms", time.Since(received).Milliseconds())
 	}
-	return true
+	return c.muted(ctx, req)
+}
+
+// muted waits out a quota throttle the handler set (Request.Throttle)
+// before the next request is read: Kafka mutes a throttled channel until
+// both its response is sent and the throttle has ended. It reports false
+// when the server stops meanwhile.
+func (c *conn) muted(ctx context.Context, req *Request) bool {
+	d := time.Until(req.muteUntil)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // readRequestFrame reads the next frame, allowing an idle peer

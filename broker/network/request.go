@@ -31,6 +31,10 @@ type Request struct {
 	// "localAddr-remoteAddr-index".
 	ConnID   string
 	Received time.Time
+	// Size is the request's size on the wire without its size prefix
+	// (header and body; Kafka's sizeInBytes, what producer_byte_rate
+	// counts).
+	Size int
 
 	// ClientSoftwareName and ClientSoftwareVersion are what the client
 	// reported in an ApiVersions v3+ request on this connection ("" until
@@ -41,6 +45,23 @@ type Request struct {
 	// Session is the connection's authentication state; the handler may
 	// change it (only one request per connection is handled at a time).
 	Session *Session
+
+	// muteUntil is set by Throttle: the connection reads no further
+	// request before it.
+	muteUntil time.Time
+}
+
+// Throttle mutes the connection for d from now (KIP-219, Kafka's
+// ThrottledChannel): the response is sent at once, but the next request
+// is read only after the throttle, so a client that ignores
+// throttle_time_ms is slowed too. The longest of several calls counts.
+func (r *Request) Throttle(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if until := time.Now().Add(d); until.After(r.muteUntil) {
+		r.muteUntil = until
+	}
 }
 
 // Session is per-connection state shared by the network layer and the

@@ -165,6 +165,16 @@ func LocalDone(ctx context.Context) {
 	}
 }
 
+// LocalDoneAt is when the request of ctx called LocalDone (zero if it did
+// not), so the handler can tell its own work from the wait for a delayed
+// operation (the request quota counts only the former).
+func LocalDoneAt(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(requestTimesKey{}).(*requestTimes); ok {
+		return t.localDone
+	}
+	return time.Time{}
+}
+
 // record updates am for one request: read at received, handler called at
 // handled, returned at returned, the response written between writeStart
 // and sent.

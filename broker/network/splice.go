@@ -228,6 +228,15 @@ func (r *FileFetchResponse) SetFileRecords(topic, partition int, f FileRecords) 
 // HasFiles reports whether any partition's records are a file range.
 func (r *FileFetchResponse) HasFiles() bool { return len(r.files) > 0 }
 
+// FileBytes is the size of the attached file records.
+func (r *FileFetchResponse) FileBytes() int {
+	n := 0
+	for _, f := range r.files {
+		n += f.file.Len()
+	}
+	return n
+}
+
 // AppendTo encodes the response with the file data read into memory (for
 // tests and anything that needs bytes; the server uses frame).
 func (r *FileFetchResponse) AppendTo(dst []byte) []byte {

@@ -198,7 +198,16 @@ func (m *Manager) fillLeaderAndIsrResponse(req *kmsg.LeaderAndISRRequest, resp *
 // its fetcher (if any) must stop.
 func (m *Manager) applyPartitionState(req *kmsg.LeaderAndISRRequest, lp lairPartition, tp common.TopicPartition, logCfg topicLogConfig) (code int16, follow *FollowerStart, wasFollowing bool) {
 	st := lp.st
+	if code := m.checkNotOnOfflineDir(tp, st.IsNew); code != 0 {
+		return code, nil, false
+	}
 	m.mu.Lock()
+	if e := m.offlineErrorLocked(tp); e != nil {
+		m.mu.Unlock()
+		m.state.Warn("ignoring LeaderAndIsr for a partition in an offline log directory",
+			"topic", tp.Topic, "partition", tp.Partition, "leader_epoch", st.LeaderEpoch)
+		return e.Code, nil, false
+	}
 	p, ok := m.partitions[tp]
 	if !ok {
 		p = newPartition(tp, m.cfg.BrokerID)
@@ -396,6 +405,9 @@ func (m *Manager) StopReplica(_ context.Context, req *kmsg.StopReplicaRequest) *
 }
 
 func (m *Manager) stopPartition(tp common.TopicPartition, leaderEpoch int32, del bool) int16 {
+	if m.IsOffline(tp) {
+		return kerr.KafkaStorageError.Code
+	}
 	p, hosted := m.Partition(tp)
 	if !hosted {
 		// Not hosted: NONE, but remove a stray log directory on delete.

@@ -61,8 +61,17 @@
 //	Manager/Thread, Partition.maybe-       moving partition, the swap under the
 //	ReplaceCurrentWithFutureReplica        partition's write lock)
 //	BrokerTopicStats                       topicmetrics.go
+//	ReplicaQuota, shouldLeaderThrottle,    replicationquota.go (the quotas themselves
+//	shouldFollowerThrottle                 are broker/replicaquota.Manager; the
+//	                                       leader checks in readPartitionOnce and
+//	                                       records in FetchAuthorized, the follower
+//	                                       in maybeFetch and handleFetched)
 //	Partition's gauges (kafka.cluster)     partitionmetrics.go (also the
 //	                                       reassignment state of LeaderAndIsr)
+//	ReplicaManager.handleLogDirFailure,    offline.go MarkPartitionsOffline, IsOffline,
+//	  HostedPartition.Offline              OfflinePartitions (KAFKA_STORAGE_ERROR for
+//	                                       replicas on a failed log dir; is_new=false
+//	                                       LeaderAndIsr while a dir is offline)
 //
 // # Roles and transitions
 //
@@ -124,6 +133,16 @@
 //     log is shorter, or restarts the log at the leader's log start when
 //     that is beyond the follower's end (ListOffsets latest/earliest).
 //     Followers refuse produce and consumer fetches (NOT_LEADER_OR_FOLLOWER).
+//   - Replication throttles (Kafka's ReplicaQuota): a leader answers a
+//     follower outside the ISR with no records for a throttled partition
+//     while Config.LeaderQuota is exceeded (the HW and log start still; a
+//     parked fetch does not count them), and records the bytes of every
+//     throttled partition it sends to any follower; a follower leaves a
+//     throttled partition out of its fetch while FetcherConfig.Quota is
+//     exceeded unless it caught up (lag 0 after its last fetch with
+//     records), sleeping replica.fetch.backoff.ms when nothing is left to
+//     fetch, and records the bytes it appends. Nothing is skipped: the next
+//     fetch asks for the same offset.
 //
 // # Remaining differences from Kafka
 //
@@ -139,7 +158,7 @@
 //     data); consumers match them against the batches they received.
 //   - ListOffsets v0 answers [end, log start] for latest and [log start] for
 //     earliest instead of listing segment base offsets.
-//   - Replication quotas and preferred read replicas (KIP-392) are absent.
+//   - Preferred read replicas (KIP-392) are absent.
 //
 // # Goroutines
 //

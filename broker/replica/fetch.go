@@ -134,6 +134,9 @@ func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, m
 		return nil, err
 	}
 	m.metrics.topics.fetched(parts, reads, params.replicaID, m)
+	if params.replicaID >= 0 {
+		m.recordLeaderReplication(parts, reads)
+	}
 	if session != nil {
 		resp.SessionID = session.id
 	}
@@ -484,6 +487,9 @@ func (m *Manager) readPartitionOnce(fp *fetchPart, params fetchParams, lim readL
 	}
 	if fp.fetchOffset >= maxOffset || lim.maxBytes <= 0 && !lim.minOneMessage {
 		return r, upd
+	}
+	if follower && m.shouldLeaderThrottleLocked(p, fp.tp, params.replicaID) {
+		return r, upd // no records this time; a parked fetch does not count them either
 	}
 	m.readRecordsLocked(log, fp, params, lim, maxOffset, &r)
 	return r, upd

@@ -42,6 +42,10 @@ type FetcherConfig struct {
 	// fetches carry LastFetchedEpoch -1, so the leader never answers a
 	// diverging epoch.
 	NoLastFetchedEpoch bool
+	// Quota is the follower side of the replication quotas (Kafka's
+	// quotas.follower): throttled partitions not caught up are left out of
+	// fetch requests while it is exceeded. Nil: unthrottled.
+	Quota ReplicaQuota
 	// Dial connects to a leader's inter-broker endpoint (NetworkDialer in
 	// the broker; an in-process client in tests). Nil: no fetcher.
 	Dial   func(ctx context.Context, host string, port int32) (LeaderClient, error)
@@ -73,9 +77,10 @@ type FetcherManager struct {
 	log *slog.Logger
 
 	// mu guards the following.
-	mu      sync.Mutex
-	threads map[fetcherKey]*fetcherThread
-	closed  bool
+	mu          sync.Mutex
+	threads     map[fetcherKey]*fetcherThread
+	closed      bool
+	numFetchers int // num.replica.fetchers in force (Resize changes it)
 }
 
 type fetcherKey struct {
@@ -108,7 +113,11 @@ func NewFetcherManager(cfg FetcherConfig, m *Manager) *FetcherManager {
 	if cfg.Logger == nil {
 		cfg.Logger = m.log
 	}
-	return &FetcherManager{cfg: cfg, m: m, log: cfg.Logger.With("component", "replica-fetcher-manager"), threads: make(map[fetcherKey]*fetcherThread)}
+	if cfg.Quota == nil {
+		cfg.Quota = unboundedQuota{}
+	}
+	return &FetcherManager{cfg: cfg, m: m, log: cfg.Logger.With("component", "replica-fetcher-manager"), threads: make(map[fetcherKey]*fetcherThread),
+		numFetchers: cfg.NumFetchers}
 }
 
 // fetcherID is Kafka's getFetcherId: abs(31 * topic.hashCode + partition)
@@ -142,7 +151,7 @@ func (f *FetcherManager) AddPartitions(parts map[common.TopicPartition]FollowerS
 		return
 	}
 	for tp, st := range parts {
-		key := fetcherKey{st.LeaderID, st.LeaderHost, st.LeaderPort, fetcherID(tp, f.cfg.NumFetchers)}
+		key := fetcherKey{st.LeaderID, st.LeaderHost, st.LeaderPort, fetcherID(tp, f.numFetchers)}
 		for k, t := range f.threads {
 			if k != key && t.remove(tp) && t.empty() {
 				delete(f.threads, k)
@@ -231,6 +240,10 @@ type fetchState struct {
 	truncating  bool
 	delayUntil  time.Time
 	topicID     [16]byte
+	// lag is the leader's HW minus the next fetch offset after the last
+	// fetch that returned records (Kafka's PartitionFetchState.lag), -1
+	// until one did; 0 is "in sync" for the follower throttle.
+	lag int64
 }
 
 // fetcherThread is Kafka's ReplicaFetcherThread: one goroutine fetching a
@@ -275,7 +288,7 @@ func (t *fetcherThread) add(tp common.TopicPartition, st FollowerStart) {
 		t.mu.Unlock()
 		return // same epoch: keep the state, fetching goes on where it was
 	}
-	t.parts[tp] = &fetchState{leaderEpoch: st.LeaderEpoch, truncating: true, topicID: st.TopicID}
+	t.parts[tp] = &fetchState{leaderEpoch: st.LeaderEpoch, truncating: true, topicID: st.TopicID, lag: -1}
 	t.mu.Unlock()
 	select {
 	case t.wake <- struct{}{}:
@@ -312,6 +325,14 @@ func (t *fetcherThread) delay(tp common.TopicPartition, epoch int32) {
 	t.mu.Lock()
 	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
 		s.delayUntil = time.Now().Add(t.f.cfg.Backoff)
+	}
+	t.mu.Unlock()
+}
+
+func (t *fetcherThread) setLag(tp common.TopicPartition, epoch int32, lag int64) {
+	t.mu.Lock()
+	if s := t.parts[tp]; s != nil && s.leaderEpoch == epoch {
+		s.lag = lag
 	}
 	t.mu.Unlock()
 }
@@ -383,6 +404,7 @@ type partSnap struct {
 	tp      common.TopicPartition
 	epoch   int32
 	topicID [16]byte
+	inSync  bool // lag known and 0 (the follower throttle spares it)
 }
 
 // followedPart is a partition of a snapshot and its follower log state.
@@ -414,7 +436,7 @@ func (t *fetcherThread) snapshot(truncating bool) []partSnap {
 	var out []partSnap
 	for tp, s := range t.parts {
 		if s.truncating == truncating && !now.Before(s.delayUntil) {
-			out = append(out, partSnap{tp, s.leaderEpoch, s.topicID})
+			out = append(out, partSnap{tp, s.leaderEpoch, s.topicID, s.lag == 0})
 		}
 	}
 	return out
@@ -555,6 +577,9 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	sent := make(map[common.TopicPartition]partSnap)
 	for _, fp := range t.followed(parts) {
 		ps, st := fp.ps, fp.st
+		if t.shouldFollowerThrottle(ps) {
+			continue // fetched again once the rate is back under the bound
+		}
 		sent[ps.tp] = ps
 		var rt *kmsg.FetchRequestTopic
 		for i := range req.Topics {
@@ -636,6 +661,13 @@ func (t *fetcherThread) handleFetched(tp common.TopicPartition, epoch int32, rp 
 			break
 		}
 		m.metrics.followerFetched(t.key, tp, len(rp.RecordBatches), rp.HighWatermark, st.leo, m.isAddingReplica(tp, m.cfg.BrokerID))
+		if n := len(rp.RecordBatches); n > 0 {
+			t.setLag(tp, epoch, max(0, rp.HighWatermark-st.leo))
+			// In-sync or not, a throttled partition's bytes count.
+			if q := t.f.cfg.Quota; q.IsThrottled(tp) {
+				q.Record(int64(n))
+			}
+		}
 	case rp.ErrorCode == kerr.OffsetOutOfRange.Code:
 		if err := t.handleOutOfRange(tp, epoch); err != nil {
 			t.partitionError(tp, epoch, err)

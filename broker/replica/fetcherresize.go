@@ -22,7 +22,7 @@ func (m *Manager) ResizeFetcherPool(n int) {
 func (f *FetcherManager) NumFetchers() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.cfg.NumFetchers
+	return f.numFetchers
 }
 
 // Resize changes the number of fetchers per source broker; see
@@ -36,12 +36,12 @@ func (f *FetcherManager) Resize(n int) {
 	if f.closed {
 		return
 	}
-	cur := f.cfg.NumFetchers
+	cur := f.numFetchers
 	f.log.Info(fmt.Sprintf("Resizing fetcher thread pool size from %d to %d", cur, n))
 	if n == cur {
 		return
 	}
-	f.cfg.NumFetchers = n
+	f.numFetchers = n
 	old := f.threads
 	f.threads = make(map[fetcherKey]*fetcherThread)
 	// Callers of the fetcher manager wait on f.mu meanwhile; a goroutine

@@ -63,6 +63,11 @@ type Config struct {
 	// MaxSessions is max.incremental.fetch.session.cache.slots (default
 	// 1000); 0 means the default, negative disables fetch sessions.
 	MaxSessions int
+	// LeaderQuota is the leader side of the replication quotas (Kafka's
+	// quotas.leader): records of throttled partitions are left out of
+	// responses to followers outside the ISR while it is exceeded. Nil:
+	// unthrottled.
+	LeaderQuota ReplicaQuota
 	// LogDirs moves replicas between log directories (AlterReplicaLogDirs,
 	// DescribeLogDirs; alterlogdirs.go): the broker's *storage.LogManager.
 	// Nil: neither API is served.
@@ -128,6 +133,9 @@ type Manager struct {
 	controllerEpoch int32               // highest controller epoch seen; -1 initially
 	topicNames      map[[16]byte]string // topic id → name (LeaderAndIsr v5+, UpdateMetadata v7+)
 	topicIDs        map[string][16]byte // name → topic id
+	// offline holds the replicas on failed log directories (offline.go);
+	// they are not in partitions.
+	offline map[common.TopicPartition]struct{}
 	// controlMu serialises LeaderAndIsr, StopReplica and UpdateMetadata (Kafka's
 	// replicaStateChangeLock); taken before mu and before any Partition.mu.
 	controlMu sync.Mutex
@@ -171,6 +179,9 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 	}
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = 1000
+	}
+	if cfg.LeaderQuota == nil {
+		cfg.LeaderQuota = unboundedQuota{}
 	}
 	if cfg.ReplicaLagTimeMax <= 0 {
 		cfg.ReplicaLagTimeMax = 30 * time.Second

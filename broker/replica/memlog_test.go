@@ -284,6 +284,7 @@ type memStore struct {
 	logs    map[common.TopicPartition]*memLog
 	deleted []common.TopicPartition
 	maxMsg  int
+	offline []string // OfflineDirs
 }
 
 func newMemStore() *memStore { return &memStore{logs: make(map[common.TopicPartition]*memLog)} }
@@ -307,6 +308,12 @@ func (s *memStore) GetLog(tp common.TopicPartition) (Log, bool) {
 		return nil, false
 	}
 	return l, true
+}
+
+func (s *memStore) OfflineDirs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offline
 }
 
 func (s *memStore) DeleteLog(tp common.TopicPartition) error {

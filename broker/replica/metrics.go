@@ -39,10 +39,8 @@ func newReplicaMetrics(r gometrics.Registry, m *Manager) replicaMetrics {
 	gauge("UnderMinIsrPartitionCount", func() int64 { return int64(m.partitionStats().underMinIsr) })
 	gauge("AtMinIsrPartitionCount", func() int64 { return int64(m.partitionStats().atMinIsr) })
 	gauge("ReassigningPartitions", m.reassigningPartitions)
-	// Kafka counts the partitions of offline log directories; Klassik
-	// never takes a log directory offline (a disk error is answered with
-	// KAFKA_STORAGE_ERROR per request), so none is ever offline.
-	gauge("OfflineReplicaCount", func() int64 { return 0 })
+	// The replicas on failed log directories (offline.go).
+	gauge("OfflineReplicaCount", func() int64 { return int64(len(m.OfflinePartitions())) })
 	rm := replicaMetrics{
 		reg:                  r,
 		isrShrinks:           gometrics.GetOrRegisterMeter(prefix+"IsrShrinksPerSec", r),

@@ -221,6 +221,9 @@ func (m *Manager) knownPartition(tp common.TopicPartition) bool {
 // unknownPartitionError distinguishes a partition the cluster knows but this
 // broker does not host (NOT_LEADER_OR_FOLLOWER) from an unknown one.
 func (m *Manager) unknownPartitionError(tp common.TopicPartition) error {
+	if m.IsOffline(tp) {
+		return kerr.KafkaStorageError
+	}
 	if m.meta.HasPartition(tp.Topic, tp.Partition) {
 		return kerr.NotLeaderForPartition
 	}

@@ -85,6 +85,9 @@ type LogStore interface {
 	GetOrCreateLog(tp common.TopicPartition, cfg storage.LogConfig) (Log, error)
 	GetLog(tp common.TopicPartition) (Log, bool)
 	DeleteLog(tp common.TopicPartition) error
+	// OfflineDirs lists the failed log directories: a partition that is
+	// not new and has no log may have it there (offline.go).
+	OfflineDirs() []string
 }
 
 // MetadataCache is the part of the broker's metadata cache the manager
@@ -151,3 +154,5 @@ func (s logManager) GetLog(tp common.TopicPartition) (Log, bool) {
 }
 
 func (s logManager) DeleteLog(tp common.TopicPartition) error { return s.logs.DeleteLog(tp) }
+
+func (s logManager) OfflineDirs() []string { return s.logs.OfflineDirs() }

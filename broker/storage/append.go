@@ -163,11 +163,15 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 }
 
 func (l *Log) append(records []byte, leaderEpoch int32, origin AppendOrigin) (AppendInfo, error) {
+	if l.dirFailed.Load() {
+		return AppendInfo{}, l.errOffline()
+	}
 	l.mu.Lock()
 	info, err := l.appendLocked(records, leaderEpoch, origin)
 	rolled := len(l.rolled) > 0
 	l.mu.Unlock()
 	if err != nil {
+		err = l.ioFailed("append", err)
 		l.stats.invalid(err)
 	}
 	if rolled {

@@ -44,6 +44,9 @@ func writeFileAtomic(path string, data []byte) error { return writeFileRenamed(p
 // caller makes both durable later (syncFile, syncDir).
 func writeFileRenamed(path string, data []byte, sync bool) error {
 	tmp := path + checkpointTmpSuffix
+	if err := injectedFault(FaultCheckpoint, tmp); err != nil {
+		return fmt.Errorf("storage: write %s: %w", tmp, err)
+	}
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("storage: write %s: %w", tmp, err)

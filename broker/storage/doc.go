@@ -25,6 +25,8 @@
 //	LogManager futureLogs, preferredLogDirs, futurelog.go    future logs of AlterReplicaLogDirs moves
 //	replaceCurrentWithFutureLog                              (<tp>.<uuid>-future, loaded again at
 //	                                                         start-up), the swap, DescribeLogDirs data
+//	LogDirFailureChannel,                    logdirfailure.go  Failures, HandleLogDirFailure, IsOffline,
+//	  LogManager.handleLogDirFailure                           OfflineDirs, SetFaultHook (test-only injection)
 //	Log / LogFlushStats / LogManager /       metrics.go      per-log gauges, the flush timer, the
 //	LogCleaner metrics, LogValidator's                       validation meters (by record's error kinds)
 //	BrokerTopicMetrics marks
@@ -209,6 +211,8 @@
 //   - Loading always replays producer state from the newest snapshot; Kafka's
 //     shortcut of assuming empty state after a clean shutdown without
 //     snapshots is not taken (slower first start on old data, same result).
-//   - A malformed checkpoint file fails NewLogManager (Kafka marks the
-//     directory offline); there is no per-directory offline state.
+//   - A malformed checkpoint file, or any error loading a directory, fails
+//     NewLogManager (Kafka starts with that directory offline); a directory
+//     goes offline only when it fails while the broker runs
+//     (logdirfailure.go).
 package storage

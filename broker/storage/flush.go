@@ -24,7 +24,7 @@ func (l *Log) startFlusher() {
 			case <-l.flushStop:
 				return
 			case <-l.flushKick:
-				if err := l.flushRolled(); err != nil {
+				if err := l.ioFailed("flush", l.flushRolled()); err != nil {
 					// The recovery point stays put; Flush/Close retry.
 					l.logger.Error("flushing rolled segment failed", "err", err)
 				}
@@ -105,12 +105,15 @@ func (l *Log) flushRolled() error {
 // Flush fsyncs every segment at or above the recovery point and raises
 // the recovery point to the log end offset.
 func (l *Log) Flush() error {
+	if l.dirFailed.Load() {
+		return l.errOffline()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrLogClosed
 	}
-	return l.flushLocked()
+	return l.ioFailed("flush", l.flushLocked())
 }
 
 func (l *Log) flushLocked() error {
@@ -145,11 +148,11 @@ func (l *Log) flushLocked() error {
 func (l *Log) flushIfDue(now time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed || l.cfg.FlushMs == math.MaxInt64 || l.unflushedMessages == 0 {
+	if l.closed || l.dirFailed.Load() || l.cfg.FlushMs == math.MaxInt64 || l.unflushedMessages == 0 {
 		return nil
 	}
 	if now.Sub(l.lastFlushTime).Milliseconds() < l.cfg.FlushMs {
 		return nil
 	}
-	return l.flushLocked()
+	return l.ioFailed("flush", l.flushLocked())
 }

@@ -47,11 +47,18 @@ type LogDirDescription struct {
 	Partitions []LogDirPartition
 }
 
-// logDirOfflineError is the hook for offline log directories: nil while d
-// is usable, otherwise the error DescribeLogDirs and AlterReplicaLogDirs
-// report (a kerr.KafkaStorageError wrap). Offline directories are not
-// implemented here, so every directory is online.
-func (m *LogManager) logDirOfflineError(d *logDir) error { return nil }
+// logDirOfflineError is nil while d is usable, otherwise the error
+// DescribeLogDirs and AlterReplicaLogDirs report (a kerr.KafkaStorageError
+// wrap). Called without m.mu.
+func (m *LogManager) logDirOfflineError(d *logDir) error {
+	m.mu.Lock()
+	off := m.isOfflineLocked(d)
+	m.mu.Unlock()
+	if off {
+		return fmt.Errorf("%w: log directory %s is offline", kerr.KafkaStorageError, d.path)
+	}
+	return nil
+}
 
 // findLogDir returns the configured directory with the given absolute
 // path; an unknown one is kerr.LogDirNotFound, an offline one
@@ -129,17 +136,14 @@ func (m *LogManager) nextLogDirLocked(tp common.TopicPartition) *logDir {
 	}
 	var best *logDir
 	for _, d := range m.dirs {
-		if m.logDirOfflineError(d) != nil {
+		if m.isOfflineLocked(d) {
 			continue
 		}
 		if best == nil || count[d] < count[best] {
 			best = d
 		}
 	}
-	if best == nil {
-		best = m.dirs[0]
-	}
-	return best
+	return best // nil: every directory is offline
 }
 
 // GetFutureLog returns tp's future log.

@@ -96,6 +96,13 @@ type Log struct {
 	stopOnce  sync.Once
 	producers *ProducerStateManager // producerstate.go; never nil after load
 	stats     *logStats             // metrics.go; never nil after load
+
+	// failure reports an I/O error as a failure of the log's directory
+	// (logdirfailure.go); set before the log is shared, nil for OpenLog.
+	// dirFailed is set at the first I/O error: every later operation
+	// answers KAFKA_STORAGE_ERROR without touching the disk.
+	failure   *dirFailure
+	dirFailed atomic.Bool
 }
 
 // activeLocked returns the active segment, the last one (there is always one).
@@ -347,6 +354,10 @@ func (l *Log) floorSegmentLocked(offset int64) int {
 // segment's indexes and closes every file (clean shutdown). Pending
 // .deleted files are left for the next startup to remove.
 func (l *Log) Close() error {
+	if l.dirFailed.Load() {
+		// Its directory failed: nothing more is written there.
+		return l.closeNoFlush()
+	}
 	l.stopFlusher() // flushLocked below covers whatever it had queued
 	l.mu.Lock()
 	defer l.mu.Unlock()

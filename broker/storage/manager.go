@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/klassik/klassik/broker/common"
 )
 
@@ -64,6 +66,9 @@ type LogManager struct {
 	futureDirOf   map[common.TopicPartition]*logDir
 	preferredDirs map[common.TopicPartition]*logDir
 
+	offline  map[*logDir]bool      // failed directories (logdirfailure.go); guarded by mu
+	failures *LogDirFailureChannel // failed directories, each once
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -79,9 +84,9 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	}
 	m := &LogManager{cfg: cfg, clock: cfg.Clock, logger: cfg.Logger,
 		logs: map[common.TopicPartition]*Log{}, logDirOf: map[common.TopicPartition]*logDir{}, stop: make(chan struct{}),
+		stats: newLogStats(cfg.Metrics), offline: map[*logDir]bool{}, failures: newLogDirFailureChannel(len(cfg.Dirs)),
 		futures: map[common.TopicPartition]*Log{}, futureDirOf: map[common.TopicPartition]*logDir{},
-		preferredDirs: map[common.TopicPartition]*logDir{},
-		stats:         newLogStats(cfg.Metrics)}
+		preferredDirs: map[common.TopicPartition]*logDir{}}
 	if m.clock == nil {
 		m.clock = time.Now
 	}
@@ -111,19 +116,29 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	for _, d := range cfg.Dirs {
 		ld, err := lockLogDir(d)
 		if err != nil {
+			if m.startOffline(&logDir{path: d}, err) {
+				continue
+			}
 			m.unlockAll()
 			return nil, err
 		}
 		m.dirs = append(m.dirs, ld)
 	}
 	for _, d := range m.dirs {
-		if err := m.loadDir(d); err != nil {
+		if m.isOfflineLocked(d) {
+			continue
+		}
+		if err := m.loadDir(d); err != nil && !m.startOffline(d, err) {
 			for _, l := range m.allLogsAndFutures() {
 				l.closeNoFlush()
 			}
 			m.unlockAll()
 			return nil, err
 		}
+	}
+	if !m.anyOnlineLocked() {
+		m.unlockAll()
+		return nil, fmt.Errorf("storage: every log directory in %v failed at start-up", cfg.Dirs)
 	}
 	m.registerManagerMetrics()
 	return m, nil
@@ -222,6 +237,7 @@ func (m *LogManager) loadDir(d *logDir) error {
 					m.futures[j.tp] = l
 					m.futureDirOf[j.tp] = d
 				} else {
+					m.attachFailure(l, d)
 					m.logs[j.tp] = l
 					m.logDirOf[j.tp] = d
 					m.registerLogMetrics(j.tp, l)
@@ -491,17 +507,25 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 		return l, nil
 	}
 	best := m.nextLogDirLocked(tp)
+	if best == nil {
+		return nil, fmt.Errorf("%w: cannot create log for %s: every log directory is offline", kerr.KafkaStorageError, tp)
+	}
 	path := filepath.Join(best.path, tp.String())
 	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: create %s: %w", path, err)
+		err = fmt.Errorf("storage: create %s: %w", path, err)
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
+		return nil, err
 	}
 	if err := syncDir(best.path); err != nil {
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
 		return nil, err
 	}
 	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
+		m.reportDirFailure(best, "creating log "+tp.String(), err)
 		return nil, err
 	}
+	m.attachFailure(l, best)
 	m.logs[tp] = l
 	m.logDirOf[tp] = best
 	delete(m.preferredDirs, tp)
@@ -576,23 +600,32 @@ func (m *LogManager) checkpoint(file string, f func(l *Log) (int64, bool)) error
 	m.mu.Lock()
 	per := map[*logDir]map[common.TopicPartition]int64{}
 	for _, d := range m.dirs {
-		per[d] = map[common.TopicPartition]int64{}
+		if !m.isOfflineLocked(d) {
+			per[d] = map[common.TopicPartition]int64{}
+		}
 	}
 	for tp, l := range m.logs {
 		if v, ok := f(l); ok {
-			per[m.logDirOf[tp]][tp] = v
+			if entries, online := per[m.logDirOf[tp]]; online {
+				entries[tp] = v
+			}
 		}
 	}
 	for tp, l := range m.futures {
 		if v, ok := f(l); ok {
-			per[m.futureDirOf[tp]][tp] = v
+			if entries, online := per[m.futureDirOf[tp]]; online {
+				entries[tp] = v
+			}
 		}
 	}
 	m.mu.Unlock()
 	var err error
 	for d, entries := range per {
-		if e := WriteOffsetCheckpoint(filepath.Join(d.path, file), entries); e != nil && err == nil {
-			err = e
+		if e := WriteOffsetCheckpoint(filepath.Join(d.path, file), entries); e != nil {
+			m.reportDirFailure(d, "writing "+file, e)
+			if err == nil {
+				err = e
+			}
 		}
 	}
 	return err
@@ -668,6 +701,9 @@ func (m *LogManager) Shutdown() error {
 		return err
 	}
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue // no clean-shutdown mark: it recovers at the next start
+		}
 		p := filepath.Join(d.path, cleanShutdownFile)
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			errs = append(errs, err)
@@ -684,6 +720,9 @@ func (m *LogManager) Shutdown() error {
 func (m *LogManager) WriteMetaProperties(brokerID int32, clusterID string) error {
 	data := encodeMetaProperties(MetaProperties{Version: 0, BrokerID: brokerID, ClusterID: clusterID}, m.clock())
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue
+		}
 		if err := writeFileAtomic(filepath.Join(d.path, metaPropertiesFile), data); err != nil {
 			return err
 		}
@@ -696,6 +735,9 @@ func (m *LogManager) WriteMetaProperties(brokerID int32, clusterID string) error
 // ("inconsistent broker metadata").
 func (m *LogManager) ReadMetaProperties() (mp MetaProperties, found bool, err error) {
 	for _, d := range m.dirs {
+		if m.IsOffline(d.path) {
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(d.path, metaPropertiesFile))
 		if os.IsNotExist(err) {
 			continue

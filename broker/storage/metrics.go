@@ -75,21 +75,27 @@ func logGaugeName(name string, tp common.TopicPartition) string {
 
 // registerManagerMetrics registers Kafka's LogManager gauges:
 // OfflineLogDirectoryCount and, per directory (logDirectory=<absolute
-// path>), LogDirectoryOffline. Klassik never takes a directory offline (a
-// disk error fails the request with KAFKA_STORAGE_ERROR), so both are 0.
+// path>), LogDirectoryOffline (1 once the directory failed).
 func (m *LogManager) registerManagerMetrics() {
 	r := m.cfg.Metrics
 	if r == nil {
 		return
 	}
-	zero := func() int64 { return 0 }
-	r.GetOrRegister("kafka.log.LogManager.OfflineLogDirectoryCount", gometrics.NewFunctionalGauge(zero))
+	r.GetOrRegister("kafka.log.LogManager.OfflineLogDirectoryCount", gometrics.NewFunctionalGauge(func() int64 {
+		return int64(len(m.OfflineDirs()))
+	}))
 	for _, d := range m.dirs {
 		abs, err := filepath.Abs(d.path)
 		if err != nil {
 			abs = d.path
 		}
-		r.GetOrRegister("kafka.log.LogManager.LogDirectoryOffline.logDirectory="+abs, gometrics.NewFunctionalGauge(zero))
+		path := d.path
+		r.GetOrRegister("kafka.log.LogManager.LogDirectoryOffline.logDirectory="+abs, gometrics.NewFunctionalGauge(func() int64 {
+			if m.IsOffline(path) {
+				return 1
+			}
+			return 0
+		}))
 	}
 }
 

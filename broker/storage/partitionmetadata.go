@@ -111,7 +111,7 @@ func (l *Log) SetTopicID(id [16]byte) error {
 		return nil
 	}
 	if err := writeFileAtomic(filepath.Join(l.dir, partitionMetadataFile), EncodePartitionMetadata(id)); err != nil {
-		return fmt.Errorf("storage: write partition.metadata: %w", err)
+		return l.ioFailed("partition.metadata", fmt.Errorf("storage: write partition.metadata: %w", err))
 	}
 	l.topicID, l.topicIDKnown = id, true
 	return nil

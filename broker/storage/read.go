@@ -14,6 +14,14 @@ import (
 // maxOffset (exclusive, e.g. the high watermark). startOffset outside
 // [logStartOffset, logEndOffset] is kerr.OffsetOutOfRange.
 func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (FetchData, error) {
+	if l.dirFailed.Load() {
+		return FetchData{}, l.errOffline()
+	}
+	fd, err := l.read(startOffset, maxBytes, maxOffset, minOneMessage)
+	return fd, l.ioFailed("read", err)
+}
+
+func (l *Log) read(startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (FetchData, error) {
 	var buf [batchHeaderSize]byte
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -77,6 +85,14 @@ const (
 // batch holding the largest timestamp. found is false if no record
 // qualifies.
 func (l *Log) FetchOffsetByTimestamp(ts int64) (offset int64, timestamp int64, leaderEpoch int32, found bool, err error) {
+	if l.dirFailed.Load() {
+		return -1, -1, -1, false, l.errOffline()
+	}
+	offset, timestamp, leaderEpoch, found, err = l.fetchOffsetByTimestamp(ts)
+	return offset, timestamp, leaderEpoch, found, l.ioFailed("read", err)
+}
+
+func (l *Log) fetchOffsetByTimestamp(ts int64) (offset int64, timestamp int64, leaderEpoch int32, found bool, err error) {
 	var buf [batchHeaderSize]byte
 	l.mu.RLock()
 	defer l.mu.RUnlock()

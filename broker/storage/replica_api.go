@@ -29,7 +29,10 @@ func (l *Log) ReadRecords(startOffset int64, maxBytes int32, maxOffset int64, mi
 // AssignEpoch records in the leader epoch cache that epoch starts at
 // startOffset.
 func (l *Log) AssignEpoch(epoch int32, startOffset int64) error {
-	return l.LeaderEpochs().Assign(epoch, startOffset)
+	if l.dirFailed.Load() {
+		return l.errOffline()
+	}
+	return l.ioFailed("leader epoch checkpoint", l.LeaderEpochs().Assign(epoch, startOffset))
 }
 
 // LatestEpoch is the newest epoch of the leader epoch cache; ok is false

@@ -89,7 +89,11 @@ func (l *Log) maybeIncrementLogStartOffsetLocked(offset int64) {
 // against record timestamps) retention, and returns the number of segments
 // deleted.
 func (l *Log) DeleteOldSegments() (int, error) {
+	if l.dirFailed.Load() {
+		return 0, l.errOffline()
+	}
 	n, err := l.deleteOldSegments()
+	err = l.ioFailed("retention", err)
 	l.kickFlusher() // in case retention rolled a new active segment
 	return n, err
 }

@@ -21,6 +21,9 @@ func (l *Log) maybeRollLocked(size int, info AppendInfo, now time.Time) (*Segmen
 
 // Roll forces a new active segment at the log end offset.
 func (l *Log) Roll() error {
+	if l.dirFailed.Load() {
+		return l.errOffline()
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -31,7 +34,7 @@ func (l *Log) Roll() error {
 	if ferr := l.flushRolled(); err == nil {
 		err = ferr
 	}
-	return err
+	return l.ioFailed("roll", err)
 }
 
 // rolledSegment is an inactive segment waiting for its post-roll fsync;

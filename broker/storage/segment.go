@@ -217,6 +217,9 @@ func (s *Segment) append(largestOffset, maxTs, offsetOfMaxTs int64, data []byte)
 	if err := s.indexBatch(pos, largestOffset, maxTs, offsetOfMaxTs); err != nil {
 		return err
 	}
+	if err := injectedFault(FaultAppend, s.log.Name()); err != nil {
+		return fmt.Errorf("storage: write segment %d: %w", s.baseOffset, err)
+	}
 	if _, err := s.log.WriteAt(data, pos); err != nil {
 		// Leave the size where it was; the torn bytes are beyond it and
 		// overwritten by the next append or cut by recovery.
@@ -415,6 +418,9 @@ func (s *Segment) onBecomeInactive() error {
 
 // flush fsyncs the .log and both indexes.
 func (s *Segment) flush() error {
+	if err := injectedFault(FaultFlush, s.log.Name()); err != nil {
+		return fmt.Errorf("storage: fsync segment %d: %w", s.baseOffset, err)
+	}
 	if err := s.log.Sync(); err != nil {
 		return fmt.Errorf("storage: fsync segment %d: %w", s.baseOffset, err)
 	}

@@ -111,12 +111,15 @@ func (l *Log) cutAt(offset int64, verb, prep string, cut func(offset int64) erro
 	if offset < 0 {
 		return fmt.Errorf("storage: cannot %s %s %s negative offset %d", verb, l.tp, prep, offset)
 	}
+	if l.dirFailed.Load() {
+		return l.errOffline()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrLogClosed
 	}
-	return cut(offset)
+	return l.ioFailed(verb, cut(offset))
 }
 
 func (l *Log) truncateFullyAndStartAtLocked(offset int64, now time.Time) error {

@@ -46,9 +46,6 @@ type Options struct {
 	Racks []string
 	// SessionTimeout is zookeeper.session.timeout.ms (default 6s).
 	SessionTimeout time.Duration
-	// LogDirsPerBroker > 1 gives each broker that many log.dirs,
-	// broker-<id>-0, broker-<id>-1, ... (JBOD); 0 or 1: one, broker-<id>.
-	LogDirsPerBroker int
 	// Overrides are server.properties keys applied to every broker.
 	Overrides map[string]string
 	// FixedStartIndex ≥ 0 makes topic creation's replica assignment
@@ -74,6 +71,9 @@ type Options struct {
 	// own session (ZK) uses it as given, so it names the plaintext port;
 	// brokers may get another through Overrides["zookeeper.connect"].
 	ZKConnect string
+	// LogDirs is the number of log.dirs each broker gets (default 1):
+	// <root>/broker-<id>/dir-<n>; see Cluster.LogDirs.
+	LogDirs int
 	// LogLevel of the brokers' logs, written to t.Log (default Warn; the
 	// environment variable KLASSIK_TEST_LOG=debug|info overrides it).
 	LogLevel slog.Level
@@ -156,10 +156,10 @@ func Start(t testing.TB, opts Options) *Cluster {
 			"controlled.shutdown.retry.backoff.ms": "200",
 			"controller.socket.timeout.ms":         "5000",
 		}
-		if opts.LogDirsPerBroker > 1 {
-			var dirs []string
-			for d := 0; d < opts.LogDirsPerBroker; d++ {
-				dirs = append(dirs, filepath.Join(root, "broker-"+strconv.Itoa(int(id))+"-"+strconv.Itoa(d)))
+		if opts.LogDirs > 1 {
+			dirs := make([]string, opts.LogDirs)
+			for d := range dirs {
+				dirs[d] = filepath.Join(root, "broker-"+strconv.Itoa(int(id)), "dir-"+strconv.Itoa(d))
 			}
 			props["log.dirs"] = strings.Join(dirs, ",")
 		}
@@ -419,6 +419,11 @@ func (c *Cluster) ControllerEpoch() int32 {
 		c.t.Fatalf("testcluster: reading /controller_epoch: %v", err)
 	}
 	return epoch
+}
+
+// LogDirs returns broker i's log.dirs.
+func (c *Cluster) LogDirs(i int) []string {
+	return strings.Split(c.nodes[i].props["log.dirs"], ",")
 }
 
 // StopBroker shuts broker i down cleanly (controlled shutdown included).
