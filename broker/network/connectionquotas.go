@@ -23,6 +23,10 @@ package network
 //
 // Rates are Kafka's Rate over a SampledStat: quota.window.num samples of
 // quota.window.size.seconds, the window at least (samples-1) windows long.
+//
+// Lock order: Server.mu before connectionQuotas.mu (closeExcessConnections
+// asks isProtected while holding Server.mu); an acceptor waiting in inc
+// holds no Server lock.
 
 import (
 	"cmp"

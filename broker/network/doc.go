@@ -6,6 +6,8 @@
 //	kafka.network.SocketServer (Acceptor, Processor)  server.go, conn.go (serve: one serveOne per
 //	                                                  request: readRequestFrame, dispatch,
 //	                                                  checkResponse, write)
+//	kafka.network.ConnectionQuotas                    connectionquotas.go (per-IP, per-listener and
+//	                                                  broker-wide limits and creation rates)
 //	kafka.network.RequestChannel.Request              request.go (Request)
 //	kafka.server.KafkaApis (as seen from here)        request.go (Handler)
 //	RequestHeader / ResponseHeader                    request.go (decodeRequest, appendResponseHeader)
