@@ -26,7 +26,7 @@ import (
 	"github.com/klassik/klassik/zkpaths"
 )
 
-func alterBroker(ctx context.Context, t *testing.T, adm *kadm.Client, op kadm.IncrementalOp, key, value string, brokers ...int32) {
+func alterBrokerConfig(ctx context.Context, t *testing.T, adm *kadm.Client, op kadm.IncrementalOp, key, value string, brokers ...int32) {
 	t.Helper()
 	var v *string
 	if op != kadm.DeleteConfig {
@@ -90,40 +90,40 @@ func TestDynamicBrokerConfigsApplyLive(t *testing.T) {
 	// message.max.bytes: a lowered cluster default refuses a larger batch
 	// at once; a per-broker value beats the default; removing it falls
 	// back to the default; removing that restores the static value.
-	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "1000")
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "1000")
 	waitFor(t, "MESSAGE_TOO_LARGE under the 1000-byte default", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == kerr.MessageTooLarge.Code
 	})
-	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "100000", leader)
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "100000", leader)
 	waitFor(t, "the per-broker 100000 over the default", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == 0
 	})
 	if got := c.Broker(li).Dynamic().Current().Source("message.max.bytes"); got != config.SourceDynamicBroker {
 		t.Errorf("leader's message.max.bytes source %d, want DYNAMIC_BROKER_CONFIG", got)
 	}
-	alterBroker(ctx, t, adm, kadm.DeleteConfig, "message.max.bytes", "", leader)
+	alterBrokerConfig(ctx, t, adm, kadm.DeleteConfig, "message.max.bytes", "", leader)
 	waitFor(t, "the default again after deleting the per-broker value", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == kerr.MessageTooLarge.Code
 	})
-	alterBroker(ctx, t, adm, kadm.DeleteConfig, "message.max.bytes", "")
+	alterBrokerConfig(ctx, t, adm, kadm.DeleteConfig, "message.max.bytes", "")
 	waitFor(t, "the static value after deleting the default", 10*time.Second, func() bool {
 		return produceCode(ctx, t, direct, "dyn", 1, bigRecordBatch(2000)) == 0
 	})
 
 	// min.insync.replicas as cluster default: 4 > the 3 replicas.
-	alterBroker(ctx, t, adm, kadm.SetConfig, "min.insync.replicas", "4")
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "min.insync.replicas", "4")
 	waitFor(t, "NOT_ENOUGH_REPLICAS with min.insync.replicas=4", 10*time.Second, func() bool {
 		return produceAcks(ctx, t, direct, "dyn", -1) == kerr.NotEnoughReplicas.Code
 	})
-	alterBroker(ctx, t, adm, kadm.DeleteConfig, "min.insync.replicas", "")
+	alterBrokerConfig(ctx, t, adm, kadm.DeleteConfig, "min.insync.replicas", "")
 	waitFor(t, "acks=all produce after removing min.insync.replicas", 10*time.Second, func() bool {
 		return produceAcks(ctx, t, direct, "dyn", -1) == 0
 	})
 
 	// Log defaults re-derive every log without a topic override of the key.
-	alterBroker(ctx, t, adm, kadm.SetConfig, "log.segment.bytes", "2048")
-	alterBroker(ctx, t, adm, kadm.SetConfig, "log.retention.ms", "3600000")
-	alterBroker(ctx, t, adm, kadm.SetConfig, "log.cleanup.policy", "compact,delete")
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "log.segment.bytes", "2048")
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "log.retention.ms", "3600000")
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "log.cleanup.policy", "compact,delete")
 	for i := 0; i < c.N(); i++ {
 		b := c.Broker(i)
 		waitFor(t, "the new log defaults on every log of dyn", 10*time.Second, func() bool {
@@ -143,7 +143,7 @@ func TestDynamicBrokerConfigsApplyLive(t *testing.T) {
 		}
 	}
 	// Back to delete only (a compacted topic refuses records without keys).
-	alterBroker(ctx, t, adm, kadm.DeleteConfig, "log.cleanup.policy", "")
+	alterBrokerConfig(ctx, t, adm, kadm.DeleteConfig, "log.cleanup.policy", "")
 	waitFor(t, "cleanup.policy=delete again", 10*time.Second, func() bool {
 		lc := topicLogs(c.Broker(li), "dyn")[0].Config()
 		return !lc.CleanupPolicyCompact && lc.CleanupPolicyDelete
@@ -159,8 +159,8 @@ func TestDynamicBrokerConfigsApplyLive(t *testing.T) {
 	}
 
 	// DescribeConfigs: sources and synonyms as Kafka's ConfigHelper.
-	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "500000")
-	alterBroker(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "600000", leader)
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "500000")
+	alterBrokerConfig(ctx, t, adm, kadm.SetConfig, "message.max.bytes", "600000", leader)
 	// Brokers apply a stored change when its notification reaches them.
 	waitFor(t, "the leader applying both message.max.bytes layers", 10*time.Second, func() bool {
 		def, per := c.Broker(li).Dynamic().Layers()
@@ -405,7 +405,7 @@ func TestConfigChangeListenerRetries(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	failing.Store(true)
 	before := calls.Load()
-	alterBroker(ctx, t, c.Admin(), kadm.SetConfig, "message.max.bytes", "4321")
+	alterBrokerConfig(ctx, t, c.Admin(), kadm.SetConfig, "message.max.bytes", "4321")
 	waitFor(t, "two failed passes", 10*time.Second, func() bool { return calls.Load() >= before+2 })
 	if got := c.Broker(0).Dynamic().Current().MessageMaxBytes; got == 4321 {
 		t.Fatal("applied while every pass fails")
@@ -432,7 +432,7 @@ func TestDynamicUncleanLeaderElectionDefault(t *testing.T) {
 	if s, _ := c.PartitionState("by-default", 0); s.Leader != -1 {
 		t.Fatalf("by-default-0 with the default off: %s, want Leader: none", s)
 	}
-	alterBroker(ctxT(t, 20*time.Second), t, c.Admin(), kadm.SetConfig, "unclean.leader.election.enable", "true")
+	alterBrokerConfig(ctxT(t, 20*time.Second), t, c.Admin(), kadm.SetConfig, "unclean.leader.election.enable", "true")
 	c.WaitFor(20*time.Second, "by-default-0 elected uncleanly after the dynamic default", func() bool {
 		s, ok := c.PartitionState("by-default", 0)
 		return ok && s.Leader == y

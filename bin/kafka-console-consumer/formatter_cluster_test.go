@@ -129,8 +129,8 @@ func TestFormattersOnBrokerRecords(t *testing.T) {
 		t.Fatalf("unknown deserializer: %d %q", code, errOut)
 	}
 	// NoOp prints nothing but counts.
-	out, errOut, code = read("ft", "--max-messages", "1", "--formatter", "kafka.tools.NoOpMessageFormatter")
-	if code != 0 || out != "" || !strings.HasSuffix(errOut, "Processed a total of 1 messages\n") {
+	out, errOut, code = read("ft", "--max-messages", "1", "--formatter", "kafka.tools.NoOpMessageFormatter", "--enable-systest-events")
+	if code != 0 || out != "shutdown_complete\n" || !strings.HasSuffix(errOut, "Processed a total of 1 messages\n") {
 		t.Fatalf("no-op: %d %q %q", code, out, errOut)
 	}
 }

@@ -71,6 +71,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	_ = out.Flush()
 	cerr := src.Close()
 	fmt.Fprintf(stderr, "Processed a total of %d messages\n", count)
+	if o.systestEvents {
+		// Kafka's shutdown hook prints it when the JVM exits.
+		defer fmt.Fprintln(stdout, "shutdown_complete")
+	}
 	if cerr != nil {
 		logError(stderr, "Error closing the consumer: ", cerr)
 	}

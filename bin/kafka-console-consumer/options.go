@@ -29,6 +29,7 @@ var specs = append([]admintool.Spec{
 	{Name: "skip-message-on-error", Help: "If there is an error when processing a message, skip it instead of halt."},
 	{Name: "key-deserializer", HasArg: true, ArgName: "String: deserializer for key"},
 	{Name: "value-deserializer", HasArg: true, ArgName: "String: deserializer for values"},
+	{Name: "enable-systest-events", Help: "Log lifecycle events of the consumer in addition to logging consumed messages. (This is specific for system tests.)"},
 	{Name: "isolation-level", HasArg: true, ArgName: "String", Help: "Set to read_committed in order to filter out transactional messages which are not committed. Set to read_uncommitted to read all messages. (default: read_uncommitted)"},
 	{Name: "group", HasArg: true, ArgName: "String: consumer group id", Help: "The consumer group id of the consumer."},
 	{Name: "delete-consumer-offsets", Help: "If specified, the consumer path in zookeeper is deleted when starting up (--zookeeper only)."},
@@ -50,6 +51,7 @@ type options struct {
 	groupPassed          bool
 	deleteOffsets        bool
 	consumerProps        map[string]string
+	systestEvents        bool // --enable-systest-events: "shutdown_complete" at exit
 	formatter            messageFormatter
 }
 
@@ -62,7 +64,8 @@ func parseOptions(args []string) (*options, string, error) {
 	}
 	o := &options{bootstrap: p.Value("bootstrap-server"), zookeeper: p.Value("zookeeper"), topic: p.Value("topic"),
 		whitelist: p.Value("whitelist"), fromBeginning: p.Has("from-beginning"), maxMessages: -1,
-		skipOnError: p.Has("skip-message-on-error"), deleteOffsets: p.Has("delete-consumer-offsets")}
+		skipOnError: p.Has("skip-message-on-error"), deleteOffsets: p.Has("delete-consumer-offsets"),
+		systestEvents: p.Has("enable-systest-events")}
 	if err := clitools.CheckConnection(o.bootstrap, o.zookeeper); err != nil {
 		return nil, "", err
 	}

@@ -123,6 +123,12 @@ func TestBrokerLoggerLevelsChangeOutput(t *testing.T) {
 	// Root at INFO: the API handler's INFO line shows.
 	alter(kmsg.ConfigResourceTypeTopic, "levels", "retention.ms", "1001")
 	waitLine("1001")
+	// The broker applies the change when its config change listener gets
+	// the notification, after the handler answered: wait for its line
+	// before raising the root level.
+	if !testcluster.Poll(15*time.Second, func() bool { return logged(stderr.String(), brokerMsg, "1001") }) {
+		t.Fatalf("no %q line for 1001 at root=INFO in:\n%s", brokerMsg, stderr.String())
+	}
 	// Root at WARN silences it (and the broker's own INFO lines) ...
 	alter(kmsg.ConfigResourceTypeBrokerLogger, "8", "root", "WARN")
 	alter(kmsg.ConfigResourceTypeTopic, "levels", "retention.ms", "1002")

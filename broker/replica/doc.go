@@ -56,6 +56,10 @@
 //	                                       IsrExpandsPerSec, UnderReplicatedPartitions,
 //	                                       ReassigningPartitions, FailedIsrUpdatesPerSec,
 //	                                       Delayed{Fetch,Produce}Metrics)
+//	ReplicaManager.alterReplicaLogDirs,    alterlogdirs.go (AlterReplicaLogDirs,
+//	describeLogDirs, ReplicaAlterLogDirs-  DescribeLogDirs, one mover goroutine per
+//	Manager/Thread, Partition.maybe-       moving partition, the swap under the
+//	ReplaceCurrentWithFutureReplica        partition's write lock)
 //	BrokerTopicStats                       topicmetrics.go
 //	ReplicaQuota, shouldLeaderThrottle,    replicationquota.go (the quotas themselves
 //	shouldFollowerThrottle                 are broker/replicaquota.Manager; the
@@ -165,6 +169,10 @@
 //     pair gets its first partition, stopped (context cancel + wait) when
 //     its last partition is removed (role change, StopReplica) and by
 //     Shutdown. A stop interrupts a request in flight.
+//   - Log directory movers (alterlogdirs.go runLogDirMover): one per
+//     partition moving between log.dirs, owned by logDirMovers; it ends
+//     when the move is done or abandoned, and stopLogDirMover (redirect,
+//     StopReplica) and Shutdown stop and wait for it.
 //   - Request goroutines (broker/network): a long-polling fetch or an
 //     acks=all produce waits on its connection's goroutine for its
 //     purgatory operation's OnComplete or the request context. Appends, HW

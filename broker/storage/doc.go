@@ -22,6 +22,9 @@
 //	kafka.log.TimeIndex                      timeindex.go    TimeIndex
 //	kafka.log.TransactionIndex               txnindex.go     .txnindex, CollectAbortedTransactions
 //	kafka.log.LogManager                     manager.go      LogManager, loadDir, ParseTopicPartitionName
+//	LogManager futureLogs, preferredLogDirs, futurelog.go    future logs of AlterReplicaLogDirs moves
+//	replaceCurrentWithFutureLog                              (<tp>.<uuid>-future, loaded again at
+//	                                                         start-up), the swap, DescribeLogDirs data
 //	LogDirFailureChannel,                    logdirfailure.go  Failures, HandleLogDirFailure, IsOffline,
 //	  LogManager.handleLogDirFailure                           OfflineDirs, SetFaultHook (test-only injection)
 //	Log / LogFlushStats / LogManager /       metrics.go      per-log gauges, the flush timer, the
@@ -208,8 +211,6 @@
 //   - Loading always replays producer state from the newest snapshot; Kafka's
 //     shortcut of assuming empty state after a clean shutdown without
 //     snapshots is not taken (slower first start on old data, same result).
-//   - AlterReplicaLogDirs (-future directories) is not supported; leftover
-//     future directories are deleted at startup.
 //   - A malformed checkpoint file, or any error loading a directory, fails
 //     NewLogManager (Kafka starts with that directory offline); a directory
 //     goes offline only when it fails while the broker runs
