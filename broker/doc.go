@@ -16,6 +16,8 @@
 //	  DynamicLogConfig                               and /<id> into Broker.dyn; log defaults re-derived)
 //	CredentialProvider + UserConfigHandler          usercredentials.go (SCRAM credentials of
 //	  (credentials)                                  /config/users in the CredentialCache)
+//	QuotaFactory + ClientIdConfigHandler +          quotaconfig.go (/config/clients, /config/users
+//	  UserConfigHandler (quotas)                     and <user, client> nodes into broker/quota)
 //	KafkaServer's authorizer (AclAuthorizer,         broker.go (startAuthorizer) with
 //	  authorizer.class.name)                         security/authorizer (api.Authorizer, api.ACLAdmin)
 //	(the web console's view of this broker)         consolesource.go (console.Source; publishes

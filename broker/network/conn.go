@@ -181,17 +181,24 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 // muted waits out a quota throttle the handler set (Request.Throttle)
 // before the next request is read: Kafka mutes a throttled channel until
 // both its response is sent and the throttle has ended. It reports false
-// when the server stops meanwhile.
+// when the server stops meanwhile, and after connections.max.idle.ms when
+// the throttle is longer: a connection muted that long is idle and goes,
+// as Kafka's selector expires it.
 func (c *conn) muted(ctx context.Context, req *Request) bool {
 	d := time.Until(req.muteUntil)
 	if d <= 0 {
 		return true
 	}
+	idle := c.s.cfg.ConnectionsMaxIdle
+	keep := idle <= 0 || d <= idle
+	if !keep {
+		d = idle
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		return keep
 	case <-ctx.Done():
 		return false
 	}

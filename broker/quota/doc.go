@@ -25,5 +25,12 @@
 // throttle_time_ms of the response.
 //
 // Goroutines: none. Each Manager has one mutex guarding its overrides and
-// sensors; no I/O happens under it. Time is passed in (tests advance it).
+// sensors; no I/O happens under it (a new sensor registers its metrics
+// under it, taking only the registry's lock; the gauges read atomics and
+// never wait for the mutex). Time is passed in (tests advance it).
+//
+// Metrics (Config.Metrics): kafka.server.<Produce|Fetch|Request|
+// ControllerMutation>.<byte-rate|request-time|tokens>.user=<u>.client-id=<c>
+// and ...throttle-time..., per entity; the rate is the one measured at the
+// entity's last request.
 package quota
