@@ -450,7 +450,7 @@ func TestShippedConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.BrokerID != int32(i+1) || c.BrokerRack != rack || c.ListenerEndpoints()[0].Port != int32(9092+i) ||
-			!slices.Equal(c.LogDirList(), []string{"/tmp/kafka-logs-" + string(rune('1'+i))}) {
+			!slices.Equal(c.LogDirList(), []string{"/tmp/kafka-logs-" + string(rune('1'+i)), "/tmp/kafka-logs-" + string(rune('1'+i)) + "-b"}) {
 			t.Errorf("server-%d.properties: id %d rack %q listeners %v dirs %v", i+1, c.BrokerID, c.BrokerRack, c.Listeners, c.LogDirList())
 		}
 	}
