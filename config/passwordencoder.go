@@ -26,8 +26,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 var (
@@ -103,7 +104,7 @@ const (
 func scalaMapOrder(keys []string) []string {
 	hashes := make(map[string]uint32, len(keys))
 	for _, k := range keys {
-		hashes[k] = scalaImprove(javaStringHash(k))
+		hashes[k] = scalaImprove(uint32(jvm.StringHashCode(k)))
 	}
 	var walk func(keys []string, shift uint) []string
 	walk = func(keys []string, shift uint) []string {
@@ -129,15 +130,6 @@ func scalaMapOrder(keys []string) []string {
 		return append(out, nodes...)
 	}
 	return walk(keys, 0)
-}
-
-// javaStringHash is String.hashCode (UTF-16 code units).
-func javaStringHash(s string) uint32 {
-	var h uint32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + uint32(u)
-	}
-	return h
 }
 
 // scalaImprove is scala.collection.Hashing.improve.

@@ -3,22 +3,9 @@ package zkpaths
 import (
 	"sort"
 	"strconv"
-)
 
-// javaStringHash is java.lang.String.hashCode over UTF-16 code units.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3ff))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
-}
+	"github.com/klassik/klassik/broker/common/jvm"
+)
 
 // scalaMutableMapOrder orders keys as a Scala 2.13 mutable.HashMap filled
 // with them iterates: 16 buckets to start, doubled before an insertion when
@@ -39,7 +26,7 @@ func scalaMutableMapOrder(keys []string) []string {
 	}
 	ks := make([]kh, len(keys))
 	for i, k := range keys {
-		h := javaStringHash(k)
+		h := jvm.StringHashCode(k)
 		ks[i] = kh{k, h ^ int32(uint32(h)>>16)}
 	}
 	sort.SliceStable(ks, func(i, j int) bool {
@@ -75,7 +62,7 @@ func javaPropertiesOrder(keys []string) []string {
 	sorted := append([]string(nil), keys...)
 	sort.Strings(sorted)
 	bucket := func(k string) int {
-		h := javaStringHash(k)
+		h := jvm.StringHashCode(k)
 		g := (h ^ int32(uint32(h)>>16)) & 0x7fffffff
 		return int(g) & (size - 1)
 	}

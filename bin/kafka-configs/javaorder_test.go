@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"testing"
+
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 // TestJavaDouble: Double.toString's forms.
@@ -11,7 +13,7 @@ func TestJavaDouble(t *testing.T) {
 		1024: "1024.0", 10485760: "1.048576E7", 1e7: "1.0E7", 9999999: "9999999.0", 12.5: "12.5",
 		0.001: "0.001", 0.0001: "1.0E-4", 0: "0.0", -3: "-3.0", 2147483647: "2.147483647E9",
 	} {
-		if got := javaDouble(v); got != want {
+		if got := jvm.DoubleToString(v); got != want {
 			t.Errorf("%v: %s, want %s", v, got, want)
 		}
 	}
@@ -30,7 +32,7 @@ func TestHashMapOrder(t *testing.T) {
 	if got := hashMapOrder([]int32{32, 16, 1}, 0); !slices.Equal(got, []int{0, 1, 2}) {
 		t.Fatalf("order %v", got)
 	}
-	if javaStringHash("user") != 3599307 {
-		t.Fatalf("hash %d", javaStringHash("user"))
+	if jvm.StringHashCode("user") != 3599307 {
+		t.Fatalf("hash %d", jvm.StringHashCode("user"))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/security"
 )
 
@@ -99,9 +100,9 @@ func (a *adminTool) describeClientQuotas(types, names []string) ([]quotaEntry, e
 	for i, e := range resp.Entries {
 		// ClientQuotaEntity.hashCode: the HashMap hash of its entries.
 		for _, c := range e.Entity {
-			h := javaStringHash(c.Type)
+			h := jvm.StringHashCode(c.Type)
 			if c.Name != nil {
-				h ^= javaStringHash(*c.Name)
+				h ^= jvm.StringHashCode(*c.Name)
 			}
 			hashes[i] += h
 		}
@@ -111,7 +112,7 @@ func (a *adminTool) describeClientQuotas(types, names []string) ([]quotaEntry, e
 		e := resp.Entries[i]
 		vh := make([]int32, len(e.Values))
 		for j, v := range e.Values {
-			vh[j] = javaStringHash(v.Key)
+			vh[j] = jvm.StringHashCode(v.Key)
 		}
 		q := quotaEntry{entity: e.Entity}
 		for _, j := range hashMapOrder(vh, len(e.Values)) {
@@ -140,7 +141,7 @@ func printQuotas(out io.Writer, entries []quotaEntry) {
 		}
 		var vals []string
 		for _, v := range q.values {
-			vals = append(vals, v.Key+"="+javaDouble(v.Value))
+			vals = append(vals, v.Key+"="+jvm.DoubleToString(v.Value))
 		}
 		fmt.Fprintf(out, "Quota configs for %s are %s\n", strings.Join(parts, ", "), strings.Join(vals, ", "))
 	}

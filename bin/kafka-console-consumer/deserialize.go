@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 // deserializer is one of Kafka's org.apache.kafka.common.serialization
@@ -69,13 +71,13 @@ var deserializers = map[string]deserializer{
 		if len(b) != 8 {
 			return "", serializationError("Size of data received by Deserializer is not 8")
 		}
-		return javaFloat(math.Float64frombits(binary.BigEndian.Uint64(b)), 64), nil
+		return jvm.FormatFloat(math.Float64frombits(binary.BigEndian.Uint64(b)), 64), nil
 	},
 	serializationPkg + "FloatDeserializer": func(b []byte) (string, error) {
 		if len(b) != 4 {
 			return "", serializationError("Size of data received by Deserializer is not 4")
 		}
-		return javaFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(b))), 32), nil
+		return jvm.FormatFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(b))), 32), nil
 	},
 	serializationPkg + "UUIDDeserializer": func(b []byte) (string, error) {
 		u, ok := javaUUID(javaUTF8(b))
@@ -180,44 +182,6 @@ func javaUTF8(b []byte) string {
 		i = j
 	}
 	return sb.String()
-}
-
-// javaFloat is Double.toString (bits 64) or Float.toString (bits 32): the
-// shortest digits that identify the value, in plain notation for
-// 10^-3 <= |v| < 10^7 and as d.dddE<n> otherwise, always with a digit
-// after the point.
-func javaFloat(v float64, bits int) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	case v == 0:
-		if math.Signbit(v) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	sign := ""
-	if v < 0 {
-		sign, v = "-", -v
-	}
-	if v >= 1e-3 && v < 1e7 {
-		s := strconv.FormatFloat(v, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return sign + s
-	}
-	s := strconv.FormatFloat(v, 'e', -1, bits)
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	e, _ := strconv.Atoi(exp)
-	return sign + mant + "E" + strconv.Itoa(e)
 }
 
 // javaUUID is UUID.fromString (Java 11) followed by toString: five

@@ -12,6 +12,7 @@ import (
 
 	"github.com/klassik/klassik/bin/internal/clitools"
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/txn"
 )
@@ -130,11 +131,11 @@ func TestDeserializerErrors(t *testing.T) {
 func TestJavaFloat(t *testing.T) {
 	for v, want := range map[float64]string{1: "1.0", -2.5: "-2.5", 1e7: "1.0E7", 9999999: "9999999.0", 0.001: "0.001", 0.0001: "1.0E-4",
 		123456789.125: "1.23456789125E8", math.Inf(1): "Infinity", math.Inf(-1): "-Infinity", math.NaN(): "NaN", math.Copysign(0, -1): "-0.0"} {
-		if got := javaFloat(v, 64); got != want {
+		if got := jvm.FormatFloat(v, 64); got != want {
 			t.Errorf("%v: %q, want %q", v, got, want)
 		}
 	}
-	if got := javaFloat(float64(float32(3.4e38)), 32); got != "3.4E38" {
+	if got := jvm.FormatFloat(float64(float32(3.4e38)), 32); got != "3.4E38" {
 		t.Errorf("float32: %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/group"
 )
 
@@ -98,7 +99,7 @@ func scalaHashMapOrder(keys []string) []int {
 			tableLen *= 2
 		}
 		seen[k] = true
-		h := javaStringHash(k)
+		h := jvm.StringHashCode(k)
 		h ^= int32(uint32(h) >> 16)
 		elems = append(elems, elem{hash: h, idx: i})
 	}
@@ -120,19 +121,4 @@ func scalaHashMapOrder(keys []string) []int {
 		out[i] = e.idx
 	}
 	return out
-}
-
-// javaStringHash is java.lang.String.hashCode over UTF-16 code units.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
 }

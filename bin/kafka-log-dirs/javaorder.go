@@ -7,7 +7,11 @@ package main
 // buckets without reordering them). Buckets long enough to become trees
 // (more than 8 colliding keys) are not modelled.
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/klassik/klassik/broker/common/jvm"
+)
 
 // javaHashMapOrder returns items in the order a HashMap filled with them
 // in the given order iterates; initialCapacity < 0 is the default
@@ -67,22 +71,7 @@ func tableSizeFor(c int) int {
 	return n
 }
 
-// javaStringHash is String.hashCode over the UTF-16 code units.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
-}
-
 // javaTopicPartitionHash is TopicPartition.hashCode.
 func javaTopicPartitionHash(topic string, partition int32) int32 {
-	return 31*(31+partition) + javaStringHash(topic)
+	return 31*(31+partition) + jvm.StringHashCode(topic)
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 // TestJavaHashMapOrder pins the orders printed by OpenJDK 17's
@@ -18,7 +20,7 @@ func TestJavaHashMapOrder(t *testing.T) {
 		{"/var/lib/kafka/a,/var/lib/kafka/b,/var/lib/kafka/c,/var/lib/kafka/d,/var/lib/kafka/e", "/var/lib/kafka/a,/var/lib/kafka/e,/var/lib/kafka/d,/var/lib/kafka/c,/var/lib/kafka/b"},
 	} {
 		dirs := strings.Split(tc.in, ",")
-		got := javaHashMapOrder(dirs, len(dirs), func(s string) int32 { return javaStringHash(id(s)) })
+		got := javaHashMapOrder(dirs, len(dirs), func(s string) int32 { return jvm.StringHashCode(id(s)) })
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("dirs %s: got %v, want %s", tc.in, got, tc.want)
 		}

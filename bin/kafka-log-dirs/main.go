@@ -38,6 +38,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/bin/kafka-leader-election/admintool"
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 const helpText = "This tool helps to query log directory usage on the specified brokers."
@@ -247,7 +248,7 @@ func formatJSON(byBroker map[int32][]dirInfo, topics []string) string {
 		}
 		fmt.Fprintf(&b, `{"broker":%d,"logDirs":[`, id)
 		dirs := byBroker[id]
-		for j, di := range javaHashMapOrder(dirs, len(dirs), func(d dirInfo) int32 { return javaStringHash(d.path) }) {
+		for j, di := range javaHashMapOrder(dirs, len(dirs), func(d dirInfo) int32 { return jvm.StringHashCode(d.path) }) {
 			if j > 0 {
 				b.WriteByte(',')
 			}

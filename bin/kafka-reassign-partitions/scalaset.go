@@ -64,12 +64,4 @@ func improveHash(h int32) uint32 {
 	return x ^ x>>10
 }
 
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, c := range s { // UTF-16 units for the BMP, as Java
-		h = 31*h + int32(c)
-	}
-	return h
-}
-
 func int32Hash(i int32) int32 { return i }

@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"testing"
+
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 // Kafka prints "Clearing broker-level throttles on brokers %s" with a Scala
@@ -24,12 +26,12 @@ func TestScalaSetOrder(t *testing.T) {
 	}
 	// t4 and t5 share the fragment 2 at the root, so they come after the
 	// root's own elements t3 (10), t2 (17) and t1 (27), from a sub-node.
-	got := scalaSetOrder([]string{"t1", "t2", "t3", "t4", "t5"}, javaStringHash)
+	got := scalaSetOrder([]string{"t1", "t2", "t3", "t4", "t5"}, jvm.StringHashCode)
 	if len(got) != 5 || !slices.Equal(got[:3], []string{"t3", "t2", "t1"}) || !slices.Contains(got[3:], "t4") || !slices.Contains(got[3:], "t5") {
 		t.Errorf("topics: %v", got)
 	}
 	// Fewer than five topics: the order of the reassignment file.
-	if got := scalaSetOrder([]string{"zeta", "alpha"}, javaStringHash); !slices.Equal(got, []string{"zeta", "alpha"}) {
+	if got := scalaSetOrder([]string{"zeta", "alpha"}, jvm.StringHashCode); !slices.Equal(got, []string{"zeta", "alpha"}) {
 		t.Errorf("two topics: %v", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 // Throttle configuration keys (Kafka's DynamicConfig.Broker and LogConfig).
@@ -176,7 +178,7 @@ func throttledEntities(live []int32, targets []reassignmentEntry) (brokers []int
 	for _, e := range targets {
 		all = append(all, e.Replicas...)
 	}
-	return scalaSetOrder(all, int32Hash), scalaSetOrder(topicsOf(targets), javaStringHash)
+	return scalaSetOrder(all, int32Hash), scalaSetOrder(topicsOf(targets), jvm.StringHashCode)
 }
 
 // topicsOf lists the topics of the entries, each once, in first-appearance

@@ -34,6 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/quota"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -155,7 +156,7 @@ func (a *Apis) alterEntityQuotas(ctx context.Context, e kmsg.AlterClientQuotasRe
 		}
 		switch typ {
 		case quotaDouble:
-			props[op.Key] = javaDouble(op.Value)
+			props[op.Key] = jvm.DoubleToString(op.Value)
 		case quotaLong, quotaInt:
 			const epsilon = 1e-6
 			var n int64
@@ -216,40 +217,4 @@ func saturatingInt(f float64, lo, hi int64) int64 {
 		return lo
 	}
 	return int64(f)
-}
-
-// javaDouble formats f as Java's Double.toString does: the shortest
-// digits that read back as f, in plain notation with at least one
-// fraction digit for 1e-3 ≤ |f| < 1e7, else as d.dddE±n.
-func javaDouble(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	if abs := math.Abs(f); abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // e.g. 1.5e+07, 1e-05
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	n, err := strconv.Atoi(exp)
-	if err != nil {
-		return s
-	}
-	return mant + "E" + strconv.Itoa(n)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -264,8 +265,8 @@ func TestDescribeClientQuotasFilters(t *testing.T) {
 
 func TestJavaDouble(t *testing.T) {
 	for f, want := range map[float64]string{10: "10.0", 12.5: "12.5", 1e7: "1.0E7", 1.5e-5: "1.5E-5", 0.001: "0.001", 123456789: "1.23456789E8", 0: "0.0"} {
-		if got := javaDouble(f); got != want {
-			t.Errorf("javaDouble(%v) = %q, want %q", f, got, want)
+		if got := jvm.DoubleToString(f); got != want {
+			t.Errorf("jvm.DoubleToString(%v) = %q, want %q", f, got, want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/faulttest"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/broker/testcluster/proc"
@@ -44,19 +45,10 @@ const (
 	txnCopyID         = "txn-copy-id"
 )
 
-// javaStringHash is Java's String.hashCode for an ASCII string.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		h = 31*h + int32(r)
-	}
-	return h
-}
-
 // txnStatePartitionFor is Kafka's partitionFor: Utils.abs(hash) % n, where
 // Utils.abs maps MinInt32 to 0.
 func txnStatePartitionFor(id string, n int32) int32 {
-	h := javaStringHash(id)
+	h := jvm.StringHashCode(id)
 	if h == -1<<31 {
 		return 0
 	}
@@ -70,8 +62,8 @@ func TestJavaStringHash(t *testing.T) {
 	// Values of "...".hashCode() in Java.
 	for s, want := range map[string]int32{"": 0, "a": 97, "Aa": 2112, "BB": 2112, "hello": 99162322,
 		"polygenelubricants": -2147483648} {
-		if got := javaStringHash(s); got != want {
-			t.Errorf("javaStringHash(%q) = %d, want %d", s, got, want)
+		if got := jvm.StringHashCode(s); got != want {
+			t.Errorf("jvm.StringHashCode(%q) = %d, want %d", s, got, want)
 		}
 	}
 	if got := txnStatePartitionFor("polygenelubricants", 50); got != 0 {

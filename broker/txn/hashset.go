@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 // scalaHashSetOrder lists a decoded value's partitions in the order
@@ -94,28 +95,13 @@ func scalaTableSizeFor(capacity int) int {
 // hashCode: 31 * (31 + partition) + topic.hashCode(), in int32 arithmetic.
 func javaTopicPartitionHash(tp common.TopicPartition) int32 {
 	r := int32(31) + tp.Partition
-	return 31*r + javaStringHash(tp.Topic)
-}
-
-// javaStringHash is java.lang.String.hashCode over UTF-16 code units.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
+	return 31*r + jvm.StringHashCode(tp.Topic)
 }
 
 // partitionFor is Kafka's Utils.abs(transactionalId.hashCode) % n, where
 // abs maps Integer.MIN_VALUE to 0.
 func partitionFor(id string, n int32) int32 {
-	h := javaStringHash(id)
+	h := jvm.StringHashCode(id)
 	switch {
 	case h == -1<<31:
 		h = 0

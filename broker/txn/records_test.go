@@ -10,6 +10,7 @@ import (
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/common/hextest"
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -169,10 +170,10 @@ func TestScalaHashSetOrder(t *testing.T) {
 	}
 	// Values printed by Java's String.hashCode (jshell), a surrogate pair
 	// included.
-	if h := javaStringHash("orders"); h != -1008770331 {
+	if h := jvm.StringHashCode("orders"); h != -1008770331 {
 		t.Errorf(`"orders".hashCode() = %d, want -1008770331`, h)
 	}
-	if h := javaStringHash("é-\U0001F600"); h != 8757447 {
+	if h := jvm.StringHashCode("é-\U0001F600"); h != 8757447 {
 		t.Errorf(`"é-😀".hashCode() = %d, want 8757447`, h)
 	}
 }
@@ -186,8 +187,8 @@ func TestPartitionFor(t *testing.T) {
 	if got := partitionFor("polygenelubricants", 50); got != 0 {
 		t.Errorf("partitionFor(MIN_VALUE hash) = %d, want 0", got)
 	}
-	if javaStringHash("polygenelubricants") != -1<<31 {
-		t.Errorf("hash = %d", javaStringHash("polygenelubricants"))
+	if jvm.StringHashCode("polygenelubricants") != -1<<31 {
+		t.Errorf("hash = %d", jvm.StringHashCode("polygenelubricants"))
 	}
 }
 

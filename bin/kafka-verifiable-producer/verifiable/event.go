@@ -6,9 +6,10 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/klassik/klassik/broker/common/jvm"
 )
 
 // Field is one member of an event line, in the order Kafka's Jackson
@@ -70,9 +71,9 @@ func writeValue(b *bytes.Buffer, v any) {
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			// Jackson quotes non-numeric numbers.
-			writeString(b, JavaDouble(x))
+			writeString(b, jvm.DoubleToString(x))
 		} else {
-			b.WriteString(JavaDouble(x))
+			b.WriteString(jvm.DoubleToString(x))
 		}
 	case Object:
 		b.WriteByte('{')
@@ -110,40 +111,4 @@ func writeString(b *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	b.Write(bytes.TrimSuffix(sb.Bytes(), []byte("\n")))
-}
-
-// JavaDouble is Double.toString: the shortest digits that identify the
-// value, plain for 10^-3 <= |v| < 10^7, else d.dddE<n>, always with a
-// digit after the point.
-func JavaDouble(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	case v == 0:
-		if math.Signbit(v) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	sign := ""
-	if v < 0 {
-		sign, v = "-", -v
-	}
-	if v >= 1e-3 && v < 1e7 {
-		s := strconv.FormatFloat(v, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return sign + s
-	}
-	mant, exp, _ := strings.Cut(strconv.FormatFloat(v, 'e', -1, 64), "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	e, _ := strconv.Atoi(exp)
-	return sign + mant + "E" + strconv.Itoa(e)
 }
