@@ -63,10 +63,13 @@ type cluster struct {
 	pids    []broker // brokers whose CPU is read: ours, or --broker-pids
 	dir     string   // our temporary directory (own cluster only)
 	buildTo string   // where kafka-server was built (own cluster only)
-	zk      *zkserver.Server
-	nodes   []*proc.Node
-	admin   *kadm.Client
-	raw     *kgo.Client
+	// httpAddrs are the brokers' klassik.http.listener addresses, by
+	// index of brokers (own cluster only).
+	httpAddrs []string
+	zk        *zkserver.Server
+	nodes     []*proc.Node
+	admin     *kadm.Client
+	raw       *kgo.Client
 }
 
 // ownBrokers is the size of the driver's own cluster: three, for RF=3.
@@ -87,8 +90,8 @@ var brokerProps = map[string]string{
 
 // startCluster builds kafka-server (without the race detector), starts a
 // ZooKeeper and three brokers on free loopback ports, and waits until all
-// are registered and a controller is elected. httpPorts gives each broker
-// an HTTP listener (for the profiles).
+// are registered and a controller is elected. Each broker serves
+// klassik.http.listener (its /metrics, and with profile its profiles).
 func startCluster(ctx context.Context, repo string, log io.Writer, profile bool) (*cluster, error) {
 	c := &cluster{}
 	ok := false
@@ -141,12 +144,14 @@ func startCluster(ctx context.Context, repo string, log io.Writer, profile bool)
 		for k, v := range brokerProps {
 			props[k] = v
 		}
+		hp, err := zkserver.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		props["klassik.http.listener"] = "127.0.0.1:" + strconv.Itoa(hp)
+		c.httpAddrs = append(c.httpAddrs, props["klassik.http.listener"])
 		if profile {
-			hp, err := zkserver.FreePort()
-			if err != nil {
-				return nil, err
-			}
-			props["klassik.http.listener"] = "127.0.0.1:" + strconv.Itoa(hp)
+			props["klassik.http.pprof.enable"] = "true"
 		}
 		file := filepath.Join(bdir, "server.properties")
 		if err := os.WriteFile(file, []byte(propsText(props)), 0o644); err != nil {

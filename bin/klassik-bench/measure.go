@@ -37,6 +37,7 @@ type suite struct {
 	cpuIn, cpuOut, cpuRF                         map[string]*row
 	cpuLabels                                    []string
 	allocAppend, allocRead                       *row
+	brokerAllocProduce, brokerAllocFetch         *row
 	loopCPU                                      []float64
 	rf3RPS                                       []float64 // records/s of the RF=3 runs, for the latency rate
 	rate1, rate3                                 float64   // the open-loop rates
@@ -68,7 +69,15 @@ func measure(ctx context.Context, o options, log io.Writer) (string, error) {
 	if err := s.latencyRuns(ctx); err != nil {
 		return "", err
 	}
-	return s.table(), nil
+	table := s.table()
+	if o.cpuProfile {
+		prof, err := s.profiles(ctx)
+		if err != nil {
+			return "", err
+		}
+		table += prof
+	}
+	return table, nil
 }
 
 func (s *suite) rows() {
@@ -101,6 +110,11 @@ func (s *suite) rows() {
 		s.cpuRF[b.label] = &row{figure: "CPU-s per GB produced, RF=3 acks=all, " + b.label, unit: "s/GB", baseline: cpuBase, target: "stated"}
 	}
 	s.allocAppend = &row{figure: "Allocations per appended batch (AppendAsLeader)", unit: "allocs/op", baseline: "raw file write", target: "0"}
+	s.brokerAllocProduce = &row{figure: "Broker allocations per produced batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
+	s.brokerAllocFetch = &row{figure: "Broker allocations per fetched batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
+	if len(s.c.httpAddrs) == 0 {
+		s.brokerAllocProduce.note, s.brokerAllocFetch.note = "n/a (own cluster only)", "n/a (own cluster only)"
+	}
 	s.allocRead = &row{figure: "Allocations per fetched partition (Log.Read + pread, ≤ 1 MiB)", unit: "allocs/op", baseline: "raw pread", target: "0"}
 	if len(s.c.brokers) < 3 {
 		s.rfRow.note = fmt.Sprintf("n/a (%d brokers)", len(s.c.brokers))
@@ -136,18 +150,24 @@ func (s *suite) throughputRun(ctx context.Context, r int) error {
 	if err := s.c.createTopic(ctx, topic, s.c.onOneBroker(oneBrokerPartitions), nil); err != nil {
 		return err
 	}
+	var batches batchCounter
+	hooks := kgo.WithHooks(&batches)
+	am := s.startAllocs(ctx)
 	cpu := startCPU(s.c.pids)
-	kp, err := produceClosed(ctx, s.c.seeds, topic, s.value, n, kgo.LeaderAck())
+	kp, err := produceClosed(ctx, s.c.seeds, topic, s.value, n, kgo.LeaderAck(), hooks)
 	if err != nil {
 		return fmt.Errorf("klassik produce: %w", err)
 	}
 	cpuPerGB(s.cpuIn, cpu.stop(), kp.bytes)
+	am.stop(ctx, s.brokerAllocProduce, batches.produced.Load())
+	am = s.startAllocs(ctx)
 	cpu = startCPU(s.c.pids)
-	kc, err := consumeAll(ctx, s.c.seeds, topic, n+1)
+	kc, err := consumeAll(ctx, s.c.seeds, topic, n+1, hooks)
 	if err != nil {
 		return fmt.Errorf("klassik consume: %w", err)
 	}
 	cpuPerGB(s.cpuOut, cpu.stop(), kc.bytes)
+	am.stop(ctx, s.brokerAllocFetch, batches.fetched.Load())
 	s.c.deleteTopics(ctx, topic)
 
 	f, err := startFake()
@@ -297,6 +317,39 @@ func (s *suite) latencyRuns(ctx context.Context) error {
 	return nil
 }
 
+// allocMeter reads broker 1's heap allocation count around a phase.
+// Each read is a /metrics scrape, which allocates itself, so the meter
+// scrapes twice at the start and subtracts one scrape's (and the idle
+// broker's) allocations from the phase's.
+type allocMeter struct {
+	addr        string
+	start, idle float64
+	ok          bool
+}
+
+func (s *suite) startAllocs(ctx context.Context) *allocMeter {
+	if len(s.c.httpAddrs) == 0 {
+		return &allocMeter{}
+	}
+	m := &allocMeter{addr: s.c.httpAddrs[0]}
+	a, err1 := mallocs(ctx, m.addr)
+	b, err2 := mallocs(ctx, m.addr)
+	m.start, m.idle, m.ok = b, b-a, err1 == nil && err2 == nil
+	return m
+}
+
+// stop adds the allocations per batch since start to r.
+func (m *allocMeter) stop(ctx context.Context, r *row, batches int64) {
+	if !m.ok || batches <= 0 {
+		return
+	}
+	end, err := mallocs(ctx, m.addr)
+	if err != nil {
+		return
+	}
+	r.k = append(r.k, max(0, end-m.start-m.idle)/float64(batches))
+}
+
 // latencyStep is one open-loop run: which rows it fills (Klassik's
 // samples or the baseline's), against what, at which rate and acks.
 type latencyStep struct {
@@ -340,7 +393,7 @@ func (s *suite) table() string {
 			rows = append(rows, s.cpuRF[l])
 		}
 	}
-	rows = append(rows, s.allocAppend, s.allocRead)
+	rows = append(rows, s.allocAppend, s.allocRead, s.brokerAllocProduce, s.brokerAllocFetch)
 	nproc, cpu := machine()
 	cl := fmt.Sprintf("Klassik: %d kafka-server processes (no race detector) and ZooKeeper on 127.0.0.1, started by the driver", len(s.c.brokers))
 	if len(s.o.bootstrap) > 0 {

@@ -44,8 +44,8 @@ func (t throughput) rps() float64  { return float64(t.records) / t.elapsed.Secon
 // buffer allows (kgo's default linger and batching) and times the first
 // Produce to the last acknowledgement. One acknowledged record first
 // warms up metadata and connections, outside the timing.
-func produceClosed(ctx context.Context, seeds []string, topic string, value []byte, n int, acks kgo.Acks) (throughput, error) {
-	cl, err := kgo.NewClient(producerOpts(seeds, topic, acks)...)
+func produceClosed(ctx context.Context, seeds []string, topic string, value []byte, n int, acks kgo.Acks, extra ...kgo.Opt) (throughput, error) {
+	cl, err := kgo.NewClient(append(producerOpts(seeds, topic, acks), extra...)...)
 	if err != nil {
 		return throughput{}, err
 	}
@@ -79,9 +79,9 @@ func produceClosed(ctx context.Context, seeds []string, topic string, value []by
 
 // consumeAll reads the topic from the start with a new client (no group)
 // until it has n records, timing the first poll to the last record.
-func consumeAll(ctx context.Context, seeds []string, topic string, n int) (throughput, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+func consumeAll(ctx context.Context, seeds []string, topic string, n int, extra ...kgo.Opt) (throughput, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, extra...)...)
 	if err != nil {
 		return throughput{}, err
 	}
