@@ -214,3 +214,17 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseStatCPU: any /proc/<pid>/stat text either parses to a
+// non-negative CPU time or is an error; it never panics.
+func FuzzParseStatCPU(f *testing.F) {
+	f.Add("4242 (kafka-server) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0 100 0 0")
+	f.Add("1 (a) b) R 0 0 0 0 0 0 0 0 0 0 18446744073709551615 1")
+	f.Add(")")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, stat string) {
+		if v, err := parseStatCPU(stat); err == nil && v < 0 {
+			t.Fatalf("negative CPU %v from %q", v, stat)
+		}
+	})
+}

@@ -76,7 +76,24 @@ func profileTop(ctx context.Context, httpAddr, binary, dir, name string, d time.
 	if perr != nil {
 		return "", perr
 	}
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=15", binary, file).CombinedOutput()
+	flat, err := pprofTop(ctx, binary, file, "-top", "-nodecount=15")
+	if err != nil {
+		return "", err
+	}
+	// The flat view names the leaves (system calls, CRC, memory); the
+	// cumulative view of Klassik's own functions names the paths that
+	// lead there.
+	cum, err := pprofTop(ctx, binary, file, "-top", "-cum", "-nodecount=15", "-show=klassik/klassik/")
+	if err != nil {
+		return "", err
+	}
+	return flat + "\n" + cum, nil
+}
+
+// pprofTop runs go tool pprof with args on the profile and returns its
+// output without the file, build id, type and time lines.
+func pprofTop(ctx context.Context, binary, file string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", append(append([]string{"tool", "pprof"}, args...), binary, file)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go tool pprof: %v\n%s", err, out)
 	}
@@ -131,7 +148,7 @@ func (s *suite) profiles(ctx context.Context) (string, error) {
 	defer os.RemoveAll(dir)
 	binary := filepath.Join(s.c.buildTo, "kafka-server")
 	var b strings.Builder
-	b.WriteString("\nCPU profiles of broker 1 (go tool pprof -top, first 15 entries):\n")
+	b.WriteString("\nCPU profiles of broker 1 (go tool pprof -top, first 15 entries; then -top -cum of Klassik's own functions):\n")
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
 	for _, p := range []struct {
 		name, title string
@@ -148,7 +165,7 @@ func (s *suite) profiles(ctx context.Context) (string, error) {
 		}
 		topic := "bench-profile-" + p.name + "-" + suffix
 		if err := s.c.createTopic(ctx, topic, p.assign, p.configs); err != nil {
-			return "", err
+			return b.String(), err
 		}
 		n := int(p.rps * (profileFor + 2*time.Second).Seconds())
 		top, err := profileTop(ctx, s.c.httpAddrs[0], binary, dir, p.name, profileFor, func() error {
@@ -157,7 +174,7 @@ func (s *suite) profiles(ctx context.Context) (string, error) {
 		})
 		s.c.deleteTopics(ctx, topic)
 		if err != nil {
-			return "", fmt.Errorf("profile %s: %w", p.name, err)
+			return b.String(), fmt.Errorf("profile %s: %w", p.name, err)
 		}
 		fmt.Fprintf(&b, "\n%s:\n\n```\n%s```\n", p.title, top)
 		s.logf("profiled %s", p.name)
