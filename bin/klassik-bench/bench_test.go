@@ -228,3 +228,19 @@ func FuzzParseStatCPU(f *testing.F) {
 		}
 	})
 }
+
+func TestParsePerfSummary(t *testing.T) {
+	out := "249950 records sent, 49990.0 records/sec (48.82 MB/sec), 5.1 ms avg latency, 200.0 ms max latency.\n" +
+		"50000 records sent, 49950.0 records/sec (48.78 MB/sec), 3.2 ms avg latency, 120.0 ms max latency, 2 ms 50th, 8 ms 95th, 12 ms 99th, 40 ms 99.9th.\n"
+	got, err := parsePerfSummary(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := perfSummary{records: 50000, rps: 49950, mbps: 48.78, avg: 3.2, max: 120, p50: 2, p95: 8, p99: 12, p999: 40}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if _, err := parsePerfSummary("249950 records sent, 49990.0 records/sec (48.82 MB/sec), 5.1 ms avg latency, 200.0 ms max latency.\n"); err == nil {
+		t.Error("a progress line parsed as the summary")
+	}
+}

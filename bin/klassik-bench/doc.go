@@ -35,6 +35,9 @@
 //   - each broker's CPU-seconds per GB in (produce), out (consume) and
 //     produced at RF=3, from utime+stime of /proc/<pid>/stat before and
 //     after the phase, against what loopback TCP costs both its ends;
+//   - when the checkout has it, Kafka's bin/kafka-producer-perf-test.sh
+//     against Klassik and against kfake (the same tool and flags), its
+//     summary line parsed;
 //   - allocations per appended batch and per storage read of a fetch
 //     (runtime.MemStats, as testing.AllocsPerRun), and the broker's own
 //     allocations per produced and per fetched batch over its whole
@@ -61,6 +64,7 @@
 //	local.go     storage against raw writes, allocations, loopback TCP
 //	cpu.go       CPU-seconds from /proc/<pid>/stat
 //	profile.go   broker allocations from /metrics; CPU profiles
+//	perftool.go  Kafka's producer perf tool as a phase, when present
 //	measure.go   the suite: runs, rows, medians
 //	table.go     the Markdown table and its header
 //

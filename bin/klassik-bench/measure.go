@@ -38,6 +38,8 @@ type suite struct {
 	cpuLabels                                    []string
 	allocAppend, allocRead                       *row
 	brokerAllocProduce, brokerAllocFetch         *row
+	perf                                         bool // bin/kafka-producer-perf-test.sh is in the checkout
+	perfMB, perfP99                              *row
 	loopCPU                                      []float64
 	rf3RPS                                       []float64 // records/s of the RF=3 runs, for the latency rate
 	rate1, rate3                                 float64   // the open-loop rates
@@ -61,6 +63,7 @@ func measure(ctx context.Context, o options, log io.Writer) (string, error) {
 		s.value[i] = byte(rng.Uint32()) // incompressible
 	}
 	s.rows()
+	s.perf = havePerfTool(ctx, o.repo)
 	for r := 0; r < o.runs; r++ {
 		if err := s.throughputRun(ctx, r); err != nil {
 			return "", err
@@ -111,6 +114,8 @@ func (s *suite) rows() {
 	for _, b := range s.c.pids {
 		s.cpuRF[b.label] = &row{figure: "CPU-s per GB produced, RF=3 acks=all, " + b.label, unit: "s/GB", baseline: cpuBase, target: "stated"}
 	}
+	s.perfMB = &row{figure: "kafka-producer-perf-test.sh, acks=1, 1 broker", unit: "MB/s", baseline: "kfake, same tool", target: "≥ 1.2× kfake"}
+	s.perfP99 = &row{figure: "kafka-producer-perf-test.sh p99 at full speed, acks=1", unit: "ms", baseline: "kfake, same tool", target: "—"}
 	s.allocAppend = &row{figure: "Allocations per appended batch (AppendAsLeader)", unit: "allocs/op", baseline: "raw file write", target: "0"}
 	s.brokerAllocProduce = &row{figure: "Broker allocations per produced batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
 	s.brokerAllocFetch = &row{figure: "Broker allocations per fetched batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
@@ -223,6 +228,15 @@ func (s *suite) throughputRun(ctx context.Context, r int) error {
 		s.logf("run %d: RF=3 acks=all %.0f MB/s, RF=1 acks=1 %.0f MB/s", r+1, k3.mbps(), k1.mbps())
 	}
 
+	if s.perf {
+		// The tool is another helper's; a failure of it is reported in
+		// its rows, not fatal to the suite.
+		if err := s.perfToolRun(ctx, r, suffix, n); err != nil {
+			s.logf("run %d: %s: %v", r+1, perfTool, err)
+			s.perfMB.note, s.perfP99.note = "n/a (the tool failed)", "n/a (the tool failed)"
+		}
+	}
+
 	dir, err := os.MkdirTemp("", "klassik-bench-storage-")
 	if err != nil {
 		return err
@@ -245,6 +259,36 @@ func (s *suite) throughputRun(ctx context.Context, r int) error {
 	s.consumeVsLoop.b = append(s.consumeVsLoop.b, lb.mbps)
 	s.loopCPU = append(s.loopCPU, lb.cpuPerGB)
 	s.logf("run %d: loopback TCP %.0f MB/s, %.2f CPU-s/GB", r+1, lb.mbps, lb.cpuPerGB)
+	return nil
+}
+
+// perfToolRun is run r of Kafka's producer perf tool: n records at full
+// speed, acks=1, to a one-broker topic of Klassik, then to kfake.
+func (s *suite) perfToolRun(ctx context.Context, r int, suffix string, n int) error {
+	topic := "bench-perftool-" + suffix
+	if err := s.c.createTopic(ctx, topic, s.c.onOneBroker(oneBrokerPartitions), nil); err != nil {
+		return err
+	}
+	k, err := runPerfTool(ctx, s.o.repo, s.c.seeds, topic, n, s.o.recordSize, "1")
+	s.c.deleteTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("klassik: %w", err)
+	}
+	f, err := startFake()
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	if err := f.createTopic(ctx, topic, oneBrokerPartitions); err != nil {
+		return err
+	}
+	b, err := runPerfTool(ctx, s.o.repo, f.seeds(), topic, n, s.o.recordSize, "1")
+	if err != nil {
+		return fmt.Errorf("kfake: %w", err)
+	}
+	s.perfMB.k, s.perfMB.b = append(s.perfMB.k, k.mbps), append(s.perfMB.b, b.mbps)
+	s.perfP99.k, s.perfP99.b = append(s.perfP99.k, k.p99), append(s.perfP99.b, b.p99)
+	s.logf("run %d: %s %.1f MB/s, p99 %.0f ms (kfake %.1f MB/s, p99 %.0f ms)", r+1, perfTool, k.mbps, k.p99, b.mbps, b.p99)
 	return nil
 }
 
@@ -378,6 +422,9 @@ func (s *suite) table() string {
 		r.figure = strings.Replace(r.figure, "⅓ of peak", fmt.Sprintf("⅓ of peak (%s rec/s)", format(s.rate3)), 1)
 	}
 	rows := []*row{s.produceMB, s.produceRPS, s.consumeMB, s.consumeRPS, s.produceVsLoop, s.consumeVsLoop, s.storageRow, s.rfRow}
+	if s.perf {
+		rows = append(rows, s.perfMB, s.perfP99)
+	}
 	rows = append(rows, s.lat1[:]...)
 	rows = append(rows, s.lat3[:]...)
 	for _, l := range s.cpuLabels {
