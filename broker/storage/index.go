@@ -267,6 +267,23 @@ func (x *mmapIndex) resize(n int) error {
 	return x.resizeFileLocked(n, false)
 }
 
+// reactivate sets the maximum size to n rounded down to whole entries;
+// the file keeps its length until an entry needs room (or is cut to n if
+// longer).
+func (x *mmapIndex) reactivate(n int) error {
+	x.mu.Lock()
+	n = n / x.entrySize * x.entrySize
+	longer := x.size > n
+	if !longer {
+		x.maxBytes = n
+	}
+	x.mu.Unlock()
+	if longer {
+		return x.resize(n)
+	}
+	return nil
+}
+
 // setEntriesLocked drops the entries from n on and reloads the cached
 // last entry.
 func (x *mmapIndex) setEntriesLocked(n int) error {
