@@ -25,6 +25,11 @@ type Partition struct {
 	// mu guards the following.
 	mu              sync.RWMutex
 	log             Log // nil until the first LeaderAndIsr created it
+	// logErr is the error code of the last failed creation of log
+	// (KAFKA_STORAGE_ERROR when out of descriptors, for example), which
+	// the data path answers while log is nil, as Kafka answers for an
+	// offline partition; 0 once created.
+	logErr int16
 	topicID         [16]byte
 	leaderID        int32
 	leaderEpoch     int32 // -1 until the first LeaderAndIsr
@@ -138,6 +143,9 @@ type leaderState struct {
 // → FENCED_LEADER_EPOCH, newer → UNKNOWN_LEADER_EPOCH.
 func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bool) (leaderState, *kerr.Error) {
 	if p.log == nil {
+		if p.logErr == kerr.KafkaStorageError.Code {
+			return leaderState{}, kerr.KafkaStorageError
+		}
 		return leaderState{}, kerr.NotLeaderForPartition
 	}
 	if currentLeaderEpoch >= 0 {
