@@ -23,13 +23,13 @@ type Partition struct {
 	brokerID int32
 
 	// mu guards the following.
-	mu              sync.RWMutex
-	log             Log // nil until the first LeaderAndIsr created it
+	mu  sync.RWMutex
+	log Log // nil until the first LeaderAndIsr created it
 	// logErr is the error code of the last failed creation of log
 	// (KAFKA_STORAGE_ERROR when out of descriptors, for example), which
 	// the data path answers while log is nil, as Kafka answers for an
 	// offline partition; 0 once created.
-	logErr int16
+	logErr          int16
 	topicID         [16]byte
 	leaderID        int32
 	leaderEpoch     int32 // -1 until the first LeaderAndIsr
