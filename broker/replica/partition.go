@@ -23,13 +23,9 @@ type Partition struct {
 	brokerID int32
 
 	// mu guards the following.
-	mu  sync.RWMutex
-	log Log // nil until the first LeaderAndIsr created it
-	// logErr is the error code of the last failed creation of log
-	// (KAFKA_STORAGE_ERROR when out of descriptors, for example), which
-	// the data path answers while log is nil, as Kafka answers for an
-	// offline partition; 0 once created.
-	logErr          int16
+	mu              sync.RWMutex
+	log             Log   // nil until the first LeaderAndIsr created it
+	logErr          int16 // code of log's last failed creation, answered while log is nil (as Kafka's offline partition); 0 once created
 	topicID         [16]byte
 	leaderID        int32
 	leaderEpoch     int32 // -1 until the first LeaderAndIsr
