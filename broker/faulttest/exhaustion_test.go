@@ -35,7 +35,7 @@ func TestOutOfDescriptorsFailsPartitionsNotBroker(t *testing.T) {
 	c := faulttest.Start(t, faulttest.Options{Brokers: 1, NoFileLimit: 256, Overrides: map[string]string{
 		"min.insync.replicas":              "1",
 		"offsets.topic.replication.factor": "1",
-		"file.delete.delay.ms":             "200",
+		"log.segment.delete.delay.ms":      "200",
 	}})
 	addr := c.Node(0).Addr()
 	produce := func(topic string, p int32) int16 {
