@@ -70,6 +70,15 @@ type Options struct {
 	Brokers        int               // default 3; ids are 1..Brokers
 	SessionTimeout time.Duration     // zookeeper.session.timeout.ms, default 6s
 	Overrides      map[string]string // extra server.properties, applied last
+
+	// Network placement, for the network fault cases (Net.Options fills
+	// them); the zero values put every broker on 127.0.0.1 in the test's
+	// own network namespace.
+	Hosts  []string                // listener host per broker index (default 127.0.0.1)
+	ZKAddr string                  // host:port the brokers reach ZooKeeper at (default the shared server's)
+	Exec   func(id int32) []string // command prefix a broker's process is started with (e.g. ip netns exec)
+
+	beforeStart func(*Cluster) // Net.Start: called once the nodes exist, before any process starts
 }
 
 // DefaultOverrides are the server.properties every fault scenario uses:
@@ -104,6 +113,7 @@ type Cluster struct {
 // process if any.
 type Node struct {
 	ID      int32
+	Host    string // listener host (Options.Hosts), 127.0.0.1 by default
 	Port    int
 	LogDir  string // log.dirs
 	Props   string // server.properties path
@@ -139,6 +149,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 	for i := 0; i < opts.Brokers; i++ {
 		c.nodes = append(c.nodes, c.newNode(int32(i+1)))
 	}
+	if opts.beforeStart != nil {
+		opts.beforeStart(c)
+	}
 	for i := range c.nodes {
 		c.startProcess(i)
 	}
@@ -158,18 +171,31 @@ func (c *Cluster) newNode(id int32) *Node {
 	if err != nil {
 		c.t.Fatalf("faulttest: free port: %v", err)
 	}
+	host := "127.0.0.1"
+	if i := int(id) - 1; i < len(c.opts.Hosts) && c.opts.Hosts[i] != "" {
+		host = c.opts.Hosts[i]
+	}
+	zkConnect := c.zkConnect
+	if c.opts.ZKAddr != "" {
+		// Keep the test's chroot behind the other address.
+		chroot := ""
+		if j := strings.IndexByte(c.zkConnect, '/'); j >= 0 {
+			chroot = c.zkConnect[j:]
+		}
+		zkConnect = c.opts.ZKAddr + chroot
+	}
 	dir := filepath.Join(c.root, "broker-"+strconv.Itoa(int(id)))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.t.Fatal(err)
 	}
-	n := &Node{ID: id, Port: port, LogDir: filepath.Join(dir, "logs"), Props: filepath.Join(dir, "server.properties"),
+	n := &Node{ID: id, Host: host, Port: port, LogDir: filepath.Join(dir, "logs"), Props: filepath.Join(dir, "server.properties"),
 		Output: filepath.Join(dir, "server.out"), cluster: c}
 	n.proc.Output = n.Output
 	props := map[string]string{
 		"broker.id":                    strconv.Itoa(int(id)),
-		"listeners":                    "PLAINTEXT://127.0.0.1:" + strconv.Itoa(port),
+		"listeners":                    "PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(port)),
 		"log.dirs":                     n.LogDir,
-		"zookeeper.connect":            c.zkConnect,
+		"zookeeper.connect":            zkConnect,
 		"zookeeper.session.timeout.ms": strconv.Itoa(int(c.opts.SessionTimeout / time.Millisecond)),
 	}
 	for k, v := range DefaultOverrides {
@@ -226,13 +252,19 @@ func (c *Cluster) Bootstrap() []string {
 	return s
 }
 
-// Addr is "127.0.0.1:port".
-func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port)) }
+// Addr is "host:port" of the broker's listener.
+func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
 
 func (c *Cluster) startProcess(i int) {
 	c.t.Helper()
 	n := c.nodes[i]
-	if err := n.proc.Start(proc.Spec{Path: Bin("kafka-server"), Args: []string{n.Props},
+	path, args := Bin("kafka-server"), []string{n.Props}
+	if c.opts.Exec != nil {
+		if pre := c.opts.Exec(n.ID); len(pre) > 0 {
+			path, args = pre[0], append(append(pre[1:len(pre):len(pre)], path), args...)
+		}
+	}
+	if err := n.proc.Start(proc.Spec{Path: path, Args: args,
 		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)}); err != nil {
 		c.t.Fatalf("faulttest: starting broker %d: %v", n.ID, err)
 	}
