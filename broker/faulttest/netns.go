@@ -74,10 +74,13 @@ type Net struct {
 	ports []int // listener port per broker index, once known (Attach)
 }
 
-// netSeq numbers the networks of this test process.
+// netSeq numbers the networks of this test process and holds the subnets
+// they use: parallel tests must not pick the same one between looking at
+// the root namespace's addresses and adding theirs.
 var netSeq struct {
-	mu sync.Mutex
-	n  int
+	mu   sync.Mutex
+	n    int
+	used map[string]bool
 }
 
 // Endpoint is one end of a link: a broker (by index), ZooKeeper or the
@@ -122,12 +125,16 @@ func NewNet(t testing.TB, brokers int, degradable bool) *Net {
 	netSeq.mu.Lock()
 	netSeq.n++
 	seq := netSeq.n
+	prefix := freeSubnet(t)
+	if netSeq.used == nil {
+		netSeq.used = map[string]bool{}
+	}
+	netSeq.used[prefix] = true
 	netSeq.mu.Unlock()
 	pid := os.Getpid()
 	n := &Net{t: t, name: fmt.Sprintf("klk%d-%d", pid, seq), chain: fmt.Sprintf("KLASSIK-%d-%d", pid, seq),
-		hostIf: fmt.Sprintf("klk%dh%d", pid, seq), degradable: degradable}
+		hostIf: fmt.Sprintf("klk%dh%d", pid, seq), degradable: degradable, prefix: prefix}
 	n.lan = n.name + "-lan"
-	n.prefix = freeSubnet(t)
 	t.Cleanup(n.close)
 
 	n.ip("netns", "add", n.lan)
@@ -173,7 +180,8 @@ func NewNet(t testing.TB, brokers int, degradable bool) *Net {
 	return n
 }
 
-// freeSubnet picks a 10.213.S.0/24 no interface of the root namespace has.
+// freeSubnet picks a 10.213.S.0/24 no interface of the root namespace has
+// and no other Net of this process holds (netSeq.mu held).
 func freeSubnet(t testing.TB) string {
 	out, err := exec.Command("ip", "-4", "-o", "addr").CombinedOutput()
 	if err != nil {
@@ -181,7 +189,7 @@ func freeSubnet(t testing.TB) string {
 	}
 	for s := 1; s < 255; s++ {
 		p := "10.213." + strconv.Itoa(s) + "."
-		if !bytes.Contains(out, []byte(" "+p)) {
+		if !netSeq.used[p] && !bytes.Contains(out, []byte(" "+p)) {
 			return p
 		}
 	}
@@ -483,6 +491,9 @@ func (n *Net) close() {
 		_ = exec.Command("ip", "netns", "del", n.lan).Run()
 	}
 	_ = exec.Command("ip", "link", "del", n.hostIf).Run()
+	netSeq.mu.Lock()
+	delete(netSeq.used, n.prefix)
+	netSeq.mu.Unlock()
 }
 
 // Forwarder is a TCP forwarder with an adjustable one-way delay: each
