@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -303,9 +304,33 @@ func TestNetZombieLeader(t *testing.T) {
 			return ok && st.Leader >= 0 && st.Leader != old
 		})
 		t.Logf("new leader of partition %d: %d", p, s.leader(p))
+		// A produce straight to the zombie, which still believes it
+		// leads: it must not be acknowledged.
+		code, off, err := faulttest.ProduceDirect(s.c.Node(li).Addr(), s.topic, p, []byte("zombie-probe"), 2*time.Second)
+		switch {
+		case err != nil:
+			t.Logf("zombie produce: no answer (%v), not acknowledged", err)
+		case code == 0:
+			t.Errorf("the zombie leader %d acknowledged an acks=all produce at offset %d", old, off)
+		default:
+			t.Logf("zombie produce refused: %v", kerr.ErrorForCode(code))
+		}
 	})
 	s.reportStalls(stalls, s.zombieConcerns(p, old))
 	s.converge(healed)
+	hw, err := s.c.HighWatermarks(s.topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < s.c.N(); i++ {
+		dl, err := faulttest.ReadReplicaLog(s.c.Node(i).LogDir, s.topic, p, hw[p])
+		if err != nil {
+			t.Fatalf("broker %d: %v", s.c.Node(i).ID, err)
+		}
+		if offs := dl.ByID["zombie-probe"]; len(offs) > 0 {
+			t.Errorf("broker %d holds the zombie's unacknowledged record below the high watermark at offsets %v", s.c.Node(i).ID, offs)
+		}
+	}
 
 	acks, failed, _ := w1.Stop()
 	n := s.c.ConsumeAll(acks1, chk1, 60*time.Second)
