@@ -3,7 +3,9 @@ package faulttest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -285,7 +287,50 @@ func (n *Net) Options(o Options) Options {
 	}
 	o.ZKAddr = n.zk.Addr()
 	o.Exec = func(id int32) []string { return []string{"ip", "netns", "exec", n.brokers[id-1]} }
+	// Each broker serves /metrics on its own address (its namespace is
+	// its own, so one port fits all), for ActiveControllers.
+	ov := map[string]string{"klassik.http.listener": "0.0.0.0:" + strconv.Itoa(metricsPort)}
+	for k, v := range o.Overrides {
+		ov[k] = v
+	}
+	o.Overrides = ov
 	return o
+}
+
+// metricsPort is the port of every broker's HTTP listener on a Net.
+const metricsPort = 8081
+
+// ActiveControllers reads kafka_controller_kafkacontroller_activecontrollercount
+// from every broker's /metrics and returns the ids of the brokers whose
+// controller module is active (Kafka's one-controller invariant: the sum
+// over the cluster is 1).
+func (n *Net) ActiveControllers() ([]int32, error) {
+	var out []int32
+	cl := http.Client{Timeout: 3 * time.Second}
+	for i := range n.brokers {
+		resp, err := cl.Get("http://" + net.JoinHostPort(n.BrokerHost(i), strconv.Itoa(metricsPort)) + "/metrics")
+		if err != nil {
+			return nil, fmt.Errorf("broker %d metrics: %w", i+1, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("broker %d metrics: %w", i+1, err)
+		}
+		found := false
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, "kafka_controller_kafkacontroller_activecontrollercount "); ok {
+				found = true
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f >= 1 {
+					out = append(out, int32(i+1))
+				}
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("broker %d metrics: no activecontrollercount", i+1)
+		}
+	}
+	return out, nil
 }
 
 // Start starts a Cluster on this network (Options plus Start) and, for a
