@@ -31,5 +31,5 @@ package main
 //	checker.go   the verdict (pure)
 //	schedule.go  the fault schedule (pure)
 //	procs.go     local processes: discovery, launch lines, restart
-//	iptables.go  the KLASSIK-CHAOS chain
+//	iptables.go  the KLASSIK-CHAOS-<pid> chain
 //	timeline.go  the timeline and the ZooKeeper watcher

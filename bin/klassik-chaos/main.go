@@ -258,7 +258,7 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 				return 0, err
 			}
 			c.cutOn = true
-			defer sweepChain()
+			defer removeChain(Chain)
 		}
 	}
 	if err := c.ensureTopic(ctx); err != nil {
@@ -654,17 +654,25 @@ func (c *chaos) restart(t *target) {
 	}
 }
 
-// inject runs the schedule until ctx ends, one fault at a time; every
-// fault is healed before inject returns, also when ctx ends early.
+// inject runs the schedule until ctx ends, one fault at a time, each at
+// its time but never sooner than --interval after the previous one was
+// healed (a restart can take longer than the fault's hold); every fault is
+// healed before inject returns, also when ctx ends early.
 func (c *chaos) inject(ctx context.Context, sched []Fault) {
 	start := time.Now()
+	var notBefore time.Time
 	for _, f := range sched {
+		at := start.Add(f.At)
+		if at.Before(notBefore) {
+			at = notBefore
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(time.Until(start.Add(f.At))):
+		case <-time.After(time.Until(at)):
 		}
 		c.injectOne(ctx, f)
+		notBefore = time.Now().Add(c.o.interval)
 	}
 }
 

@@ -39,9 +39,9 @@ var testFetchFault string
 // error that stops the broker.
 func LoadTestFetchFault() error {
 	mode := os.Getenv(TestFetchFaultEnv)
+	testFetchFault = ""
 	switch mode {
 	case "":
-		testFetchFault = ""
 		return nil
 	case "drop", "duplicate", "reorder":
 	default:
