@@ -43,12 +43,12 @@ func TestCheckerClean(t *testing.T) {
 	feed(c, "group", "consumer-2", 1, 0, 1, 3)
 	feed(c, "final", "final-reader", 0, 10, 0, 2, 4)
 	feed(c, "final", "final-reader", 1, 0, 1, 3, 5) // 5 was not acknowledged: fine
-	feed(c, "final", "final-reader", 0, 9, -1)      // below the start: ignored
+	feed(c, "final", "final-reader", 0, 9, -1)      // below the start: counted, not checked
 	v := c.Verdict()
 	if !v.Clean() {
 		t.Fatalf("violations: %v", v.Violations)
 	}
-	if v.Acked != 5 || v.Reads["final-reader"] != 6 || v.Reads["consumer-2"] != 4 {
+	if v.Acked != 5 || v.Reads["final-reader"] != 7 || v.Reads["consumer-2"] != 4 {
 		t.Fatalf("counts: %+v", v)
 	}
 }

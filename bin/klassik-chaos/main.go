@@ -220,13 +220,16 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 	defer cl.Close()
 	c.admCl, c.adm = cl, kadm.NewClient(cl)
 
-	if err := c.discoverBrokers(ctx); err != nil {
-		return 0, err
-	}
 	if o.zookeeper != "" {
 		if err := c.discoverZooKeeper(); err != nil {
 			return 0, err
 		}
+	}
+	if err := c.ensureTopic(ctx); err != nil {
+		return 0, err
+	}
+	if err := c.discoverBrokers(ctx); err != nil {
+		return 0, err
 	}
 	var ids []int32
 	for id := range c.brokers {
@@ -260,9 +263,6 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 			c.cutOn = true
 			defer removeChain(Chain)
 		}
-	}
-	if err := c.ensureTopic(ctx); err != nil {
-		return 0, err
 	}
 	base, err := c.endOffsets(ctx, nil)
 	if err != nil {
@@ -346,10 +346,32 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 func (c *chaos) discoverBrokers(ctx context.Context) error {
 	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	md, err := c.adm.BrokerMetadata(mctx)
-	if err != nil {
-		return fmt.Errorf("reading the cluster's brokers: %w", err)
+	// A broker answers with the brokers it has heard of from the
+	// controller: wait until that is every registered broker (or, without
+	// ZooKeeper, anything).
+	var md kadm.Metadata
+	for {
+		var err error
+		md, err = c.adm.BrokerMetadata(mctx)
+		if err != nil {
+			return fmt.Errorf("reading the cluster's brokers: %w", err)
+		}
+		want := 1
+		if c.zk != nil {
+			if ids, err := c.zk.GetBrokerIDs(); err == nil {
+				want = max(want, len(ids))
+			}
+		}
+		if len(md.Brokers) >= want {
+			break
+		}
+		select {
+		case <-mctx.Done():
+			return fmt.Errorf("reading the cluster's brokers: %d in the metadata, %d registered", len(md.Brokers), want)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
+	var err error
 	c.brokers = map[int32]*target{}
 	for _, b := range md.Brokers {
 		t := &target{name: fmt.Sprintf("broker %d", b.NodeID), id: b.NodeID, addr: fmt.Sprintf("%s:%d", b.Host, b.Port), port: int(b.Port)}

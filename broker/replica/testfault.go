@@ -9,10 +9,10 @@ package replica
 // gets back change, and only in responses of two or more batches:
 //
 //	drop       the second batch is left out (when another follows it)
-//	duplicate  the second batch carries the first one's records at its own
-//	           offsets (when both have as many records)
-//	reorder    the first two batches swap their records, each keeping its
-//	           offsets (when both have as many records)
+//	duplicate  of the first two neighbouring batches with as many records,
+//	           the second carries the first one's records at its own offsets
+//	reorder    those two batches swap their records, each keeping its
+//	           offsets
 //
 // Only a record batch's base offset is rewritten, which its CRC does not
 // cover, so clients accept what they get.
@@ -81,30 +81,33 @@ func faultBatches(mode string, data []byte) []byte {
 	if len(batches) < 2 {
 		return data
 	}
-	a, b := batches[0], batches[1]
-	// lastOffsetDelta is at byte 23 of a v2 batch.
-	sameCount := binary.BigEndian.Uint32(a[23:27]) == binary.BigEndian.Uint32(b[23:27])
+	// The first two neighbours with as many records (lastOffsetDelta is at
+	// byte 23 of a v2 batch).
+	pair := -1
+	for i := 0; i+1 < len(batches); i++ {
+		if binary.BigEndian.Uint32(batches[i][23:27]) == binary.BigEndian.Uint32(batches[i+1][23:27]) {
+			pair = i
+			break
+		}
+	}
 	withBase := func(src, base []byte) []byte {
 		out := append([]byte(nil), src...)
 		copy(out[:8], base[:8])
 		return out
 	}
-	switch mode {
-	case "drop":
+	switch {
+	case mode == "drop":
 		if len(batches) < 3 {
 			return data
 		}
 		batches = append(batches[:1:1], batches[2:]...)
-	case "duplicate":
-		if !sameCount {
-			return data
-		}
-		batches[1] = withBase(a, b)
-	case "reorder":
-		if !sameCount {
-			return data
-		}
-		batches[0], batches[1] = withBase(b, a), withBase(a, b)
+	case pair < 0:
+		return data
+	case mode == "duplicate":
+		batches[pair+1] = withBase(batches[pair], batches[pair+1])
+	case mode == "reorder":
+		a, b := batches[pair], batches[pair+1]
+		batches[pair], batches[pair+1] = withBase(b, a), withBase(a, b)
 	default:
 		return data
 	}

@@ -46,6 +46,12 @@ func TestFaultBatches(t *testing.T) {
 	if got := faultBatches("duplicate", mixed); !bytes.Equal(got, mixed) {
 		t.Error("duplicate changed batches of different sizes")
 	}
+	// The first pair of the same size is taken.
+	big, d, e := testBatch(7, 3, "BIG"), testBatch(10, 1, "D"), testBatch(11, 1, "E")
+	if got, want := faultBatches("reorder", bytes.Join([][]byte{big, d, e}, nil)),
+		bytes.Join([][]byte{big, withOffset(e, 10), withOffset(d, 11)}, nil); !bytes.Equal(got, want) {
+		t.Errorf("reorder after a bigger batch: %x, want %x", got, want)
+	}
 	if got := faultBatches("drop", bytes.Join([][]byte{a, b}, nil)); len(got) != len(a)+len(b) {
 		t.Error("drop left out the last batch of a response")
 	}
