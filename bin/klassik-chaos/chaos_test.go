@@ -15,7 +15,12 @@ import (
 	"github.com/klassik/klassik/broker/replica"
 )
 
-func TestMain(m *testing.M) { os.Exit(faulttest.Main(m)) }
+func TestMain(m *testing.M) {
+	// The brokers the tool restarts are this process's children; they end
+	// with it even if a test does not get to its cleanup.
+	restartDeathSignal = syscall.SIGKILL
+	os.Exit(faulttest.Main(m))
+}
 
 // runChaos runs the tool in this process and returns its exit code and
 // output.

@@ -225,8 +225,10 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	if err := c.ensureTopic(ctx); err != nil {
-		return 0, err
+	if !o.printSchedule {
+		if err := c.ensureTopic(ctx); err != nil {
+			return 0, err
+		}
 	}
 	if err := c.discoverBrokers(ctx); err != nil {
 		return 0, err

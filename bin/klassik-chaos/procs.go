@@ -86,6 +86,10 @@ func PidListening(port int) int {
 	return 0
 }
 
+// restartDeathSignal is sent to a restarted process when the tool ends; 0
+// (the tool's default) lets it outlive the tool, the tests set SIGKILL.
+var restartDeathSignal syscall.Signal
+
 // Launch is how to start a process again.
 type Launch struct {
 	Shell string   // a --broker-cmd / --zk-cmd command, or
@@ -155,7 +159,7 @@ func (l Launch) Start(logFile string) (pid int, exited <-chan struct{}, err erro
 	defer out.Close()
 	fmt.Fprintf(out, "=== klassik-chaos: starting %s at %s\n", l, time.Now().Format(time.RFC3339Nano))
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: restartDeathSignal}
 	if err := cmd.Start(); err != nil {
 		return 0, nil, err
 	}
