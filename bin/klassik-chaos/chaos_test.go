@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -106,5 +107,47 @@ func TestChaosRunIsClean(t *testing.T) {
 	}
 	if data, err := os.ReadFile(timeline); err != nil || !bytes.Contains(data, []byte(`"source": "cluster"`)) {
 		t.Errorf("timeline JSON %s has no cluster event (err %v)", timeline, err)
+	}
+}
+
+// TestInterruptHealsCut cancels a run (as SIGINT/SIGTERM do) while a
+// broker is cut: the run heals the cut, removes its iptables chain and
+// still gives its verdict; a chain left by a dead run is swept at start.
+func TestInterruptHealsCut(t *testing.T) {
+	stale := chainPrefix + "4194303" // above any pid this machine hands out
+	if alive(4194303) {
+		t.Fatal("pid 4194303 is alive")
+	}
+	if err := iptables("-N", stale); err != nil {
+		t.Fatalf("iptables is needed for iptables-cut: %v", err)
+	}
+	t.Cleanup(func() { removeChain(stale) })
+	c := faulttest.Start(t, faulttest.Options{Brokers: 1, Overrides: map[string]string{
+		"min.insync.replicas": "1", "offsets.topic.replication.factor": "1"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Cancel once the cut is in place.
+		for ctx.Err() == nil {
+			out, _ := exec.Command("iptables", "-w", "5", "-S", Chain).Output()
+			if bytes.Contains(out, []byte("DROP")) {
+				cancel()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"--bootstrap-server", strings.Join(c.Bootstrap(), ","), "--faults", "iptables-cut",
+		"--duration", "3m", "--warmup", "2s", "--fault-duration", "1m", "--throughput", "100", "--partitions", "1",
+		"--replication-factor", "1", "--drain-timeout", "30s"}, &out, &errOut)
+	t.Logf("exit %d\n%s%s", code, errOut.String(), out.String())
+	// Only this run's chain and the stale one: another run on the machine
+	// keeps its own.
+	if s, _ := exec.Command("iptables", "-w", "5", "-S").Output(); bytes.Contains(s, []byte(Chain+" ")) || bytes.Contains(s, []byte(Chain+"\n")) || bytes.Contains(s, []byte(stale)) {
+		t.Fatalf("a chain is left:\n%s", s)
+	}
+	if code != 0 || !strings.Contains(out.String(), "interrupted before --duration") || !strings.Contains(out.String(), "verdict: CLEAN") {
+		t.Fatalf("exit %d, want 0 with a clean verdict of an interrupted run", code)
 	}
 }

@@ -83,3 +83,18 @@ func TestLoadTestFetchFault(t *testing.T) {
 		t.Fatalf("unset: err %v, mode %q", err, testFetchFault)
 	}
 }
+
+// FuzzFaultBatches: any bytes, any mode, no panic, and the input is left
+// as it was.
+func FuzzFaultBatches(f *testing.F) {
+	f.Add("drop", bytes.Join([][]byte{testBatch(0, 1, "A"), testBatch(1, 1, "B"), testBatch(2, 1, "C")}, nil))
+	f.Add("duplicate", bytes.Join([][]byte{testBatch(0, 2, "AA"), testBatch(2, 2, "BB")}, nil))
+	f.Add("reorder", append(testBatch(5, 1, "A"), 0, 0, 0))
+	f.Fuzz(func(t *testing.T, mode string, data []byte) {
+		orig := append([]byte(nil), data...)
+		_ = faultBatches(mode, data)
+		if !bytes.Equal(orig, data) {
+			t.Fatal("input modified")
+		}
+	})
+}
