@@ -64,6 +64,7 @@ type options struct {
 	printSchedule  bool
 	maxViolations  int
 	noTimeline     bool
+	live           bool
 	deliveryTimout time.Duration
 }
 
@@ -111,6 +112,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.printSchedule, "print-schedule", false, "print the fault schedule and exit")
 	fs.IntVar(&o.maxViolations, "max-violations", 100, "print at most this many violations of each kind")
 	fs.BoolVar(&o.noTimeline, "no-timeline", false, "do not print the timeline (--timeline-json still writes it)")
+	fs.BoolVar(&o.live, "live", false, "also print each timeline event on stderr as it happens")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -203,6 +205,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c := &chaos{o: o, out: stdout, tl: &Timeline{start: time.Now()}, counts: map[string]int{}}
+	if o.live {
+		c.tl.live = stderr
+	}
 	code, err := c.run(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "klassik-chaos: %v\n", err)
@@ -240,7 +245,11 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	sched := Schedule(ScheduleOptions{Seed: o.seed, Faults: o.faults, Brokers: ids, ZKNodes: len(c.zkNodes),
 		Duration: o.duration, Interval: o.interval, Hold: o.hold, Warmup: o.warmup, Cooldown: o.hold})
-	fmt.Fprintf(c.out, "klassik-chaos: seed %d, %d faults scheduled over %v (faults %s, brokers %v)\n", o.seed, len(sched), o.duration, strings.Join(o.faults, ","), ids)
+	faultList := strings.Join(o.faults, ",")
+	if faultList == "" {
+		faultList = "none"
+	}
+	fmt.Fprintf(c.out, "klassik-chaos: seed %d, %d faults scheduled over %v (faults %s, brokers %v)\n", o.seed, len(sched), o.duration, faultList, ids)
 	if o.printSchedule {
 		for _, f := range sched {
 			fmt.Fprintln(c.out, "  "+f.String())

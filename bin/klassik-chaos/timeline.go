@@ -33,13 +33,22 @@ type Timeline struct {
 	mu     sync.Mutex
 	events []Event
 	start  time.Time
+	live   io.Writer // if set, every event is also written here as it comes (--live)
 }
 
 // Add records an event now.
 func (t *Timeline) Add(source, format string, args ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.events = append(t.events, Event{Time: time.Now(), Source: source, What: fmt.Sprintf(format, args...)})
+	e := Event{Time: time.Now(), Source: source, What: fmt.Sprintf(format, args...)}
+	t.events = append(t.events, e)
+	if t.live != nil {
+		t.printEvent(t.live, e)
+	}
+}
+
+func (t *Timeline) printEvent(w io.Writer, e Event) {
+	fmt.Fprintf(w, "%s +%8.3fs %-8s %s\n", e.Time.UTC().Format("15:04:05.000"), e.Time.Sub(t.start).Seconds(), e.Source, e.What)
 }
 
 // Events returns the events sorted by time.
@@ -55,7 +64,7 @@ func (t *Timeline) Events() []Event {
 // start.
 func (t *Timeline) Print(w io.Writer) {
 	for _, e := range t.Events() {
-		fmt.Fprintf(w, "%s +%8.3fs %-8s %s\n", e.Time.UTC().Format("15:04:05.000"), e.Time.Sub(t.start).Seconds(), e.Source, e.What)
+		t.printEvent(w, e)
 	}
 }
 
