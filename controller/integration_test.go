@@ -24,7 +24,7 @@ import (
 
 // zkServer returns the package's shared ZooKeeper (stopped by TestMain);
 // each test uses its own chroot. A missing installation fails the test.
-func zkServer(t *testing.T) *zkserver.Server {
+func zkServer(t testing.TB) *zkserver.Server {
 	t.Helper()
 	s, err := zkserver.Shared()
 	if err != nil {
@@ -42,14 +42,17 @@ type node struct {
 }
 
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *zkserver.Server
 	chroot string
 	admin  *zkclient.Client
 	nodes  map[int32]*node
+	// observer, when set, gives each started node's fake broker an
+	// observe hook.
+	observer func(id int32) func(kmsg.Request)
 }
 
-func newCluster(t *testing.T, ids ...int32) *cluster {
+func newCluster(t testing.TB, ids ...int32) *cluster {
 	t.Helper()
 	srv := zkServer(t)
 	cl := &cluster{t: t, srv: srv, chroot: zkserver.Chroot(t), nodes: map[int32]*node{}}
@@ -91,6 +94,9 @@ func (cl *cluster) startVia(id int32, connect string, sessionTimeout time.Durati
 		t.Fatal(err)
 	}
 	fb := startFakeBroker(t, id)
+	if cl.observer != nil {
+		fb.observe = cl.observer(id)
+	}
 	host, port := fb.addr()
 	info := zkpaths.BrokerInfo{
 		ID: id, Version: zkpaths.BrokerInfoVersion, JMXPort: -1,
