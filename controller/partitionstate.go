@@ -230,6 +230,12 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 	}
 	results := map[common.TopicPartition]ElectionResult{}
 	updates := map[common.TopicPartition]LeaderAndIsr{}
+	// The topic's unclean election setting, read once per topic and call.
+	type uncleanSetting struct {
+		on  bool
+		err error
+	}
+	uncleanByTopic := map[string]uncleanSetting{}
 	for _, tp := range tps {
 		cur, ok := states[tp]
 		if !ok {
@@ -247,12 +253,16 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 		case OfflineElection:
 			unclean := spec.allowUnclean
 			if !unclean && len(filter(cur.ISR, live(tp))) == 0 {
-				u, err := m.store.UncleanElectionEnabled(tp.Topic, m.uncleanDflt())
-				if err != nil {
+				u, ok := uncleanByTopic[tp.Topic]
+				if !ok {
+					u.on, u.err = m.store.UncleanElectionEnabled(tp.Topic, m.uncleanDflt())
+					uncleanByTopic[tp.Topic] = u
+				}
+				if err := u.err; err != nil {
 					failed[tp] = fmt.Errorf("%w: reading the unclean election config of %s: %v", ErrStateChangeFailed, tp.Topic, err)
 					continue
 				}
-				unclean = u
+				unclean = u.on
 			}
 			res = electOffline(tp, cur.LeaderAndIsr, a.Replicas, live(tp), unclean)
 		case ReassignmentElection:

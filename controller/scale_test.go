@@ -73,9 +73,13 @@ func (v *brokerView) ledBy(topic string, partitions int, live []int32) int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	n := 0
+	tp := common.TopicPartition{Topic: topic}
 	for p := 0; p < partitions; p++ {
-		if l, ok := v.meta[common.TopicPartition{Topic: topic, Partition: int32(p)}]; ok && slices.Contains(live, l) {
+		tp.Partition = int32(p)
+		if l, ok := v.meta[tp]; ok && slices.Contains(live, l) {
 			n++
+		} else {
+			return n // the caller only needs to know whether all are
 		}
 	}
 	return n
@@ -111,7 +115,7 @@ func waitLong(t testing.TB, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
