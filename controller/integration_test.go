@@ -7,6 +7,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"sync/atomic"
@@ -50,6 +51,8 @@ type cluster struct {
 	// observer, when set, gives each started node's fake broker an
 	// observe hook.
 	observer func(id int32) func(kmsg.Request)
+	// logger, when set, is the controllers' logger (default quiet).
+	logger *slog.Logger
 }
 
 func newCluster(t testing.TB, ids ...int32) *cluster {
@@ -117,6 +120,10 @@ func (cl *cluster) startVia(id int32, connect string, sessionTimeout time.Durati
 	cfg.AutoLeaderRebalanceEnable = false
 	cfg.ControllerSocketTimeout = 5 * time.Second
 	cfg.Logger = quietLogger()
+	if cl.logger != nil {
+		cfg.Logger = cl.logger
+		cfg.StateChangeLogger = quietLogger()
+	}
 	ctrl := New(cfg, c, epoch.Load)
 	ctrl.Startup()
 	n := &node{id: id, zk: c, fb: fb, ctrl: ctrl}

@@ -15,7 +15,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,6 +93,33 @@ func (v *brokerView) counts() (updates, lais int) {
 	return v.updates, v.lais
 }
 
+// logfWriter passes the controllers' log lines that report a failover's
+// phases, and warnings and errors, to t.Logf until stop.
+type logfWriter struct {
+	t testing.TB
+	// mu guards the following.
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (w *logfWriter) Write(p []byte) (int, error) {
+	line := string(p)
+	if strings.Contains(line, "failover complete") || strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+		w.mu.Lock()
+		if !w.stopped {
+			w.t.Logf("%s", strings.TrimSpace(line))
+		}
+		w.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+func (w *logfWriter) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+}
+
 // scaleTimings are the measured durations of the scenario's steps.
 type scaleTimings struct {
 	create             time.Duration // topic znode written -> every partition led in every broker's metadata
@@ -124,7 +153,10 @@ func waitLong(t testing.TB, what string, cond func() bool) {
 func runScaleScenario(t testing.TB, partitions int) scaleTimings {
 	const topic = "scale"
 	var tm scaleTimings
+	logs := &logfWriter{t: t}
+	t.Cleanup(logs.stop) // registered first, so it runs after the cluster's cleanup
 	cl := newCluster(t)
+	cl.logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var viewsMu sync.Mutex
 	views := map[int32]*brokerView{}
 	cl.observer = func(id int32) func(kmsg.Request) {
