@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -27,7 +28,9 @@ const defaultMaxInFlight = 10
 
 // forEach runs fn for every item with at most parallelism calls at once
 // and returns the first error a call returned (every item runs whatever
-// the others return); the goroutines are owned by the call and finish
+// the others return); the workers (at most parallelism goroutines, each
+// taking the next item until none is left, so that ten thousand items
+// cost ten goroutines, not ten thousand) are owned by the call and finish
 // before it returns. With parallelism 1 the items run in order on the
 // caller's goroutine.
 func forEach[T any](parallelism int, items []T, fn func(T) error) error {
@@ -48,16 +51,21 @@ func forEach[T any](parallelism int, items []T, fn func(T) error) error {
 		}
 		return first
 	}
-	sem := make(chan struct{}, parallelism)
+	workers := min(parallelism, len(items))
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, it := range items {
-		sem <- struct{}{}
+	for range workers {
 		wg.Add(1)
-		go func(it T) {
+		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			run(it)
-		}(it)
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(len(items)) {
+					return
+				}
+				run(items[i])
+			}
+		}()
 	}
 	wg.Wait()
 	return first
