@@ -36,7 +36,10 @@ import (
 //     old session is left: every ephemeral node in the cluster's chroot is
 //     /brokers/ids/<id> of a live broker session or /controller of the
 //     controller's session ("dump"), and each broker watches what a broker
-//     of its role watched before the fault, no more and no less ("wchc");
+//     of its role watched before the fault, no more and no less ("wchc",
+//     which lists data and exists watches only; the child watches are
+//     checked by what they trigger: a topic created afterwards gets its
+//     partitions from the controller's /brokers/topics child watch);
 //   - afterwards every partition is led with its full ISR and every
 //     acknowledged record is present exactly once, in order, on every ISR
 //     replica (scenario.finish).
@@ -151,6 +154,18 @@ func (s *zkScenario) watches(regs map[int32]registration) (watchSnapshot, error)
 	return w, nil
 }
 
+// controllerEpoch reads /controller_epoch.
+func (s *zkScenario) controllerEpoch() int32 {
+	s.t.Helper()
+	var epoch int32
+	s.c.WaitFor(30*time.Second, "/controller_epoch", func() bool {
+		e, _, ok, err := s.c.ZK().GetControllerEpoch()
+		epoch = e
+		return ok && err == nil
+	})
+	return epoch
+}
+
 // stableWatches waits until every broker other than the controller watches
 // the same paths (a watch that just fired is re-armed within moments) and
 // returns the snapshot.
@@ -167,6 +182,8 @@ func (s *zkScenario) stableWatches(regs map[int32]registration) watchSnapshot {
 	}) {
 		s.t.Fatalf("watches never settled: %v", last)
 	}
+	ctl, other, _ := w.byRole()
+	s.t.Logf("watches before the fault: the controller (%d) %q; every other broker %q", w.controller, ctl, other)
 	return w
 }
 
@@ -405,6 +422,7 @@ func TestZooKeeperLeaderKilled(t *testing.T) {
 	}
 	s.recovered("the leader kill")
 	s.checkNoStaleSessionState(watchesBefore)
+	s.c.CreateTopic(s.topic+"-after", faulttest.RoundRobin(1, 3, 3), nil)
 	s.finish()
 }
 
@@ -462,6 +480,8 @@ func TestZooKeeperQuorumLostAndEnsemblePaused(t *testing.T) {
 	} {
 		regs := s.registrations()
 		watchesBefore := s.stableWatches(regs)
+		ctlBefore, _ := s.c.Controller()
+		epochBefore := s.controllerEpoch()
 		outage := time.Now()
 		restore := tc.fail()
 		// Let the clients notice before the metadata change is sent.
@@ -497,7 +517,19 @@ func TestZooKeeperQuorumLostAndEnsemblePaused(t *testing.T) {
 		s.waitReconnected()
 		expired := s.compareRegistrations(regs, false)
 		t.Logf("round %d, %s: %d of %d broker sessions expired", round+1, tc.what, expired, len(regs))
+		ctl, _ := s.c.Controller()
+		epoch := s.controllerEpoch()
+		t.Logf("round %d: controller %d (epoch %d) -> %d (epoch %d)", round+1, ctlBefore, epochBefore, ctl, epoch)
+		switch after := s.registrations(); {
+		case after[ctlBefore] != regs[ctlBefore] && epoch <= epochBefore:
+			// The controller's session expired, so /controller went with
+			// it and whoever won the election bumped the epoch.
+			t.Errorf("the controller's session expired but the controller epoch stayed %d", epoch)
+		case after[ctlBefore] == regs[ctlBefore] && (ctl != ctlBefore || epoch != epochBefore):
+			t.Errorf("the controller's session survived but the controller changed: %d (epoch %d) -> %d (epoch %d)", ctlBefore, epochBefore, ctl, epoch)
+		}
 		s.checkNoStaleSessionState(watchesBefore)
+		s.c.CreateTopic(fmt.Sprintf("%s-after-%d", s.topic, round+1), faulttest.RoundRobin(1, 3, 3), nil)
 	}
 	s.finish()
 }

@@ -81,8 +81,9 @@ func ParseDump(out string) (DumpInfo, error) {
 }
 
 // ParseWatchesBySession reads "wchc" output: each session id followed by the
-// paths it watches (data, exists and child watches alike), one per
-// tab-indented line.
+// paths it watches, one per tab-indented line. ZooKeeper 3.8 reports data
+// and exists watches only (DataTree's dataWatches); child watches appear in
+// no four-letter word.
 func ParseWatchesBySession(out string) (map[int64][]string, error) {
 	m := map[int64][]string{}
 	var owner int64
