@@ -140,7 +140,7 @@ func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, m
 	if session != nil {
 		resp.SessionID = session.id
 	}
-	testFault := testFetchFault != "" && params.replicaID < 0 // testfault.go
+	testFault := params.replicaID < 0 && testFetchFault() != "" // testfault.go
 	var files *network.FileFetchResponse
 	if !m.cfg.DisableSendfile && !testFault {
 		files = network.NewFileFetchResponse(resp)

@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -31,15 +32,23 @@ const (
 	TestFaultAllowEnv = "KLASSIK_TEST_ONLY_ALLOW_FAULTS"
 )
 
-// testFetchFault is the mode read by LoadTestFetchFault ("" for none).
-var testFetchFault string
+// testFetchFaultMode is the mode read by LoadTestFetchFault ("" for
+// none). It is atomic: every broker of an in-process test cluster loads it
+// at start, concurrently with the others' fetches.
+var testFetchFaultMode atomic.Value
+
+// testFetchFault returns the current mode ("" for none).
+func testFetchFault() string {
+	m, _ := testFetchFaultMode.Load().(string)
+	return m
+}
 
 // LoadTestFetchFault reads the fault's environment variables at broker
 // start: an unknown mode, or any mode without the allow variable, is an
 // error that stops the broker.
 func LoadTestFetchFault() error {
 	mode := os.Getenv(TestFetchFaultEnv)
-	testFetchFault = ""
+	testFetchFaultMode.Store("")
 	switch mode {
 	case "":
 		return nil
@@ -50,16 +59,17 @@ func LoadTestFetchFault() error {
 	if os.Getenv(TestFaultAllowEnv) != "yes" {
 		return fmt.Errorf("%s is a test-only fault that serves wrong records to consumers; it needs %s=yes", TestFetchFaultEnv, TestFaultAllowEnv)
 	}
-	testFetchFault = mode
+	testFetchFaultMode.Store(mode)
 	return nil
 }
 
 // applyTestFetchFault rewrites the record data of a consumer's response.
 func applyTestFetchFault(resp *kmsg.FetchResponse) {
+	mode := testFetchFault()
 	for ti := range resp.Topics {
 		for pi := range resp.Topics[ti].Partitions {
 			p := &resp.Topics[ti].Partitions[pi]
-			p.RecordBatches = faultBatches(testFetchFault, p.RecordBatches)
+			p.RecordBatches = faultBatches(mode, p.RecordBatches)
 		}
 	}
 }

@@ -64,23 +64,23 @@ func withOffset(batch []byte, base int64) []byte {
 }
 
 func TestLoadTestFetchFault(t *testing.T) {
-	t.Cleanup(func() { testFetchFault = "" })
+	t.Cleanup(func() { testFetchFaultMode.Store("") })
 	t.Setenv(TestFetchFaultEnv, "drop")
 	t.Setenv(TestFaultAllowEnv, "")
-	if err := LoadTestFetchFault(); err == nil || testFetchFault != "" {
-		t.Fatalf("the fault without %s: err %v, mode %q", TestFaultAllowEnv, err, testFetchFault)
+	if err := LoadTestFetchFault(); err == nil || testFetchFault() != "" {
+		t.Fatalf("the fault without %s: err %v, mode %q", TestFaultAllowEnv, err, testFetchFault())
 	}
 	t.Setenv(TestFaultAllowEnv, "yes")
-	if err := LoadTestFetchFault(); err != nil || testFetchFault != "drop" {
-		t.Fatalf("allowed: err %v, mode %q", err, testFetchFault)
+	if err := LoadTestFetchFault(); err != nil || testFetchFault() != "drop" {
+		t.Fatalf("allowed: err %v, mode %q", err, testFetchFault())
 	}
 	t.Setenv(TestFetchFaultEnv, "scramble")
 	if err := LoadTestFetchFault(); err == nil {
 		t.Fatal("unknown mode accepted")
 	}
 	t.Setenv(TestFetchFaultEnv, "")
-	if err := LoadTestFetchFault(); err != nil || testFetchFault != "" {
-		t.Fatalf("unset: err %v, mode %q", err, testFetchFault)
+	if err := LoadTestFetchFault(); err != nil || testFetchFault() != "" {
+		t.Fatalf("unset: err %v, mode %q", err, testFetchFault())
 	}
 }
 
