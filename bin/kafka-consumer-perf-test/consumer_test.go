@@ -216,3 +216,15 @@ func TestConsumerPerfErrors(t *testing.T) {
 		t.Errorf("unsupported property: %d %q", code, errOut.String())
 	}
 }
+
+// FuzzDateFormat: any --date-format is parsed or refused without a
+// panic, and a parsed one formats any instant.
+func FuzzDateFormat(f *testing.F) {
+	clitest.FuzzParser(f, []string{"yyyy-MM-dd HH:mm:ss:SSS", "'x''y' EEEE MMMMM a", "q", "'", "''", "XXX Z z kk KK"},
+		parseDateFormat, func(t *testing.T, in string, df *dateFormat) {
+			if df != nil {
+				df.format(1700000000123)
+				df.format(-1)
+			}
+		})
+}
