@@ -125,11 +125,13 @@ func TestConsumerPerfScript(t *testing.T) {
 
 func parseDefaultDate(t *testing.T, s string) int64 {
 	t.Helper()
-	tm, err := time.ParseInLocation("2006-01-02 15:04:05:000", s, time.Local)
-	if err != nil {
-		t.Fatal(err)
+	// Go's layouts want a '.' or ',' before the milliseconds.
+	tm, err := time.ParseInLocation("2006-01-02 15:04:05", s[:19], time.Local)
+	ms, err2 := strconv.Atoi(s[20:])
+	if err != nil || err2 != nil {
+		t.Fatalf("date %q: %v %v", s, err, err2)
 	}
-	return tm.UnixMilli()
+	return tm.UnixMilli() + int64(ms)
 }
 
 // SimpleDateFormat's output for these patterns and instants, printed by
