@@ -74,8 +74,9 @@ func parseOptions(args []string) (*options, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	// joptsimple's requiredUnless check comes with the parse.
-	if !p.Has("bootstrap-server") && !p.Has("broker-list") {
+	// joptsimple's requiredUnless check comes with the parse, skipped
+	// when a help option (--help, --version) is present.
+	if !p.Has("bootstrap-server") && !p.Has("broker-list") && !p.Has("help") && !p.Has("version") {
 		return nil, "", admintool.Usagef("Missing required option(s) [bootstrap-server]")
 	}
 	o := &options{}

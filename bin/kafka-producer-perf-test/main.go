@@ -129,7 +129,11 @@ func newTest(v verifiable.Values, stdout, stderr io.Writer) (*test, error) {
 	largest := 0
 	if v.Has("payload-file") {
 		var err error
-		if t.payloads, err = readPayloads(v.String("payload-file"), v.String("payload-delimiter"), stdout); err != nil {
+		delimiter := `\n` // the default, escaped as the help shows it
+		if v.Has("payload-delimiter") {
+			delimiter = v.String("payload-delimiter")
+		}
+		if t.payloads, err = readPayloads(v.String("payload-file"), delimiter, stdout); err != nil {
 			return nil, err
 		}
 		for _, p := range t.payloads {
@@ -239,6 +243,14 @@ func (t *test) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	defer cl.Close()
 	txn := t.txnDuration > 0
+	// Kafka's initTransactions (the producer id, fencing older
+	// producers of the transactional id) runs before the clock starts;
+	// franz-go's ProducerID loads it the same way.
+	if txn {
+		if _, _, err := cl.ProducerID(ctx); err != nil {
+			return &javaException{"org.apache.kafka.common.KafkaException", "initializing transactions: " + err.Error()}
+		}
+	}
 	st, err := newStats(t.numRecords, t.reportInterval, nowMs, stdout)
 	if err != nil {
 		return err
