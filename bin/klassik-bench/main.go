@@ -38,6 +38,7 @@ type options struct {
 	loopbackMB int
 	storageMB  int
 	cpuProfile bool // also record the brokers' CPU profiles (own cluster only)
+	perfTool   bool // run bin/kafka-producer-perf-test.sh when the checkout has it
 	repo       string
 }
 
@@ -58,6 +59,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.loopbackMB, "loopback-mb", 2048, "MB sent through the loopback TCP sink per run")
 	fs.IntVar(&o.storageMB, "storage-mb", 256, "MB appended per storage run (log and raw file each)")
 	fs.BoolVar(&o.cpuProfile, "profile", false, "print the top entries of each broker's CPU profile during produce and RF=3 produce (own cluster only)")
+	fs.BoolVar(&o.perfTool, "perf-tool", true, "also run bin/kafka-producer-perf-test.sh against Klassik and kfake when the checkout has it")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

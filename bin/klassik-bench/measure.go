@@ -63,7 +63,7 @@ func measure(ctx context.Context, o options, log io.Writer) (string, error) {
 		s.value[i] = byte(rng.Uint32()) // incompressible
 	}
 	s.rows()
-	s.perf = havePerfTool(ctx, o.repo)
+	s.perf = o.perfTool && havePerfTool(ctx, o.repo)
 	for r := 0; r < o.runs; r++ {
 		if err := s.throughputRun(ctx, r); err != nil {
 			return "", err

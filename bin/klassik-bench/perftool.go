@@ -86,7 +86,7 @@ func runPerfTool(ctx context.Context, repo string, seeds []string, topic string,
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repo, "bin", perfTool+".sh"),
 		"--topic", topic, "--num-records", strconv.Itoa(n), "--record-size", strconv.Itoa(size), "--throughput", "-1",
-		"--producer-props", "bootstrap.servers="+strings.Join(seeds, ","), "acks="+acks, "compression.type=none")
+		"--producer-props", "bootstrap.servers="+strings.Join(seeds, ","), "acks="+acks, "compression.type=none", "enable.idempotence=false")
 	cmd.Env = withoutEnv(os.Environ(), "KLASSIK_RACE_TOOLS")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
