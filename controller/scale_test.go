@@ -53,7 +53,7 @@ package controller
 // (a goroutine per read) and recvLoop 1.70 s. "restart" includes the
 // controller's handling of the stopped broker just before it (a read of
 // every state znode whose cached ISR no longer lists the broker, as Kafka
-// re-reads them), which is most of it.
+// re-reads them), which may be most of it (not measured apart).
 
 import (
 	"context"
