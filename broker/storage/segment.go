@@ -64,6 +64,8 @@ type Segment struct {
 	offsetOfMaxTimestampSoFar int64
 	firstBatchTimestamp       int64 // max timestamp of the first append (time-based roll); -1 unknown
 	hdr                       [batchHeaderSize]byte
+
+	check readCheck // which bytes are checked before they are served (verify.go)
 }
 
 func segmentPath(dir string, base int64, suffix string) string {
@@ -123,6 +125,7 @@ func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter i
 		offsetOfMaxTimestampSoFar: base,
 		firstBatchTimestamp:       -1,
 	}
+	s.check.init(size)
 	if s.offsetIdx, err = openOffsetIndex(segmentPath(dir, base, indexFileSuffix), base, cfg.maxIndexBytes(offsetIndexEntrySize), active); err != nil {
 		f.Close()
 		return nil, err
@@ -374,6 +377,7 @@ func (s *Segment) truncateTo(offset int64, now time.Time) (int64, error) {
 		return 0, fmt.Errorf("storage: truncate segment %d: %w", s.baseOffset, err)
 	}
 	s.size = bp.pos
+	s.check.truncate(s.size)
 	s.bytesSinceLastIndexEntry = 0
 	s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar = s.timeIdx.LastEntry()
 	if s.size == 0 {
