@@ -52,12 +52,16 @@ func TestOutOfDescriptorsFailsPartitionsNotBroker(t *testing.T) {
 	c.CreateTopic("base", map[int32][]int32{0: {1}}, nil)
 	mustProduce("a first record in base-0", "base", 0)
 
+	// Not CreateTopic: it waits for every partition to be led, and the
+	// controller takes the replicas whose LeaderAndIsr answered
+	// KAFKA_STORAGE_ERROR offline, as Kafka's does.
 	const many = 220
-	assign := map[int32][]int32{}
-	for p := int32(0); p < many; p++ {
-		assign[p] = []int32{1}
+	adm := c.Admin()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if resp, err := adm.CreateTopics(ctx, many, 1, nil, "many"); err != nil || resp.Error() != nil {
+		t.Fatalf("create topic many: %v %v", err, resp.Error())
 	}
-	c.CreateTopic("many", assign, nil)
 	var ok, failed []int32
 	c.WaitFor(60*time.Second, "every partition of many to take a record or answer KAFKA_STORAGE_ERROR", func() bool {
 		ok, failed = ok[:0], failed[:0]
@@ -101,15 +105,26 @@ func TestOutOfDescriptorsFailsPartitionsNotBroker(t *testing.T) {
 	mustProduce("base-0 after the connection flood", "base", 0)
 
 	// Deleting the topic frees its descriptors; a new topic works.
-	adm := c.Admin()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	if _, err := adm.DeleteTopics(ctx, "many"); err != nil {
 		t.Fatal(err)
 	}
 	c.WaitFor(30*time.Second, "topic many to be deleted", func() bool {
 		td, err := adm.ListTopics(ctx)
 		return err == nil && !td.Has("many")
+	})
+	// The deleted logs close their files when their directories are
+	// removed (log.segment.delete.delay.ms later).
+	c.WaitFor(30*time.Second, "the directories of topic many to be removed", func() bool {
+		ents, err := os.ReadDir(c.Node(0).LogDir)
+		if err != nil {
+			return false
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "many-") {
+				return false
+			}
+		}
+		return true
 	})
 	again := map[int32][]int32{}
 	for p := int32(0); p < 40; p++ {

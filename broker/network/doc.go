@@ -83,7 +83,10 @@
 // Goroutines:
 //
 //   - one acceptor per listener (acceptLoop); stops when Shutdown closes the
-//     listener.
+//     listener, never on an accept error: out of descriptors (EMFILE,
+//     ENFILE) it frees a reserve descriptor, accepts the waiting connection
+//     and closes it at once (rejectWithReserve), other errors back off and
+//     retry.
 //   - one per connection (conn.serve, a loop over conn.serveOne): reads a
 //     frame, decodes, calls the Handler, writes the response, then reads
 //     the next frame. Stops on

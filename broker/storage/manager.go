@@ -543,6 +543,8 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 		return nil, fmt.Errorf("%w: cannot create log for %s: every log directory is offline", kerr.KafkaStorageError, tp)
 	}
 	path := filepath.Join(best.path, tp.String())
+	_, statErr := os.Stat(path)
+	existed := statErr == nil
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		err = fmt.Errorf("storage: create %s: %w", path, err)
 		m.reportDirFailure(best, "creating log "+tp.String(), err)
@@ -555,6 +557,12 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
 		if IsResourceExhausted(err) {
+			if !existed {
+				// Leave no half-made directory behind: it would be
+				// loaded as a log at the next start, and nothing
+				// deletes a directory whose log was never created.
+				os.RemoveAll(path)
+			}
 			m.logger.Warn("cannot create log: out of descriptors or memory maps", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			return nil, resourceError("creating log "+tp.String(), err)
 		}
