@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -70,6 +71,9 @@ type Options struct {
 	Brokers        int               // default 3; ids are 1..Brokers
 	SessionTimeout time.Duration     // zookeeper.session.timeout.ms, default 6s
 	Overrides      map[string]string // extra server.properties, applied last
+	// NoFileLimit, if > 0, starts every broker with RLIMIT_NOFILE (soft
+	// and hard) set to it, through util-linux's prlimit.
+	NoFileLimit int
 
 	// Network placement, for the network fault cases (Net.Options fills
 	// them); the zero values put every broker on 127.0.0.1 in the test's
@@ -258,14 +262,22 @@ func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Po
 func (c *Cluster) startProcess(i int) {
 	c.t.Helper()
 	n := c.nodes[i]
-	path, args := Bin("kafka-server"), []string{n.Props}
+	spec := proc.Spec{Path: Bin("kafka-server"), Args: []string{n.Props},
+		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)}
+	if lim := c.opts.NoFileLimit; lim > 0 {
+		prlimit, err := exec.LookPath("prlimit")
+		if err != nil {
+			c.t.Fatalf("faulttest: NoFileLimit needs prlimit (util-linux): %v", err)
+		}
+		spec.Args = append([]string{fmt.Sprintf("--nofile=%d:%d", lim, lim), "--", spec.Path}, spec.Args...)
+		spec.Path = prlimit
+	}
 	if c.opts.Exec != nil {
 		if pre := c.opts.Exec(n.ID); len(pre) > 0 {
-			path, args = pre[0], append(append(pre[1:len(pre):len(pre)], path), args...)
+			spec.Path, spec.Args = pre[0], append(append(pre[1:len(pre):len(pre)], spec.Path), spec.Args...)
 		}
 	}
-	if err := n.proc.Start(proc.Spec{Path: path, Args: args,
-		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)}); err != nil {
+	if err := n.proc.Start(spec); err != nil {
 		c.t.Fatalf("faulttest: starting broker %d: %v", n.ID, err)
 	}
 	n.mu.Lock()
