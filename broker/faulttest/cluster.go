@@ -83,6 +83,11 @@ type Options struct {
 	Exec   func(id int32) []string // command prefix a broker's process is started with (e.g. ip netns exec)
 
 	beforeStart func(*Cluster) // Net.Start: called once the nodes exist, before any process starts
+	// ZooKeeper is the servers part of zookeeper.connect ("host:port,..."),
+	// e.g. zkserver.SharedEnsemble(t).ConnectString(""); empty: the
+	// package's shared standalone server. A fresh chroot per test is
+	// appended either way.
+	ZooKeeper string
 }
 
 // DefaultOverrides are the server.properties every fault scenario uses:
@@ -143,7 +148,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 6 * time.Second
 	}
-	c := &Cluster{t: t, opts: opts, zkConnect: zkserver.ConnectString(t), root: t.TempDir()}
+	zkConnect := opts.ZooKeeper + zkserver.Chroot(t)
+	if opts.ZooKeeper == "" {
+		zkConnect = zkserver.ConnectString(t)
+	}
+	c := &Cluster{t: t, opts: opts, zkConnect: zkConnect, root: t.TempDir()}
 	t.Cleanup(c.close)
 	zk, err := zkclient.Connect(c.zkConnect, 10*time.Second)
 	if err != nil {

@@ -89,6 +89,17 @@
 //	                           They run in parallel (t.Parallel), each on
 //	                           its own network: about 75 s for all six
 //	                           with -race beside a CPU burner
+//	zk_ensemble_test.go        ZooKeeper trouble on the shared three-node
+//	                           ensemble (Options.ZooKeeper): its leader
+//	                           killed (no session expires: same broker
+//	                           epochs and controller); quorum lost, then the
+//	                           whole ensemble paused (SIGSTOP), each for 1.5
+//	                           session timeouts (produce goes on, an
+//	                           AlterConfigs waits and completes, expired
+//	                           sessions re-register with new epochs, no
+//	                           stale ephemeral or watch: dump, wchc, cons);
+//	                           kafka-server start-up gives up after
+//	                           zookeeper.connection.timeout.ms
 //	compare_test.go, decode_test.go  unit tests of the helpers (and fuzz)
 //
 // BenchmarkReplicatedProduce (bench_test.go) compares RF=1 acks=1 with RF=3
@@ -111,7 +122,8 @@
 //     zombie's answer or the connection deadline.
 //
 // The package's tests take about 3 minutes with -race on two cores (165 s
-// alone, 180 s beside a CPU-burning process, build included); each
+// alone, 180 s beside a CPU-burning process, build included; the ZooKeeper
+// ensemble tests add about 45 s, their ensemble start included); each
 // scenario's loops are bounded in count (MaxRecords) and time (every wait
 // has a deadline).
 //
