@@ -3,7 +3,10 @@ package faulttest_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -492,4 +495,50 @@ func TestNetDelayAndLoss(t *testing.T) {
 	t.Logf("acknowledged from the degradation until every partition progressed after the heal: %d (before: %d)", s.w.Acked()-before, before)
 	s.reportStalls(stalls, nil)
 	s.converge(healed)
+}
+
+// TestNetSweepsStaleNamespaces leaves a namespace and a link named like a
+// Net of a test process that is gone (killed before its cleanup) and
+// checks that the next NewNet removes them, and that a Net's own are gone
+// after its cleanup.
+func TestNetSweepsStaleNamespaces(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := dead.Process.Pid // exited and reaped: no process has it now
+	stale := fmt.Sprintf("klk%d-1-b1", pid)
+	link := fmt.Sprintf("klk%dh1", pid) // its veth peer is klk<pid>h1p
+	if out, err := exec.Command("ip", "netns", "add", stale).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("ip", "link", "add", link, "type", "veth", "peer", "name", link+"p").CombinedOutput(); err != nil {
+		t.Fatalf("ip link add: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "netns", "del", stale).Run()
+		_ = exec.Command("ip", "link", "del", link).Run()
+	})
+	var mine string
+	t.Run("net", func(t *testing.T) {
+		n := faulttest.NewNet(t, 1, false)
+		mine = n.BrokerHost(0)
+	})
+	out, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), stale) {
+		t.Errorf("stale namespace %s not removed:\n%s", stale, out)
+	}
+	if strings.Contains(string(out), fmt.Sprintf("klk%d-", os.Getpid())) {
+		t.Errorf("the Net's namespaces are left after its cleanup:\n%s", out)
+	}
+	if exec.Command("ip", "link", "show", link).Run() == nil {
+		t.Errorf("stale link %s not removed", link)
+	}
+	addrs, _ := exec.Command("ip", "-4", "-o", "addr").CombinedOutput()
+	if strings.Contains(string(addrs), " "+mine+"/") || strings.Contains(string(addrs), fmt.Sprintf("klk%dh", os.Getpid())) {
+		t.Errorf("the Net's link is left after its cleanup:\n%s", addrs)
+	}
 }
