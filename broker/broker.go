@@ -161,6 +161,9 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := replica.LoadTestFetchFault(); err != nil {
+		return nil, err
+	}
 	if logger == nil {
 		logger = slog.Default()
 	}
