@@ -71,13 +71,6 @@ type Options struct {
 	Brokers        int               // default 3; ids are 1..Brokers
 	SessionTimeout time.Duration     // zookeeper.session.timeout.ms, default 6s
 	Overrides      map[string]string // extra server.properties, applied last
-	// ZooKeeper is the servers part of zookeeper.connect ("host:port,..."),
-	// e.g. zkserver.SharedEnsemble(t).ConnectString(""); empty: the
-	// package's shared standalone server. A fresh chroot per test is
-	// appended either way; ZKAddr, if set, still overrides the address
-	// the brokers are given.
-	ZooKeeper string
-
 	// NoFileLimit, if > 0, starts every broker with RLIMIT_NOFILE (soft
 	// and hard) set to it, through util-linux's prlimit.
 	NoFileLimit int
@@ -90,6 +83,12 @@ type Options struct {
 	Exec   func(id int32) []string // command prefix a broker's process is started with (e.g. ip netns exec)
 
 	beforeStart func(*Cluster) // Net.Start: called once the nodes exist, before any process starts
+	// ZooKeeper is the servers part of zookeeper.connect ("host:port,..."),
+	// e.g. zkserver.SharedEnsemble(t).ConnectString(""); empty: the
+	// package's shared standalone server. A fresh chroot per test is
+	// appended either way; ZKAddr, if set, still overrides the address
+	// the brokers are given.
+	ZooKeeper string
 }
 
 // DefaultOverrides are the server.properties every fault scenario uses:
