@@ -86,7 +86,8 @@ type Options struct {
 	// ZooKeeper is the servers part of zookeeper.connect ("host:port,..."),
 	// e.g. zkserver.SharedEnsemble(t).ConnectString(""); empty: the
 	// package's shared standalone server. A fresh chroot per test is
-	// appended either way.
+	// appended either way; ZKAddr, if set, still overrides the address
+	// the brokers are given.
 	ZooKeeper string
 }
 
