@@ -66,6 +66,19 @@ func (l *Log) read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 			if recs.Size == 0 {
 				return empty, nil
 			}
+			// Bytes an earlier process wrote are checked before they are
+			// first served (verify.go); a corrupt batch never is.
+			n, bad, err := seg.checkRead(recs.Pos, recs.Pos+int64(recs.Size))
+			if err != nil {
+				return FetchData{}, err
+			}
+			if bad != nil {
+				cerr := l.corruptError(seg, bad)
+				if n == 0 {
+					return FetchData{}, cerr
+				}
+				recs.Size = int32(n)
+			}
 			return FetchData{Records: recs, FirstOffset: first}, nil
 		}
 	}

@@ -78,6 +78,7 @@ func recoverSegment(s *Segment, epochs *LeaderEpochCache, crcBuf []byte) (int64,
 		}
 	}
 	s.size = pos
+	s.check.trustAll() // every batch kept passed its CRC check above
 	if err := s.truncateTxnIndex(prevNext); err != nil {
 		return 0, err
 	}
