@@ -46,6 +46,8 @@ kafka_class_tool() {
     org.apache.kafka.tools.VerifiableProducer | kafka.tools.VerifiableProducer) echo kafka-verifiable-producer ;;
     org.apache.kafka.tools.VerifiableConsumer | kafka.tools.VerifiableConsumer) echo kafka-verifiable-consumer ;;
     org.apache.kafka.tools.TransactionsCommand) echo kafka-transactions ;;
+    org.apache.kafka.tools.ProducerPerformance) echo kafka-producer-perf-test ;;
+    kafka.tools.ConsumerPerformance | org.apache.kafka.tools.ConsumerPerformance) echo kafka-consumer-perf-test ;;
   esac
 }
 

@@ -4,6 +4,7 @@
 #   - Apache ZooKeeper and a Java runtime (Debian's zookeeper package),
 #   - the client tools the tests drive: kcat, python3-kafka, python3-confluent-kafka,
 #   - netcat for ZooKeeper's four-letter words,
+#   - iproute2 and iptables for the network partition tests,
 #   - openssl, keytool and javac for the TLS tests' key stores and their
 #     check of Java's distinguished-name format,
 #   - Docker (docker.io, docker-compose) for docker/'s test, and a running
@@ -26,6 +27,10 @@ command -v keytool >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v nc >/dev/null 2>&1 || missing+=(netcat-openbsd)
+# ip (network namespaces, veths) and iptables: broker/faulttest's network
+# partition tests.
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v iptables >/dev/null 2>&1 || missing+=(iptables)
 # javac: the TLS tests compare the DN format with Java's X500Principal.
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 [ -x /usr/bin/chromium ] || missing+=(chromium)

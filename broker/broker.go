@@ -161,6 +161,9 @@ func New(cfg *config.Config, logger *slog.Logger, opts ...Option) (*Broker, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := replica.LoadTestFetchFault(); err != nil {
+		return nil, err
+	}
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -346,6 +349,7 @@ func (b *Broker) connectZooKeeper() error {
 	b.zk, err = zkclient.Connect(zc.Connect, zc.SessionTimeout, append([]zkclient.Option{
 		zkclient.WithLogger(b.logger.With("component", "zookeeper")),
 		zkclient.WithConnectTimeout(zc.ConnectionTimeout),
+		zkclient.WithMaxInFlightRequests(zc.MaxInFlightRequests),
 		zkclient.WithMetrics(b.metrics)}, secOpts...)...)
 	if err != nil {
 		return fmt.Errorf("broker: connecting to ZooKeeper %s: %w", zc.Connect, err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/klassik/klassik/broker/metrics"
@@ -40,11 +41,19 @@ type webServer struct {
 	done  chan struct{} // closed when the accept loop returned
 }
 
-// newWebMux routes /metrics to the Prometheus handler and everything else
-// to console (404 when nil). Only GET and HEAD are served.
-func newWebMux(metricsHandler, console http.Handler) http.Handler {
+// newWebMux routes /metrics to the Prometheus handler, /debug/pprof/ to
+// Go's profiles when withPprof (klassik.http.pprof.enable) and everything
+// else to console (404 when nil). Only GET and HEAD are served.
+func newWebMux(metricsHandler, console http.Handler, withPprof bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metricsHandler)
+	if withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	if console != nil {
 		mux.Handle("/", console)
 	} else {
@@ -103,7 +112,7 @@ func (b *Broker) startWeb() error {
 	if b.cfg.HTTPAuth == "basic" {
 		console = basicAuth(console, b.passwords, b.logger)
 	}
-	w, err := startWebServer(addr, newWebMux(metrics.Handler(b.metrics), console), defaultWebBounds, b.logger)
+	w, err := startWebServer(addr, newWebMux(metrics.Handler(b.metrics), console, b.cfg.HTTPPprof), defaultWebBounds, b.logger)
 	if err != nil {
 		return fmt.Errorf("broker: klassik.http.listener: %w", err)
 	}

@@ -219,6 +219,7 @@ type Config struct {
 	MetricReporters []string // metric.reporters (Java class names; recorded, not loaded)
 	HTTPListener    string   // klassik.http.listener (host:port; "" = no HTTP listener)
 	HTTPAuth        string   // klassik.http.auth ("" = open, "basic")
+	HTTPPprof       bool     // klassik.http.pprof.enable (/debug/pprof/ on the HTTP listener)
 
 	// SASL (see sasl.go)
 	SaslEnabledMechanisms            []string // sasl.enabled.mechanisms

@@ -870,6 +870,9 @@ var brokerKeys = []Key{
 	{Name: "klassik.http.auth", Type: TypeString, Nullable: true, Group: groupMetrics,
 		Doc:   "basic: the console and /api/v1 need HTTP basic credentials of a SASL/PLAIN or SCRAM user (/metrics stays open); empty = open",
 		field: func(c *Config) any { return &c.HTTPAuth }, check: oneOf("", "basic")},
+	{Name: "klassik.http.pprof.enable", Type: TypeBoolean, Default: "false", Group: groupMetrics,
+		Doc:   "serve Go's profiles (/debug/pprof/, as net/http/pprof) on klassik.http.listener, for bin/klassik-bench.sh --profile; off by default, they are not for an open network",
+		field: func(c *Config) any { return &c.HTTPPprof }},
 
 	// SASL
 	{Name: "sasl.enabled.mechanisms", Type: TypeList, Default: "GSSAPI", Group: groupSASL,

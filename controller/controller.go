@@ -565,6 +565,13 @@ func (c *Controller) watchChildren(path string, ev event) {
 }
 
 func (c *Controller) onControllerFailover() error {
+	start := c.cfg.Now()
+	var phases []any // how long each step took, for the completion log
+	phase := func(name string) {
+		now := c.cfg.Now()
+		phases = append(phases, name, now.Sub(start).Round(time.Millisecond).String())
+		start = now
+	}
 	c.watchChildren(zkpaths.BrokerIDsPath, brokerChangeEvent{})
 	c.watchChildren(zkpaths.TopicsPath, topicChangeEvent{})
 	c.watchChildren(zkpaths.AdminDeleteTopicsPath, topicDeletionEvent{})
@@ -592,6 +599,7 @@ func (c *Controller) onControllerFailover() error {
 	if err := c.initializeControllerContext(); err != nil {
 		return err
 	}
+	phase("read_context")
 	c.deletion = &topicDeletionManager{c: c}
 	if err := c.deletion.init(); err != nil {
 		return err
@@ -603,14 +611,17 @@ func (c *Controller) onControllerFailover() error {
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)
 	}
+	phase("update_metadata")
 	if err := c.rsm.startup(); err != nil {
 		return err
 	}
 	c.sendBatch()
+	phase("replica_state_machine")
 	if err := c.psm.startup(); err != nil {
 		return err
 	}
 	c.sendBatch()
+	phase("partition_state_machine")
 	// Reassignments: the znode first, then every other one in progress.
 	if err := c.processZkPartitionReassignment(); err != nil {
 		return err
@@ -627,7 +638,8 @@ func (c *Controller) onControllerFailover() error {
 		return err
 	}
 	c.scheduleRebalance(5 * time.Second)
-	c.log.Info("controller failover complete", "controller_epoch", c.ctx.Epoch, "brokers", c.ctx.LiveOrShuttingDownBrokerIDs(), "topics", len(c.ctx.allTopics), "partitions", c.ctx.PartitionCount())
+	phase("reassignments_deletions_elections")
+	c.log.Info("controller failover complete", append([]any{"controller_epoch", c.ctx.Epoch, "brokers", c.ctx.LiveOrShuttingDownBrokerIDs(), "topics", len(c.ctx.allTopics), "partitions", c.ctx.PartitionCount()}, phases...)...)
 	return nil
 }
 

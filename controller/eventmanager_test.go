@@ -18,7 +18,7 @@ type testEvent struct {
 func (e *testEvent) state() string { return "Test" }
 func (e *testEvent) preempt()      { e.preempted.Add(1) }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {

@@ -26,6 +26,9 @@ type fakeBroker struct {
 	// maxVersions overrides the advertised maximum per API key (an older
 	// broker); set before the first connection.
 	maxVersions map[int16]int16
+	// observe, when set before the first connection, sees every request
+	// on the connection's goroutine before it is answered.
+	observe func(kmsg.Request)
 
 	// mu guards the following.
 	mu       sync.Mutex
@@ -33,7 +36,7 @@ type fakeBroker struct {
 	dropNext int // close the connection instead of answering this many requests
 }
 
-func startFakeBroker(t *testing.T, id int32) *fakeBroker {
+func startFakeBroker(t testing.TB, id int32) *fakeBroker {
 	t.Helper()
 	fb := &fakeBroker{id: id}
 	fb.srv = networktest.Start(t, fb, quietLogger())
@@ -81,6 +84,9 @@ func (fb *fakeBroker) Handle(_ context.Context, req *network.Request) (kmsg.Resp
 	}
 	fb.reqs = append(fb.reqs, req.Body)
 	fb.mu.Unlock()
+	if fb.observe != nil {
+		fb.observe(req.Body)
+	}
 	resp := req.Body.ResponseKind()
 	if sr, ok := req.Body.(*kmsg.StopReplicaRequest); ok {
 		r := resp.(*kmsg.StopReplicaResponse)

@@ -7,6 +7,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"sync/atomic"
@@ -24,7 +25,7 @@ import (
 
 // zkServer returns the package's shared ZooKeeper (stopped by TestMain);
 // each test uses its own chroot. A missing installation fails the test.
-func zkServer(t *testing.T) *zkserver.Server {
+func zkServer(t testing.TB) *zkserver.Server {
 	t.Helper()
 	s, err := zkserver.Shared()
 	if err != nil {
@@ -42,14 +43,19 @@ type node struct {
 }
 
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *zkserver.Server
 	chroot string
 	admin  *zkclient.Client
 	nodes  map[int32]*node
+	// observer, when set, gives each started node's fake broker an
+	// observe hook.
+	observer func(id int32) func(kmsg.Request)
+	// logger, when set, is the controllers' logger (default quiet).
+	logger *slog.Logger
 }
 
-func newCluster(t *testing.T, ids ...int32) *cluster {
+func newCluster(t testing.TB, ids ...int32) *cluster {
 	t.Helper()
 	srv := zkServer(t)
 	cl := &cluster{t: t, srv: srv, chroot: zkserver.Chroot(t), nodes: map[int32]*node{}}
@@ -91,6 +97,9 @@ func (cl *cluster) startVia(id int32, connect string, sessionTimeout time.Durati
 		t.Fatal(err)
 	}
 	fb := startFakeBroker(t, id)
+	if cl.observer != nil {
+		fb.observe = cl.observer(id)
+	}
 	host, port := fb.addr()
 	info := zkpaths.BrokerInfo{
 		ID: id, Version: zkpaths.BrokerInfoVersion, JMXPort: -1,
@@ -111,6 +120,10 @@ func (cl *cluster) startVia(id int32, connect string, sessionTimeout time.Durati
 	cfg.AutoLeaderRebalanceEnable = false
 	cfg.ControllerSocketTimeout = 5 * time.Second
 	cfg.Logger = quietLogger()
+	if cl.logger != nil {
+		cfg.Logger = cl.logger
+		cfg.StateChangeLogger = quietLogger()
+	}
 	ctrl := New(cfg, c, epoch.Load)
 	ctrl.Startup()
 	n := &node{id: id, zk: c, fb: fb, ctrl: ctrl}

@@ -208,10 +208,17 @@ func (m *partitionStateMachine) initializeLeaderAndIsr(tps []common.TopicPartiti
 // electLeaders elects with spec and writes each new leadership
 // conditionally on the partition epoch, retrying partitions whose conditional write
 // lost a race with a leader's ISR update.
+//
+// The first round elects from the cached leadership (what this controller
+// last read or wrote, with its znode version) instead of reading every
+// state znode first as Kafka does: the write is conditional on that
+// version, so a state changed behind the cache (a leader's ISR update)
+// fails with BadVersion and the partition is elected again from a fresh
+// read. The outcome is the same; the round trip per partition is gone.
 func (m *partitionStateMachine) electLeaders(tps []common.TopicPartition, spec electionSpec, failed map[common.TopicPartition]error, reason string) error {
 	remaining := tps
-	for len(remaining) > 0 {
-		retry, err := m.electLeadersOnce(remaining, spec, failed, reason)
+	for round := 0; len(remaining) > 0; round++ {
+		retry, err := m.electLeadersOnce(remaining, spec, failed, reason, round == 0)
 		if err != nil {
 			return err
 		}
@@ -220,8 +227,39 @@ func (m *partitionStateMachine) electLeaders(tps []common.TopicPartition, spec e
 	return nil
 }
 
-func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, spec electionSpec, failed map[common.TopicPartition]error, reason string) ([]common.TopicPartition, error) {
-	states, err := m.store.ReadStates(tps)
+// cachedStates returns the cached leadership of each of tps, read from
+// ZooKeeper for the partitions without one.
+func cachedStates(ctx *Context, store partitionStateStore, tps []common.TopicPartition) (map[common.TopicPartition]LeaderIsrAndControllerEpoch, error) {
+	out := make(map[common.TopicPartition]LeaderIsrAndControllerEpoch, len(tps))
+	var missing []common.TopicPartition
+	for _, tp := range tps {
+		if l, ok := ctx.Leadership(tp); ok {
+			out[tp] = l
+		} else {
+			missing = append(missing, tp)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	read, err := store.ReadStates(missing)
+	if err != nil {
+		return nil, err
+	}
+	for tp, l := range read {
+		out[tp] = l
+	}
+	return out, nil
+}
+
+func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, spec electionSpec, failed map[common.TopicPartition]error, reason string, fromCache bool) ([]common.TopicPartition, error) {
+	var states map[common.TopicPartition]LeaderIsrAndControllerEpoch
+	var err error
+	if fromCache {
+		states, err = cachedStates(m.ctx, m.store, tps)
+	} else {
+		states, err = m.store.ReadStates(tps)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +268,12 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 	}
 	results := map[common.TopicPartition]ElectionResult{}
 	updates := map[common.TopicPartition]LeaderAndIsr{}
+	// The topic's unclean election setting, read once per topic and call.
+	type uncleanSetting struct {
+		on  bool
+		err error
+	}
+	uncleanByTopic := map[string]uncleanSetting{}
 	for _, tp := range tps {
 		cur, ok := states[tp]
 		if !ok {
@@ -247,12 +291,16 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 		case OfflineElection:
 			unclean := spec.allowUnclean
 			if !unclean && len(filter(cur.ISR, live(tp))) == 0 {
-				u, err := m.store.UncleanElectionEnabled(tp.Topic, m.uncleanDflt())
-				if err != nil {
+				u, ok := uncleanByTopic[tp.Topic]
+				if !ok {
+					u.on, u.err = m.store.UncleanElectionEnabled(tp.Topic, m.uncleanDflt())
+					uncleanByTopic[tp.Topic] = u
+				}
+				if err := u.err; err != nil {
 					failed[tp] = fmt.Errorf("%w: reading the unclean election config of %s: %v", ErrStateChangeFailed, tp.Topic, err)
 					continue
 				}
-				unclean = u
+				unclean = u.on
 			}
 			res = electOffline(tp, cur.LeaderAndIsr, a.Replicas, live(tp), unclean)
 		case ReassignmentElection:

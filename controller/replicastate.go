@@ -208,12 +208,39 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 // partition that still lists the replica (never emptying it), dropping the
 // replica as leader if it led, bumping the leader epoch. Partitions where the
 // replica was not in the ISR are returned unchanged so their state is re-sent.
+//
+// In the first round a partition whose cached ISR lists the replica is
+// shrunk from the cache, conditionally on the cached znode version (a
+// state changed behind the cache fails with BadVersion and is re-read in
+// the next round); only the others are read first, so that a replica a
+// leader has just added back to the ISR is still removed, as Kafka does.
 func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []common.TopicPartition) (map[common.TopicPartition]LeaderIsrAndControllerEpoch, map[common.TopicPartition]error, error) {
 	done := map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
 	errs := map[common.TopicPartition]error{}
 	remaining := tps
-	for len(remaining) > 0 {
-		states, err := m.store.ReadStates(remaining)
+	for round := 0; len(remaining) > 0; round++ {
+		var states map[common.TopicPartition]LeaderIsrAndControllerEpoch
+		var err error
+		if round == 0 {
+			var toRead []common.TopicPartition
+			states = map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
+			for _, tp := range remaining {
+				if l, ok := m.ctx.Leadership(tp); ok && slices.Contains(l.ISR, replica) {
+					states[tp] = l
+				} else {
+					toRead = append(toRead, tp)
+				}
+			}
+			var read map[common.TopicPartition]LeaderIsrAndControllerEpoch
+			if len(toRead) > 0 {
+				read, err = m.store.ReadStates(toRead)
+			}
+			for tp, l := range read {
+				states[tp] = l
+			}
+		} else {
+			states, err = m.store.ReadStates(remaining)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

@@ -327,9 +327,10 @@ func TestElectionRetriesOnBadVersionAndAbortsOnNewerController(t *testing.T) {
 	m.newPartitions(t, tps)
 	m.batch.flush(4)
 	m.store.conflict[tps[0]] = 2
-	// A newer controller wrote t-1.
+	// A newer controller wrote t-1 (a write bumps the znode version).
 	st := m.store.states[tps[1]]
 	st.ControllerEpoch = 5
+	st.PartitionEpoch++
 	m.store.states[tps[1]] = st
 	failed, err := m.psm.handleStateChanges(tps, OnlinePartition, &electionSpec{strategy: PreferredElection}, "test")
 	if err != nil {

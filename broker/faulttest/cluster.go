@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -70,6 +71,23 @@ type Options struct {
 	Brokers        int               // default 3; ids are 1..Brokers
 	SessionTimeout time.Duration     // zookeeper.session.timeout.ms, default 6s
 	Overrides      map[string]string // extra server.properties, applied last
+	// NoFileLimit, if > 0, starts every broker with RLIMIT_NOFILE (soft
+	// and hard) set to it, through util-linux's prlimit.
+	NoFileLimit int
+
+	// Network placement, for the network fault cases (Net.Options fills
+	// them); the zero values put every broker on 127.0.0.1 in the test's
+	// own network namespace.
+	Hosts  []string                // listener host per broker index (default 127.0.0.1)
+	ZKAddr string                  // host:port the brokers reach ZooKeeper at (default the shared server's)
+	Exec   func(id int32) []string // command prefix a broker's process is started with (e.g. ip netns exec)
+
+	beforeStart func(*Cluster) // Net.Start: called once the nodes exist, before any process starts
+	// ZooKeeper is the servers part of zookeeper.connect ("host:port,..."),
+	// e.g. zkserver.SharedEnsemble(t).ConnectString(""); empty: the
+	// package's shared standalone server. A fresh chroot per test is
+	// appended either way.
+	ZooKeeper string
 }
 
 // DefaultOverrides are the server.properties every fault scenario uses:
@@ -104,6 +122,7 @@ type Cluster struct {
 // process if any.
 type Node struct {
 	ID      int32
+	Host    string // listener host (Options.Hosts), 127.0.0.1 by default
 	Port    int
 	LogDir  string // log.dirs
 	Props   string // server.properties path
@@ -129,7 +148,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 6 * time.Second
 	}
-	c := &Cluster{t: t, opts: opts, zkConnect: zkserver.ConnectString(t), root: t.TempDir()}
+	zkConnect := opts.ZooKeeper + zkserver.Chroot(t)
+	if opts.ZooKeeper == "" {
+		zkConnect = zkserver.ConnectString(t)
+	}
+	c := &Cluster{t: t, opts: opts, zkConnect: zkConnect, root: t.TempDir()}
 	t.Cleanup(c.close)
 	zk, err := zkclient.Connect(c.zkConnect, 10*time.Second)
 	if err != nil {
@@ -138,6 +161,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 	c.zk = zk
 	for i := 0; i < opts.Brokers; i++ {
 		c.nodes = append(c.nodes, c.newNode(int32(i+1)))
+	}
+	if opts.beforeStart != nil {
+		opts.beforeStart(c)
 	}
 	for i := range c.nodes {
 		c.startProcess(i)
@@ -158,18 +184,31 @@ func (c *Cluster) newNode(id int32) *Node {
 	if err != nil {
 		c.t.Fatalf("faulttest: free port: %v", err)
 	}
+	host := "127.0.0.1"
+	if i := int(id) - 1; i < len(c.opts.Hosts) && c.opts.Hosts[i] != "" {
+		host = c.opts.Hosts[i]
+	}
+	zkConnect := c.zkConnect
+	if c.opts.ZKAddr != "" {
+		// Keep the test's chroot behind the other address.
+		chroot := ""
+		if j := strings.IndexByte(c.zkConnect, '/'); j >= 0 {
+			chroot = c.zkConnect[j:]
+		}
+		zkConnect = c.opts.ZKAddr + chroot
+	}
 	dir := filepath.Join(c.root, "broker-"+strconv.Itoa(int(id)))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.t.Fatal(err)
 	}
-	n := &Node{ID: id, Port: port, LogDir: filepath.Join(dir, "logs"), Props: filepath.Join(dir, "server.properties"),
+	n := &Node{ID: id, Host: host, Port: port, LogDir: filepath.Join(dir, "logs"), Props: filepath.Join(dir, "server.properties"),
 		Output: filepath.Join(dir, "server.out"), cluster: c}
 	n.proc.Output = n.Output
 	props := map[string]string{
 		"broker.id":                    strconv.Itoa(int(id)),
-		"listeners":                    "PLAINTEXT://127.0.0.1:" + strconv.Itoa(port),
+		"listeners":                    "PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(port)),
 		"log.dirs":                     n.LogDir,
-		"zookeeper.connect":            c.zkConnect,
+		"zookeeper.connect":            zkConnect,
 		"zookeeper.session.timeout.ms": strconv.Itoa(int(c.opts.SessionTimeout / time.Millisecond)),
 	}
 	for k, v := range DefaultOverrides {
@@ -226,14 +265,28 @@ func (c *Cluster) Bootstrap() []string {
 	return s
 }
 
-// Addr is "127.0.0.1:port".
-func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port)) }
+// Addr is "host:port" of the broker's listener.
+func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
 
 func (c *Cluster) startProcess(i int) {
 	c.t.Helper()
 	n := c.nodes[i]
-	if err := n.proc.Start(proc.Spec{Path: Bin("kafka-server"), Args: []string{n.Props},
-		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)}); err != nil {
+	spec := proc.Spec{Path: Bin("kafka-server"), Args: []string{n.Props},
+		Banner: fmt.Sprintf("faulttest: starting broker %d", n.ID)}
+	if lim := c.opts.NoFileLimit; lim > 0 {
+		prlimit, err := exec.LookPath("prlimit")
+		if err != nil {
+			c.t.Fatalf("faulttest: NoFileLimit needs prlimit (util-linux): %v", err)
+		}
+		spec.Args = append([]string{fmt.Sprintf("--nofile=%d:%d", lim, lim), "--", spec.Path}, spec.Args...)
+		spec.Path = prlimit
+	}
+	if c.opts.Exec != nil {
+		if pre := c.opts.Exec(n.ID); len(pre) > 0 {
+			spec.Path, spec.Args = pre[0], append(append(pre[1:len(pre):len(pre)], spec.Path), spec.Args...)
+		}
+	}
+	if err := n.proc.Start(spec); err != nil {
 		c.t.Fatalf("faulttest: starting broker %d: %v", n.ID, err)
 	}
 	n.mu.Lock()

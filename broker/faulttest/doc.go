@@ -37,6 +37,13 @@
 //	dumplog.go     DumpLogBatches: the same comparison through the built
 //	               kafka-dump-log (offsets, count, leader epoch, CRC)
 //	topics.go      CreateTopics with an explicit assignment; RoundRobin
+//	netns.go       Net: a private network per cluster (a namespace per
+//	               broker on a bridge in a namespace of its own, the
+//	               clients and a ZooKeeper forwarder on the test's side),
+//	               Cut/Isolate/Heal with iptables DROP rules in a chain the
+//	               test owns inside the broker namespaces, Degrade (delay by
+//	               forwarders, loss by an iptables statistic match, since
+//	               the kernel may lack sch_netem), the stale-namespace sweep
 //
 // Tests, by concept (each scenario 5-25 s):
 //
@@ -69,6 +76,30 @@
 //	                           the read_committed output
 //	txn_restart_test.go        every broker killed -9 with a transaction
 //	                           open: LSO and HW survive, the producer commits
+//	net_test.go                network partitions, each through a 10 s cut
+//	                           and its heal: a zombie leader (cut from
+//	                           ZooKeeper and the brokers, clients still
+//	                           reach it; beside it acks=1, whose lost
+//	                           acknowledgements are counted), the
+//	                           controller cut from ZooKeeper, a follower
+//	                           cut from its leader, a broker cut from
+//	                           everything, the clients cut from a leader,
+//	                           200 ms delay and 5 % loss between brokers;
+//	                           stalls per partition measured and logged.
+//	                           They run in parallel (t.Parallel), each on
+//	                           its own network: about 75 s for all six
+//	                           with -race beside a CPU burner
+//	zk_ensemble_test.go        ZooKeeper trouble on the shared three-node
+//	                           ensemble (Options.ZooKeeper): its leader
+//	                           killed (no session expires: same broker
+//	                           epochs and controller); quorum lost, then the
+//	                           whole ensemble paused (SIGSTOP), each for 1.5
+//	                           session timeouts (produce goes on, an
+//	                           AlterConfigs waits and completes, expired
+//	                           sessions re-register with new epochs, no
+//	                           stale ephemeral or watch: dump, wchc, cons);
+//	                           kafka-server start-up gives up after
+//	                           zookeeper.connection.timeout.ms
 //	compare_test.go, decode_test.go  unit tests of the helpers (and fuzz)
 //
 // BenchmarkReplicatedProduce (bench_test.go) compares RF=1 acks=1 with RF=3
@@ -91,7 +122,8 @@
 //     zombie's answer or the connection deadline.
 //
 // The package's tests take about 3 minutes with -race on two cores (165 s
-// alone, 180 s beside a CPU-burning process, build included); each
+// alone, 180 s beside a CPU-burning process, build included; the ZooKeeper
+// ensemble tests add about 45 s, their ensemble start included); each
 // scenario's loops are bounded in count (MaxRecords) and time (every wait
 // has a deadline).
 //
@@ -104,6 +136,9 @@
 //     holding every acknowledged record of the partition exactly once.
 //
 // Every child process is killed in t.Cleanup; brokers bind 127.0.0.1 on
-// free ports only. Set KLASSIK_FAULTTEST_LOGS=<lines> to print the brokers'
+// free ports only, except on a Net, where each binds its own address in a
+// network namespace the test creates and removes (with its iptables rules)
+// in t.Cleanup; the network tests need root, ip (iproute2) and iptables,
+// and fail with the package to install when they are missing. Set KLASSIK_FAULTTEST_LOGS=<lines> to print the brokers'
 // output tails even when a test passes.
 package faulttest

@@ -30,6 +30,7 @@ type WorkloadOptions struct {
 	Interval   time.Duration // one record per partition per interval, default 10ms
 	MaxRecords int           // stop issuing after this many records, default 20000
 	ValueSize  int           // pad values to this size (0: just the id)
+	ClientOpts []kgo.Opt     // appended to ProducerOpts (e.g. acks=1 without idempotence)
 }
 
 // maxRecordsCap bounds WorkloadOptions.MaxRecords.
@@ -81,7 +82,7 @@ func StartWorkload(c *Cluster, chk *testcluster.Checker, o WorkloadOptions) *Wor
 	if o.MaxRecords <= 0 || o.MaxRecords > maxRecordsCap {
 		o.MaxRecords = 20000
 	}
-	w := &Workload{opts: o, cl: c.Client(ProducerOpts()...), chk: chk, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Workload{opts: o, cl: c.Client(append(ProducerOpts(), o.ClientOpts...)...), chk: chk, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.loop()
 	return w
 }

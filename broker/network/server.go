@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/klassik/klassik/broker/security"
@@ -87,6 +89,12 @@ type Server struct {
 	mConns gometrics.Counter
 	rm     *requestMetrics // nil: request metrics off
 	quotas *connectionQuotas
+
+	// reserveMu guards reserve, a descriptor held open so an acceptor
+	// out of descriptors can still take the connection waiting in the
+	// backlog and close it (rejectWithReserve).
+	reserveMu sync.Mutex
+	reserve   *os.File
 
 	// mu guards the following.
 	mu        sync.Mutex
@@ -191,6 +199,7 @@ func (s *Server) Start() error {
 	}
 	s.listeners = bound
 	s.started = true
+	s.reserve, _ = os.Open(os.DevNull) // nil if none: acceptors then only back off
 	for _, lc := range s.cfg.Listeners {
 		ln := bound[lc.Name]
 		s.log.Info("listening", "listener", lc.Name, "addr", ln.Addr().String(), "security_protocol", lc.SecurityProtocol)
@@ -229,6 +238,44 @@ func (s *Server) Shutdown() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.reserveMu.Lock()
+	if s.reserve != nil {
+		s.reserve.Close()
+		s.reserve = nil
+	}
+	s.reserveMu.Unlock()
+}
+
+// isOutOfDescriptors reports whether an accept failed because the
+// process (EMFILE) or the system (ENFILE) has no descriptor left.
+func isOutOfDescriptors(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// rejectWithReserve handles an accept that failed for want of a
+// descriptor. Left alone, the connection stays in the listen backlog, its
+// client waits, and new ones pile up behind it until descriptors free up.
+// Instead the acceptor closes its reserve descriptor, accepts the waiting
+// connection with it, closes that at once (the client sees the close
+// and retries, as after Kafka's max.connections) and takes the reserve
+// again. It reports false when it has no reserve or the retry did not
+// work; the caller then backs off.
+func (s *Server) rejectWithReserve(ln net.Listener, lc ListenerConfig) bool {
+	s.reserveMu.Lock()
+	defer s.reserveMu.Unlock()
+	if s.reserve == nil {
+		return false
+	}
+	s.reserve.Close()
+	s.reserve = nil
+	nc, err := ln.Accept()
+	if err == nil {
+		s.log.Warn("out of file descriptors: closing a new connection", "listener", lc.Name,
+			"remote", nc.RemoteAddr().String())
+		nc.Close()
+	}
+	s.reserve, _ = os.Open(os.DevNull)
+	return err == nil && s.reserve != nil
 }
 
 // acceptLoop is the Acceptor of one listener; it ends when the listener is
@@ -242,8 +289,12 @@ func (s *Server) acceptLoop(ln net.Listener, lc ListenerConfig) {
 			if s.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
-			// Temporary failures such as EMFILE: back off briefly
-			// instead of spinning, like net/http.
+			if isOutOfDescriptors(err) && s.rejectWithReserve(ln, lc) {
+				continue
+			}
+			// Other temporary failures, or no reserve descriptor:
+			// back off briefly instead of spinning, like net/http,
+			// and try again; the acceptor never gives up.
 			if backoff == 0 {
 				backoff = 5 * time.Millisecond
 			} else if backoff < time.Second {

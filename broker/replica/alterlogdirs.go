@@ -29,6 +29,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -218,16 +219,37 @@ func (m *Manager) logDirMoveStep(mv *logDirMover) (done bool, err error) {
 	if err != nil {
 		return abandonedOr(err)
 	}
-	if rate > 0 && n > 0 {
-		want := time.Duration(float64(n) / float64(rate) * float64(time.Second))
-		if !mv.sleep(want - time.Since(start)) {
-			return true, nil
-		}
+	if n > 0 && !m.throttleMove(mv, n, start) {
+		return true, nil
 	}
 	if fut.LogEndOffset() < cur.LogEndOffset() && n >= int(chunk)/2 {
 		return false, nil // far behind: keep copying without the lock
 	}
 	return p.maybeReplaceCurrentWithFutureLog(store, cur, fut, chunk)
+}
+
+// throttleMove holds the mover until n bytes copied since start fit the
+// replica.alter.log.dirs.io.max.bytes.per.second rate. The rate is read
+// again every 100 ms, so a raised or removed throttle takes effect at once
+// rather than after a sleep computed from the old rate (one batch can be
+// far larger than a second's worth at a low rate). false: the mover stopped.
+func (m *Manager) throttleMove(mv *logDirMover, n int, start time.Time) bool {
+	for {
+		var rate int64
+		if m.cfg.AlterLogDirsRate != nil {
+			rate = m.cfg.AlterLogDirsRate()
+		}
+		if rate <= 0 || rate == math.MaxInt64 {
+			return true
+		}
+		left := time.Duration(float64(n)/float64(rate)*float64(time.Second)) - time.Since(start)
+		if left <= 0 {
+			return true
+		}
+		if !mv.sleep(min(left, 100*time.Millisecond)) {
+			return false
+		}
+	}
 }
 
 func abandonedOr(err error) (bool, error) {

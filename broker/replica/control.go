@@ -314,9 +314,11 @@ func (m *Manager) ensureLogLocked(p *Partition, topicID [16]byte, logCfg topicLo
 		}
 		log, err := m.logs.GetOrCreateLog(tp, logCfg.cfg)
 		if err != nil {
-			return m.storageErrorCode(err, tp, "create_log")
+			p.logErr = m.storageErrorCode(err, tp, "create_log")
+			return p.logErr
 		}
 		p.log = log
+		p.logErr = 0
 	}
 	if topicID == ([16]byte{}) {
 		return 0

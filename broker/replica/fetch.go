@@ -140,11 +140,15 @@ func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, m
 	if session != nil {
 		resp.SessionID = session.id
 	}
+	testFault := testFetchFault != "" && params.replicaID < 0 // testfault.go
 	var files *network.FileFetchResponse
-	if !m.cfg.DisableSendfile {
+	if !m.cfg.DisableSendfile && !testFault {
 		files = network.NewFileFetchResponse(resp)
 	}
 	m.appendFetchResponseTopics(resp, parts, reads, params, session, incremental, files)
+	if testFault {
+		applyTestFetchFault(resp)
+	}
 	if files == nil || !files.HasFiles() {
 		return resp, nil
 	}

@@ -24,7 +24,8 @@ type Partition struct {
 
 	// mu guards the following.
 	mu              sync.RWMutex
-	log             Log // nil until the first LeaderAndIsr created it
+	log             Log   // nil until the first LeaderAndIsr created it
+	logErr          int16 // code of log's last failed creation, answered while log is nil (as Kafka's offline partition); 0 once created
 	topicID         [16]byte
 	leaderID        int32
 	leaderEpoch     int32 // -1 until the first LeaderAndIsr
@@ -138,6 +139,9 @@ type leaderState struct {
 // → FENCED_LEADER_EPOCH, newer → UNKNOWN_LEADER_EPOCH.
 func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bool) (leaderState, *kerr.Error) {
 	if p.log == nil {
+		if p.logErr == kerr.KafkaStorageError.Code {
+			return leaderState{}, kerr.KafkaStorageError
+		}
 		return leaderState{}, kerr.NotLeaderForPartition
 	}
 	if currentLeaderEpoch >= 0 {

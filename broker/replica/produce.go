@@ -189,6 +189,9 @@ func (m *Manager) appendToLeader(tp common.TopicPartition, records []byte, acks 
 func (p *Partition) appendRecordsToLeader(records []byte, minISR int, coordinator bool, now time.Time, lagMax time.Duration) (storage.AppendInfo, bool, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	if p.log == nil && p.logErr == kerr.KafkaStorageError.Code {
+		return storage.AppendInfo{}, false, kerr.KafkaStorageError
+	}
 	if !p.isLeaderLocked() {
 		return storage.AppendInfo{}, false, kerr.NotLeaderForPartition
 	}

@@ -17,7 +17,11 @@
 //	  Log.fetchOffsetsBefore                 legacyoffsets.go FetchOffsetsBefore (ListOffsets v0)
 //	kafka.log.LogLoader                      loader.go       loadLog: one logLoader method per load step, OpenLog
 //	kafka.log.LogSegment (+ recover)         segment.go, recovery.go  Segment, indexBatch, recoverSegment
-//	kafka.log.AbstractIndex                  index.go        mmapIndex (preallocate, trim, resize, search, truncate)
+//	kafka.log.AbstractIndex + LazyIndex      index.go        mmapIndex (preallocate, trim, resize, search, truncate;
+//	                                                         mapped only when a lookup needs more than the last entry)
+//	                                         indexfiles.go   the bounded cache of index writers' descriptors
+//	(no Kafka class)                         descriptors.go  the segments' descriptor budget (RLIMIT_NOFILE less a
+//	                                                         reserve), IsResourceExhausted
 //	kafka.log.OffsetIndex                    offsetindex.go  OffsetIndex
 //	kafka.log.TimeIndex                      timeindex.go    TimeIndex
 //	kafka.log.TransactionIndex               txnindex.go     .txnindex, CollectAbortedTransactions
@@ -68,8 +72,10 @@
 //     run the schedule with short intervals and advance the clock
 //     (manager_schedule_test.go, roll_flush_test.go).
 //
-//   - NewLogManager: RecoveryThreadsPerDataDir loader goroutines per
-//     directory while loading; all are joined before it returns.
+//   - NewLogManager: one loader goroutine per directory, each with
+//     RecoveryThreadsPerDataDir workers (Kafka loads every directory at
+//     once, num.recovery.threads.per.data.dir threads each); all are
+//     joined before it returns.
 //
 //   - Shutdown: one goroutine per log to close logs in parallel; joined.
 //
@@ -136,6 +142,13 @@
 //     point passes the new segment.
 //
 //   - no allocation per appended batch (TestAppendPathAllocations).
+//
+//   - indexes are mapped lazily (index.go): appends compare against the
+//     cached last entry and write with pwrite, and a lookup at or past the
+//     last entry (a fetch at the log end) needs no mapping, so an idle or
+//     tail-read replica holds no map; loading checks each index in O(1)
+//     (first and last entry) and walks every entry when it is first
+//     mapped, where a failing index is dropped and its segment scanned.
 //
 //   - the producer snapshot taken at a roll is written without fsync
 //     (TakeSnapshotNoSync); the flusher fsyncs it with the directory before
@@ -209,6 +222,11 @@
 //	                                        TestOwnAppendsNotRechecked, TestFollowerRefusesCorruptBatch
 //	offline dirs (EIO, ENOSPC, short write) logdirfailure_test.go, diskfault_test.go TestShortWriteMidAppendTakesLogDirOffline
 //	memory                                  TestHeapBoundedWhileAppending, BenchmarkLogAppend's heap-MiB metrics
+//	descriptors, maps, heap per idle replica TestIdleReplicaFootprint, TestIndexesHoldNoDescriptors,
+//	  and the clean restart time            BenchmarkRestartIdleReplicas (10,000 replicas)
+//	kill -9: only past the recovery point   crash_recovery_point_test.go TestKill9RecoversOnlyPastRecoveryPoint
+//	out of descriptors: partition error,    broker/faulttest TestOutOfDescriptorsFailsPartitionsNotBroker
+//	  directory online, listener alive
 //
 // # Known gaps
 //

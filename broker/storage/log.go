@@ -53,6 +53,9 @@ type Log struct {
 	clock  func() time.Time
 	logger *slog.Logger
 	epochs *LeaderEpochCache
+	// recoveredAtLoad is how many segments loading re-validated after an
+	// unclean shutdown (the LogManager's load log line; tests).
+	recoveredAtLoad int
 
 	// Offsets readable without the lock (atomics written under mu).
 	logStartOffset atomic.Int64

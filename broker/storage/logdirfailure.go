@@ -86,8 +86,11 @@ func injectedFault(op FaultOp, path string) error {
 // IsIOError reports whether err comes from the file system (the errors
 // Kafka sees as an IOException and answers by taking the directory
 // offline); protocol outcomes and a closed log are not.
+//
+// Running out of descriptors or memory maps is not one
+// (IsResourceExhausted, descriptors.go).
 func IsIOError(err error) bool {
-	if err == nil || errors.Is(err, ErrLogClosed) {
+	if err == nil || errors.Is(err, ErrLogClosed) || IsResourceExhausted(err) {
 		return false
 	}
 	var ke *kerr.Error
@@ -155,6 +158,9 @@ func (l *Log) errOffline() error {
 // directory; the error is returned as is. A log without a manager
 // (OpenLog) only remembers the failure.
 func (l *Log) ioFailed(op string, err error) error {
+	if IsResourceExhausted(err) {
+		return resourceError(op+" on "+l.tp.String(), err)
+	}
 	if !IsIOError(err) {
 		return err
 	}
@@ -163,6 +169,17 @@ func (l *Log) ioFailed(op string, err error) error {
 		f.m.failures.maybeAdd(f.m, f.dir.path, fmt.Sprintf("%s on %s", op, l.tp), err)
 	}
 	return err
+}
+
+// resourceError is err (out of descriptors or maps) as
+// KAFKA_STORAGE_ERROR for the one operation: the directory stays online
+// (see IsResourceExhausted).
+func resourceError(what string, err error) error {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", kerr.KafkaStorageError, what, err)
 }
 
 // reportDirFailure reports an I/O error in a directory-level file (an

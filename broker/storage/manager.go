@@ -71,6 +71,11 @@ type LogManager struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// loadMu guards logs, logDirOf, futures, futureDirOf and dirDeletes
+	// while NewLogManager's directory loaders run concurrently (before the
+	// manager is shared; mu is not used then).
+	loadMu sync.Mutex
 }
 
 // NewLogManager locks every directory and loads the logs in it (recovering
@@ -124,11 +129,25 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 		}
 		m.dirs = append(m.dirs, ld)
 	}
-	for _, d := range m.dirs {
+	// Every directory loads at once, each with its own
+	// num.recovery.threads.per.data.dir workers, as Kafka's loadLogs
+	// does; a directory that fails goes offline (or fails the start)
+	// once all are done.
+	loadErrs := make([]error, len(m.dirs))
+	var loading sync.WaitGroup
+	for i, d := range m.dirs {
 		if m.isOfflineLocked(d) {
 			continue
 		}
-		if err := m.loadDir(d); err != nil && !m.startOffline(d, err) {
+		loading.Add(1)
+		go func() { // loader of one directory: owned and joined here
+			defer loading.Done()
+			loadErrs[i] = m.loadDir(d)
+		}()
+	}
+	loading.Wait()
+	for i, d := range m.dirs[:len(loadErrs)] {
+		if err := loadErrs[i]; err != nil && !m.startOffline(d, err) {
 			for _, l := range m.allLogsAndFutures() {
 				l.closeNoFlush()
 			}
@@ -215,10 +234,12 @@ func (m *LogManager) loadDir(d *logDir) error {
 		return err
 	}
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		work     = make(chan loadJob)
+		wg        sync.WaitGroup
+		mu        = &m.loadMu
+		firstErr  error
+		work      = make(chan loadJob)
+		recovered int
+		start     = time.Now()
 	)
 	for i := 0; i < m.cfg.RecoveryThreadsPerDataDir; i++ {
 		wg.Add(1)
@@ -229,6 +250,13 @@ func (m *LogManager) loadDir(d *logDir) error {
 					recoveryPoint: rps[j.tp], logStartOffset: lss[j.tp], highWatermark: hws[j.tp],
 					cleanShutdown: clean, clock: m.clock, logger: m.logger, stats: m.stats})
 				mu.Lock()
+				if l != nil {
+					recovered += l.recoveredAtLoad
+				}
+				if err == nil && (j.future && m.futures[j.tp] != nil || !j.future && m.logs[j.tp] != nil) {
+					l.closeNoFlush()
+					err = fmt.Errorf("storage: duplicate log directories for %s", j.tp)
+				}
 				if err != nil {
 					if firstErr == nil {
 						firstErr = fmt.Errorf("storage: load %s: %w", j.path, err)
@@ -251,7 +279,9 @@ func (m *LogManager) loadDir(d *logDir) error {
 	}
 	close(work)
 	wg.Wait()
-	m.logger.Info("loaded log directory", "dir", d.path, "logs", len(jobs), "clean_shutdown", clean)
+	m.logger.Info("loaded log directory", "dir", d.path, "logs", len(jobs), "clean_shutdown", clean,
+		"recovered_segments", recovered, "recovery_threads", m.cfg.RecoveryThreadsPerDataDir,
+		"elapsed_ms", time.Since(start).Milliseconds())
 	return firstErr
 }
 
@@ -286,6 +316,8 @@ func (m *LogManager) partitionDirs(d *logDir) ([]loadJob, error) {
 		return nil, fmt.Errorf("storage: list %s: %w", d.path, err)
 	}
 	var jobs []loadJob
+	m.loadMu.Lock()
+	defer m.loadMu.Unlock()
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -522,6 +554,10 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 	}
 	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
+		if IsResourceExhausted(err) {
+			m.logger.Warn("cannot create log: out of descriptors or memory maps", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			return nil, resourceError("creating log "+tp.String(), err)
+		}
 		m.reportDirFailure(best, "creating log "+tp.String(), err)
 		return nil, err
 	}

@@ -17,8 +17,16 @@ const (
 // OffsetIndex maps offsets to byte positions in a segment's .log file.
 type OffsetIndex struct{ *mmapIndex }
 
+// offsetIndexKind: an entry may follow another if both its offset and its
+// position are larger.
+var offsetIndexKind = &indexKind{entrySize: offsetIndexEntrySize, offsetField: offsetIndexOffsetField,
+	ordered: func(a, b []byte) bool {
+		return int32(binary.BigEndian.Uint32(b)) > int32(binary.BigEndian.Uint32(a)) &&
+			int32(binary.BigEndian.Uint32(b[4:])) > int32(binary.BigEndian.Uint32(a[4:]))
+	}}
+
 func openOffsetIndex(path string, baseOffset int64, maxBytes int, active bool) (*OffsetIndex, error) {
-	x, err := openMmapIndex(path, baseOffset, offsetIndexEntrySize, offsetIndexOffsetField, maxBytes, active)
+	x, err := openMmapIndex(path, baseOffset, offsetIndexKind, maxBytes, active)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +40,7 @@ func (x *OffsetIndex) entryAtLocked(i int) (int64, int32) {
 
 // Entry returns the absolute offset and position of entry i.
 func (x *OffsetIndex) Entry(i int) (offset int64, position int32) {
-	x.mu.RLock()
+	x.rlockMapped()
 	defer x.mu.RUnlock()
 	return x.entryAtLocked(i)
 }
@@ -79,7 +87,7 @@ func (x *OffsetIndex) Append(offset int64, position int32) error {
 
 // Lookup returns the last entry with offset <= target, or (base, 0).
 func (x *OffsetIndex) Lookup(target int64) (offset int64, position int32) {
-	x.mu.RLock()
+	x.rlockMapped()
 	defer x.mu.RUnlock()
 	found := x.lastAtMostLocked(target, x.offsetAtLocked)
 	if found < 0 {
@@ -88,20 +96,24 @@ func (x *OffsetIndex) Lookup(target int64) (offset int64, position int32) {
 	return x.entryAtLocked(found)
 }
 
-// sanityCheck validates the whole index: length a multiple of 8, every
-// entry at or above the base offset, both columns strictly increasing and
-// every position inside the .log. Kafka only runs an O(1) check; walking
-// the (trimmed, small) file costs little at load and means a damaged index
-// is rebuilt instead of steering reads to wrong positions. An untrimmed
-// zero tail fails the "increasing" rule.
+// sanityCheck is the load-time check of the index: length a multiple of
+// 8, the first entry at or above the base offset with a position >= 0,
+// the last after the first with a position inside the .log (O(1), as
+// Kafka's). The walk of every entry (both columns strictly increasing)
+// runs when the file is first mapped (mapLocked), so together a damaged
+// index is never trusted to steer a read; an untrimmed zero tail fails
+// the "after the first" rule.
 func (x *OffsetIndex) sanityCheck(logSize int64) error {
-	prevOff, prevPos := x.baseOffset-1, int32(-1)
-	return x.checkEntries(func(i int) error {
-		off, pos := x.entryAtLocked(i)
-		if off <= prevOff || pos <= prevPos || int64(pos) >= logSize {
-			return fmt.Errorf("%w: %s entry %d (%d, %d) out of order or beyond the log", errIndexCorrupt, x.path, i, off, pos)
-		}
-		prevOff, prevPos = off, pos
-		return nil
-	})
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if err := x.quickCheckLocked(); err != nil || x.entries == 0 {
+		return err
+	}
+	if _, pos := x.entryAtLocked(0); pos < 0 {
+		return fmt.Errorf("%w: %s first position %d", errIndexCorrupt, x.path, pos)
+	}
+	if _, pos := x.entryAtLocked(x.entries - 1); int64(pos) >= logSize {
+		return fmt.Errorf("%w: %s last position %d beyond the log (%d bytes)", errIndexCorrupt, x.path, pos, logSize)
+	}
+	return nil
 }

@@ -111,12 +111,14 @@ func (l *Log) jitter() int64 {
 	return rand.Int64N(j)
 }
 
-// reactivateLocked extends a trimmed segment's indexes back to the maximum
-// size now that it is the active segment again (segment.index.bytes,
-// rounded down to whole entries).
+// reactivateLocked gives a trimmed segment's indexes back their maximum
+// size (segment.index.bytes, rounded down to whole entries) now that it
+// is the active segment again. The files grow to it at their next
+// entry (ensureCapacityLocked), so loading an idle log does not touch
+// them.
 func (l *Log) reactivateLocked(s *Segment) error {
-	if err := s.offsetIdx.resize(l.cfg.maxIndexBytes(offsetIndexEntrySize)); err != nil {
+	if err := s.offsetIdx.reactivate(l.cfg.maxIndexBytes(offsetIndexEntrySize)); err != nil {
 		return err
 	}
-	return s.timeIdx.resize(l.cfg.maxIndexBytes(timeIndexEntrySize))
+	return s.timeIdx.reactivate(l.cfg.maxIndexBytes(timeIndexEntrySize))
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,6 +49,7 @@ type Segment struct {
 	dir        string
 	baseOffset int64
 	log        *os.File
+	logOpen    atomic.Bool // log is open and counted in segmentFiles
 	offsetIdx  *OffsetIndex
 	timeIdx    *TimeIndex
 
@@ -98,12 +100,20 @@ func openSizedFile(path, what string) (*os.File, int64, error) {
 
 // openSegment opens (creating if needed) the files of a segment. active
 // segments get their indexes extended to segment.index.bytes.
-func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64, active bool) (*Segment, error) {
+func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64, active bool) (s *Segment, err error) {
+	if err := segmentFiles.acquire(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			segmentFiles.release()
+		}
+	}()
 	f, size, err := openSizedFile(segmentPath(dir, base, logFileSuffix), "segment")
 	if err != nil {
 		return nil, err
 	}
-	s := &Segment{
+	s = &Segment{
 		dir:                       dir,
 		baseOffset:                base,
 		log:                       f,
@@ -130,6 +140,7 @@ func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter i
 		// the real data and recovery treats the zero tail as torn.
 		_ = f.Truncate(cfg.SegmentBytes)
 	}
+	s.logOpen.Store(true)
 	s.loadTimestamps()
 	return s, nil
 }
@@ -256,6 +267,9 @@ func (s *Segment) indexBatch(pos, lastOffset, maxTs, offsetOfMaxTs int64) error 
 		return err
 	}
 	if err := s.timeIdx.MaybeAppend(s.maxTimestampSoFar, s.offsetOfMaxTimestampSoFar, false); err != nil {
+		// Take the offset entry back: the append fails as a whole, and
+		// its retry at the same offsets must be able to index again.
+		s.offsetIdx.TruncateTo(lastOffset)
 		return err
 	}
 	s.bytesSinceLastIndexEntry = 0
@@ -448,8 +462,11 @@ func (s *Segment) close() error {
 	if e := s.timeIdx.close(); err == nil {
 		err = e
 	}
-	if e := s.log.Close(); err == nil {
-		err = e
+	if s.logOpen.CompareAndSwap(true, false) {
+		if e := s.log.Close(); err == nil {
+			err = e
+		}
+		segmentFiles.release()
 	}
 	return err
 }

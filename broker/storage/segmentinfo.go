@@ -33,9 +33,12 @@ func (l *Log) SegmentInfos(maxSegments, maxEntries int) []SegmentInfo {
 	for _, s := range segs {
 		si := SegmentInfo{BaseOffset: s.baseOffset, Size: s.size}
 		if x := s.offsetIdx; x != nil {
-			x.mu.RLock()
+			x.rlockMapped()
 			si.IndexEntries = x.entries
 			n := min(x.entries, maxEntries)
+			if x.mmap == nil && n > 1 {
+				n = 0 // could not be mapped: list no entries
+			}
 			for i := 0; i < n; i++ {
 				off, pos := x.entryAtLocked(i)
 				si.Index = append(si.Index, IndexEntry{Offset: off, Position: pos})

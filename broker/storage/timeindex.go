@@ -17,8 +17,16 @@ const (
 // TimeIndex maps timestamps to offsets.
 type TimeIndex struct{ *mmapIndex }
 
+// timeIndexKind: an entry may follow another if its timestamp is larger
+// and its offset not smaller.
+var timeIndexKind = &indexKind{entrySize: timeIndexEntrySize, offsetField: timeIndexOffsetField,
+	ordered: func(a, b []byte) bool {
+		return int64(binary.BigEndian.Uint64(b)) > int64(binary.BigEndian.Uint64(a)) &&
+			int32(binary.BigEndian.Uint32(b[8:])) >= int32(binary.BigEndian.Uint32(a[8:]))
+	}}
+
 func openTimeIndex(path string, baseOffset int64, maxBytes int, active bool) (*TimeIndex, error) {
-	x, err := openMmapIndex(path, baseOffset, timeIndexEntrySize, timeIndexOffsetField, maxBytes, active)
+	x, err := openMmapIndex(path, baseOffset, timeIndexKind, maxBytes, active)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +45,7 @@ func (x *TimeIndex) timestampAtLocked(i int) int64 {
 
 // Entry returns the timestamp and absolute offset of entry i.
 func (x *TimeIndex) Entry(i int) (timestamp, offset int64) {
-	x.mu.RLock()
+	x.rlockMapped()
 	defer x.mu.RUnlock()
 	return x.entryAtLocked(i)
 }
@@ -100,7 +108,7 @@ func (x *TimeIndex) MaybeAppend(ts, offset int64, skipFullCheck bool) error {
 
 // Lookup returns the last entry with timestamp <= target, or (-1, base).
 func (x *TimeIndex) Lookup(target int64) (timestamp, offset int64) {
-	x.mu.RLock()
+	x.rlockMapped()
 	defer x.mu.RUnlock()
 	found := x.lastAtMostLocked(target, x.timestampAtLocked)
 	if found < 0 {
@@ -109,17 +117,22 @@ func (x *TimeIndex) Lookup(target int64) (timestamp, offset int64) {
 	return x.entryAtLocked(found)
 }
 
-// sanityCheck validates the whole time index (see OffsetIndex.sanityCheck):
-// timestamps strictly increase, offsets never decrease and stay below
-// nextOffset.
+// sanityCheck is the load-time check of the time index (see
+// OffsetIndex.sanityCheck): the first timestamp >= 0 and offset at or
+// above the base, the last entry after the first with an offset below
+// nextOffset; the walk of every entry (timestamps strictly increase,
+// offsets never decrease) runs when the file is first mapped.
 func (x *TimeIndex) sanityCheck(nextOffset int64) error {
-	prevTs, prevOff := int64(-1), x.baseOffset
-	return x.checkEntries(func(i int) error {
-		ts, off := x.entryAtLocked(i)
-		if ts <= prevTs || off < prevOff || off >= nextOffset {
-			return fmt.Errorf("%w: %s entry %d (%d, %d) out of order", errIndexCorrupt, x.path, i, ts, off)
-		}
-		prevTs, prevOff = ts, off
-		return nil
-	})
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if err := x.quickCheckLocked(); err != nil || x.entries == 0 {
+		return err
+	}
+	if ts, _ := x.entryAtLocked(0); ts < 0 {
+		return fmt.Errorf("%w: %s first timestamp %d", errIndexCorrupt, x.path, ts)
+	}
+	if _, off := x.entryAtLocked(x.entries - 1); off >= nextOffset {
+		return fmt.Errorf("%w: %s last offset %d not below %d", errIndexCorrupt, x.path, off, nextOffset)
+	}
+	return nil
 }

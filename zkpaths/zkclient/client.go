@@ -59,6 +59,10 @@ var (
 	// ErrUndecodable: a znode exists but its content is not what Kafka
 	// writes there (bad JSON, unknown version).
 	ErrUndecodable = errors.New("zkclient: znode content cannot be decoded")
+	// ErrConnectionTimeout: Connect had no session within the connect
+	// timeout (zookeeper.connection.timeout.ms; Kafka's
+	// ZooKeeperClientTimeoutException).
+	ErrConnectionTimeout = errors.New("zkclient: timed out waiting for connection")
 	// ErrClosed is returned by operations on a closed Client.
 	ErrClosed = errors.New("zkclient: client closed")
 	// ErrTopicExists: /brokers/topics/<t> already exists.
@@ -102,9 +106,11 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // (default: the session timeout, like zookeeper.connection.timeout.ms).
 func WithConnectTimeout(d time.Duration) Option { return func(o *options) { o.connectTimeout = d } }
 
-// WithMaxInFlightRequests bounds how many requests of one batch operation
-// (reading or writing many partition states) are in flight at once, like
-// Kafka's zookeeper.max.in.flight.requests (default 10). With 1 the batch
+// WithMaxInFlightRequests bounds how many requests are in flight at once,
+// like Kafka's zookeeper.max.in.flight.requests (default 10): every request
+// of the Client, from any goroutine, waits for one of n permits (Kafka's
+// inFlightRequests semaphore), and a batch operation (reading or writing
+// many partition states) runs at most n requests at once. With 1 a batch
 // runs in partition order, which tests use for a deterministic sequence of
 // writes.
 func WithMaxInFlightRequests(n int) Option { return func(o *options) { o.maxInFlight = n } }
@@ -122,6 +128,9 @@ type Client struct {
 	opts           options
 	log            *slog.Logger
 	metrics        sessionMetrics
+	// inFlight holds one token per request in flight (capacity
+	// opts.maxInFlight): zookeeper.max.in.flight.requests.
+	inFlight chan struct{}
 
 	events    <-chan zk.Event
 	stop      chan struct{}
@@ -229,8 +238,9 @@ func Connect(connect string, sessionTimeout time.Duration, opts ...Option) (*Cli
 	deadline := time.Now().Add(o.connectTimeout)
 	for zc.State() != zk.StateHasSession {
 		if time.Now().After(deadline) {
+			state := zc.State()
 			zc.Close()
-			return nil, fmt.Errorf("zkclient: connect %q: no session within %v", connect, o.connectTimeout)
+			return nil, fmt.Errorf("%w while in state %s (connecting to %q for %v)", ErrConnectionTimeout, stateName(state), connect, o.connectTimeout)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -274,6 +284,7 @@ func newClient(conn Conn, events <-chan zk.Event, chroot string, sessionTimeout 
 		opts:                o,
 		metrics:             newSessionMetrics(o.metrics),
 		log:                 o.logger,
+		inFlight:            make(chan struct{}, o.maxInFlight),
 		events:              events,
 		stop:                make(chan struct{}),
 		sessionID:           conn.SessionID(),
@@ -471,8 +482,16 @@ func (c *Client) retry(op func() error) error {
 			return ErrClosed
 		default:
 		}
+		// A permit per attempt, released before any backoff, so a request
+		// waiting for the connection holds no permit while it sleeps.
+		select {
+		case c.inFlight <- struct{}{}:
+		case <-c.stop:
+			return ErrClosed
+		}
 		start := time.Now()
 		err := op()
+		<-c.inFlight
 		c.metrics.requestDone(start)
 		if err == nil || !retryable(err) {
 			if errors.Is(err, zk.ErrClosing) {
@@ -517,6 +536,25 @@ func (c *Client) rel(path string) string {
 		return "/"
 	}
 	return p
+}
+
+// stateName names a connection state as ZooKeeper's Java client does
+// (CONNECTING, CONNECTED, AUTH_FAILED, ...), the words Kafka's
+// ZooKeeperClientTimeoutException reports.
+func stateName(s zk.State) string {
+	switch s {
+	case zk.StateDisconnected, zk.StateConnecting, zk.StateUnknown, zk.StateConnected:
+		// go-zookeeper's Connected is a TCP connection still without a
+		// session, which the Java client counts as CONNECTING.
+		return "CONNECTING"
+	case zk.StateHasSession:
+		return "CONNECTED"
+	case zk.StateAuthFailed:
+		return "AUTH_FAILED"
+	case zk.StateExpired:
+		return "CLOSED"
+	}
+	return strings.ToUpper(strings.TrimPrefix(s.String(), "State"))
 }
 
 // slogPrintf adapts go-zookeeper's Printf logger to slog.

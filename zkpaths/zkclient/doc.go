@@ -57,6 +57,11 @@
 //     reported as ErrControllerMoved (the caller resigns, never retries).
 //   - Connection loss (zk.ErrConnectionClosed, zk.ErrNoServer) is retried
 //     transparently for up to the retry timeout; session expiry is not.
+//   - At most WithMaxInFlightRequests (zookeeper.max.in.flight.requests)
+//     requests are in flight at once across the Client's goroutines: each
+//     attempt in retry holds one permit of the inFlight semaphore, released
+//     before any backoff (Kafka's inFlightRequests). No request is issued
+//     while holding a permit, so permits cannot deadlock.
 //   - Watches are armed only through reads (exists/getChildren) and re-armed
 //     before the callback runs, so no change after a callback is lost.
 //   - Structural nodes are created with nil (null) data.

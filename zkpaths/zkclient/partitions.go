@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klassik/klassik/broker/common"
 
@@ -27,7 +28,9 @@ const defaultMaxInFlight = 10
 
 // forEach runs fn for every item with at most parallelism calls at once
 // and returns the first error a call returned (every item runs whatever
-// the others return); the goroutines are owned by the call and finish
+// the others return); the workers (at most parallelism goroutines, each
+// taking the next item until none is left, so that ten thousand items
+// cost ten goroutines, not ten thousand) are owned by the call and finish
 // before it returns. With parallelism 1 the items run in order on the
 // caller's goroutine.
 func forEach[T any](parallelism int, items []T, fn func(T) error) error {
@@ -48,16 +51,21 @@ func forEach[T any](parallelism int, items []T, fn func(T) error) error {
 		}
 		return first
 	}
-	sem := make(chan struct{}, parallelism)
+	workers := min(parallelism, len(items))
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, it := range items {
-		sem <- struct{}{}
+	for range workers {
 		wg.Add(1)
-		go func(it T) {
+		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			run(it)
-		}(it)
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(len(items)) {
+					return
+				}
+				run(items[i])
+			}
+		}()
 	}
 	wg.Wait()
 	return first
@@ -112,7 +120,9 @@ func (c *Client) GetPartitionStates(tps []common.TopicPartition) (map[common.Top
 // .../<p> (results ignored, they may exist), then .../<p>/state with the
 // given content. Per-partition outcomes are returned (ZkVersion 0 on
 // success, zk.ErrNodeExists if a state already exists); if any fenced op
-// failed its epoch check the error is ErrControllerMoved.
+// failed its epoch check the error is ErrControllerMoved. The znodes of
+// many partitions go in one multi (fencedBatch), each with the outcome a
+// multi of its own would have had.
 func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
 	topics := map[string]bool{}
 	tps := make([]common.TopicPartition, 0, len(states))
@@ -126,12 +136,19 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.T
 			return nil, err
 		}
 	}
-	return c.fencedPartitionWrites(tps, "creating partition states", func(tp common.TopicPartition) PartitionStateResult {
-		if _, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent)); errors.Is(err, ErrControllerMoved) {
-			return PartitionStateResult{Err: err}
+	// Two ops per partition: the partition znode (may exist), its state.
+	ops := make([]any, 0, 2*len(tps))
+	for _, tp := range tps {
+		ops = append(ops,
+			CreateOp(zkpaths.TopicPartitionPath(tp.Topic, tp.Partition), nil, Persistent),
+			CreateOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[tp].Encode(), Persistent))
+	}
+	res := c.fencedBatch(epochZkVersion, ops)
+	return partitionResults(tps, "creating partition states", func(i int) PartitionStateResult {
+		if errors.Is(res[2*i].err, ErrControllerMoved) {
+			return PartitionStateResult{Err: res[2*i].err}
 		}
-		_, err := c.fencedOne(epochZkVersion, CreateOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[tp].Encode(), Persistent))
-		return PartitionStateResult{Err: err}
+		return PartitionStateResult{Err: res[2*i+1].err}
 	})
 }
 
@@ -139,37 +156,42 @@ func (c *Client) CreatePartitionStates(epochZkVersion int32, states map[common.T
 // each write is fenced and conditional on the state's ZkVersion (the
 // partition epoch the controller last read). Per-partition results carry the
 // new ZkVersion or zk.ErrBadVersion (re-read and retry) / zk.ErrNoNode. If
-// the epoch check failed the error is ErrControllerMoved.
+// the epoch check failed the error is ErrControllerMoved. The writes of
+// many partitions go in one multi (fencedBatch), each with the outcome a
+// multi of its own would have had.
 func (c *Client) UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]PartitionStateResult, error) {
 	tps := slices.SortedFunc(maps.Keys(states), common.TopicPartition.Compare)
-	return c.fencedPartitionWrites(tps, "updating partition states", func(tp common.TopicPartition) PartitionStateResult {
+	ops := make([]any, len(tps))
+	for i, tp := range tps {
 		s := states[tp]
-		res, err := c.fencedOne(epochZkVersion, SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion))
-		if err != nil {
-			return PartitionStateResult{Err: err}
+		ops[i] = SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), s.Encode(), s.ZkVersion)
+	}
+	res := c.fencedBatch(epochZkVersion, ops)
+	return partitionResults(tps, "updating partition states", func(i int) PartitionStateResult {
+		if res[i].err != nil {
+			return PartitionStateResult{Err: res[i].err}
 		}
-		return PartitionStateResult{ZkVersion: res.Stat.Version}
+		if res[i].res.Stat == nil {
+			return PartitionStateResult{Err: fmt.Errorf("zkclient: set %s: no stat in the multi response", tps[i])}
+		}
+		return PartitionStateResult{ZkVersion: res[i].res.Stat.Version}
 	})
 }
 
-// fencedPartitionWrites runs write for every partition, at most
-// maxInFlight at once, and collects the per-partition results; if any
-// write failed its controller-epoch check the error is ErrControllerMoved
-// (while what), next to the results.
-func (c *Client) fencedPartitionWrites(tps []common.TopicPartition, what string, write func(common.TopicPartition) PartitionStateResult) (map[common.TopicPartition]PartitionStateResult, error) {
-	var mu sync.Mutex
+// partitionResults collects the result of each partition (result(i) for
+// tps[i]); if any write failed its controller-epoch check the error is
+// ErrControllerMoved (while what), next to the results.
+func partitionResults(tps []common.TopicPartition, what string, result func(i int) PartitionStateResult) (map[common.TopicPartition]PartitionStateResult, error) {
 	out := make(map[common.TopicPartition]PartitionStateResult, len(tps))
-	moved := forEach(c.opts.maxInFlight, tps, func(tp common.TopicPartition) error {
-		r := write(tp)
-		mu.Lock()
+	moved := false
+	for i, tp := range tps {
+		r := result(i)
 		out[tp] = r
-		mu.Unlock()
 		if errors.Is(r.Err, ErrControllerMoved) {
-			return r.Err
+			moved = true
 		}
-		return nil
-	})
-	if moved != nil {
+	}
+	if moved {
 		return out, fmt.Errorf("%w: while %s", ErrControllerMoved, what)
 	}
 	return out, nil

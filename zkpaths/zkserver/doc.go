@@ -13,7 +13,16 @@
 //	              Restart, readiness via the "srvr" four-letter word;
 //	              ZkCli/ZkCliScript run Debian's zkCli.sh for assertions
 //	shared.go     Shared/RunShared/ConnectString: one server per test
-//	              binary, one chroot per test; Ensemble (N-node quorum)
+//	              binary, one chroot per test
+//	ensemble.go   Ensemble (N-node quorum): StartEnsemble, Modes, Leader,
+//	              WaitServing, EnsureServing (resume and restart members);
+//	              Server.Pause/Resume (SIGSTOP/SIGCONT); SharedEnsemble, one
+//	              three-node quorum per test binary for the tests that fail
+//	              ZooKeeper nodes (stopped by StopShared)
+//	fourletter.go ParseDump (sessions, ephemerals by session), ParseCons
+//	              (session id, negotiated timeout per connection),
+//	              ParseWatchesBySession (wchc); Ensemble.Dump/Connections/
+//	              Watches ask the leader or every member (4lw.commands.whitelist=*)
 //	secure.go     SecureOptions: the TLS client port (secureClientPort,
 //	              Netty, x509 auth provider; keystores from
 //	              broker/security/securitytest) and a digest super user;

@@ -1,7 +1,6 @@
 package zkserver
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -27,8 +26,10 @@ func Shared() (*Server, error) {
 	return shared.srv, shared.err
 }
 
-// StopShared stops the shared server if it was started.
+// StopShared stops the shared server and the shared ensemble if they were
+// started.
 func StopShared() {
+	stopSharedEnsemble()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv != nil {
@@ -68,72 +69,4 @@ func ConnectString(t testing.TB) string {
 		t.Fatalf("shared ZooKeeper server: %v", err)
 	}
 	return s.ConnectString(Chroot(t))
-}
-
-// Ensemble is a quorum of N servers on loopback.
-type Ensemble struct {
-	Servers []*Server
-}
-
-// StartEnsemble starts n (odd, >= 3 for a real quorum) servers and waits
-// until every one of them serves as leader or follower.
-func StartEnsemble(n int, opts Options) (*Ensemble, error) {
-	opts.defaults()
-	if err := checkInstalled(opts); err != nil {
-		return nil, err
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("zkserver: ensemble size %d", n)
-	}
-	peers := make([]peer, n)
-	for i := range peers {
-		pp, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ep, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
-		peers[i] = peer{id: i + 1, peerPort: pp, electionPort: ep}
-	}
-	e := &Ensemble{}
-	for i := 0; i < n; i++ {
-		o := opts
-		o.Dir = ""
-		o.ClientPort = 0
-		s, err := newServer(o, i+1, peers)
-		if err != nil {
-			e.Stop()
-			return nil, err
-		}
-		e.Servers = append(e.Servers, s)
-		if err := s.launch(); err != nil {
-			e.Stop()
-			return nil, err
-		}
-	}
-	for _, s := range e.Servers {
-		if err := s.waitReady(opts.StartTimeout); err != nil {
-			e.Stop()
-			return nil, err
-		}
-	}
-	return e, nil
-}
-
-// ConnectString lists every member, with the chroot appended.
-func (e *Ensemble) ConnectString(chroot string) string {
-	addrs := make([]string, len(e.Servers))
-	for i, s := range e.Servers {
-		addrs[i] = s.Addr()
-	}
-	return strings.Join(addrs, ",") + chroot
-}
-
-// Stop stops every member.
-func (e *Ensemble) Stop() {
-	for _, s := range e.Servers {
-		s.Stop()
-	}
 }

@@ -373,6 +373,8 @@ func (s *Server) terminate(sig syscall.Signal, grace time.Duration) {
 	default:
 	}
 	_ = cmd.Process.Signal(sig)
+	// A paused (SIGSTOP) server handles SIGTERM only once continued.
+	_ = cmd.Process.Signal(syscall.SIGCONT)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

@@ -3,6 +3,7 @@ package zkserver
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,11 +109,9 @@ func TestEnsembleOfThree(t *testing.T) {
 	}
 	defer e.Stop()
 	leaders := 0
-	for _, s := range e.Servers {
-		mode, err := Mode(s.Addr(), 2*time.Second)
-		if err != nil {
-			t.Fatalf("%s: %v", s.Addr(), err)
-		}
+	modes := e.Modes()
+	for i, s := range e.Servers {
+		mode := modes[i]
 		switch mode {
 		case "leader":
 			leaders++
@@ -127,6 +126,75 @@ func TestEnsembleOfThree(t *testing.T) {
 	cs := e.ConnectString("/kafka")
 	if strings.Count(cs, ",") != 2 || !strings.HasSuffix(cs, "/kafka") {
 		t.Fatalf("connect string %q", cs)
+	}
+
+	// The ensemble's view of one client: its session and negotiated timeout
+	// (cons), its ephemeral node (dump, from the leader) and its watches
+	// (wchc, from the member it is connected to).
+	conn, _, err := zk.Connect([]string{e.Servers[0].Addr()}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for conn.State() != zk.StateHasSession {
+		if time.Now().After(deadline) {
+			t.Fatal("no session")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sid := conn.SessionID()
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := conn.Create("/e", nil, zk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := conn.ExistsW("/missing"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := conn.GetW("/e"); err != nil {
+		t.Fatal(err)
+	}
+	// A child watch is not reported: ZooKeeper's wchc, wchp and wchs list
+	// the data (and exists) watches only.
+	if _, _, _, err := conn.ChildrenW("/"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Sessions[sid] || !slices.Equal(d.Ephemerals[sid], []string{"/e"}) {
+		t.Errorf("dump: session 0x%x alive %v, ephemerals %q", sid, d.Sessions[sid], d.Ephemerals[sid])
+	}
+	w, err := e.Watches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(w[sid], []string{"/e", "/missing"}) {
+		t.Errorf("wchc: session 0x%x watches %q", sid, w[sid])
+	}
+	conns, err := e.Connections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(conns, func(c ConnInfo) bool { return c.SessionID == sid && c.Timeout == 4*time.Second }) {
+		t.Errorf("cons: no connection of session 0x%x with timeout 4s in %+v", sid, conns)
+	}
+
+	// A paused follower stops serving; resumed, it serves again.
+	leader, err := e.Leader(5 * time.Second)
+	if err != nil || modes[leader] != "leader" {
+		t.Fatalf("Leader() = %d, %v; modes %q", leader, err, modes)
+	}
+	f := (leader + 1) % 3
+	if err := e.Servers[f].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if m := e.Modes()[f]; m != "" {
+		t.Errorf("paused member %d answers srvr with mode %q", f+1, m)
+	}
+	if err := e.EnsureServing(30 * time.Second); err != nil {
+		t.Fatalf("after resuming member %d: %v", f+1, err)
 	}
 }
 

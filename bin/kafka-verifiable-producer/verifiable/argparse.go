@@ -22,6 +22,10 @@ const (
 	Integer
 	Long
 	Flag // storeTrue
+	// List is nargs("+"): one or more values, the arguments after the
+	// option up to the next one starting with '-' (or the one value of
+	// "--name=value"); Values.List returns them.
+	List
 )
 
 // Arg describes one argument.
@@ -41,7 +45,10 @@ type Parser struct {
 	// Exclusive names the required mutually exclusive group (the
 	// "Connection Group"): exactly one of these must be given.
 	Exclusive []string
-	Args      []Arg
+	// GroupTitle and GroupDescription head the group's section of the
+	// help; both empty mean the verifiable tools' "Connection Group".
+	GroupTitle, GroupDescription string
+	Args                         []Arg
 }
 
 // Error is a command-line mistake (ArgumentParserException).
@@ -51,8 +58,12 @@ func (e *Error) Error() string { return e.Msg }
 
 // Values are the parsed arguments.
 type Values struct {
-	set map[string]string
+	set   map[string]string
+	lists map[string][]string
 }
+
+// List is a List argument's values (nil when absent).
+func (v Values) List(name string) []string { return v.lists[name] }
 
 // Has tells whether the argument was given.
 func (v Values) Has(name string) bool { _, ok := v.set[name]; return ok }
@@ -81,7 +92,7 @@ func (p *Parser) arg(name string) *Arg {
 
 // Parse reads args. help is true for -h/--help.
 func (p *Parser) Parse(args []string) (v Values, help bool, err error) {
-	v = Values{set: map[string]string{}}
+	v = Values{set: map[string]string{}, lists: map[string][]string{}}
 	var unknown []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -99,6 +110,22 @@ func (p *Parser) Parse(args []string) (v Values, help bool, err error) {
 				return v, false, &Error{Msg: fmt.Sprintf("argument --%s: ignored explicit argument '%s'", name, val)}
 			}
 			v.set[name] = "true"
+			continue
+		}
+		if spec.Kind == List {
+			vals := []string{val}
+			if !hasVal {
+				vals = nil
+				for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++
+					vals = append(vals, args[i])
+				}
+			}
+			if len(vals) == 0 {
+				return v, false, &Error{Msg: fmt.Sprintf("argument --%s: expected 1 argument(s)", name)}
+			}
+			v.set[name] = strings.Join(vals, " ")
+			v.lists[name] = vals
 			continue
 		}
 		if !hasVal {
@@ -150,6 +177,9 @@ func (a Arg) synopsis() string {
 	if m == "" {
 		m = strings.ToUpper(strings.ReplaceAll(a.Name, "-", "_"))
 	}
+	if a.Kind == List {
+		return "--" + a.Name + " " + m + " [" + m + " ...]"
+	}
 	return "--" + a.Name + " " + m
 }
 
@@ -200,7 +230,14 @@ func (p *Parser) Help() string {
 		}
 	}
 	if len(p.Exclusive) > 0 {
-		b.WriteString("\nConnection Group:\n  Group of arguments for connection to brokers\n\n")
+		title, desc := p.GroupTitle, p.GroupDescription
+		if title == "" && desc == "" {
+			title, desc = "Connection Group", "Group of arguments for connection to brokers"
+		}
+		if title != "" {
+			b.WriteString("\n" + title + ":")
+		}
+		fmt.Fprintf(&b, "\n  %s\n\n", desc)
 		for _, n := range p.Exclusive {
 			line(*p.arg(n))
 		}

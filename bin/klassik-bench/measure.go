@@ -1,0 +1,466 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The partition counts of the figures: the single-broker produce and
+// consume topics have 6 partitions on one broker (as the e2e throughput
+// benchmark), the replication topics 3, each led by a different broker.
+const (
+	oneBrokerPartitions = 6
+	rfPartitions        = 3
+)
+
+// suite holds the rows being filled; each phase appends samples.
+type suite struct {
+	o     options
+	log   io.Writer
+	c     *cluster
+	value []byte
+
+	produceMB, produceRPS, consumeMB, consumeRPS *row
+	produceVsLoop, consumeVsLoop                 *row
+	storageRow, rfRow                            *row
+	lat1, lat3                                   [3]*row // p50, p99, p99.9
+	cpuIn, cpuOut, cpuRF                         map[string]*row
+	cpuLabels                                    []string
+	allocAppend, allocRead                       *row
+	brokerAllocProduce, brokerAllocFetch         *row
+	perf                                         bool // bin/kafka-producer-perf-test.sh is in the checkout
+	perfMB, perfP99                              *row
+	loopCPU                                      []float64
+	rf3RPS                                       []float64 // records/s of the RF=3 runs, for the latency rate
+	rate1, rate3                                 float64   // the open-loop rates
+}
+
+func measure(ctx context.Context, o options, log io.Writer) (string, error) {
+	s := &suite{o: o, log: log}
+	var err error
+	if len(o.bootstrap) > 0 {
+		s.c, err = externalCluster(o.bootstrap, o.brokerPIDs)
+	} else {
+		s.c, err = startCluster(ctx, o.repo, log, o.cpuProfile)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer s.c.close()
+	rng := rand.New(rand.NewPCG(13, 4))
+	s.value = make([]byte, o.recordSize)
+	for i := range s.value {
+		s.value[i] = byte(rng.Uint32()) // incompressible
+	}
+	s.rows()
+	s.perf = havePerfTool(ctx, o.repo)
+	for r := 0; r < o.runs; r++ {
+		if err := s.throughputRun(ctx, r); err != nil {
+			return "", err
+		}
+	}
+	if err := s.latencyRuns(ctx); err != nil {
+		return "", err
+	}
+	table := s.table()
+	if o.cpuProfile {
+		// The table stands without the profiles: a failed profile is
+		// reported, not fatal.
+		prof, err := s.profiles(ctx)
+		if err != nil {
+			prof += fmt.Sprintf("\nprofiles failed: %v\n", err)
+		}
+		table += prof
+	}
+	return table, nil
+}
+
+func (s *suite) rows() {
+	s.produceMB = &row{figure: "Produce, 1 broker, acks=1", unit: "MB/s", baseline: "kfake, 1 broker", target: "≥ 1.2× kfake"}
+	s.produceRPS = &row{figure: "Produce, 1 broker, acks=1", unit: "rec/s", baseline: "kfake", target: "≥ 1.2× kfake"}
+	s.consumeMB = &row{figure: "Consume from the start, 1 broker", unit: "MB/s", baseline: "kfake", target: "≥ 1.5× kfake"}
+	s.consumeRPS = &row{figure: "Consume from the start, 1 broker", unit: "rec/s", baseline: "kfake", target: "≥ 1.5× kfake"}
+	s.produceVsLoop = &row{figure: "Produce vs the physical limit", unit: "MB/s", baseline: "loopback TCP into a Go sink", target: "— (the ceiling)"}
+	s.consumeVsLoop = &row{figure: "Consume vs the physical limit", unit: "MB/s", baseline: "loopback TCP into a Go sink", target: "— (the ceiling)"}
+	s.storageRow = &row{figure: "Storage append (storage.Log, 16 KiB batches)", unit: "MB/s", baseline: "raw file writes", target: "— (0.92× when filed)"}
+	s.rfRow = &row{figure: "RF=3 acks=all min.insync.replicas=2, 3 brokers", unit: "MB/s", baseline: "RF=1 acks=1, same brokers", target: "≥ 0.75×"}
+	qs := []string{"p50", "p99", "p99.9"}
+	t1 := []string{"—", "≤ 5 ms", "—"}
+	t3 := []string{"—", "≤ 10 ms", "—"}
+	for i, q := range qs {
+		s.lat1[i] = &row{figure: "Produce latency " + q + ", acks=1, open loop at ⅓ of peak", unit: "ms", baseline: "kfake, same rate", target: t1[i]}
+		s.lat3[i] = &row{figure: "Produce latency " + q + ", acks=all RF=3, open loop at ⅓ of peak", unit: "ms", baseline: "kfake acks=all, same rate", target: t3[i]}
+	}
+	s.cpuIn, s.cpuOut, s.cpuRF = map[string]*row{}, map[string]*row{}, map[string]*row{}
+	cpuBase := "loopback TCP, both ends"
+	for i, b := range s.c.pids {
+		s.cpuLabels = append(s.cpuLabels, b.label)
+		if len(s.o.bootstrap) == 0 && i > 0 {
+			continue // our own cluster: only broker 1 leads the single-broker topics
+		}
+		s.cpuIn[b.label] = &row{figure: "CPU-s per GB in (produce), " + b.label, unit: "s/GB", baseline: cpuBase, target: "stated"}
+		s.cpuOut[b.label] = &row{figure: "CPU-s per GB out (consume), " + b.label, unit: "s/GB", baseline: cpuBase, target: "stated"}
+	}
+	for _, b := range s.c.pids {
+		s.cpuRF[b.label] = &row{figure: "CPU-s per GB produced, RF=3 acks=all, " + b.label, unit: "s/GB", baseline: cpuBase, target: "stated"}
+	}
+	s.perfMB = &row{figure: "kafka-producer-perf-test.sh, acks=1, 1 broker", unit: "MB/s", baseline: "kfake, same tool", target: "≥ 1.2× kfake"}
+	s.perfP99 = &row{figure: "kafka-producer-perf-test.sh p99 at full speed, acks=1", unit: "ms", baseline: "kfake, same tool", target: "—"}
+	s.allocAppend = &row{figure: "Allocations per appended batch (AppendAsLeader)", unit: "allocs/op", baseline: "raw file write", target: "0"}
+	s.brokerAllocProduce = &row{figure: "Broker allocations per produced batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
+	s.brokerAllocFetch = &row{figure: "Broker allocations per fetched batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
+	if len(s.c.httpAddrs) == 0 {
+		s.brokerAllocProduce.note, s.brokerAllocFetch.note = "n/a (own cluster only)", "n/a (own cluster only)"
+	}
+	s.allocRead = &row{figure: "Allocations per fetched partition (Log.Read + pread, ≤ 1 MiB)", unit: "allocs/op", baseline: "raw pread", target: "0"}
+	if len(s.c.brokers) < 3 {
+		s.rfRow.note = fmt.Sprintf("n/a (%d brokers)", len(s.c.brokers))
+		for _, r := range s.lat3 {
+			r.note = s.rfRow.note
+		}
+	}
+}
+
+func (s *suite) logf(format string, args ...any) {
+	fmt.Fprintf(s.log, "klassik-bench: "+format+"\n", args...)
+}
+
+// records is how many records make mb MB.
+func (s *suite) records(mb int) int { return max(1, mb*1_000_000/s.o.recordSize) }
+
+// cpuPerGB turns a phase's CPU-seconds per process into rows' samples.
+func cpuPerGB(rows map[string]*row, cpu map[string]float64, bytes int64) {
+	gb := float64(bytes) / 1e9
+	for label, secs := range cpu {
+		if r := rows[label]; r != nil && gb > 0 {
+			r.k = append(r.k, secs/gb)
+		}
+	}
+}
+
+// throughputRun is run r of every throughput figure: Klassik, then its
+// baseline, figure after figure.
+func (s *suite) throughputRun(ctx context.Context, r int) error {
+	suffix := strconv.Itoa(r) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+	topic := "bench-produce-" + suffix
+	n := s.records(s.o.produceMB)
+	if err := s.c.createTopic(ctx, topic, s.c.onOneBroker(oneBrokerPartitions), nil); err != nil {
+		return err
+	}
+	var batches batchCounter
+	hooks := kgo.WithHooks(&batches)
+	am := s.startAllocs(ctx)
+	cpu := startCPU(s.c.pids)
+	kp, err := produceClosed(ctx, s.c.seeds, topic, s.value, n, kgo.LeaderAck(), hooks)
+	if err != nil {
+		return fmt.Errorf("klassik produce: %w", err)
+	}
+	cpuPerGB(s.cpuIn, cpu.stop(), kp.bytes)
+	am.stop(ctx, s.brokerAllocProduce, batches.produced.Load())
+	am = s.startAllocs(ctx)
+	cpu = startCPU(s.c.pids)
+	kc, err := consumeAll(ctx, s.c.seeds, topic, n+1, hooks)
+	if err != nil {
+		return fmt.Errorf("klassik consume: %w", err)
+	}
+	cpuPerGB(s.cpuOut, cpu.stop(), kc.bytes)
+	am.stop(ctx, s.brokerAllocFetch, batches.fetched.Load())
+	s.c.deleteTopics(ctx, topic)
+
+	f, err := startFake()
+	if err != nil {
+		return err
+	}
+	if err := f.createTopic(ctx, topic, oneBrokerPartitions); err != nil {
+		f.close()
+		return err
+	}
+	bp, err := produceClosed(ctx, f.seeds(), topic, s.value, n, kgo.LeaderAck())
+	if err != nil {
+		f.close()
+		return fmt.Errorf("kfake produce: %w", err)
+	}
+	bc, err := consumeAll(ctx, f.seeds(), topic, n+1)
+	f.close()
+	if err != nil {
+		return fmt.Errorf("kfake consume: %w", err)
+	}
+	s.produceMB.k, s.produceMB.b = append(s.produceMB.k, kp.mbps()), append(s.produceMB.b, bp.mbps())
+	s.produceRPS.k, s.produceRPS.b = append(s.produceRPS.k, kp.rps()), append(s.produceRPS.b, bp.rps())
+	s.consumeMB.k, s.consumeMB.b = append(s.consumeMB.k, kc.mbps()), append(s.consumeMB.b, bc.mbps())
+	s.consumeRPS.k, s.consumeRPS.b = append(s.consumeRPS.k, kc.rps()), append(s.consumeRPS.b, bc.rps())
+	s.produceVsLoop.k = append(s.produceVsLoop.k, kp.mbps())
+	s.consumeVsLoop.k = append(s.consumeVsLoop.k, kc.mbps())
+	s.logf("run %d: produce %.0f MB/s (kfake %.0f), consume %.0f MB/s (kfake %.0f)", r+1, kp.mbps(), bp.mbps(), kc.mbps(), bc.mbps())
+
+	if len(s.c.brokers) >= 3 {
+		rf3, rf1 := "bench-rf3-"+suffix, "bench-rf1-"+suffix
+		if err := s.c.createTopic(ctx, rf3, s.c.roundRobin(rfPartitions, 3), map[string]string{"min.insync.replicas": "2"}); err != nil {
+			return err
+		}
+		if err := s.c.createTopic(ctx, rf1, s.c.roundRobin(rfPartitions, 1), nil); err != nil {
+			return err
+		}
+		m := s.records(s.o.rfMB)
+		cpu := startCPU(s.c.pids)
+		k3, err := produceClosed(ctx, s.c.seeds, rf3, s.value, m, kgo.AllISRAcks())
+		if err != nil {
+			return fmt.Errorf("klassik RF=3 produce: %w", err)
+		}
+		cpuPerGB(s.cpuRF, cpu.stop(), k3.bytes)
+		k1, err := produceClosed(ctx, s.c.seeds, rf1, s.value, m, kgo.LeaderAck())
+		if err != nil {
+			return fmt.Errorf("klassik RF=1 produce: %w", err)
+		}
+		s.c.deleteTopics(ctx, rf3, rf1)
+		s.rfRow.k, s.rfRow.b = append(s.rfRow.k, k3.mbps()), append(s.rfRow.b, k1.mbps())
+		s.rf3RPS = append(s.rf3RPS, k3.rps())
+		s.logf("run %d: RF=3 acks=all %.0f MB/s, RF=1 acks=1 %.0f MB/s", r+1, k3.mbps(), k1.mbps())
+	}
+
+	if s.perf {
+		// The tool is another helper's; a failure of it is reported in
+		// its rows, not fatal to the suite.
+		if err := s.perfToolRun(ctx, r, suffix, n); err != nil {
+			s.logf("run %d: %s: %v", r+1, perfTool, err)
+			s.perfMB.note, s.perfP99.note = "n/a (the tool failed)", "n/a (the tool failed)"
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "klassik-bench-storage-")
+	if err != nil {
+		return err
+	}
+	st, err := storageRun(dir, s.o.storageMB)
+	os.RemoveAll(dir)
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	s.storageRow.k, s.storageRow.b = append(s.storageRow.k, st.logMBps), append(s.storageRow.b, st.rawMBps)
+	s.allocAppend.k, s.allocAppend.b = append(s.allocAppend.k, st.appendAllocs), append(s.allocAppend.b, st.rawAllocs)
+	s.allocRead.k, s.allocRead.b = append(s.allocRead.k, st.readAllocs), append(s.allocRead.b, st.rawReadAllocs)
+	s.logf("run %d: storage append %.0f MB/s (raw %.0f), %.1f allocs per append, %.1f per read", r+1, st.logMBps, st.rawMBps, st.appendAllocs, st.readAllocs)
+
+	lb, err := loopbackRun(s.o.loopbackMB)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	s.produceVsLoop.b = append(s.produceVsLoop.b, lb.mbps)
+	s.consumeVsLoop.b = append(s.consumeVsLoop.b, lb.mbps)
+	s.loopCPU = append(s.loopCPU, lb.cpuPerGB)
+	s.logf("run %d: loopback TCP %.0f MB/s, %.2f CPU-s/GB", r+1, lb.mbps, lb.cpuPerGB)
+	return nil
+}
+
+// perfToolRun is run r of Kafka's producer perf tool: n records at full
+// speed, acks=1, to a one-broker topic of Klassik, then to kfake.
+func (s *suite) perfToolRun(ctx context.Context, r int, suffix string, n int) error {
+	topic := "bench-perftool-" + suffix
+	if err := s.c.createTopic(ctx, topic, s.c.onOneBroker(oneBrokerPartitions), nil); err != nil {
+		return err
+	}
+	k, err := runPerfTool(ctx, s.o.repo, s.c.seeds, topic, n, s.o.recordSize, "1")
+	s.c.deleteTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("klassik: %w", err)
+	}
+	f, err := startFake()
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	if err := f.createTopic(ctx, topic, oneBrokerPartitions); err != nil {
+		return err
+	}
+	b, err := runPerfTool(ctx, s.o.repo, f.seeds(), topic, n, s.o.recordSize, "1")
+	if err != nil {
+		return fmt.Errorf("kfake: %w", err)
+	}
+	s.perfMB.k, s.perfMB.b = append(s.perfMB.k, k.mbps), append(s.perfMB.b, b.mbps)
+	s.perfP99.k, s.perfP99.b = append(s.perfP99.k, k.p99), append(s.perfP99.b, b.p99)
+	s.logf("run %d: %s %.1f MB/s, p99 %.0f ms (kfake %.1f MB/s, p99 %.0f ms)", r+1, perfTool, k.mbps, k.p99, b.mbps, b.p99)
+	return nil
+}
+
+// latencyRuns finds the offered rates (a third of the median peak of the
+// closed-loop runs: acks=1 on one broker, acks=all RF=3) and measures
+// open-loop latency at them, Klassik then kfake at the same rate, run
+// after run.
+func (s *suite) latencyRuns(ctx context.Context) error {
+	rate1 := median(s.produceRPS.k) / 3
+	rate3 := median(s.rf3RPS) / 3
+	s.rate1, s.rate3 = rate1, rate3
+	lat1 := "bench-lat1-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+	lat3 := strings.Replace(lat1, "lat1", "lat3", 1)
+	if err := s.c.createTopic(ctx, lat1, s.c.onOneBroker(oneBrokerPartitions), nil); err != nil {
+		return err
+	}
+	defer s.c.deleteTopics(ctx, lat1)
+	rf3 := len(s.c.brokers) >= 3 && rate3 > 0
+	if rf3 {
+		if err := s.c.createTopic(ctx, lat3, s.c.roundRobin(rfPartitions, 3), map[string]string{"min.insync.replicas": "2"}); err != nil {
+			return err
+		}
+		defer s.c.deleteTopics(ctx, lat3)
+	}
+	add := func(rows [3]*row, k bool, l latencies) {
+		for i, d := range []time.Duration{l.p50, l.p99, l.p9} {
+			ms := float64(d) / float64(time.Millisecond)
+			if k {
+				rows[i].k = append(rows[i].k, ms)
+			} else {
+				rows[i].b = append(rows[i].b, ms)
+			}
+		}
+	}
+	for r := 0; r < s.o.runs; r++ {
+		f, err := startFake()
+		if err != nil {
+			return err
+		}
+		err = f.createTopic(ctx, lat1, oneBrokerPartitions)
+		if err == nil && rf3 {
+			err = f.createTopic(ctx, lat3, rfPartitions)
+		}
+		if err != nil {
+			f.close()
+			return err
+		}
+		steps := []latencyStep{
+			{s.lat1, true, s.c.seeds, lat1, rate1, kgo.LeaderAck()},
+			{s.lat1, false, f.seeds(), lat1, rate1, kgo.LeaderAck()},
+		}
+		if rf3 {
+			steps = append(steps,
+				latencyStep{s.lat3, true, s.c.seeds, lat3, rate3, kgo.AllISRAcks()},
+				latencyStep{s.lat3, false, f.seeds(), lat3, rate3, kgo.AllISRAcks()})
+		}
+		for _, st := range steps {
+			l, err := openLoop(ctx, st.seeds, st.topic, s.value, st.rate, s.o.latencyDur, st.acks)
+			if err != nil {
+				f.close()
+				return fmt.Errorf("open-loop latency on %s: %w", st.topic, err)
+			}
+			add(st.rows, st.k, l)
+			who := "klassik"
+			if !st.k {
+				who = "kfake"
+			}
+			s.logf("run %d: %s %s at %.0f rec/s: p50 %v, p99 %v, p99.9 %v", r+1, who, st.topic, st.rate, l.p50, l.p99, l.p9)
+		}
+		f.close()
+	}
+	return nil
+}
+
+// allocMeter reads broker 1's heap allocation count around a phase.
+// Each read is a /metrics scrape, which allocates itself, so the meter
+// scrapes twice at the start and subtracts one scrape's (and the idle
+// broker's) allocations from the phase's.
+type allocMeter struct {
+	addr        string
+	start, idle float64
+	ok          bool
+}
+
+func (s *suite) startAllocs(ctx context.Context) *allocMeter {
+	if len(s.c.httpAddrs) == 0 {
+		return &allocMeter{}
+	}
+	m := &allocMeter{addr: s.c.httpAddrs[0]}
+	a, err1 := mallocs(ctx, m.addr)
+	b, err2 := mallocs(ctx, m.addr)
+	m.start, m.idle, m.ok = b, b-a, err1 == nil && err2 == nil
+	return m
+}
+
+// stop adds the allocations per batch since start to r.
+func (m *allocMeter) stop(ctx context.Context, r *row, batches int64) {
+	if !m.ok || batches <= 0 {
+		return
+	}
+	end, err := mallocs(ctx, m.addr)
+	if err != nil {
+		return
+	}
+	r.k = append(r.k, max(0, end-m.start-m.idle)/float64(batches))
+}
+
+// latencyStep is one open-loop run: which rows it fills (Klassik's
+// samples or the baseline's), against what, at which rate and acks.
+type latencyStep struct {
+	rows  [3]*row
+	k     bool
+	seeds []string
+	topic string
+	rate  float64
+	acks  kgo.Acks
+}
+
+func (s *suite) table() string {
+	for _, m := range []map[string]*row{s.cpuIn, s.cpuOut, s.cpuRF} {
+		for _, r := range m {
+			if len(r.k) > 0 {
+				r.b = s.loopCPU
+			}
+		}
+	}
+	for _, r := range s.lat1 {
+		r.figure = strings.Replace(r.figure, "⅓ of peak", fmt.Sprintf("⅓ of peak (%s rec/s)", format(s.rate1)), 1)
+	}
+	for _, r := range s.lat3 {
+		r.figure = strings.Replace(r.figure, "⅓ of peak", fmt.Sprintf("⅓ of peak (%s rec/s)", format(s.rate3)), 1)
+	}
+	rows := []*row{s.produceMB, s.produceRPS, s.consumeMB, s.consumeRPS, s.produceVsLoop, s.consumeVsLoop, s.storageRow, s.rfRow}
+	if s.perf {
+		rows = append(rows, s.perfMB, s.perfP99)
+	}
+	rows = append(rows, s.lat1[:]...)
+	rows = append(rows, s.lat3[:]...)
+	for _, l := range s.cpuLabels {
+		if r := s.cpuIn[l]; r != nil {
+			rows = append(rows, r)
+		}
+	}
+	for _, l := range s.cpuLabels {
+		if r := s.cpuOut[l]; r != nil {
+			rows = append(rows, r)
+		}
+	}
+	if len(s.c.brokers) >= 3 {
+		for _, l := range s.cpuLabels {
+			rows = append(rows, s.cpuRF[l])
+		}
+	}
+	rows = append(rows, s.allocAppend, s.allocRead, s.brokerAllocProduce, s.brokerAllocFetch)
+	nproc, cpu := machine()
+	cl := fmt.Sprintf("Klassik: %d kafka-server processes (no race detector) and ZooKeeper on 127.0.0.1, started by the driver", len(s.c.brokers))
+	if len(s.o.bootstrap) > 0 {
+		cl = fmt.Sprintf("Klassik: the cluster at %s (%d brokers)", strings.Join(s.o.bootstrap, ","), len(s.c.brokers))
+	}
+	settings := fmt.Sprintf("franz-go %s for both sides, %d-byte incompressible records, no compression, no idempotence; %d MB per produce run, %d MB per replication run, %v per latency run",
+		franzVersion(), s.o.recordSize, s.o.produceMB, s.o.rfMB, s.o.latencyDur)
+	return markdown(header{date: time.Now(), nproc: nproc, cpu: cpu, goVer: runtime.Version(), cluster: cl, runs: s.o.runs, quick: s.o.quick, settings: settings}, rows)
+}
+
+// franzVersion is the franz-go module version the driver was built with.
+func franzVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/twmb/franz-go" {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}

@@ -1,0 +1,340 @@
+package controller
+
+// The control plane at scale (issue 13): three controllers on a real
+// ZooKeeper, each beside a fake broker that records what it is told, and
+// one topic of many partitions with RF=3. The scenario creates the topic,
+// moves leadership off one broker with a controlled shutdown, restarts it,
+// and stops the active controller; after each step every partition must be
+// led by a live broker in ZooKeeper and in every live broker's metadata
+// (the UpdateMetadata it was sent). TestScaleScenario checks that without
+// timing anything; BenchmarkControlPlane10k runs it with 10,000 partitions
+// and reports how long each step took (go test -run '^$' -bench
+// ControlPlane10k -benchtime 1x ./controller/, with -cpuprofile for the
+// controller's profile).
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/common"
+)
+
+// brokerView is what one fake broker was told: the latest leader of each
+// partition by the UpdateMetadata requests, and the latest LeaderAndIsr
+// leader of each partition it replicates.
+type brokerView struct {
+	// mu guards the following.
+	mu      sync.Mutex
+	meta    map[common.TopicPartition]int32
+	led     map[common.TopicPartition]int32
+	updates int // UpdateMetadata requests received
+	lais    int // LeaderAndIsr requests received
+}
+
+func newBrokerView() *brokerView {
+	return &brokerView{meta: map[common.TopicPartition]int32{}, led: map[common.TopicPartition]int32{}}
+}
+
+func (v *brokerView) observe(r kmsg.Request) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch req := r.(type) {
+	case *kmsg.UpdateMetadataRequest:
+		v.updates++
+		for _, p := range req.PartitionStates {
+			v.meta[common.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = p.Leader
+		}
+		for _, t := range req.TopicStates {
+			for _, p := range t.PartitionStates {
+				v.meta[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Leader
+			}
+		}
+	case *kmsg.LeaderAndISRRequest:
+		v.lais++
+		for _, p := range req.PartitionStates {
+			v.led[common.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = p.Leader
+		}
+		for _, t := range req.TopicStates {
+			for _, p := range t.PartitionStates {
+				v.led[common.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Leader
+			}
+		}
+	}
+}
+
+// ledBy counts the topic's partitions whose metadata leader is in live.
+func (v *brokerView) ledBy(topic string, partitions int, live []int32) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n := 0
+	tp := common.TopicPartition{Topic: topic}
+	for p := 0; p < partitions; p++ {
+		tp.Partition = int32(p)
+		if l, ok := v.meta[tp]; ok && slices.Contains(live, l) {
+			n++
+		} else {
+			return n // the caller only needs to know whether all are
+		}
+	}
+	return n
+}
+
+func (v *brokerView) counts() (updates, lais int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.updates, v.lais
+}
+
+// logfWriter passes the controllers' log lines that report a failover's
+// phases, and warnings and errors, to t.Logf until stop.
+type logfWriter struct {
+	t testing.TB
+	// mu guards the following.
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (w *logfWriter) Write(p []byte) (int, error) {
+	line := string(p)
+	if strings.Contains(line, "failover complete") || strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+		w.mu.Lock()
+		if !w.stopped {
+			w.t.Logf("%s", strings.TrimSpace(line))
+		}
+		w.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+func (w *logfWriter) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+}
+
+// scaleTimings are the measured durations of the scenario's steps.
+type scaleTimings struct {
+	create             time.Duration // topic znode written -> every partition led in every broker's metadata
+	controlledShutdown time.Duration // ControlledShutdown calls until none left led by the broker
+	shutdownConverged  time.Duration // ... until no broker's metadata names it leader
+	restart            time.Duration // broker registered again -> its metadata names a live leader for every partition
+	election           time.Duration // old controller's session closed -> a new controller active
+	failover           time.Duration // old controller's session closed -> every partition led by a live broker everywhere
+}
+
+func (s scaleTimings) String() string {
+	return fmt.Sprintf("create %v, controlled shutdown %v (metadata converged %v), restart %v, election %v, failover %v",
+		s.create, s.controlledShutdown, s.shutdownConverged, s.restart, s.election, s.failover)
+}
+
+// waitLong is waitFor with a longer bound for the large steps; the bound
+// only limits a failure.
+func waitLong(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// runScaleScenario runs the scenario with the given number of partitions
+// (RF=3 over brokers 1, 2, 3) and returns the step durations.
+func runScaleScenario(t testing.TB, partitions int) scaleTimings {
+	const topic = "scale"
+	var tm scaleTimings
+	logs := &logfWriter{t: t}
+	t.Cleanup(logs.stop) // registered first, so it runs after the cluster's cleanup
+	cl := newCluster(t)
+	cl.logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var viewsMu sync.Mutex
+	views := map[int32]*brokerView{}
+	cl.observer = func(id int32) func(kmsg.Request) {
+		v := newBrokerView()
+		viewsMu.Lock()
+		views[id] = v
+		viewsMu.Unlock()
+		return v.observe
+	}
+	view := func(id int32) *brokerView {
+		viewsMu.Lock()
+		defer viewsMu.Unlock()
+		return views[id]
+	}
+	for _, id := range []int32{1, 2, 3} {
+		cl.start(id)
+	}
+	active := cl.waitActive()
+	// Every partition led by a live broker in every live broker's metadata.
+	// viewers: the brokers whose metadata is checked.
+	everywhere := func(live []int32, viewers ...int32) func() bool {
+		if viewers == nil {
+			viewers = live
+		}
+		return func() bool {
+			for _, id := range viewers {
+				if view(id).ledBy(topic, partitions, live) != partitions {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	// ... and in ZooKeeper, with every replica assigned.
+	checkZK := func(live []int32, isr func(p int32) []int32) {
+		t.Helper()
+		a, _, err := cl.admin.GetTopicAssignment(topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Partitions) != partitions {
+			t.Fatalf("assignment has %d partitions, want %d", len(a.Partitions), partitions)
+		}
+		tps := make([]common.TopicPartition, 0, partitions)
+		for p := 0; p < partitions; p++ {
+			tps = append(tps, common.TopicPartition{Topic: topic, Partition: int32(p)})
+			if rs := a.Partitions[int32(p)]; len(rs) != 3 {
+				t.Fatalf("%s-%d: replicas %v, want 3", topic, p, rs)
+			}
+		}
+		states, err := cl.admin.GetPartitionStates(tps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range tps {
+			s, ok := states[tp]
+			if !ok {
+				t.Fatalf("%s: no state znode", tp)
+			}
+			if !slices.Contains(live, s.Leader) {
+				t.Fatalf("%s: leader %d is not live (%v): %s", tp, s.Leader, live, s)
+			}
+			if isr == nil {
+				continue
+			}
+			if want := isr(tp.Partition); !sameMembers(s.ISR, want) {
+				t.Fatalf("%s: isr %v, want %v", tp, s.ISR, want)
+			}
+		}
+	}
+
+	// 1. Create the topic: one znode with the whole assignment, as
+	// kafka-topics does.
+	assignment := map[int32][]int32{}
+	for p := 0; p < partitions; p++ {
+		assignment[int32(p)] = []int32{int32(p%3 + 1), int32((p+1)%3 + 1), int32((p+2)%3 + 1)}
+	}
+	all := []int32{1, 2, 3}
+	start := time.Now()
+	cl.createTopic(topic, assignment)
+	waitLong(t, "every partition led in every broker's metadata after creation", everywhere(all))
+	tm.create = time.Since(start)
+	t.Logf("created %d partitions in %v", partitions, tm.create)
+	checkZK(all, func(p int32) []int32 { return assignment[p] })
+
+	// 2. Controlled shutdown of a broker that is not the controller: it
+	// leads a third of the partitions.
+	var victim, other int32
+	for _, id := range all {
+		if id != active.id {
+			if victim == 0 {
+				victim = id
+			} else {
+				other = id
+			}
+		}
+	}
+	start = time.Now()
+	for i := 0; ; i++ {
+		remaining, err := active.ctrl.ControlledShutdown(context.Background(), victim, -1)
+		if err != nil {
+			t.Fatalf("controlled shutdown of %d: %v", victim, err)
+		}
+		if len(remaining) == 0 {
+			break
+		}
+		if i > 10 {
+			t.Fatalf("controlled shutdown of %d: %d partitions still led after %d tries", victim, len(remaining), i+1)
+		}
+	}
+	tm.controlledShutdown = time.Since(start)
+	survivors := []int32{active.id, other}
+	waitLong(t, "no broker's metadata names the shut-down broker leader", everywhere(survivors))
+	tm.shutdownConverged = time.Since(start)
+	t.Logf("controlled shutdown of broker %d in %v (metadata converged after %v)", victim, tm.controlledShutdown, tm.shutdownConverged)
+	checkZK(survivors, nil)
+	cl.stop(victim)
+
+	// 3. The broker comes back: it learns a live leader for every
+	// partition (the leaders would add it back to the ISR).
+	delete(cl.nodes, victim)
+	start = time.Now()
+	cl.start(victim)
+	waitLong(t, "the restarted broker's metadata", everywhere(survivors, victim))
+	tm.restart = time.Since(start)
+	t.Logf("broker %d restarted; its metadata complete after %v", victim, tm.restart)
+
+	// 4. Controller failover: the active controller stops and its session
+	// ends; the new one elects leaders for the partitions it led.
+	before := map[int32]int{}
+	for _, id := range []int32{victim, other} {
+		before[id], _ = view(id).counts()
+	}
+	start = time.Now()
+	cl.stop(active.id)
+	next := cl.waitActive()
+	tm.election = time.Since(start)
+	live := []int32{victim, other}
+	waitLong(t, "every partition led by a live broker in every live broker's metadata after failover", everywhere(live))
+	tm.failover = time.Since(start)
+	checkZK(live, nil)
+	for _, id := range live {
+		after, _ := view(id).counts()
+		t.Logf("broker %d: %d UpdateMetadata requests during failover (controller %d)", id, after-before[id], next.id)
+	}
+	return tm
+}
+
+func sameMembers(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// The scale scenario is correct: every partition led after creation, none
+// led by a broker after its controlled shutdown, every one led by a live
+// broker after the controller fails over, in ZooKeeper and in every live
+// broker's metadata. No timing is asserted; the durations are logged.
+func TestScaleScenario(t *testing.T) {
+	tm := runScaleScenario(t, 2000)
+	t.Logf("2,000 partitions, RF=3: %s", tm)
+}
+
+// BenchmarkControlPlane10k reports the scenario's step durations with
+// 10,000 partitions, RF=3 (one scenario per iteration).
+func BenchmarkControlPlane10k(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		tm := runScaleScenario(b, 10000)
+		b.Logf("10,000 partitions, RF=3: %s", tm)
+		b.ReportMetric(tm.create.Seconds(), "create-s")
+		b.ReportMetric(tm.controlledShutdown.Seconds(), "shutdown-s")
+		b.ReportMetric(tm.restart.Seconds(), "restart-s")
+		b.ReportMetric(tm.failover.Seconds(), "failover-s")
+	}
+}
