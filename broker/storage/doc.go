@@ -37,6 +37,7 @@
 //	kafka.log.LogConfig (+ fromProps),       config.go       LogConfig, DefaultLogConfig, LogConfigFromProps,
 //	  KafkaConfig log.*                                      ManagerConfig
 //	o.a.k.common.record.FileRecords          filerecords.go  FileRecords (pread / sendfile)
+//	(Klassik's own) CRC check on first read  verify.go       bytes of an earlier process checked once before served
 //	kafka.server.epoch.LeaderEpochFileCache  leaderepoch.go  LeaderEpochCache
 //	CheckpointFile, OffsetCheckpointFile,
 //	  BrokerMetadataCheckpoint               checkpoint.go   offset checkpoints, meta.properties, atomic writes
@@ -217,6 +218,9 @@
 //	                                        fuzz_test.go FuzzRecovery, FuzzIndexLoad, FuzzParseBatchHeader
 //	golden bytes                            golden_test.go against testdata/storage
 //	log manager                             manager_test.go, TestManagerLoadsLogsInParallel
+//	corrupt batches never served            verify_test.go TestCorruptBatchInSegmentNeverServed, TestVerifiedRanges,
+//	                                        TestOwnAppendsNotRechecked, TestFollowerRefusesCorruptBatch
+//	offline dirs (EIO, ENOSPC, short write) logdirfailure_test.go, diskfault_test.go TestShortWriteMidAppendTakesLogDirOffline
 //	memory                                  TestHeapBoundedWhileAppending, BenchmarkLogAppend's heap-MiB metrics
 //	descriptors, maps, heap per idle replica TestIdleReplicaFootprint, TestIndexesHoldNoDescriptors,
 //	  and the clean restart time            BenchmarkRestartIdleReplicas (10,000 replicas)

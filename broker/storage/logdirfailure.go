@@ -43,6 +43,18 @@ const (
 // error is returned as the operation's I/O error.
 type FaultHook func(op FaultOp, path string) error
 
+// ShortWrite, returned by a FaultHook for FaultAppend, makes the append
+// write only the first N bytes of its data before failing with Err: a
+// write cut short mid-append by a failing disk, leaving a torn batch in
+// the file.
+type ShortWrite struct {
+	N   int
+	Err error
+}
+
+func (e *ShortWrite) Error() string { return fmt.Sprintf("short write of %d bytes: %v", e.N, e.Err) }
+func (e *ShortWrite) Unwrap() error { return e.Err }
+
 // faultHook is the test-only fault injection point: nil in production,
 // where checking it costs one atomic load.
 var faultHook atomic.Pointer[FaultHook]

@@ -232,6 +232,9 @@ func (s *Segment) append(largestOffset, maxTs, offsetOfMaxTs int64, data []byte)
 		return err
 	}
 	if err := injectedFault(FaultAppend, s.log.Name()); err != nil {
+		if sw := (*ShortWrite)(nil); errors.As(err, &sw) && sw.N > 0 {
+			s.log.WriteAt(data[:min(sw.N, len(data))], pos) // the torn part that reached the file
+		}
 		return fmt.Errorf("storage: write segment %d: %w", s.baseOffset, err)
 	}
 	if _, err := s.log.WriteAt(data, pos); err != nil {
