@@ -418,7 +418,7 @@ var brokerKeys = []Key{
 		Doc:   "no pool in Klassik: each background task (retention, checkpoints, ISR checks) has its own goroutine, so the value changes nothing" + halfDouble,
 		field: func(c *Config) any { return &c.BackgroundThreads }, check: atLeast(1)},
 	{Name: "queued.max.requests", Type: TypeInt, Default: "500", Group: groupGeneral,
-		Doc:   "requests queued before the network layer stops reading",
+		Doc:   "no request queue in Klassik: a connection's goroutine reads its next request only after answering the previous one, so a connection holds at most one request (max.connections and socket.request.max.bytes bound them all) and the queue this bounds stays empty; the value changes nothing",
 		field: func(c *Config) any { return &c.QueuedMaxRequests }, check: atLeast(1)},
 	{Name: "request.timeout.ms", Type: TypeInt, Default: "30000", Group: groupGeneral,
 		Doc:   "timeout of requests this broker sends to other brokers",
