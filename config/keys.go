@@ -412,7 +412,7 @@ var brokerKeys = []Key{
 		Doc:   "no pool in Klassik: each connection is served by its own goroutine, so the value changes nothing" + halfDouble,
 		field: func(c *Config) any { return &c.NumNetworkThreads }, check: atLeast(1)},
 	{Name: "num.io.threads", Type: TypeInt, Default: "8", Group: groupGeneral,
-		Doc:   "no pool in Klassik: requests are handled on their connection's goroutine (queued.max.requests bounds the queue), so the value changes nothing" + halfDouble,
+		Doc:   "no pool in Klassik: requests are handled on their connection's goroutine, so the value changes nothing" + halfDouble,
 		field: func(c *Config) any { return &c.NumIOThreads }, check: atLeast(1)},
 	{Name: "background.threads", Type: TypeInt, Default: "10", Group: groupGeneral,
 		Doc:   "no pool in Klassik: each background task (retention, checkpoints, ISR checks) has its own goroutine, so the value changes nothing" + halfDouble,
