@@ -274,6 +274,11 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 		err error
 	}
 	uncleanByTopic := map[string]uncleanSetting{}
+	// From the cache, a partition that cannot be elected is elected again
+	// from a fresh read before it fails: the cache may miss a change made
+	// behind it (a leader's ISR expansion the controller has not been told
+	// of yet), and no write would catch that when nothing is written.
+	var fresh []common.TopicPartition
 	for _, tp := range tps {
 		cur, ok := states[tp]
 		if !ok {
@@ -281,6 +286,10 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 			continue
 		}
 		if cur.ControllerEpoch > m.ctx.Epoch {
+			if fromCache {
+				fresh = append(fresh, tp)
+				continue
+			}
 			failed[tp] = fmt.Errorf("%w: aborted leader election for partition %s since the state znode was written by controller epoch %d, newer than ours (%d)", ErrStateChangeFailed, tp, cur.ControllerEpoch, m.ctx.Epoch)
 			m.stateLog.Error(failed[tp].Error(), "topic", tp.Topic, "partition", tp.Partition)
 			continue
@@ -311,6 +320,10 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 			res = electControlledShutdown(tp, cur.LeaderAndIsr, a.Replicas, m.ctx.IsLiveOrShuttingDown, m.ctx.IsShuttingDown)
 		}
 		if !res.OK {
+			if fromCache {
+				fresh = append(fresh, tp)
+				continue
+			}
 			failed[tp] = fmt.Errorf("%w: failed to elect leader for partition %s under strategy %s (assigned replicas %v, isr %v, live brokers %v)",
 				ErrStateChangeFailed, tp, spec.strategy, a.Replicas, cur.ISR, m.ctx.LiveOrShuttingDownBrokerIDs())
 			m.stateLog.Error(failed[tp].Error(), "topic", tp.Topic, "partition", tp.Partition)
@@ -320,13 +333,13 @@ func (m *partitionStateMachine) electLeadersOnce(tps []common.TopicPartition, sp
 		updates[tp] = res.New
 	}
 	if len(updates) == 0 {
-		return nil, nil
+		return fresh, nil
 	}
 	versions, errs, err := m.store.UpdateStates(updates, m.ctx.Epoch)
 	if err != nil {
 		return nil, err
 	}
-	var retry []common.TopicPartition
+	retry := fresh
 	for _, tp := range sortedKeys(updates) {
 		if e := errs[tp]; e != nil {
 			if errors.Is(e, zk.ErrBadVersion) {

@@ -74,6 +74,18 @@ func TestLogDirMovesAsProcess(t *testing.T) {
 		t.Fatalf("execute to a directory outside log.dirs: exit %d\n%s%s", code, out, errOut)
 	}
 
+	// The throttle is in force on broker 1 before the move starts: the
+	// tool's own AlterConfigs reaches the broker through ZooKeeper's change
+	// notification, which can come after its AlterReplicaLogDirs (in Kafka
+	// as well), and an unthrottled start would copy the 4 MB at once.
+	adm := kadm.NewClient(c.Client())
+	slow := "1000"
+	if _, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "replica.alter.log.dirs.io.max.bytes.per.second", Value: &slow}}, 1); err != nil {
+		t.Fatalf("set the log dir throttle: %v", err)
+	}
+	c.WaitFor(20*time.Second, "the log dir throttle on broker 1", func() bool {
+		return c.Broker(0).Dynamic().Current().ReplicaAlterLogDirsIOMaxBytesPerSecond == 1000
+	})
 	plan := clitest.WriteFile(t, `{"version":1,"partitions":[{"topic":"jbodmove","partition":0,"replicas":[1,2],"log_dirs":["`+to+`","any"]}]}`)
 	out, errOut, code = script("--execute", "--reassignment-json-file", plan, "--replica-alter-log-dirs-throttle", "1000")
 	want := "Current partition replica assignment\n\n" +
@@ -99,7 +111,6 @@ func TestLogDirMovesAsProcess(t *testing.T) {
 	if out, errOut, code := script("--verify", "--reassignment-json-file", plan); code != 0 || out != inProgress {
 		t.Fatalf("first verify: exit %d\n%q\nwant %q\n%s", code, out, inProgress, errOut)
 	}
-	adm := kadm.NewClient(c.Client())
 	faster := "100000000"
 	if _, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "replica.alter.log.dirs.io.max.bytes.per.second", Value: &faster}}, 1); err != nil {
 		t.Fatalf("raise the log dir throttle: %v", err)
