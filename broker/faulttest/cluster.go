@@ -74,6 +74,10 @@ type Options struct {
 	// NoFileLimit, if > 0, starts every broker with RLIMIT_NOFILE (soft
 	// and hard) set to it, through util-linux's prlimit.
 	NoFileLimit int
+	// HTTP gives every broker a klassik.http.listener on a free loopback
+	// port (Node.HTTPAddr), for /metrics and, with
+	// klassik.http.pprof.enable, /debug/pprof.
+	HTTP bool
 
 	// Network placement, for the network fault cases (Net.Options fills
 	// them); the zero values put every broker on 127.0.0.1 in the test's
@@ -122,14 +126,17 @@ type Cluster struct {
 // Node is one broker: its fixed id, port and directories, and the current
 // process if any.
 type Node struct {
-	ID      int32
-	Host    string // listener host (Options.Hosts), 127.0.0.1 by default
-	Port    int
-	LogDir  string // log.dirs
-	Props   string // server.properties path
-	Output  string // stdout+stderr of every process of this broker, appended
-	cluster *Cluster
-	proc    proc.Node // the kafka-server processes, output to Output
+	ID     int32
+	Host   string // listener host (Options.Hosts), 127.0.0.1 by default
+	Port   int
+	LogDir string // log.dirs
+	Props  string // server.properties path
+	Output string // stdout+stderr of every process of this broker, appended
+	// HTTPAddr is "host:port" of klassik.http.listener (Options.HTTP);
+	// empty without it.
+	HTTPAddr string
+	cluster  *Cluster
+	proc     proc.Node // the kafka-server processes, output to Output
 
 	// mu guards the following.
 	mu     sync.Mutex
@@ -212,6 +219,14 @@ func (c *Cluster) newNode(id int32) *Node {
 		"zookeeper.connect":            zkConnect,
 		"zookeeper.session.timeout.ms": strconv.Itoa(int(c.opts.SessionTimeout / time.Millisecond)),
 	}
+	if c.opts.HTTP {
+		hp, err := zkserver.FreePort()
+		if err != nil {
+			c.t.Fatalf("faulttest: free port: %v", err)
+		}
+		n.HTTPAddr = net.JoinHostPort(host, strconv.Itoa(hp))
+		props["klassik.http.listener"] = n.HTTPAddr
+	}
 	for k, v := range DefaultOverrides {
 		props[k] = v
 	}
@@ -265,6 +280,10 @@ func (c *Cluster) Bootstrap() []string {
 	}
 	return s
 }
+
+// Process is the broker's latest process (its pid, exit code and Done),
+// nil before the first start.
+func (n *Node) Process() *proc.Process { return n.proc.Process() }
 
 // Addr is "host:port" of the broker's listener.
 func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
