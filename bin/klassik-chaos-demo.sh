@@ -76,14 +76,15 @@ bin/klassik-chaos.sh --bootstrap-server 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:
 
 step "ZooKeeper trouble 1. A workload to watch (klassik-chaos without faults, stopped with SIGINT at the end), and where things stand"
 bin/klassik-chaos.sh --bootstrap-server 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094 \
-  --zookeeper 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 --faults none --duration 10m --topic zk-trouble >$dir/zk-trouble.out &
+  --zookeeper 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 --faults none --duration 10m --topic zk-trouble --log-dir $dir/zk-trouble >$dir/zk-trouble.out 2>&1 &
 workload=$!
+trap 'kill -INT $workload 2>/dev/null || true' EXIT # also when a step fails
 wait_for 60 "the workload's first acknowledgements" sh -c "bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --describe --topic zk-trouble | grep -q 'Leader: [0-9]'"
 sleep 2
 for p in 2181 2182 2183; do echo "127.0.0.1:$p $(echo srvr | nc -N 127.0.0.1 $p | grep Mode)"; done
 bin/zookeeper-shell.sh 127.0.0.1:2181 get /controller
 bin/zookeeper-shell.sh 127.0.0.1:2181 stat /brokers/ids/1
-epoch_of() { bin/zookeeper-shell.sh 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 stat /brokers/ids/$1 | sed -n 's/^cZxid = //p'; }
+epoch_of() { bin/zookeeper-shell.sh 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 -waitforconnection stat /brokers/ids/$1 | sed -n 's/^cZxid = //p'; }
 before=$(epoch_of 1)
 
 step "ZooKeeper trouble 2. kill -9 the ensemble's leader: the other two elect a new one, the sessions move over"
@@ -91,20 +92,20 @@ leader=$(for p in 2181 2182 2183; do if echo srvr | nc -N 127.0.0.1 $p | grep -q
 kill -9 $(lsof -t -iTCP:$leader -sTCP:LISTEN)
 sleep 3
 for p in 2181 2182 2183; do echo "127.0.0.1:$p $(echo srvr | nc -N 127.0.0.1 $p | grep Mode)"; done
-bin/zookeeper-shell.sh 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 stat /brokers/ids/1
+bin/zookeeper-shell.sh 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 -waitforconnection stat /brokers/ids/1
 bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --describe --topic zk-trouble
 LOG_DIR=$dir/zookeeper-${leader#218} bin/zookeeper-server-start.sh -daemon $dir/zookeeper-${leader#218}.properties
 until serving; do sleep 1; done
 [ "$(epoch_of 1)" = "$before" ] || fail "broker 1 registered again after the leader kill: a connection loss was taken for a session expiry"
 echo "broker 1 kept its registration (cZxid $before): connection loss, not session expiry"
 
-step "ZooKeeper trouble 3. Lose the quorum for 5 s: kill two nodes; a topic created meanwhile waits"
+step "ZooKeeper trouble 3. Lose the quorum for a few seconds: kill two nodes; a topic created meanwhile waits"
 kill -9 $(lsof -t -iTCP:2182 -sTCP:LISTEN) $(lsof -t -iTCP:2183 -sTCP:LISTEN)
 until echo srvr | nc -N 127.0.0.1 2181 | grep -q 'not currently serving'; do sleep 1; done
 echo srvr | nc -N 127.0.0.1 2181
 bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --create --topic made-during-the-outage --partitions 3 --replication-factor 3 &
 created=$!
-sleep 5
+sleep 3
 for i in 2 3; do LOG_DIR=$dir/zookeeper-$i bin/zookeeper-server-start.sh -daemon $dir/zookeeper-$i.properties; done
 until serving; do sleep 1; done
 wait $created || fail "the topic created during the quorum loss failed"
@@ -120,7 +121,7 @@ until serving; do sleep 1; done
 until e=$(epoch_of 1) && [ -n "$e" ] && [ "$e" != "$before" ]; do sleep 1; done
 bin/zookeeper-shell.sh 127.0.0.1:2181 stat /brokers/ids/1
 bin/zookeeper-shell.sh 127.0.0.1:2181 get /controller_epoch
-grep -h 'zookeeper session expired' $dir/broker-*/server-*.out | tail -3
+grep -h 'zookeeper session expired' $dir/broker-*/server-*.out $dir/chaos/broker-*.out | tail -3
 curl -s 127.0.0.1:8081/metrics | grep -E '^kafka_server_sessionexpirelistener_zookeeper(expires|disconnects|syncconnects)_total'
 kill -INT $workload
 wait $workload
