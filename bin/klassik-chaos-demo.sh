@@ -125,7 +125,7 @@ grep -h 'zookeeper session expired' $dir/broker-*/server-*.out $dir/chaos/broker
 curl -s 127.0.0.1:8081/metrics | grep -E '^kafka_server_sessionexpirelistener_zookeeper(expires|disconnects|syncconnects)_total'
 kill -INT $workload
 wait $workload
-grep -E 'ZooKeeper|registered|controller|verdict' $dir/zk-trouble.out
+grep -E 'ZooKeeper|registration|registered|controller|interrupted|verdict' $dir/zk-trouble.out
 
 cat <<MSG
 

@@ -54,6 +54,8 @@ type clusterWatcher struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	ready  sync.WaitGroup // each node watcher's first read
+
+	epochs map[int]int64 // each broker's last broker epoch seen (the brokers goroutine's)
 }
 
 type quietLogger struct{}
@@ -71,7 +73,7 @@ func watchCluster(connect string, topic string, partitions int32, tl *Timeline) 
 	if err != nil {
 		return nil, err
 	}
-	w := &clusterWatcher{conn: conn, chroot: chroot, tl: tl, stop: make(chan struct{})}
+	w := &clusterWatcher{conn: conn, chroot: chroot, tl: tl, stop: make(chan struct{}), epochs: map[int]int64{}}
 	w.wg.Add(1)
 	go w.session(events)
 	w.node(zkpaths.ControllerPath, false, w.controller)
@@ -277,7 +279,10 @@ func (w *clusterWatcher) controllerEpoch(prev, cur znode, first bool) {
 }
 
 // brokers reports the registrations: the set of ids, and each broker that
-// registered (its czxid is its broker epoch) or went.
+// registered (its czxid is its broker epoch) or went. A broker that
+// registers with another epoch than the last one seen for it, whether or
+// not its registration was seen gone in between, registered "again": its
+// ZooKeeper session was replaced (or the broker restarted).
 func (w *clusterWatcher) brokers(prev, cur znode, first bool) {
 	ids := func(n znode) []int {
 		var out []int
@@ -296,6 +301,9 @@ func (w *clusterWatcher) brokers(prev, cur znode, first bool) {
 			epochs = append(epochs, fmt.Sprintf("%d: %d", id, cur.children[strconv.Itoa(id)]))
 		}
 		w.tl.Add("cluster", "registered brokers %v (broker epochs %s)", now, strings.Join(epochs, ", "))
+		for _, id := range now {
+			w.epochs[id] = cur.children[strconv.Itoa(id)]
+		}
 		return
 	}
 	for _, id := range before {
@@ -306,12 +314,17 @@ func (w *clusterWatcher) brokers(prev, cur znode, first bool) {
 	}
 	for _, id := range now {
 		k := strconv.Itoa(id)
+		epoch := cur.children[k]
 		switch old, ok := prev.children[k]; {
-		case !ok:
-			w.tl.Add("cluster", "broker %d registered (broker epoch %d)", id, cur.children[k])
-		case old != cur.children[k]:
-			w.tl.Add("cluster", "broker %d registered again with a new broker epoch %d (was %d): its registration was deleted and created again since the last read", id, cur.children[k], old)
+		case ok && old != epoch:
+			w.tl.Add("cluster", "broker %d registered again with a new broker epoch %d (was %d): its registration was deleted and created again since the last read", id, epoch, old)
+		case ok:
+		case w.epochs[id] != 0 && w.epochs[id] != epoch:
+			w.tl.Add("cluster", "broker %d registered again with a new broker epoch %d (was %d)", id, epoch, w.epochs[id])
+		default:
+			w.tl.Add("cluster", "broker %d registered (broker epoch %d)", id, epoch)
 		}
+		w.epochs[id] = epoch
 	}
 	if !slices.Equal(now, before) {
 		w.tl.Add("cluster", "registered brokers %v", now)

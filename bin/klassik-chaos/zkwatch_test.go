@@ -103,6 +103,28 @@ func TestWatcherSeesChangesUndoneAtOnce(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// A registration seen gone, then back with another czxid: registered
+	// again, with the epoch it had before.
+	wait := func(sub string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !has(sub) {
+			if time.Now().After(deadline) {
+				var b strings.Builder
+				tl.Print(&b)
+				t.Fatalf("the timeline lacks %q:\n%s", sub, b.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if err := conn.Delete(chroot+"/brokers/ids/1", -1); err != nil {
+		t.Fatal(err)
+	}
+	wait("broker 1's registration /brokers/ids/1 is gone")
+	if _, err := conn.Create(chroot+"/brokers/ids/1", []byte("{}"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	wait("broker 1 registered again with a new broker epoch")
 	w.Stop() // returns only once every goroutine of the watcher has ended
 	stopped = true
 	var b strings.Builder
