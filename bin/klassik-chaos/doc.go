@@ -17,13 +17,15 @@ package main
 //     broker's /brokers/ids/<id> is gone when ZooKeeper is known, restart;
 //     sigstop: SIGSTOP, hold, SIGCONT; iptables-cut: drop the broker's
 //     listener port on lo, hold, heal; zk-kill: SIGKILL a ZooKeeper node,
-//     hold, restart), while watching ZooKeeper (timeline.go);
+//     hold, restart), while following the cluster in ZooKeeper through
+//     watches (zkwatch.go);
 //  5. at --duration (or SIGINT/SIGTERM, which heal the fault in progress
 //     first) stops the producer, waits for its records in flight, reads the
 //     end offsets, lets the group read up to them and reads every partition
 //     once more from the start offsets with a reader of its own;
 //  6. checks (checker.go) and prints the timeline, the fault counts, the
-//     violations and the summary; exit status 0 only when clean.
+//     violations, each partition's longest stall of acknowledged writes
+//     (stalls.go) and the summary; exit status 0 only when clean.
 //
 // Files:
 //
@@ -32,4 +34,6 @@ package main
 //	schedule.go  the fault schedule (pure)
 //	procs.go     local processes: discovery, launch lines, restart
 //	iptables.go  the KLASSIK-CHAOS-<pid> chain
-//	timeline.go  the timeline and the ZooKeeper watcher
+//	stalls.go    each partition's longest stall of acknowledged writes (pure)
+//	timeline.go  the timeline
+//	zkwatch.go   the cluster's changes, from ZooKeeper watches

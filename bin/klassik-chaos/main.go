@@ -286,14 +286,11 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 		return 0, err
 	}
 
-	stopWatch := make(chan struct{})
-	var watchDone sync.WaitGroup
+	var watcher *clusterWatcher
 	if c.zk != nil {
-		watchDone.Add(1)
-		go func() {
-			defer watchDone.Done()
-			watchCluster(c.zk, o.topic, int32(len(base)), 250*time.Millisecond, c.tl, stopWatch)
-		}()
+		if watcher, err = watchCluster(o.zookeeper, o.topic, int32(len(base)), c.tl); err != nil {
+			return 0, fmt.Errorf("watching ZooKeeper %s: %w", o.zookeeper, err)
+		}
 	}
 
 	c.tl.Add("chaos", "start: producer %s at %d records/s to %s (%d partitions), group %s of %d consumers", producerID, o.throughput, o.topic, len(base), group, o.consumers)
@@ -315,6 +312,11 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 		c.tl.Add("chaos", "interrupted: every fault healed, checking what was acknowledged so far")
 	}
 	sent := prod.stop(c.tl)
+	stalls := prod.stalls.Longest(int32(len(base)), time.Now())
+	for _, st := range stalls {
+		st := st
+		c.tl.add(Event{Time: st.From, Source: "producer", What: "longest stall of " + st.describe(c.tl.start), Stall: &st})
+	}
 	c.tl.Add("chaos", "producer stopped: %d sent, %d acknowledged, %d failed", sent, c.checker.Acked(), prod.failed.Load())
 
 	drainCtx, cancelDrain := context.WithTimeout(context.Background(), o.drainTimeout)
@@ -326,8 +328,9 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 	finalDone := c.finalRead(drainCtx, base, end)
 	groupDone := consumers.waitEnd(drainCtx, end)
 	consumers.close()
-	close(stopWatch)
-	watchDone.Wait()
+	if watcher != nil {
+		watcher.Stop()
+	}
 	if c.zk != nil {
 		c.zk.Close()
 	}
@@ -340,7 +343,7 @@ func (c *chaos) run(ctx context.Context) (int, error) {
 	c.tl.Add("chaos", "end")
 
 	v := c.checker.Verdict()
-	c.report(v, sent, prod.failed.Load(), finalDone, groupDone, interrupted)
+	c.report(v, stalls, sent, prod.failed.Load(), finalDone, groupDone, interrupted)
 	if o.timelineJSON != "" {
 		if err := c.tl.WriteJSON(o.timelineJSON); err != nil {
 			return 0, err
@@ -560,7 +563,7 @@ func (c *chaos) waitEnd(ctx context.Context, p *producer) (map[int32]int64, erro
 }
 
 // report prints the verdict.
-func (c *chaos) report(v Verdict, sent, failed int64, finalDone, groupDone, interrupted bool) {
+func (c *chaos) report(v Verdict, stalls []Stall, sent, failed int64, finalDone, groupDone, interrupted bool) {
 	w := c.out
 	if !c.o.noTimeline {
 		fmt.Fprintln(w, "timeline:")
@@ -591,6 +594,10 @@ func (c *chaos) report(v Verdict, sent, failed int64, finalDone, groupDone, inte
 				fmt.Fprintf(w, "  ... and %d more %s\n", n, k)
 			}
 		}
+	}
+	fmt.Fprintln(w, "stalls (each partition's longest time without an acknowledged write):")
+	for _, st := range stalls {
+		fmt.Fprintln(w, "  "+st.describe(c.tl.start))
 	}
 	var readers []string
 	for r := range v.Reads {
@@ -624,7 +631,7 @@ func (c *chaos) report(v Verdict, sent, failed int64, finalDone, groupDone, inte
 	fmt.Fprintf(w, "verdict: %s\n", verdict)
 	if c.o.verdictJSON != "" {
 		data, _ := json.MarshalIndent(map[string]any{"verdict": verdict, "sent": sent, "not_acknowledged": failed,
-			"faults": counts, "seed": c.o.seed, "duration": c.o.duration.String(), "result": v}, "", "  ")
+			"faults": counts, "stalls": stalls, "seed": c.o.seed, "duration": c.o.duration.String(), "result": v}, "", "  ")
 		_ = os.WriteFile(c.o.verdictJSON, append(data, '\n'), 0o644)
 	}
 }
@@ -779,6 +786,7 @@ type producer struct {
 	sent    atomic.Int64
 	failed  atomic.Int64
 	lastAck atomic.Int64 // unix nanos
+	stalls  *StallTracker
 
 	mu       sync.Mutex
 	maxAck   map[int32]int64 // per partition, acknowledged offset + 1
@@ -791,8 +799,10 @@ func (c *chaos) startProducer() (*producer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &producer{cl: cl, done: make(chan struct{}), stopped: make(chan struct{}), maxAck: map[int32]int64{}, errCount: map[string]int{}}
-	p.lastAck.Store(time.Now().UnixNano())
+	start := time.Now()
+	p := &producer{cl: cl, done: make(chan struct{}), stopped: make(chan struct{}), maxAck: map[int32]int64{}, errCount: map[string]int{},
+		stalls: NewStallTracker(start)}
+	p.lastAck.Store(start.UnixNano())
 	go func() {
 		defer close(p.stopped)
 		tick := time.NewTicker(time.Second / time.Duration(c.o.throughput))
@@ -821,13 +831,16 @@ func (c *chaos) startProducer() (*producer, error) {
 				r := &kgo.Record{Key: []byte(c.checker.Key(s)), Value: []byte(c.checker.Value(s, c.o.recordSize))}
 				cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 					if err != nil {
+						p.stalls.Fail(r.Partition, time.Now())
 						p.failed.Add(1)
 						p.mu.Lock()
 						p.errCount[err.Error()]++
 						p.mu.Unlock()
 						return
 					}
-					p.lastAck.Store(time.Now().UnixNano())
+					now := time.Now()
+					p.lastAck.Store(now.UnixNano())
+					p.stalls.Ack(r.Partition, now)
 					c.checker.Ack(r.Partition, r.Offset, s)
 					p.mu.Lock()
 					if r.Offset+1 > p.maxAck[r.Partition] {

@@ -48,6 +48,11 @@
 //   - security_demo_test.go: the README's "Securing a cluster" walk-through
 //     as bin/klassik-secure-demo.sh runs it, and the README's commands
 //     kept in the script.
+//   - chaos_demo_test.go: the README's "Chaos" and "ZooKeeper trouble"
+//     walk-throughs as bin/klassik-chaos-demo.sh runs them (a three-node
+//     ensemble and three brokers on the README's fixed ports, in a network
+//     namespace of the test's own; about 95 s), and the README's commands
+//     kept in the script.
 //   - partition_metadata_test.go: partition.metadata names the topic id.
 //   - verify_test.go: running external clients and the shared
 //     exactly-once check.
