@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -243,5 +244,36 @@ func TestParsePerfSummary(t *testing.T) {
 	}
 	if _, err := parsePerfSummary("249950 records sent, 49990.0 records/sec (48.82 MB/sec), 5.1 ms avg latency, 200.0 ms max latency.\n"); err == nil {
 		t.Error("a progress line parsed as the summary")
+	}
+}
+
+func TestOnlyPhasesAndFixedRates(t *testing.T) {
+	o, err := parseOptions([]string{"--only", "replication,latency", "--rate-acks-all", "1000"}, io.Discard)
+	if err == nil {
+		t.Fatalf("--only replication,latency without the acks=1 rate accepted: %+v", o)
+	}
+	o, err = parseOptions([]string{"--only", "latency", "--rate-acks1", "1000", "--rate-acks-all", "500"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range phaseNames {
+		if got := o.runsPhase(ph); got != (ph == "latency") {
+			t.Errorf("--only latency: phase %s runs = %v", ph, got)
+		}
+	}
+	if o.rate1 != 1000 || o.rate3 != 500 {
+		t.Errorf("rates %v, %v; want 1000, 500", o.rate1, o.rate3)
+	}
+	if _, err := parseOptions([]string{"--only", "produce,nonsense"}, io.Discard); err == nil {
+		t.Error("unknown phase accepted")
+	}
+	o, err = parseOptions(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range phaseNames {
+		if !o.runsPhase(ph) {
+			t.Errorf("default options skip phase %s", ph)
+		}
 	}
 }

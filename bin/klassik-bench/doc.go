@@ -8,6 +8,13 @@
 //	klassik-bench.sh [--runs N] [--out FILE] [--profile]    its own cluster
 //	klassik-bench.sh --quick                               a smoke test
 //	klassik-bench.sh --bootstrap-server H:P,... --broker-pids PID,...
+//	klassik-bench.sh --only replication,latency --rate-acks1 R --rate-acks-all R
+//
+// --only runs a subset of the phases (produce, replication, perftool,
+// storage, loopback, latency; the other rows stay n/a); --rate-acks1 and
+// --rate-acks-all fix the open-loop rates instead of deriving them from
+// the closed-loop peaks, so two builds can be compared at the same load
+// (KLASSIK_HOME names the checkout whose kafka-server is built and run).
 //
 // Without --bootstrap-server it builds bin/kafka-server without the race
 // detector (bin/kafka-run-class.sh), starts a ZooKeeper (Debian's, through

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,16 +38,25 @@ type options struct {
 	latencyDur time.Duration // per open-loop latency run
 	loopbackMB int
 	storageMB  int
-	cpuProfile bool // also record the brokers' CPU profiles (own cluster only)
-	perfTool   bool // run bin/kafka-producer-perf-test.sh when the checkout has it
+	cpuProfile bool            // also record the brokers' CPU profiles (own cluster only)
+	perfTool   bool            // run bin/kafka-producer-perf-test.sh when the checkout has it
+	phases     map[string]bool // --only: the phases to run (all when empty)
+	rate1      float64         // --rate-acks1: the acks=1 open-loop rate; 0 derives it
+	rate3      float64         // --rate-acks-all: the acks=all RF=3 open-loop rate; 0 derives it
 	repo       string
 }
+
+// The phases --only selects: each fills its own rows; the others stay n/a.
+var phaseNames = []string{"produce", "replication", "perftool", "storage", "loopback", "latency"}
+
+// runsPhase reports whether phase is selected.
+func (o options) runsPhase(phase string) bool { return len(o.phases) == 0 || o.phases[phase] }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("klassik-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	var bootstrap, pids string
+	var bootstrap, pids, only string
 	fs.BoolVar(&o.quick, "quick", false, "small sizes and one run: a smoke test of the suite, not a measurement")
 	fs.IntVar(&o.runs, "runs", 3, "alternating runs per figure (Klassik, baseline, Klassik, ...); the table shows medians")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown table to this file")
@@ -60,11 +70,30 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.storageMB, "storage-mb", 256, "MB appended per storage run (log and raw file each)")
 	fs.BoolVar(&o.cpuProfile, "profile", false, "print the top entries of each broker's CPU profile during produce and RF=3 produce (own cluster only)")
 	fs.BoolVar(&o.perfTool, "perf-tool", true, "also run bin/kafka-producer-perf-test.sh against Klassik and kfake when the checkout has it")
+	fs.StringVar(&only, "only", "", "run only these phases (comma-separated: "+strings.Join(phaseNames, ",")+"); latency without produce and replication needs --rate-acks1 and --rate-acks-all")
+	fs.Float64Var(&o.rate1, "rate-acks1", 0, "records/s of the acks=1 open-loop latency runs (default: a third of the median closed-loop peak)")
+	fs.Float64Var(&o.rate3, "rate-acks-all", 0, "records/s of the acks=all RF=3 open-loop latency runs (default: a third of the median RF=3 peak)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if only != "" {
+		o.phases = map[string]bool{}
+		for _, ph := range strings.Split(only, ",") {
+			ph = strings.TrimSpace(ph)
+			if !slices.Contains(phaseNames, ph) {
+				return o, fmt.Errorf("--only: unknown phase %q (phases: %s)", ph, strings.Join(phaseNames, ","))
+			}
+			o.phases[ph] = true
+		}
+	}
+	if o.runsPhase("latency") && (!o.runsPhase("produce") && o.rate1 <= 0 || !o.runsPhase("replication") && o.rate3 <= 0) {
+		return o, errors.New("--only latency needs the produce and replication phases, or --rate-acks1 and --rate-acks-all")
+	}
+	if o.rate1 < 0 || o.rate3 < 0 {
+		return o, errors.New("--rate-acks1 and --rate-acks-all must not be negative")
 	}
 	if bootstrap != "" {
 		o.bootstrap = strings.Split(bootstrap, ",")
@@ -98,7 +127,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-const usage = "USAGE: klassik-bench.sh [--quick] [--runs N] [--out FILE] [--bootstrap-server HOST:PORT,... [--broker-pids PID,...]] [--profile]"
+const usage = "USAGE: klassik-bench.sh [--quick] [--runs N] [--out FILE] [--only PHASE,...] [--rate-acks1 R --rate-acks-all R] [--bootstrap-server HOST:PORT,... [--broker-pids PID,...]] [--profile]"
 
 // run is the command: parse, measure, print the table.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

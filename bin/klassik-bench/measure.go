@@ -69,8 +69,10 @@ func measure(ctx context.Context, o options, log io.Writer) (string, error) {
 			return "", err
 		}
 	}
-	if err := s.latencyRuns(ctx); err != nil {
-		return "", err
+	if s.o.runsPhase("latency") {
+		if err := s.latencyRuns(ctx); err != nil {
+			return "", err
+		}
 	}
 	table := s.table()
 	if o.cpuProfile {
@@ -152,8 +154,42 @@ func cpuPerGB(rows map[string]*row, cpu map[string]float64, bytes int64) {
 // baseline, figure after figure.
 func (s *suite) throughputRun(ctx context.Context, r int) error {
 	suffix := strconv.Itoa(r) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
-	topic := "bench-produce-" + suffix
 	n := s.records(s.o.produceMB)
+	if s.o.runsPhase("produce") {
+		if err := s.produceRun(ctx, r, suffix, n); err != nil {
+			return err
+		}
+	}
+	if s.o.runsPhase("replication") && len(s.c.brokers) >= 3 {
+		if err := s.replicationRun(ctx, r, suffix); err != nil {
+			return err
+		}
+	}
+	if s.perf && s.o.runsPhase("perftool") {
+		// The tool is another helper's; a failure of it is reported in
+		// its rows, not fatal to the suite.
+		if err := s.perfToolRun(ctx, r, suffix, n); err != nil {
+			s.logf("run %d: %s: %v", r+1, perfTool, err)
+			s.perfMB.note, s.perfP99.note = "n/a (the tool failed)", "n/a (the tool failed)"
+		}
+	}
+	if s.o.runsPhase("storage") {
+		if err := s.storageRun(r); err != nil {
+			return err
+		}
+	}
+	if s.o.runsPhase("loopback") {
+		if err := s.loopbackRun(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// produceRun is run r of the single-broker produce and consume figures:
+// Klassik, then kfake.
+func (s *suite) produceRun(ctx context.Context, r int, suffix string, n int) error {
+	topic := "bench-produce-" + suffix
 	if err := s.c.createTopic(ctx, topic, s.c.onOneBroker(oneBrokerPartitions), nil); err != nil {
 		return err
 	}
@@ -202,8 +238,13 @@ func (s *suite) throughputRun(ctx context.Context, r int) error {
 	s.produceVsLoop.k = append(s.produceVsLoop.k, kp.mbps())
 	s.consumeVsLoop.k = append(s.consumeVsLoop.k, kc.mbps())
 	s.logf("run %d: produce %.0f MB/s (kfake %.0f), consume %.0f MB/s (kfake %.0f)", r+1, kp.mbps(), bp.mbps(), kc.mbps(), bc.mbps())
+	return nil
+}
 
-	if len(s.c.brokers) >= 3 {
+// replicationRun is run r of RF=3 acks=all against RF=1 acks=1 on the
+// same brokers.
+func (s *suite) replicationRun(ctx context.Context, r int, suffix string) error {
+	{
 		rf3, rf1 := "bench-rf3-"+suffix, "bench-rf1-"+suffix
 		if err := s.c.createTopic(ctx, rf3, s.c.roundRobin(rfPartitions, 3), map[string]string{"min.insync.replicas": "2"}); err != nil {
 			return err
@@ -227,16 +268,11 @@ func (s *suite) throughputRun(ctx context.Context, r int) error {
 		s.rf3RPS = append(s.rf3RPS, k3.rps())
 		s.logf("run %d: RF=3 acks=all %.0f MB/s, RF=1 acks=1 %.0f MB/s", r+1, k3.mbps(), k1.mbps())
 	}
+	return nil
+}
 
-	if s.perf {
-		// The tool is another helper's; a failure of it is reported in
-		// its rows, not fatal to the suite.
-		if err := s.perfToolRun(ctx, r, suffix, n); err != nil {
-			s.logf("run %d: %s: %v", r+1, perfTool, err)
-			s.perfMB.note, s.perfP99.note = "n/a (the tool failed)", "n/a (the tool failed)"
-		}
-	}
-
+// storageRun is run r of storage.Log against raw file writes.
+func (s *suite) storageRun(r int) error {
 	dir, err := os.MkdirTemp("", "klassik-bench-storage-")
 	if err != nil {
 		return err
@@ -250,7 +286,11 @@ func (s *suite) throughputRun(ctx context.Context, r int) error {
 	s.allocAppend.k, s.allocAppend.b = append(s.allocAppend.k, st.appendAllocs), append(s.allocAppend.b, st.rawAllocs)
 	s.allocRead.k, s.allocRead.b = append(s.allocRead.k, st.readAllocs), append(s.allocRead.b, st.rawReadAllocs)
 	s.logf("run %d: storage append %.0f MB/s (raw %.0f), %.1f allocs per append, %.1f per read", r+1, st.logMBps, st.rawMBps, st.appendAllocs, st.readAllocs)
+	return nil
+}
 
+// loopbackRun is run r of loopback TCP into a Go sink.
+func (s *suite) loopbackRun(r int) error {
 	lb, err := loopbackRun(s.o.loopbackMB)
 	if err != nil {
 		return fmt.Errorf("loopback: %w", err)
@@ -299,6 +339,12 @@ func (s *suite) perfToolRun(ctx context.Context, r int, suffix string, n int) er
 func (s *suite) latencyRuns(ctx context.Context) error {
 	rate1 := median(s.produceRPS.k) / 3
 	rate3 := median(s.rf3RPS) / 3
+	if s.o.rate1 > 0 {
+		rate1 = s.o.rate1
+	}
+	if s.o.rate3 > 0 {
+		rate3 = s.o.rate3
+	}
 	s.rate1, s.rate3 = rate1, rate3
 	lat1 := "bench-lat1-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
 	lat3 := strings.Replace(lat1, "lat1", "lat3", 1)

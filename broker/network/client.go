@@ -45,6 +45,7 @@ type Client struct {
 	br     *bufio.Reader
 	corr   int32
 	broken error
+	wbuf   []byte // the last request frame's buffer, reused
 }
 
 // Dial connects to addr. timeout bounds the connect and is also the
@@ -103,24 +104,36 @@ func (c *Client) Close() error {
 // returns the decoded response of the same version. An acks=0 Produce
 // returns (nil, nil) once written, as the peer sends nothing back.
 func (c *Client) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	resp, _, err := c.RequestReusing(ctx, req, nil)
+	return resp, err
+}
+
+// RequestReusing is Request reading the response frame into buf when it
+// fits (a larger buffer is allocated otherwise) and returning the buffer
+// used, for the caller to pass to its next call. The decoded response's
+// byte fields (a Fetch response's records) alias that buffer, so the
+// caller must be done with the response before it reuses the buffer. The
+// replica fetcher uses it: every fetch response would otherwise be a fresh
+// allocation of up to replica.fetch.response.max.bytes.
+func (c *Client) RequestReusing(ctx context.Context, req kmsg.Request, buf []byte) (kmsg.Response, []byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
-		return nil, fmt.Errorf("%w: %v", ErrClientClosed, c.broken)
+		return nil, buf, fmt.Errorf("%w: %v", ErrClientClosed, c.broken)
 	}
-	resp, err := c.roundTrip(ctx, req)
+	resp, buf, err := c.roundTrip(ctx, req, buf)
 	if err != nil {
 		c.broken = err
 		c.nc.Close()
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return nil, fmt.Errorf("network: %s to %s: %w", kmsg.NameForKey(req.Key()), c.addr, err)
+		return nil, buf, fmt.Errorf("network: %s to %s: %w", kmsg.NameForKey(req.Key()), c.addr, err)
 	}
-	return resp, nil
+	return resp, buf, nil
 }
 
-func (c *Client) roundTrip(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+func (c *Client) roundTrip(ctx context.Context, req kmsg.Request, buf []byte) (kmsg.Response, []byte, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(c.timeout)
@@ -143,18 +156,28 @@ func (c *Client) roundTrip(ctx context.Context, req kmsg.Request) (kmsg.Response
 
 	c.corr++
 	corr := c.corr
-	if _, err := c.nc.Write(appendRequestFrame(nil, req, corr, c.clientID)); err != nil {
-		return nil, err
+	c.wbuf = appendRequestFrame(c.wbuf[:0], req, corr, c.clientID)
+	_, err := c.nc.Write(c.wbuf)
+	if cap(c.wbuf) > maxKeptRequestBuffer {
+		c.wbuf = nil // a one-off large request (a big Produce) is not kept
+	}
+	if err != nil {
+		return nil, buf, err
 	}
 	if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
-		return nil, nil
+		return nil, buf, nil
 	}
-	frame, err := readResponseFrame(c.br)
+	frame, err := readResponseFrameInto(c.br, buf)
 	if err != nil {
-		return nil, err
+		return nil, buf, err
 	}
-	return decodeResponse(frame, req, corr)
+	resp, err := decodeResponse(frame, req, corr)
+	return resp, frame[:0], err
 }
+
+// maxKeptRequestBuffer bounds the request buffer a Client keeps between
+// requests.
+const maxKeptRequestBuffer = 64 << 10
 
 // appendRequestFrame appends a full request frame: size, header (v0 for
 // ControlledShutdown v0, v2 for flexible versions, else v1) and body.
@@ -179,6 +202,12 @@ func appendRequestFrame(dst []byte, req kmsg.Request, corr int32, clientID strin
 }
 
 func readResponseFrame(r io.Reader) ([]byte, error) {
+	return readResponseFrameInto(r, nil)
+}
+
+// readResponseFrameInto reads one response frame (without its size) into
+// buf when it has the capacity, else into a new buffer.
+func readResponseFrameInto(r io.Reader, buf []byte) ([]byte, error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {
 		return nil, err
@@ -187,7 +216,11 @@ func readResponseFrame(r io.Reader) ([]byte, error) {
 	if n < 4 || n > maxResponseBytes {
 		return nil, fmt.Errorf("invalid response size %d", n)
 	}
-	buf := make([]byte, n)
+	if cap(buf) >= int(n) {
+		buf = buf[:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, err
 	}

@@ -448,3 +448,47 @@ func TestClientCancelRaceDoesNotPoisonNextRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestClientRequestReusing: fetch responses read into the caller's buffer
+// decode to the records the server sent, a buffer too small for the next
+// response is replaced by a larger one, a large enough one is used as it
+// is.
+func TestClientRequestReusing(t *testing.T) {
+	sizes := []int{100, 50_000, 20, 70_000}
+	var served int
+	h := &testHandler{fetch: func(_ context.Context, req *Request) (kmsg.Response, error) {
+		body := req.Body.(*kmsg.FetchRequest)
+		resp := body.ResponseKind().(*kmsg.FetchResponse)
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.RecordBatches = bytes.Repeat([]byte{byte('a' + served)}, sizes[served])
+		rt.Partitions = append(rt.Partitions, rp)
+		resp.Topics = append(resp.Topics, rt)
+		served++
+		return resp, nil
+	}}
+	s := startServer(t, Config{}, h)
+	cl := dialClient(t, s)
+	var buf []byte
+	for i, n := range sizes {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 12
+		before := cap(buf)
+		raw, next, err := cl.RequestReusing(context.Background(), req, buf)
+		if err != nil {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+		got := raw.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches
+		if want := bytes.Repeat([]byte{byte('a' + i)}, n); !bytes.Equal(got, want) {
+			t.Fatalf("fetch %d: %d record bytes, want %d bytes of %q", i, len(got), n, rune('a'+i))
+		}
+		if len(next) != 0 || cap(next) < n {
+			t.Fatalf("fetch %d: returned buffer len %d cap %d, want empty with room for %d", i, len(next), cap(next), n)
+		}
+		if before >= n+64 && &next[:1][0] != &buf[:1][0] {
+			t.Fatalf("fetch %d: a buffer of %d bytes was replaced for a response of %d", i, before, n)
+		}
+		buf = next
+	}
+}

@@ -106,10 +106,13 @@ func (m *Manager) wakeProduces(tp common.TopicPartition) {
 }
 
 // wakeOnHighWatermark re-checks everything parked on tp after its HW rose
-// or its role changed.
+// or its role changed. The acks=all produces go first: they are what a
+// follower's fetch raising the HW completes, and re-reading the parked
+// fetches (the other followers', consumers') would otherwise delay their
+// responses.
 func (m *Manager) wakeOnHighWatermark(tp common.TopicPartition) {
-	m.wakeFetches(tp)
 	m.wakeProduces(tp)
+	m.wakeFetches(tp)
 }
 
 // WaitForReplication waits until the ISR holds a partition's records up to

@@ -22,6 +22,14 @@ type LeaderClient interface {
 	Close() error
 }
 
+// reusingClient is a LeaderClient that can read a response into the
+// caller's buffer (network.Client.RequestReusing): the fetcher keeps one
+// buffer for its fetch responses instead of allocating up to
+// replica.fetch.response.max.bytes per fetch.
+type reusingClient interface {
+	RequestReusing(ctx context.Context, req kmsg.Request, buf []byte) (kmsg.Response, []byte, error)
+}
+
 // FetcherConfig is the replica fetcher's part of the broker configuration
 // (num.replica.fetchers, replica.fetch.* and replica.socket.timeout.ms).
 type FetcherConfig struct {
@@ -262,6 +270,10 @@ type fetcherThread struct {
 	parts map[common.TopicPartition]*fetchState
 
 	client LeaderClient // used only by the goroutine
+	// respBuf is the fetch response buffer of a reusingClient, used only by
+	// the goroutine: a response's records alias it until they are
+	// appended, and the next fetch reads into it again.
+	respBuf []byte
 }
 
 func newFetcherThread(f *FetcherManager, key fetcherKey) *fetcherThread {
@@ -608,7 +620,13 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	if len(sent) == 0 {
 		return false, nil
 	}
-	raw, err := t.client.Request(t.ctx, req)
+	var raw kmsg.Response
+	var err error
+	if rc, ok := t.client.(reusingClient); ok {
+		raw, t.respBuf, err = rc.RequestReusing(t.ctx, req, t.respBuf)
+	} else {
+		raw, err = t.client.Request(t.ctx, req)
+	}
 	if err != nil {
 		return true, err
 	}
