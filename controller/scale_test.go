@@ -171,11 +171,24 @@ type scaleTimings struct {
 	restart            time.Duration // broker registered again -> its metadata names a live leader for every partition
 	election           time.Duration // old controller's session closed -> a new controller active
 	failover           time.Duration // old controller's session closed -> every partition led by a live broker everywhere
+	// The failover's phases, each from the old controller's session close:
+	// the new controller's /controller watch fired, it won the election,
+	// read the context, wrote the ISR shrinks, wrote the elections, queued
+	// the requests; the brokers had applied them (failover).
+	noticed, won, loaded, isrShrunk, elected, sent time.Duration
 }
 
 func (s scaleTimings) String() string {
 	return fmt.Sprintf("create %v, controlled shutdown %v (metadata converged %v), restart %v, election %v, failover %v",
 		s.create, s.controlledShutdown, s.shutdownConverged, s.restart, s.election, s.failover)
+}
+
+// phases is the failover's breakdown, each phase's end from the session
+// close.
+func (s scaleTimings) phases() string {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	return fmt.Sprintf("watch fired %s, /controller won %s, context read %s, ISR shrinks written %s, elections written %s, requests queued %s, applied by every broker %s",
+		ms(s.noticed), ms(s.won), ms(s.loaded), ms(s.isrShrunk), ms(s.elected), ms(s.sent), ms(s.failover))
 }
 
 // waitLong is waitFor with a longer bound for the large steps; the bound
@@ -333,13 +346,33 @@ func runScaleScenario(t testing.TB, partitions int) scaleTimings {
 	for _, id := range []int32{victim, other} {
 		before[id], _ = view(id).counts()
 	}
+	// The controller module stops first (a killed process's module does
+	// nothing more either); the failover is timed from the moment its
+	// session is closed, which ends it at once (a killed broker's session
+	// ends when it times out instead).
+	old := cl.nodes[active.id]
+	old.closed = true
+	old.ctrl.Shutdown()
 	start = time.Now()
-	cl.stop(active.id)
+	old.zk.Close()
+	old.fb.srv.Shutdown()
 	next := cl.waitActive()
 	tm.election = time.Since(start)
 	live := []int32{victim, other}
 	waitLong(t, "every partition led by a live broker in every live broker's metadata after failover", everywhere(live))
 	tm.failover = time.Since(start)
+	waitLong(t, "the new controller's failover to complete", func() bool { return next.ctrl.lastFailover.Load() != nil })
+	if ph := next.ctrl.lastFailover.Load(); ph != nil {
+		since := func(at time.Time) time.Duration {
+			if at.IsZero() {
+				return 0
+			}
+			return at.Sub(start)
+		}
+		tm.noticed, tm.won, tm.loaded = since(ph.Noticed), since(ph.Won), since(ph.Loaded)
+		tm.isrShrunk, tm.elected, tm.sent = since(ph.IsrShrunk), since(ph.Elected), since(ph.Sent)
+	}
+	t.Logf("failover phases from the session close: %s", tm.phases())
 	checkZK(live, nil)
 	for _, id := range live {
 		after, _ := view(id).counts()
@@ -379,5 +412,7 @@ func BenchmarkControlPlane10k(b *testing.B) {
 		b.ReportMetric(tm.controlledShutdown.Seconds(), "shutdown-s")
 		b.ReportMetric(tm.restart.Seconds(), "restart-s")
 		b.ReportMetric(tm.failover.Seconds(), "failover-s")
+		b.ReportMetric(tm.loaded.Seconds(), "fo-loaded-s")
+		b.ReportMetric(tm.elected.Seconds(), "fo-elected-s")
 	}
 }
