@@ -89,6 +89,13 @@ type Controller struct {
 	epoch    atomic.Int32
 	activeID atomic.Int32
 
+	// controllerSeen is when the /controller watch last fired (UnixNano),
+	// the start of a failover's first phase.
+	controllerSeen atomic.Int64
+	// lastFailover is the phase record of this controller's latest
+	// failover (nil before the first).
+	lastFailover atomic.Pointer[failoverPhases]
+
 	startOnce    sync.Once
 	shutdownOnce sync.Once
 	sessionStops []func()
@@ -383,7 +390,10 @@ func (c *Controller) handleProcessError(ev event, err error) {
 
 // processStartup watches /controller and runs the first election.
 func (c *Controller) processStartup() error {
-	c.controllerStop = c.zk.WatchData(zkpaths.ControllerPath, func() { c.em.put(controllerChangeEvent{}) })
+	c.controllerStop = c.zk.WatchData(zkpaths.ControllerPath, func() {
+		c.controllerSeen.Store(c.cfg.Now().UnixNano())
+		c.em.put(controllerChangeEvent{})
+	})
 	return c.elect()
 }
 
@@ -462,6 +472,10 @@ func (c *Controller) elect() error {
 		}
 		return nil
 	}
+	phases := &failoverPhases{}
+	if seen := c.controllerSeen.Load(); seen != 0 {
+		phases.Noticed = time.Unix(0, seen)
+	}
 	epoch, version, err := c.zk.RegisterControllerAndIncrementEpoch(c.cfg.BrokerID)
 	if errors.Is(err, ErrControllerMoved) {
 		c.log.Debug("lost the controller election", "err", err)
@@ -482,7 +496,8 @@ func (c *Controller) elect() error {
 	c.epoch.Store(epoch)
 	c.active.Store(true)
 	c.log.Info("elected as the controller", "controller_epoch", epoch, "epoch_zk_version", version, "broker_epoch", c.brokerEpoch())
-	if err := c.onControllerFailover(); err != nil {
+	phases.Won = c.cfg.Now()
+	if err := c.onControllerFailover(phases); err != nil {
 		if errors.Is(err, ErrControllerMoved) {
 			c.log.Warn("controller moved during failover", "err", err)
 			c.onControllerResignation()
@@ -564,14 +579,41 @@ func (c *Controller) watchChildren(path string, ev event) {
 	c.watchCancels = append(c.watchCancels, c.zk.WatchChildren(path, func() { c.em.put(ev) }))
 }
 
-func (c *Controller) onControllerFailover() error {
-	start := c.cfg.Now()
-	var phases []any // how long each step took, for the completion log
-	phase := func(name string) {
-		now := c.cfg.Now()
-		phases = append(phases, name, now.Sub(start).Round(time.Millisecond).String())
-		start = now
+// failoverPhases records when one failover passed each of its phases, so
+// that its time can be broken down (the completion log line, the scale
+// benchmark).
+type failoverPhases struct {
+	Noticed   time.Time // the /controller watch fired (zero if the election came another way)
+	Won       time.Time // /controller created and /controller_epoch bumped
+	Loaded    time.Time // brokers, topics and partition states read into the context
+	IsrShrunk time.Time // the replica state machine wrote the ISR shrinks and queued its requests
+	Elected   time.Time // the partition state machine wrote the elections
+	Sent      time.Time // their LeaderAndIsr and UpdateMetadata were queued to the brokers
+	Done      time.Time // reassignments, deletions and pending elections resumed
+}
+
+// failoverLog is the record as log attributes: each phase's duration.
+func (p *failoverPhases) failoverLog() []any {
+	var out []any
+	prev := p.Won
+	for _, ph := range []struct {
+		name string
+		at   time.Time
+	}{{"read_context", p.Loaded}, {"replica_state_machine", p.IsrShrunk}, {"elections_written", p.Elected}, {"requests_queued", p.Sent}, {"reassignments_deletions_elections", p.Done}} {
+		if ph.at.IsZero() {
+			continue
+		}
+		out = append(out, ph.name, ph.at.Sub(prev).Round(time.Millisecond).String())
+		prev = ph.at
 	}
+	if !p.Noticed.IsZero() {
+		out = append(out, "watch_to_won", p.Won.Sub(p.Noticed).Round(time.Millisecond).String())
+	}
+	return out
+}
+
+func (c *Controller) onControllerFailover(ph *failoverPhases) error {
+	defer c.lastFailover.Store(ph)
 	c.watchChildren(zkpaths.BrokerIDsPath, brokerChangeEvent{})
 	c.watchChildren(zkpaths.TopicsPath, topicChangeEvent{})
 	c.watchChildren(zkpaths.AdminDeleteTopicsPath, topicDeletionEvent{})
@@ -599,7 +641,7 @@ func (c *Controller) onControllerFailover() error {
 	if err := c.initializeControllerContext(); err != nil {
 		return err
 	}
-	phase("read_context")
+	ph.Loaded = c.cfg.Now()
 	c.deletion = &topicDeletionManager{c: c}
 	if err := c.deletion.init(); err != nil {
 		return err
@@ -611,17 +653,17 @@ func (c *Controller) onControllerFailover() error {
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)
 	}
-	phase("update_metadata")
 	if err := c.rsm.startup(); err != nil {
 		return err
 	}
 	c.sendBatch()
-	phase("replica_state_machine")
+	ph.IsrShrunk = c.cfg.Now()
 	if err := c.psm.startup(); err != nil {
 		return err
 	}
+	ph.Elected = c.cfg.Now()
 	c.sendBatch()
-	phase("partition_state_machine")
+	ph.Sent = c.cfg.Now()
 	// Reassignments: the znode first, then every other one in progress.
 	if err := c.processZkPartitionReassignment(); err != nil {
 		return err
@@ -638,8 +680,8 @@ func (c *Controller) onControllerFailover() error {
 		return err
 	}
 	c.scheduleRebalance(5 * time.Second)
-	phase("reassignments_deletions_elections")
-	c.log.Info("controller failover complete", append([]any{"controller_epoch", c.ctx.Epoch, "brokers", c.ctx.LiveOrShuttingDownBrokerIDs(), "topics", len(c.ctx.allTopics), "partitions", c.ctx.PartitionCount()}, phases...)...)
+	ph.Done = c.cfg.Now()
+	c.log.Info("controller failover complete", append([]any{"controller_epoch", c.ctx.Epoch, "brokers", c.ctx.LiveOrShuttingDownBrokerIDs(), "topics", len(c.ctx.allTopics), "partitions", c.ctx.PartitionCount()}, ph.failoverLog()...)...)
 	return nil
 }
 

@@ -57,7 +57,10 @@
 // fenced ZooKeeper client in production) and add entries to the
 // requestBatch; the caller flushes the batch onto the channel manager (the
 // "Ready" idea of etcd-io/raft). Every transition is logged on the
-// state-change logger (Config.StateChangeLogger) with from, to and reason.
+// state-change logger (Config.StateChangeLogger) with from, to and reason,
+// at TRACE as Kafka does (a line is formatted only when that level is
+// enabled); failures are logged at ERROR. The console's history keeps the
+// latest transitions whatever the level.
 //
 // # Goroutines
 //

@@ -7,12 +7,14 @@ package controller
 // add requests to the batch; the caller flushes the batch.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/loglevels"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -69,13 +71,22 @@ func (m *partitionStateMachine) state(tp common.TopicPartition) PartitionState {
 func (m *partitionStateMachine) setState(tp common.TopicPartition, to PartitionState, reason string, detail string) {
 	from := m.state(tp)
 	m.ctx.partitionStates[tp] = to
-	attrs := []any{"topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch}
-	if detail != "" {
-		attrs = append(attrs, "state", detail)
+	if traceEnabled(m.stateLog) {
+		attrs := []any{"topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch}
+		if detail != "" {
+			attrs = append(attrs, "state", detail)
+		}
+		m.stateLog.Log(context.Background(), loglevels.LevelTrace, fmt.Sprintf("Changed partition %s state from %s to %s", tp, from, to), attrs...)
 	}
-	m.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s", tp, from, to), attrs...)
 	m.hist.recordChange(StateChange{Time: time.Now(), Kind: "partition", Topic: tp.Topic, Partition: tp.Partition, Replica: -1,
 		From: from.String(), To: to.String(), Reason: reason, Detail: detail, ControllerEpoch: m.ctx.Epoch})
+}
+
+// traceEnabled reports whether the state-change logger writes TRACE
+// lines: every successful transition is one, as in Kafka, so that a
+// failover of many partitions formats none of them unless asked to.
+func traceEnabled(l *slog.Logger) bool {
+	return l.Enabled(context.Background(), loglevels.LevelTrace)
 }
 
 // startup classifies every known partition (Online if its leader is live,

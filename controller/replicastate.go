@@ -4,6 +4,7 @@ package controller
 // states of each state and the ISR shrink when a replica goes offline.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/loglevels"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -59,8 +61,10 @@ func (m *replicaStateMachine) setState(r PartitionReplica, to ReplicaState, reas
 	} else {
 		m.ctx.replicaStates[r] = to
 	}
-	m.stateLog.Info(fmt.Sprintf("Changed state of replica %d for partition %s from %s to %s", r.Replica, r.TopicPartition, from, to),
-		"topic", r.Topic, "partition", r.Partition, "replica", r.Replica, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch)
+	if traceEnabled(m.stateLog) {
+		m.stateLog.Log(context.Background(), loglevels.LevelTrace, fmt.Sprintf("Changed state of replica %d for partition %s from %s to %s", r.Replica, r.TopicPartition, from, to),
+			"topic", r.Topic, "partition", r.Partition, "replica", r.Replica, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch)
+	}
 	m.hist.recordChange(StateChange{Time: time.Now(), Kind: "replica", Topic: r.Topic, Partition: r.Partition, Replica: r.Replica,
 		From: from.String(), To: to.String(), Reason: reason, ControllerEpoch: m.ctx.Epoch})
 }

@@ -104,7 +104,12 @@ func (b *requestBatch) addLeaderAndIsr(brokers []int32, tp common.TopicPartition
 	addPerBroker(b.leaderAndIsr, brokers, tp, func(prev lisrEntry) lisrEntry {
 		return lisrEntry{leadership: l, assignment: a, isNew: isNew || prev.isNew}
 	})
-	b.addUpdateMetadata(b.ctx.LiveOrShuttingDownBrokerIDs(), []common.TopicPartition{tp})
+	// UpdateMetadata to every registered broker (a set: no sorted id list
+	// per partition).
+	for id := range b.ctx.liveBrokers {
+		b.umBrokers[id] = true
+	}
+	b.addUpdateMetadataPartition(tp)
 }
 
 // addStopReplica adds a StopReplica entry; delete is sticky.
@@ -141,27 +146,33 @@ func (b *requestBatch) addUpdateMetadata(brokers []int32, tps []common.TopicPart
 		}
 	}
 	for _, tp := range tps {
-		l, ok := b.ctx.Leadership(tp)
-		if !ok {
-			continue
-		}
-		leader := l.Leader
-		if b.ctx.IsTopicQueuedForDeletion(tp.Topic) {
-			leader = LeaderDuringDelete
-		}
-		replicas := b.ctx.Replicas(tp)
-		offline := filter(replicas, func(r int32) bool { return !b.ctx.IsReplicaOnline(r, tp, true) })
-		b.umPartitions[tp] = kmsg.UpdateMetadataRequestTopicPartition{
-			Topic:           tp.Topic,
-			Partition:       tp.Partition,
-			ControllerEpoch: l.ControllerEpoch,
-			Leader:          leader,
-			LeaderEpoch:     l.LeaderEpoch,
-			ISR:             slices.Clone(l.ISR),
-			ZKVersion:       l.PartitionEpoch,
-			Replicas:        slices.Clone(replicas),
-			OfflineReplicas: offline,
-		}
+		b.addUpdateMetadataPartition(tp)
+	}
+}
+
+// addUpdateMetadataPartition sets the partition's UpdateMetadata state
+// from the cache (nothing without leadership).
+func (b *requestBatch) addUpdateMetadataPartition(tp common.TopicPartition) {
+	l, ok := b.ctx.Leadership(tp)
+	if !ok {
+		return
+	}
+	leader := l.Leader
+	if b.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+		leader = LeaderDuringDelete
+	}
+	replicas := b.ctx.Replicas(tp)
+	offline := filter(replicas, func(r int32) bool { return !b.ctx.IsReplicaOnline(r, tp, true) })
+	b.umPartitions[tp] = kmsg.UpdateMetadataRequestTopicPartition{
+		Topic:           tp.Topic,
+		Partition:       tp.Partition,
+		ControllerEpoch: l.ControllerEpoch,
+		Leader:          leader,
+		LeaderEpoch:     l.LeaderEpoch,
+		ISR:             slices.Clone(l.ISR),
+		ZKVersion:       l.PartitionEpoch,
+		Replicas:        slices.Clone(replicas),
+		OfflineReplicas: offline,
 	}
 }
 
@@ -312,13 +323,12 @@ func (b *requestBatch) buildUpdateMetadata(to Broker, controllerEpoch int32) *km
 	req.ControllerEpoch = controllerEpoch
 	req.BrokerEpoch = to.Epoch
 	tps := sortedKeys(b.umPartitions)
+	// The entries' slices are the batch's own copies, made when they were
+	// added; the requests of all brokers share them, and nothing writes
+	// them after the flush.
 	var states []kmsg.UpdateMetadataRequestTopicPartition
 	for _, tp := range tps {
-		p := b.umPartitions[tp]
-		p.ISR = slices.Clone(p.ISR)
-		p.Replicas = slices.Clone(p.Replicas)
-		p.OfflineReplicas = slices.Clone(p.OfflineReplicas)
-		states = append(states, p)
+		states = append(states, b.umPartitions[tp])
 	}
 	// Up to v4 the partition states are one flat list.
 	req.PartitionStates, req.TopicStates = layoutStates(req.Version <= 4, tps, states, func(t string, ps []kmsg.UpdateMetadataRequestTopicPartition) kmsg.UpdateMetadataRequestTopicState {

@@ -160,3 +160,36 @@ func FuzzDecodeSmallNodes(f *testing.F) {
 		}
 	})
 }
+
+// The fast state decoder accepts only what the general one accepts, with
+// the same result, and accepts everything Encode writes.
+func FuzzDecodeLeaderAndIsrFast(f *testing.F) {
+	seedAll(f)
+	for _, s := range []string{`{"controller_epoch":1,"leader":-1,"version":1,"leader_epoch":0,"isr":[]}`,
+		`{"controller_epoch":1,"leader":1,"version":1,"leader_recovery_state":1,"leader_epoch":2147483647,"isr":[1,-2,3]}`,
+		`{"isr":[1],"leader_epoch":-0,"leader":2,"controller_epoch":3}`, `{"controller_epoch":1,"leader":1,"leader_epoch":0,"isr":[1],"leader":2}`,
+		`{"controller_epoch":1,"leader":2147483648,"leader_epoch":0,"isr":[1]}`, `{"controller_epoch":1,"leader":1,"leader_epoch":0,"isr":[01]}`,
+		`{"controller_epoch":1,"leader":1,"leader_epoch":0,"isr":[1],"leader_recovery_state":2}`, `{"controller_epoch":1,"leader":1,"leader_epoch":0,"isr":[1]} `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := decodeLeaderAndIsrFast(b, 7)
+		if ok {
+			slow, err := decodeLeaderAndIsrJSON(b, 7)
+			if err != nil {
+				t.Fatalf("fast decoder accepted %q, the general one rejects it: %v", b, err)
+			}
+			if !fast.Equal(slow) || fast.ZkVersion != slow.ZkVersion || fast.ISR == nil {
+				t.Fatalf("%q: fast decoder %+v, general %+v", b, fast, slow)
+			}
+		}
+		// Whatever the general decoder accepts, re-encoded, takes the fast path.
+		if slow, err := decodeLeaderAndIsrJSON(b, 7); err == nil {
+			enc := slow.Encode()
+			again, ok := decodeLeaderAndIsrFast(enc, 7)
+			if !ok || !again.Equal(slow) {
+				t.Fatalf("%s (from %q) does not take the fast path (%v) or changed: %+v", enc, b, ok, again)
+			}
+		}
+	})
+}

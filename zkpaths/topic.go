@@ -148,6 +148,15 @@ func (s LeaderAndIsr) Encode() []byte {
 
 // DecodeLeaderAndIsr reads a state znode; zkVersion is copied into the result.
 func DecodeLeaderAndIsr(data []byte, zkVersion int32) (LeaderAndIsr, error) {
+	if s, ok := decodeLeaderAndIsrFast(data, zkVersion); ok {
+		return s, nil
+	}
+	return decodeLeaderAndIsrJSON(data, zkVersion)
+}
+
+// decodeLeaderAndIsrJSON is the general decoder (encoding/json: any
+// whitespace, key order and unknown keys).
+func decodeLeaderAndIsrJSON(data []byte, zkVersion int32) (LeaderAndIsr, error) {
 	var v struct {
 		Leader          *int32  `json:"leader"`
 		LeaderEpoch     *int32  `json:"leader_epoch"`
