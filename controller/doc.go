@@ -58,8 +58,10 @@
 // requestBatch; the caller flushes the batch onto the channel manager (the
 // "Ready" idea of etcd-io/raft). Every transition is logged on the
 // state-change logger (Config.StateChangeLogger) with from, to and reason,
-// at TRACE as Kafka does (a line is formatted only when that level is
-// enabled); failures are logged at ERROR. The console's history keeps the
+// at Kafka's levels: INFO for a transition that wrote a new leadership (a
+// new partition's first leader, an election), with the new state; TRACE for
+// every other one, formatted only when that level is enabled; failures at
+// ERROR. The console's history keeps the
 // latest transitions whatever the level.
 //
 // # Goroutines

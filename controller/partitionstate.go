@@ -71,12 +71,16 @@ func (m *partitionStateMachine) state(tp common.TopicPartition) PartitionState {
 func (m *partitionStateMachine) setState(tp common.TopicPartition, to PartitionState, reason string, detail string) {
 	from := m.state(tp)
 	m.ctx.partitionStates[tp] = to
-	if traceEnabled(m.stateLog) {
-		attrs := []any{"topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch}
-		if detail != "" {
-			attrs = append(attrs, "state", detail)
-		}
-		m.stateLog.Log(context.Background(), loglevels.LevelTrace, fmt.Sprintf("Changed partition %s state from %s to %s", tp, from, to), attrs...)
+	// Kafka's levels: a transition that wrote a new leadership (a new
+	// partition's first leader, an election) is an INFO line with the new
+	// state; every other transition is TRACE, formatted only when enabled.
+	switch {
+	case detail != "":
+		m.stateLog.Info(fmt.Sprintf("Changed partition %s from %s to %s with state %s", tp, from, to, detail),
+			"topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch, "state", detail)
+	case traceEnabled(m.stateLog):
+		m.stateLog.Log(context.Background(), loglevels.LevelTrace, fmt.Sprintf("Changed partition %s state from %s to %s", tp, from, to),
+			"topic", tp.Topic, "partition", tp.Partition, "from", from.String(), "to", to.String(), "reason", reason, "controller_epoch", m.ctx.Epoch)
 	}
 	m.hist.recordChange(StateChange{Time: time.Now(), Kind: "partition", Topic: tp.Topic, Partition: tp.Partition, Replica: -1,
 		From: from.String(), To: to.String(), Reason: reason, Detail: detail, ControllerEpoch: m.ctx.Epoch})
