@@ -131,6 +131,10 @@ type Client struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+	// noWait is closed by StopWaiting: requests no longer wait for a lost
+	// connection.
+	noWait     chan struct{}
+	noWaitOnce sync.Once
 
 	// mu guards the following.
 	mu                  sync.Mutex
@@ -279,6 +283,7 @@ func newClient(conn Conn, events <-chan zk.Event, chroot string, sessionTimeout 
 		inFlight:            make(chan struct{}, o.maxInFlight),
 		events:              events,
 		stop:                make(chan struct{}),
+		noWait:              make(chan struct{}),
 		sessionID:           conn.SessionID(),
 		sessionCh:           make(chan struct{}),
 		newSessionHandlers:  map[int]func(){},
@@ -320,6 +325,16 @@ func (c *Client) Close() {
 		c.wg.Wait()
 	})
 }
+
+// StopWaiting makes every request that waits for a lost connection, and
+// every later one that meets one, fail at once with an error matching
+// ErrClosed (wrapping the connection error); requests on a live connection
+// are unaffected. A broker calls it when its shutdown begins, so that
+// neither controlled shutdown nor the components it stops (the controller's
+// event loop, waiting in a request) wait for ZooKeeper to come back, which
+// without a reachable server could be forever; Close ends the session
+// afterwards. Safe to call more than once.
+func (c *Client) StopWaiting() { c.noWaitOnce.Do(func() { close(c.noWait) }) }
 
 // SessionID is the current ZooKeeper session id (0 while none).
 func (c *Client) SessionID() int64 { return c.conn.SessionID() }
@@ -519,6 +534,9 @@ func (c *Client) retry(op func() error) error {
 		case <-c.stop:
 			t.Stop()
 			return ErrClosed
+		case <-c.noWait:
+			t.Stop()
+			return fmt.Errorf("%w (shutting down, not waiting for the connection): %w", ErrClosed, err)
 		case <-t.C:
 		}
 		if backoff < 500*time.Millisecond {

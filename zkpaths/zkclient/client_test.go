@@ -920,6 +920,17 @@ func TestRequestWaitsForItsSession(t *testing.T) {
 		if _, _, ok := srv.Get("/lost"); ok {
 			t.Fatal("the request of the expired session was sent on the new one")
 		}
+
+		// Once shutdown has begun, nothing waits for a lost connection.
+		conn.SetDisconnected(true)
+		done = createAsync(c, "/shutdown")
+		c.StopWaiting()
+		if err := wait(t, done, "after StopWaiting"); !errors.Is(err, zkclient.ErrClosed) {
+			t.Fatalf("request waiting for the connection after StopWaiting: %v, want ErrClosed", err)
+		}
+		conn.SetDisconnected(false)
+		_, err = c.Create("/live", nil, zkclient.Persistent)
+		mustNoErr(t, err)
 	})
 	t.Run("real expiry", func(t *testing.T) {
 		b := newRealBackend(t)

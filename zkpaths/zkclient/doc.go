@@ -60,7 +60,8 @@
 //     lives (Kafka's ZooKeeperClient); once that session has expired the
 //     request fails with an error matching zk.ErrSessionExpired and is
 //     never resent on the new session. Only Connect has a deadline
-//     (zookeeper.connection.timeout.ms).
+//     (zookeeper.connection.timeout.ms). After StopWaiting (a broker's
+//     shutdown) a request meeting a lost connection fails with ErrClosed.
 //   - A server that accepts a connection but does not answer the connect
 //     request is given up after the handshake timeout (session timeout /
 //     servers), not go-zookeeper's ten read timeouts (tls.go).
