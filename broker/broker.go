@@ -791,6 +791,10 @@ func (b *Broker) stop(controlled bool) {
 	if !b.beginShutdown() {
 		return
 	}
+	if b.zk != nil {
+		// Nothing of the shutdown waits for a lost ZooKeeper connection.
+		b.zk.StopWaiting()
+	}
 	if controlled && b.server != nil && b.epoch.Load() >= 0 && b.cfg.ControlledShutdownEnable {
 		b.state.Store(brokerPendingControlledShutdown)
 		b.controlledShutdown()

@@ -143,6 +143,7 @@ func (cl *cluster) stop(id int32) {
 	// ephemerals vanish at once), as when a broker process exits. Closing
 	// the session under a running controller would also work, but races
 	// inside zkclient (WatchX concurrent with Close) under -race.
+	n.zk.StopWaiting() // as the broker's shutdown does
 	n.ctrl.Shutdown()
 	n.zk.Close()
 	n.fb.srv.Shutdown()

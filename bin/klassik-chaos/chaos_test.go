@@ -14,6 +14,7 @@ import (
 
 	"github.com/klassik/klassik/broker/faulttest"
 	"github.com/klassik/klassik/broker/replica"
+	"github.com/klassik/klassik/zkpaths/zkserver"
 )
 
 func TestMain(m *testing.M) {
@@ -81,17 +82,31 @@ func TestCheckerCatchesMisbehavingBroker(t *testing.T) {
 	}
 }
 
-// TestChaosRunIsClean is the suite's chaos run: about three minutes of the
-// tool against three kafka-server processes with kill -9 (and restart),
-// SIGSTOP and iptables cuts of brokers at 200 records/s; the verdict must
-// be clean.
+// TestChaosRunIsClean is the suite's chaos run: three minutes of the tool
+// against three kafka-server processes on a ZooKeeper of their own, with
+// kill -9 (and restart), SIGSTOP and iptables cuts of brokers and kill -9
+// (and restart) of ZooKeeper, each held 6-12 s, so a ZooKeeper kill with
+// its restart lasts longer than the 6 s session timeout, at 200 records/s;
+// the verdict must be clean.
 func TestChaosRunIsClean(t *testing.T) {
-	c := faulttest.Start(t, faulttest.Options{Brokers: 3})
+	zs, err := zkserver.Start(zkserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// The tool restarts ZooKeeper as its own child: stop whichever
+		// process listens on the port now.
+		if pid := PidListening(zs.Port()); pid > 0 && pid != os.Getpid() {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		zs.Stop()
+	})
+	c := faulttest.Start(t, faulttest.Options{Brokers: 3, ZooKeeper: zs.Addr()})
 	killListeners(t, c)
 	timeline := t.TempDir() + "/timeline.json"
 	code, out := runChaos(t, "--bootstrap-server", strings.Join(c.Bootstrap(), ","), "--zookeeper", c.ZKConnect(),
-		"--faults", "kill9,sigstop,iptables-cut", "--seed", "14", "--duration", "150s", "--interval", "6s",
-		"--fault-duration", "10s", "--warmup", "5s", "--throughput", "200", "--partitions", "3",
+		"--faults", "kill9,sigstop,iptables-cut,zk-kill", "--seed", "1", "--duration", "180s", "--interval", "6s",
+		"--fault-duration", "12s", "--warmup", "5s", "--throughput", "200", "--partitions", "3",
 		"--log-dir", t.TempDir(), "--timeline-json", timeline)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0 (clean)", code)
@@ -99,9 +114,13 @@ func TestChaosRunIsClean(t *testing.T) {
 	if !strings.Contains(out, "verdict: CLEAN") {
 		t.Fatal("no CLEAN verdict")
 	}
-	for _, f := range []string{FaultKill9, FaultStop} {
+	for _, f := range []string{FaultKill9, FaultStop, FaultZKKill} {
 		m := regexp.MustCompile(`(?m)^  ` + f + ` +(\d+)$`).FindStringSubmatch(out)
-		if n, _ := strconv.Atoi(m[1]); m == nil || n == 0 {
+		if m == nil {
+			t.Errorf("no %s fault was injected", f)
+			continue
+		}
+		if n, _ := strconv.Atoi(m[1]); n == 0 {
 			t.Errorf("no %s fault was injected", f)
 		}
 	}

@@ -45,21 +45,25 @@ import (
 //     acknowledged record is present exactly once, in order, on every ISR
 //     replica (scenario.finish).
 //
-// Timings: zookeeper.session.timeout.ms is 5000 (the 30 s outage
-// scaled to a test: an outage of 1.5 session timeouts is long enough that a
-// session the server counted down would have expired, and short enough for
-// the suite's budget). The ensemble's tickTime is 500 ms, so 5 s is within
-// its 1-30 s bounds.
+// Timings: zookeeper.session.timeout.ms is 5000 (the ensemble's tickTime is
+// 500 ms, so 5 s is within its 1-30 s bounds). The quorum is lost for the
+// issue's 30 s, six session timeouts: a session the server counted down
+// would long have expired, and a broker's ZooKeeper request waits as long
+// as its session lives, with no deadline of its own. The ensemble pause
+// lasts 1.5 session timeouts: past the timeout, for the suite's budget.
 const (
 	zkSessionTimeout = 5 * time.Second
+	zkQuorumOutage   = 30 * time.Second
 	zkOutage         = zkSessionTimeout * 3 / 2
 )
 
-// zkScenario is a scenario on the shared ensemble.
+// zkScenario is a scenario on the shared ensemble (or on a one-member
+// Ensemble wrapping a standalone server).
 type zkScenario struct {
 	*scenario
-	e      *zkserver.Ensemble
-	chroot string
+	e              *zkserver.Ensemble
+	chroot         string
+	sessionTimeout time.Duration
 }
 
 func newZKScenario(t *testing.T, topic string) *zkScenario {
@@ -71,12 +75,18 @@ func newZKScenario(t *testing.T, topic string) *zkScenario {
 			t.Errorf("restoring the shared ensemble: %v", err)
 		}
 	})
-	s := newScenario(t, faulttest.Options{SessionTimeout: zkSessionTimeout, ZooKeeper: e.ConnectString("")}, topic, faulttest.RoundRobin(3, 3, 3))
+	return newZKScenarioOn(t, e, zkSessionTimeout, topic)
+}
+
+// newZKScenarioOn starts three brokers with the session timeout against e.
+func newZKScenarioOn(t *testing.T, e *zkserver.Ensemble, sessionTimeout time.Duration, topic string) *zkScenario {
+	t.Helper()
+	s := newScenario(t, faulttest.Options{SessionTimeout: sessionTimeout, ZooKeeper: e.ConnectString("")}, topic, faulttest.RoundRobin(3, 3, 3))
 	_, chroot, err := zkclient.ParseConnectString(s.c.ZKConnect())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &zkScenario{scenario: s, e: e, chroot: chroot}
+	return &zkScenario{scenario: s, e: e, chroot: chroot, sessionTimeout: sessionTimeout}
 }
 
 // registration is one broker's /brokers/ids/<id> node.
@@ -296,8 +306,8 @@ func (s *zkScenario) waitReconnected() {
 		}
 		live := map[int64]bool{}
 		for _, c := range conns {
-			if c.Timeout != 0 && c.Timeout != zkSessionTimeout && c.SessionID != s.c.ZK().SessionID() {
-				s.t.Errorf("session 0x%x runs with timeout %v, want zookeeper.session.timeout.ms %v", c.SessionID, c.Timeout, zkSessionTimeout)
+			if c.Timeout != 0 && c.Timeout != s.sessionTimeout && c.SessionID != s.c.ZK().SessionID() {
+				s.t.Errorf("session 0x%x runs with timeout %v, want zookeeper.session.timeout.ms %v", c.SessionID, c.Timeout, s.sessionTimeout)
 			}
 			live[c.SessionID] = true
 		}
@@ -368,12 +378,14 @@ func pollFor(timeout time.Duration, cond func() bool) bool {
 
 // alterConfigAsync starts an AlterConfigs of the topic's retention.ms (a
 // metadata change: a write to /config/topics/<t> and a change notification)
-// and returns a channel with its outcome.
+// and returns a channel with its outcome. The client waits for the answer
+// longer than any outage of these tests: the broker holds the request until
+// ZooKeeper is back.
 func (s *zkScenario) alterConfigAsync(value string) <-chan error {
 	res := make(chan error, 1)
-	adm := kadm.NewClient(s.c.Client())
+	adm := kadm.NewClient(s.c.Client(kgo.RequestTimeoutOverhead(100*time.Second), kgo.RetryTimeout(120*time.Second)))
 	go func() { // ends with the request (bounded by its context)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 		defer cancel()
 		rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &value}}, s.topic)
 		if err == nil {
@@ -456,9 +468,9 @@ func TestZooKeeperLeaderKilled(t *testing.T) {
 }
 
 // TestZooKeeperQuorumLostAndEnsemblePaused takes ZooKeeper away twice under
-// load, each time for 1.5 session timeouts: first two of the three members
-// are killed (quorum lost; the third refuses clients), then all three are
-// paused with SIGSTOP (every connection hangs instead of failing). During
+// load: first two of the three members are killed for 30 s (quorum lost;
+// the third refuses clients), then all three are paused with SIGSTOP for
+// 1.5 session timeouts (every connection hangs instead of failing). During
 // each outage produce keeps being acknowledged (leaders with a full ISR
 // need no ZooKeeper) while an AlterConfigs waits; afterwards the change
 // completes, sessions that expired are replaced by new registrations with
@@ -467,11 +479,12 @@ func TestZooKeeperLeaderKilled(t *testing.T) {
 func TestZooKeeperQuorumLostAndEnsemblePaused(t *testing.T) {
 	s := newZKScenario(t, "zkquorum")
 	for round, tc := range []struct {
-		what  string
-		value string
-		fail  func() (restore func())
+		what   string
+		value  string
+		outage time.Duration
+		fail   func() (restore func())
 	}{
-		{"quorum loss (two of three members killed)", "3600002", func() func() {
+		{"quorum loss (two of three members killed)", "3600002", zkQuorumOutage, func() func() {
 			li, err := s.e.Leader(10 * time.Second)
 			if err != nil {
 				t.Fatal(err)
@@ -492,7 +505,7 @@ func TestZooKeeperQuorumLostAndEnsemblePaused(t *testing.T) {
 				}
 			}
 		}},
-		{"the whole ensemble paused (SIGSTOP)", "3600003", func() func() {
+		{"the whole ensemble paused (SIGSTOP)", "3600003", zkOutage, func() func() {
 			for _, m := range s.e.Servers {
 				if err := m.Pause(); err != nil {
 					t.Fatal(err)
@@ -516,7 +529,7 @@ func TestZooKeeperQuorumLostAndEnsemblePaused(t *testing.T) {
 		// Let the clients notice before the metadata change is sent.
 		s.progress(50, 30*time.Second, "at the start of "+tc.what)
 		done := s.alterConfigAsync(tc.value)
-		s.progress(200, zkOutage, "during "+tc.what)
+		s.progress(200, tc.outage, "during "+tc.what)
 		t.Logf("round %d, %s: 250 acknowledgements within %v of the outage", round+1, tc.what, time.Since(outage).Round(time.Millisecond))
 		// The ensemble stays down until fetch returns, however long it
 		// takes, so the records are read while ZooKeeper is away.
@@ -526,7 +539,7 @@ func TestZooKeeperQuorumLostAndEnsemblePaused(t *testing.T) {
 			t.Errorf("AlterConfigs completed during %s (%v): it needs ZooKeeper", tc.what, err)
 		default:
 		}
-		if d := zkOutage - time.Since(outage); d > 0 {
+		if d := tc.outage - time.Since(outage); d > 0 {
 			time.Sleep(d) // the outage's length is the fault, not a verdict
 		}
 		restore()

@@ -89,7 +89,6 @@ type options struct {
 	now            func() time.Time
 	secureACLs     bool
 	connectTimeout time.Duration
-	retryTimeout   time.Duration
 	maxInFlight    int
 	auth           []authInfo  // auth.go
 	tls            *tls.Config // tls.go; nil: plaintext
@@ -115,10 +114,6 @@ func WithConnectTimeout(d time.Duration) Option { return func(o *options) { o.co
 // writes.
 func WithMaxInFlightRequests(n int) Option { return func(o *options) { o.maxInFlight = n } }
 
-// WithRetryTimeout bounds how long one operation is retried while the
-// connection is down (default: twice the session timeout).
-func WithRetryTimeout(d time.Duration) Option { return func(o *options) { o.retryTimeout = d } }
-
 // Client is a typed ZooKeeper client for Kafka's znodes (KafkaZkClient plus
 // the parts of ZooKeeperClient that manage sessions and watches).
 type Client struct {
@@ -136,6 +131,10 @@ type Client struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+	// noWait is closed by StopWaiting: requests no longer wait for a lost
+	// connection.
+	noWait     chan struct{}
+	noWaitOnce sync.Once
 
 	// mu guards the following.
 	mu                  sync.Mutex
@@ -192,9 +191,6 @@ func buildOptions(sessionTimeout time.Duration, opts []Option) options {
 	if o.connectTimeout <= 0 {
 		o.connectTimeout = sessionTimeout
 	}
-	if o.retryTimeout <= 0 {
-		o.retryTimeout = 2 * sessionTimeout
-	}
 	if o.maxInFlight <= 0 {
 		o.maxInFlight = defaultMaxInFlight
 	}
@@ -231,7 +227,7 @@ func Connect(connect string, sessionTimeout time.Duration, opts ...Option) (*Cli
 	}
 	zc, _, err := zk.Connect(servers, sessionTimeout,
 		zk.WithEventCallback(cb), zk.WithLogger(slogPrintf{o.logger}), zk.WithLogInfo(false),
-		zk.WithMaxBufferSize(4<<20), zk.WithDialer(dialer(o.tls)))
+		zk.WithMaxBufferSize(4<<20), zk.WithDialer(dialer(o.tls, handshakeTimeout(sessionTimeout, len(servers)))))
 	if err != nil {
 		return nil, fmt.Errorf("zkclient: connect %q: %w", connect, err)
 	}
@@ -287,6 +283,7 @@ func newClient(conn Conn, events <-chan zk.Event, chroot string, sessionTimeout 
 		inFlight:            make(chan struct{}, o.maxInFlight),
 		events:              events,
 		stop:                make(chan struct{}),
+		noWait:              make(chan struct{}),
 		sessionID:           conn.SessionID(),
 		sessionCh:           make(chan struct{}),
 		newSessionHandlers:  map[int]func(){},
@@ -328,6 +325,16 @@ func (c *Client) Close() {
 		c.wg.Wait()
 	})
 }
+
+// StopWaiting makes every request that waits for a lost connection, and
+// every later one that meets one, fail at once with an error matching
+// ErrClosed (wrapping the connection error); requests on a live connection
+// are unaffected. A broker calls it when its shutdown begins, so that
+// neither controlled shutdown nor the components it stops (the controller's
+// event loop, waiting in a request) wait for ZooKeeper to come back, which
+// without a reachable server could be forever; Close ends the session
+// afterwards. Safe to call more than once.
+func (c *Client) StopWaiting() { c.noWaitOnce.Do(func() { close(c.noWait) }) }
 
 // SessionID is the current ZooKeeper session id (0 while none).
 func (c *Client) SessionID() int64 { return c.conn.SessionID() }
@@ -470,17 +477,37 @@ func retryable(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
-// retry runs op until it returns something other than a connection-loss
-// error, like Kafka's ZooKeeperClient which resends requests once
-// reconnected. It gives up after the retry timeout or when the Client closes.
+// sessionExpiredError is what a request gets when the session it was begun
+// under expired before it could be answered; it matches zk.ErrSessionExpired.
+func sessionExpiredError(sid int64) error {
+	return fmt.Errorf("zkclient: session 0x%x expired before the request was answered: %w", sid, zk.ErrSessionExpired)
+}
+
+// retry runs op, resending it after connection loss for as long as the
+// session it was begun under lives, like Kafka's ZooKeeperClient, which
+// keeps a request queued across reconnects and fails it only on session
+// expiry or close. The request belongs to the session current when retry
+// starts (or, if there is none at that moment, to the next one); once the
+// connection runs another session, or none because go-zookeeper has learned
+// that ours expired, the request fails with an error matching
+// zk.ErrSessionExpired and is never sent on the new session, whose
+// handlers (OnNewSession) redo what must be redone. There is no deadline:
+// how long a session survives an outage is the server's decision, and
+// go-zookeeper learns it on the first connection that gets an answer.
 func (c *Client) retry(op func() error) error {
-	deadline := time.Now().Add(c.opts.retryTimeout)
+	sid := c.conn.SessionID()
 	backoff := 20 * time.Millisecond
 	for {
 		select {
 		case <-c.stop:
 			return ErrClosed
 		default:
+		}
+		switch cur := c.conn.SessionID(); {
+		case sid == 0:
+			sid = cur
+		case cur != sid:
+			return sessionExpiredError(sid)
 		}
 		// A permit per attempt, released before any backoff, so a request
 		// waiting for the connection holds no permit while it sleeps.
@@ -499,14 +526,17 @@ func (c *Client) retry(op func() error) error {
 			}
 			return err
 		}
-		if time.Now().After(deadline) {
-			return err
+		if cur := c.conn.SessionID(); sid != 0 && cur != sid {
+			return sessionExpiredError(sid)
 		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-c.stop:
 			t.Stop()
 			return ErrClosed
+		case <-c.noWait:
+			t.Stop()
+			return fmt.Errorf("%w (shutting down, not waiting for the connection): %w", ErrClosed, err)
 		case <-t.C:
 		}
 		if backoff < 500*time.Millisecond {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/klassik/klassik/zkpaths"
 	"github.com/klassik/klassik/zkpaths/zkclient"
+	"github.com/klassik/klassik/zkpaths/zkserver"
 	"github.com/klassik/klassik/zkpaths/zktest"
 )
 
@@ -860,4 +861,132 @@ func permString(p int32) string {
 		}
 	}
 	return s
+}
+
+// A request begun while the connection is down waits for as long as its
+// session lives, with no deadline of its own (Kafka's ZooKeeperClient), and
+// fails with an error matching zk.ErrSessionExpired once that session has
+// expired, without being sent on the new session.
+func TestRequestWaitsForItsSession(t *testing.T) {
+	// outage is longer than twice the session timeout, the old give-up.
+	const outage = 2*sessionTimeout + time.Second
+	createAsync := func(c *zkclient.Client, p string) <-chan error {
+		done := make(chan error, 1)
+		go func() { // ends with the request
+			_, err := c.Create(p, nil, zkclient.Persistent)
+			done <- err
+		}()
+		return done
+	}
+	wait := func(t *testing.T, done <-chan error, what string) error {
+		t.Helper()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: the request never returned", what)
+			return nil
+		}
+	}
+	t.Run("fake", func(t *testing.T) {
+		srv := zktest.NewServer()
+		conn, ev := srv.Connect()
+		c, err := zkclient.New(conn, ev, "", sessionTimeout)
+		mustNoErr(t, err)
+		defer c.Close()
+
+		// Connection loss only: the session lives, the request waits.
+		conn.SetDisconnected(true)
+		done := createAsync(c, "/kept")
+		time.Sleep(outage)
+		select {
+		case err := <-done:
+			t.Fatalf("request returned while its session lived and the connection was down: %v", err)
+		default:
+		}
+		conn.SetDisconnected(false)
+		mustNoErr(t, wait(t, done, "after reconnecting"))
+
+		// Expiry while it waits: it fails and is not resent.
+		conn.SetDisconnected(true)
+		done = createAsync(c, "/lost")
+		time.Sleep(300 * time.Millisecond)
+		srv.Expire(conn)
+		err = wait(t, done, "after expiry")
+		if !errors.Is(err, zk.ErrSessionExpired) {
+			t.Fatalf("request of an expired session: %v, want zk.ErrSessionExpired", err)
+		}
+		conn.SetDisconnected(false)
+		if _, _, ok := srv.Get("/lost"); ok {
+			t.Fatal("the request of the expired session was sent on the new one")
+		}
+
+		// Once shutdown has begun, nothing waits for a lost connection.
+		conn.SetDisconnected(true)
+		done = createAsync(c, "/shutdown")
+		c.StopWaiting()
+		if err := wait(t, done, "after StopWaiting"); !errors.Is(err, zkclient.ErrClosed) {
+			t.Fatalf("request waiting for the connection after StopWaiting: %v, want ErrClosed", err)
+		}
+		conn.SetDisconnected(false)
+		_, err = c.Create("/live", nil, zkclient.Persistent)
+		mustNoErr(t, err)
+	})
+	t.Run("real expiry", func(t *testing.T) {
+		b := newRealBackend(t)
+		c := b.client(t)
+		sid := c.SessionID()
+		p := b.proxies.get(c)
+		p.Pause()
+		done := createAsync(c, "/lost")
+		waitFor(t, 30*time.Second, "the server to expire the session", func() bool {
+			alive, err := zkserver.SessionAlive(b.srv.Addr(), sid)
+			return err == nil && !alive
+		})
+		p.Resume()
+		err := wait(t, done, "after expiry")
+		if !errors.Is(err, zk.ErrSessionExpired) {
+			t.Fatalf("request of the expired session 0x%x: %v, want zk.ErrSessionExpired", sid, err)
+		}
+		t.Logf("request of the expired session: %v", err)
+		waitFor(t, 30*time.Second, "a new session", func() bool { return c.SessionID() != 0 && c.SessionID() != sid })
+		if ok, _, err := c.Exists("/lost"); err != nil || ok {
+			t.Fatalf("the request of the expired session was sent on the new one (exists %v, %v)", ok, err)
+		}
+	})
+	t.Run("real server restart", func(t *testing.T) {
+		// A standalone server killed for longer than twice the session
+		// timeout and restarted restores its sessions from its log and
+		// gives each a full timeout, so the client may keep its session
+		// or, if it reconnects too late, find it expired: either way the
+		// request ends with that outcome, never with connection loss.
+		srv, err := zkserver.Start(zkserver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Stop()
+		c, err := zkclient.Connect(srv.ConnectString("/restart"), 2*sessionTimeout)
+		mustNoErr(t, err)
+		defer c.Close()
+		sid := c.SessionID()
+		mustNoErr(t, srv.Kill())
+		killed := time.Now()
+		done := createAsync(c, "/during-outage")
+		time.Sleep(2*2*sessionTimeout + time.Second)
+		mustNoErr(t, srv.Restart())
+		t.Logf("server serving again %v after the kill", time.Since(killed).Round(time.Millisecond))
+		back := time.Now()
+		err = wait(t, done, "after the restart")
+		switch {
+		case err == nil:
+			if c.SessionID() != sid {
+				t.Fatalf("request succeeded but the session changed 0x%x -> 0x%x", sid, c.SessionID())
+			}
+			t.Logf("session 0x%x kept; the request completed %v after the server was back", sid, time.Since(back).Round(time.Millisecond))
+		case errors.Is(err, zk.ErrSessionExpired):
+			t.Logf("session 0x%x expired; the request failed %v after the server was back: %v", sid, time.Since(back).Round(time.Millisecond), err)
+		default:
+			t.Fatalf("request during the outage: %v, want success or session expiry", err)
+		}
+	})
 }

@@ -56,7 +56,15 @@
 //     multi(check(/controller_epoch, epochZkVersion), op). A failed check is
 //     reported as ErrControllerMoved (the caller resigns, never retries).
 //   - Connection loss (zk.ErrConnectionClosed, zk.ErrNoServer) is retried
-//     transparently for up to the retry timeout; session expiry is not.
+//     transparently for as long as the session the request was begun under
+//     lives (Kafka's ZooKeeperClient); once that session has expired the
+//     request fails with an error matching zk.ErrSessionExpired and is
+//     never resent on the new session. Only Connect has a deadline
+//     (zookeeper.connection.timeout.ms). After StopWaiting (a broker's
+//     shutdown) a request meeting a lost connection fails with ErrClosed.
+//   - A server that accepts a connection but does not answer the connect
+//     request is given up after the handshake timeout (session timeout /
+//     servers), not go-zookeeper's ten read timeouts (tls.go).
 //   - At most WithMaxInFlightRequests (zookeeper.max.in.flight.requests)
 //     requests are in flight at once across the Client's goroutines: each
 //     attempt in retry holds one permit of the inFlight semaphore, released

@@ -97,7 +97,9 @@ func (e *Ensemble) Leader(timeout time.Duration) (int, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		for i, m := range e.Modes() {
-			if m == "leader" {
+			// A one-member Ensemble may wrap a standalone server, which
+			// decides alone like a leader.
+			if m == "leader" || m == "standalone" && len(e.Servers) == 1 {
 				return i, nil
 			}
 		}
@@ -120,6 +122,11 @@ func (e *Ensemble) WaitServing(timeout time.Duration) error {
 			case "leader":
 				leaders++
 				serving++
+			case "standalone":
+				if len(e.Servers) == 1 {
+					leaders++
+					serving++
+				}
 			case "follower":
 				serving++
 			}
