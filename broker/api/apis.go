@@ -23,9 +23,11 @@ import (
 // routes these requests; every rule about leaders, epochs and logs lives
 // behind this interface.
 type ReplicaManager interface {
-	// ProduceOrClose returns nil for acks=0 and an error when an acks=0
-	// request failed (the connection is then closed).
-	ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error)
+	// ProduceInto returns nil for acks=0 and an error when an acks=0
+	// request failed (the connection is then closed). clientID is the
+	// request's ("__admin_client" may write internal topics); into, when
+	// not nil, is reset and filled as the response.
+	ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error)
 	// FetchAuthorized serves a fetch; partitions of topics mayRead rejects
 	// (asked over the session's partitions too) answer
 	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all.
