@@ -353,8 +353,7 @@ func (c *conn) write(req *Request, resp kmsg.Response) error {
 	// (connections.max.idle.ms), so it cannot pin this goroutine.
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
 	s := &c.scratch
-	var hb [16]byte
-	head := appendResponseHeader(hb[:4], req.Key, req.CorrelationID, resp.IsFlexible())
+	head := appendResponseHeader(s.head[:4], req.Key, req.CorrelationID, resp.IsFlexible())
 	if fr, ok := resp.(*FileFetchResponse); ok {
 		framed, err := fr.frameWith(&s.spl)
 		if err != nil {
@@ -364,7 +363,7 @@ func (c *conn) write(req *Request, resp kmsg.Response) error {
 	}
 	if sp, ok := resp.(*SplicedResponse); ok {
 		binary.BigEndian.PutUint32(head, uint32(len(head)-4+sp.BodyLen()))
-		return writeSpliced(c.nc, head, sp, &s.bufs)
+		return writeSpliced(c.nc, head, sp, &s.sw)
 	}
 	buf := resp.AppendTo(append(s.wbuf[:0], head...))
 	s.wbuf = keep(buf)

@@ -45,8 +45,9 @@ type connScratch struct {
 	clientID, txnID *string
 	rack            string
 
+	head [16]byte // a response's size and header
 	spl  splicer
-	bufs [][]byte // backing array of writeSpliced's net.Buffers
+	sw   splicedWriter
 }
 
 // sameString returns *last when it equals v, else a copy of v (stored in

@@ -158,13 +158,17 @@ func (s *splicer) Finish(resp kmsg.Response) (kmsg.Response, error) {
 	pos := 0
 	for _, m := range marks {
 		n := m.file.Len()
-		b := enc[pos:m.at:m.at]
+		// The file's length prefix goes where the placeholder's prefix
+		// and token were (at most 5 bytes into at least 17).
+		var lb [binary.MaxVarintLen32]byte
+		l := lb[:0]
 		if flexible {
-			b = binary.AppendUvarint(b, uint64(n)+1)
+			l = binary.AppendUvarint(l, uint64(n)+1)
 		} else {
-			b = binary.BigEndian.AppendUint32(b, uint32(n))
+			l = binary.BigEndian.AppendUint32(l, uint32(n))
 		}
-		out.add(Piece{Bytes: b})
+		copy(enc[m.at:], l)
+		out.add(Piece{Bytes: enc[pos : m.at+len(l)]})
 		if n > 0 {
 			out.add(Piece{File: m.file})
 		}
@@ -189,22 +193,23 @@ func (s *SplicedResponse) add(p Piece) {
 
 // writeSpliced writes frame header bytes then the pieces to conn; file
 // pieces get conn itself so sendfile can be used.
-// back is the connection's backing array for the byte pieces written
-// together (writev).
-func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse, back *[][]byte) error {
-	bufs := append((*back)[:0], head)
+// w is the connection's, reused for the byte pieces written together
+// (writev).
+func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse, w *splicedWriter) error {
+	bufs := append(w.back[:0], head)
 	defer func() {
 		clear(bufs[:cap(bufs)])
-		*back = bufs[:0]
+		w.back = bufs[:0]
+		w.nb = nil
 	}()
 	pending := 1
 	flush := func() error {
 		if pending == 0 {
 			return nil
 		}
-		nb := net.Buffers(bufs[len(bufs)-pending:])
+		w.nb = net.Buffers(bufs[len(bufs)-pending:])
 		pending = 0
-		_, err := nb.WriteTo(conn)
+		_, err := w.nb.WriteTo(conn)
 		return err
 	}
 	for _, p := range s.pieces {
@@ -226,6 +231,12 @@ func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse, back *[][]byte
 		}
 	}
 	return flush()
+}
+
+// splicedWriter is what writeSpliced reuses.
+type splicedWriter struct {
+	back [][]byte
+	nb   net.Buffers
 }
 
 // FileFetchResponse is a Fetch answer whose record data may be file ranges
@@ -253,6 +264,14 @@ func NewFileFetchResponse(resp *kmsg.FetchResponse) *FileFetchResponse {
 // SetFileRecords makes f the records of Topics[topic].Partitions[partition].
 func (r *FileFetchResponse) SetFileRecords(topic, partition int, f FileRecords) {
 	r.files = append(r.files, fileRecordsAt{topic: topic, partition: partition, file: f})
+}
+
+// Reserve makes room for n more SetFileRecords without growing; nil r
+// (no sendfile) ignores it.
+func (r *FileFetchResponse) Reserve(n int) {
+	if r != nil {
+		r.files = slices.Grow(r.files, n)
+	}
 }
 
 // HasFiles reports whether any partition's records are a file range.

@@ -63,6 +63,14 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 		pp          *producePart
 	}
 	var waits []waiting
+	var pps []producePart // what the waits point to: one allocation
+	if req.Acks == -1 && global == 0 {
+		n := 0
+		for _, rt := range req.Topics {
+			n += len(rt.Partitions)
+		}
+		waits, pps = make([]waiting, 0, n), make([]producePart, 0, n)
+	}
 	for _, rt := range req.Topics {
 		st := nextProduceTopic(resp)
 		st.Topic = rt.Topic
@@ -77,8 +85,8 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 				var lastOffset int64
 				code, lastOffset = m.producePartition(req, clientID, tp, rp.Records, &sp)
 				if code == 0 && req.Acks == -1 {
-					waits = append(waits, waiting{len(resp.Topics) - 1, len(st.Partitions),
-						&producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}})
+					pps = append(pps, producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code})
+					waits = append(waits, waiting{len(resp.Topics) - 1, len(st.Partitions), &pps[len(pps)-1]})
 				}
 			}
 			sp.ErrorCode = code
@@ -96,7 +104,7 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 	}
 	if len(waits) > 0 {
 		// acks=all: wait until the ISR has the records (DelayedProduce).
-		op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{})}
+		op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: make([]*producePart, 0, len(waits))}
 		keys := make([]string, 0, len(waits))
 		for _, w := range waits {
 			op.parts = append(op.parts, w.pp)
