@@ -103,6 +103,9 @@ func DecodeConfigChangeNotification(data []byte) (ConfigChange, error) {
 // java.net.URLEncoder does, then '*' -> %2A and '+' -> %20.
 func Sanitize(name string) string {
 	const hex = "0123456789ABCDEF"
+	if !needsSanitizing(name) {
+		return name // the common case, per request for quotas: no copy
+	}
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -118,6 +121,16 @@ func Sanitize(name string) string {
 		}
 	}
 	return b.String()
+}
+
+func needsSanitizing(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return true
+		}
+	}
+	return false
 }
 
 // Desanitize reverses Sanitize.

@@ -35,12 +35,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/klassik/klassik/broker/replica"
 )
 
 func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, error) {
-	ctx = replica.ContextWithClientID(ctx, r.net.ClientIDOrEmpty())
 	req := r.body.(*kmsg.ProduceRequest)
 	if hasTransactionalRecords(req) &&
 		(req.TransactionID == nil || !a.authorize(ctx, r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)) {
@@ -71,7 +68,7 @@ func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, er
 	var resp *kmsg.ProduceResponse
 	if len(req.Topics) > 0 || len(denied) == 0 {
 		var err error
-		resp, err = a.replicas.ProduceOrClose(ctx, req)
+		resp, err = a.replicas.ProduceInto(ctx, req, r.net.ClientIDOrEmpty(), r.net.KeptProduceResponse())
 		if err != nil {
 			return nil, err
 		}

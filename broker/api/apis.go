@@ -23,9 +23,11 @@ import (
 // routes these requests; every rule about leaders, epochs and logs lives
 // behind this interface.
 type ReplicaManager interface {
-	// ProduceOrClose returns nil for acks=0 and an error when an acks=0
-	// request failed (the connection is then closed).
-	ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error)
+	// ProduceInto returns nil for acks=0 and an error when an acks=0
+	// request failed (the connection is then closed). clientID is the
+	// request's ("__admin_client" may write internal topics); into, when
+	// not nil, is reset and filled as the response.
+	ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error)
 	// FetchAuthorized serves a fetch; partitions of topics mayRead rejects
 	// (asked over the session's partitions too) answer
 	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all.
@@ -89,13 +91,24 @@ func (a *Apis) Handle(ctx context.Context, req *network.Request) (resp kmsg.Resp
 	if !ok || !a.enabled(req.Key) {
 		return nil, fmt.Errorf("api: key %d (%s) is not served", req.Key, kmsg.NameForKey(req.Key))
 	}
-	r := &request{net: req, body: req.Body, start: time.Now()}
+	var r *request
+	if req.Key == 0 || req.Key == 1 {
+		// The data path's handlers keep nothing of r after they return.
+		r = dataRequests.Get().(*request)
+		defer func() { *r = request{}; dataRequests.Put(r) }()
+		*r = request{net: req, body: req.Body, start: time.Now()}
+	} else {
+		r = &request{net: req, body: req.Body, start: time.Now()}
+	}
 	resp, err = h(ctx, r)
 	if err == nil {
 		a.applyRequestQuota(ctx, r, resp)
 	}
 	return resp, err
 }
+
+// dataRequests recycles the request structs of Produce and Fetch.
+var dataRequests = sync.Pool{New: func() any { return new(request) }}
 
 // listener returns the listener name the request arrived on.
 func (r *request) listener() string { return r.net.Listener }

@@ -115,7 +115,7 @@ func (d recordingData) DescribeProducers(_ context.Context, req *kmsg.DescribePr
 	}
 	return resp
 }
-func (d recordingData) ProduceOrClose(_ context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
+func (d recordingData) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ string, _ *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error) {
 	d.txn.note("Produce")
 	return req.ResponseKind().(*kmsg.ProduceResponse), nil
 }

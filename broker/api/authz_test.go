@@ -113,7 +113,7 @@ type dataFake struct {
 	log *reachLog
 }
 
-func (d dataFake) ProduceOrClose(_ context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
+func (d dataFake) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ string, _ *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	for _, t := range req.Topics {
 		d.log.note("Produce %s", t.Topic)

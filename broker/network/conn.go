@@ -2,6 +2,7 @@ package network
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -38,6 +39,7 @@ type conn struct {
 	swName, swVersion string
 	session           *Session
 	times             requestTimes // of the request in flight, see LocalDone
+	scratch           connScratch
 }
 
 // errFrameSize is returned for a size prefix ≤ 0 or above the maximum.
@@ -61,6 +63,30 @@ func readFrame(r io.Reader, max int32) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// readFrameInto is readFrame into s's kept buffer (grown as needed; a
+// frame above keptBufferMax gets a buffer of its own). kept reports
+// whether the frame is in the kept buffer.
+func readFrameInto(r io.Reader, max int32, s *connScratch) (frame []byte, kept bool, err error) {
+	if _, err := io.ReadFull(r, s.size[:]); err != nil {
+		return nil, false, err
+	}
+	n := int32(binary.BigEndian.Uint32(s.size[:]))
+	if n <= 0 || n > max {
+		return nil, false, fmt.Errorf("%w: %d (socket.request.max.bytes %d)", errFrameSize, n, max)
+	}
+	buf, kept := s.frame, true
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+		s.frame = keep(buf)
+		kept = s.frame != nil
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, false, err
+	}
+	return buf, kept, nil
 }
 
 // serve is the connection's goroutine: it serves one request at a time
@@ -93,8 +119,8 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	if !ok {
 		return false
 	}
-	c.lastActive.Store(time.Now().UnixNano())
 	received := time.Now()
+	c.lastActive.Store(received.UnixNano())
 	if c.session.RawSASL != nil {
 		if err := c.rawSASL(frame); err != nil {
 			log.Warn("closing connection after raw SASL token", "err", err)
@@ -102,7 +128,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 		}
 		return true
 	}
-	d, err := decodeRequest(frame, c.s.h.Versions)
+	d, err := decodeRequestInto(frame, c.s.h.Versions, &c.scratch)
 	if err != nil {
 		log.Warn("closing connection on unparseable request", "err", err)
 		return false
@@ -214,7 +240,7 @@ func (c *conn) readRequestFrame(br *bufio.Reader, log *slog.Logger) ([]byte, boo
 	if !c.session.Authenticated && max > c.s.cfg.SaslMaxReceiveBytes {
 		max = c.s.cfg.SaslMaxReceiveBytes
 	}
-	frame, err := readFrame(br, max)
+	frame, kept, err := readFrameInto(br, max, &c.scratch)
 	if err != nil {
 		switch {
 		case errors.Is(err, errFrameSize):
@@ -226,6 +252,12 @@ func (c *conn) readRequestFrame(br *bufio.Reader, log *slog.Logger) ([]byte, boo
 			log.Debug("read failed", "err", err)
 		}
 		return nil, false
+	}
+	if kept && (len(frame) < 2 || !reusesFrame(int16(binary.BigEndian.Uint16(frame))) || c.session.RawSASL != nil) {
+		// The kept buffer is overwritten by the next request: only
+		// Produce and Fetch are done with their frame when their
+		// response is written.
+		frame = bytes.Clone(frame)
 	}
 	return frame, true
 }
@@ -320,10 +352,10 @@ func (c *conn) write(req *Request, resp kmsg.Response) error {
 	// A peer that stops reading is treated like an idle one
 	// (connections.max.idle.ms), so it cannot pin this goroutine.
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
-	head := make([]byte, 4, 64)
-	head = appendResponseHeader(head, req.Key, req.CorrelationID, resp.IsFlexible())
+	s := &c.scratch
+	head := appendResponseHeader(s.head[:4], req.Key, req.CorrelationID, resp.IsFlexible())
 	if fr, ok := resp.(*FileFetchResponse); ok {
-		framed, err := fr.frame()
+		framed, err := fr.frameWith(&s.spl)
 		if err != nil {
 			return err
 		}
@@ -331,9 +363,10 @@ func (c *conn) write(req *Request, resp kmsg.Response) error {
 	}
 	if sp, ok := resp.(*SplicedResponse); ok {
 		binary.BigEndian.PutUint32(head, uint32(len(head)-4+sp.BodyLen()))
-		return writeSpliced(c.nc, head, sp)
+		return writeSpliced(c.nc, head, sp, &s.sw)
 	}
-	buf := resp.AppendTo(head)
+	buf := resp.AppendTo(append(s.wbuf[:0], head...))
+	s.wbuf = keep(buf)
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 	_, err := c.nc.Write(buf)
 	return err

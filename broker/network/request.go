@@ -13,6 +13,11 @@ import (
 
 // Request is one decoded request as handed to the Handler (Kafka's
 // RequestChannel.Request). Body has its version set and is fully parsed.
+// For Produce and Fetch the Request, its Body and the frame its byte
+// fields point into belong to the connection and are overwritten by its
+// next request: a Handler must not keep them past the writing of the
+// response (strings in them may be kept: they never point into the
+// frame).
 type Request struct {
 	Key           int16
 	Version       int16
@@ -49,6 +54,20 @@ type Request struct {
 	// muteUntil is set by Throttle: the connection reads no further
 	// request before it.
 	muteUntil time.Time
+	// scratch is the connection's, for a Produce or Fetch decoded into
+	// it (nil otherwise).
+	scratch *connScratch
+}
+
+// KeptProduceResponse returns a ProduceResponse the connection keeps for
+// its Produce requests, to be filled and returned as this request's
+// response (reset it first; its slices keep the capacity earlier
+// responses gave them), or nil when r is not a connection's Produce.
+func (r *Request) KeptProduceResponse() *kmsg.ProduceResponse {
+	if r.scratch == nil || r.Key != int16(kmsg.Produce) {
+		return nil
+	}
+	return &r.scratch.produceResp
 }
 
 // Throttle mutes the connection for d from now (KIP-219, Kafka's
@@ -198,7 +217,15 @@ func (r *tagReader) Span(n int) []byte {
 // decodeRequest parses a request frame (without its size prefix). It never
 // panics: a panic inside kmsg decoding is turned into ErrMalformed. The
 // frame must not be reused afterwards: kmsg slices alias it.
-func decodeRequest(frame []byte, versions func(int16) (int16, int16, bool)) (d decoded, err error) {
+func decodeRequest(frame []byte, versions func(int16) (int16, int16, bool)) (decoded, error) {
+	return decodeRequestInto(frame, versions, nil)
+}
+
+// decodeRequestInto is decodeRequest with a connection's scratch (nil for
+// none): a Produce or Fetch request is then decoded into the scratch's
+// Request and body, which the next such request overwrites, and a client
+// id equal to the previous one is not copied again.
+func decodeRequestInto(frame []byte, versions func(int16) (int16, int16, bool), s *connScratch) (d decoded, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			d, err = decoded{}, fmt.Errorf("%w: decoder panic: %v", ErrMalformed, p)
@@ -212,7 +239,16 @@ func decodeRequest(frame []byte, versions func(int16) (int16, int16, bool)) (d d
 	corr := int32(binary.BigEndian.Uint32(frame[4:]))
 	rest := frame[8:]
 
-	body := kmsg.RequestForKey(key)
+	reuse := s != nil && reusesFrame(key)
+	var body kmsg.Request
+	switch {
+	case reuse && key == int16(kmsg.Produce):
+		body = &s.produce
+	case reuse:
+		body = &s.fetch
+	default:
+		body = kmsg.RequestForKey(key)
+	}
 	if body == nil {
 		return decoded{}, fmt.Errorf("%w: key %d", ErrUnknownKey, key)
 	}
@@ -220,7 +256,13 @@ func decodeRequest(frame []byte, versions func(int16) (int16, int16, bool)) (d d
 	if !ok {
 		return decoded{}, fmt.Errorf("%w: key %d (%s)", ErrUnknownKey, key, kmsg.NameForKey(key))
 	}
-	r := &Request{Key: key, Version: ver, CorrelationID: corr}
+	var r *Request
+	if reuse {
+		r = &s.req
+		*r = Request{Key: key, Version: ver, CorrelationID: corr, scratch: s}
+	} else {
+		r = &Request{Key: key, Version: ver, CorrelationID: corr}
+	}
 
 	// Header v0 (no client id) is used only by ControlledShutdown v0.
 	if !(key == int16(kmsg.ControlledShutdown) && ver == 0) {
@@ -233,9 +275,12 @@ func decodeRequest(frame []byte, versions func(int16) (int16, int16, bool)) (d d
 		case n == -1:
 		case n < -1 || int(n) > len(rest):
 			return decoded{}, fmt.Errorf("%w: client id length %d", ErrMalformed, n)
+		case s != nil:
+			r.ClientID = sameBytes(&s.clientID, rest[:n])
+			rest = rest[n:]
 		default:
-			s := string(rest[:n])
-			r.ClientID = &s
+			id := string(rest[:n])
+			r.ClientID = &id
 			rest = rest[n:]
 		}
 	}
@@ -248,14 +293,17 @@ func decodeRequest(frame []byte, versions func(int16) (int16, int16, bool)) (d d
 	}
 	body.SetVersion(ver)
 	if body.IsFlexible() {
-		tr := &tagReader{b: rest}
-		kmsg.SkipTags(tr)
-		if tr.bad {
+		var ok bool
+		if rest, ok = skipHeaderTags(rest); !ok {
 			return decoded{}, fmt.Errorf("%w: bad header tagged fields", ErrMalformed)
 		}
-		rest = tr.b
 	}
-	if err := body.ReadFrom(rest); err != nil {
+	if reuse {
+		body, err = s.decodeReused(key, ver, rest)
+	} else {
+		err = body.ReadFrom(rest)
+	}
+	if err != nil {
 		return decoded{}, fmt.Errorf("%w: %s v%d body: %v", ErrMalformed, kmsg.NameForKey(key), ver, err)
 	}
 	r.Body = body

@@ -2,13 +2,14 @@ package network
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"sort"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -77,9 +78,17 @@ func (s *SplicedResponse) AppendTo(dst []byte) []byte {
 // swapped. A token colliding with other response bytes has probability
 // 2^-128 per byte position and is additionally detected (Finish fails).
 //
-// A splicer is used by one goroutine for one response.
+// A splicer is used by one goroutine for one response at a time; a
+// connection keeps one and reuses its buffers (the SplicedResponse it
+// returns is valid until its next Finish).
 type splicer struct {
 	marks []mark
+	// base is this response's random token prefix; a token is base
+	// with its last four bytes replaced by the placeholder's number.
+	base   [tokenLen]byte
+	tokens []byte
+	enc    []byte
+	out    SplicedResponse
 }
 
 type mark struct {
@@ -93,8 +102,16 @@ const tokenLen = 16
 // Placeholder returns the bytes to store in a records field that should be
 // sent from f.
 func (s *splicer) Placeholder(f FileRecords) []byte {
-	t := make([]byte, tokenLen)
-	_, _ = rand.Read(t) // crypto/rand.Read never fails (Go 1.24+)
+	if len(s.marks) == 0 {
+		_, _ = rand.Read(s.base[:]) // crypto/rand.Read never fails (Go 1.24+)
+		s.tokens = s.tokens[:0]
+	}
+	start := len(s.tokens)
+	s.tokens = append(s.tokens, s.base[:tokenLen-4]...)
+	s.tokens = binary.BigEndian.AppendUint32(s.tokens, uint32(len(s.marks)))
+	// A grown tokens array leaves earlier tokens in the old one, where
+	// they stay valid.
+	t := s.tokens[start:len(s.tokens):len(s.tokens)]
 	s.marks = append(s.marks, mark{token: t, file: f})
 	return t
 }
@@ -109,13 +126,15 @@ func (s *splicer) Finish(resp kmsg.Response) (kmsg.Response, error) {
 	if len(s.marks) == 0 {
 		return resp, nil
 	}
-	enc := resp.AppendTo(nil)
+	enc := resp.AppendTo(s.enc[:0])
+	s.enc = keep(enc)
 	flexible := resp.IsFlexible()
+	var pb [4]byte
 	var prefix []byte
 	if flexible {
-		prefix = binary.AppendUvarint(nil, tokenLen+1)
+		prefix = binary.AppendUvarint(pb[:0], tokenLen+1)
 	} else {
-		prefix = binary.BigEndian.AppendUint32(nil, tokenLen)
+		prefix = binary.BigEndian.AppendUint32(pb[:0], tokenLen)
 	}
 	for i := range s.marks {
 		m := &s.marks[i]
@@ -131,27 +150,33 @@ func (s *splicer) Finish(resp kmsg.Response) (kmsg.Response, error) {
 		}
 		m.at = at - len(prefix)
 	}
-	marks := append([]mark(nil), s.marks...)
-	sort.Slice(marks, func(i, j int) bool { return marks[i].at < marks[j].at })
+	marks := s.marks
+	slices.SortFunc(marks, func(a, b mark) int { return cmp.Compare(a.at, b.at) })
 
-	out := &SplicedResponse{Response: resp}
+	out := &s.out
+	*out = SplicedResponse{Response: resp, pieces: out.pieces[:0]}
 	pos := 0
 	for _, m := range marks {
 		n := m.file.Len()
-		b := enc[pos:m.at:m.at]
+		// The file's length prefix goes where the placeholder's prefix
+		// and token were (at most 5 bytes into at least 17).
+		var lb [binary.MaxVarintLen32]byte
+		l := lb[:0]
 		if flexible {
-			b = binary.AppendUvarint(b, uint64(n)+1)
+			l = binary.AppendUvarint(l, uint64(n)+1)
 		} else {
-			b = binary.BigEndian.AppendUint32(b, uint32(n))
+			l = binary.BigEndian.AppendUint32(l, uint32(n))
 		}
-		out.add(Piece{Bytes: b})
+		copy(enc[m.at:], l)
+		out.add(Piece{Bytes: enc[pos : m.at+len(l)]})
 		if n > 0 {
 			out.add(Piece{File: m.file})
 		}
 		pos = m.at + len(prefix) + tokenLen
 	}
 	out.add(Piece{Bytes: enc[pos:]})
-	s.marks = nil
+	clear(s.marks) // drop the files
+	s.marks = s.marks[:0]
 	return out, nil
 }
 
@@ -168,19 +193,29 @@ func (s *SplicedResponse) add(p Piece) {
 
 // writeSpliced writes frame header bytes then the pieces to conn; file
 // pieces get conn itself so sendfile can be used.
-func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse) error {
-	bufs := net.Buffers{head}
+// w is the connection's, reused for the byte pieces written together
+// (writev).
+func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse, w *splicedWriter) error {
+	bufs := append(w.back[:0], head)
+	defer func() {
+		clear(bufs[:cap(bufs)])
+		w.back = bufs[:0]
+		w.nb = nil
+	}()
+	pending := 1
 	flush := func() error {
-		if len(bufs) == 0 {
+		if pending == 0 {
 			return nil
 		}
-		_, err := bufs.WriteTo(conn)
-		bufs = nil
+		w.nb = net.Buffers(bufs[len(bufs)-pending:])
+		pending = 0
+		_, err := w.nb.WriteTo(conn)
 		return err
 	}
 	for _, p := range s.pieces {
 		if p.File == nil {
 			bufs = append(bufs, p.Bytes)
+			pending++
 			continue
 		}
 		if err := flush(); err != nil {
@@ -196,6 +231,12 @@ func writeSpliced(conn net.Conn, head []byte, s *SplicedResponse) error {
 		}
 	}
 	return flush()
+}
+
+// splicedWriter is what writeSpliced reuses.
+type splicedWriter struct {
+	back [][]byte
+	nb   net.Buffers
 }
 
 // FileFetchResponse is a Fetch answer whose record data may be file ranges
@@ -223,6 +264,14 @@ func NewFileFetchResponse(resp *kmsg.FetchResponse) *FileFetchResponse {
 // SetFileRecords makes f the records of Topics[topic].Partitions[partition].
 func (r *FileFetchResponse) SetFileRecords(topic, partition int, f FileRecords) {
 	r.files = append(r.files, fileRecordsAt{topic: topic, partition: partition, file: f})
+}
+
+// Reserve makes room for n more SetFileRecords without growing; nil r
+// (no sendfile) ignores it.
+func (r *FileFetchResponse) Reserve(n int) {
+	if r != nil {
+		r.files = slices.Grow(r.files, n)
+	}
 }
 
 // HasFiles reports whether any partition's records are a file range.
@@ -254,7 +303,14 @@ func (r *FileFetchResponse) AppendTo(dst []byte) []byte {
 // bytes (probability 2^-128), the plain response with the records read
 // into memory (left in the records fields; a later frame replaces them).
 func (r *FileFetchResponse) frame() (kmsg.Response, error) {
-	var s splicer
+	return r.frameWith(new(splicer))
+}
+
+// frameWith is frame with a connection's splicer, whose buffers the
+// result uses.
+func (r *FileFetchResponse) frameWith(s *splicer) (kmsg.Response, error) {
+	clear(s.marks) // left by a failed Finish
+	s.marks = s.marks[:0]
 	for _, fa := range r.files {
 		r.Topics[fa.topic].Partitions[fa.partition].RecordBatches = s.Placeholder(fa.file)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/klassik/klassik/broker/common"
-	"github.com/klassik/klassik/broker/purgatory"
 )
 
 // delayedFetch is Kafka's DelayedFetch: a fetch that found fewer than
@@ -41,7 +40,7 @@ func (d *delayedFetch) OnExpiration() {
 }
 
 func partitionKey(tp common.TopicPartition) string {
-	return purgatory.TopicPartitionKey(tp.Topic, tp.Partition)
+	return cachedPartitionKey(tp)
 }
 
 // wakeFetches re-checks the fetches parked on tp (after an append, a

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -228,6 +229,12 @@ func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fe
 	session *fetchSession, incremental bool, files *network.FileFetchResponse) {
 	var cur *kmsg.FetchResponseTopic
 	var returnedData map[common.TopicPartition]bool
+	// One allocation for the topics and one per topic for its
+	// partitions, sized for every partition being answered.
+	if runs := topicRuns(parts); cap(resp.Topics)-len(resp.Topics) < runs {
+		resp.Topics = slices.Grow(resp.Topics, runs)
+	}
+	files.Reserve(len(parts))
 	for i := range parts {
 		p, r := &parts[i], &reads[i]
 		if incremental && r.size() > 0 {
@@ -244,6 +251,7 @@ func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fe
 			cur = &resp.Topics[len(resp.Topics)-1]
 			cur.Topic = p.tp.Topic
 			cur.TopicID = p.topicID
+			cur.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, runLength(parts[i:]))
 		}
 		sp, file := m.fetchResponsePartition(p, r, params, files != nil)
 		cur.Partitions = append(cur.Partitions, sp)
@@ -256,8 +264,35 @@ func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fe
 	}
 }
 
+// topicRuns counts the runs of consecutive parts of one topic: the
+// topics of the response.
+func topicRuns(parts []fetchPart) int {
+	n := 0
+	for i := range parts {
+		if i == 0 || !sameTopic(&parts[i], &parts[i-1]) {
+			n++
+		}
+	}
+	return n
+}
+
+// runLength is how many parts from the first are of its topic.
+func runLength(parts []fetchPart) int {
+	n := 1
+	for n < len(parts) && sameTopic(&parts[n], &parts[0]) {
+		n++
+	}
+	return n
+}
+
+func sameTopic(a, b *fetchPart) bool { return a.tp.Topic == b.tp.Topic && a.topicID == b.topicID }
+
 func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
-	var out []fetchPart
+	n := 0
+	for _, t := range req.Topics {
+		n += len(t.Partitions)
+	}
+	out := make([]fetchPart, 0, n)
 	for _, t := range req.Topics {
 		name, id := t.Topic, t.TopicID
 		var resolveErr int16
@@ -360,13 +395,14 @@ func leadershipChanged(a, b []partRead) bool {
 // only that one updates the leader's view of a follower.
 func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) ([]partRead, int, bool) {
 	reads := make([]partRead, len(parts))
+	files := make([]storage.FileRecords, len(parts)) // what reads[i].records point to
 	limit := params.maxBytes
 	minOne := true
 	total := 0
 	hasErr := false
 	for i := range parts {
 		max := min(parts[i].maxBytes, limit)
-		reads[i] = m.readPartition(&parts[i], params, readLimits{maxBytes: max, minOneMessage: minOne, updateFollower: first})
+		reads[i] = m.readPartition(&parts[i], params, readLimits{maxBytes: max, minOneMessage: minOne, updateFollower: first, into: &files[i]})
 		if reads[i].code != 0 && parts[i].resolveErr != kerr.TopicAuthorizationFailed.Code {
 			hasErr = true
 		}
@@ -406,6 +442,16 @@ type readLimits struct {
 	// re-reads of a parked fetch): only that one records a follower's
 	// position on the leader.
 	updateFollower bool
+	// into, when not nil, holds the file range read (see
+	// recordsReaderInto).
+	into *storage.FileRecords
+}
+
+// recordsReaderInto is implemented by *storage.Log: reading into memory
+// the fetch provides (one slice per request) spares an allocation per
+// partition read.
+type recordsReaderInto interface {
+	ReadRecordsInto(dst *storage.FileRecords, startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (storage.Records, error)
 }
 
 // readPartition reads one partition, then, with no lock held, acts on what
@@ -561,7 +607,13 @@ func (p *Partition) updateFollowerFetchStateLocked(replicaID int32, fetchOffset,
 // aborted transactions a READ_COMMITTED consumer needs. Must hold p.mu
 // (read).
 func (m *Manager) readRecordsLocked(log Log, fp *fetchPart, params fetchParams, lim readLimits, maxOffset int64, r *partRead) {
-	recs, err := log.ReadRecords(fp.fetchOffset, lim.maxBytes, maxOffset, lim.minOneMessage)
+	var recs storage.Records
+	var err error
+	if into, ok := log.(recordsReaderInto); ok && lim.into != nil {
+		recs, err = into.ReadRecordsInto(lim.into, fp.fetchOffset, lim.maxBytes, maxOffset, lim.minOneMessage)
+	} else {
+		recs, err = log.ReadRecords(fp.fetchOffset, lim.maxBytes, maxOffset, lim.minOneMessage)
+	}
 	if err != nil {
 		r.code = m.errorCode(err, fp.tp, "fetch")
 		r.hw, r.lso, r.logStart = -1, -1, -1

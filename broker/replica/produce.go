@@ -28,7 +28,22 @@ func (m *Manager) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.P
 // a nil response, and ErrAcksZeroFailed if any partition failed so that the
 // connection is closed.
 func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
-	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	return m.ProduceInto(ctx, req, clientIDFrom(ctx), nil)
+}
+
+// ProduceInto is ProduceOrClose with the client id given (only
+// "__admin_client" writes internal topics) and the response built in into
+// when it is not nil: into is reset, its topic and partition slices keep
+// their capacity, so a connection that reuses one response allocates
+// nothing per partition for it.
+func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error) {
+	resp := into
+	if resp == nil {
+		resp = req.ResponseKind().(*kmsg.ProduceResponse)
+	} else {
+		*resp = kmsg.ProduceResponse{Topics: resp.Topics[:0]}
+		resp.Default()
+	}
 	resp.Version = req.Version
 
 	// Request-wide errors first: every partition gets the same code and
@@ -41,7 +56,6 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 		global = kerr.TransactionalIDAuthorizationFailed.Code
 	}
 
-	clientID := clientIDFrom(ctx)
 	failed := false
 	// acks=all partitions that appended, with where their response goes.
 	type waiting struct {
@@ -49,8 +63,16 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 		pp          *producePart
 	}
 	var waits []waiting
+	var pps []producePart // what the waits point to: one allocation
+	if req.Acks == -1 && global == 0 {
+		n := 0
+		for _, rt := range req.Topics {
+			n += len(rt.Partitions)
+		}
+		waits, pps = make([]waiting, 0, n), make([]producePart, 0, n)
+	}
 	for _, rt := range req.Topics {
-		st := kmsg.NewProduceResponseTopic()
+		st := nextProduceTopic(resp)
 		st.Topic = rt.Topic
 		st.TopicID = rt.TopicID
 		for _, rp := range rt.Partitions {
@@ -63,8 +85,8 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 				var lastOffset int64
 				code, lastOffset = m.producePartition(req, clientID, tp, rp.Records, &sp)
 				if code == 0 && req.Acks == -1 {
-					waits = append(waits, waiting{len(resp.Topics), len(st.Partitions),
-						&producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}})
+					pps = append(pps, producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code})
+					waits = append(waits, waiting{len(resp.Topics) - 1, len(st.Partitions), &pps[len(pps)-1]})
 				}
 			}
 			sp.ErrorCode = code
@@ -73,7 +95,6 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
-		resp.Topics = append(resp.Topics, st)
 	}
 	if req.Acks == 0 {
 		if failed {
@@ -83,7 +104,7 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 	}
 	if len(waits) > 0 {
 		// acks=all: wait until the ISR has the records (DelayedProduce).
-		op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{})}
+		op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: make([]*producePart, 0, len(waits))}
 		keys := make([]string, 0, len(waits))
 		for _, w := range waits {
 			op.parts = append(op.parts, w.pp)
@@ -104,6 +125,21 @@ func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) 
 		}
 	}
 	return resp, nil
+}
+
+// nextProduceTopic appends a default topic to resp and returns it; an
+// element reused from resp's capacity keeps its partitions' capacity.
+func nextProduceTopic(resp *kmsg.ProduceResponse) *kmsg.ProduceResponseTopic {
+	if n := len(resp.Topics); n < cap(resp.Topics) {
+		resp.Topics = resp.Topics[:n+1]
+		st := &resp.Topics[n]
+		parts := st.Partitions[:0]
+		*st = kmsg.NewProduceResponseTopic()
+		st.Partitions = parts
+		return st
+	}
+	resp.Topics = append(resp.Topics, kmsg.NewProduceResponseTopic())
+	return &resp.Topics[len(resp.Topics)-1]
 }
 
 // producePartition appends one partition's records, filling sp's offsets

@@ -26,6 +26,18 @@ func (l *Log) ReadRecords(startOffset int64, maxBytes int32, maxOffset int64, mi
 	return fd.Records, nil
 }
 
+// ReadRecordsInto is ReadRecords filling dst, which the result (nil when
+// nothing was read) points to: the caller provides the memory, so a read
+// allocates nothing.
+func (l *Log) ReadRecordsInto(dst *FileRecords, startOffset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (Records, error) {
+	fd, err := l.Read(startOffset, maxBytes, maxOffset, minOneMessage)
+	if err != nil || fd.Records.Len() == 0 {
+		return nil, err
+	}
+	*dst = fd.Records
+	return dst, nil
+}
+
 // AssignEpoch records in the leader epoch cache that epoch starts at
 // startOffset.
 func (l *Log) AssignEpoch(epoch int32, startOffset int64) error {

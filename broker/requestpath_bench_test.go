@@ -1,0 +1,283 @@
+package broker_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/storage/record"
+	"github.com/klassik/klassik/broker/testcluster"
+)
+
+// The request-path benchmarks drive one real broker over loopback TCP with
+// pre-encoded requests shaped like franz-go's (several partitions per
+// request, one batch of ten 100-byte records each, the newest versions the
+// broker serves) from a client that allocates nothing per request, so the
+// process's mallocs during the loop are the broker's: frame read, decode,
+// handler, replica manager, storage, response encode and write. Each
+// reports allocs per batch produced or per partition fetched beside
+// allocs/op (per request). Run them under the shared lock, e.g.
+//
+//	go test -run '^$' -bench RequestPath -count 6 ./broker/
+
+const (
+	benchParts   = 8
+	benchRecords = 10
+	benchValue   = 100
+)
+
+// benchConn is a Kafka connection without a client library: it writes a
+// ready frame and reads the response frame into a reused buffer.
+type benchConn struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	size [4]byte
+	buf  []byte
+}
+
+func dialBench(b *testing.B, addr string) *benchConn {
+	b.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { nc.Close() })
+	return &benchConn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10), buf: make([]byte, 0, 64<<10)}
+}
+
+// roundTrip sends frame and returns the response body after the
+// correlation id (valid until the next call).
+func (c *benchConn) roundTrip(b *testing.B, frame []byte) []byte {
+	if _, err := c.nc.Write(frame); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.ReadFull(c.br, c.size[:]); err != nil {
+		b.Fatal(err)
+	}
+	n := int(binary.BigEndian.Uint32(c.size[:]))
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n)
+	}
+	c.buf = c.buf[:n]
+	if _, err := io.ReadFull(c.br, c.buf); err != nil {
+		b.Fatal(err)
+	}
+	return c.buf[4:]
+}
+
+// encodeFrame frames req with a request header (client id "bench").
+func encodeFrame(req kmsg.Request) []byte {
+	const clientID = "bench"
+	f := make([]byte, 4, 256)
+	f = binary.BigEndian.AppendUint16(f, uint16(req.Key()))
+	f = binary.BigEndian.AppendUint16(f, uint16(req.GetVersion()))
+	f = binary.BigEndian.AppendUint32(f, 1)
+	f = binary.BigEndian.AppendUint16(f, uint16(len(clientID)))
+	f = append(f, clientID...)
+	if req.IsFlexible() {
+		f = append(f, 0)
+	}
+	f = req.AppendTo(f)
+	binary.BigEndian.PutUint32(f, uint32(len(f)-4))
+	return f
+}
+
+// benchBatch is one batch as a franz-go producer sends it.
+func benchBatch() []byte {
+	o := record.DefaultBuildOptions()
+	o.BaseTimestamp = time.Now().UnixMilli()
+	recs := make([]record.Record, benchRecords)
+	for i := range recs {
+		recs[i] = record.Record{OffsetDelta: int32(i), Key: []byte("key-" + strconv.Itoa(i)), Value: make([]byte, benchValue)}
+	}
+	return record.Build(o, recs)
+}
+
+func benchProduceRequest(topic string, acks int16) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 9
+	req.Acks, req.TimeoutMillis = acks, 30000
+	t := kmsg.NewProduceRequestTopic()
+	t.Topic = topic
+	batch := benchBatch()
+	for p := range int32(benchParts) {
+		tp := kmsg.NewProduceRequestTopicPartition()
+		tp.Partition, tp.Records = p, batch
+		t.Partitions = append(t.Partitions, tp)
+	}
+	req.Topics = []kmsg.ProduceRequestTopic{t}
+	return req
+}
+
+// benchFetchRequest fetches every partition of topic (by id, v13) from
+// offset; a session epoch of 0 opens a session, -1 fetches without one.
+func benchFetchRequest(id [16]byte, offset int64, maxWait, minBytes, epoch int32) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 13
+	req.ReplicaID = -1
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = maxWait, minBytes, 50<<20
+	req.SessionEpoch = epoch
+	t := kmsg.NewFetchRequestTopic()
+	t.TopicID = id
+	for p := range int32(benchParts) {
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes = p, offset, 1<<20
+		fp.CurrentLeaderEpoch, fp.LastFetchedEpoch, fp.LogStartOffset = -1, -1, -1
+		t.Partitions = append(t.Partitions, fp)
+	}
+	req.Topics = []kmsg.FetchRequestTopic{t}
+	return req
+}
+
+// benchCluster starts one broker with topic (benchParts partitions, RF 1)
+// and returns its address and the topic's id.
+func benchCluster(b *testing.B, topic string) (string, [16]byte) {
+	b.Helper()
+	c := testcluster.Start(b, testcluster.Options{Brokers: 1})
+	c.CreateTopic(topic, benchParts, 1, nil)
+	c.WaitLeaders(30*time.Second, topic, benchParts)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	td, err := c.Admin().ListTopics(ctx, topic)
+	if err != nil || td[topic].Err != nil {
+		b.Fatalf("list %s: %v / %v", topic, err, td[topic].Err)
+	}
+	return c.Addr(0), td[topic].ID
+}
+
+// measureLoop runs op b.N times after warm-up rounds and reports the
+// mallocs per op divided by per (batches or partitions per request).
+func measureLoop(b *testing.B, per int, unit string, op func()) {
+	for range 500 { // pools, intern tables and slices reach their steady size
+		op()
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	for b.Loop() {
+		op()
+	}
+	runtime.ReadMemStats(&after)
+	perOp := float64(after.Mallocs-before.Mallocs) / float64(b.N)
+	b.ReportMetric(perOp/float64(per), "allocs/"+unit)
+}
+
+func BenchmarkRequestPathProduce(b *testing.B) {
+	for _, acks := range []int16{1, -1} {
+		name := "acks=1"
+		if acks == -1 {
+			name = "acks=all"
+		}
+		b.Run(name, func(b *testing.B) {
+			addr, _ := benchCluster(b, "produce")
+			c := dialBench(b, addr)
+			frame := encodeFrame(benchProduceRequest("produce", acks))
+			check := func() {
+				body := c.roundTrip(b, frame)
+				resp := kmsg.NewPtrProduceResponse()
+				resp.Version = 9
+				if err := resp.ReadFrom(body[1:]); err != nil {
+					b.Fatal(err)
+				}
+				for _, t := range resp.Topics {
+					for _, p := range t.Partitions {
+						if p.ErrorCode != 0 {
+							b.Fatalf("produce to %s-%d: error %d", t.Topic, p.Partition, p.ErrorCode)
+						}
+					}
+				}
+			}
+			check()
+			measureLoop(b, benchParts, "batch", func() { c.roundTrip(b, frame) })
+			check()
+		})
+	}
+}
+
+func BenchmarkRequestPathFetch(b *testing.B) {
+	addr, id := benchCluster(b, "fetch")
+	c := dialBench(b, addr)
+	// Four batches in every partition.
+	produce := encodeFrame(benchProduceRequest("fetch", 1))
+	for range 4 {
+		c.roundTrip(b, produce)
+	}
+	batchLen := len(benchBatch())
+	fetched := func(body []byte) *kmsg.FetchResponse {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version = 13
+		if err := resp.ReadFrom(body[1:]); err != nil {
+			b.Fatal(err)
+		}
+		if resp.ErrorCode != 0 {
+			b.Fatalf("fetch: error %d", resp.ErrorCode)
+		}
+		return resp
+	}
+	checkData := func(resp *kmsg.FetchResponse) {
+		n := 0
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 || len(p.RecordBatches) != 4*batchLen {
+					b.Fatalf("fetch partition %d: error %d, %d bytes", p.Partition, p.ErrorCode, len(p.RecordBatches))
+				}
+				n++
+			}
+		}
+		if n != benchParts {
+			b.Fatalf("fetch returned %d partitions", n)
+		}
+	}
+
+	b.Run("data", func(b *testing.B) {
+		frame := encodeFrame(benchFetchRequest(id, 0, 500, 1, -1))
+		checkData(fetched(c.roundTrip(b, frame)))
+		measureLoop(b, benchParts, "partition", func() { c.roundTrip(b, frame) })
+	})
+
+	b.Run("session", func(b *testing.B) {
+		// A session opened at offset 0, then incremental fetches that
+		// list no partition: each returns the same data again, as the
+		// session's offsets do not move.
+		resp := fetched(c.roundTrip(b, encodeFrame(benchFetchRequest(id, 0, 500, 1, 0))))
+		checkData(resp)
+		inc := benchFetchRequest(id, 0, 500, 1, 1)
+		inc.SessionID = resp.SessionID
+		inc.Topics = nil
+		frame := encodeFrame(inc)
+		// The session epoch follows isolation_level in the body.
+		epochAt := len(frame) - len(inc.AppendTo(nil)) + 4 + 4 + 4 + 4 + 1 + 4
+		epoch := int32(1)
+		next := func() []byte {
+			binary.BigEndian.PutUint32(frame[epochAt:], uint32(epoch))
+			epoch++
+			return c.roundTrip(b, frame)
+		}
+		checkData(fetched(next()))
+		measureLoop(b, benchParts, "partition", func() { next() })
+		checkData(fetched(next()))
+	})
+
+	b.Run("empty-long-poll", func(b *testing.B) {
+		// At the log end: every request parks for max_wait (1 ms).
+		frame := encodeFrame(benchFetchRequest(id, 4*benchRecords, 1, 1, -1))
+		resp := fetched(c.roundTrip(b, frame))
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 || len(p.RecordBatches) != 0 {
+					b.Fatalf("empty fetch partition %d: error %d, %d bytes", p.Partition, p.ErrorCode, len(p.RecordBatches))
+				}
+			}
+		}
+		measureLoop(b, 1, "request", func() { c.roundTrip(b, frame) })
+	})
+}
