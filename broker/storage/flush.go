@@ -116,7 +116,14 @@ func (l *Log) Flush() error {
 	return l.ioFailed("flush", l.flushLocked())
 }
 
-func (l *Log) flushLocked() error {
+func (l *Log) flushLocked() error { return l.flushExceptLocked(nil) }
+
+// flushExceptLocked is flushLocked leaving out segment skip, which the
+// caller fsyncs itself before anything relies on the new recovery point
+// (Close fsyncs the active segment after trimming its indexes, so a
+// flush of it before the trim would be a second fsync of each of its
+// files). Must hold l.mu.
+func (l *Log) flushExceptLocked(skip *Segment) error {
 	for _, p := range l.unsyncedSnapshots {
 		if err := SyncProducerSnapshot(p); err != nil {
 			return err
@@ -134,6 +141,9 @@ func (l *Log) flushLocked() error {
 		start = 0
 	}
 	for _, s := range l.segments[start:] {
+		if s == skip {
+			continue
+		}
 		if err := l.flushSegment(s); err != nil {
 			return err
 		}
