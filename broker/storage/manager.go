@@ -33,6 +33,9 @@ var deleteDirPattern = regexp.MustCompile(`^(\S+)-(\S+)\.(\S+)-(delete|future)$`
 type logDir struct {
 	path string
 	lock *os.File
+	// entries makes new entries of the directory (partition
+	// directories) durable, one fsync for all callers at a time.
+	entries *dirSyncer
 }
 
 // pendingDirDelete is a partition directory renamed to -delete.
@@ -123,7 +126,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	for _, d := range cfg.Dirs {
 		ld, err := lockLogDir(d)
 		if err != nil {
-			if m.startOffline(&logDir{path: d}, err) {
+			if m.startOffline(&logDir{path: d, entries: newDirSyncer(d)}, err) {
 				continue
 			}
 			m.unlockAll()
@@ -177,7 +180,7 @@ func lockLogDir(path string) (*logDir, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrLogDirLocked, path, err)
 	}
-	return &logDir{path: path, lock: f}, nil
+	return &logDir{path: path, lock: f, entries: newDirSyncer(path)}, nil
 }
 
 func (m *LogManager) unlockAll() {
@@ -604,7 +607,8 @@ type creation struct {
 
 // createLog makes tp's directory in dir durable (the new entry in dir is
 // fsync'd before the log is used, as Kafka's log creation flushes the
-// parent directory) and opens its log. It takes no lock of the manager.
+// parent directory; logs created at once share that fsync) and opens its
+// log. It takes no lock of the manager.
 func (m *LogManager) createLog(tp common.TopicPartition, cfg LogConfig, dir *logDir) (*Log, error) {
 	path := filepath.Join(dir.path, tp.String())
 	_, statErr := os.Stat(path)
@@ -614,7 +618,7 @@ func (m *LogManager) createLog(tp common.TopicPartition, cfg LogConfig, dir *log
 		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
 	}
-	if err := syncDir(dir.path); err != nil {
+	if err := dir.entries.sync(); err != nil {
 		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
 	}
