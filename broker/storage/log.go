@@ -378,8 +378,13 @@ func (l *Log) Close() error {
 	if e := act.onBecomeInactive(); e != nil && err == nil {
 		err = e
 	}
-	if e := l.flushSegment(act); e != nil && err == nil {
-		err = e
+	if e := l.flushSegment(act); e != nil {
+		if err == nil {
+			err = e
+		}
+	} else if err == nil {
+		l.recoveryPoint = l.logEndOffset.Load()
+		l.unflushedMessages = 0
 	}
 	if e := l.closeFilesLocked(); e != nil && err == nil {
 		err = e
