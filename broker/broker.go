@@ -802,9 +802,11 @@ func (b *Broker) stop(controlled bool) {
 	b.state.Store(brokerShuttingDown)
 	b.stopComponents()
 	if b.logs != nil {
+		start := time.Now()
 		if err := b.logs.Shutdown(); err != nil {
 			b.logger.Error("log manager shutdown", "err", err)
 		}
+		b.logger.Info("log manager shut down", "elapsed_ms", time.Since(start).Milliseconds())
 	}
 	if b.zk != nil {
 		b.zk.Close()
@@ -826,52 +828,64 @@ func (b *Broker) beginShutdown() bool {
 }
 
 // stopComponents closes the request handlers and the socket server, then
-// what sits between them and the logs.
+// what sits between them and the logs. Each step that takes longer than
+// shutdownStepReport is logged with its duration, so a slow exit shows
+// where its time went.
 func (b *Broker) stopComponents() {
+	step := func(name string, stop func()) {
+		start := time.Now()
+		stop()
+		if d := time.Since(start); d >= shutdownStepReport {
+			b.logger.Info("shutdown step took long", "step", name, "elapsed_ms", d.Milliseconds())
+		}
+	}
 	if b.web != nil {
-		b.web.stop()
+		step("web", b.web.stop)
 	}
 	if b.apis != nil {
-		b.apis.Close()
+		step("request handlers", b.apis.Close)
 	}
 	if b.server != nil {
-		b.server.Shutdown()
+		step("socket server", b.server.Shutdown)
 	}
 	if b.stopNewSession != nil {
-		b.stopNewSession()
+		step("session watcher", b.stopNewSession)
 	}
 	if b.consoleSrc != nil {
-		b.consoleSrc.stop()
+		step("console", b.consoleSrc.stop)
 	}
 	if b.cfgWatch != nil {
-		b.cfgWatch.stop()
+		step("config watcher", b.cfgWatch.stop)
 	}
 	if b.stopDynApply != nil {
-		b.stopDynApply()
+		step("dynamic config", b.stopDynApply)
 	}
 	if b.stopDynLog != nil {
-		b.stopDynLog()
+		step("dynamic log levels", b.stopDynLog)
 	}
 	if b.authz != nil {
-		b.authz.Close()
+		step("authorizer", b.authz.Close)
 	}
 	if b.groups != nil {
-		b.groups.Close()
+		step("group coordinator", b.groups.Close)
 	}
 	if b.txn != nil {
-		b.txn.Close()
+		step("transaction coordinator", b.txn.Close)
 	}
 	if b.markers != nil {
-		b.markers.close()
+		step("transaction markers", b.markers.close)
 	}
-	b.stopLogDirFailureHandler()
+	step("log dir failure handler", b.stopLogDirFailureHandler)
 	if b.replicas != nil {
-		b.replicas.Shutdown()
+		step("replica manager", b.replicas.Shutdown)
 	}
 	if b.ctrl != nil {
-		b.ctrl.Shutdown()
+		step("controller", b.ctrl.Shutdown)
 	}
 }
+
+// shutdownStepReport is the duration from which a shutdown step is logged.
+const shutdownStepReport = 200 * time.Millisecond
 
 // controlledShutdown is the broker side of controlled shutdown: ask the
 // current controller to move leadership away, up to

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
@@ -69,13 +71,20 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 		return resp
 	}
 
+	outs := make([]lairOutcome, len(parts))
+	forEachPartition(len(parts), func(i int) {
+		lp := parts[i]
+		tp := common.TopicPartition{Topic: lp.topic, Partition: lp.st.Partition}
+		o := &outs[i]
+		o.code, o.follow, o.wasFollowing = m.applyPartitionState(req, lp, tp, logCfgs[lp.topic])
+	})
 	codes := make([]int16, len(parts))
 	var changes []LeadershipChange
 	var toFetch map[common.TopicPartition]FollowerStart
 	var toStopFetching []common.TopicPartition
 	for i, lp := range parts {
 		tp := common.TopicPartition{Topic: lp.topic, Partition: lp.st.Partition}
-		code, follow, wasFollowing := m.applyPartitionState(req, lp, tp, logCfgs[lp.topic])
+		code, follow, wasFollowing := outs[i].code, outs[i].follow, outs[i].wasFollowing
 		codes[i] = code
 		if code == 0 {
 			changes = append(changes, LeadershipChange{TopicPartition: tp, Leader: lp.st.Leader == m.cfg.BrokerID, LeaderEpoch: lp.st.LeaderEpoch})
@@ -117,6 +126,53 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	m.maybeAddLogDirMovers(moved)
 	m.fillLeaderAndIsrResponse(req, resp, parts, func(i int) int16 { return codes[i] })
 	return resp
+}
+
+// lairOutcome is what applyPartitionState did with one partition state.
+type lairOutcome struct {
+	code         int16
+	follow       *FollowerStart
+	wasFollowing bool
+}
+
+// lairWorkers is how many partitions of one LeaderAndIsr switch roles at
+// once. A switch is mostly waiting for the disk: a new log's directory
+// and files, partition.metadata and, for a leader, the leader epoch
+// checkpoint are each made durable (fsync) before the partition is
+// answered. Partitions are independent (each switch holds only its own
+// partition's lock and Manager.mu for map access), so concurrent
+// switches overlap their fsyncs, which the file system commits together,
+// instead of paying each one in turn: 10,000 new replicas in one request
+// took tens of seconds one at a time.
+const lairWorkers = 16
+
+// forEachPartition calls f(i) for i in [0, n), on up to lairWorkers
+// goroutines when n is large enough to gain from it, and returns when
+// every call returned. The goroutines are its own and end with it.
+func forEachPartition(n int, f func(i int)) {
+	workers := min(lairWorkers, n/4)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() { // one of forEachPartition's workers; joined below
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // lairPartitions lists the request's partition states with their topics

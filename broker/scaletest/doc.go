@@ -21,6 +21,8 @@
 //	                  a Metadata answer, the broker's heap (pprof heap with
 //	                  gc=1), descriptors and maps (/proc/<pid>)
 //	scale_test.go     TestScale10kPartitions, BenchmarkScale10k
+//	profile_test.go   CPU profiles and goroutine dumps of the brokers
+//	                  during creation and failover (KLASSIK_SCALE_PROFILE_DIR)
 //
 // The scenario, after each step of which every partition must be led by a
 // live broker in ZooKeeper and in every live broker's Metadata:
@@ -60,5 +62,9 @@
 //
 // Goroutines: the brokers' waiters are broker/faulttest's (ended by the
 // cluster's cleanup); the franz-go clients are closed by the cluster's
-// cleanup. The scenario starts no goroutine of its own.
+// cleanup. The scenario starts no goroutine of its own, except with
+// KLASSIK_SCALE_PROFILE_DIR set: then it saves every running broker's CPU
+// profile and two goroutine dumps during creation (30 s) and during the
+// failover (20 s) into that directory (profile_test.go), from goroutines
+// that the step waits for before it returns.
 package scaletest

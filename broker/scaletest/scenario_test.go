@@ -302,6 +302,8 @@ func (s *scenario) create() {
 	cl := s.c.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
+	prof := s.startProfiles("create", 30)
+	defer prof.wait()
 	start := time.Now()
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
@@ -437,6 +439,8 @@ func (s *scenario) failover() int {
 	zk := s.c.ZK()
 	kill := time.Now()
 	s.c.Kill9(ki)
+	prof := s.startProfiles("failover", 20)
+	defer prof.wait()
 	var end time.Time
 	s.poll(fmt.Sprintf("broker %d's session to end", ctrl), 5*time.Millisecond, func() error {
 		ok, _, err := zk.Exists(zkpaths.BrokerIDPath(ctrl))

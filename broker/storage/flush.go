@@ -116,7 +116,15 @@ func (l *Log) Flush() error {
 	return l.ioFailed("flush", l.flushLocked())
 }
 
-func (l *Log) flushLocked() error {
+func (l *Log) flushLocked() error { return l.flushExceptLocked(nil) }
+
+// flushExceptLocked is flushLocked leaving out the active segment when
+// skip is it: the recovery point then rises only to that segment's base
+// offset, and the caller raises it to the log end once it fsync'd the
+// segment itself (Close fsyncs the active segment after trimming its
+// indexes, so a flush of it before the trim would be a second fsync of
+// each of its files). Must hold l.mu.
+func (l *Log) flushExceptLocked(skip *Segment) error {
 	for _, p := range l.unsyncedSnapshots {
 		if err := SyncProducerSnapshot(p); err != nil {
 			return err
@@ -134,9 +142,16 @@ func (l *Log) flushLocked() error {
 		start = 0
 	}
 	for _, s := range l.segments[start:] {
+		if s == skip {
+			continue
+		}
 		if err := l.flushSegment(s); err != nil {
 			return err
 		}
+	}
+	if skip != nil {
+		l.recoveryPoint = max(l.recoveryPoint, min(skip.baseOffset, l.logEndOffset.Load()))
+		return nil
 	}
 	l.recoveryPoint = l.logEndOffset.Load()
 	l.unflushedMessages = 0

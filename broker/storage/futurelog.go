@@ -127,7 +127,23 @@ func (m *LogManager) nextLogDirLocked(tp common.TopicPartition) *logDir {
 	if d, ok := m.preferredDirs[tp]; ok {
 		return d
 	}
+	online := 0
+	var only *logDir
+	for _, d := range m.dirs {
+		if !m.isOfflineLocked(d) {
+			online++
+			only = d
+		}
+	}
+	if online <= 1 {
+		// Nothing to balance: counting would cost a pass over every
+		// log for each one created.
+		return only
+	}
 	count := map[*logDir]int{}
+	for _, c := range m.creating {
+		count[c.dir]++
+	}
 	for _, d := range m.logDirOf {
 		count[d]++
 	}

@@ -141,15 +141,22 @@ func (c *LeaderEpochCache) EndOffsetFor(requested int32) (epoch int32, endOffset
 func (c *LeaderEpochCache) TruncateFromEnd(offset int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.truncateFromEndLocked(offset) {
+		return nil
+	}
+	return c.flushLocked()
+}
+
+func (c *LeaderEpochCache) truncateFromEndLocked(offset int64) (changed bool) {
 	n := len(c.entries)
 	for n > 0 && c.entries[n-1].StartOffset >= offset {
 		n--
 	}
 	if n == len(c.entries) {
-		return nil
+		return false
 	}
 	c.entries = c.entries[:n]
-	return c.flushLocked()
+	return true
 }
 
 // TruncateFromStart drops entries starting at or before offset and
@@ -157,20 +164,44 @@ func (c *LeaderEpochCache) TruncateFromEnd(offset int64) error {
 func (c *LeaderEpochCache) TruncateFromStart(offset int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.truncateFromStartLocked(offset) {
+		return nil
+	}
+	return c.flushLocked()
+}
+
+func (c *LeaderEpochCache) truncateFromStartLocked(offset int64) (changed bool) {
 	i := 0
 	for i < len(c.entries) && c.entries[i].StartOffset <= offset {
 		i++
 	}
 	if i == 0 {
-		return nil
+		return false
 	}
 	last := c.entries[i-1]
 	if last.StartOffset == offset && i == 1 {
-		return nil
+		return false
 	}
 	rest := append([]EpochEntry{{last.Epoch, offset}}, c.entries[i:]...)
 	c.entries = rest
-	return c.flushLocked()
+	return true
+}
+
+// truncateAtLoad fits the entries read from the checkpoint to the log
+// just loaded, [logStart, logEnd), as TruncateFromEnd(logEnd) then
+// TruncateFromStart(logStart), without rewriting the file. The file may
+// keep entries past the log end or before its start; that is safe
+// because every load applies this same truncation before anything reads
+// the entries, and the next change of the cache (an epoch assigned by an
+// append or a new leadership, a truncation) writes the whole cache. An
+// empty log's entry (epoch, 0) is past its end at every start, so
+// rewriting here cost one checkpoint write (file and directory fsyncs)
+// per empty log per start.
+func (c *LeaderEpochCache) truncateAtLoad(logStart, logEnd int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.truncateFromEndLocked(logEnd)
+	c.truncateFromStartLocked(logStart)
 }
 
 // Clear removes every entry.

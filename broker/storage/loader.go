@@ -385,12 +385,10 @@ func (ld *logLoader) setStartAndRecovery() error {
 	return nil
 }
 
-// truncateEpochs is step 7.
+// truncateEpochs is step 7 (in memory: see truncateAtLoad).
 func (ld *logLoader) truncateEpochs() error {
-	if err := ld.l.epochs.TruncateFromEnd(ld.leo); err != nil {
-		return err
-	}
-	return ld.l.epochs.TruncateFromStart(ld.logStart)
+	ld.l.epochs.truncateAtLoad(ld.logStart, ld.leo)
+	return nil
 }
 
 // rebuildProducerState is step 9: producer state from the snapshots plus a

@@ -367,17 +367,24 @@ func (l *Log) Close() error {
 	if l.closed {
 		return nil
 	}
-	err := l.flushLocked()
+	act := l.activeLocked()
+	// The active segment is fsync'd once, below, after its indexes are
+	// trimmed; everything else from the recovery point on is fsync'd here.
+	err := l.flushExceptLocked(act)
 	l.producers.UpdateMapEndOffset(l.logEndOffset.Load())
 	if e := l.producers.TakeSnapshot(); e != nil && err == nil {
 		err = e
 	}
-	act := l.activeLocked()
 	if e := act.onBecomeInactive(); e != nil && err == nil {
 		err = e
 	}
-	if e := l.flushSegment(act); e != nil && err == nil {
-		err = e
+	if e := l.flushSegment(act); e != nil {
+		if err == nil {
+			err = e
+		}
+	} else if err == nil {
+		l.recoveryPoint = l.logEndOffset.Load()
+		l.unflushedMessages = 0
 	}
 	if e := l.closeFilesLocked(); e != nil && err == nil {
 		err = e

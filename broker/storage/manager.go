@@ -33,6 +33,9 @@ var deleteDirPattern = regexp.MustCompile(`^(\S+)-(\S+)\.(\S+)-(delete|future)$`
 type logDir struct {
 	path string
 	lock *os.File
+	// entries makes new entries of the directory (partition
+	// directories) durable, one fsync for all callers at a time.
+	entries *dirSyncer
 }
 
 // pendingDirDelete is a partition directory renamed to -delete.
@@ -65,6 +68,8 @@ type LogManager struct {
 	futures       map[common.TopicPartition]*Log
 	futureDirOf   map[common.TopicPartition]*logDir
 	preferredDirs map[common.TopicPartition]*logDir
+	// Logs being created by GetOrCreateLog without mu.
+	creating map[common.TopicPartition]*creation
 
 	offline  map[*logDir]bool      // failed directories (logdirfailure.go); guarded by mu
 	failures *LogDirFailureChannel // failed directories, each once
@@ -91,7 +96,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 		logs: map[common.TopicPartition]*Log{}, logDirOf: map[common.TopicPartition]*logDir{}, stop: make(chan struct{}),
 		stats: newLogStats(cfg.Metrics), offline: map[*logDir]bool{}, failures: newLogDirFailureChannel(len(cfg.Dirs)),
 		futures: map[common.TopicPartition]*Log{}, futureDirOf: map[common.TopicPartition]*logDir{},
-		preferredDirs: map[common.TopicPartition]*logDir{}}
+		preferredDirs: map[common.TopicPartition]*logDir{}, creating: map[common.TopicPartition]*creation{}}
 	if m.clock == nil {
 		m.clock = time.Now
 	}
@@ -121,7 +126,7 @@ func NewLogManager(cfg ManagerConfig) (*LogManager, error) {
 	for _, d := range cfg.Dirs {
 		ld, err := lockLogDir(d)
 		if err != nil {
-			if m.startOffline(&logDir{path: d}, err) {
+			if m.startOffline(&logDir{path: d, entries: newDirSyncer(d)}, err) {
 				continue
 			}
 			m.unlockAll()
@@ -175,7 +180,7 @@ func lockLogDir(path string) (*logDir, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrLogDirLocked, path, err)
 	}
-	return &logDir{path: path, lock: f}, nil
+	return &logDir{path: path, lock: f, entries: newDirSyncer(path)}, nil
 }
 
 func (m *LogManager) unlockAll() {
@@ -519,6 +524,13 @@ func (m *LogManager) Dirs() []string {
 // GetOrCreateLog returns tp's log, creating it in the directory with the
 // fewest partitions. For an existing log, cfg replaces its configuration
 // (the caller passes the topic's effective config).
+//
+// Creating a log is disk work (the directory and its fsync, the segment
+// files) done without m.mu, so logs of different partitions are created
+// at once (LeaderAndIsr creates thousands in one request) and nothing else
+// waits for the manager meanwhile. While tp's log is being created it is
+// in m.creating: a second GetOrCreateLog of tp waits for that creation and
+// returns its log; the directory's choice counts it (nextLogDirLocked).
 func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*Log, error) {
 	if err := validateTopicName(tp.Topic); err != nil {
 		return nil, err
@@ -530,28 +542,84 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 		return nil, err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.shutdown {
-		return nil, errors.New("storage: log manager is shut down")
-	}
-	if l, ok := m.logs[tp]; ok {
-		l.UpdateConfig(cfg)
-		return l, nil
+	for {
+		if m.shutdown {
+			m.mu.Unlock()
+			return nil, errors.New("storage: log manager is shut down")
+		}
+		if l, ok := m.logs[tp]; ok {
+			m.mu.Unlock()
+			l.UpdateConfig(cfg)
+			return l, nil
+		}
+		c, ok := m.creating[tp]
+		if !ok {
+			break
+		}
+		m.mu.Unlock()
+		<-c.done
+		m.mu.Lock()
 	}
 	best := m.nextLogDirLocked(tp)
 	if best == nil {
+		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: cannot create log for %s: every log directory is offline", kerr.KafkaStorageError, tp)
 	}
-	path := filepath.Join(best.path, tp.String())
+	c := &creation{dir: best, done: make(chan struct{})}
+	m.creating[tp] = c
+	m.mu.Unlock()
+
+	l, err := m.createLog(tp, cfg, best)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.creating, tp)
+	close(c.done)
+	if err == nil && (m.shutdown || m.isOfflineLocked(best)) {
+		// Shut down or failed while the log was made: the manager no
+		// longer tracks logs of that directory, so this one is not added.
+		_ = l.closeNoFlush()
+		if m.shutdown {
+			return nil, errors.New("storage: log manager is shut down")
+		}
+		return nil, fmt.Errorf("%w: cannot create log for %s: its log directory %s went offline", kerr.KafkaStorageError, tp, best.path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.attachFailure(l, best)
+	m.logs[tp] = l
+	m.logDirOf[tp] = best
+	if m.preferredDirs[tp] == best {
+		// A preference set while the log was made names another
+		// directory: it stays for the future log that moves it there.
+		delete(m.preferredDirs, tp)
+	}
+	m.registerLogMetrics(tp, l)
+	return l, nil
+}
+
+// creation is a log being created by GetOrCreateLog without m.mu.
+type creation struct {
+	dir  *logDir
+	done chan struct{} // closed when the creation ended, made or not
+}
+
+// createLog makes tp's directory in dir durable (the new entry in dir is
+// fsync'd before the log is used, as Kafka's log creation flushes the
+// parent directory; logs created at once share that fsync) and opens its
+// log. It takes no lock of the manager.
+func (m *LogManager) createLog(tp common.TopicPartition, cfg LogConfig, dir *logDir) (*Log, error) {
+	path := filepath.Join(dir.path, tp.String())
 	_, statErr := os.Stat(path)
 	existed := statErr == nil
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		err = fmt.Errorf("storage: create %s: %w", path, err)
-		m.reportDirFailure(best, "creating log "+tp.String(), err)
+		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
 	}
-	if err := syncDir(best.path); err != nil {
-		m.reportDirFailure(best, "creating log "+tp.String(), err)
+	if err := dir.entries.sync(); err != nil {
+		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
 	}
 	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
@@ -566,14 +634,9 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 			m.logger.Warn("cannot create log: out of descriptors or memory maps", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			return nil, resourceError("creating log "+tp.String(), err)
 		}
-		m.reportDirFailure(best, "creating log "+tp.String(), err)
+		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
 	}
-	m.attachFailure(l, best)
-	m.logs[tp] = l
-	m.logDirOf[tp] = best
-	delete(m.preferredDirs, tp)
-	m.registerLogMetrics(tp, l)
 	return l, nil
 }
 
@@ -708,7 +771,16 @@ func (m *LogManager) Shutdown() error {
 	m.shutdown = true
 	started := m.started
 	cleaner := m.cleaner
+	var creating []chan struct{}
+	for _, c := range m.creating {
+		creating = append(creating, c.done)
+	}
 	m.mu.Unlock()
+	// A log still being created is closed by its creator, which sees the
+	// shutdown; its files are closed before the directories are unlocked.
+	for _, done := range creating {
+		<-done
+	}
 	if started {
 		close(m.stop)
 		m.wg.Wait()

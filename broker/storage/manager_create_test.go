@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/klassik/klassik/broker/common"
+)
+
+// Logs are created without the manager's lock, so many at once: every
+// caller of one partition gets the same log, different partitions are
+// spread evenly over the directories (creations in progress counted),
+// and every partition's directory is there.
+func TestManagerConcurrentGetOrCreateLog(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	cfg := testManagerConfig(newFakeClock(), d1, d2)
+	m := mustNewLogManager(t, cfg)
+	defer m.Shutdown()
+	const partitions, callers = 64, 3
+	got := make([][callers]*Log, partitions)
+	var wg sync.WaitGroup
+	for p := 0; p < partitions; p++ {
+		for c := 0; c < callers; c++ {
+			wg.Add(1)
+			go func() { // joined below
+				defer wg.Done()
+				l, err := m.GetOrCreateLog(common.TopicPartition{Topic: "t", Partition: int32(p)}, cfg.Defaults)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[p][c] = l
+			}()
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for p := range got {
+		for c := 1; c < callers; c++ {
+			if got[p][c] != got[p][0] {
+				t.Fatalf("partition %d: callers got different logs", p)
+			}
+		}
+	}
+	if n := len(m.AllLogs()); n != partitions {
+		t.Fatalf("%d logs, want %d", n, partitions)
+	}
+	count := func(d string) int {
+		es, _ := os.ReadDir(d)
+		n := 0
+		for _, e := range es {
+			if e.IsDir() {
+				n++
+			}
+		}
+		return n
+	}
+	// Each creation counts the ones in progress, so the split is even
+	// up to the creations that chose at the same moment.
+	if a, b := count(d1), count(d2); a+b != partitions || a < partitions/4 || b < partitions/4 {
+		t.Fatalf("placement %d/%d of %d", a, b, partitions)
+	}
+	for p := 0; p < partitions; p++ {
+		tp := common.TopicPartition{Topic: "t", Partition: int32(p)}
+		l, _ := m.GetLog(tp)
+		if _, err := os.Stat(l.Dir()); err != nil {
+			t.Fatalf("%s: %v", tp, err)
+		}
+	}
+}
+
+// A shutdown while logs are being created waits for those creations;
+// each either returned its log (closed by the shutdown) or an error, and
+// no log is added after the shutdown.
+func TestManagerShutdownDuringGetOrCreateLog(t *testing.T) {
+	_, _, cfg := newManagerEnv(t)
+	m := mustNewLogManager(t, cfg)
+	var wg sync.WaitGroup
+	for p := 0; p < 32; p++ {
+		wg.Add(1)
+		go func() { // joined below
+			defer wg.Done()
+			_, _ = m.GetOrCreateLog(common.TopicPartition{Topic: "t", Partition: int32(p)}, cfg.Defaults)
+		}()
+	}
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if _, err := m.GetOrCreateLog(common.TopicPartition{Topic: "t", Partition: 99}, cfg.Defaults); err == nil {
+		t.Fatal("created a log after the shutdown")
+	}
+	m.mu.Lock()
+	n := len(m.creating)
+	m.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d creations still recorded after the shutdown", n)
+	}
+}
