@@ -312,7 +312,11 @@ func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
 	}
 	var u replica.IsrUpdater = zc // what a partition leader writes its ISR with
 	tp := replicaTP("t", 0)
-	v, err := u.UpdateLeaderAndIsrConditional(tp, zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, ControllerEpoch: 1, ZkVersion: 0})
+	write := func(s zkpaths.LeaderAndIsr) (int32, error) {
+		versions, errs := u.UpdateLeaderAndIsrsConditional([]common.TopicPartition{tp}, []zkpaths.LeaderAndIsr{s})
+		return versions[0], errs[0]
+	}
+	v, err := write(zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, ControllerEpoch: 1, ZkVersion: 0})
 	if err != nil || v != 1 {
 		t.Fatalf("conditional ISR write: version %d, %v", v, err)
 	}
@@ -328,7 +332,7 @@ func TestZkIsrUpdaterOnRealZooKeeper(t *testing.T) {
 	if _, err := zc.Set(path, moved.Encode(), 1); err != nil {
 		t.Fatal(err)
 	}
-	_, err = u.UpdateLeaderAndIsrConditional(tp, zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 3, ISR: []int32{1}, ControllerEpoch: 1, ZkVersion: 1})
+	_, err = write(zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 3, ISR: []int32{1}, ControllerEpoch: 1, ZkVersion: 1})
 	if !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("stale partition epoch: %v, want a version conflict", err)
 	}

@@ -24,13 +24,15 @@
 //	                                       isr.go (HW candidate, ISR decisions),
 //	                                       isrmanager.go (maybeExpandIsr and
 //	                                       maybeShrinkIsr decide, the Manager
-//	                                       persists with submitIsrChange),
+//	                                       queues with submitIsrChange),
 //	                                       follower.go (follower log: append,
 //	                                       truncation by epoch)
 //	kafka.cluster.Replica                  isr.go remoteReplica (follower LEO,
 //	                                       lastCaughtUpTimeMs rule)
 //	kafka.utils.ReplicationUtils,          isr.go IsrUpdater (the *zkclient.Client
 //	ReplicaManager ISR notifications       conditional write, isr_change_notification)
+//	kafka.server.AlterIsrManager           isrwriter.go (batched, asynchronous ISR
+//	                                       writes; ZooKeeper-mode conditional writes)
 //	kafka.server.DelayedProduce            delayedproduce.go (+ WaitForReplication),
 //	                                       coordinatorlog.go (acks=all coordinator
 //	                                       writes, TopicLog)
@@ -101,7 +103,10 @@
 //     replica.lag.time.max.ms / 2 the ISR loses the followers that have not
 //     caught up for replica.lag.time.max.ms. The leader writes the
 //     new ISR itself with a conditional write of the partition state znode
-//     (IsrUpdater, expected version = partition epoch); a version conflict
+//     (IsrUpdater, expected version = partition epoch), asynchronously: the
+//     change stays pending while one writer goroutine (isrwriter.go) sends
+//     everything queued in batched requests, so neither the fetch nor the
+//     shrink check waits for ZooKeeper; a version conflict
 //     leaves the change pending — no further ISR changes — until the next
 //     LeaderAndIsr. Successful changes are batched into
 //     /isr_change_notification znodes (2.5 s check, 5 s quiet period, 60 s
@@ -164,6 +169,9 @@
 //
 //   - ISR maintenance (isrmanager.go isrLoop): one per manager, started by
 //     Startup, stopped and waited for by Shutdown (closes done).
+//   - ISR writer (isrwriter.go isrWriterLoop): one per manager, started by
+//     the first ISR change queued, stopped and waited for by Shutdown (a
+//     batch in flight is finished first).
 //   - Replica fetchers (fetcher.go fetcherThread.run): one per (leader
 //     endpoint, fetcher id), owned by the FetcherManager; started when the
 //     pair gets its first partition, stopped (context cancel + wait) when

@@ -298,16 +298,36 @@ func followerFetch(t *testing.T, m *Manager, r int32, topic string, partition in
 func newFakeClock() *purgatory.FakeClock { return purgatory.NewFakeClock(time.Unix(1700000000, 0)) }
 
 // fakeIsrUpdater records ISR writes; conflict makes the next write fail
-// with a version conflict.
+// with a version conflict, fail with fail. calls counts the batched calls
+// (round trips); with gate set, each call first waits for a value on it.
 type fakeIsrUpdater struct {
 	mu       sync.Mutex
 	writes   []zkpaths.LeaderAndIsr
 	notified [][]common.TopicPartition
 	conflict bool
 	fail     error
+	calls    int
+	gate     chan struct{}
+	entered  chan int // with gate: receives the size of each call's batch
 }
 
-func (f *fakeIsrUpdater) UpdateLeaderAndIsrConditional(tp common.TopicPartition, st zkpaths.LeaderAndIsr) (int32, error) {
+func (f *fakeIsrUpdater) UpdateLeaderAndIsrsConditional(tps []common.TopicPartition, states []zkpaths.LeaderAndIsr) ([]int32, []error) {
+	f.mu.Lock()
+	gate, entered := f.gate, f.entered
+	f.calls++
+	f.mu.Unlock()
+	if gate != nil {
+		entered <- len(tps)
+		<-gate
+	}
+	versions, errs := make([]int32, len(tps)), make([]error, len(tps))
+	for i, tp := range tps {
+		versions[i], errs[i] = f.update(tp, states[i])
+	}
+	return versions, errs
+}
+
+func (f *fakeIsrUpdater) update(tp common.TopicPartition, st zkpaths.LeaderAndIsr) (int32, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conflict {

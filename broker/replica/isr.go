@@ -120,11 +120,13 @@ type isrChange struct {
 // /isr_change_notification/isr_change_ znodes that the controller watches
 // to refresh the other brokers' metadata.
 type IsrUpdater interface {
-	// UpdateLeaderAndIsrConditional writes s conditionally on s.ZkVersion
-	// and returns the new version; an error matching zk.ErrBadVersion
-	// means another writer (the controller) got there first and this
-	// leader's view is stale.
-	UpdateLeaderAndIsrConditional(tp common.TopicPartition, s zkpaths.LeaderAndIsr) (int32, error)
+	// UpdateLeaderAndIsrsConditional writes states[i] to the state znode
+	// of tps[i] conditionally on states[i].ZkVersion, for all i in as few
+	// round trips as it can, and returns each write's new version or
+	// error, as if it had been written alone; an error matching
+	// zk.ErrBadVersion means another writer (the controller) got there
+	// first and this leader's view is stale.
+	UpdateLeaderAndIsrsConditional(tps []common.TopicPartition, states []zkpaths.LeaderAndIsr) (versions []int32, errs []error)
 	// CreateIsrChangeNotification records one change notification listing
 	// tps.
 	CreateIsrChangeNotification(tps []common.TopicPartition) (string, error)

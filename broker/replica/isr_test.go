@@ -127,7 +127,9 @@ func newIsrFixture(t *testing.T, isr []int32, mutate func(*Config)) *isrFixture 
 	return f
 }
 
+// isr is the committed ISR once every ISR change queued so far is applied.
 func (f *isrFixture) isr(t *testing.T) []int32 {
+	f.m.awaitIsrWrites()
 	p, _ := f.m.Partition(common.TopicPartition{Topic: "t", Partition: 0})
 	return p.State().ISR
 }
@@ -411,5 +413,120 @@ func TestWaitForReplication(t *testing.T) {
 	followerFetch(t, f.m, 2, "t", 0, info.LastOffset+1, 3)
 	if c := f.m.WaitForReplication(context.Background(), tp, info.LastOffset, time.Second); c != 0 {
 		t.Fatalf("after the follower fetched: %d", c)
+	}
+}
+
+// TestIsrChangesBatchedAndAsync checks that ISR changes never hold the
+// request that caused them and are written in few round trips: a
+// follower's fetch of many partitions returns while their expansions are
+// still being written (the updater blocks), the expansions queued meanwhile
+// go out in one further call, and the shrink check hands all its shrinks to
+// the writer at once too. While a shrink is pending the HW still waits for
+// the follower being removed.
+func TestIsrChangesBatchedAndAsync(t *testing.T) {
+	const n = 50
+	f := newIsrFixture(t, []int32{1, 2}, nil)
+	for p := int32(1); p < n; p++ {
+		if c := lairCode(t, f.m.LeaderAndIsr(context.Background(), lairReq(1, "t", topicIDFor("t"), p, 1, 3, []int32{1, 2}, []int32{1, 2, 3}))); c != 0 {
+			t.Fatal(c)
+		}
+	}
+	isrOf := func(p int32) []int32 {
+		return mustPartition(t, f.m, common.TopicPartition{Topic: "t", Partition: p}).State().ISR
+	}
+	gated := func() (release func(), entered chan int) {
+		gate, entered := make(chan struct{}), make(chan int, 2*n)
+		f.zk.mu.Lock()
+		f.zk.gate, f.zk.entered = gate, entered
+		f.zk.mu.Unlock()
+		return func() { close(gate) }, entered
+	}
+	calls := func() int {
+		f.zk.mu.Lock()
+		defer f.zk.mu.Unlock()
+		return f.zk.calls
+	}
+
+	// Follower 3 fetches every partition at its log end (0): each may join.
+	release, entered := gated()
+	req := fetchReq("t", 0, 0, func(q *kmsg.FetchRequest) {
+		q.ReplicaID = 3
+		q.Topics[0].Partitions = nil
+		for p := int32(0); p < n; p++ {
+			fp := fetchPartition(p, 0)
+			fp.CurrentLeaderEpoch, fp.LastFetchedEpoch = 3, -1
+			q.Topics[0].Partitions = append(q.Topics[0].Partitions, fp)
+		}
+	})
+	fetched := make(chan *kmsg.FetchResponse, 1)
+	go func() { fetched <- doFetch(t, f.m, req) }()
+	select {
+	case resp := <-fetched:
+		if got := len(resp.Topics[0].Partitions); got != n {
+			t.Fatalf("fetch answered %d partitions", got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the follower's fetch waited for its ISR writes")
+	}
+	first := <-entered // the writer is inside its first call, held
+	if first < 1 || first > n {
+		t.Fatalf("first batch of %d", first)
+	}
+	for p := int32(0); p < n; p++ {
+		if got := isrOf(p); !slices.Equal(got, []int32{1, 2}) {
+			t.Fatalf("t-%d: ISR %v before its write was answered", p, got)
+		}
+	}
+	release()
+	f.m.awaitIsrWrites()
+	for p := int32(0); p < n; p++ {
+		if got := isrOf(p); !slices.Equal(got, []int32{1, 2, 3}) {
+			t.Fatalf("t-%d: ISR %v after the writes", p, got)
+		}
+	}
+	if c := calls(); c > 2 {
+		t.Fatalf("%d expansions took %d calls, want at most 2", n, c)
+	}
+	if _, w := f.zk.lastWrite(); w != n {
+		t.Fatalf("%d writes for %d expansions", w, n)
+	}
+	if got := f.meter("IsrExpandsPerSec"); got != n {
+		t.Fatalf("IsrExpandsPerSec %d", got)
+	}
+
+	// t-0 gets a record that only follower 2 fetches later; then both
+	// followers of t-0 lag and it shrinks to {1}; on the others follower 2
+	// never fetched, follower 3 is at the (empty) log end: {1,3}.
+	tp0 := common.TopicPartition{Topic: "t", Partition: 0}
+	if r := produceOne(t, f.m, 1, "t", 0, makeBatch(1, "a")); r.ErrorCode != 0 {
+		t.Fatal(r)
+	}
+	f.clock.Advance(testLag + time.Millisecond)
+	before := calls()
+	release, entered = gated()
+	f.m.MaybeShrinkIsr() // returns with the writes held
+	<-entered
+	// Follower 2 catches up during the pending shrink: the HW still
+	// counts follower 3, which the stored ISR holds.
+	followerFetch(t, f.m, 2, "t", 0, 1, 3)
+	if hw := mustPartition(t, f.m, tp0).State().HighWatermark; hw != 0 {
+		t.Fatalf("HW %d moved past a follower of the stored ISR", hw)
+	}
+	release()
+	f.m.awaitIsrWrites()
+	for p := int32(0); p < n; p++ {
+		want := []int32{1, 3}
+		if p == 0 {
+			want = []int32{1}
+		}
+		if got := isrOf(p); !slices.Equal(got, want) {
+			t.Fatalf("t-%d: ISR %v after the shrink, want %v", p, got, want)
+		}
+	}
+	if c := calls() - before; c > 2 {
+		t.Fatalf("%d shrinks took %d calls, want at most 2", n, c)
+	}
+	if hw := mustPartition(t, f.m, tp0).State().HighWatermark; hw != 1 {
+		t.Fatalf("HW %d after the shrink, want 1", hw)
 	}
 }

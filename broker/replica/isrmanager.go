@@ -125,12 +125,21 @@ func (p *Partition) maybeExpandIsr(follower int32) (newIsr []int32, epoch int32,
 	return append(slices.Clone(p.isr), follower), p.leaderEpoch, true
 }
 
-// submitIsrChange makes newIsr pending, persists it (no lock held during
-// the ZooKeeper write) and applies the outcome if the partition is still in
-// the same pending state. A version conflict means another writer (the
-// controller) changed the state: the partition stays pending, so no further
-// ISR change is tried, until the next LeaderAndIsr brings the new state —
-// retrying blindly could resurrect a deposed leader's view.
+// submitIsrChange makes newIsr pending and hands it to the ISR writer
+// (isrwriter.go), which persists it with a conditional write of the
+// partition state and then applies the outcome (applyIsrChange). It never
+// waits for ZooKeeper: a follower's fetch that adds it to the ISR, or a
+// shrink check over thousands of partitions, returns at once, and the
+// writer sends everything queued meanwhile in a few batched requests.
+//
+// While the change is pending no other ISR change of the partition is
+// decided, and the HW and acks=all use the maximal ISR (maximalIsrLocked):
+// the committed ISR plus a follower being added, or the committed, larger
+// ISR during a shrink. The HW is the smallest log end over that set, so it
+// never exceeds the log end of any member of the ISR stored in ZooKeeper
+// (the set a new leader is elected from): a follower being added only
+// holds the HW back until its addition is persisted, and a shrink only
+// frees the HW from the removed follower once it is persisted.
 func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, newIsr []int32) {
 	p.mu.Lock()
 	if !p.isLeaderLocked() || p.pendingIsr != nil || p.leaderEpoch != leaderEpoch {
@@ -139,25 +148,35 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 	}
 	change := &isrChange{expand: expand, newIsr: newIsr}
 	p.pendingIsr = change
-	st := zkpaths.LeaderAndIsr{
+	w := isrWrite{p: p, change: change, st: zkpaths.LeaderAndIsr{
 		Leader:              p.brokerID,
 		LeaderEpoch:         p.leaderEpoch,
 		ISR:                 slices.Clone(newIsr),
 		LeaderRecoveryState: zkpaths.LeaderRecovered,
 		ControllerEpoch:     p.controllerEpoch,
 		ZkVersion:           p.partitionEpoch,
-	}
+	}}
 	p.mu.Unlock()
 
-	version, err := int32(0), error(nil)
-	if m.cfg.IsrUpdater != nil {
-		version, err = m.cfg.IsrUpdater.UpdateLeaderAndIsrConditional(p.tp, st)
-	} else {
+	if m.cfg.IsrUpdater == nil {
 		// No ZooKeeper (unit tests, a standalone manager): the change is
-		// applied locally only.
-		version = st.ZkVersion + 1
+		// applied locally only, at once.
+		m.applyIsrChange(w, w.st.ZkVersion+1, nil)
+		return
 	}
+	m.enqueueIsrWrite(w)
+}
 
+// applyIsrChange applies the outcome of persisting w (the new partition
+// epoch, or the write's error) if the partition is still in the same
+// pending state. A version conflict means another writer (the controller)
+// changed the state: the partition stays pending, so no further ISR change
+// is tried, until the next LeaderAndIsr brings the new state — retrying
+// blindly could resurrect a deposed leader's view. Any other error leaves
+// nothing pending, so that a later fetch or shrink check tries again. No
+// lock may be held.
+func (m *Manager) applyIsrChange(w isrWrite, version int32, err error) {
+	p, change, st := w.p, w.change, w.st
 	p.mu.Lock()
 	if p.pendingIsr != change {
 		// A LeaderAndIsr (or StopReplica) replaced the state meanwhile; its
@@ -171,7 +190,7 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 		m.metrics.failedIsrUpdates.Mark(1)
 		m.state.Warn("ISR update rejected: partition state changed in ZooKeeper; waiting for the controller's LeaderAndIsr",
 			"topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", st.LeaderEpoch,
-			"partition_epoch", st.ZkVersion, "new_isr", newIsr)
+			"partition_epoch", st.ZkVersion, "new_isr", change.newIsr)
 		return
 	case err != nil:
 		p.pendingIsr = nil // nothing known to be applied: a later check retries
@@ -181,14 +200,15 @@ func (m *Manager) submitIsrChange(p *Partition, leaderEpoch int32, expand bool, 
 		return
 	}
 	old := p.isr
-	p.isr = newIsr
+	p.isr = change.newIsr
 	p.partitionEpoch = version
 	p.pendingIsr = nil
 	hwRose := p.maybeIncrementHighWatermark(p.log, m.cfg.Clock(), m.cfg.ReplicaLagTimeMax)
 	p.mu.Unlock()
 
+	expand := change.expand
 	m.state.Info("ISR updated", "topic", p.tp.Topic, "partition", p.tp.Partition, "leader_epoch", st.LeaderEpoch,
-		"from", old, "to", newIsr, "partition_epoch", version, "reason", map[bool]string{true: "expand", false: "shrink"}[expand])
+		"from", old, "to", change.newIsr, "partition_epoch", version, "reason", map[bool]string{true: "expand", false: "shrink"}[expand])
 	if expand {
 		m.metrics.isrExpands.Mark(1)
 	} else {

@@ -159,8 +159,11 @@ type Manager struct {
 
 	logDirMovers logDirMovers // ReplicaAlterLogDirs movers (alterlogdirs.go)
 
+	// isrWriter queues ISR changes for the writer goroutine (isrwriter.go).
+	isrWriter isrWriter
+
 	startOnce sync.Once
-	isrWG     sync.WaitGroup // the ISR maintenance goroutine
+	isrWG     sync.WaitGroup // the ISR maintenance and ISR writer goroutines
 	closeOnce sync.Once
 	done      chan struct{}
 }
@@ -223,13 +226,15 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 	return m
 }
 
-// Shutdown stops the replica fetchers and the ISR maintenance goroutine
-// (waiting for them), refuses new long polls and, for the purgatories the
+// Shutdown stops the replica fetchers, the ISR maintenance goroutine and
+// the ISR writer (waiting for them: a batch of ISR writes in flight is
+// finished, changes still queued are dropped), refuses new long polls and, for the purgatories the
 // manager created, shuts them down so every parked fetch answers with what
 // it has and every parked acks=all produce with its current statuses.
 func (m *Manager) Shutdown() {
 	m.closeOnce.Do(func() {
 		close(m.done)
+		m.stopIsrWriter()
 		m.isrWG.Wait()
 		m.stopLogDirMovers()
 		if m.fetcher != nil {

@@ -3,6 +3,7 @@ package zkclient_test
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -440,6 +441,48 @@ func TestPartitionStates(t *testing.T) {
 		s.ISR = []int32{1, 2}
 		if _, err := c.UpdateLeaderAndIsrConditional(tp, s); !errors.Is(err, zk.ErrBadVersion) {
 			t.Fatalf("stale leader update: %v", err)
+		}
+		// Many leader updates at once: each op has the outcome it would
+		// have had alone (partition 4's stale version with other content
+		// fails it only;
+		// partition 99 has no state; the others land at version 1).
+		var btps []common.TopicPartition
+		var bstates []zkpaths.LeaderAndIsr
+		for p := int32(0); p < 10; p++ {
+			btp := common.TopicPartition{Topic: "t", Partition: p}
+			st := got[btp]
+			st.ISR = []int32{st.Leader}
+			if p == 4 {
+				st.ISR = []int32{1, 2} // not what is stored: a lost race
+			}
+			btps, bstates = append(btps, btp), append(bstates, st)
+		}
+		btps = append(btps, common.TopicPartition{Topic: "t", Partition: 99})
+		bstates = append(bstates, zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1}})
+		versions, errs := c.UpdateLeaderAndIsrsConditional(btps, bstates)
+		for i, btp := range btps {
+			switch btp.Partition {
+			case 4:
+				if !errors.Is(errs[i], zk.ErrBadVersion) {
+					t.Fatalf("stale batched update of %s: %v", btp, errs[i])
+				}
+			case 99:
+				if !errors.Is(errs[i], zk.ErrNoNode) {
+					t.Fatalf("batched update of a missing state: %v", errs[i])
+				}
+			default:
+				if errs[i] != nil || versions[i] != 1 {
+					t.Fatalf("batched update of %s: %d %v", btp, versions[i], errs[i])
+				}
+				if cur, _, _ := c.GetPartitionState(btp); !slices.Equal(cur.ISR, bstates[i].ISR) {
+					t.Fatalf("%s: ISR %v after the batched write", btp, cur.ISR)
+				}
+			}
+		}
+		// A resend of landed writes with their old versions counts as landed.
+		versions, errs = c.UpdateLeaderAndIsrsConditional(btps[:2], bstates[:2])
+		if errs[0] != nil || errs[1] != nil || versions[0] != 1 || versions[1] != 1 {
+			t.Fatalf("batched resend: %v %v", versions, errs)
 		}
 	})
 }

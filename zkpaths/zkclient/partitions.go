@@ -197,6 +197,51 @@ func partitionResults(tps []common.TopicPartition, what string, result func(i in
 	return out, nil
 }
 
+// UpdateLeaderAndIsrsConditional is UpdateLeaderAndIsrConditional for many
+// partitions at once: states[i] is written to tps[i]'s state znode
+// conditionally on states[i].ZkVersion, and versions[i], errs[i] are what
+// UpdateLeaderAndIsrConditional(tps[i], states[i]) would have returned. The
+// writes go in multis of many setData ops (unfencedBatch), several in
+// flight, each op with the outcome it would have had alone; a lost race
+// is re-read as in the single write (an earlier resend that landed counts
+// as success).
+func (c *Client) UpdateLeaderAndIsrsConditional(tps []common.TopicPartition, states []zkpaths.LeaderAndIsr) (versions []int32, errs []error) {
+	if len(tps) != len(states) {
+		panic("zkclient: UpdateLeaderAndIsrsConditional: tps and states differ in length")
+	}
+	ops := make([]any, len(tps))
+	for i, tp := range tps {
+		ops[i] = SetOp(zkpaths.PartitionStatePath(tp.Topic, tp.Partition), states[i].Encode(), states[i].ZkVersion)
+	}
+	res := c.unfencedBatch(ops)
+	versions, errs = make([]int32, len(tps)), make([]error, len(tps))
+	var conflicts []int
+	for i := range res {
+		switch {
+		case errors.Is(res[i].err, zk.ErrBadVersion):
+			conflicts = append(conflicts, i)
+			errs[i] = res[i].err
+		case res[i].err != nil:
+			errs[i] = res[i].err
+		case res[i].res.Stat == nil:
+			errs[i] = fmt.Errorf("zkclient: set %s: no stat in the multi response", tps[i])
+		default:
+			versions[i] = res[i].res.Stat.Version
+		}
+	}
+	_ = forEach(c.opts.maxInFlight, conflicts, func(i int) error {
+		cur, ok, err := c.GetPartitionState(tps[i])
+		switch {
+		case err != nil:
+			errs[i] = err
+		case ok && cur.Equal(states[i]):
+			versions[i], errs[i] = cur.ZkVersion, nil
+		}
+		return nil
+	})
+	return versions, errs
+}
+
 // UpdateLeaderAndIsrConditional is the partition leader's own ISR write of
 // the legacy path (IBP < 2.7-IV2, ReplicationUtils.updateLeaderAndIsr): a
 // setData conditional on s.ZkVersion, not fenced. On BadVersion it re-reads
