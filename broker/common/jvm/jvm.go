@@ -1,8 +1,10 @@
 // Package jvm reproduces what the JVM computes where Kafka's tools and
 // brokers let it show: String.hashCode (which decides partitions of
-// internal topics and the iteration order of Java and Scala collections
-// that Kafka prints) and Double.toString / Float.toString (how Kafka prints
-// a double). One copy serves the broker and every tool.
+// internal topics) and TopicPartition.hashCode; the iteration order of
+// java.util.HashMap and Scala 2.13's mutable HashMap/HashSet that Kafka
+// prints or writes (order.go); Double.toString / Float.toString and
+// String.format's %.Nf (how Kafka prints a double, formatter.go). One copy
+// serves the broker and every tool.
 package jvm
 
 import (
