@@ -330,9 +330,9 @@ func TestOwnAppendsNotRechecked(t *testing.T) {
 // BenchmarkLogRead is the steady state (bytes this process wrote, or
 // already checked).
 func BenchmarkLogReadFirstCheck(b *testing.B) {
-	l := openTestLog(b, b.TempDir(), benchConfig(), newFakeClock())
+	l := openTestLog(b, b.TempDir(), BenchLogConfig(), newFakeClock())
 	defer l.Close()
-	batch := benchBatch()
+	batch := BenchBatch()
 	for l.Size() < 32<<20 {
 		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
