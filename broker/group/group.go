@@ -3,7 +3,6 @@ package group
 import (
 	"crypto/rand"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -325,17 +324,6 @@ func newMemberID(clientID string) string {
 	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", clientID, u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
-// PartitionFor maps a key to one of n partitions of an internal topic:
-// Utils.abs(hashCode) % n. Utils.abs is |x| except that MinInt32 maps to
-// 0; it is not the sign-bit mask (Utils.toPositive) of the producer's
-// partitioner, which gives other partitions for negative hashes.
-func PartitionFor(key string, n int32) int32 {
-	h := jvm.StringHashCode(key)
-	switch {
-	case h == math.MinInt32:
-		h = 0
-	case h < 0:
-		h = -h
-	}
-	return h % n
-}
+// PartitionFor maps a key to one of n partitions of an internal topic
+// (jvm.PartitionFor: Utils.abs(hashCode) % n).
+func PartitionFor(key string, n int32) int32 { return jvm.PartitionFor(key, n) }

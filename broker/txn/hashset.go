@@ -51,16 +51,3 @@ func scalaHashSetOrder(parts []common.TopicPartition) []common.TopicPartition {
 	}
 	return out
 }
-
-// partitionFor is Kafka's Utils.abs(transactionalId.hashCode) % n, where
-// abs maps Integer.MIN_VALUE to 0.
-func partitionFor(id string, n int32) int32 {
-	h := jvm.StringHashCode(id)
-	switch {
-	case h == -1<<31:
-		h = 0
-	case h < 0:
-		h = -h
-	}
-	return h % n
-}

@@ -177,11 +177,11 @@ func TestScalaHashSetOrder(t *testing.T) {
 
 func TestPartitionFor(t *testing.T) {
 	// Java: "a".hashCode() = 97; Math.abs(Integer.MIN_VALUE) is mapped to 0.
-	if got := partitionFor("a", 50); got != 47 {
+	if got := jvm.PartitionFor("a", 50); got != 47 {
 		t.Errorf("partitionFor(a) = %d, want 47", got)
 	}
 	// "polygenelubricants".hashCode() == Integer.MIN_VALUE.
-	if got := partitionFor("polygenelubricants", 50); got != 0 {
+	if got := jvm.PartitionFor("polygenelubricants", 50); got != 0 {
 		t.Errorf("partitionFor(MIN_VALUE hash) = %d, want 0", got)
 	}
 	if jvm.StringHashCode("polygenelubricants") != -1<<31 {

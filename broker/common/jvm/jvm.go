@@ -30,6 +30,23 @@ func StringHashCode(s string) int32 {
 	return h
 }
 
+// PartitionFor is the partition of an internal topic with n partitions
+// that Kafka's group and transaction coordinators give key (a group id,
+// a transactional id): Utils.abs(key.hashCode) % n. Utils.abs is |x|
+// except that Integer.MIN_VALUE maps to 0; it is not the sign-bit mask
+// (Utils.toPositive) of the producer's partitioner, which gives other
+// partitions for negative hashes.
+func PartitionFor(key string, n int32) int32 {
+	h := StringHashCode(key)
+	switch {
+	case h == math.MinInt32:
+		h = 0
+	case h < 0:
+		h = -h
+	}
+	return h % n
+}
+
 // DoubleToString is Double.toString: the shortest digits that identify
 // the value, plain for 10^-3 <= |v| < 10^7 and d.dddE<n> otherwise, always
 // with a digit after the point ("1.048576E7", "0.5", "-0.0", "NaN",
