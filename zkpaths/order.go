@@ -8,42 +8,11 @@ import (
 )
 
 // scalaMutableMapOrder orders keys as a Scala 2.13 mutable.HashMap filled
-// with them iterates: 16 buckets to start, doubled before an insertion when
-// count+1 >= 3/4 of the size; bucket = improved hash & (size-1); buckets in
-// ascending index, keys within a bucket by ascending improved hash. Kafka's
+// with them in the given order iterates (jvm.ScalaHashMapOrder). Kafka's
 // topic assignment writes its per-partition maps this way, so topics with
 // more than 11 partitions list "11","0","1",... in zkCli.
 func scalaMutableMapOrder(keys []string) []string {
-	size := 16
-	for i := range keys {
-		if float64(i+1) >= 0.75*float64(size) {
-			size *= 2
-		}
-	}
-	type kh struct {
-		k string
-		g int32
-	}
-	ks := make([]kh, len(keys))
-	for i, k := range keys {
-		h := jvm.StringHashCode(k)
-		ks[i] = kh{k, h ^ int32(uint32(h)>>16)}
-	}
-	sort.SliceStable(ks, func(i, j int) bool {
-		bi, bj := int(ks[i].g)&(size-1), int(ks[j].g)&(size-1)
-		if bi != bj {
-			return bi < bj
-		}
-		if ks[i].g != ks[j].g {
-			return ks[i].g < ks[j].g
-		}
-		return ks[i].k < ks[j].k
-	})
-	out := make([]string, len(ks))
-	for i, x := range ks {
-		out[i] = x.k
-	}
-	return out
+	return jvm.ScalaHashMapOrder(keys, jvm.StringHashCode)
 }
 
 // javaPropertiesOrder approximates the iteration order of a
@@ -76,7 +45,7 @@ func appendPartitionMap(b []byte, m map[int32][]int32) []byte {
 	for p := range m {
 		keys = append(keys, strconv.Itoa(int(p)))
 	}
-	sort.Strings(keys) // deterministic input; the order function decides
+	sort.Strings(keys) // deterministic input; the order function decides (ties by key)
 	o := newObj()
 	for _, k := range scalaMutableMapOrder(keys) {
 		p, _ := strconv.Atoi(k)

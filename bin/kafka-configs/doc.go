@@ -25,7 +25,8 @@
 //	alterQuotaConfigs, describeQuotaConfigs, quotas.go (DescribeClientQuotas/AlterClientQuotas, the
 //	  describeClientQuotaAndUserScram...,    users/clients/ips branches of alterConfig,
 //	  DynamicConfig.{User,Client,Ip}         DynamicConfig's validation for the ZooKeeper mode)
-//	java.util.HashMap, Double.toString       javaorder.go (the admin client's map order, values)
+//	java.util.HashMap, Double.toString       broker/common/jvm (HashMapOrder: the admin client's map
+//	                                         order; DoubleToString: the values)
 //
 // Output, as Kafka 2.8 prints it:
 //

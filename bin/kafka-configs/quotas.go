@@ -96,29 +96,22 @@ func (a *adminTool) describeClientQuotas(types, names []string) ([]quotaEntry, e
 	if ke := admintool.NewKafkaError(resp.ErrorCode, resp.ErrorMessage); ke != nil {
 		return nil, executionError(ke)
 	}
-	hashes := make([]int32, len(resp.Entries))
-	for i, e := range resp.Entries {
-		// ClientQuotaEntity.hashCode: the HashMap hash of its entries.
+	// ClientQuotaEntity.hashCode: the HashMap hash of its entries.
+	entityHash := func(e kmsg.DescribeClientQuotasResponseEntry) int32 {
+		var h int32
 		for _, c := range e.Entity {
-			h := jvm.StringHashCode(c.Type)
+			ch := jvm.StringHashCode(c.Type)
 			if c.Name != nil {
-				h ^= jvm.StringHashCode(*c.Name)
+				ch ^= jvm.StringHashCode(*c.Name)
 			}
-			hashes[i] += h
+			h += ch
 		}
+		return h
 	}
+	keyHash := func(v kmsg.DescribeClientQuotasResponseEntryValue) int32 { return jvm.StringHashCode(v.Key) }
 	var out []quotaEntry
-	for _, i := range hashMapOrder(hashes, len(resp.Entries)) {
-		e := resp.Entries[i]
-		vh := make([]int32, len(e.Values))
-		for j, v := range e.Values {
-			vh[j] = jvm.StringHashCode(v.Key)
-		}
-		q := quotaEntry{entity: e.Entity}
-		for _, j := range hashMapOrder(vh, len(e.Values)) {
-			q.values = append(q.values, e.Values[j])
-		}
-		out = append(out, q)
+	for _, e := range jvm.HashMapOrder(resp.Entries, len(resp.Entries), entityHash) {
+		out = append(out, quotaEntry{entity: e.Entity, values: jvm.HashMapOrder(e.Values, len(e.Values), keyHash)})
 	}
 	return out, nil
 }

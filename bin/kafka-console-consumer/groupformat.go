@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/klassik/klassik/bin/internal/clitools"
@@ -59,13 +58,18 @@ func formatGroupMetadata(id string, v group.GroupValue) string {
 	if v.Protocol != nil {
 		protocol = *v.Protocol
 	}
-	ids := make([]string, len(v.Members))
-	for i, mem := range v.Members {
-		ids[i] = mem.MemberID
+	// A member id seen before is skipped (the first member with it is
+	// printed).
+	var uniq []group.MemberValue
+	seen := map[string]bool{}
+	for _, mem := range v.Members {
+		if !seen[mem.MemberID] {
+			seen[mem.MemberID] = true
+			uniq = append(uniq, mem)
+		}
 	}
 	var members []string
-	for _, i := range scalaHashMapOrder(ids) {
-		mem := v.Members[i]
+	for _, mem := range jvm.ScalaHashMapOrder(uniq, func(m group.MemberValue) int32 { return jvm.StringHashCode(m.MemberID) }) {
 		instance := "None"
 		if mem.InstanceID != nil {
 			instance = "Some(" + *mem.InstanceID + ")"
@@ -75,50 +79,4 @@ func formatGroupMetadata(id string, v group.GroupValue) string {
 	}
 	return fmt.Sprintf("GroupMetadata(groupId=%s, generation=%d, protocolType=%s, currentState=%s, members=HashMap(%s))",
 		id, v.Generation, protocolType, state, strings.Join(members, ", "))
-}
-
-// scalaHashMapOrder returns the indexes of keys (later duplicates
-// dropped) in the iteration order of a Scala 2.13 mutable.HashMap they
-// were put into one by one: by bucket (improved hash & (table length -
-// 1)), then by improved hash, where improved hash = h ^ (h >>> 16) of the
-// key's String.hashCode; the table starts at 16 and doubles when an
-// element would reach 0.75 of it.
-func scalaHashMapOrder(keys []string) []int {
-	type elem struct {
-		hash int32
-		idx  int
-	}
-	tableLen := 16
-	seen := map[string]bool{}
-	var elems []elem
-	for i, k := range keys {
-		if seen[k] {
-			continue
-		}
-		if len(elems)+1 >= int(float64(tableLen)*0.75) {
-			tableLen *= 2
-		}
-		seen[k] = true
-		h := jvm.StringHashCode(k)
-		h ^= int32(uint32(h) >> 16)
-		elems = append(elems, elem{hash: h, idx: i})
-	}
-	mask := int32(tableLen - 1)
-	slices.SortStableFunc(elems, func(a, b elem) int {
-		if ba, bb := a.hash&mask, b.hash&mask; ba != bb {
-			return int(ba - bb)
-		}
-		switch {
-		case a.hash < b.hash:
-			return -1
-		case a.hash > b.hash:
-			return 1
-		}
-		return 0
-	})
-	out := make([]int, len(elems))
-	for i, e := range elems {
-		out[i] = e.idx
-	}
-	return out
 }

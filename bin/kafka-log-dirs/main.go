@@ -11,7 +11,7 @@
 // "error":null,"partitions":[{"partition":"t-0","size":..,"offsetLag":0,
 // "isFuture":false}]}]}]}. Brokers come in ascending id order, log
 // directories and partitions in the iteration order of the Java HashMaps
-// Kafka's admin client fills (javaorder.go), so the line is Kafka's byte
+// Kafka's admin client fills (jvm.HashMapOrder), so the line is Kafka's byte
 // for byte. Without --broker-list every broker of the cluster's metadata is
 // asked; a broker answering no directory at all (no Describe on the
 // Cluster) fails the tool with ClusterAuthorizationException, as the Java
@@ -248,7 +248,7 @@ func formatJSON(byBroker map[int32][]dirInfo, topics []string) string {
 		}
 		fmt.Fprintf(&b, `{"broker":%d,"logDirs":[`, id)
 		dirs := byBroker[id]
-		for j, di := range javaHashMapOrder(dirs, len(dirs), func(d dirInfo) int32 { return jvm.StringHashCode(d.path) }) {
+		for j, di := range jvm.HashMapOrder(dirs, len(dirs), func(d dirInfo) int32 { return jvm.StringHashCode(d.path) }) {
 			if j > 0 {
 				b.WriteByte(',')
 			}
@@ -261,14 +261,14 @@ func formatJSON(byBroker map[int32][]dirInfo, topics []string) string {
 			b.WriteString(`,"partitions":[`)
 			// The admin client's map, then the filtered copy, both
 			// HashMaps of default capacity.
-			parts := javaHashMapOrder(di.parts, -1, partHash)
+			parts := jvm.HashMapOrder(di.parts, -1, partHash)
 			var kept []partInfo
 			for _, p := range parts {
 				if len(topics) == 0 || slices.Contains(topics, p.topic) {
 					kept = append(kept, p)
 				}
 			}
-			for k, p := range javaHashMapOrder(kept, -1, partHash) {
+			for k, p := range jvm.HashMapOrder(kept, -1, partHash) {
 				if k > 0 {
 					b.WriteByte(',')
 				}
@@ -283,7 +283,7 @@ func formatJSON(byBroker map[int32][]dirInfo, topics []string) string {
 	return b.String()
 }
 
-func partHash(p partInfo) int32 { return javaTopicPartitionHash(p.topic, p.partition) }
+func partHash(p partInfo) int32 { return jvm.TopicPartitionHashCode(p.topic, p.partition) }
 
 // jsonString quotes s as Jackson does: only '"', '\\' and control
 // characters are escaped (the usual short forms, \u00XX otherwise).

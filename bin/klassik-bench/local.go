@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
@@ -18,27 +17,10 @@ import (
 
 // The figures measured inside the driver's process: the storage layer
 // against raw file writes (the approach of broker/storage's
-// BenchmarkAppendVsRaw, on the package's exported API), its allocations,
+// BenchmarkAppendVsRaw, with its batch and baseline: storage.BenchBatch,
+// storage.RawAppender), its allocations,
 // and loopback TCP into a trivial sink, the physical limit of a broker on
 // this machine.
-
-// storageBatch is a 16 KiB producer batch of 16 records of 1 KiB, as
-// broker/storage's benchmarks append.
-func storageBatch() []byte {
-	opts := record.DefaultBuildOptions()
-	opts.BaseTimestamp = 1700000000000
-	recs := make([]record.Record, 16)
-	for i := range recs {
-		v := make([]byte, 1000)
-		for j := range v {
-			v[j] = byte(i*7 + j*13)
-		}
-		recs[i] = record.Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Key: []byte("key"), Value: v}
-	}
-	return record.Build(opts, recs)
-}
-
-const storageSegmentBytes = 64 << 20
 
 // storageResult is one storage run: MB/s through the log and through raw
 // writes, and the allocations per log append, per raw write and per
@@ -56,19 +38,18 @@ type storageResult struct {
 // that machine noise hits both alike. Then it counts allocations.
 func storageRun(dir string, mb int) (storageResult, error) {
 	var res storageResult
-	cfg := storage.DefaultLogConfig()
-	cfg.SegmentBytes = storageSegmentBytes
+	cfg := storage.BenchLogConfig()
 	l, err := storage.OpenLog(filepath.Join(dir, "log"), common.TopicPartition{Topic: "bench", Partition: 0}, cfg, time.Now)
 	if err != nil {
 		return res, err
 	}
 	defer l.Close()
-	raw, err := newRawAppender(filepath.Join(dir, "raw"), storageSegmentBytes)
+	raw, err := storage.NewRawAppender(filepath.Join(dir, "raw"), cfg.SegmentBytes)
 	if err != nil {
 		return res, err
 	}
-	defer raw.close()
-	batch := storageBatch()
+	defer raw.Close()
+	batch := storage.BenchBatch()
 	n := mb << 20 / len(batch)
 	var logTotal, rawTotal time.Duration
 	appendLog := func() error {
@@ -80,7 +61,7 @@ func storageRun(dir string, mb int) (storageResult, error) {
 	}
 	appendRaw := func() error {
 		t0 := time.Now()
-		err := raw.append(batch)
+		err := raw.Append(batch)
 		rawTotal += time.Since(t0)
 		return err
 	}
@@ -104,7 +85,7 @@ func storageRun(dir string, mb int) (storageResult, error) {
 		record.SetBaseOffset(batch, 0)
 		_, _ = l.AppendAsLeader(batch, 1)
 	})
-	res.rawAllocs = allocsPerRun(allocRuns, func() { _ = raw.append(batch) })
+	res.rawAllocs = allocsPerRun(allocRuns, func() { _ = raw.Append(batch) })
 
 	// A fetch's storage read: the batch holding the offset, up to 1 MiB,
 	// copied out with pread (the copy a sendfile would avoid).
@@ -123,7 +104,7 @@ func storageRun(dir string, mb int) (storageResult, error) {
 		m, _ := fd.Records.File.ReadAt(buf[:fd.Records.Size], fd.Records.Pos)
 		off = fd.FirstOffset + int64(m/len(batch))*h
 	})
-	f, err := os.Open(raw.first)
+	f, err := os.Open(raw.FirstFile())
 	if err != nil {
 		return res, err
 	}
@@ -151,77 +132,6 @@ func allocsPerRun(runs int, f func()) float64 {
 	}
 	runtime.ReadMemStats(&after)
 	return float64(after.Mallocs-before.Mallocs) / float64(runs)
-}
-
-// rawAppender writes batches to plain files rolled at segBytes; its
-// syncer goroutine fsyncs and closes each rolled file (stopped and waited
-// for by close).
-type rawAppender struct {
-	dir      string
-	segBytes int64
-	first    string // the first file's path
-	f        *os.File
-	n        int
-	size     int64
-	rolled   chan *os.File
-	done     chan error
-}
-
-func newRawAppender(dir string, segBytes int64) (*rawAppender, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	r := &rawAppender{dir: dir, segBytes: segBytes, rolled: make(chan *os.File, 16), done: make(chan error, 1)}
-	go func() { // the syncer: ends when close closes rolled
-		var first error
-		for f := range r.rolled {
-			if err := f.Sync(); err != nil && first == nil {
-				first = err
-			}
-			f.Close()
-		}
-		r.done <- first
-	}()
-	if err := r.roll(); err != nil {
-		close(r.rolled)
-		<-r.done
-		return nil, err
-	}
-	return r, nil
-}
-
-func (r *rawAppender) roll() error {
-	if r.f != nil {
-		r.rolled <- r.f
-	}
-	name := filepath.Join(r.dir, strconv.Itoa(r.n)+".raw")
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if r.n == 0 {
-		r.first = name
-	}
-	r.f, r.size = f, 0
-	r.n++
-	return nil
-}
-
-func (r *rawAppender) append(batch []byte) error {
-	if r.size+int64(len(batch)) > r.segBytes {
-		if err := r.roll(); err != nil {
-			return err
-		}
-	}
-	_, err := r.f.Write(batch)
-	r.size += int64(len(batch))
-	return err
-}
-
-func (r *rawAppender) close() {
-	r.f.Close()
-	close(r.rolled)
-	<-r.done
 }
 
 // loopbackResult is one loopback run: MB/s of one TCP connection on

@@ -38,7 +38,7 @@ import (
 // root one, because a root-namespace bridge is subject to the host's
 // br_netfilter and FORWARD policy (Docker sets it to DROP). ZooKeeper stays
 // the shared server on 127.0.0.1; the brokers reach it through a forwarder
-// in the test process listening on 10.213.S.10, so "cut from ZooKeeper" is
+// (zkserver.Proxy) in the test process listening on 10.213.S.10, so "cut from ZooKeeper" is
 // a rule between two addresses.
 //
 // Cuts are iptables DROP rules in a chain the test owns
@@ -65,11 +65,11 @@ type Net struct {
 	hostIf  string
 	lan     string
 	brokers []string // namespace per broker index
-	zk      *Forwarder
+	zk      *zkserver.Proxy
 
 	// Degradable only: forwarder per broker index, towards its listener.
 	degradable bool
-	fwd        []*Forwarder
+	fwd        []*zkserver.Proxy
 
 	// mu guards the following.
 	mu    sync.Mutex
@@ -169,7 +169,7 @@ func NewNet(t testing.TB, brokers int, degradable bool) *Net {
 	if err != nil {
 		t.Fatalf("shared ZooKeeper server: %v", err)
 	}
-	n.zk, err = NewForwarder(n.ZKHost()+":0", srv.Addr())
+	n.zk, err = zkserver.NewProxyOn(n.ZKHost()+":0", srv.Addr())
 	if err != nil {
 		t.Fatalf("faulttest: ZooKeeper forwarder: %v", err)
 	}
@@ -355,7 +355,7 @@ func (n *Net) Start(o Options) *Cluster {
 func (n *Net) routeThroughForwarders(c *Cluster) {
 	n.t.Helper()
 	for j := range n.brokers {
-		f, err := NewForwarder(n.ClientHost()+":0", c.Node(j).Addr())
+		f, err := zkserver.NewProxyOn(n.ClientHost()+":0", c.Node(j).Addr())
 		if err != nil {
 			n.t.Fatalf("faulttest: forwarder to broker %d: %v", j+1, err)
 		}
@@ -539,145 +539,4 @@ func (n *Net) close() {
 	netSeq.mu.Lock()
 	delete(netSeq.used, n.prefix)
 	netSeq.mu.Unlock()
-}
-
-// Forwarder is a TCP forwarder with an adjustable one-way delay: each
-// chunk read from one side is written to the other delay after it was read.
-// One accept goroutine, and per connection two readers and two writers;
-// Close ends them all and waits.
-type Forwarder struct {
-	target string
-	ln     net.Listener
-	wg     sync.WaitGroup
-	delay  atomicDuration
-
-	// mu guards the following.
-	mu     sync.Mutex
-	closed bool
-	conns  map[net.Conn]struct{}
-}
-
-type atomicDuration struct {
-	mu sync.Mutex
-	d  time.Duration
-}
-
-func (a *atomicDuration) load() time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.d
-}
-
-func (a *atomicDuration) store(d time.Duration) {
-	a.mu.Lock()
-	a.d = d
-	a.mu.Unlock()
-}
-
-// NewForwarder listens on listen (host:port, port 0 for a free one) and
-// forwards each connection to target.
-func NewForwarder(listen, target string) (*Forwarder, error) {
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return nil, err
-	}
-	f := &Forwarder{target: target, ln: ln, conns: map[net.Conn]struct{}{}}
-	f.wg.Add(1)
-	go f.acceptLoop()
-	return f, nil
-}
-
-// Addr is the listening address.
-func (f *Forwarder) Addr() string { return f.ln.Addr().String() }
-
-// Port is the listening port.
-func (f *Forwarder) Port() int { return f.ln.Addr().(*net.TCPAddr).Port }
-
-// SetDelay sets the one-way delay of every byte forwarded from now on.
-func (f *Forwarder) SetDelay(d time.Duration) { f.delay.store(d) }
-
-func (f *Forwarder) acceptLoop() {
-	defer f.wg.Done()
-	for {
-		c, err := f.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.DialTimeout("tcp", f.target, 5*time.Second)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		f.mu.Lock()
-		if f.closed {
-			f.mu.Unlock()
-			c.Close()
-			up.Close()
-			continue
-		}
-		f.conns[c], f.conns[up] = struct{}{}, struct{}{}
-		f.mu.Unlock()
-		f.wg.Add(2)
-		go f.pipe(up, c)
-		go f.pipe(c, up)
-	}
-}
-
-type chunk struct {
-	at   time.Time
-	data []byte
-}
-
-// pipe copies src to dst, each chunk delayed; it runs the writer in a
-// goroutine of its own so reading goes on during the delay. When either
-// side fails both connections are closed.
-func (f *Forwarder) pipe(dst, src net.Conn) {
-	defer f.wg.Done()
-	q := make(chan chunk, 256)
-	done := make(chan struct{})
-	go func() { // writer: ends when q is closed or a write fails
-		defer close(done)
-		for ch := range q {
-			if wait := time.Until(ch.at.Add(f.delay.load())); wait > 0 {
-				time.Sleep(wait)
-			}
-			if _, err := dst.Write(ch.data); err != nil {
-				src.Close()
-				for range q {
-				}
-				return
-			}
-		}
-	}()
-	buf := make([]byte, 32<<10)
-	for {
-		k, err := src.Read(buf)
-		if k > 0 {
-			q <- chunk{at: time.Now(), data: append([]byte(nil), buf[:k]...)}
-		}
-		if err != nil {
-			break
-		}
-	}
-	close(q)
-	<-done
-	dst.Close()
-	src.Close()
-	f.mu.Lock()
-	delete(f.conns, src)
-	delete(f.conns, dst)
-	f.mu.Unlock()
-}
-
-// Close stops accepting, closes every connection and waits for the
-// goroutines.
-func (f *Forwarder) Close() {
-	f.mu.Lock()
-	f.closed = true
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.ln.Close()
-	f.wg.Wait()
 }

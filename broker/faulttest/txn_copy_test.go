@@ -45,19 +45,6 @@ const (
 	txnCopyID         = "txn-copy-id"
 )
 
-// txnStatePartitionFor is Kafka's partitionFor: Utils.abs(hash) % n, where
-// Utils.abs maps MinInt32 to 0.
-func txnStatePartitionFor(id string, n int32) int32 {
-	h := jvm.StringHashCode(id)
-	if h == -1<<31 {
-		return 0
-	}
-	if h < 0 {
-		h = -h
-	}
-	return h % n
-}
-
 func TestJavaStringHash(t *testing.T) {
 	// Values of "...".hashCode() in Java.
 	for s, want := range map[string]int32{"": 0, "a": 97, "Aa": 2112, "BB": 2112, "hello": 99162322,
@@ -66,7 +53,7 @@ func TestJavaStringHash(t *testing.T) {
 			t.Errorf("jvm.StringHashCode(%q) = %d, want %d", s, got, want)
 		}
 	}
-	if got := txnStatePartitionFor("polygenelubricants", 50); got != 0 {
+	if got := jvm.PartitionFor("polygenelubricants", 50); got != 0 {
 		t.Errorf("partition of a MinInt32 hash = %d, want 0", got)
 	}
 }
@@ -257,7 +244,7 @@ func findTxnCoordinator(cl *kgo.Client, id string) (int32, error) {
 // that leader; it returns the leader.
 func waitTxnCoordinator(t *testing.T, c *faulttest.Cluster, not int32) int32 {
 	t.Helper()
-	p := txnStatePartitionFor(txnCopyID, txnStatePartition)
+	p := jvm.PartitionFor(txnCopyID, txnStatePartition)
 	var leader, found int32 = -1, -1
 	var findErr error
 	cl := c.Client()
@@ -290,7 +277,7 @@ func checkCoordinatorHashing(t *testing.T, c *faulttest.Cluster) {
 	var wrong []string
 	for i := 0; i < 20; i++ {
 		id := fmt.Sprintf("txn-hash-probe-%d", i)
-		p := txnStatePartitionFor(id, txnStatePartition)
+		p := jvm.PartitionFor(id, txnStatePartition)
 		var found, leader int32 = -1, -1
 		var err error
 		testcluster.Poll(15*time.Second, func() bool {

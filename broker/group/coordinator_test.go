@@ -11,6 +11,7 @@ import (
 
 	gometrics "github.com/rcrowley/go-metrics"
 
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -31,7 +32,7 @@ func TestPartitionForVectors(t *testing.T) {
 		{"console-consumer-12345", 158455506, 6},
 		{"polygenelubricants", -2147483648, 0},
 	} {
-		if h := JavaStringHashCode(tc.group); h != tc.hash {
+		if h := jvm.StringHashCode(tc.group); h != tc.hash {
 			t.Errorf("hashCode(%q) = %d, want %d", tc.group, h, tc.hash)
 		}
 		if p := PartitionFor(tc.group, 50); p != tc.part {
@@ -39,10 +40,10 @@ func TestPartitionForVectors(t *testing.T) {
 		}
 	}
 	// UTF-16 code units: é is one unit 0xE9; U+1F600 is two surrogates.
-	if h := JavaStringHashCode("é"); h != 0xE9 {
+	if h := jvm.StringHashCode("é"); h != 0xE9 {
 		t.Errorf("hashCode(é) = %d", h)
 	}
-	if h := JavaStringHashCode("\U0001F600"); h != 31*0xD83D+0xDE00 {
+	if h := jvm.StringHashCode("\U0001F600"); h != 31*0xD83D+0xDE00 {
 		t.Errorf("hashCode(emoji) = %d", h)
 	}
 }

@@ -3,14 +3,13 @@ package group
 import (
 	"crypto/rand"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf16"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -325,27 +324,6 @@ func newMemberID(clientID string) string {
 	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", clientID, u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
-// JavaStringHashCode is java.lang.String.hashCode: 31*h + c over UTF-16
-// code units with wrapping int32 arithmetic.
-func JavaStringHashCode(s string) int32 {
-	var h int32
-	for _, c := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(c)
-	}
-	return h
-}
-
-// PartitionFor maps a key to one of n partitions of an internal topic:
-// Utils.abs(hashCode) % n. Utils.abs is |x| except that MinInt32 maps to
-// 0; it is not the sign-bit mask (Utils.toPositive) of the producer's
-// partitioner, which gives other partitions for negative hashes.
-func PartitionFor(key string, n int32) int32 {
-	h := JavaStringHashCode(key)
-	switch {
-	case h == math.MinInt32:
-		h = 0
-	case h < 0:
-		h = -h
-	}
-	return h % n
-}
+// PartitionFor maps a key to one of n partitions of an internal topic
+// (jvm.PartitionFor: Utils.abs(hashCode) % n).
+func PartitionFor(key string, n int32) int32 { return jvm.PartitionFor(key, n) }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -11,27 +10,6 @@ import (
 
 	"github.com/klassik/klassik/broker/storage/record"
 )
-
-// benchBatch is a 16 KiB producer batch of 1 KiB records.
-func benchBatch() []byte {
-	opts := record.DefaultBuildOptions()
-	opts.BaseTimestamp = 1700000000000
-	recs := make([]record.Record, 16)
-	for i := range recs {
-		v := make([]byte, 1000)
-		for j := range v {
-			v[j] = byte(i + j)
-		}
-		recs[i] = record.Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Key: []byte("key"), Value: v}
-	}
-	return record.Build(opts, recs)
-}
-
-func benchConfig() LogConfig {
-	c := DefaultLogConfig()
-	c.SegmentBytes = 64 << 20 // roll several times per benchmark run
-	return c
-}
 
 // BenchmarkLogAppend measures the full leader append path: validation
 // (CRC, record framing), offset assignment, epoch stamping, index
@@ -51,9 +29,9 @@ func benchConfig() LogConfig {
 // TestHeapBoundedWhileAppending checks the same bound on 48 MiB in the
 // normal suite.
 func BenchmarkLogAppend(b *testing.B) {
-	l := openTestLog(b, b.TempDir(), benchConfig(), newFakeClock())
+	l := openTestLog(b, b.TempDir(), BenchLogConfig(), newFakeClock())
 	defer l.Close()
-	batch := benchBatch()
+	batch := BenchBatch()
 	h, _ := parseBatchHeader(batch)
 	const sampleEvery = 64 << 20 / (16 << 10) // appends per 64 MiB
 	var ms runtime.MemStats
@@ -112,7 +90,7 @@ func producerSnappyBatch() []byte {
 // producer batches, where validation decompresses every record (as
 // Kafka's LogValidator does); SetBytes counts the uncompressed bytes.
 func BenchmarkLogAppendCompressed(b *testing.B) {
-	l := openTestLog(b, b.TempDir(), benchConfig(), newFakeClock())
+	l := openTestLog(b, b.TempDir(), BenchLogConfig(), newFakeClock())
 	defer l.Close()
 	batch := producerSnappyBatch()
 	h, _ := parseBatchHeader(batch)
@@ -140,15 +118,15 @@ func BenchmarkLogAppendCompressed(b *testing.B) {
 // paid for real disk writeback. Absolute numbers move with the machine;
 // BenchmarkAppendVsRaw interleaves both in one run.
 func BenchmarkRawFileAppend(b *testing.B) {
-	batch := benchBatch()
+	batch := BenchBatch()
 	h, _ := parseBatchHeader(batch)
-	raw := newRawAppender(b, b.TempDir(), benchConfig().SegmentBytes)
-	defer raw.close()
+	raw := newRawAppender(b, b.TempDir(), BenchLogConfig().SegmentBytes)
+	defer closeRaw(b, raw)
 	b.SetBytes(int64(len(batch)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := raw.append(batch); err != nil {
+		if err := raw.Append(batch); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -157,64 +135,20 @@ func BenchmarkRawFileAppend(b *testing.B) {
 	b.ReportMetric(float64(b.N)*float64(h.NumRecords)/b.Elapsed().Seconds(), "records/s")
 }
 
-// rawAppender writes batches to plain files, rolling at segBytes: the
-// floor any log append path is measured against. Its syncer goroutine
-// (started by newRawAppender, stopped and waited for by close) fsyncs
-// and closes rolled files, the work the log's flusher does after a roll.
-type rawAppender struct {
-	tb       testing.TB
-	dir      string
-	segBytes int64
-	f        *os.File
-	n        int
-	size     int64
-	rolled   chan *os.File
-	done     chan error
-}
-
-func newRawAppender(tb testing.TB, dir string, segBytes int64) *rawAppender {
-	r := &rawAppender{tb: tb, dir: dir, segBytes: segBytes,
-		rolled: make(chan *os.File, 16), done: make(chan error, 1)}
-	go func() {
-		var first error
-		for f := range r.rolled {
-			if err := f.Sync(); err != nil && first == nil {
-				first = err
-			}
-			f.Close()
-		}
-		r.done <- first
-	}()
-	r.roll()
+// newRawAppender is NewRawAppender failing tb on error.
+func newRawAppender(tb testing.TB, dir string, segBytes int64) *RawAppender {
+	tb.Helper()
+	r, err := NewRawAppender(dir, segBytes)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return r
 }
 
-func (r *rawAppender) roll() {
-	if r.f != nil {
-		r.rolled <- r.f
-	}
-	f, err := os.Create(filepath.Join(r.dir, filenamePrefixFromOffset(int64(r.n))+".raw"))
-	if err != nil {
-		r.tb.Fatal(err)
-	}
-	r.f, r.size = f, 0
-	r.n++
-}
-
-func (r *rawAppender) append(batch []byte) error {
-	if r.size+int64(len(batch)) > r.segBytes {
-		r.roll()
-	}
-	_, err := r.f.Write(batch)
-	r.size += int64(len(batch))
-	return err
-}
-
-func (r *rawAppender) close() {
-	r.f.Close()
-	close(r.rolled)
-	if err := <-r.done; err != nil {
-		r.tb.Error(err)
+// closeRaw closes r, failing tb on a background fsync error.
+func closeRaw(tb testing.TB, r *RawAppender) {
+	if err := r.Close(); err != nil {
+		tb.Error(err)
 	}
 }
 
@@ -230,14 +164,11 @@ func (r *rawAppender) close() {
 //	go test -run '^$' -bench AppendVsRaw -count 5 ./broker/storage/
 func BenchmarkAppendVsRaw(b *testing.B) {
 	dir := b.TempDir()
-	l := openTestLog(b, filepath.Join(dir, "log"), benchConfig(), newFakeClock())
+	l := openTestLog(b, filepath.Join(dir, "log"), BenchLogConfig(), newFakeClock())
 	defer l.Close()
-	if err := os.MkdirAll(filepath.Join(dir, "raw"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	raw := newRawAppender(b, filepath.Join(dir, "raw"), benchConfig().SegmentBytes)
-	defer raw.close()
-	batch := benchBatch()
+	raw := newRawAppender(b, filepath.Join(dir, "raw"), BenchLogConfig().SegmentBytes)
+	defer closeRaw(b, raw)
+	batch := BenchBatch()
 	const window = 256
 	var (
 		logTotal, rawTotal time.Duration
@@ -256,7 +187,7 @@ func BenchmarkAppendVsRaw(b *testing.B) {
 	}
 	appendRaw := func() {
 		t0 := time.Now()
-		if err := raw.append(batch); err != nil {
+		if err := raw.Append(batch); err != nil {
 			b.Fatal(err)
 		}
 		d := time.Since(t0)
@@ -303,15 +234,24 @@ func medianOf(xs []float64) float64 {
 
 // BenchmarkLogRead measures sequential fetches of up to 1 MiB through the
 // index lookup and header scan, copying the bytes with pread.
-func BenchmarkLogRead(b *testing.B) {
-	l := openTestLog(b, b.TempDir(), benchConfig(), newFakeClock())
+func BenchmarkLogRead(b *testing.B) { benchLogRead(b, nil) }
+
+// benchLogRead fills a log with 32 MiB of BenchBatch and reads it
+// sequentially in fetches of up to 1 MiB, pread into one buffer, from the
+// start again at the end; newPass, if not nil, runs before the first pass
+// and every later one.
+func benchLogRead(b *testing.B, newPass func(l *Log)) {
+	l := openTestLog(b, b.TempDir(), BenchLogConfig(), newFakeClock())
 	defer l.Close()
-	batch := benchBatch()
+	batch := BenchBatch()
 	for l.Size() < 32<<20 {
 		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if newPass != nil {
+		newPass(l)
 	}
 	h, _ := parseBatchHeader(batch)
 	leo := l.LogEndOffset()
@@ -323,6 +263,9 @@ func BenchmarkLogRead(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if off >= leo {
 			off = 0
+			if newPass != nil {
+				newPass(l)
+			}
 		}
 		fd, err := l.Read(off, 1<<20, leo, true)
 		if err != nil {
@@ -374,9 +317,9 @@ func BenchmarkIndexLookup(b *testing.B) {
 // TestAppendPathAllocations: the append hot path produces no per-batch
 // heap garbage.
 func TestAppendPathAllocations(t *testing.T) {
-	l := openTestLog(t, t.TempDir(), benchConfig(), newFakeClock())
+	l := openTestLog(t, t.TempDir(), BenchLogConfig(), newFakeClock())
 	defer l.Close()
-	batch := benchBatch()
+	batch := BenchBatch()
 	avg := testing.AllocsPerRun(200, func() {
 		record.SetBaseOffset(batch, 0)
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
@@ -392,7 +335,7 @@ func TestAppendPathAllocations(t *testing.T) {
 // batch allocates far less than its decompressed size (validation
 // decompresses into a pooled buffer).
 func TestCompressedAppendAllocations(t *testing.T) {
-	l := openTestLog(t, t.TempDir(), benchConfig(), newFakeClock())
+	l := openTestLog(t, t.TempDir(), BenchLogConfig(), newFakeClock())
 	defer l.Close()
 	batch := producerSnappyBatch()
 	appendOnce := func() {
@@ -429,11 +372,11 @@ func TestCompressedAppendAllocations(t *testing.T) {
 // appended (indexes are memory-mapped, batches written from the caller's
 // buffer).
 func TestHeapBoundedWhileAppending(t *testing.T) {
-	cfg := benchConfig()
+	cfg := BenchLogConfig()
 	cfg.SegmentBytes = 8 << 20
 	l := openTestLog(t, t.TempDir(), cfg, newFakeClock())
 	defer l.Close()
-	batch := benchBatch()
+	batch := BenchBatch()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

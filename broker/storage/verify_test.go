@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klassik/klassik/broker/common"
-	"github.com/klassik/klassik/broker/storage/record"
 )
 
 // The checked-ranges set of a segment: ranges of whole batches merge when
@@ -330,45 +329,10 @@ func TestOwnAppendsNotRechecked(t *testing.T) {
 // BenchmarkLogRead is the steady state (bytes this process wrote, or
 // already checked).
 func BenchmarkLogReadFirstCheck(b *testing.B) {
-	l := openTestLog(b, b.TempDir(), benchConfig(), newFakeClock())
-	defer l.Close()
-	batch := benchBatch()
-	for l.Size() < 32<<20 {
-		record.SetBaseOffset(batch, 0)
-		if _, err := l.AppendAsLeader(batch, 1); err != nil {
-			b.Fatal(err)
-		}
-	}
-	forget := func() {
+	benchLogRead(b, func(l *Log) { // forget what was checked
 		for _, s := range l.segments {
 			s.check.init(s.size)
 			s.check.verified.truncate(0)
 		}
-	}
-	forget()
-	h, _ := parseBatchHeader(batch)
-	leo := l.LogEndOffset()
-	buf := make([]byte, 1<<20+len(batch))
-	var bytesRead int64
-	off := int64(0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if off >= leo {
-			off = 0
-			forget()
-		}
-		fd, err := l.Read(off, 1<<20, leo, true)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n, err := fd.Records.File.ReadAt(buf[:fd.Records.Size], fd.Records.Pos)
-		if err != nil {
-			b.Fatal(err)
-		}
-		bytesRead += int64(n)
-		off = fd.FirstOffset + int64(n/len(batch))*int64(h.NumRecords)
-	}
-	b.StopTimer()
-	b.SetBytes(bytesRead / int64(b.N))
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -55,7 +56,7 @@ func (c *Coordinator) AddPartitionsToTxn(_ context.Context, req *kmsg.AddPartiti
 func (c *Coordinator) AddOffsetsToTxn(_ context.Context, req *kmsg.AddOffsetsToTxnRequest) *kmsg.AddOffsetsToTxnResponse {
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 	resp.Version = req.Version
-	tp := common.TopicPartition{Topic: OffsetsTopicName, Partition: partitionFor(req.Group, c.cfg.OffsetsTopicPartitions)}
+	tp := common.TopicPartition{Topic: OffsetsTopicName, Partition: jvm.PartitionFor(req.Group, c.cfg.OffsetsTopicPartitions)}
 	resp.ErrorCode = fencedCode(c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch,
 		[]common.TopicPartition{tp}), req.Version, 2)
 	return resp

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -188,7 +189,7 @@ func (c *Coordinator) Close() {
 // PartitionFor returns the __transaction_state partition of an id:
 // abs(Java String.hashCode) % transaction.state.log.num.partitions.
 func (c *Coordinator) PartitionFor(transactionalID string) int32 {
-	return partitionFor(transactionalID, c.cfg.NumPartitions)
+	return jvm.PartitionFor(transactionalID, c.cfg.NumPartitions)
 }
 
 func (c *Coordinator) nowMs() int64 { return c.clock.Now().UnixMilli() }

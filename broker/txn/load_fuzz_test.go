@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
@@ -33,7 +34,7 @@ func FuzzLoadedState(f *testing.F) {
 			v.Partitions = append(v.Partitions, tp(topic, partition))
 		}
 		clock := purgatory.NewFakeClock(testStart)
-		p := partitionFor("a", testConfig().NumPartitions)
+		p := jvm.PartitionFor("a", testConfig().NumPartitions)
 		batch := recordBatch(clock.Now(), []record.Record{{Key: EncodeKey("a"), Value: EncodeValue(v)}})
 		if err := store.Append(context.Background(), p, batch); err != nil {
 			t.Fatal(err)

@@ -48,6 +48,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/common/jvm"
 	"github.com/klassik/klassik/broker/group"
 	"github.com/klassik/klassik/broker/purgatory"
 	"github.com/klassik/klassik/broker/storage/record"
@@ -257,7 +258,7 @@ func parseTP(t *testing.T, d *datadriven.TestData, s string) common.TopicPartiti
 
 func (h *harness) partitionArg(a *cmdArgs) int32 {
 	if id, ok := a.kv["txn"]; ok {
-		return partitionFor(id, harnessPartitions)
+		return jvm.PartitionFor(id, harnessPartitions)
 	}
 	if len(a.plain) == 0 {
 		a.d.Fatalf(a.t, "missing partition")
@@ -423,12 +424,12 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			}
 			rec.Value = EncodeValue(v)
 		}
-		if err := h.store.Append(ctx, partitionFor(id, harnessPartitions), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
+		if err := h.store.Append(ctx, jvm.PartitionFor(id, harnessPartitions), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
 			d.Fatalf(t, "%v", err)
 		}
 	case "seed-garbage":
 		rec := record.Record{Key: []byte{0, 9, 1}, Value: []byte{1}}
-		if err := h.store.Append(ctx, partitionFor(a.must("txn"), harnessPartitions), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
+		if err := h.store.Append(ctx, jvm.PartitionFor(a.must("txn"), harnessPartitions), recordBatch(h.clock.Now(), []record.Record{rec})); err != nil {
 			d.Fatalf(t, "%v", err)
 		}
 	case "pids":

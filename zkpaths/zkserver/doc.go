@@ -28,14 +28,16 @@
 //	              broker/security/securitytest) and a digest super user;
 //	              DigestID and X509ID, the ids ZooKeeper's ACLs name
 //	proxy.go      Proxy: TCP forwarder; Pause simulates connection loss,
-//	              ExpireSession forces a real session expiry (polls "dump")
+//	              ExpireSession forces a real session expiry (polls "dump"),
+//	              SetDelay delays each direction (broker/faulttest's slow
+//	              links)
 //
 // Goroutines:
 //   - per Server process: one waiter goroutine owning cmd.Wait; it ends when
 //     the JVM exits, which Stop/Kill ensure (and Pdeathsig on Linux if the
 //     test binary dies first);
-//   - per Proxy: one accept goroutine plus two copy goroutines per
-//     connection; Close ends them all and waits.
+//   - per Proxy: one accept goroutine plus, per connection, a reader and a
+//     writer goroutine in each direction; Close ends them all and waits.
 //
 // Invariants: servers bind 127.0.0.1 only, never a fixed port; tickTime is
 // 500ms (sessions from 1s) and maxSessionTimeout 30s so tests choose session

@@ -2,22 +2,31 @@ package zkserver
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Proxy is a TCP forwarder in front of a ZooKeeper server. Pause cuts every
-// connection and refuses new ones, so a client behind it loses contact with
-// the server without closing its session; if the pause lasts longer than the
-// session timeout the server expires the session, which is the reliable way
-// to force a session expiry in tests. Resume lets the client reconnect.
+// Proxy is a TCP forwarder, in front of a ZooKeeper server or any other
+// TCP listener. Pause cuts every connection and refuses new ones, so a
+// client behind it loses contact with the server without closing its
+// session; if the pause lasts longer than the session timeout the server
+// expires the session, which is the reliable way to force a session expiry
+// in tests. Resume lets the client reconnect. SetDelay delays every chunk
+// forwarded by a one-way delay in each direction (the network fault tests
+// emulate a slow link with it).
+//
+// One accept goroutine, and per connection two readers and two writers;
+// Close ends them all and waits.
 type Proxy struct {
 	target string
 	ln     net.Listener
 	wg     sync.WaitGroup
+
+	// delayMu guards the following.
+	delayMu sync.Mutex
+	delay   time.Duration
 
 	// mu guards the following.
 	mu     sync.Mutex
@@ -27,8 +36,12 @@ type Proxy struct {
 }
 
 // NewProxy listens on a free 127.0.0.1 port and forwards to target.
-func NewProxy(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func NewProxy(target string) (*Proxy, error) { return NewProxyOn("127.0.0.1:0", target) }
+
+// NewProxyOn listens on listen (host:port, port 0 for a free one) and
+// forwards each connection to target.
+func NewProxyOn(listen, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +51,35 @@ func NewProxy(target string) (*Proxy, error) {
 	return p, nil
 }
 
-// Addr is the proxy's "127.0.0.1:port".
+// Addr is the proxy's listening "host:port".
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Port is the proxy's listening port.
+func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
 
 // ConnectString is Addr plus chroot.
 func (p *Proxy) ConnectString(chroot string) string { return p.Addr() + chroot }
+
+// SetDelay sets the one-way delay of every chunk forwarded from now on
+// (0, the default, forwards at once).
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.delayMu.Lock()
+	p.delay = d
+	p.delayMu.Unlock()
+}
+
+func (p *Proxy) currentDelay() time.Duration {
+	p.delayMu.Lock()
+	defer p.delayMu.Unlock()
+	return p.delay
+}
+
+// refusing reports whether new connections are to be dropped.
+func (p *Proxy) refusing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused || p.closed
+}
 
 // acceptLoop is the proxy's accept goroutine; Close stops it.
 func (p *Proxy) acceptLoop() {
@@ -52,16 +89,21 @@ func (p *Proxy) acceptLoop() {
 		if err != nil {
 			return
 		}
+		if p.refusing() {
+			c.Close()
+			continue
+		}
+		up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		// Paused or closed while dialling: drop both.
 		p.mu.Lock()
 		if p.paused || p.closed {
 			p.mu.Unlock()
 			c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
+			up.Close()
 			continue
 		}
 		p.conns[c] = struct{}{}
@@ -73,10 +115,44 @@ func (p *Proxy) acceptLoop() {
 	}
 }
 
-// pipe copies one direction; it ends when either side is closed.
+type chunk struct {
+	at   time.Time
+	data []byte
+}
+
+// pipe copies src to dst, each chunk delayed by the current delay; the
+// writer runs in a goroutine of its own so reading goes on during the
+// delay. When either side fails or is closed both connections are closed.
 func (p *Proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	q := make(chan chunk, 256)
+	done := make(chan struct{})
+	go func() { // writer: ends when q is closed or a write fails
+		defer close(done)
+		for ch := range q {
+			if wait := time.Until(ch.at.Add(p.currentDelay())); wait > 0 {
+				time.Sleep(wait)
+			}
+			if _, err := dst.Write(ch.data); err != nil {
+				src.Close()
+				for range q {
+				}
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			q <- chunk{at: time.Now(), data: append([]byte(nil), buf[:k]...)}
+		}
+		if err != nil {
+			break
+		}
+	}
+	close(q)
+	<-done
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
@@ -102,7 +178,8 @@ func (p *Proxy) Resume() {
 	p.mu.Unlock()
 }
 
-// Close stops the proxy and waits for its goroutines.
+// Close stops the proxy, closes every connection and waits for its
+// goroutines.
 func (p *Proxy) Close() {
 	p.mu.Lock()
 	p.closed = true

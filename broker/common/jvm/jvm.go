@@ -1,8 +1,10 @@
 // Package jvm reproduces what the JVM computes where Kafka's tools and
 // brokers let it show: String.hashCode (which decides partitions of
-// internal topics and the iteration order of Java and Scala collections
-// that Kafka prints) and Double.toString / Float.toString (how Kafka prints
-// a double). One copy serves the broker and every tool.
+// internal topics) and TopicPartition.hashCode; the iteration order of
+// java.util.HashMap and Scala 2.13's mutable HashMap/HashSet that Kafka
+// prints or writes (order.go); Double.toString / Float.toString and
+// String.format's %.Nf (how Kafka prints a double, formatter.go). One copy
+// serves the broker and every tool.
 package jvm
 
 import (
@@ -26,6 +28,23 @@ func StringHashCode(s string) int32 {
 		h = 31*h + int32(r)
 	}
 	return h
+}
+
+// PartitionFor is the partition of an internal topic with n partitions
+// that Kafka's group and transaction coordinators give key (a group id,
+// a transactional id): Utils.abs(key.hashCode) % n. Utils.abs is |x|
+// except that Integer.MIN_VALUE maps to 0; it is not the sign-bit mask
+// (Utils.toPositive) of the producer's partitioner, which gives other
+// partitions for negative hashes.
+func PartitionFor(key string, n int32) int32 {
+	h := StringHashCode(key)
+	switch {
+	case h == math.MinInt32:
+		h = 0
+	case h < 0:
+		h = -h
+	}
+	return h % n
 }
 
 // DoubleToString is Double.toString: the shortest digits that identify

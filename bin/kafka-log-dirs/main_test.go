@@ -1,59 +1,9 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/klassik/klassik/broker/common/jvm"
 )
-
-// TestJavaHashMapOrder pins the orders printed by OpenJDK 17's
-// java.util.HashMap for the same insertions (a small Java program filled
-// new HashMap<>(n) with the directories and new HashMap<>() with
-// TopicPartitions, then a filtered copy, and printed keySet()).
-func TestJavaHashMapOrder(t *testing.T) {
-	id := func(s string) string { return s }
-	for _, tc := range []struct{ in, want string }{
-		{"/tmp/x/broker-1-0,/tmp/x/broker-1-1", "/tmp/x/broker-1-0,/tmp/x/broker-1-1"},
-		{"/data/kafka-logs-1,/data/kafka-logs-2,/data/kafka-logs-3", "/data/kafka-logs-3,/data/kafka-logs-2,/data/kafka-logs-1"},
-		{"/var/lib/kafka/a,/var/lib/kafka/b,/var/lib/kafka/c,/var/lib/kafka/d,/var/lib/kafka/e", "/var/lib/kafka/a,/var/lib/kafka/e,/var/lib/kafka/d,/var/lib/kafka/c,/var/lib/kafka/b"},
-	} {
-		dirs := strings.Split(tc.in, ",")
-		got := javaHashMapOrder(dirs, len(dirs), func(s string) int32 { return jvm.StringHashCode(id(s)) })
-		if strings.Join(got, ",") != tc.want {
-			t.Errorf("dirs %s: got %v, want %s", tc.in, got, tc.want)
-		}
-	}
-	var parts []partInfo
-	for _, topic := range []string{"jbod", "orders", "__consumer_offsets", "t"} {
-		for p := int32(0); p < 6; p++ {
-			parts = append(parts, partInfo{topic: topic, partition: p})
-		}
-	}
-	var kept []partInfo
-	for _, p := range javaHashMapOrder(parts, -1, partHash) {
-		if p.topic != "t" {
-			kept = append(kept, p)
-		}
-	}
-	want := "__consumer_offsets-0,jbod-5,orders-0,jbod-3,orders-1,__consumer_offsets-5,jbod-4,orders-2,jbod-1,orders-3,__consumer_offsets-3,jbod-2,orders-4,__consumer_offsets-4,orders-5,__consumer_offsets-1,jbod-0,__consumer_offsets-2"
-	if got := names(javaHashMapOrder(kept, -1, partHash)); got != want {
-		t.Errorf("partitions: got %s\nwant %s", got, want)
-	}
-	small := []partInfo{{topic: "resume", partition: 0}, {topic: "resume", partition: 1}, {topic: "resume", partition: 2}, {topic: "abc", partition: 0}}
-	if got := names(javaHashMapOrder(small, -1, partHash)); got != "resume-1,resume-2,abc-0,resume-0" {
-		t.Errorf("small map: got %s", got)
-	}
-}
-
-func names(ps []partInfo) string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.topic+"-"+strconv.Itoa(int(p.partition)))
-	}
-	return strings.Join(out, ",")
-}
 
 // TestFormatJSON: Kafka's key order, null error, the exception class of a
 // failed directory, the topic filter, Jackson's escaping.
