@@ -111,13 +111,15 @@ until serving; do sleep 1; done
 wait $created || fail "the topic created during the quorum loss failed"
 bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --describe --topic made-during-the-outage
 
-step "ZooKeeper trouble 4. Pause the whole ensemble for 9 s (SIGSTOP), past the 6 s session timeout"
+step "ZooKeeper trouble 4. Pause the whole ensemble and the brokers for 9 s (SIGSTOP), past the 6 s session timeout; the brokers resume once the ensemble expired their sessions"
 before=$(epoch_of 1)
-zk_pids=$(lsof -t -iTCP:2181-2183 -sTCP:LISTEN)
-kill -STOP $zk_pids
+zk_pids=$(lsof -t -iTCP:2181-2183 -sTCP:LISTEN) broker_pids=$(lsof -t -iTCP:9092-9094 -sTCP:LISTEN)
+kill -STOP $zk_pids $broker_pids
 sleep 9
 kill -CONT $zk_pids
 until serving; do sleep 1; done
+until [ -z "$(bin/zookeeper-shell.sh 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 -waitforconnection stat /brokers/ids/1 | sed -n 's/^cZxid = //p')" ]; do sleep 1; done
+kill -CONT $broker_pids
 until e=$(epoch_of 1) && [ -n "$e" ] && [ "$e" != "$before" ]; do sleep 1; done
 bin/zookeeper-shell.sh 127.0.0.1:2181 stat /brokers/ids/1
 bin/zookeeper-shell.sh 127.0.0.1:2181 get /controller_epoch
