@@ -1,9 +1,16 @@
 package broker_test
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
 )
@@ -79,5 +86,76 @@ func TestControllerSessionExpiryMovesControllership(t *testing.T) {
 	}
 	if e := c.ControllerEpoch(); e != epoch+1 {
 		t.Fatalf("/controller_epoch %d after the reconnect, want %d", e, epoch+1)
+	}
+}
+
+// An AlterConfigs whose ZooKeeper requests wait through an outage that
+// expires the broker's session is run again on the new session: the client
+// gets no error and the config is stored (a request is never resent on a
+// new session by itself, so without that the answer would be
+// UNKNOWN_SERVER_ERROR).
+func TestAlterConfigsAcrossSessionExpiry(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Racks: racks, ZKProxy: true, SessionTimeout: 2 * time.Second})
+	c.CreateTopic("altered", 1, 2, nil)
+	ctrl, _ := c.Controller()
+	victim := (c.Index(ctrl) + 1) % c.N()
+	id := c.BrokerID(victim)
+	arrived := make(chan struct{})
+	var once sync.Once
+	c.Intercept(victim, kmsg.AlterConfigs.Int16(), func(context.Context, *network.Request) (kmsg.Response, bool, error) {
+		once.Do(func() { close(arrived) })
+		return nil, false, nil
+	})
+	cl := c.Client(kgo.SeedBrokers(c.Addr(victim)), kgo.RequestTimeoutOverhead(2*time.Minute))
+	c.PauseZK(victim)
+	req := kmsg.NewPtrAlterConfigsRequest()
+	res := kmsg.NewAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, "altered"
+	cfg := kmsg.NewAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = "retention.ms", kmsg.StringPtr("3600007")
+	res.Configs = append(res.Configs, cfg)
+	req.Resources = append(req.Resources, res)
+	type answer struct {
+		resp *kmsg.AlterConfigsResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := req.RequestWith(context.Background(), cl.SeedBrokers()[0])
+		done <- answer{resp, err}
+	}()
+	select {
+	case <-arrived:
+	case a := <-done:
+		t.Fatalf("AlterConfigs answered while the broker was cut off from ZooKeeper: %+v %v", a.resp, a.err)
+	case <-time.After(time.Minute):
+		t.Fatal("AlterConfigs never reached the broker")
+	}
+	c.WaitFor(60*time.Second, "the victim's registration to expire", func() bool {
+		_, ok, err := c.ZK().GetBroker(id)
+		return err == nil && !ok
+	})
+	c.ResumeZK(victim)
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("AlterConfigs never answered after ZooKeeper came back")
+	}
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if len(a.resp.Resources) != 1 {
+		t.Fatalf("%d resources in the answer", len(a.resp.Resources))
+	}
+	if r := a.resp.Resources[0]; r.ErrorCode != 0 {
+		t.Fatalf("AlterConfigs across the session expiry: %v %v", kerr.ErrorForCode(r.ErrorCode), deref(r.ErrorMessage))
+	}
+	got, err := c.ZK().GetEntityConfigs(zkpaths.ConfigTypeTopic, "altered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["retention.ms"] != "3600007" {
+		t.Fatalf("/config/topics/altered %v, want retention.ms=3600007", got)
 	}
 }

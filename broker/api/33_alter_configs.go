@@ -27,9 +27,11 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -83,9 +85,21 @@ func alterEach[R any](ctx context.Context, a *Apis, r *request, resources []R, k
 		if dup[k] {
 			err = fmt.Errorf("%w: error due to duplicate resource %s", kerr.InvalidRequest, k.name)
 		} else if err = a.configsAuthorization(ctx, r, kmsg.ACLOperationAlterConfigs, k.typ, k.name); err == nil {
-			err = a.alterResource(ctx, k.typ, k.name, validateOnly, func(current map[string]string) (map[string]string, error) {
-				return update(resources[i], current)
-			})
+			alter := func() error {
+				return a.alterResource(ctx, k.typ, k.name, validateOnly, func(current map[string]string) (map[string]string, error) {
+					return update(resources[i], current)
+				})
+			}
+			// A ZooKeeper request fails, never resent, when the broker's
+			// session expires before its answer. Altering a resource reads
+			// the current set and writes the whole new one, so it is run
+			// again, once, on the new session: whatever of the first run
+			// landed, the second ends in the state asked for (incremental
+			// APPEND and SUBTRACT add or remove a value only once).
+			if err = alter(); errors.Is(err, zk.ErrSessionExpired) {
+				a.logger.Info("ZooKeeper session expired while altering configs; running the alteration again on the new session", "resource", k.name, "error", err)
+				err = alter()
+			}
 		}
 		rr := kmsg.NewAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = k.typ, k.name
