@@ -185,36 +185,23 @@ func (w *clusterWatcher) node(path string, children bool, report func(prev, cur 
 func (w *clusterWatcher) read(path string, children bool) (znode, <-chan zk.Event, error) {
 	abs := w.chroot + path
 	var n znode
+	var (
+		kids []string
+		data []byte
+		st   *zk.Stat
+		ch   <-chan zk.Event
+		err  error
+	)
 	if children {
-		kids, st, ch, err := w.conn.ChildrenW(abs)
-		if errors.Is(err, zk.ErrNoNode) {
-			var ok bool
-			ok, st, ch, err = w.conn.ExistsW(abs)
-			if err == nil && ok {
-				// Created meanwhile: read its children instead.
-				return w.read(path, children)
-			}
-			return n, ch, err
-		}
-		if err != nil {
-			return n, nil, err
-		}
-		n.exists, n.stat, n.children = true, *st, map[string]int64{}
-		for _, k := range kids {
-			ok, kst, err := w.conn.Exists(abs + "/" + k)
-			if err != nil {
-				return n, nil, err
-			}
-			if ok {
-				n.children[k] = kst.Czxid
-			}
-		}
-		return n, ch, nil
+		kids, st, ch, err = w.conn.ChildrenW(abs)
+	} else {
+		data, st, ch, err = w.conn.GetW(abs)
 	}
-	data, st, ch, err := w.conn.GetW(abs)
 	if errors.Is(err, zk.ErrNoNode) {
+		// Absent: watch for its creation; if it was created meanwhile,
+		// read it instead.
 		var ok bool
-		ok, st, ch, err = w.conn.ExistsW(abs)
+		ok, _, ch, err = w.conn.ExistsW(abs)
 		if err == nil && ok {
 			return w.read(path, children)
 		}
@@ -223,7 +210,21 @@ func (w *clusterWatcher) read(path string, children bool) (znode, <-chan zk.Even
 	if err != nil {
 		return n, nil, err
 	}
-	n.exists, n.data, n.stat = true, data, *st
+	n.exists, n.stat = true, *st
+	if !children {
+		n.data = data
+		return n, ch, nil
+	}
+	n.children = map[string]int64{}
+	for _, k := range kids {
+		ok, kst, err := w.conn.Exists(abs + "/" + k)
+		if err != nil {
+			return n, nil, err
+		}
+		if ok {
+			n.children[k] = kst.Czxid
+		}
+	}
 	return n, ch, nil
 }
 
