@@ -134,7 +134,18 @@ func (s *consoleSource) Cluster(ctx context.Context) (console.Cluster, error) {
 	s.mu.Unlock()
 	c, err := s.readCluster()
 	if err != nil {
-		return console.Cluster{}, err
+		// A failed read (ZooKeeper busy or away, a node changing under
+		// the read) shows the last good view, marked stale with the
+		// reason, rather than no view at all.
+		s.b.logger.Warn("console: reading the cluster from ZooKeeper failed", "err", err)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.cachedAt.IsZero() {
+			return console.Cluster{}, err
+		}
+		c := s.cached
+		c.Stale = err.Error()
+		return c, nil
 	}
 	s.mu.Lock()
 	s.cached, s.cachedAt = c, time.Now()

@@ -109,6 +109,9 @@ func TestUncleanLeaderElection(t *testing.T) {
 		}
 		return m.Count()
 	}
+	// The controller marks the meter once the election's state write
+	// returned, which is after the state can be read in ZooKeeper.
+	c.WaitFor(20*time.Second, "UncleanLeaderElectionsPerSec to count the election", func() bool { return uncleanCount() >= 1 })
 	if n := uncleanCount(); n != 1 {
 		t.Errorf("UncleanLeaderElectionsPerSec count %d, want 1", n)
 	}
@@ -121,6 +124,7 @@ func TestUncleanLeaderElection(t *testing.T) {
 		s, ok := c.PartitionState("later", 0)
 		return ok && s.Leader == y
 	})
+	c.WaitFor(20*time.Second, "UncleanLeaderElectionsPerSec to count the second election", func() bool { return uncleanCount() >= 2 })
 	if n := uncleanCount(); n != 2 {
 		t.Errorf("UncleanLeaderElectionsPerSec count %d, want 2", n)
 	}

@@ -16,11 +16,15 @@ type Cluster struct {
 	// Controller is /controller's brokerid, -1 when no controller is elected.
 	Controller int32 `json:"controller"`
 	// ControllerEpoch is /controller_epoch.
-	ControllerEpoch int32     `json:"controller_epoch"`
-	Brokers         []Broker  `json:"brokers"`
-	Topics          []Topic   `json:"topics"`
-	Truncated       bool      `json:"truncated,omitempty"`
-	Time            time.Time `json:"time"`
+	ControllerEpoch int32    `json:"controller_epoch"`
+	Brokers         []Broker `json:"brokers"`
+	Topics          []Topic  `json:"topics"`
+	Truncated       bool     `json:"truncated,omitempty"`
+	// Time is when this view was read from ZooKeeper.
+	Time time.Time `json:"time"`
+	// Stale is set when the latest read failed and this is the view of
+	// the last one that succeeded (at Time): why the read failed.
+	Stale string `json:"stale,omitempty"`
 }
 
 // Broker is one /brokers/ids/<id> registration.

@@ -180,8 +180,9 @@ async function poll() {
     drawController(h);
     drawGroups(g);
     const down = (r.brokers || []).filter(b => !b.ok).map(b => b.id + ": " + b.error);
-    status.textContent = "updated " + fmtTime(c.time) + (down.length ? "; not answering: " + down.join("; ") : "");
-    status.className = "status" + (down.length ? " bad" : "");
+    const stale = c.stale ? "; stale, the last read failed: " + c.stale : "";
+    status.textContent = "updated " + fmtTime(c.time) + stale + (down.length ? "; not answering: " + down.join("; ") : "");
+    status.className = "status" + (down.length || stale ? " bad" : "");
   } catch (e) {
     status.textContent = "poll failed: " + e.message;
     status.className = "status bad";
