@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
@@ -64,6 +65,15 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 
 	m.controlMu.Lock()
 	defer m.controlMu.Unlock()
+	// As Kafka's state-change log, a request's start and end with its
+	// duration, so a slow one is seen without a profile.
+	start := time.Now()
+	m.state.Info("handling LeaderAndIsr request", "controller", req.ControllerID,
+		"controller_epoch", req.ControllerEpoch, "partitions", len(parts))
+	defer func() {
+		m.state.Info("finished LeaderAndIsr request", "controller", req.ControllerID,
+			"controller_epoch", req.ControllerEpoch, "partitions", len(parts), "elapsed_ms", time.Since(start).Milliseconds())
+	}()
 	if e := m.checkControlEpochsLocked(req.Version >= 2, req.BrokerEpoch, req.ControllerEpoch, "LeaderAndIsr"); e != nil {
 		resp.ErrorCode = e.Code
 		// Kafka answers the top-level error with every partition carrying it.
