@@ -24,7 +24,7 @@ func (l *Log) startFlusher() {
 			case <-l.flushStop:
 				return
 			case <-l.flushKick:
-				if err := l.flusherWriteTopicID(); err != nil {
+				if err := l.writeTopicIDInTurn(l.flushStop); err != nil {
 					// Appends and Close retry it.
 					l.logger.Error("writing partition.metadata failed", "err", err)
 				}

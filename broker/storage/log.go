@@ -366,7 +366,7 @@ func (l *Log) Close() error {
 		return l.closeNoFlush()
 	}
 	l.stopFlusher() // flushLocked below covers whatever it had queued
-	idErr := l.writeTopicID()
+	idErr := l.writeTopicIDInTurn(nil)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

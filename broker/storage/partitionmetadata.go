@@ -132,20 +132,21 @@ func (l *Log) SetTopicID(id [16]byte) error {
 	return nil
 }
 
-// topicIDWriters bounds the partition.metadata writes of flushers under
-// way in the process: the flushers of thousands of new logs are kicked
-// at once, and each write holds a thread in its fsyncs.
+// topicIDWriters bounds the partition.metadata writes of flushers and
+// of Close under way in the process: the flushers of thousands of new
+// logs are kicked at once, a shutdown closes every log at once, and each
+// write holds a thread in its fsyncs.
 var topicIDWriters = make(chan struct{}, 16)
 
-// flusherWriteTopicID is the flusher's writeTopicID: it waits for one of
-// topicIDWriters, or returns when the flusher is stopped.
-func (l *Log) flusherWriteTopicID() error {
+// writeTopicIDInTurn is writeTopicID in one of topicIDWriters' slots; it
+// returns without writing if stop is closed first (nil: never).
+func (l *Log) writeTopicIDInTurn(stop <-chan struct{}) error {
 	if !l.topicIDUnwritten.Load() {
 		return nil
 	}
 	select {
 	case topicIDWriters <- struct{}{}:
-	case <-l.flushStop:
+	case <-stop:
 		return nil
 	}
 	defer func() { <-topicIDWriters }()

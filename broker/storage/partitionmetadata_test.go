@@ -74,7 +74,7 @@ func TestSetTopicIDPersistsAndFences(t *testing.T) {
 
 // holdTopicIDWriters takes every slot of topicIDWriters, so no flusher
 // writes partition.metadata until the returned release is called (appends
-// and Close still write it).
+// still write it; Close waits for a slot).
 func holdTopicIDWriters(t *testing.T) (release func()) {
 	t.Helper()
 	for i := 0; i < cap(topicIDWriters); i++ {
@@ -133,10 +133,14 @@ func TestPartitionMetadataWrittenAfterSetTopicID(t *testing.T) {
 		}
 	})
 	t.Run("by Close", func(t *testing.T) {
-		holdTopicIDWriters(t)
+		release := holdTopicIDWriters(t)
 		dir := filepath.Join(t.TempDir(), "t-0")
 		l := setHeld(t, dir)
-		if err := l.Close(); err != nil {
+		// Close waits for a slot of topicIDWriters, given back here.
+		closed := make(chan error, 1)
+		go func() { closed <- l.Close() }() // joined below
+		release()
+		if err := <-closed; err != nil {
 			t.Fatal(err)
 		}
 		if got, ok := file(dir); !ok || got != want {
