@@ -96,10 +96,10 @@ func (l *Log) topicIDLocked() ([16]byte, bool, error) {
 // removed first (detach) drops the write. A LeaderAndIsr of a new topic
 // records the ids of thousands of new logs at once, and writing each file
 // inside the request (two fsyncs per log) made it wait for them all;
-// Kafka 2.8.2 defers this write the same way (KAFKA-13092). Nothing needs
-// the file before the log holds records of the topic's incarnation: a
-// crash before it was written leaves an empty log without it, which the
-// next LeaderAndIsr gives its id again.
+// Kafka defers this write the same way since 2.8.1 (KAFKA-13092).
+// Nothing needs the file before the log holds records of the topic's
+// incarnation: a crash before it was written leaves an empty log without
+// it, which the next LeaderAndIsr gives its id again.
 //
 // A different id already known is an INCONSISTENT_TOPIC_ID: the directory
 // belongs to an older incarnation of the topic.
