@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/storage"
@@ -64,6 +65,15 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 
 	m.controlMu.Lock()
 	defer m.controlMu.Unlock()
+	// As Kafka's state-change log, a request's start and end with its
+	// duration, so a slow one is seen without a profile.
+	start := time.Now()
+	m.state.Info("handling LeaderAndIsr request", "controller", req.ControllerID,
+		"controller_epoch", req.ControllerEpoch, "partitions", len(parts))
+	defer func() {
+		m.state.Info("finished LeaderAndIsr request", "controller", req.ControllerID,
+			"controller_epoch", req.ControllerEpoch, "partitions", len(parts), "elapsed_ms", time.Since(start).Milliseconds())
+	}()
 	if e := m.checkControlEpochsLocked(req.Version >= 2, req.BrokerEpoch, req.ControllerEpoch, "LeaderAndIsr"); e != nil {
 		resp.ErrorCode = e.Code
 		// Kafka answers the top-level error with every partition carrying it.
@@ -137,9 +147,9 @@ type lairOutcome struct {
 
 // lairWorkers is how many partitions of one LeaderAndIsr switch roles at
 // once. A switch is mostly waiting for the disk: a new log's directory
-// and files, partition.metadata and, for a leader, the leader epoch
-// checkpoint are each made durable (fsync) before the partition is
-// answered. Partitions are independent (each switch holds only its own
+// and files and, for a leader, the leader epoch checkpoint are each made
+// durable (fsync) before the partition is answered (partition.metadata
+// follows, written by storage before the log's first append). Partitions are independent (each switch holds only its own
 // partition's lock and Manager.mu for map access), so concurrent
 // switches overlap their fsyncs, which the file system commits together,
 // instead of paying each one in turn: 10,000 new replicas in one request
@@ -359,8 +369,8 @@ func (m *Manager) acceptPartitionStateLocked(req *kmsg.LeaderAndISRRequest, p *P
 }
 
 // ensureLogLocked opens or creates the partition's log with its resolved
-// config and records the topic id in partition.metadata before any record
-// of this incarnation is appended; a directory of an older incarnation of
+// config and records the topic id (storage writes partition.metadata
+// before any record of this incarnation is appended); a directory of an older incarnation of
 // the topic answers INCONSISTENT_TOPIC_ID. Must hold p.mu (write).
 func (m *Manager) ensureLogLocked(p *Partition, topicID [16]byte, logCfg topicLogConfig) int16 {
 	tp := p.tp

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,6 +47,7 @@ func TestLeaderAndIsrManyPartitionsAtOnce(t *testing.T) {
 	check := func(req *kmsg.LeaderAndISRRequest, epoch int32, leader func(p int32) int32) {
 		t.Helper()
 		resp := m.LeaderAndIsr(context.Background(), req)
+		id := req.TopicStates[0].TopicID
 		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != n {
 			t.Fatalf("answer: error %d, %d topics", resp.ErrorCode, len(resp.Topics))
 		}
@@ -73,8 +75,8 @@ func TestLeaderAndIsrManyPartitionsAtOnce(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: no log in the log manager", tp)
 			}
-			if _, err := os.Stat(filepath.Join(sl.Dir(), "partition.metadata")); err != nil {
-				t.Fatalf("%s: %v", tp, err)
+			if got, ok, err := sl.TopicID(); !ok || err != nil || got != id {
+				t.Fatalf("%s: topic id %v (known %v, err %v), want %v", tp, got, ok, err, id)
 			}
 			if got, ok := log.LatestEpoch(); isLeader && (!ok || got != epoch) {
 				t.Fatalf("%s: latest epoch %d (%v), want %d", tp, got, ok, epoch)
@@ -83,6 +85,22 @@ func TestLeaderAndIsrManyPartitionsAtOnce(t *testing.T) {
 	}
 	third := func(p int32) int32 { return p%3 + 1 }
 	check(manyLair("many", n, 0, third), 0, third)
+	// partition.metadata follows the answer (storage writes it from
+	// each log's flusher); the bound only limits a failure.
+	deadline := time.Now().Add(time.Minute)
+	for p := int32(0); p < n; p++ {
+		sl, _ := lm.GetLog(common.TopicPartition{Topic: "many", Partition: p})
+		for {
+			_, err := os.Stat(filepath.Join(sl.Dir(), "partition.metadata"))
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("partition %d: partition.metadata not written: %v", p, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	all := func(int32) int32 { return 1 }
 	check(manyLair("many", n, 1, all), 1, all)
 }

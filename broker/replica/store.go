@@ -72,8 +72,9 @@ type Log interface {
 	// CompressionType is the topic's compression.type; a Fetch below v10
 	// cannot carry zstd batches.
 	CompressionType() string
-	// SetTopicID records the topic id in partition.metadata; an id of
-	// another incarnation of the topic is kerr.InconsistentTopicID.
+	// SetTopicID records the topic id (partition.metadata is written
+	// before the next append); an id of another incarnation of the topic
+	// is kerr.InconsistentTopicID.
 	SetTopicID(id [16]byte) error
 }
 

@@ -20,7 +20,8 @@
 //	                  connection (timed without the decoding), the checks of
 //	                  a Metadata answer, the broker's heap (pprof heap with
 //	                  gc=1), descriptors and maps (/proc/<pid>)
-//	scale_test.go     TestScale10kPartitions, BenchmarkScale10k
+//	scale_test.go     TestScale10kPartitions, BenchmarkScale10k,
+//	                  BenchmarkCreate10kPartitions (the creation alone)
 //	profile_test.go   CPU profiles and goroutine dumps of the brokers
 //	                  during creation and failover (KLASSIK_SCALE_PROFILE_DIR)
 //

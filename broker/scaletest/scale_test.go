@@ -43,3 +43,16 @@ func BenchmarkScale10k(b *testing.B) {
 		b.Logf("%s", r.Table())
 	}
 }
+
+// BenchmarkCreate10kPartitions runs only the scenario's creation (step 1 up to
+// the replica directories) and reports its duration; the test log splits
+// it per broker (LeaderAndIsr arrived, handled):
+//
+//	go test -run '^$' -bench Create10kPartitions -benchtime 1x -v ./broker/scaletest
+func BenchmarkCreate10kPartitions(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		r := runScenario(b, config{partitions: 10000, createOnly: true})
+		b.ReportMetric(r.Create.Seconds(), "create-s")
+		b.ReportMetric(r.CreateAnswered.Seconds(), "create-answered-s")
+	}
+}

@@ -51,6 +51,9 @@ type config struct {
 	// after it starts from full ISRs (the test lets the rejoin run on
 	// beside the failover and waits for full ISRs at the end).
 	measureRejoin bool
+	// createOnly ends the scenario after the creation (step 1's
+	// creation and its checks, nothing produced).
+	createOnly bool
 }
 
 // Result is what one run measured. Every duration is wall time on the
@@ -155,6 +158,9 @@ func runScenario(t testing.TB, cfg config) Result {
 		return s.zkState(want{live: all, fullISR: true, preferred: true})
 	})
 	s.checkLogDirs()
+	if cfg.createOnly {
+		return s.res
+	}
 	s.produce()
 	s.res.Idle = s.footprints()
 	s.perReplica()
@@ -320,6 +326,55 @@ func (s *scenario) create() {
 	s.res.Create = done.Sub(start)
 	s.t.Logf("created %d partitions (RF=3): answered after %v, led with full ISRs in every broker's Metadata after %v",
 		s.cfg.partitions, s.res.CreateAnswered.Round(time.Millisecond), s.res.Create.Round(time.Millisecond))
+	s.logLeaderAndIsrTimes(start)
+}
+
+// logLeaderAndIsrTimes logs, per broker, when each LeaderAndIsr request of
+// more than one partition that a broker finished after start arrived and
+// how long the broker took with it (its state-change log lines), so the
+// creation's time splits into the controller's part (until the request
+// arrived), the broker's, and what followed until the Metadata showed it.
+func (s *scenario) logLeaderAndIsrTimes(start time.Time) {
+	for i := 0; i < s.c.N(); i++ {
+		n := s.c.Node(i)
+		data, err := os.ReadFile(n.Output)
+		if err != nil {
+			s.t.Logf("broker %d output: %v", n.ID, err)
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.Contains(line, `msg="finished LeaderAndIsr request"`) {
+				continue
+			}
+			at, err1 := time.Parse(time.RFC3339Nano, logField(line, "time"))
+			elapsed, err2 := strconv.Atoi(logField(line, "elapsed_ms"))
+			parts, err3 := strconv.Atoi(logField(line, "partitions"))
+			if err1 != nil || err2 != nil || err3 != nil || at.Before(start) || parts < 2 {
+				continue
+			}
+			ms := func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+			took := time.Duration(elapsed) * time.Millisecond
+			s.t.Logf("broker %d: LeaderAndIsr of %d partitions arrived %s after CreateTopics was sent, handled in %s (finished at %s)",
+				n.ID, parts, ms(at.Add(-took).Sub(start)), ms(took), ms(at.Sub(start)))
+		}
+	}
+}
+
+// logField returns the value of key=value in a line of slog's text
+// format (unquoted values only), or "".
+func logField(line, key string) string {
+	i := strings.Index(line, " "+key+"=")
+	if i < 0 {
+		if !strings.HasPrefix(line, key+"=") {
+			return ""
+		}
+		i = -1
+	}
+	v := line[i+len(key)+2:]
+	if j := strings.IndexByte(v, ' '); j >= 0 {
+		v = v[:j]
+	}
+	return v
 }
 
 // produce writes one acks=all record to every produceEvery-th partition

@@ -166,6 +166,11 @@ func (l *Log) append(records []byte, leaderEpoch int32, origin AppendOrigin) (Ap
 	if l.dirFailed.Load() {
 		return AppendInfo{}, l.errOffline()
 	}
+	// The topic id is on disk before any record of the topic's
+	// incarnation (see SetTopicID).
+	if err := l.writeTopicID(); err != nil {
+		return AppendInfo{}, err
+	}
 	l.mu.Lock()
 	info, err := l.appendLocked(records, leaderEpoch, origin)
 	rolled := len(l.rolled) > 0

@@ -24,6 +24,10 @@ func (l *Log) startFlusher() {
 			case <-l.flushStop:
 				return
 			case <-l.flushKick:
+				if err := l.writeTopicIDInTurn(l.flushStop); err != nil {
+					// Appends and Close retry it.
+					l.logger.Error("writing partition.metadata failed", "err", err)
+				}
 				if err := l.ioFailed("flush", l.flushRolled()); err != nil {
 					// The recovery point stays put; Flush/Close retry.
 					l.logger.Error("flushing rolled segment failed", "err", err)

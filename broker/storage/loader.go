@@ -30,9 +30,13 @@ type loadParams struct {
 	logStartOffset int64 // from log-start-offset-checkpoint (0 if absent)
 	highWatermark  int64 // from replication-offset-checkpoint (0 if absent)
 	cleanShutdown  bool
-	clock          func() time.Time
-	logger         *slog.Logger
-	stats          *logStats // nil: none
+	// fresh: dir was just made empty by the caller (a log being
+	// created), so the steps that look for files there are skipped:
+	// there is nothing to clean up, load or recover.
+	fresh  bool
+	clock  func() time.Time
+	logger *slog.Logger
+	stats  *logStats // nil: none
 }
 
 // OpenLog opens (creating if needed) a standalone log in dir without a
@@ -98,10 +102,14 @@ func loadLog(p loadParams) (*Log, error) {
 	}
 	l := &Log{dir: p.dir, tp: p.tp, clock: p.clock, cfg: p.cfg, stats: p.stats,
 		logger: p.logger.With("topic", p.tp.Topic, "partition", p.tp.Partition)}
-	var err error
-	l.epochs, err = loadLeaderEpochCache(filepath.Join(p.dir, leaderEpochCheckpointFile), l.logEndOffset.Load)
-	if err != nil {
-		return nil, err
+	epochFile := filepath.Join(p.dir, leaderEpochCheckpointFile)
+	if p.fresh {
+		l.epochs = &LeaderEpochCache{path: epochFile, leo: l.logEndOffset.Load}
+	} else {
+		var err error
+		if l.epochs, err = loadLeaderEpochCache(epochFile, l.logEndOffset.Load); err != nil {
+			return nil, err
+		}
 	}
 	ld := &logLoader{p: p, l: l, now: p.clock(), crcBuf: make([]byte, 64<<10), minCleaned: -1, tornAt: -1, rebuildFrom: -1}
 	for _, step := range []func() error{
@@ -143,6 +151,9 @@ func (ld *logLoader) removeSegmentFiles(s *Segment) {
 
 // removeTemporaryFiles is step 1; it notes the .swap files for step 2.
 func (ld *logLoader) removeTemporaryFiles() error {
+	if ld.p.fresh {
+		return nil
+	}
 	entries, err := os.ReadDir(ld.p.dir)
 	if err != nil {
 		return fmt.Errorf("storage: list %s: %w", ld.p.dir, err)
@@ -202,6 +213,9 @@ func (ld *logLoader) completeSwaps() error {
 // listSegments finds the .log files (sorted into ld.bases) and deletes the
 // index files that have no .log.
 func (ld *logLoader) listSegments() error {
+	if ld.p.fresh {
+		return nil
+	}
 	entries, _ := os.ReadDir(ld.p.dir)
 	logs := map[int64]bool{}
 	for _, e := range entries {
@@ -347,7 +361,11 @@ func (ld *logLoader) checkLogEnd() error {
 		}
 	}
 	if len(l.segments) == 0 {
-		s, err := createSegment(ld.p.dir, ld.p.logStartOffset, &l.cfg, ld.now, 0)
+		create := createSegment
+		if ld.p.fresh {
+			create = openNewSegment // no stale files to remove first
+		}
+		s, err := create(ld.p.dir, ld.p.logStartOffset, &l.cfg, ld.now, 0)
 		if err != nil {
 			return err
 		}
@@ -396,12 +414,17 @@ func (ld *logLoader) truncateEpochs() error {
 // .txnindex rebuilt from the replayed control batches.
 func (ld *logLoader) rebuildProducerState() error {
 	l := ld.l
-	var err error
-	if l.producers, err = NewProducerStateManager(ld.p.dir, ProducerStateConfig{ExpirationMs: producerIDExpirationMs}); err != nil {
-		return err
-	}
-	if err := l.producers.RemoveStraySnapshots(segmentBases(l.segments)); err != nil {
-		return err
+	psCfg := ProducerStateConfig{ExpirationMs: producerIDExpirationMs}
+	if ld.p.fresh {
+		l.producers = newEmptyProducerStateManager(ld.p.dir, psCfg)
+	} else {
+		var err error
+		if l.producers, err = NewProducerStateManager(ld.p.dir, psCfg); err != nil {
+			return err
+		}
+		if err := l.producers.RemoveStraySnapshots(segmentBases(l.segments)); err != nil {
+			return err
+		}
 	}
 	txnIndexFrom := int64(-1)
 	if ld.rebuildFrom >= 0 {

@@ -77,6 +77,10 @@ type Log struct {
 	topicIDMu    sync.Mutex
 	topicID      [16]byte
 	topicIDKnown bool
+	// topicIDUnwritten: the topic id is known but partition.metadata is
+	// not written yet (SetTopicID). Written under topicIDMu; appends read
+	// it without the lock.
+	topicIDUnwritten atomic.Bool
 
 	// mu guards the following. Appends, rolls, truncation and retention
 	// take it exclusively; reads take it shared only while locating bytes.
@@ -362,15 +366,19 @@ func (l *Log) Close() error {
 		return l.closeNoFlush()
 	}
 	l.stopFlusher() // flushLocked below covers whatever it had queued
+	idErr := l.writeTopicIDInTurn(nil)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil
+		return idErr
 	}
 	act := l.activeLocked()
 	// The active segment is fsync'd once, below, after its indexes are
 	// trimmed; everything else from the recovery point on is fsync'd here.
 	err := l.flushExceptLocked(act)
+	if err == nil {
+		err = idErr
+	}
 	l.producers.UpdateMapEndOffset(l.logEndOffset.Load())
 	if e := l.producers.TakeSnapshot(); e != nil && err == nil {
 		err = e
@@ -407,6 +415,7 @@ func (l *Log) closeNoFlush() error {
 // out (a deleted partition keeps them until its directory is removed).
 func (l *Log) detach() {
 	l.stopFlusher()
+	l.dropUnwrittenTopicID()
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()

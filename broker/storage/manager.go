@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -611,9 +612,18 @@ type creation struct {
 // log. It takes no lock of the manager.
 func (m *LogManager) createLog(tp common.TopicPartition, cfg LogConfig, dir *logDir) (*Log, error) {
 	path := filepath.Join(dir.path, tp.String())
-	_, statErr := os.Stat(path)
-	existed := statErr == nil
-	if err := os.MkdirAll(path, 0o755); err != nil {
+	// The log directory exists, so one mkdir tells a new partition
+	// directory (empty: loading it looks for no files) from one left
+	// over (loaded as found).
+	existed := false
+	if err := os.Mkdir(path, 0o755); errors.Is(err, fs.ErrExist) {
+		if fi, serr := os.Stat(path); serr != nil || !fi.IsDir() {
+			err = fmt.Errorf("storage: create %s: not a directory", path)
+			m.reportDirFailure(dir, "creating log "+tp.String(), err)
+			return nil, err
+		}
+		existed = true
+	} else if err != nil {
 		err = fmt.Errorf("storage: create %s: %w", path, err)
 		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
@@ -622,7 +632,8 @@ func (m *LogManager) createLog(tp common.TopicPartition, cfg LogConfig, dir *log
 		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
 	}
-	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, clock: m.clock, logger: m.logger, stats: m.stats})
+	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, fresh: !existed,
+		clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
 		if IsResourceExhausted(err) {
 			if !existed {

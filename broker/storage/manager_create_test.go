@@ -2,6 +2,7 @@ package storage
 
 import (
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -98,5 +99,46 @@ func TestManagerShutdownDuringGetOrCreateLog(t *testing.T) {
 	m.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d creations still recorded after the shutdown", n)
+	}
+}
+
+// A new partition directory is created empty and loaded without looking
+// for files; one that is already there (left over) is loaded as found, its
+// records kept.
+func TestGetOrCreateLogLoadsLeftOverDirectory(t *testing.T) {
+	d, clock, cfg := newManagerEnv(t)
+	m := mustNewLogManager(t, cfg)
+	defer m.Shutdown()
+	left := common.TopicPartition{Topic: "t", Partition: 1}
+	ol, err := OpenLog(filepath.Join(d, left.String()), left, cfg.Defaults, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ol.AppendAsLeader(makeBatch(3, 10, 1, "left"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ol.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l := mustGetOrCreateLog(t, m, left, cfg.Defaults)
+	if leo := l.LogEndOffset(); leo != 3 {
+		t.Fatalf("left-over log ends at %d, want 3", leo)
+	}
+	fresh := mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "t", Partition: 2}, cfg.Defaults)
+	if leo := fresh.LogEndOffset(); leo != 0 {
+		t.Fatalf("new log ends at %d", leo)
+	}
+	if _, err := fresh.AppendAsLeader(makeBatch(2, 10, 1, "new"), 0); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	es, _ := os.ReadDir(fresh.Dir())
+	for _, e := range es {
+		names[e.Name()] = true
+	}
+	for _, want := range []string{"00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"} {
+		if !names[want] {
+			t.Fatalf("new log's directory lacks %s: %v", want, names)
+		}
 	}
 }

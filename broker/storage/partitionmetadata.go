@@ -89,30 +89,97 @@ func (l *Log) topicIDLocked() ([16]byte, bool, error) {
 	return id, true, nil
 }
 
-// SetTopicID records id in partition.metadata the first time the broker
-// learns it (written atomically, before records are appended for that
-// incarnation). A different id already on file is an INCONSISTENT_TOPIC_ID:
-// the directory belongs to an older incarnation of the topic.
+// SetTopicID records id as the partition's topic id the first time the
+// broker learns it. partition.metadata is written (atomically: tmp,
+// fsync, rename, fsync of the directory) by the log's flusher goroutine
+// soon after, and in any case before the next append and by Close; a log
+// removed first (detach) drops the write. A LeaderAndIsr of a new topic
+// records the ids of thousands of new logs at once, and writing each file
+// inside the request (two fsyncs per log) made it wait for them all;
+// Kafka defers this write the same way since 2.8.1 (KAFKA-13092).
+// Nothing needs the file before the log holds records of the topic's
+// incarnation: a crash before it was written leaves an empty log without
+// it, which the next LeaderAndIsr gives its id again.
+//
+// A different id already known is an INCONSISTENT_TOPIC_ID: the directory
+// belongs to an older incarnation of the topic.
 func (l *Log) SetTopicID(id [16]byte) error {
 	if id == ([16]byte{}) {
 		return nil
 	}
 	l.topicIDMu.Lock()
-	defer l.topicIDMu.Unlock()
 	cur, ok, err := l.topicIDLocked()
 	if err != nil {
+		l.topicIDMu.Unlock()
 		return err
 	}
 	if ok {
+		l.topicIDMu.Unlock()
 		if cur != id {
 			return fmt.Errorf("%w: %s holds topic id %s, the controller names %s", kerr.InconsistentTopicID, l.dir,
 				base64.RawURLEncoding.EncodeToString(cur[:]), base64.RawURLEncoding.EncodeToString(id[:]))
 		}
 		return nil
 	}
-	if err := writeFileAtomic(filepath.Join(l.dir, partitionMetadataFile), EncodePartitionMetadata(id)); err != nil {
+	l.topicID, l.topicIDKnown = id, true
+	l.topicIDUnwritten.Store(true)
+	l.topicIDMu.Unlock()
+	if l.flushKick == nil {
+		// No flusher (not loaded by loadLog): write it now.
+		return l.writeTopicID()
+	}
+	l.kickFlusher()
+	return nil
+}
+
+// topicIDWriters bounds the partition.metadata writes of flushers and
+// of Close under way in the process: the flushers of thousands of new
+// logs are kicked at once, a shutdown closes every log at once, and each
+// write holds a thread in its fsyncs.
+var topicIDWriters = make(chan struct{}, 16)
+
+// writeTopicIDInTurn is writeTopicID in one of topicIDWriters' slots; it
+// returns without writing if stop is closed first (nil: never).
+func (l *Log) writeTopicIDInTurn(stop <-chan struct{}) error {
+	if !l.topicIDUnwritten.Load() {
+		return nil
+	}
+	select {
+	case topicIDWriters <- struct{}{}:
+	case <-stop:
+		return nil
+	}
+	defer func() { <-topicIDWriters }()
+	return l.writeTopicID()
+}
+
+// writeTopicID writes the recorded topic id to partition.metadata if it
+// is not there yet (see SetTopicID); an I/O error fails the log's
+// directory.
+func (l *Log) writeTopicID() error {
+	if !l.topicIDUnwritten.Load() {
+		return nil
+	}
+	l.topicIDMu.Lock()
+	defer l.topicIDMu.Unlock()
+	if !l.topicIDUnwritten.Load() {
+		return nil
+	}
+	if l.dirFailed.Load() {
+		return l.errOffline()
+	}
+	if err := writeFileAtomic(filepath.Join(l.dir, partitionMetadataFile), EncodePartitionMetadata(l.topicID)); err != nil {
 		return l.ioFailed("partition.metadata", fmt.Errorf("storage: write partition.metadata: %w", err))
 	}
-	l.topicID, l.topicIDKnown = id, true
+	l.topicIDUnwritten.Store(false)
 	return nil
+}
+
+// dropUnwrittenTopicID forgets a partition.metadata write not yet done:
+// the log is being removed (its directory is renamed for deletion next),
+// or closed as after a crash. A write under way finishes first.
+func (l *Log) dropUnwrittenTopicID() {
+	l.topicIDMu.Lock()
+	l.topicIDUnwritten.Store(false)
+	l.topicIDMu.Unlock()
 }

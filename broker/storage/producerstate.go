@@ -212,17 +212,23 @@ type ProducerStateManager struct {
 // dir and indexes the snapshot files found there. It loads no state; call
 // TruncateAndReload.
 func NewProducerStateManager(dir string, cfg ProducerStateConfig) (*ProducerStateManager, error) {
-	if cfg.ExpirationMs <= 0 {
-		cfg.ExpirationMs = 86400000
-	}
-	m := &ProducerStateManager{dir: dir, expirationMs: cfg.ExpirationMs,
-		producers: map[int64]*ProducerStateEntry{}, ongoing: map[int64]*ongoingTxn{}, unreplicated: map[int64]*ongoingTxn{}}
+	m := newEmptyProducerStateManager(dir, cfg)
 	snaps, err := ListProducerSnapshots(dir)
 	if err != nil {
 		return nil, err
 	}
 	m.snapshots = snaps
 	return m, nil
+}
+
+// newEmptyProducerStateManager is NewProducerStateManager for a directory
+// known to hold no snapshot (a log just created).
+func newEmptyProducerStateManager(dir string, cfg ProducerStateConfig) *ProducerStateManager {
+	if cfg.ExpirationMs <= 0 {
+		cfg.ExpirationMs = 86400000
+	}
+	return &ProducerStateManager{dir: dir, expirationMs: cfg.ExpirationMs,
+		producers: map[int64]*ProducerStateEntry{}, ongoing: map[int64]*ongoingTxn{}, unreplicated: map[int64]*ongoingTxn{}}
 }
 
 // Dir is the partition directory holding the snapshots.
