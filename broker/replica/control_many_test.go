@@ -2,8 +2,11 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,16 +106,95 @@ func TestLeaderAndIsrManyPartitionsAtOnce(t *testing.T) {
 	}
 	all := func(int32) int32 { return 1 }
 	check(manyLair("many", n, 1, all), 1, all)
+	// What a new controller sends after a broker died: every leader stays,
+	// the ISR shrinks and the epoch goes up. Each partition's new epoch is
+	// in the checkpoint file on disk once the request is answered.
+	shrunk := manyLair("many", n, 2, all)
+	for i := range shrunk.TopicStates[0].PartitionStates {
+		shrunk.TopicStates[0].PartitionStates[i].ISR = []int32{1, 2}
+	}
+	check(shrunk, 2, all)
+	for p := int32(0); p < n; p++ {
+		sl, _ := lm.GetLog(common.TopicPartition{Topic: "many", Partition: p})
+		data, err := os.ReadFile(filepath.Join(sl.Dir(), "leader-epoch-checkpoint"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "2 ") {
+			t.Fatalf("partition %d: leader-epoch-checkpoint ends with %q, want epoch 2:\n%s", p, last, data)
+		}
+	}
 }
 
-func TestForEachPartitionCallsEachOnce(t *testing.T) {
-	for _, n := range []int{0, 1, 3, 4, 7, 64, 1000} {
-		seen := make([]int32, n)
-		forEachPartition(n, func(i int) { seen[i]++ })
-		for i, c := range seen {
-			if c != 1 {
-				t.Fatalf("n=%d: %d called %d times", n, i, c)
+// A LeaderAndIsr of many partitions switches lairWorkers of them at once:
+// the first lairWorkers calls all run before any of them returns (a switch
+// waits for fsyncs, which concurrent switches share).
+func TestForEachPartitionRunsLairWorkersAtOnce(t *testing.T) {
+	var mu sync.Mutex
+	running, most := 0, 0
+	all := make(chan struct{})
+	var release sync.Once
+	forEachPartition(4*lairWorkers, func(int) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		if running == lairWorkers {
+			release.Do(func() { close(all) })
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-time.After(time.Minute): // bounds a failure only
+			release.Do(func() { close(all) })
+		}
+		mu.Lock()
+		running--
+		mu.Unlock()
+	})
+	if most != lairWorkers {
+		t.Fatalf("at most %d calls at once, want %d", most, lairWorkers)
+	}
+}
+
+// BenchmarkLeaderAndIsrEpochBump times the LeaderAndIsr a new controller
+// sends after a broker died, for partitions led here: same leader, ISR
+// shrunk, next epoch, so every partition writes its leader epoch
+// checkpoint (file and directory fsyncs) before the answer. Rounds
+// alternate 16 workers (the former count) and lairWorkers on the same
+// directory, so both see the same disk:
+//
+//	go test -run '^$' -bench LeaderAndIsrEpochBump -benchtime 1x ./broker/replica
+func BenchmarkLeaderAndIsrEpochBump(b *testing.B) {
+	const n, rounds = 3333, 3
+	m, _, _ := newStorageManager(b, nil)
+	here := func(int32) int32 { return 1 }
+	if resp := m.LeaderAndIsr(context.Background(), manyLair("bump", n, 0, here)); resp.ErrorCode != 0 {
+		b.Fatalf("create: error %d", resp.ErrorCode)
+	}
+	counts := []int{16, lairWorkers}
+	defer func(w int) { lairWorkers = w }(lairWorkers)
+	took := make([]time.Duration, len(counts))
+	epoch := int32(0)
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < rounds; r++ {
+			for k, w := range counts {
+				lairWorkers = w
+				epoch++
+				req := manyLair("bump", n, epoch, here)
+				for j := range req.TopicStates[0].PartitionStates {
+					req.TopicStates[0].PartitionStates[j].ISR = []int32{1, 2}
+				}
+				start := time.Now()
+				resp := m.LeaderAndIsr(context.Background(), req)
+				took[k] += time.Since(start)
+				if resp.ErrorCode != 0 {
+					b.Fatalf("epoch %d: error %d", epoch, resp.ErrorCode)
+				}
 			}
 		}
+	}
+	for k, w := range counts {
+		b.ReportMetric(float64(took[k].Milliseconds())/float64(b.N*rounds), fmt.Sprintf("ms/req-%dworkers", w))
 	}
 }

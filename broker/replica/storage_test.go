@@ -20,7 +20,7 @@ import (
 
 // newStorageManager builds a manager over the real on-disk storage in a
 // temporary directory.
-func newStorageManager(t *testing.T, mutate func(*Config)) (*Manager, *storage.LogManager, string) {
+func newStorageManager(t testing.TB, mutate func(*Config)) (*Manager, *storage.LogManager, string) {
 	t.Helper()
 	dir := t.TempDir()
 	mc := storage.DefaultManagerConfig(dir)

@@ -23,7 +23,8 @@
 //	scale_test.go     TestScale10kPartitions, BenchmarkScale10k,
 //	                  BenchmarkCreate10kPartitions (the creation alone)
 //	profile_test.go   CPU profiles and goroutine dumps of the brokers
-//	                  during creation and failover (KLASSIK_SCALE_PROFILE_DIR)
+//	                  during creation and failover, and their output after
+//	                  the failover (KLASSIK_SCALE_PROFILE_DIR)
 //
 // The scenario, after each step of which every partition must be led by a
 // live broker in ZooKeeper and in every live broker's Metadata:

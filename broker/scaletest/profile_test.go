@@ -70,3 +70,23 @@ func (p *profiling) wait() {
 		p.wg.Wait()
 	}
 }
+
+// saveOutputs copies every broker's output (server.out) so far to
+// <dir>/<step>-<broker>.out when the environment asks for profiles: the
+// controller's failover phases, the brokers' slow LeaderAndIsr lines and
+// the state-change lines of a step, beside its profiles.
+func (s *scenario) saveOutputs(step string) {
+	dir := os.Getenv(profileDirEnv)
+	if dir == "" {
+		return
+	}
+	for i := 0; i < s.c.N(); i++ {
+		n := s.c.Node(i)
+		data, err := os.ReadFile(n.Output)
+		if err != nil {
+			s.t.Logf("output of broker %d: %v", n.ID, err)
+			continue
+		}
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.out", step, n.ID)), data, 0o644)
+	}
+}

@@ -519,6 +519,7 @@ func (s *scenario) failover() int {
 	})
 	done := s.metadataEverywhere("every partition led by a live broker after the controller's kill -9", live, want{live: live})
 	s.res.Failover = done.Sub(end)
+	s.saveOutputs("failover")
 	s.checkZK(want{live: live})
 	s.t.Logf("controller %d killed -9: session ended after %v; then a new controller after %v, every partition led by a live broker in every live broker's Metadata after %v",
 		ctrl, s.res.SessionEnd.Round(time.Millisecond), s.res.Election.Round(time.Millisecond), s.res.Failover.Round(time.Millisecond))
