@@ -241,6 +241,12 @@ func (s *suite) produceRun(ctx context.Context, r int, suffix string, n int) err
 	return nil
 }
 
+// replicationInflight is the produce requests a replication run's client
+// keeps in flight per broker, both sides alike: the default of the Java
+// producer's max.in.flight.requests.per.connection (franz-go's default
+// without idempotence is 1).
+const replicationInflight = 5
+
 // replicationRun is run r of RF=3 acks=all against RF=1 acks=1 on the
 // same brokers.
 func (s *suite) replicationRun(ctx context.Context, r int, suffix string) error {
@@ -254,12 +260,13 @@ func (s *suite) replicationRun(ctx context.Context, r int, suffix string) error 
 		}
 		m := s.records(s.o.rfMB)
 		cpu := startCPU(s.c.pids)
-		k3, err := produceClosed(ctx, s.c.seeds, rf3, s.value, m, kgo.AllISRAcks())
+		inflight := kgo.MaxProduceRequestsInflightPerBroker(replicationInflight)
+		k3, err := produceClosed(ctx, s.c.seeds, rf3, s.value, m, kgo.AllISRAcks(), inflight)
 		if err != nil {
 			return fmt.Errorf("klassik RF=3 produce: %w", err)
 		}
 		cpuPerGB(s.cpuRF, cpu.stop(), k3.bytes)
-		k1, err := produceClosed(ctx, s.c.seeds, rf1, s.value, m, kgo.LeaderAck())
+		k1, err := produceClosed(ctx, s.c.seeds, rf1, s.value, m, kgo.LeaderAck(), inflight)
 		if err != nil {
 			return fmt.Errorf("klassik RF=1 produce: %w", err)
 		}
@@ -494,8 +501,8 @@ func (s *suite) table() string {
 	if len(s.o.bootstrap) > 0 {
 		cl = fmt.Sprintf("Klassik: the cluster at %s (%d brokers)", strings.Join(s.o.bootstrap, ","), len(s.c.brokers))
 	}
-	settings := fmt.Sprintf("franz-go %s for both sides, %d-byte incompressible records, no compression, no idempotence; %d MB per produce run, %d MB per replication run, %v per latency run",
-		franzVersion(), s.o.recordSize, s.o.produceMB, s.o.rfMB, s.o.latencyDur)
+	settings := fmt.Sprintf("franz-go %s for both sides, %d-byte incompressible records, no compression, no idempotence; %d MB per produce run, %d MB per replication run (%d produce requests in flight per broker), %v per latency run",
+		franzVersion(), s.o.recordSize, s.o.produceMB, s.o.rfMB, replicationInflight, s.o.latencyDur)
 	return markdown(header{date: time.Now(), nproc: nproc, cpu: cpu, goVer: runtime.Version(), cluster: cl, runs: s.o.runs, quick: s.o.quick, settings: settings}, rows)
 }
 

@@ -23,6 +23,14 @@ package api
 // producer_byte_rate and its handler time against request_percentage
 // (not for acks=0); a violated quota answers throttle_time_ms and mutes
 // the connection, but the records are appended and acknowledged as usual.
+// An acks=all request is recorded once it has appended, before its wait
+// for the ISR (Kafka records it when the response is sent), as the wait
+// may overlap the connection's next requests.
+//
+// acks=all: the response is deferred (network.Request.Defer): once the
+// records are appended and the request parked in the produce purgatory,
+// the connection may read and handle its next Produce while this one
+// waits; responses still leave in request order.
 //
 // acks=0: no response is written; if any partition failed the manager
 // returns an error and the connection is closed, the only way to tell such a
@@ -35,6 +43,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/network"
 )
 
 func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -66,9 +76,10 @@ func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, er
 		}
 	}
 	var resp *kmsg.ProduceResponse
+	var wait network.Waiter
 	if len(req.Topics) > 0 || len(denied) == 0 {
 		var err error
-		resp, err = a.replicas.ProduceInto(ctx, req, r.net.ClientIDOrEmpty(), r.net.KeptProduceResponse())
+		resp, wait, err = a.replicas.ProduceInto(ctx, req, r.net.ClientIDOrEmpty(), r.net.KeptProduceResponse())
 		if err != nil {
 			return nil, err
 		}
@@ -85,6 +96,11 @@ func (a *Apis) handleProduce(ctx context.Context, r *request) (kmsg.Response, er
 	a.produceQuota(ctx, r, req.Acks, resp)
 	if resp == nil { // acks=0
 		return nil, nil
+	}
+	if wait != nil {
+		// acks=all: the connection may handle its next Produce while
+		// this one waits for the ISR; the response keeps its place.
+		return r.net.Defer(resp, wait)
 	}
 	return resp, nil
 }

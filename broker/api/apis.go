@@ -26,8 +26,10 @@ type ReplicaManager interface {
 	// ProduceInto returns nil for acks=0 and an error when an acks=0
 	// request failed (the connection is then closed). clientID is the
 	// request's ("__admin_client" may write internal topics); into, when
-	// not nil, is reset and filled as the response.
-	ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error)
+	// not nil, is reset and filled as the response. A non-nil wait is the
+	// acks=all wait for the ISR: the response is complete once wait.Wait
+	// returned nil, and neither holds anything of req.
+	ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (resp *kmsg.ProduceResponse, wait network.Waiter, err error)
 	// FetchAuthorized serves a fetch; partitions of topics mayRead rejects
 	// (asked over the session's partitions too) answer
 	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all.

@@ -115,9 +115,9 @@ func (d recordingData) DescribeProducers(_ context.Context, req *kmsg.DescribePr
 	}
 	return resp
 }
-func (d recordingData) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ string, _ *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error) {
+func (d recordingData) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ string, _ *kmsg.ProduceResponse) (*kmsg.ProduceResponse, network.Waiter, error) {
 	d.txn.note("Produce")
-	return req.ResponseKind().(*kmsg.ProduceResponse), nil
+	return req.ResponseKind().(*kmsg.ProduceResponse), nil, nil
 }
 
 type recordingGroups struct {

@@ -113,7 +113,7 @@ type dataFake struct {
 	log *reachLog
 }
 
-func (d dataFake) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ string, _ *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error) {
+func (d dataFake) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ string, _ *kmsg.ProduceResponse) (*kmsg.ProduceResponse, network.Waiter, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	for _, t := range req.Topics {
 		d.log.note("Produce %s", t.Topic)
@@ -127,9 +127,9 @@ func (d dataFake) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ str
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if req.Acks == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return resp, nil
+	return resp, nil, nil
 }
 
 // FetchAuthorized applies mayRead as the replica manager does (its own

@@ -72,7 +72,8 @@
 //
 // Goroutines: none of its own. Handle runs on the calling connection's
 // goroutine (one request per connection at a time: the network layer reads the
-// next request only after the response is written); admin
+// next request only after the response is written, or, for an acks=all
+// Produce whose response is deferred, once the handler returned); admin
 // requests that wait for the controller (CreateTopics, DeleteTopics,
 // CreatePartitions with timeout_ms) park on that goroutine in
 // waitForMetadata and are woken by MetadataChanged, the request's context or

@@ -22,6 +22,8 @@ import (
 // duty). Its goroutine reads a request, runs the handler and writes the
 // response before reading the next request: Kafka mutes a channel while a
 // request is in flight, which is what keeps pipelined responses in order.
+// The one exception is the wait of an acks=all Produce, which may overlap
+// the next Produce requests (pipeline.go).
 type conn struct {
 	s  *Server
 	nc net.Conn
@@ -40,6 +42,11 @@ type conn struct {
 	session           *Session
 	times             requestTimes // of the request in flight, see LocalDone
 	scratch           connScratch
+	// cancel ends the handlers' context (also called by the writer).
+	cancel context.CancelFunc
+	// pipe queues responses behind deferred ones; nil until the first
+	// (pipeline.go).
+	pipe *pipeline
 }
 
 // errFrameSize is returned for a size prefix ≤ 0 or above the maximum.
@@ -99,6 +106,7 @@ func (c *conn) serve() {
 
 	ctx, cancel := context.WithCancel(c.s.ctx)
 	defer cancel()
+	c.cancel = cancel
 	ctx = context.WithValue(ctx, requestTimesKey{}, &c.times)
 
 	// Reads are buffered (pipelined small requests arrive together);
@@ -110,6 +118,9 @@ func (c *conn) serve() {
 	}
 	for c.serveOne(ctx, br, log) {
 	}
+	// Queued waits end with the context; then the writer stops.
+	cancel()
+	c.stopPipeline()
 }
 
 // serveOne reads one request, handles it and writes its response. It
@@ -147,6 +158,10 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 	req.Size = len(frame)
 	req.Session = c.session
 
+	if c.pipe != nil && !c.beforeHandling(req) {
+		return false
+	}
+
 	var am *apiMetrics
 	var handled time.Time
 	c.times = requestTimes{}
@@ -164,6 +179,18 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 			am.record(c.s.rm.reg, req, len(frame), &c.times, handled, now, now, now)
 		}
 		return c.muted(ctx, req) // e.g. acks=0 produce
+	}
+	_, deferred := resp.(*DeferredResponse)
+	queued, ok := c.pending()
+	if !ok {
+		return false
+	}
+	if deferred || queued {
+		// The writer sends it, after the responses queued before it.
+		if !checkResponse(d, resp, log) {
+			return false
+		}
+		return c.enqueue(ctx, req, resp, am, len(frame), handled, log)
 	}
 	var returned time.Time
 	if am != nil {
@@ -185,16 +212,7 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 		am.recordErrors(c.s.rm.reg, resp)
 	}
 	if c.session.CloseAfterResponse {
-		log.Debug("closing connection after the response, as the handler asked", "api", kmsg.NameForKey(req.Key))
-		if d := c.s.cfg.FailedAuthenticationDelay; d > 0 && !c.session.Authenticated {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
-		}
-		return false
+		return c.closeAfterResponse(ctx, req, log)
 	}
 	if log.Enabled(ctx, slog.LevelDebug) {
 		// Kafka's kafka.request.logger line.
@@ -202,6 +220,22 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 			"correlation_id", req.CorrelationID, "client_id", req.ClientIDOrEmpty(), "total_ms", time.Since(received).Milliseconds())
 	}
 	return c.muted(ctx, req)
+}
+
+// closeAfterResponse delays the close the handler asked for
+// (Session.CloseAfterResponse) by connection.failed.authentication.delay.ms
+// when the session failed to authenticate; it reports false.
+func (c *conn) closeAfterResponse(ctx context.Context, req *Request, log *slog.Logger) bool {
+	log.Debug("closing connection after the response, as the handler asked", "api", kmsg.NameForKey(req.Key))
+	if d := c.s.cfg.FailedAuthenticationDelay; d > 0 && !c.session.Authenticated {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return false
 }
 
 // muted waits out a quota throttle the handler set (Request.Throttle)

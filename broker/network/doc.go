@@ -9,6 +9,8 @@
 //	kafka.network.ConnectionQuotas                    connectionquotas.go (per-IP, per-listener and
 //	                                                  broker-wide limits and creation rates)
 //	kafka.network.RequestChannel.Request              request.go (Request)
+//	(none: Kafka mutes the channel instead)           pipeline.go (DeferredResponse, Waiter, the
+//	                                                  per-connection response queue and writer)
 //	kafka.server.KafkaApis (as seen from here)        request.go (Handler)
 //	RequestHeader / ResponseHeader                    request.go (decodeRequest, appendResponseHeader)
 //	ApiVersionsResponse / ApiVersionManager           apiversions.go
@@ -93,6 +95,13 @@
 //     EOF, any framing/decoding/handler error, idle timeout
 //     (connections.max.idle.ms) or Shutdown, which closes the socket and
 //     cancels the handler's context. Shutdown waits for all of them.
+//   - one writer per connection that deferred a response (conn.writeLoop,
+//     pipeline.go), started with its first deferred response: it ends each
+//     queued wait and writes the queued responses in order. The
+//     connection's goroutine owns it: when it stops it cancels the
+//     handlers' context (every queued wait ends), closes the queue and
+//     waits for the writer. A write error in the writer closes the
+//     connection.
 //
 // The Client starts no goroutines.
 //
@@ -101,6 +110,11 @@
 //   - At most one request per connection is being handled; responses leave
 //     in request order (Kafka mutes the channel while a request is in
 //     flight). A handler may therefore block (purgatory) without reordering.
+//     The one overlap: an acks=all Produce that appended and parked may
+//     return a DeferredResponse (Request.Defer); the connection then
+//     handles further Produce requests (at most maxPendingResponses
+//     responses queued) while the writer sends the responses in request
+//     order, and any other request waits until the queue is written.
 //   - A panic while decoding or in the Handler closes only that connection;
 //     it is logged with its stack.
 //   - Each frame gets a fresh buffer: kmsg's decoded slices alias it.

@@ -16,8 +16,9 @@ import (
 // For Produce and Fetch the Request, its Body and the frame its byte
 // fields point into belong to the connection and are overwritten by its
 // next request: a Handler must not keep them past the writing of the
-// response (strings in them may be kept: they never point into the
-// frame).
+// response, nor past its return when it deferred the response
+// (Request.Defer: the next request may then be read while the response
+// waits). Strings in them may be kept: they never point into the frame.
 type Request struct {
 	Key           int16
 	Version       int16
@@ -67,7 +68,7 @@ func (r *Request) KeptProduceResponse() *kmsg.ProduceResponse {
 	if r.scratch == nil || r.Key != int16(kmsg.Produce) {
 		return nil
 	}
-	return &r.scratch.produceResp
+	return r.scratch.keptProduce()
 }
 
 // Throttle mutes the connection for d from now (KIP-219, Kafka's

@@ -17,7 +17,9 @@ import (
 //
 //	RequestQueueTimeMs   frame read -> handler called (decoding; Klassik has no queue)
 //	LocalTimeMs          handler called -> local work done (parked in purgatory, or answered)
-//	RemoteTimeMs         parked -> the delayed operation completed (acks=all, fetch long polls)
+//	RemoteTimeMs         parked -> the delayed operation completed (acks=all, fetch long polls;
+//	                     for a deferred acks=all response, until the connection's writer
+//	                     found it completed, so also while earlier responses were written)
 //	ResponseQueueTimeMs  handler returned -> response being written
 //	ResponseSendTimeMs   writing the response
 //	TotalTimeMs          frame read -> response written

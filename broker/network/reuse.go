@@ -13,7 +13,8 @@ import (
 // buffer: in steady state the request path allocates nothing per batch
 // produced or partition fetched. This is safe because a connection handles
 // one request at a time and drops everything about it once the response
-// is written (the Handler contract on Request says so). Every other API
+// is written, or once its handler returned a deferred response
+// (pipeline.go; the Handler contract on Request says so). Every other API
 // gets fresh structs and a frame of its own, as handlers of the control
 // plane may keep what they are given.
 
@@ -35,10 +36,16 @@ type connScratch struct {
 	frame []byte // the kept frame buffer
 	wbuf  []byte // the kept response buffer
 
-	req         Request
-	produce     kmsg.ProduceRequest
-	fetch       kmsg.FetchRequest
-	produceResp kmsg.ProduceResponse
+	req     Request
+	produce kmsg.ProduceRequest
+	fetch   kmsg.FetchRequest
+	// produceResp is the ProduceResponse handed to the next Produce (nil:
+	// take a spare or make one); a response queued behind a deferred one
+	// takes it along, and it returns to spares once written (pipeline.go).
+	produceResp *kmsg.ProduceResponse
+	spares      [maxPendingResponses + 1]*kmsg.ProduceResponse
+	nSpares     int
+	deferred    DeferredResponse // what Request.Defer returns
 
 	// The last client id, transactional id and rack seen, handed out
 	// again while the peer repeats them.
@@ -48,6 +55,30 @@ type connScratch struct {
 	head [16]byte // a response's size and header
 	spl  splicer
 	sw   splicedWriter
+}
+
+// keptProduce returns the ProduceResponse for the Produce being handled.
+func (s *connScratch) keptProduce() *kmsg.ProduceResponse {
+	if s.produceResp == nil {
+		if s.nSpares > 0 {
+			s.nSpares--
+			s.produceResp, s.spares[s.nSpares] = s.spares[s.nSpares], nil
+		} else {
+			s.produceResp = new(kmsg.ProduceResponse)
+		}
+	}
+	return s.produceResp
+}
+
+// spareProduce takes back a ProduceResponse that was written. There is
+// always room: keptProduce makes one only when none is spare and the
+// current one is queued, so a connection has at most
+// maxPendingResponses+1.
+func (s *connScratch) spareProduce(r *kmsg.ProduceResponse) {
+	if s.nSpares < len(s.spares) {
+		s.spares[s.nSpares] = r
+		s.nSpares++
+	}
 }
 
 // sameString returns *last when it equals v, else a copy of v (stored in

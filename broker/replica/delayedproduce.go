@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/network"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // producePart is one partition of an acks=all produce waiting for the ISR.
@@ -25,14 +27,61 @@ type producePart struct {
 // A timeout completes the operation without the purgatory's per-operation
 // lock, so a TryComplete may still be running when the parked request
 // wakes up: mu makes the statuses it reads consistent.
+//
+// A produce request's op is also the network.Waiter of its deferred
+// response: Wait, on the connection's writer, ends the wait and writes
+// each partition's outcome into resp. Neither holds anything of the
+// request or its frame, which the connection reuses meanwhile.
 type delayedProduce struct {
 	m    *Manager
 	ctx  context.Context
 	done chan struct{}
+	keys []string // the watch keys of parts, in order
+
+	// resp and at are the produce response and where parts[i]'s code
+	// goes (nil for WaitForReplication).
+	resp *kmsg.ProduceResponse
+	at   []respAt
 
 	// mu guards the following.
 	mu    sync.Mutex
 	parts []*producePart
+}
+
+// respAt locates a partition in a ProduceResponse.
+type respAt struct{ topic, part int }
+
+// await blocks until the operation completed or its request's context
+// ended; then it completes the operation (TryComplete releases it) and
+// returns the context's error.
+func (d *delayedProduce) await() error {
+	select {
+	case <-d.done:
+		return nil
+	case <-d.ctx.Done():
+		d.m.produces.CheckAndComplete(d.keys[0])
+		<-d.done
+		return d.ctx.Err()
+	}
+}
+
+var _ network.Waiter = (*delayedProduce)(nil)
+
+// Wait implements network.Waiter for a produce request's op.
+func (d *delayedProduce) Wait() error {
+	if err := d.await(); err != nil {
+		return err
+	}
+	d.fill()
+	return nil
+}
+
+// fill writes each partition's final code into the response; call it
+// once done is closed.
+func (d *delayedProduce) fill() {
+	for i, w := range d.at {
+		d.resp.Topics[w.topic].Partitions[w.part].ErrorCode = d.code(i)
+	}
 }
 
 // code returns the final status of parts[i], read after done is closed.
@@ -124,14 +173,9 @@ func (m *Manager) wakeOnHighWatermark(tp common.TopicPartition) {
 // be called holding a lock that the fetch path needs.
 func (m *Manager) WaitForReplication(ctx context.Context, tp common.TopicPartition, lastOffset int64, timeout time.Duration) int16 {
 	pp := &producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}
-	op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: []*producePart{pp}}
-	key := partitionKey(tp)
-	m.produces.TryCompleteElseWatch(op, timeout, key)
-	select {
-	case <-op.done:
-	case <-ctx.Done():
-		m.produces.CheckAndComplete(key)
-		<-op.done
+	op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: []*producePart{pp}, keys: []string{partitionKey(tp)}}
+	m.produces.TryCompleteElseWatch(op, timeout, op.keys...)
+	if op.await() != nil {
 		return kerr.RequestTimedOut.Code
 	}
 	return op.code(0)

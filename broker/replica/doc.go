@@ -181,9 +181,11 @@
 //     partition moving between log.dirs, owned by logDirMovers; it ends
 //     when the move is done or abandoned, and stopLogDirMover (redirect,
 //     StopReplica) and Shutdown stop and wait for it.
-//   - Request goroutines (broker/network): a long-polling fetch or an
-//     acks=all produce waits on its connection's goroutine for its
-//     purgatory operation's OnComplete or the request context. Appends, HW
+//   - Request goroutines (broker/network): a long-polling fetch waits on
+//     its connection's goroutine, an acks=all produce on its connection's
+//     writer (ProduceInto returns its delayedProduce as the response's
+//     network.Waiter), for its purgatory operation's OnComplete or the
+//     request context. Appends, HW
 //     moves, ISR changes, role changes and StopReplica call CheckAndComplete
 //     for the partition; the purgatory's timers and Shutdown complete the
 //     rest, exactly once.

@@ -26,18 +26,31 @@ func (m *Manager) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.P
 
 // ProduceOrClose is Produce for the network handler: with acks=0 it returns
 // a nil response, and ErrAcksZeroFailed if any partition failed so that the
-// connection is closed.
+// connection is closed. An acks=all request returns once the ISR has its
+// records.
 func (m *Manager) ProduceOrClose(ctx context.Context, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
-	return m.ProduceInto(ctx, req, clientIDFrom(ctx), nil)
+	resp, wait, err := m.ProduceInto(ctx, req, clientIDFrom(ctx), nil)
+	if err != nil || wait == nil {
+		return resp, err
+	}
+	if err := wait.Wait(); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 // ProduceInto is ProduceOrClose with the client id given (only
-// "__admin_client" writes internal topics) and the response built in into
-// when it is not nil: into is reset, its topic and partition slices keep
+// "__admin_client" writes internal topics), the response built in into
+// when it is not nil (into is reset, its topic and partition slices keep
 // their capacity, so a connection that reuses one response allocates
-// nothing per partition for it.
-func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (*kmsg.ProduceResponse, error) {
-	resp := into
+// nothing per partition for it), and the acks=all wait left to the caller:
+// when some partitions appended and wait for the ISR, wait is not nil and
+// their codes in resp are final only once wait.Wait returned nil (ctx is
+// the request's: its end ends the wait). resp and wait hold nothing of req
+// or its records, so the connection may read its next request into them
+// meanwhile (network.Request.Defer).
+func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (resp *kmsg.ProduceResponse, wait network.Waiter, err error) {
+	resp = into
 	if resp == nil {
 		resp = req.ResponseKind().(*kmsg.ProduceResponse)
 	} else {
@@ -58,18 +71,14 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 
 	failed := false
 	// acks=all partitions that appended, with where their response goes.
-	type waiting struct {
-		topic, part int
-		pp          *producePart
-	}
-	var waits []waiting
-	var pps []producePart // what the waits point to: one allocation
+	var waits []respAt
+	var pps []producePart // what the op's parts point to: one allocation
 	if req.Acks == -1 && global == 0 {
 		n := 0
 		for _, rt := range req.Topics {
 			n += len(rt.Partitions)
 		}
-		waits, pps = make([]waiting, 0, n), make([]producePart, 0, n)
+		waits, pps = make([]respAt, 0, n), make([]producePart, 0, n)
 	}
 	for _, rt := range req.Topics {
 		st := nextProduceTopic(resp)
@@ -86,7 +95,7 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 				code, lastOffset = m.producePartition(req, clientID, tp, rp.Records, &sp)
 				if code == 0 && req.Acks == -1 {
 					pps = append(pps, producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code})
-					waits = append(waits, waiting{len(resp.Topics) - 1, len(st.Partitions), &pps[len(pps)-1]})
+					waits = append(waits, respAt{len(resp.Topics) - 1, len(st.Partitions)})
 				}
 			}
 			sp.ErrorCode = code
@@ -98,33 +107,30 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 	}
 	if req.Acks == 0 {
 		if failed {
-			return nil, ErrAcksZeroFailed
+			return nil, nil, ErrAcksZeroFailed
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
-	if len(waits) > 0 {
-		// acks=all: wait until the ISR has the records (DelayedProduce).
-		op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: make([]*producePart, 0, len(waits))}
-		keys := make([]string, 0, len(waits))
-		for _, w := range waits {
-			op.parts = append(op.parts, w.pp)
-			keys = append(keys, partitionKey(w.pp.tp))
-		}
-		timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
-		network.LocalDone(ctx) // the wait is Kafka's RemoteTimeMs
-		m.produces.TryCompleteElseWatch(op, timeout, keys...)
-		select {
-		case <-op.done:
-		case <-ctx.Done():
-			m.produces.CheckAndComplete(keys[0])
-			<-op.done
-			return nil, ctx.Err()
-		}
-		for i, w := range waits {
-			resp.Topics[w.topic].Partitions[w.part].ErrorCode = op.code(i)
-		}
+	if len(waits) == 0 {
+		return resp, nil, nil
 	}
-	return resp, nil
+	// acks=all: park until the ISR has the records (DelayedProduce).
+	op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: make([]*producePart, 0, len(waits)),
+		keys: make([]string, 0, len(waits)), resp: resp, at: waits}
+	for i := range pps {
+		op.parts = append(op.parts, &pps[i])
+		op.keys = append(op.keys, partitionKey(pps[i].tp))
+	}
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	network.LocalDone(ctx) // the wait is Kafka's RemoteTimeMs
+	m.produces.TryCompleteElseWatch(op, timeout, op.keys...)
+	select {
+	case <-op.done: // completed at once (ISR = {leader}, a timeout ≤ 0)
+		op.fill()
+		return resp, nil, nil
+	default:
+		return resp, op, nil
+	}
 }
 
 // nextProduceTopic appends a default topic to resp and returns it; an
