@@ -61,21 +61,14 @@ func (m *Manager) LeaderAndIsr(_ context.Context, req *kmsg.LeaderAndISRRequest)
 	resp.Version = req.Version
 
 	parts := lairPartitions(req)
-	start := time.Now()
-	defer func() {
-		// A long LeaderAndIsr delays everything the controller sent after
-		// it (the UpdateMetadata of the same change waits in its queue),
-		// so it is logged with its size.
-		if d := time.Since(start); d >= slowLeaderAndIsr {
-			m.log.Info("LeaderAndIsr took long", "partitions", len(parts), "controller_epoch", req.ControllerEpoch, "elapsed_ms", d.Milliseconds())
-		}
-	}()
 	logCfgs := m.resolveLogConfigs(parts)
 
 	m.controlMu.Lock()
 	defer m.controlMu.Unlock()
 	// As Kafka's state-change log, a request's start and end with its
-	// duration, so a slow one is seen without a profile.
+	// duration, so a slow one is seen without a profile (a long
+	// LeaderAndIsr delays everything the controller sent after it: the
+	// UpdateMetadata of the same change waits in its queue).
 	start := time.Now()
 	m.state.Info("handling LeaderAndIsr request", "controller", req.ControllerID,
 		"controller_epoch", req.ControllerEpoch, "partitions", len(parts))
@@ -175,9 +168,6 @@ type lairOutcome struct {
 // workers, 1.15 s with 128; on the shared machine during a failover with
 // three real brokers the same request took 2.4-5.6 s.
 var lairWorkers = 128 // a variable only so that BenchmarkLeaderAndIsrEpochBump can compare counts
-
-// slowLeaderAndIsr is the duration from which a LeaderAndIsr is logged.
-const slowLeaderAndIsr = time.Second
 
 // forEachPartition calls f(i) for i in [0, n), on up to lairWorkers
 // goroutines when n is large enough to gain from it, and returns when
