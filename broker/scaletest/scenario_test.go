@@ -131,6 +131,11 @@ func runScenario(t testing.TB, cfg config) Result {
 			// that only start late in the ISR.
 			"replica.lag.time.max.ms":   "120000",
 			"replica.fetch.wait.max.ms": "500",
+			// Kafka's default, instead of the fault scenarios' 5 s: a
+			// broker's first LeaderAndIsr of 10,000 partitions takes
+			// longer than 5 s here, and the controller would send it
+			// again every 5 s, each copy handled again after the first.
+			"controller.socket.timeout.ms": "30000",
 		},
 	}
 	// One descriptor per segment: 10,000 replicas need more than 10,000.
