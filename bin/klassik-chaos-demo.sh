@@ -32,16 +32,8 @@ if [ "${1:-}" = "stop" ]; then
   exit 0
 fi
 
-wait_for() { # wait_for <seconds> <description> <command...>
-  local secs=$1 what=$2
-  shift 2
-  for _ in $(seq 1 $((secs * 2))); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  echo "klassik: timed out waiting for $what (logs in $dir)" >&2
-  exit 1
-}
+. bin/klassik-lib.sh
+wait_for_logs=$dir
 fail() { echo "klassik: $*" >&2; exit 1; }
 step() { printf '\n== %s\n' "$*"; }
 for tool in java nc lsof; do

@@ -48,3 +48,18 @@ term_processes() {
   done
   echo "Sent SIGTERM to $label pid(s) ${pids[*]}"
 }
+
+# wait_for SECONDS WHAT COMMAND...: runs COMMAND (output discarded) every
+# half second until it succeeds; after SECONDS it prints "timed out
+# waiting for WHAT" on stderr, naming the logs in $wait_for_logs, and
+# exits 1. The walk-through scripts set wait_for_logs to their log folder.
+wait_for() {
+  local secs=$1 what=$2
+  shift 2
+  for _ in $(seq 1 $((secs * 2))); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  echo "klassik: timed out waiting for $what (logs in ${wait_for_logs:-.})" >&2
+  exit 1
+}

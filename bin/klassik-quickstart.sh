@@ -32,15 +32,8 @@ bin/klassik-install-deps.sh --no-npm
 command -v go >/dev/null 2>&1 || export PATH="/usr/local/go/bin:$PATH"
 
 zk_ok() { [ "$(echo ruok | nc -N -w 2 127.0.0.1 2181 2>/dev/null)" = "imok" ]; }
-wait_for() { # wait_for <seconds> <description> <command...>
-  local secs=$1 what=$2; shift 2
-  for _ in $(seq 1 $((secs * 2))); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  echo "klassik: timed out waiting for $what (logs in $LOG_DIR)" >&2
-  exit 1
-}
+. "$repo/bin/klassik-lib.sh"
+wait_for_logs=$LOG_DIR
 
 if ! zk_ok; then
   echo "klassik: starting ZooKeeper on 127.0.0.1:2181"

@@ -47,16 +47,8 @@ if [ "$client_port $broker_port" != "9095 9096" ]; then
   overrides+=(--override "listeners=CLIENT://localhost:$client_port,BROKER://localhost:$broker_port")
 fi
 
-wait_for() { # wait_for <seconds> <description> <command...>
-  local secs=$1 what=$2
-  shift 2
-  for _ in $(seq 1 $((secs * 2))); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  echo "klassik: timed out waiting for $what (logs in $LOG_DIR)" >&2
-  exit 1
-}
+. bin/klassik-lib.sh
+wait_for_logs=$LOG_DIR
 step() { printf '\n== %s\n' "$*"; }
 
 for tool in keytool openssl kcat; do
