@@ -513,7 +513,7 @@ func (c *Cluster) WaitFullISR(topic string, partitions int, timeout time.Duratio
 		}
 		for p, replicas := range a {
 			st, ok := c.PartitionState(topic, p)
-			if !ok || st.Leader < 0 || !sameSet(st.ISR, replicas) {
+			if !ok || st.Leader < 0 || !SameSet(st.ISR, replicas) {
 				return false
 			}
 		}
@@ -521,7 +521,9 @@ func (c *Cluster) WaitFullISR(topic string, partitions int, timeout time.Duratio
 	})
 }
 
-func sameSet(a, b []int32) bool {
+// SameSet reports whether a and b hold the same broker ids (each id once),
+// in any order: a replica set or an ISR compared with another.
+func SameSet(a, b []int32) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klassik/klassik/broker/faulttest"
 )
 
 // metaConn sends Metadata requests straight to one broker over a
@@ -126,7 +128,7 @@ func (w want) checkPartition(leader int32, isr, replicas []int32) string {
 		return fmt.Sprintf("still led by %d", leader)
 	case w.preferred && leader != replicas[0]:
 		return fmt.Sprintf("leader %d, not the preferred %d", leader, replicas[0])
-	case w.fullISR && !sameMembers(isr, replicas):
+	case w.fullISR && !faulttest.SameSet(isr, replicas):
 		return fmt.Sprintf("isr %v, replicas %v", isr, replicas)
 	}
 	return ""
@@ -154,7 +156,7 @@ func checkMetadata(resp *kmsg.MetadataResponse, topic string, assignment map[int
 			if p.ErrorCode != 0 {
 				return fmt.Errorf("%s-%d: error %d", topic, p.Partition, p.ErrorCode)
 			}
-			if !sameMembers(p.Replicas, replicas) {
+			if !faulttest.SameSet(p.Replicas, replicas) {
 				return fmt.Errorf("%s-%d: replicas %v, want %v", topic, p.Partition, p.Replicas, replicas)
 			}
 			if why := w.checkPartition(p.Leader, p.ISR, replicas); why != "" {
@@ -164,18 +166,6 @@ func checkMetadata(resp *kmsg.MetadataResponse, topic string, assignment map[int
 		return nil
 	}
 	return fmt.Errorf("%s: not in the answer", topic)
-}
-
-func sameMembers(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			return false
-		}
-	}
-	return true
 }
 
 // footprint is one broker process's memory and descriptors at a moment.

@@ -256,7 +256,7 @@ func (s *scenario) zkState(w want) error {
 	}
 	for _, tp := range s.tps {
 		replicas := a[tp.Partition]
-		if !sameMembers(replicas, s.assignment[tp.Partition]) {
+		if !faulttest.SameSet(replicas, s.assignment[tp.Partition]) {
 			return fmt.Errorf("%s replicas %v, want %v", tp, replicas, s.assignment[tp.Partition])
 		}
 		st, ok := states[tp]
