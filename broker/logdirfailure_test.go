@@ -441,8 +441,12 @@ func TestLogDirBrokenAtStartup(t *testing.T) {
 			inHealthy = append(inHealthy, tp)
 		}
 	}
-	if len(inBroken) != 2 {
-		t.Fatalf("placement: %v in %s", inBroken, broken)
+	// The log manager puts each new log in the directory with the
+	// fewest (storage's TestManagerPlacementCheckpointsAndCleanShutdown checks the
+	// rule); the test needs only some partitions in each directory.
+	t.Logf("placement: %v in %s, %v elsewhere", inBroken, broken, inHealthy)
+	if len(inBroken) == 0 || len(inHealthy) == 0 {
+		t.Fatalf("placement: %v in %s, %v elsewhere: the test needs partitions in both directories", inBroken, broken, inHealthy)
 	}
 	chk := testcluster.NewChecker()
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(40*time.Second))
