@@ -35,7 +35,9 @@ const consoleZNode = "/klassik/console"
 const clusterCacheTTL = 250 * time.Millisecond
 
 type consoleSource struct {
-	b *Broker
+	b    *Broker
+	read func() (console.Cluster, error) // readCluster; a fake in tests
+	now  func() time.Time
 
 	// mu guards the following.
 	mu        sync.Mutex
@@ -43,9 +45,20 @@ type consoleSource struct {
 	cachedAt  time.Time
 	published []byte // the /klassik/console/<id> content, nil before PublishConsoleURL
 	stopNew   func()
+	// The failed cluster reads since the last good one: the reason last
+	// logged ("" while reads work), how many, since when. Every open page
+	// polls every 500 ms, so an outage is logged when it starts, when its
+	// reason changes and when it ends, not at each poll.
+	failReason string
+	failReads  int
+	failSince  time.Time
 }
 
-func newConsoleSource(b *Broker) *consoleSource { return &consoleSource{b: b} }
+func newConsoleSource(b *Broker) *consoleSource {
+	s := &consoleSource{b: b, now: time.Now}
+	s.read = s.readCluster
+	return s
+}
 
 var _ console.Source = (*consoleSource)(nil)
 
@@ -126,20 +139,30 @@ func (s *consoleSource) stop() {
 
 func (s *consoleSource) Cluster(ctx context.Context) (console.Cluster, error) {
 	s.mu.Lock()
-	if !s.cachedAt.IsZero() && time.Since(s.cachedAt) < clusterCacheTTL {
+	if !s.cachedAt.IsZero() && s.now().Sub(s.cachedAt) < clusterCacheTTL {
 		c := s.cached
 		s.mu.Unlock()
 		return c, nil
 	}
 	s.mu.Unlock()
-	c, err := s.readCluster()
+	c, err := s.read()
 	if err != nil {
 		// A failed read (ZooKeeper busy or away, a node changing under
 		// the read) shows the last good view, marked stale with the
 		// reason, rather than no view at all.
-		s.b.logger.Warn("console: reading the cluster from ZooKeeper failed", "err", err)
+		// Logged under mu so that the lines of concurrent polls come in
+		// the order of the state they report.
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.failReason == "" {
+			s.failSince = s.now()
+		}
+		s.failReads++
+		if reason := err.Error(); reason != s.failReason {
+			s.failReason = reason
+			s.b.logger.Warn("console: reading the cluster from ZooKeeper failed; the console shows the last good view, marked stale (logged again when the reason changes and when reads work again)",
+				"err", err, "failed_reads", s.failReads)
+		}
 		if s.cachedAt.IsZero() {
 			return console.Cluster{}, err
 		}
@@ -148,8 +171,13 @@ func (s *consoleSource) Cluster(ctx context.Context) (console.Cluster, error) {
 		return c, nil
 	}
 	s.mu.Lock()
-	s.cached, s.cachedAt = c, time.Now()
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.cached, s.cachedAt = c, s.now()
+	if s.failReason != "" {
+		s.b.logger.Info("console: reading the cluster from ZooKeeper works again",
+			"failed_reads", s.failReads, "failing_for", s.cachedAt.Sub(s.failSince).Round(time.Millisecond))
+		s.failReason, s.failReads = "", 0
+	}
 	return c, nil
 }
 

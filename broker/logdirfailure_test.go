@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/testcluster"
 	"github.com/klassik/klassik/zkpaths"
@@ -412,7 +413,22 @@ func TestLogDirBrokenAtStartup(t *testing.T) {
 	vid := c.BrokerID(victim)
 	ctx := ctxT(t, 150*time.Second)
 	assignment := [][]int32{{1, 2, 3}, {1, 3, 2}, {1, 2, 3}, {1, 3, 2}}
-	ct := request[*kmsg.CreateTopicsResponse](ctx, t, c.Client(), assignedTopicRequest(topic, 10000, assignment, nil))
+	// A new partition's state znode lists every live replica in its ISR
+	// before the controller sends its LeaderAndIsr, so the ISRs look full
+	// before broker 1 has made its logs. Every run takes that order: broker
+	// 1's LeaderAndIsr waits until the test has seen the full ISRs (the
+	// topic is created without waiting for its leaders, whose metadata
+	// reaches broker 1 only after that LeaderAndIsr).
+	lairGate := make(chan struct{})
+	c.Intercept(victim, int16(kmsg.LeaderAndISR), func(ctx context.Context, _ *network.Request) (kmsg.Response, bool, error) {
+		select {
+		case <-lairGate:
+			return nil, false, nil
+		case <-ctx.Done():
+			return nil, true, ctx.Err()
+		}
+	})
+	ct := request[*kmsg.CreateTopicsResponse](ctx, t, c.Client(), assignedTopicRequest(topic, 0, assignment, nil))
 	if err := kerr.ErrorForCode(ct.Topics[0].ErrorCode); err != nil {
 		t.Fatalf("create topic: %v", err)
 	}
@@ -432,21 +448,37 @@ func TestLogDirBrokenAtStartup(t *testing.T) {
 		parts = append(parts, common.TopicPartition{Topic: topic, Partition: int32(p)})
 	}
 	c.WaitFor(30*time.Second, "full ISRs", fullISR(parts))
-	broken := c.LogDirs(victim)[0]
+	c.Intercept(victim, int16(kmsg.LeaderAndISR), nil)
+	close(lairGate)
+	// Where broker 1 put each log is known once it has made them all: a
+	// partition without a log yet has no directory to classify.
+	lm := c.Broker(victim).LogManager()
+	c.WaitFor(30*time.Second, "broker 1's logs of every partition", func() bool {
+		for _, tp := range parts {
+			if _, ok := lm.LogDirOf(tp); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	broken, healthy := c.LogDirs(victim)[0], c.LogDirs(victim)[1]
 	var inBroken, inHealthy []common.TopicPartition
 	for _, tp := range parts {
-		if d, ok := c.Broker(victim).LogManager().LogDirOf(tp); ok && d == broken {
+		switch d, _ := lm.LogDirOf(tp); d {
+		case broken:
 			inBroken = append(inBroken, tp)
-		} else {
+		case healthy:
 			inHealthy = append(inHealthy, tp)
+		default:
+			t.Fatalf("%s in %q, not a log dir of broker 1", tp, d)
 		}
 	}
-	// The log manager puts each new log in the directory with the
-	// fewest (storage's TestManagerPlacementCheckpointsAndCleanShutdown checks the
-	// rule); the test needs only some partitions in each directory.
-	t.Logf("placement: %v in %s, %v elsewhere", inBroken, broken, inHealthy)
-	if len(inBroken) == 0 || len(inHealthy) == 0 {
-		t.Fatalf("placement: %v in %s, %v elsewhere: the test needs partitions in both directories", inBroken, broken, inHealthy)
+	// Each new log goes to the directory with the fewest, the ones being
+	// created counted, so four logs made in any order (or all at once)
+	// are two and two.
+	t.Logf("placement: %v in %s, %v in %s", inBroken, broken, inHealthy, healthy)
+	if len(inBroken) != 2 || len(inHealthy) != 2 {
+		t.Fatalf("placement: %v in %s, %v in %s, want two in each", inBroken, broken, inHealthy, healthy)
 	}
 	chk := testcluster.NewChecker()
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(40*time.Second))
@@ -460,7 +492,7 @@ func TestLogDirBrokenAtStartup(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.RestartBroker(victim)
-	lm := c.Broker(victim).LogManager()
+	lm = c.Broker(victim).LogManager()
 	if !lm.IsOffline(broken) || len(lm.OfflineDirs()) != 1 {
 		t.Fatalf("offline dirs %v after starting with %s broken", lm.OfflineDirs(), broken)
 	}

@@ -59,9 +59,10 @@ func TestManagerConcurrentGetOrCreateLog(t *testing.T) {
 		}
 		return n
 	}
-	// Each creation counts the ones in progress, so the split is even
-	// up to the creations that chose at the same moment.
-	if a, b := count(d1), count(d2); a+b != partitions || a < partitions/4 || b < partitions/4 {
+	// Each choice is made under the manager's lock and counts the
+	// creations in progress, so whatever the interleaving the split is
+	// exact.
+	if a, b := count(d1), count(d2); a != partitions/2 || b != partitions/2 {
 		t.Fatalf("placement %d/%d of %d", a, b, partitions)
 	}
 	for p := 0; p < partitions; p++ {
@@ -69,6 +70,9 @@ func TestManagerConcurrentGetOrCreateLog(t *testing.T) {
 		l, _ := m.GetLog(tp)
 		if _, err := os.Stat(l.Dir()); err != nil {
 			t.Fatalf("%s: %v", tp, err)
+		}
+		if d, ok := m.LogDirOf(tp); !ok || d != filepath.Dir(l.Dir()) {
+			t.Fatalf("%s: LogDirOf %q (%v), its directory is in %s", tp, d, ok, filepath.Dir(l.Dir()))
 		}
 	}
 }
