@@ -7,7 +7,6 @@ package controller
 import (
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/klassik/klassik/broker/common"
 )
@@ -413,10 +412,5 @@ func (c *Context) PreferredReplicaImbalanceCount() int {
 }
 
 func sortTPs(tps []common.TopicPartition) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
+	slices.SortFunc(tps, common.TopicPartition.Compare)
 }

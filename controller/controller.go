@@ -586,9 +586,9 @@ type failoverPhases struct {
 	Noticed   time.Time // the /controller watch fired (zero if the election came another way)
 	Won       time.Time // /controller created and /controller_epoch bumped
 	Loaded    time.Time // brokers, topics and partition states read into the context
-	IsrShrunk time.Time // the replica state machine wrote the ISR shrinks and queued its requests
 	Elected   time.Time // the partition state machine wrote the elections
-	Sent      time.Time // their LeaderAndIsr and UpdateMetadata were queued to the brokers
+	IsrShrunk time.Time // the replica state machine wrote the remaining ISR shrinks
+	Sent      time.Time // the LeaderAndIsr and UpdateMetadata requests were queued to the brokers
 	Done      time.Time // reassignments, deletions and pending elections resumed
 }
 
@@ -599,7 +599,7 @@ func (p *failoverPhases) failoverLog() []any {
 	for _, ph := range []struct {
 		name string
 		at   time.Time
-	}{{"read_context", p.Loaded}, {"replica_state_machine", p.IsrShrunk}, {"elections_written", p.Elected}, {"requests_queued", p.Sent}, {"reassignments_deletions_elections", p.Done}} {
+	}{{"read_context", p.Loaded}, {"elections_written", p.Elected}, {"replica_state_machine", p.IsrShrunk}, {"requests_queued", p.Sent}, {"reassignments_deletions_elections", p.Done}} {
 		if ph.at.IsZero() {
 			continue
 		}
@@ -653,15 +653,29 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)
 	}
-	if err := c.rsm.startup(); err != nil {
-		return err
-	}
-	c.sendBatch()
-	ph.IsrShrunk = c.cfg.Now()
-	if err := c.psm.startup(); err != nil {
+	// Both state machines classify first. The partitions without a live
+	// leader are then elected (one conditional write each: the new leader,
+	// the ISR without the offline replicas, the leader epoch one higher)
+	// before the replica state machine takes the offline replicas out of
+	// the other ISRs, so it finds nothing left to write for them; a
+	// partition with no eligible leader is left to the replica state
+	// machine (leader -1, the ISR shrunk). Kafka's failover shrinks first
+	// and elects after, two writes and two leader epochs for each
+	// partition the dead broker led; its broker-failure handling already
+	// elects first, as onReplicasBecomeOffline does. One batch carries it
+	// all: each broker gets one LeaderAndIsr with each of its partitions
+	// once, and one UpdateMetadata.
+	online, offline := c.rsm.initializeStates()
+	c.psm.initializeStates()
+	written, err := c.psm.startup()
+	if err != nil {
 		return err
 	}
 	ph.Elected = c.cfg.Now()
+	if err := c.rsm.startup(online, offline, written); err != nil {
+		return err
+	}
+	ph.IsrShrunk = c.cfg.Now()
 	c.sendBatch()
 	ph.Sent = c.cfg.Now()
 	// Reassignments: the znode first, then every other one in progress.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -391,6 +392,126 @@ func TestIntegrationBrokerFailure(t *testing.T) {
 	delete(cl.nodes, victim)
 	cl.start(victim)
 	waitFor(t, "t-0 back online", func() bool { s, _ := cl.state("t", 0); return s.Leader == victim })
+}
+
+// Controller failover when the old controller's broker dies with it
+// (RF=3 over three brokers): every partition the dead broker led gets a
+// live leader from its ISR, the ISR without the dead broker and a leader
+// epoch exactly one higher, in one write (elected before the ISR shrinks,
+// not after); the partitions it only followed in lose it from the ISR, also
+// one epoch up. Each live broker gets one LeaderAndIsr from the new
+// controller naming each of its partitions once, with the state in
+// ZooKeeper, and one UpdateMetadata carrying the partitions.
+func TestIntegrationFailoverElectsOnce(t *testing.T) {
+	cl := newCluster(t, 1, 2, 3)
+	old := cl.waitActive()
+	const topic, partitions = "fo", 6
+	assignment := map[int32][]int32{}
+	for p := int32(0); p < partitions; p++ {
+		assignment[p] = []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1}
+	}
+	cl.createTopic(topic, assignment)
+	before := map[int32]zkpaths.LeaderAndIsr{}
+	for p := int32(0); p < partitions; p++ {
+		waitFor(t, fmt.Sprintf("%s-%d led by its first replica with a full ISR", topic, p), func() bool {
+			s, ok := cl.state(topic, p)
+			return ok && s.Leader == assignment[p][0] && len(s.ISR) == 3
+		})
+		before[p], _ = cl.state(topic, p)
+	}
+
+	dead := old.id
+	cl.stop(dead)
+	next := cl.waitActive()
+	waitFor(t, "the new controller's failover to complete", func() bool { return next.ctrl.lastFailover.Load() != nil })
+	epoch := next.ctrl.Epoch()
+
+	without := func(isr []int32) []int32 { return filter(isr, func(r int32) bool { return r != dead }) }
+	after := map[int32]zkpaths.LeaderAndIsr{}
+	for p := int32(0); p < partitions; p++ {
+		b := before[p]
+		a, _ := cl.state(topic, p)
+		after[p] = a
+		if b.Leader == dead {
+			if a.Leader == dead || a.Leader == NoLeader || !slices.Contains(b.ISR, a.Leader) {
+				t.Errorf("%s-%d: leader %d after failover, want a live member of the old ISR %v", topic, p, a.Leader, b.ISR)
+			}
+		} else if a.Leader != b.Leader {
+			t.Errorf("%s-%d: leader %d after failover, want %d unchanged", topic, p, a.Leader, b.Leader)
+		}
+		if !reflect.DeepEqual(a.ISR, without(b.ISR)) {
+			t.Errorf("%s-%d: isr %v after failover, want %v", topic, p, a.ISR, without(b.ISR))
+		}
+		if a.LeaderEpoch != b.LeaderEpoch+1 {
+			t.Errorf("%s-%d: leader epoch %d -> %d, want one bump", topic, p, b.LeaderEpoch, a.LeaderEpoch)
+		}
+		if a.ControllerEpoch != epoch {
+			t.Errorf("%s-%d: written by controller epoch %d, want %d", topic, p, a.ControllerEpoch, epoch)
+		}
+	}
+
+	// A topic created afterwards is a marker: each broker's requests are
+	// sent in order, so once a broker has its LeaderAndIsr, everything
+	// the failover sent it has arrived.
+	var live []int32
+	for id := int32(1); id <= 3; id++ {
+		if id != dead {
+			live = append(live, id)
+		}
+	}
+	cl.createTopic("marker", map[int32][]int32{0: live})
+	for _, id := range live {
+		fb := cl.nodes[id].fb
+		waitFor(t, fmt.Sprintf("broker %d gets the marker topic's LeaderAndIsr", id), func() bool {
+			states, _ := fb.leaderAndIsrFor(common.TopicPartition{Topic: "marker", Partition: 0})
+			return len(states) > 0
+		})
+		var lais, ums int
+		seen := map[int32]int{}
+		for _, r := range fb.requests() {
+			switch r := r.(type) {
+			case *kmsg.LeaderAndISRRequest:
+				if r.ControllerEpoch != epoch {
+					continue
+				}
+				mentions := false
+				for _, ts := range r.TopicStates {
+					if ts.Topic != topic {
+						continue
+					}
+					mentions = true
+					for _, ps := range ts.PartitionStates {
+						seen[ps.Partition]++
+						a := after[ps.Partition]
+						if ps.Leader != a.Leader || ps.LeaderEpoch != a.LeaderEpoch || !reflect.DeepEqual(ps.ISR, a.ISR) || ps.ZKVersion != a.ZkVersion {
+							t.Errorf("broker %d: LeaderAndIsr for %s-%d leader=%d epoch=%d isr=%v version=%d, ZooKeeper has %s",
+								id, topic, ps.Partition, ps.Leader, ps.LeaderEpoch, ps.ISR, ps.ZKVersion, a)
+						}
+					}
+				}
+				if mentions {
+					lais++
+				}
+			case *kmsg.UpdateMetadataRequest:
+				if r.ControllerEpoch != epoch {
+					continue
+				}
+				for _, ts := range r.TopicStates {
+					if ts.Topic == topic {
+						ums++
+					}
+				}
+			}
+		}
+		if lais != 1 || ums != 1 {
+			t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions from the new controller, want 1 and 1", id, lais, ums, topic)
+		}
+		for p := int32(0); p < partitions; p++ {
+			if seen[p] != 1 {
+				t.Errorf("broker %d: %s-%d in %d LeaderAndIsr requests from the new controller, want 1", id, topic, p, seen[p])
+			}
+		}
+	}
 }
 
 // /admin/delete_topics/<t> leads to StopReplica(delete=true) to the

@@ -93,10 +93,10 @@ func traceEnabled(l *slog.Logger) bool {
 	return l.Enabled(context.Background(), loglevels.LevelTrace)
 }
 
-// startup classifies every known partition (Online if its leader is live,
-// Offline if it has a leadership but no live leader, New without one) and
-// then moves New and Offline partitions Online.
-func (m *partitionStateMachine) startup() error {
+// initializeStates classifies every known partition as a new controller
+// finds it: Online if its leader is live, Offline if it has a leadership
+// but no live leader, New without one.
+func (m *partitionStateMachine) initializeStates() {
 	for _, tp := range m.ctx.AllPartitions() {
 		l, ok := m.ctx.Leadership(tp)
 		switch {
@@ -108,8 +108,29 @@ func (m *partitionStateMachine) startup() error {
 			m.setState(tp, OfflinePartition, "controller startup: leader is offline", "")
 		}
 	}
-	_, err := m.triggerOnlinePartitionStateChange("", "controller startup")
-	return err
+}
+
+// startup moves the New and Offline partitions (classified by
+// initializeStates) Online and returns the ones it wrote a leadership for:
+// an offline election leaves only live replicas in the ISR, and a new
+// partition's ISR is its live replicas.
+func (m *partitionStateMachine) startup() (map[common.TopicPartition]bool, error) {
+	var pending []common.TopicPartition
+	for tp, s := range m.ctx.partitionStates {
+		if s == NewPartition || s == OfflinePartition {
+			pending = append(pending, tp)
+		}
+	}
+	if _, err := m.triggerOnlinePartitionStateChange("", "controller startup"); err != nil {
+		return nil, err
+	}
+	written := map[common.TopicPartition]bool{}
+	for _, tp := range pending {
+		if m.state(tp) == OnlinePartition {
+			written[tp] = true
+		}
+	}
+	return written, nil
 }
 
 // triggerOnlinePartitionStateChange moves New and Offline partitions (of one

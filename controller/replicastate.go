@@ -50,6 +50,12 @@ type replicaStateMachine struct {
 	store    partitionStateStore
 	stateLog *slog.Logger
 	hist     *history
+	// current, set only during startup, lists partitions whose cached
+	// leadership this controller wrote in the same event and has not sent
+	// to any broker yet: no leader knows the new znode version, so none
+	// can have changed the znode since, and removeReplicaFromIsr takes
+	// their state from the cache even when the replica is not in its ISR.
+	current map[common.TopicPartition]bool
 }
 
 func (m *replicaStateMachine) state(r PartitionReplica) ReplicaState { return m.ctx.replicaStates[r] }
@@ -69,11 +75,11 @@ func (m *replicaStateMachine) setState(r PartitionReplica, to ReplicaState, reas
 		From: from.String(), To: to.String(), Reason: reason, ControllerEpoch: m.ctx.Epoch})
 }
 
-// startup classifies every assigned replica and moves online ones to
-// OnlineReplica, which sends each the current leadership (the full state
-// push of a new controller), and the rest to OfflineReplica.
-func (m *replicaStateMachine) startup() error {
-	var online, offline []PartitionReplica
+// initializeStates classifies every assigned replica as a new controller
+// finds it: OnlineReplica if it is online, ReplicaDeletionIneligible
+// otherwise (the state from which it may go OfflineReplica), and returns
+// the two groups for startup.
+func (m *replicaStateMachine) initializeStates() (online, offline []PartitionReplica) {
 	for _, tp := range m.ctx.AllPartitions() {
 		for _, r := range m.ctx.Replicas(tp) {
 			pr := PartitionReplica{tp, r}
@@ -86,6 +92,17 @@ func (m *replicaStateMachine) startup() error {
 			}
 		}
 	}
+	return online, offline
+}
+
+// startup moves the online replicas (from initializeStates) to
+// OnlineReplica, which sends each the current leadership (the full state
+// push of a new controller), and the offline ones to OfflineReplica, which
+// takes them out of the ISRs. current lists the partitions whose cached
+// leadership is known to be their znode's (see current).
+func (m *replicaStateMachine) startup(online, offline []PartitionReplica, current map[common.TopicPartition]bool) error {
+	m.current = current
+	defer func() { m.current = nil }()
 	if _, err := m.handleStateChanges(online, OnlineReplica, "controller startup"); err != nil {
 		return err
 	}
@@ -218,6 +235,7 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 // state changed behind the cache fails with BadVersion and is re-read in
 // the next round); only the others are read first, so that a replica a
 // leader has just added back to the ISR is still removed, as Kafka does.
+// A partition in m.current is not read either: its cache is the znode.
 func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []common.TopicPartition) (map[common.TopicPartition]LeaderIsrAndControllerEpoch, map[common.TopicPartition]error, error) {
 	done := map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
 	errs := map[common.TopicPartition]error{}
@@ -229,7 +247,7 @@ func (m *replicaStateMachine) removeReplicaFromIsr(replica int32, tps []common.T
 			var toRead []common.TopicPartition
 			states = map[common.TopicPartition]LeaderIsrAndControllerEpoch{}
 			for _, tp := range remaining {
-				if l, ok := m.ctx.Leadership(tp); ok && slices.Contains(l.ISR, replica) {
+				if l, ok := m.ctx.Leadership(tp); ok && (slices.Contains(l.ISR, replica) || m.current[tp]) {
 					states[tp] = l
 				} else {
 					toRead = append(toRead, tp)

@@ -199,12 +199,18 @@ func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
 		out = append(out, outgoingRequest{broker: id, kind: kindLeaderAndIsr, req: b.buildLeaderAndIsr(broker, b.leaderAndIsr[id], controllerEpoch)})
 	}
 	if len(b.umBrokers) > 0 {
+		// Every broker gets the same partition states: laid out once.
+		tps := sortedKeys(b.umPartitions)
+		states := make([]kmsg.UpdateMetadataRequestTopicPartition, 0, len(tps))
+		for _, tp := range tps {
+			states = append(states, b.umPartitions[tp])
+		}
 		for _, id := range sortedMapKeys(b.umBrokers) {
 			broker, ok := b.ctx.LiveOrShuttingDownBroker(id)
 			if !ok {
 				continue
 			}
-			out = append(out, outgoingRequest{broker: id, kind: kindUpdateMetadata, req: b.buildUpdateMetadata(broker, controllerEpoch)})
+			out = append(out, outgoingRequest{broker: id, kind: kindUpdateMetadata, req: b.buildUpdateMetadata(broker, controllerEpoch, tps, states)})
 		}
 	}
 	for _, id := range sortedMapKeys(b.stopReplica) {
@@ -220,16 +226,24 @@ func (b *requestBatch) flush(controllerEpoch int32) []outgoingRequest {
 
 // layoutStates lays out a request's partition states (states[i] is tps[i]'s)
 // either as one flat list or, in later versions, grouped into one topic
-// entry per topic built by mk.
+// entry per topic built by mk. tps is sorted (sortTPs), so each topic's
+// states are one run of states: the topic entries share states' array
+// instead of copying it (a 10,000-partition request would otherwise copy
+// every state once more, growing the per-topic slices as it goes).
 func layoutStates[P, T any](flat bool, tps []common.TopicPartition, states []P, mk func(topic string, ps []P) T) ([]P, []T) {
 	if flat {
 		return states, nil
 	}
-	byTopic := map[string][]P{}
-	for i, tp := range tps {
-		byTopic[tp.Topic] = append(byTopic[tp.Topic], states[i])
+	var out []T
+	for start := 0; start < len(tps); {
+		end := start + 1
+		for end < len(tps) && tps[end].Topic == tps[start].Topic {
+			end++
+		}
+		out = append(out, mk(tps[start].Topic, states[start:end:end]))
+		start = end
 	}
-	return nil, perTopic(byTopic, mk)
+	return nil, out
 }
 
 // perTopic builds one topic entry per topic of byTopic with mk, in topic
@@ -260,7 +274,7 @@ func (b *requestBatch) buildLeaderAndIsr(to Broker, entries map[common.TopicPart
 	req.BrokerEpoch = to.Epoch
 	leaders := map[int32]bool{}
 	tps := sortedKeys(entries)
-	var states []kmsg.LeaderAndISRRequestTopicPartition
+	states := make([]kmsg.LeaderAndISRRequestTopicPartition, 0, len(tps))
 	for _, tp := range tps {
 		e := entries[tp]
 		p := kmsg.NewLeaderAndISRRequestTopicPartition()
@@ -316,20 +330,17 @@ func interBrokerEndpoint(b Broker, listener string) (Endpoint, bool) {
 	return Endpoint{}, false
 }
 
-func (b *requestBatch) buildUpdateMetadata(to Broker, controllerEpoch int32) *kmsg.UpdateMetadataRequest {
+// buildUpdateMetadata builds the UpdateMetadata for one broker with the
+// batch's partition states (states[i] is tps[i]'s, tps sorted). The states
+// and their slices are the batch's own copies, made when they were added;
+// the requests of all brokers share them, and nothing writes them after
+// the flush.
+func (b *requestBatch) buildUpdateMetadata(to Broker, controllerEpoch int32, tps []common.TopicPartition, states []kmsg.UpdateMetadataRequestTopicPartition) *kmsg.UpdateMetadataRequest {
 	req := kmsg.NewPtrUpdateMetadataRequest()
 	req.Version = b.version(to.ID, req.Key(), updateMetadataVersion)
 	req.ControllerID = b.controllerID
 	req.ControllerEpoch = controllerEpoch
 	req.BrokerEpoch = to.Epoch
-	tps := sortedKeys(b.umPartitions)
-	// The entries' slices are the batch's own copies, made when they were
-	// added; the requests of all brokers share them, and nothing writes
-	// them after the flush.
-	var states []kmsg.UpdateMetadataRequestTopicPartition
-	for _, tp := range tps {
-		states = append(states, b.umPartitions[tp])
-	}
 	// Up to v4 the partition states are one flat list.
 	req.PartitionStates, req.TopicStates = layoutStates(req.Version <= 4, tps, states, func(t string, ps []kmsg.UpdateMetadataRequestTopicPartition) kmsg.UpdateMetadataRequestTopicState {
 		ts := kmsg.NewUpdateMetadataRequestTopicState()
