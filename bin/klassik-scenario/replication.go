@@ -140,8 +140,24 @@ func (s *Stage) dumpLog(b *Broker, tp common.TopicPartition) {
 
 // showEpochCheckpoint prints broker b's leader-epoch-checkpoint of tp
 // (version, count, then "epoch startOffset" lines).
+// The broker writes the file shortly after an epoch's first batch or
+// leadership (and before its recovery point passes it), so this waits
+// until the file has the epoch of the log's last batch.
 func (s *Stage) showEpochCheckpoint(b *Broker, tp common.TopicPartition) {
-	s.showFile(filepath.Join(partitionDir(b, tp), "leader-epoch-checkpoint"))
+	p := filepath.Join(partitionDir(b, tp), "leader-epoch-checkpoint")
+	if recs := s.storedRecords(b, tp); len(recs) > 0 {
+		want := recs[len(recs)-1].LeaderEpoch
+		s.WaitFor(defaultWait, fmt.Sprintf("broker %d's leader-epoch-checkpoint to hold epoch %d", b.ID, want), func() bool {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return false
+			}
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			last := strings.Fields(lines[len(lines)-1])
+			return len(last) == 2 && last[0] == strconv.Itoa(int(want))
+		})
+	}
+	s.showFile(p)
 }
 
 // defaultWait bounds a replication step's wait.

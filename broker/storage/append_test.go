@@ -63,6 +63,11 @@ func TestRejectedAppendsLeaveLogUntouched(t *testing.T) {
 		// The second batch is bad: the first must not be written either.
 		{"good then corrupt", append(append([]byte(nil), good...), corrupt...), kerr.CorruptMessage},
 	}
+	// The good append's epoch and partition.metadata are written by the
+	// flusher; a flush waits for them, so the snapshot is of settled files.
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	before := snapshotDir(t, dir)
 	leo := l.LogEndOffset()
 	for _, c := range cases {

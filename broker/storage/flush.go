@@ -28,6 +28,11 @@ func (l *Log) startFlusher() {
 					// Appends and Close retry it.
 					l.logger.Error("writing partition.metadata failed", "err", err)
 				}
+				if err := l.ioFailed("leader epoch checkpoint", l.epochs.Sync()); err != nil {
+					// Every flush that would raise the recovery point, and
+					// Close, write it first and fail without it.
+					l.logger.Error("writing leader-epoch-checkpoint failed", "err", err)
+				}
 				if err := l.ioFailed("flush", l.flushRolled()); err != nil {
 					// The recovery point stays put; Flush/Close retry.
 					l.logger.Error("flushing rolled segment failed", "err", err)
@@ -77,6 +82,14 @@ func (l *Log) flushRolled() error {
 			l.mu.Unlock()
 			return err
 		}
+	}
+	// New leader epochs reach the file before the recovery point passes
+	// them (see leaderepoch.go).
+	if err := l.epochs.Sync(); err != nil {
+		l.mu.Lock()
+		l.rolled = append(queue[:len(queue):len(queue)], l.rolled...)
+		l.mu.Unlock()
+		return err
 	}
 	// The roll created files (segment, snapshot) without fsyncing the
 	// directory; do it before any recovery point moves past them.
@@ -135,6 +148,11 @@ func (l *Log) flushExceptLocked(skip *Segment) error {
 		}
 	}
 	l.unsyncedSnapshots = nil
+	// New leader epochs reach the file before the recovery point passes
+	// them (see leaderepoch.go).
+	if err := l.epochs.Sync(); err != nil {
+		return err
+	}
 	if l.dirDirty {
 		if err := syncDir(l.dir); err != nil {
 			return err

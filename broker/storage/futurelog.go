@@ -325,6 +325,11 @@ func (m *LogManager) ReplaceCurrentWithFutureLog(tp common.TopicPartition) (*Log
 			}
 		}
 	}
+	// The copy was loaded with its recovery point at its end: the epochs
+	// just assigned go to the file now (see leaderepoch.go).
+	if err := l.LeaderEpochs().Sync(); err != nil {
+		return nil, err
+	}
 	if id, ok, _ := src.TopicID(); ok {
 		if err := l.SetTopicID(id); err != nil {
 			return nil, err

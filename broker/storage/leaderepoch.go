@@ -2,10 +2,27 @@ package storage
 
 // LeaderEpochCache: leader epoch -> start offset history of a partition,
 // persisted in leader-epoch-checkpoint (Kafka's LeaderEpochFileCache).
+//
+// When does the file change? A truncation (TruncateFromEnd,
+// TruncateFromStart, Clear) writes it before it returns, as Kafka 2.8 does.
+// A new epoch (Assign) is written later by the owning log's flusher, and
+// always before the log's recovery point passes the new entry's start
+// offset (Log.flush and flushRolled call Sync first). Kafka fsyncs the file
+// on every new epoch, which made a LeaderAndIsr that bumps the epoch of
+// thousands of partitions wait for thousands of fsyncs. The deferral is
+// safe because an entry the file lacks after a crash is one of two kinds:
+// it starts at or above the recovery point, so the log's recovery scans
+// its batches again and assigns it from their partition leader epochs
+// (the loader first drops the loaded entries from the recovery start, so
+// a stale file cannot shadow them); or the epoch has no batch at all, and
+// then it answers OffsetsForLeaderEpoch as the entry before it does (an
+// epoch without batches ends where it starts), and the broker gets a newer
+// epoch from the controller when it leads again.
 
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 )
 
@@ -21,10 +38,20 @@ type EpochEntry struct {
 type LeaderEpochCache struct {
 	path string
 	leo  func() int64 // log end offset, for EndOffsetFor of the latest epoch
+	// kick, when set, asks the owning log's flusher to Sync soon; Assign
+	// then leaves the file to it. Without it Assign writes the file itself.
+	kick func()
+
+	// writeMu serialises file writes, so an older snapshot never lands
+	// after a newer one, and guards stopped. Taken before mu.
+	writeMu sync.Mutex
+	stopped bool // the log closed or detached: Sync writes nothing
 
 	// mu guards the following.
 	mu      sync.RWMutex
 	entries []EpochEntry // strictly increasing in both columns
+	version uint64       // counts changes of entries that the file must get
+	written uint64       // the version the file holds
 }
 
 // loadLeaderEpochCache reads path (a missing file is an empty cache).
@@ -69,10 +96,10 @@ func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 		return fmt.Errorf("storage: invalid leader epoch assignment %d at %d", epoch, startOffset)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if n := len(c.entries); n > 0 {
 		last := c.entries[n-1]
 		if last.Epoch == epoch && last.StartOffset <= startOffset {
+			c.mu.Unlock()
 			return nil
 		}
 	}
@@ -81,7 +108,58 @@ func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 		n--
 	}
 	c.entries = append(c.entries[:n], EpochEntry{epoch, startOffset})
-	return c.flushLocked()
+	c.version++
+	c.mu.Unlock()
+	if c.kick != nil {
+		c.kick()
+		return nil
+	}
+	return c.Sync()
+}
+
+// Sync writes the file if the cache changed since it was last written
+// (tmp file, fsync, rename, directory fsync: a crash leaves the old or the
+// new file, never a torn one).
+func (c *LeaderEpochCache) Sync() error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	c.mu.RLock()
+	v := c.version
+	if v == c.written {
+		c.mu.RUnlock()
+		return nil
+	}
+	lines := make([]string, len(c.entries))
+	for i, e := range c.entries {
+		lines[i] = strconv.FormatInt(int64(e.Epoch), 10) + " " + strconv.FormatInt(e.StartOffset, 10)
+	}
+	c.mu.RUnlock()
+	if err := writeCheckpointFile(c.path, lines); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.written = v
+	c.mu.Unlock()
+	return nil
+}
+
+// stopWriting waits for a write in progress and makes later Syncs do
+// nothing: the log closed, or its directory is about to be renamed or
+// deleted.
+func (c *LeaderEpochCache) stopWriting() {
+	c.writeMu.Lock()
+	c.stopped = true
+	c.writeMu.Unlock()
+}
+
+// Unwritten reports whether the cache holds changes the file lacks.
+func (c *LeaderEpochCache) Unwritten() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.version != c.written
 }
 
 // LatestEpoch returns the latest epoch or -1.
@@ -140,11 +218,15 @@ func (c *LeaderEpochCache) EndOffsetFor(requested int32) (epoch int32, endOffset
 // TruncateFromEnd drops entries starting at or after offset.
 func (c *LeaderEpochCache) TruncateFromEnd(offset int64) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.truncateFromEndLocked(offset) {
+	changed := c.truncateFromEndLocked(offset)
+	if changed {
+		c.version++
+	}
+	c.mu.Unlock()
+	if !changed {
 		return nil
 	}
-	return c.flushLocked()
+	return c.Sync()
 }
 
 func (c *LeaderEpochCache) truncateFromEndLocked(offset int64) (changed bool) {
@@ -163,11 +245,15 @@ func (c *LeaderEpochCache) truncateFromEndLocked(offset int64) (changed bool) {
 // re-inserts the last dropped epoch at offset.
 func (c *LeaderEpochCache) TruncateFromStart(offset int64) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.truncateFromStartLocked(offset) {
+	changed := c.truncateFromStartLocked(offset)
+	if changed {
+		c.version++
+	}
+	c.mu.Unlock()
+	if !changed {
 		return nil
 	}
-	return c.flushLocked()
+	return c.Sync()
 }
 
 func (c *LeaderEpochCache) truncateFromStartLocked(offset int64) (changed bool) {
@@ -207,15 +293,21 @@ func (c *LeaderEpochCache) truncateAtLoad(logStart, logEnd int64) {
 // Clear removes every entry.
 func (c *LeaderEpochCache) Clear() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.entries = nil
-	return c.flushLocked()
+	c.version++
+	c.mu.Unlock()
+	return c.Sync()
 }
 
-func (c *LeaderEpochCache) flushLocked() error {
-	lines := make([]string, len(c.entries))
-	for i, e := range c.entries {
-		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
-	}
-	return writeCheckpointFile(c.path, lines)
+// dropFromAtLoad drops, in memory, the loaded entries that start at or
+// after offset, where the loader's recovery of unflushed segments begins:
+// the recovery assigns them again from the batches it scans. A file
+// written before the latest changes (see the top of this file) may
+// hold entries there that the batches contradict, and recovery adds an
+// epoch only above the latest one, so a stale entry left in place would
+// hide the true ones.
+func (c *LeaderEpochCache) dropFromAtLoad(offset int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.truncateFromEndLocked(offset)
 }

@@ -111,6 +111,9 @@ func loadLog(p loadParams) (*Log, error) {
 			return nil, err
 		}
 	}
+	// New epochs are written by the flusher (see leaderepoch.go); until it
+	// starts below, the kick does nothing and recovery's epochs wait.
+	l.epochs.kick = l.kickFlusher
 	ld := &logLoader{p: p, l: l, now: p.clock(), crcBuf: make([]byte, 64<<10), minCleaned: -1, tornAt: -1, rebuildFrom: -1}
 	for _, step := range []func() error{
 		ld.removeTemporaryFiles, // 1
@@ -132,6 +135,9 @@ func loadLog(p loadParams) (*Log, error) {
 	l.setHighWatermarkLocked(p.highWatermark)
 	l.lastFlushTime = ld.now
 	l.startFlusher()
+	if l.epochs.Unwritten() {
+		l.kickFlusher() // epochs the recovery assigned again
+	}
 	return l, nil
 }
 
@@ -297,6 +303,9 @@ func (ld *logLoader) openSegments() error {
 func (ld *logLoader) recoverTail() error {
 	l := ld.l
 	if ld.tornAt < 0 {
+		if ld.recoverFrom < len(l.segments) {
+			l.epochs.dropFromAtLoad(l.segments[ld.recoverFrom].baseOffset)
+		}
 		for i := ld.recoverFrom; i < len(l.segments); i++ {
 			s := l.segments[i]
 			// Kafka logs the same per segment; a test counts these lines.
@@ -396,6 +405,11 @@ func (ld *logLoader) setStartAndRecovery() error {
 	ld.logStart = ls
 	l.logStartOffset.Store(ls)
 	if p.cleanShutdown {
+		// checkLogEnd may have recovered the active segment and assigned
+		// epochs: they reach the file before the recovery point covers them.
+		if err := l.epochs.Sync(); err != nil {
+			return err
+		}
 		l.recoveryPoint = ld.leo
 	} else {
 		l.recoveryPoint = min(p.recoveryPoint, ld.leo)

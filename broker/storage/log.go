@@ -390,6 +390,12 @@ func (l *Log) Close() error {
 		if err == nil {
 			err = e
 		}
+	} else if e := l.epochs.Sync(); e != nil {
+		// An epoch assigned since flushExceptLocked's Sync: the recovery
+		// point stays below the log end, so a restart scans the tail.
+		if err == nil {
+			err = e
+		}
 	} else if err == nil {
 		l.recoveryPoint = l.logEndOffset.Load()
 		l.unflushedMessages = 0
@@ -400,6 +406,7 @@ func (l *Log) Close() error {
 	l.pending = nil
 	l.rolled = nil // flushLocked covered them
 	l.closed = true
+	l.epochs.stopWriting()
 	return err
 }
 
@@ -415,6 +422,7 @@ func (l *Log) closeNoFlush() error {
 // out (a deleted partition keeps them until its directory is removed).
 func (l *Log) detach() {
 	l.stopFlusher()
+	l.epochs.stopWriting()
 	l.dropUnwrittenTopicID()
 	l.mu.Lock()
 	l.closed = true

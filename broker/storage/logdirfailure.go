@@ -142,10 +142,12 @@ type dirFailure struct {
 	dir *logDir
 }
 
-// attachFailure makes l report I/O errors as a failure of d. Called before
-// the log is shared.
-func (m *LogManager) attachFailure(l *Log, d *logDir) {
+// attachLog makes l report I/O errors as a failure of d and leave its new
+// leader epochs to the manager's writer of checkpoint files
+// (epochwriter.go). Called before the log is shared.
+func (m *LogManager) attachLog(l *Log, d *logDir) {
 	l.failure = &dirFailure{m: m, dir: d}
+	l.epochs.kick = func() { m.epochWriter.add(l) }
 }
 
 // errOffline is what a Log whose directory failed answers.

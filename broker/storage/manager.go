@@ -78,6 +78,8 @@ type LogManager struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
+	epochWriter epochWriter // leader-epoch-checkpoint files (epochwriter.go)
+
 	// loadMu guards logs, logDirOf, futures, futureDirOf and dirDeletes
 	// while NewLogManager's directory loaders run concurrently (before the
 	// manager is shared; mu is not used then).
@@ -271,7 +273,7 @@ func (m *LogManager) loadDir(d *logDir) error {
 					m.futures[j.tp] = l
 					m.futureDirOf[j.tp] = d
 				} else {
-					m.attachFailure(l, d)
+					m.attachLog(l, d)
 					m.logs[j.tp] = l
 					m.logDirOf[j.tp] = d
 					m.registerLogMetrics(j.tp, l)
@@ -588,7 +590,7 @@ func (m *LogManager) GetOrCreateLog(tp common.TopicPartition, cfg LogConfig) (*L
 	if err != nil {
 		return nil, err
 	}
-	m.attachFailure(l, best)
+	m.attachLog(l, best)
 	m.logs[tp] = l
 	m.logDirOf[tp] = best
 	if m.preferredDirs[tp] == best {
@@ -792,6 +794,8 @@ func (m *LogManager) Shutdown() error {
 	for _, done := range creating {
 		<-done
 	}
+	// Close writes each log's own file; the writer stops first.
+	m.epochWriter.stop()
 	if started {
 		close(m.stop)
 		m.wg.Wait()
