@@ -12,12 +12,22 @@
 #   - Chromium and ChromeDriver for the web console's headless browser test,
 #   - the npm packages of testdata/clients (kafkajs),
 #   - the Go modules of go.mod.
-# Usage: bin/klassik-install-deps.sh [--no-npm]
+# Usage: bin/klassik-install-deps.sh [--no-npm] [--no-dockerd]
+#   --no-npm      skip the npm packages
+#   --no-dockerd  install Docker but do not start its daemon (the local
+#                 cluster does not need it; the test suite does)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 want_npm=1
-[ "${1:-}" = "--no-npm" ] && want_npm=0
+want_dockerd=1
+for arg in "$@"; do
+  case $arg in
+    --no-npm) want_npm=0 ;;
+    --no-dockerd) want_dockerd=0 ;;
+    *) echo "usage: $0 [--no-npm] [--no-dockerd]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
@@ -53,7 +63,7 @@ fi
 # docker/'s test needs a Docker daemon. Start one when none answers: through
 # systemd where it runs, else dockerd in the background (as in a CI
 # container); the test fails with a clear message if there is still none.
-if ! /usr/bin/docker info >/dev/null 2>&1; then
+if [ "$want_dockerd" = 1 ] && ! /usr/bin/docker info >/dev/null 2>&1; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "klassik: no Docker daemon answers; start dockerd as root for docker/'s test" >&2
   elif [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then

@@ -28,7 +28,9 @@ if [ "${1:-}" = "stop" ]; then
   exit 0
 fi
 
-bin/klassik-install-deps.sh --no-npm
+# The cluster needs neither the npm clients nor a Docker daemon (the test
+# suite's install starts one).
+bin/klassik-install-deps.sh --no-npm --no-dockerd
 command -v go >/dev/null 2>&1 || export PATH="/usr/local/go/bin:$PATH"
 
 zk_ok() { [ "$(echo ruok | nc -N -w 2 127.0.0.1 2181 2>/dev/null)" = "imok" ]; }
