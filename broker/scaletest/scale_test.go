@@ -56,3 +56,24 @@ func BenchmarkCreate10kPartitions(b *testing.B) {
 		b.ReportMetric(r.CreateAnswered.Seconds(), "create-answered-s")
 	}
 }
+
+// BenchmarkShutdown10k creates the scale topic, then stops a broker that
+// is not the controller with SIGTERM three times (restarting it and
+// waiting for its rejoin in between) and reports the time from SIGTERM to
+// its controlled shutdown's success and to its exit; the test log lists
+// each shutdown's timed steps:
+//
+//	go test -run '^$' -bench Shutdown10k -benchtime 1x -v ./broker/scaletest
+func BenchmarkShutdown10k(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		r := runScenario(b, config{partitions: 10000, shutdownCycles: 3})
+		var exit, ctrl []float64
+		for _, c := range r.ShutdownCycles {
+			exit = append(exit, c.Exit.Seconds())
+			ctrl = append(ctrl, c.Controlled.Seconds())
+		}
+		b.ReportMetric(maxOf(exit), "shutdown-exit-max-s")
+		b.ReportMetric(minOf(exit), "shutdown-exit-min-s")
+		b.ReportMetric(maxOf(ctrl), "ctrlshutdown-max-s")
+	}
+}
