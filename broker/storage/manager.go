@@ -782,6 +782,10 @@ func (m *LogManager) Shutdown() error {
 		return nil
 	}
 	m.shutdown = true
+	// Each phase's duration is logged at the end, so a slow exit shows
+	// which part of the clean shutdown it waited for.
+	phases := newPhaseTimer()
+	defer func() { m.logger.Info("log manager shutdown phases", phases.attrs()...) }()
 	started := m.started
 	cleaner := m.cleaner
 	var creating []chan struct{}
@@ -794,16 +798,20 @@ func (m *LogManager) Shutdown() error {
 	for _, done := range creating {
 		<-done
 	}
+	phases.end("creating_ms")
 	// Close writes each log's own file; the writer stops first.
 	m.epochWriter.stop()
+	phases.end("epoch_writer_ms")
 	if started {
 		close(m.stop)
 		m.wg.Wait()
 	}
+	phases.end("schedule_ms")
 	var errs []error
 	if cleaner != nil {
 		errs = append(errs, cleaner.Shutdown())
 	}
+	phases.end("cleaner_ms")
 	logs := m.allLogsAndFutures()
 	var wg sync.WaitGroup
 	var emu sync.Mutex
@@ -819,6 +827,7 @@ func (m *LogManager) Shutdown() error {
 		}()
 	}
 	wg.Wait()
+	phases.end("close_logs_ms")
 	m.mu.Lock()
 	for _, d := range m.dirDeletes {
 		if d.log != nil {
@@ -827,6 +836,7 @@ func (m *LogManager) Shutdown() error {
 	}
 	m.mu.Unlock()
 	errs = append(errs, m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets(), m.CheckpointHighWatermarks())
+	phases.end("checkpoints_ms")
 	if err := errors.Join(errs...); err != nil {
 		m.unlockAll()
 		return err
@@ -842,9 +852,27 @@ func (m *LogManager) Shutdown() error {
 		}
 		errs = append(errs, syncDir(d.path))
 	}
+	phases.end("marker_ms")
 	m.unlockAll()
 	return errors.Join(errs...)
 }
+
+// phaseTimer measures consecutive phases of one operation for its log line.
+type phaseTimer struct {
+	last time.Time
+	kv   []any
+}
+
+func newPhaseTimer() *phaseTimer { return &phaseTimer{last: time.Now()} }
+
+// end closes the current phase under name and starts the next.
+func (p *phaseTimer) end(name string) {
+	now := time.Now()
+	p.kv = append(p.kv, name, now.Sub(p.last).Milliseconds())
+	p.last = now
+}
+
+func (p *phaseTimer) attrs() []any { return p.kv }
 
 // WriteMetaProperties (re)writes meta.properties (version 0) in every log
 // directory.
