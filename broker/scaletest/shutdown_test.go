@@ -18,7 +18,7 @@ type shutdownTimes struct {
 
 // shutdownLines picks a broker's output lines that time its shutdown: the
 // controlled shutdown's end, every step logged with its duration, the end.
-var shutdownLines = []string{"controlled shutdown succeeded", "elapsed_ms=", "log manager shutdown phases", "shut down completed"}
+var shutdownLines = []string{"controlled shutdown succeeded", "elapsed_ms=", "shutdown phases", "shut down completed"}
 
 // shutdownCycle sends SIGTERM to a broker that is not the controller (the
 // cycle's number picks which of the two), checks that it exits 0 after a
