@@ -812,17 +812,39 @@ func (m *LogManager) Shutdown() error {
 		errs = append(errs, cleaner.Shutdown())
 	}
 	phases.end("cleaner_ms")
-	logs := m.allLogsAndFutures()
+	// Logs are closed by shutdownCloseWorkers goroutines per data
+	// directory (Kafka closes them on a pool per directory too): a close
+	// blocks in system calls (fsync, ftruncate), each of which holds an OS
+	// thread, so one goroutine per log would ask for as many threads as
+	// logs (10,000 logs, the Go runtime's default limit).
+	byDir := map[string][]*Log{}
+	for _, l := range m.allLogsAndFutures() {
+		d := filepath.Dir(l.dir)
+		byDir[d] = append(byDir[d], l)
+	}
 	var wg sync.WaitGroup
 	var emu sync.Mutex
-	for _, l := range logs {
+	for _, logs := range byDir {
+		next := make(chan *Log)
+		for range min(shutdownCloseWorkers, len(logs)) {
+			wg.Add(1)
+			go func() { // closes logs from next until it is closed; joined below
+				defer wg.Done()
+				for l := range next {
+					if err := l.Close(); err != nil {
+						emu.Lock()
+						errs = append(errs, err)
+						emu.Unlock()
+					}
+				}
+			}()
+		}
 		wg.Add(1)
-		go func() { // closes one log; joined below
+		go func() { // feeds next; joined below
 			defer wg.Done()
-			if err := l.Close(); err != nil {
-				emu.Lock()
-				errs = append(errs, err)
-				emu.Unlock()
+			defer close(next)
+			for _, l := range logs {
+				next <- l
 			}
 		}()
 	}
@@ -856,6 +878,12 @@ func (m *LogManager) Shutdown() error {
 	m.unlockAll()
 	return errors.Join(errs...)
 }
+
+// shutdownCloseWorkers is how many logs of one data directory Shutdown
+// closes at once. Closing an idle log makes no fsync; a log written since
+// its last flush waits for the disk, and concurrent fsyncs share the file
+// system's journal commits.
+const shutdownCloseWorkers = 128
 
 // phaseTimer measures consecutive phases of one operation for its log line.
 type phaseTimer struct {
