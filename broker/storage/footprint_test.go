@@ -141,6 +141,16 @@ func BenchmarkRestartIdleReplicas(b *testing.B) {
 //
 //	go test ./broker/storage -run '^$' -bench ShutdownReplicas -benchtime 1x
 func BenchmarkShutdownReplicas(b *testing.B) {
+	for _, w := range []int{128, 1024, 10000} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			defer func(old int) { shutdownCloseWorkers = old }(shutdownCloseWorkers)
+			shutdownCloseWorkers = w
+			benchShutdownReplicas(b)
+		})
+	}
+}
+
+func benchShutdownReplicas(b *testing.B) {
 	const n = 10000
 	for i := 0; i < b.N; i++ {
 		_, _, cfg := newManagerEnv(b)

@@ -70,8 +70,8 @@ type mmapIndex struct {
 	// (or, for a file not known to be durable, since it was opened);
 	// flush fsyncs only a dirty file. Set under mu held exclusively,
 	// cleared by flush.
-	dirty atomic.Bool
-	scratch   [16]byte
+	dirty   atomic.Bool
+	scratch [16]byte
 }
 
 // openMmapIndex opens or creates an index file. The entry count is the file

@@ -883,7 +883,7 @@ func (m *LogManager) Shutdown() error {
 // closes at once. Closing an idle log makes no fsync; a log written since
 // its last flush waits for the disk, and concurrent fsyncs share the file
 // system's journal commits.
-const shutdownCloseWorkers = 128
+var shutdownCloseWorkers = 128
 
 // phaseTimer measures consecutive phases of one operation for its log line.
 type phaseTimer struct {

@@ -131,7 +131,7 @@ func openSizedFile(path, what string) (*os.File, int64, error) {
 }
 
 // openSegment opens (creating if needed) the files of a segment. active
-// segments get their indexes extended to segment.index.bytes. synced tells
+// is a new segment (log.preallocate applies to it). synced tells
 // that the files as found are durable (a new segment's empty files, whose
 // existence the fsync of their directory makes durable; a segment loaded
 // after a clean shutdown, which fsync'd it): they need no fsync until
@@ -164,11 +164,17 @@ func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter i
 	s.check.init(size)
 	s.logDirty.Store(!synced)
 	s.txnDirty.Store(!synced)
-	if s.offsetIdx, err = openOffsetIndex(segmentPath(dir, base, indexFileSuffix), base, cfg.maxIndexBytes(offsetIndexEntrySize), active, synced); err != nil {
+	// The indexes of a new active segment are not extended here: the
+	// first entry that needs room extends its file to segment.index.bytes
+	// (ensureCapacityLocked), as for a segment reactivated after a restart.
+	// A segment that never gets an index entry (most of many idle
+	// partitions) then keeps empty index files, which its clean close
+	// neither trims nor fsyncs.
+	if s.offsetIdx, err = openOffsetIndex(segmentPath(dir, base, indexFileSuffix), base, cfg.maxIndexBytes(offsetIndexEntrySize), false, synced); err != nil {
 		f.Close()
 		return nil, err
 	}
-	if s.timeIdx, err = openTimeIndex(segmentPath(dir, base, timeIndexFileSuffix), base, cfg.maxIndexBytes(timeIndexEntrySize), active, synced); err != nil {
+	if s.timeIdx, err = openTimeIndex(segmentPath(dir, base, timeIndexFileSuffix), base, cfg.maxIndexBytes(timeIndexEntrySize), false, synced); err != nil {
 		s.offsetIdx.close()
 		f.Close()
 		return nil, err
