@@ -10,7 +10,8 @@ import (
 // live broker in ZooKeeper and in every live broker's Metadata after a
 // controlled shutdown of a broker leading a third (which succeeds and
 // exits 0, leadership moved) and after the controller's kill -9; both
-// restarted and back in every ISR; descriptors and maps within one
+// restarted and back in every ISR, the one stopped by SIGTERM loading its
+// logs as cleanly shut down, with no segment recovered; descriptors and maps within one
 // per segment plus a fixed reserve; every produced record consumed back.
 // No duration is asserted; they are logged (BenchmarkScale10k reports
 // them).

@@ -185,7 +185,9 @@ func runScenario(t testing.TB, cfg config) Result {
 	// A broker that is not the controller leads a third: its controlled
 	// shutdown, then its restart.
 	stopped := s.controlledShutdown()
+	offset := fileSize(s.c.Node(stopped).Output)
 	s.res.Restart = s.restart(stopped, "a clean shutdown", cfg.measureRejoin)
+	s.checkCleanLoad(stopped, offset)
 	// The controller's kill -9, then its restart; at the end every broker
 	// is back in every ISR.
 	killed := s.failover()

@@ -67,8 +67,33 @@ func (s *scenario) shutdownCycle(cycle int) shutdownTimes {
 	r.Steps = timedLines(n.Output, offset, start)
 	s.t.Logf("cycle %d: broker %d (leading %d) SIGTERM: controlled shutdown succeeded after %v, exited 0 after %v; its shutdown lines:\n\t%s",
 		cycle, r.Broker, r.Led, r.Controlled.Round(time.Millisecond), r.Exit.Round(time.Millisecond), strings.Join(r.Steps, "\n\t"))
+	offset = fileSize(n.Output)
 	s.restart(vi, "a clean shutdown", true)
+	s.checkCleanLoad(vi, offset)
 	return r
+}
+
+// checkCleanLoad checks that broker index i, restarted after a clean
+// shutdown, loaded its log directory as cleanly shut down and recovered no
+// segment (its "loaded log directory" line after offset in its output).
+func (s *scenario) checkCleanLoad(i int, offset int64) {
+	s.t.Helper()
+	n := s.c.Node(i)
+	data, err := os.ReadFile(n.Output)
+	if err != nil || int64(len(data)) < offset {
+		s.t.Fatalf("broker %d: reading its output: %v", n.ID, err)
+	}
+	for _, line := range strings.Split(string(data[offset:]), "\n") {
+		if !strings.Contains(line, "loaded log directory") {
+			continue
+		}
+		if !strings.Contains(line, "clean_shutdown=true") || !strings.Contains(line, "recovered_segments=0 ") {
+			s.t.Fatalf("broker %d after a clean shutdown loaded with recovery: %s", n.ID, line)
+		}
+		s.t.Logf("broker %d: %s", n.ID, line[strings.Index(line, "msg="):])
+		return
+	}
+	s.t.Fatalf("broker %d: no \"loaded log directory\" line after its restart", n.ID)
 }
 
 // timedLines returns the lines of a broker's output after offset that
