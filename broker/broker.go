@@ -809,7 +809,11 @@ func (b *Broker) stop(controlled bool) {
 		b.logger.Info("log manager shut down", "elapsed_ms", time.Since(start).Milliseconds())
 	}
 	if b.zk != nil {
+		start := time.Now()
 		b.zk.Close()
+		if d := time.Since(start); d >= shutdownStepReport {
+			b.logger.Info("shutdown step took long", "step", "zookeeper session", "elapsed_ms", d.Milliseconds())
+		}
 	}
 	b.state.Store(brokerNotRunning)
 	b.logger.Info("shut down completed")

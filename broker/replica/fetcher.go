@@ -214,13 +214,19 @@ func (f *FetcherManager) removeFailed(t *fetcherThread, tp common.TopicPartition
 		"leader_epoch", epoch, "reason", why)
 }
 
-// Shutdown stops every fetcher goroutine and waits for them.
+// Shutdown stops every fetcher goroutine and waits for them. All are told
+// to stop before the first is waited for, so the wait is the slowest
+// one's, not the sum; each stops after the partition it is applying (see
+// stopping).
 func (f *FetcherManager) Shutdown() {
 	f.mu.Lock()
 	f.closed = true
 	threads := f.threads
 	f.threads = make(map[fetcherKey]*fetcherThread)
 	f.mu.Unlock()
+	for _, t := range threads {
+		t.cancel()
+	}
 	for _, t := range threads {
 		t.stop()
 	}
@@ -288,6 +294,14 @@ func newFetcherThread(f *FetcherManager, key fetcherKey) *fetcherThread {
 }
 
 func (t *fetcherThread) start() { go t.run() }
+
+// stopping reports that the goroutine is asked to stop. The loops that
+// apply a response partition by partition (truncations, appends) check it
+// before each partition: a stop then waits for one partition's work, not
+// for a whole response's (after a controlled shutdown, a truncation of
+// thousands of partitions that just became followers took seconds). What
+// is left undone is redone from the logs by the next start.
+func (t *fetcherThread) stopping() bool { return t.ctx.Err() != nil }
 
 func (t *fetcherThread) stop() {
 	t.cancel()
@@ -473,6 +487,9 @@ func (t *fetcherThread) maybeTruncate() error {
 	}
 	index := make(map[common.TopicPartition]asked)
 	for _, fp := range t.followed(parts) {
+		if t.stopping() {
+			return nil
+		}
 		ps, st := fp.ps, fp.st
 		if st.latestEpoch < 0 || t.f.cfg.TruncateToHighWatermark {
 			// No epochs to ask about, or a protocol that does not ask:
@@ -509,6 +526,9 @@ func (t *fetcherThread) maybeTruncate() error {
 	}
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
+			if t.stopping() {
+				return nil
+			}
 			tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			a, ok := index[tp]
 			if !ok || t.current(tp, a.epoch) == nil {
@@ -643,6 +663,9 @@ func (t *fetcherThread) maybeFetch() (bool, error) {
 	}
 	for _, rt := range resp.Topics {
 		for i := range rt.Partitions {
+			if t.stopping() {
+				return true, nil
+			}
 			rp := &rt.Partitions[i]
 			tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			ps, ok := sent[tp]

@@ -233,19 +233,34 @@ func New(cfg Config, logs LogStore, meta MetadataCache) *Manager {
 // it has and every parked acks=all produce with its current statuses.
 func (m *Manager) Shutdown() {
 	m.closeOnce.Do(func() {
+		// Each phase's duration is logged, so a slow exit shows which
+		// part it waited for.
+		var kv []any
+		last := time.Now()
+		phase := func(name string) {
+			now := time.Now()
+			kv = append(kv, name, now.Sub(last).Milliseconds())
+			last = now
+		}
 		close(m.done)
 		m.stopIsrWriter()
 		m.isrWG.Wait()
+		phase("isr_writer_ms")
 		m.stopLogDirMovers()
+		phase("log_dir_movers_ms")
 		if m.fetcher != nil {
 			m.fetcher.Shutdown()
 		}
+		phase("fetchers_ms")
 		if m.ownFetches {
 			m.fetches.Shutdown()
 		}
+		phase("fetch_purgatory_ms")
 		if m.ownProduces {
 			m.produces.Shutdown()
 		}
+		phase("produce_purgatory_ms")
+		m.log.Info("replica manager shutdown phases", kv...)
 	})
 }
 

@@ -21,7 +21,12 @@
 //	                  a Metadata answer, the broker's heap (pprof heap with
 //	                  gc=1), descriptors and maps (/proc/<pid>)
 //	scale_test.go     TestScale10kPartitions, BenchmarkScale10k,
-//	                  BenchmarkCreate10kPartitions (the creation alone)
+//	                  BenchmarkCreate10kPartitions (the creation alone),
+//	                  BenchmarkShutdown10k (the creation, then three
+//	                  SIGTERMs of a non-controller broker, each restarted)
+//	shutdown_test.go  shutdownCycle: one SIGTERM, its timed steps from the
+//	                  broker's output (steps of 200 ms or more, the
+//	                  replica and log managers' phases), restart and rejoin
 //	profile_test.go   CPU profiles and goroutine dumps of the brokers
 //	                  during creation and failover, and their output after
 //	                  the failover (KLASSIK_SCALE_PROFILE_DIR)

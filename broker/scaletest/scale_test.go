@@ -10,7 +10,8 @@ import (
 // live broker in ZooKeeper and in every live broker's Metadata after a
 // controlled shutdown of a broker leading a third (which succeeds and
 // exits 0, leadership moved) and after the controller's kill -9; both
-// restarted and back in every ISR; descriptors and maps within one
+// restarted and back in every ISR, the one stopped by SIGTERM loading its
+// logs as cleanly shut down, with no segment recovered; descriptors and maps within one
 // per segment plus a fixed reserve; every produced record consumed back.
 // No duration is asserted; they are logged (BenchmarkScale10k reports
 // them).
@@ -54,5 +55,26 @@ func BenchmarkCreate10kPartitions(b *testing.B) {
 		r := runScenario(b, config{partitions: 10000, createOnly: true})
 		b.ReportMetric(r.Create.Seconds(), "create-s")
 		b.ReportMetric(r.CreateAnswered.Seconds(), "create-answered-s")
+	}
+}
+
+// BenchmarkShutdown10k creates the scale topic, then stops a broker that
+// is not the controller with SIGTERM three times (restarting it and
+// waiting for its rejoin in between) and reports the time from SIGTERM to
+// its controlled shutdown's success and to its exit; the test log lists
+// each shutdown's timed steps:
+//
+//	go test -run '^$' -bench Shutdown10k -benchtime 1x -v ./broker/scaletest
+func BenchmarkShutdown10k(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		r := runScenario(b, config{partitions: 10000, shutdownCycles: 3})
+		var exit, ctrl []float64
+		for _, c := range r.ShutdownCycles {
+			exit = append(exit, c.Exit.Seconds())
+			ctrl = append(ctrl, c.Controlled.Seconds())
+		}
+		b.ReportMetric(maxOf(exit), "shutdown-exit-max-s")
+		b.ReportMetric(minOf(exit), "shutdown-exit-min-s")
+		b.ReportMetric(maxOf(ctrl), "ctrlshutdown-max-s")
 	}
 }

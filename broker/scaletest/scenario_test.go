@@ -54,6 +54,10 @@ type config struct {
 	// createOnly ends the scenario after the creation (step 1's
 	// creation and its checks, nothing produced).
 	createOnly bool
+	// shutdownCycles, when above 0, ends the scenario after step 1 with
+	// that many SIGTERMs of a non-controller broker (shutdownCycle), each
+	// followed by its restart and rejoin.
+	shutdownCycles int
 }
 
 // Result is what one run measured. Every duration is wall time on the
@@ -78,20 +82,21 @@ type Result struct {
 	Election                  time.Duration // session end -> another broker in /controller
 	Failover                  time.Duration // session end -> every partition led by a live broker in every live broker's Metadata
 	StoppedBroker             int32
-	StoppedLed                int           // partitions it led when SIGTERM was sent
-	ControlledShutdown        time.Duration // SIGTERM -> its "controlled shutdown succeeded" log line (may exit)
-	ShutdownExit              time.Duration // SIGTERM -> process exit
-	Restart                   restartTimes  // after the clean shutdown
-	RestartAfterKill          restartTimes  // after the kill -9
-	End                       []footprint   // per broker, at the end
-	EndSegments               []int         // per broker, .log files at the end
-	HeapPerReplica            []float64     // per broker, bytes: (Idle - Base) heap / partitions
-	StackPerReplica           []float64     // per broker, bytes
-	GoroutinesPerReplica      []float64     // per broker
-	FDsPerReplica             []float64     // per broker, idle
-	MapsPerReplica            []float64     // per broker, idle
-	ConsumedBack              int           // records consumed back at the end
-	CreateRequestPartitionCnt int           // partitions in the CreateTopics request
+	StoppedLed                int             // partitions it led when SIGTERM was sent
+	ControlledShutdown        time.Duration   // SIGTERM -> its "controlled shutdown succeeded" log line (may exit)
+	ShutdownExit              time.Duration   // SIGTERM -> process exit
+	Restart                   restartTimes    // after the clean shutdown
+	ShutdownCycles            []shutdownTimes // with config.shutdownCycles
+	RestartAfterKill          restartTimes    // after the kill -9
+	End                       []footprint     // per broker, at the end
+	EndSegments               []int           // per broker, .log files at the end
+	HeapPerReplica            []float64       // per broker, bytes: (Idle - Base) heap / partitions
+	StackPerReplica           []float64       // per broker, bytes
+	GoroutinesPerReplica      []float64       // per broker
+	FDsPerReplica             []float64       // per broker, idle
+	MapsPerReplica            []float64       // per broker, idle
+	ConsumedBack              int             // records consumed back at the end
+	CreateRequestPartitionCnt int             // partitions in the CreateTopics request
 }
 
 // scenario is one run's cluster and what it knows.
@@ -167,6 +172,12 @@ func runScenario(t testing.TB, cfg config) Result {
 		return s.res
 	}
 	s.produce()
+	if cfg.shutdownCycles > 0 {
+		for i := 0; i < cfg.shutdownCycles; i++ {
+			s.res.ShutdownCycles = append(s.res.ShutdownCycles, s.shutdownCycle(i))
+		}
+		return s.res
+	}
 	s.res.Idle = s.footprints()
 	s.perReplica()
 	s.metadataLatency()
@@ -174,7 +185,9 @@ func runScenario(t testing.TB, cfg config) Result {
 	// A broker that is not the controller leads a third: its controlled
 	// shutdown, then its restart.
 	stopped := s.controlledShutdown()
+	offset := fileSize(s.c.Node(stopped).Output)
 	s.res.Restart = s.restart(stopped, "a clean shutdown", cfg.measureRejoin)
+	s.checkCleanLoad(stopped, offset)
 	// The controller's kill -9, then its restart; at the end every broker
 	// is back in every ISR.
 	killed := s.failover()

@@ -285,7 +285,7 @@ func benchLogRead(b *testing.B, newPass func(l *Log)) {
 
 // BenchmarkIndexLookup measures random lookups in a full-size offset index.
 func BenchmarkIndexLookup(b *testing.B) {
-	x, err := openOffsetIndex(filepath.Join(b.TempDir(), "0.index"), 0, 10<<20, true)
+	x, err := openOffsetIndex(filepath.Join(b.TempDir(), "0.index"), 0, 10<<20, true, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -522,7 +522,7 @@ func (p *cleanPass) swap(group []cleanerSegment) (bool, error) {
 			return false, fmt.Errorf("storage: cleaner swap: %w", err)
 		}
 	}
-	seg, err := openSegment(l.dir, base, &l.cfg, now, 0, false)
+	seg, err := openSegment(l.dir, base, &l.cfg, now, 0, false, false)
 	if err != nil {
 		return false, fmt.Errorf("storage: cleaner: open cleaned segment %d: %w", base, err)
 	}

@@ -77,7 +77,9 @@
 //     once, num.recovery.threads.per.data.dir threads each); all are
 //     joined before it returns.
 //
-//   - Shutdown: one goroutine per log to close logs in parallel; joined.
+//   - Shutdown: shutdownCloseWorkers goroutines per data directory close
+//     the logs in parallel (each blocking system call holds an OS thread,
+//     so not one goroutine per log); joined.
 //
 //   - The cleaner, when enabled, owns its own goroutine; Startup starts
 //     it and Shutdown stops it before any log is closed.
@@ -97,8 +99,12 @@
 //
 //   - segments are sorted by base offset, never empty; the last is active
 //     and the only one appended to; only the active segment's indexes are
-//     preallocated to segment.index.bytes, every other index is trimmed to
-//     its entries.
+//     extended to segment.index.bytes (when their first entry needs room),
+//     every other index is trimmed to its entries.
+//   - a segment file (.log, .index, .timeindex, .txnindex) is fsync'd only
+//     when written, extended or cut since its last fsync (its dirty flag);
+//     files loaded after a clean shutdown and a new segment's empty files
+//     start clean. A clean close of an idle log therefore makes no fsync.
 //   - logStartOffset <= highWatermark <= logEndOffset; logStartOffset >=
 //     first segment's base offset; recoveryPoint <= logEndOffset and every
 //     byte below it has been fsync'd (raised only after an fsync: by the

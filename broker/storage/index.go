@@ -66,7 +66,12 @@ type mmapIndex struct {
 	// mapLocked). The O(1) checks run at load (sanityCheck).
 	unchecked bool
 	maxBytes  int // preallocation target while active
-	scratch   [16]byte
+	// dirty: the file was written, extended or cut since its last fsync
+	// (or, for a file not known to be durable, since it was opened);
+	// flush fsyncs only a dirty file. Set under mu held exclusively,
+	// cleared by flush.
+	dirty   atomic.Bool
+	scratch [16]byte
 }
 
 // openMmapIndex opens or creates an index file. The entry count is the file
@@ -74,7 +79,11 @@ type mmapIndex struct {
 // full of zero entries; the sanity check catches that). If active, the
 // file is extended to maxBytes rounded down to whole entries. Nothing is
 // mapped and no descriptor stays open.
-func openMmapIndex(path string, baseOffset int64, kind *indexKind, maxBytes int, active bool) (*mmapIndex, error) {
+//
+// synced tells that the file as found is durable: it was just created
+// (an empty file's existence is made durable by the fsync of its
+// directory), or it was loaded after a clean shutdown, which fsync'd it.
+func openMmapIndex(path string, baseOffset int64, kind *indexKind, maxBytes int, active, synced bool) (*mmapIndex, error) {
 	entrySize := kind.entrySize
 	maxBytes = maxBytes / entrySize * entrySize
 	f, size, err := openSizedFile(path, "index")
@@ -84,6 +93,7 @@ func openMmapIndex(path string, baseOffset int64, kind *indexKind, maxBytes int,
 	defer f.Close()
 	idx := &mmapIndex{path: path, baseOffset: baseOffset, entrySize: entrySize, offsetField: kind.offsetField,
 		kind: kind, maxBytes: maxBytes, size: int(size)}
+	idx.dirty.Store(!synced)
 	idx.entries = int(size) / entrySize
 	if idx.entries > 0 {
 		if _, err := f.ReadAt(idx.first[:entrySize], 0); err != nil {
@@ -99,6 +109,7 @@ func openMmapIndex(path string, baseOffset int64, kind *indexKind, maxBytes int,
 			return nil, fmt.Errorf("storage: resize %s: %w", path, err)
 		}
 		idx.size = maxBytes
+		idx.dirty.Store(true)
 	}
 	return idx, nil
 }
@@ -125,6 +136,7 @@ func (x *mmapIndex) resizeFileLocked(size int, zero bool) error {
 			return fmt.Errorf("storage: resize %s: %w", x.path, err)
 		}
 	}
+	x.dirty.Store(true)
 	if err := f.Truncate(int64(size)); err != nil {
 		return fmt.Errorf("storage: resize %s: %w", x.path, err)
 	}
@@ -246,9 +258,15 @@ func (x *mmapIndex) ensureCapacityLocked() error {
 }
 
 // trim truncates the file to the valid entries (on roll and clean close).
+// A file already that long is left alone: truncating it to its own length
+// would still change its times, which makes the fsync after it commit a
+// journal transaction for nothing.
 func (x *mmapIndex) trim() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.size == x.entries*x.entrySize && !x.closed {
+		return nil
+	}
 	return x.resizeFileLocked(x.entries*x.entrySize, false)
 }
 
@@ -315,19 +333,27 @@ func (x *mmapIndex) reset() error {
 	return x.resizeFileLocked(x.maxBytes, true)
 }
 
-// flush fsyncs the file.
+// flush fsyncs the file if it is dirty: a file not written, extended or
+// cut since its last fsync has nothing to make durable. The flag is
+// cleared before the fsync, so a write during it marks the file again;
+// a failed fsync marks it again too.
 func (x *mmapIndex) flush() error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.closed {
+	if x.closed || !x.dirty.Swap(false) {
 		return nil
 	}
 	e, err := indexFiles.acquire(x)
 	if err != nil {
+		x.dirty.Store(true)
 		return err
 	}
 	defer indexFiles.release(e)
-	return e.f.Sync()
+	if err := e.f.Sync(); err != nil {
+		x.dirty.Store(true)
+		return err
+	}
+	return nil
 }
 
 func (x *mmapIndex) close() error {
@@ -367,6 +393,7 @@ func (x *mmapIndex) writeEntryLocked(i int) error {
 		return err
 	}
 	defer indexFiles.release(e)
+	x.dirty.Store(true)
 	if _, err := e.f.WriteAt(x.scratch[:x.entrySize], int64(i*x.entrySize)); err != nil {
 		return fmt.Errorf("storage: write index %s: %w", x.path, err)
 	}

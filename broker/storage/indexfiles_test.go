@@ -28,7 +28,7 @@ func TestIndexesHoldNoDescriptors(t *testing.T) {
 	const n = 200
 	idx := make([]*OffsetIndex, n)
 	for i := range idx {
-		x, err := openOffsetIndex(filepath.Join(dir, fmt.Sprintf("%020d.index", i)), 1000, 4096, true)
+		x, err := openOffsetIndex(filepath.Join(dir, fmt.Sprintf("%020d.index", i)), 1000, 4096, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestIndexesHoldNoDescriptors(t *testing.T) {
 		if err != nil || fi.Size() != 3*offsetIndexEntrySize {
 			t.Fatalf("index %d file: %v size %d, want %d", i, err, fi.Size(), 3*offsetIndexEntrySize)
 		}
-		y, err := openOffsetIndex(x.path, 1000, 4096, false)
+		y, err := openOffsetIndex(x.path, 1000, 4096, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

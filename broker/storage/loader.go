@@ -263,7 +263,10 @@ func (ld *logLoader) openSegments() error {
 	for i, b := range bases {
 		_, statErr := os.Stat(segmentPath(p.dir, b, indexFileSuffix))
 		missingIndex := os.IsNotExist(statErr)
-		s, err := openSegment(p.dir, b, &l.cfg, ld.now, 0, false)
+		// After a clean shutdown every file is durable as found (that
+		// shutdown fsync'd it before writing its marker); recovery and
+		// index rebuilds mark what they change.
+		s, err := openSegment(p.dir, b, &l.cfg, ld.now, 0, false, p.cleanShutdown)
 		if err != nil {
 			return err
 		}

@@ -782,6 +782,10 @@ func (m *LogManager) Shutdown() error {
 		return nil
 	}
 	m.shutdown = true
+	// Each phase's duration is logged at the end, so a slow exit shows
+	// which part of the clean shutdown it waited for.
+	phases := newPhaseTimer()
+	defer func() { m.logger.Info("log manager shutdown phases", phases.attrs()...) }()
 	started := m.started
 	cleaner := m.cleaner
 	var creating []chan struct{}
@@ -794,31 +798,58 @@ func (m *LogManager) Shutdown() error {
 	for _, done := range creating {
 		<-done
 	}
+	phases.end("creating_ms")
 	// Close writes each log's own file; the writer stops first.
 	m.epochWriter.stop()
+	phases.end("epoch_writer_ms")
 	if started {
 		close(m.stop)
 		m.wg.Wait()
 	}
+	phases.end("schedule_ms")
 	var errs []error
 	if cleaner != nil {
 		errs = append(errs, cleaner.Shutdown())
 	}
-	logs := m.allLogsAndFutures()
+	phases.end("cleaner_ms")
+	// Logs are closed by shutdownCloseWorkers goroutines per data
+	// directory (Kafka closes them on a pool per directory too): a close
+	// blocks in system calls (fsync, ftruncate), each of which holds an OS
+	// thread, so one goroutine per log would ask for as many threads as
+	// logs (10,000 logs, the Go runtime's default limit).
+	byDir := map[string][]*Log{}
+	for _, l := range m.allLogsAndFutures() {
+		d := filepath.Dir(l.dir)
+		byDir[d] = append(byDir[d], l)
+	}
 	var wg sync.WaitGroup
 	var emu sync.Mutex
-	for _, l := range logs {
+	for _, logs := range byDir {
+		next := make(chan *Log)
+		for range min(shutdownCloseWorkers, len(logs)) {
+			wg.Add(1)
+			go func() { // closes logs from next until it is closed; joined below
+				defer wg.Done()
+				for l := range next {
+					if err := l.Close(); err != nil {
+						emu.Lock()
+						errs = append(errs, err)
+						emu.Unlock()
+					}
+				}
+			}()
+		}
 		wg.Add(1)
-		go func() { // closes one log; joined below
+		go func() { // feeds next; joined below
 			defer wg.Done()
-			if err := l.Close(); err != nil {
-				emu.Lock()
-				errs = append(errs, err)
-				emu.Unlock()
+			defer close(next)
+			for _, l := range logs {
+				next <- l
 			}
 		}()
 	}
 	wg.Wait()
+	phases.end("close_logs_ms")
 	m.mu.Lock()
 	for _, d := range m.dirDeletes {
 		if d.log != nil {
@@ -827,6 +858,7 @@ func (m *LogManager) Shutdown() error {
 	}
 	m.mu.Unlock()
 	errs = append(errs, m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets(), m.CheckpointHighWatermarks())
+	phases.end("checkpoints_ms")
 	if err := errors.Join(errs...); err != nil {
 		m.unlockAll()
 		return err
@@ -842,9 +874,33 @@ func (m *LogManager) Shutdown() error {
 		}
 		errs = append(errs, syncDir(d.path))
 	}
+	phases.end("marker_ms")
 	m.unlockAll()
 	return errors.Join(errs...)
 }
+
+// shutdownCloseWorkers is how many logs of one data directory Shutdown
+// closes at once. Closing an idle log makes no fsync; a log written since
+// its last flush waits for the disk, and concurrent fsyncs share the file
+// system's journal commits.
+var shutdownCloseWorkers = 128
+
+// phaseTimer measures consecutive phases of one operation for its log line.
+type phaseTimer struct {
+	last time.Time
+	kv   []any
+}
+
+func newPhaseTimer() *phaseTimer { return &phaseTimer{last: time.Now()} }
+
+// end closes the current phase under name and starts the next.
+func (p *phaseTimer) end(name string) {
+	now := time.Now()
+	p.kv = append(p.kv, name, now.Sub(p.last).Milliseconds())
+	p.last = now
+}
+
+func (p *phaseTimer) attrs() []any { return p.kv }
 
 // WriteMetaProperties (re)writes meta.properties (version 0) in every log
 // directory.

@@ -25,8 +25,8 @@ var offsetIndexKind = &indexKind{entrySize: offsetIndexEntrySize, offsetField: o
 			int32(binary.BigEndian.Uint32(b[4:])) > int32(binary.BigEndian.Uint32(a[4:]))
 	}}
 
-func openOffsetIndex(path string, baseOffset int64, maxBytes int, active bool) (*OffsetIndex, error) {
-	x, err := openMmapIndex(path, baseOffset, offsetIndexKind, maxBytes, active)
+func openOffsetIndex(path string, baseOffset int64, maxBytes int, active, synced bool) (*OffsetIndex, error) {
+	x, err := openMmapIndex(path, baseOffset, offsetIndexKind, maxBytes, active, synced)
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,7 @@ func recoverSegment(s *Segment, epochs *LeaderEpochCache, crcBuf []byte) (int64,
 	}
 	truncated := fileSize - pos
 	if truncated > 0 {
+		s.logDirty.Store(true)
 		if err := s.log.Truncate(pos); err != nil {
 			return 0, fmt.Errorf("storage: truncate torn tail of segment %d: %w", s.baseOffset, err)
 		}

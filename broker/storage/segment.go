@@ -54,6 +54,11 @@ type Segment struct {
 	logOpen    atomic.Bool // log is open and counted in segmentFiles
 	offsetIdx  *OffsetIndex
 	timeIdx    *TimeIndex
+	// logDirty and txnDirty: the .log or the .txnindex was written or cut
+	// since its last fsync (or, for a file not known to be durable, since
+	// it was opened); flush fsyncs only a dirty file (the indexes keep
+	// their own flag).
+	logDirty, txnDirty atomic.Bool
 
 	indexIntervalBytes int32
 	rollJitterMs       int64
@@ -88,7 +93,7 @@ func createSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter
 // openNewSegment creates the active segment at base in a directory known
 // to hold none of its files.
 func openNewSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64) (*Segment, error) {
-	return openSegment(dir, base, cfg, now, jitter, true)
+	return openSegment(dir, base, cfg, now, jitter, true, true)
 }
 
 // openRegularFile is os.OpenFile(path, O_RDWR|O_CREATE, 0644) for a
@@ -126,8 +131,12 @@ func openSizedFile(path, what string) (*os.File, int64, error) {
 }
 
 // openSegment opens (creating if needed) the files of a segment. active
-// segments get their indexes extended to segment.index.bytes.
-func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64, active bool) (s *Segment, err error) {
+// is a new segment (log.preallocate applies to it). synced tells
+// that the files as found are durable (a new segment's empty files, whose
+// existence the fsync of their directory makes durable; a segment loaded
+// after a clean shutdown, which fsync'd it): they need no fsync until
+// written.
+func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter int64, active, synced bool) (s *Segment, err error) {
 	if err := segmentFiles.acquire(); err != nil {
 		return nil, err
 	}
@@ -153,11 +162,19 @@ func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter i
 		firstBatchTimestamp:       -1,
 	}
 	s.check.init(size)
-	if s.offsetIdx, err = openOffsetIndex(segmentPath(dir, base, indexFileSuffix), base, cfg.maxIndexBytes(offsetIndexEntrySize), active); err != nil {
+	s.logDirty.Store(!synced)
+	s.txnDirty.Store(!synced)
+	// The indexes of a new active segment are not extended here: the
+	// first entry that needs room extends its file to segment.index.bytes
+	// (ensureCapacityLocked), as for a segment reactivated after a restart.
+	// A segment that never gets an index entry (most of many idle
+	// partitions) then keeps empty index files, which its clean close
+	// neither trims nor fsyncs.
+	if s.offsetIdx, err = openOffsetIndex(segmentPath(dir, base, indexFileSuffix), base, cfg.maxIndexBytes(offsetIndexEntrySize), false, synced); err != nil {
 		f.Close()
 		return nil, err
 	}
-	if s.timeIdx, err = openTimeIndex(segmentPath(dir, base, timeIndexFileSuffix), base, cfg.maxIndexBytes(timeIndexEntrySize), active); err != nil {
+	if s.timeIdx, err = openTimeIndex(segmentPath(dir, base, timeIndexFileSuffix), base, cfg.maxIndexBytes(timeIndexEntrySize), false, synced); err != nil {
 		s.offsetIdx.close()
 		f.Close()
 		return nil, err
@@ -165,6 +182,7 @@ func openSegment(dir string, base int64, cfg *LogConfig, now time.Time, jitter i
 	if active && cfg.Preallocate && s.size == 0 {
 		// log.preallocate: reserve segment.bytes up front; s.size tracks
 		// the real data and recovery treats the zero tail as torn.
+		s.logDirty.Store(true)
 		_ = f.Truncate(cfg.SegmentBytes)
 	}
 	s.logOpen.Store(true)
@@ -258,6 +276,7 @@ func (s *Segment) append(largestOffset, maxTs, offsetOfMaxTs int64, data []byte)
 	if err := s.indexBatch(pos, largestOffset, maxTs, offsetOfMaxTs); err != nil {
 		return err
 	}
+	s.logDirty.Store(true)
 	if err := injectedFault(FaultAppend, s.log.Name()); err != nil {
 		if sw := (*ShortWrite)(nil); errors.As(err, &sw) && sw.N > 0 {
 			s.log.WriteAt(data[:min(sw.N, len(data))], pos) // the torn part that reached the file
@@ -403,6 +422,7 @@ func (s *Segment) truncateTo(offset int64, now time.Time) (int64, error) {
 		return 0, err
 	}
 	removed := s.size - bp.pos
+	s.logDirty.Store(true)
 	if err := s.log.Truncate(bp.pos); err != nil {
 		return 0, fmt.Errorf("storage: truncate segment %d: %w", s.baseOffset, err)
 	}
@@ -457,6 +477,7 @@ func (s *Segment) onBecomeInactive() error {
 		return err
 	}
 	if fi, err := s.log.Stat(); err == nil && fi.Size() > s.size {
+		s.logDirty.Store(true)
 		if err := s.log.Truncate(s.size); err != nil {
 			return err
 		}
@@ -464,13 +485,20 @@ func (s *Segment) onBecomeInactive() error {
 	return nil
 }
 
-// flush fsyncs the .log and both indexes.
+// flush fsyncs the .log and both indexes, each only if it was written
+// since its last fsync: a file with nothing new has nothing to make
+// durable, and an fsync of it still costs a device cache flush. Each flag
+// is cleared before its fsync (a write during it marks the file again)
+// and set again when the fsync fails.
 func (s *Segment) flush() error {
 	if err := injectedFault(FaultFlush, s.log.Name()); err != nil {
 		return fmt.Errorf("storage: fsync segment %d: %w", s.baseOffset, err)
 	}
-	if err := s.log.Sync(); err != nil {
-		return fmt.Errorf("storage: fsync segment %d: %w", s.baseOffset, err)
+	if s.logDirty.Swap(false) {
+		if err := s.log.Sync(); err != nil {
+			s.logDirty.Store(true)
+			return fmt.Errorf("storage: fsync segment %d: %w", s.baseOffset, err)
+		}
 	}
 	if err := s.offsetIdx.flush(); err != nil {
 		return err
@@ -480,7 +508,14 @@ func (s *Segment) flush() error {
 	}
 	// The .txnindex is appended with plain writes; make it as durable as
 	// the records it describes.
-	return syncFile(segmentPath(s.dir, s.baseOffset, txnIndexFileSuffix))
+	if !s.txnDirty.Swap(false) {
+		return nil
+	}
+	if err := syncFile(segmentPath(s.dir, s.baseOffset, txnIndexFileSuffix)); err != nil {
+		s.txnDirty.Store(true)
+		return err
+	}
+	return nil
 }
 
 // close closes all files without trimming.

@@ -25,8 +25,8 @@ var timeIndexKind = &indexKind{entrySize: timeIndexEntrySize, offsetField: timeI
 			int32(binary.BigEndian.Uint32(b[8:])) >= int32(binary.BigEndian.Uint32(a[8:]))
 	}}
 
-func openTimeIndex(path string, baseOffset int64, maxBytes int, active bool) (*TimeIndex, error) {
-	x, err := openMmapIndex(path, baseOffset, timeIndexKind, maxBytes, active)
+func openTimeIndex(path string, baseOffset int64, maxBytes int, active, synced bool) (*TimeIndex, error) {
+	x, err := openMmapIndex(path, baseOffset, timeIndexKind, maxBytes, active, synced)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,7 @@ func readTxnIndex(path string) ([]AbortedTxn, error) {
 
 // appendTxnIndex appends one entry to the segment's .txnindex.
 func (s *Segment) appendTxnIndex(t AbortedTxn) error {
+	s.txnDirty.Store(true)
 	f, err := os.OpenFile(segmentPath(s.dir, s.baseOffset, txnIndexFileSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -88,6 +89,7 @@ func (s *Segment) truncateTxnIndex(offset int64) error {
 	if n == len(entries) {
 		return nil
 	}
+	s.txnDirty.Store(true)
 	return os.Truncate(path, int64(n*txnIndexEntrySize))
 }
 
