@@ -667,7 +667,7 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	// once, and one UpdateMetadata.
 	online, offline := c.rsm.initializeStates()
 	c.psm.initializeStates()
-	written, err := c.psm.startup()
+	written, err := c.psm.electPending("controller startup")
 	if err != nil {
 		return err
 	}

@@ -50,11 +50,12 @@ type replicaStateMachine struct {
 	store    partitionStateStore
 	stateLog *slog.Logger
 	hist     *history
-	// current, set only during startup, lists partitions whose cached
-	// leadership this controller wrote in the same event and has not sent
-	// to any broker yet: no leader knows the new znode version, so none
-	// can have changed the znode since, and removeReplicaFromIsr takes
-	// their state from the cache even when the replica is not in its ISR.
+	// current, set only during offlineAfterElection, lists partitions
+	// whose cached leadership this controller wrote in the same event and
+	// has not sent to any broker yet: no leader knows the new znode
+	// version, so none can have changed the znode since, and
+	// removeReplicaFromIsr takes their state from the cache even when the
+	// replica is not in its ISR.
 	current map[common.TopicPartition]bool
 }
 
@@ -98,16 +99,28 @@ func (m *replicaStateMachine) initializeStates() (online, offline []PartitionRep
 // startup moves the online replicas (from initializeStates) to
 // OnlineReplica, which sends each the current leadership (the full state
 // push of a new controller), and the offline ones to OfflineReplica, which
-// takes them out of the ISRs. current lists the partitions whose cached
-// leadership is known to be their znode's (see current).
-func (m *replicaStateMachine) startup(online, offline []PartitionReplica, current map[common.TopicPartition]bool) error {
-	m.current = current
-	defer func() { m.current = nil }()
+// takes them out of the ISRs. elected lists the partitions the partition
+// state machine has just written (see offlineAfterElection).
+func (m *replicaStateMachine) startup(online, offline []PartitionReplica, elected map[common.TopicPartition]bool) error {
 	if _, err := m.handleStateChanges(online, OnlineReplica, "controller startup"); err != nil {
 		return err
 	}
-	_, err := m.handleStateChanges(offline, OfflineReplica, "controller startup")
+	_, err := m.offlineAfterElection(offline, elected, "controller startup")
 	return err
+}
+
+// offlineAfterElection moves replicas to OfflineReplica (out of the ISRs)
+// right after the partition state machine's electPending wrote the
+// partitions in elected, in the same batch, nothing of it sent yet: their
+// state znodes are the cached leaderships (see current), so the ISR
+// shrink neither reads them again nor writes them (the elections left
+// no offline replica in their ISRs), and it adds their LeaderAndIsr to
+// the batch once more, where it replaces the election's entry: each
+// broker gets each partition once.
+func (m *replicaStateMachine) offlineAfterElection(replicas []PartitionReplica, elected map[common.TopicPartition]bool, reason string) (map[PartitionReplica]error, error) {
+	m.current = elected
+	defer func() { m.current = nil }()
+	return m.handleStateChanges(replicas, OfflineReplica, reason)
 }
 
 // handleStateChanges moves replicas to target; per-replica failures are
