@@ -198,6 +198,12 @@ func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason
 		c.batch.clear()
 		return err
 	}
+	// The new leaders go out before the ISR shrinks are written: clients
+	// wait for leaders, not for ISRs.
+	c.sendBatch()
+	if err := c.batch.newBatch(); err != nil {
+		return fmt.Errorf("%w: %v", errIllegalState, err)
+	}
 	if _, err := c.rsm.offlineAfterElection(others, elected, reason); err != nil {
 		c.batch.clear()
 		return err

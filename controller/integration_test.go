@@ -512,8 +512,9 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 				}
 			}
 		}
-		if lais != 1 || ums != 1 {
-			t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions from the new controller, want 1 and 1", id, lais, ums, topic)
+		// The elections, then the ISR shrinks: each partition once.
+		if lais < 1 || lais > 2 || ums < 1 || ums > 2 {
+			t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions from the new controller, want 1 or 2 of each", id, lais, ums, topic)
 		}
 		for p := int32(0); p < partitions; p++ {
 			if seen[p] != 1 {
@@ -706,8 +707,9 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 				}
 			}
 		}
-		if lais != 1 || ums != 1 {
-			t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions after the failure of %d, want 1 and 1", id, lais, ums, topic, dead)
+		// The elections, then the ISR shrinks: each partition once.
+		if lais < 1 || lais > 2 || ums < 1 || ums > 2 {
+			t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions after the failure of %d, want 1 or 2 of each", id, lais, ums, topic, dead)
 		}
 		for p := int32(0); p < partitions; p++ {
 			if seen[p] != 1 {
