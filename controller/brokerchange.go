@@ -161,9 +161,19 @@ func (c *Controller) splitDeleting(replicas []PartitionReplica) (others, deletin
 	return others, deleting
 }
 
-// onReplicasBecomeOffline elects new leaders for the partitions whose
-// leader went offline before
-// the dead replicas leave the ISR.
+// onReplicasBecomeOffline handles replicas that went offline (their
+// broker died, or their log directory failed), with Kafka's semantics:
+// the partitions without a live leader are elected first (the offline
+// strategy: a live ISR member, or any live replica if unclean election is
+// on; one conditional write each with the ISR's live members and the
+// leader epoch one higher), then the offline replicas leave the other
+// ISRs (a leader among them leaves leader -1 behind when no election was
+// possible). Kafka sends the elections and the ISR shrinks as two rounds
+// and re-reads every elected partition's state znode before finding
+// nothing to shrink there; here one batch carries both (each broker gets
+// one LeaderAndIsr naming each of its partitions once, and one
+// UpdateMetadata), and the elected partitions' state is taken from the
+// cache, as in a controller failover (electPending, offlineAfterElection).
 func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason string) error {
 	others, deleting := c.splitDeleting(replicas)
 	var offlineLeader []common.TopicPartition
@@ -176,15 +186,29 @@ func (c *Controller) onReplicasBecomeOffline(replicas []PartitionReplica, reason
 			offlineLeader = append(offlineLeader, tp)
 		}
 	}
-	if _, err := c.partitionChange(offlineLeader, OfflinePartition, nil, reason); err != nil {
+	if err := c.batch.newBatch(); err != nil {
+		return fmt.Errorf("%w: %v", errIllegalState, err)
+	}
+	if _, err := c.psm.handleStateChanges(offlineLeader, OfflinePartition, nil, reason); err != nil {
+		c.batch.clear()
 		return err
 	}
-	if err := c.triggerOnline(reason); err != nil {
+	elected, err := c.psm.electPending(reason)
+	if err != nil {
+		c.batch.clear()
 		return err
 	}
-	if _, err := c.replicaChange(others, OfflineReplica, reason); err != nil {
+	// The new leaders go out before the ISR shrinks are written: clients
+	// wait for leaders, not for ISRs.
+	c.sendBatch()
+	if err := c.batch.newBatch(); err != nil {
+		return fmt.Errorf("%w: %v", errIllegalState, err)
+	}
+	if _, err := c.rsm.offlineAfterElection(others, elected, reason); err != nil {
+		c.batch.clear()
 		return err
 	}
+	c.sendBatch()
 	if len(deleting) > 0 && c.deletion != nil {
 		if err := c.deletion.failReplicaDeletion(deleting); err != nil {
 			return err

@@ -662,16 +662,21 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	// machine (leader -1, the ISR shrunk). Kafka's failover shrinks first
 	// and elects after, two writes and two leader epochs for each
 	// partition the dead broker led; its broker-failure handling already
-	// elects first, as onReplicasBecomeOffline does. One batch carries it
-	// all: each broker gets one LeaderAndIsr with each of its partitions
-	// once, and one UpdateMetadata.
+	// elects first, as onReplicasBecomeOffline does. The elections are sent
+	// as soon as they are written (clients wait for leaders, not for
+	// ISRs), then the rest: each broker gets each partition once, the
+	// elected ones in the first LeaderAndIsr, the others in the second.
 	online, offline := c.rsm.initializeStates()
 	c.psm.initializeStates()
-	written, err := c.psm.startup()
+	written, err := c.psm.electPending("controller startup")
 	if err != nil {
 		return err
 	}
 	ph.Elected = c.cfg.Now()
+	c.sendBatch()
+	if err := c.batch.newBatch(); err != nil {
+		return fmt.Errorf("%w: %v", errIllegalState, err)
+	}
 	if err := c.rsm.startup(online, offline, written); err != nil {
 		return err
 	}

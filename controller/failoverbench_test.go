@@ -29,7 +29,7 @@ func BenchmarkFailoverStateMachines10k(b *testing.B) {
 		b.StartTimer()
 		online, offline := m.rsm.initializeStates()
 		m.psm.initializeStates()
-		written, err := m.psm.startup()
+		written, err := m.psm.electPending("controller startup")
 		if err != nil {
 			b.Fatal(err)
 		}

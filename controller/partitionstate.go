@@ -110,18 +110,22 @@ func (m *partitionStateMachine) initializeStates() {
 	}
 }
 
-// startup moves the New and Offline partitions (classified by
-// initializeStates) Online and returns the ones it wrote a leadership for:
-// an offline election leaves only live replicas in the ISR, and a new
-// partition's ISR is its live replicas.
-func (m *partitionStateMachine) startup() (map[common.TopicPartition]bool, error) {
+// electPending moves every New and Offline partition Online (as
+// triggerOnlinePartitionStateChange does for all topics) and returns the
+// ones it wrote a leadership for: an offline election leaves only live
+// replicas in the ISR, and a new partition's ISR is its live replicas. A
+// new controller calls it after initializeStates, the broker-failure
+// handling after marking the partitions without a live leader Offline;
+// both then hand the result to the replica state machine's
+// offlineAfterElection in the same batch.
+func (m *partitionStateMachine) electPending(reason string) (map[common.TopicPartition]bool, error) {
 	var pending []common.TopicPartition
 	for tp, s := range m.ctx.partitionStates {
 		if s == NewPartition || s == OfflinePartition {
 			pending = append(pending, tp)
 		}
 	}
-	if _, err := m.triggerOnlinePartitionStateChange("", "controller startup"); err != nil {
+	if _, err := m.triggerOnlinePartitionStateChange("", reason); err != nil {
 		return nil, err
 	}
 	written := map[common.TopicPartition]bool{}

@@ -50,11 +50,14 @@ type replicaStateMachine struct {
 	store    partitionStateStore
 	stateLog *slog.Logger
 	hist     *history
-	// current, set only during startup, lists partitions whose cached
-	// leadership this controller wrote in the same event and has not sent
-	// to any broker yet: no leader knows the new znode version, so none
-	// can have changed the znode since, and removeReplicaFromIsr takes
-	// their state from the cache even when the replica is not in its ISR.
+	// current, set during startup and offlineAfterElection, lists the
+	// partitions this controller elected in the same event and has already
+	// sent. The elections left no offline replica in their ISRs, so
+	// removeReplicaFromIsr has nothing to write for them and takes their
+	// state from the cache instead of reading the znode (a new leader may
+	// have changed its ISR since; that reaches the controller as any ISR
+	// change does), and neither OnlineReplica nor OfflineReplica sends
+	// them again unless it wrote them.
 	current map[common.TopicPartition]bool
 }
 
@@ -98,16 +101,33 @@ func (m *replicaStateMachine) initializeStates() (online, offline []PartitionRep
 // startup moves the online replicas (from initializeStates) to
 // OnlineReplica, which sends each the current leadership (the full state
 // push of a new controller), and the offline ones to OfflineReplica, which
-// takes them out of the ISRs. current lists the partitions whose cached
-// leadership is known to be their znode's (see current).
-func (m *replicaStateMachine) startup(online, offline []PartitionReplica, current map[common.TopicPartition]bool) error {
-	m.current = current
-	defer func() { m.current = nil }()
-	if _, err := m.handleStateChanges(online, OnlineReplica, "controller startup"); err != nil {
+// takes them out of the ISRs. elected lists the partitions the partition
+// state machine has just written and sent (see offlineAfterElection); they
+// are not sent again.
+func (m *replicaStateMachine) startup(online, offline []PartitionReplica, elected map[common.TopicPartition]bool) error {
+	m.current = elected
+	_, err := m.handleStateChanges(online, OnlineReplica, "controller startup")
+	m.current = nil
+	if err != nil {
 		return err
 	}
-	_, err := m.handleStateChanges(offline, OfflineReplica, "controller startup")
+	_, err = m.offlineAfterElection(offline, elected, "controller startup")
 	return err
+}
+
+// offlineAfterElection moves replicas to OfflineReplica (out of the ISRs)
+// right after the partition state machine's electPending wrote the
+// partitions in elected and the controller sent them. The elections left
+// no offline replica in those partitions' ISRs, so the ISR shrink has
+// nothing to write for them and neither reads their znodes again nor sends
+// them a second time (see current): each broker gets each partition once,
+// the elected ones in the elections' LeaderAndIsr, the others in the
+// shrinks'. A new leader may already have changed its ISR since; that
+// reaches the controller as any ISR change does.
+func (m *replicaStateMachine) offlineAfterElection(replicas []PartitionReplica, elected map[common.TopicPartition]bool, reason string) (map[PartitionReplica]error, error) {
+	m.current = elected
+	defer func() { m.current = nil }()
+	return m.handleStateChanges(replicas, OfflineReplica, reason)
 }
 
 // handleStateChanges moves replicas to target; per-replica failures are
@@ -161,7 +181,7 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 					a.Replicas = append(slices.Clone(a.Replicas), r.Replica)
 					m.ctx.UpdateAssignment(r.TopicPartition, a)
 				}
-			} else if l, ok := m.ctx.Leadership(r.TopicPartition); ok {
+			} else if l, ok := m.ctx.Leadership(r.TopicPartition); ok && !m.current[r.TopicPartition] {
 				a, _ := m.ctx.Assignment(r.TopicPartition)
 				m.batch.addLeaderAndIsr([]int32{r.Replica}, r.TopicPartition, l, a, false)
 			}
@@ -169,10 +189,14 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 		}
 	case OfflineReplica:
 		var withLeadership, withoutLeadership []common.TopicPartition
+		sentVersion := map[common.TopicPartition]int32{} // current partitions: the version sent
 		for _, r := range replicas {
 			m.batch.addStopReplica([]int32{r.Replica}, r.TopicPartition, false)
-			if _, ok := m.ctx.Leadership(r.TopicPartition); ok {
+			if l, ok := m.ctx.Leadership(r.TopicPartition); ok {
 				withLeadership = append(withLeadership, r.TopicPartition)
+				if m.current[r.TopicPartition] {
+					sentVersion[r.TopicPartition] = l.PartitionEpoch
+				}
 			} else {
 				withoutLeadership = append(withoutLeadership, r.TopicPartition)
 			}
@@ -183,7 +207,8 @@ func (m *replicaStateMachine) doHandleStateChanges(broker int32, replicas []Part
 		}
 		for _, tp := range sortedKeys(updated) {
 			l := updated[tp]
-			if !m.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			v, sent := sentVersion[tp]
+			if !m.ctx.IsTopicQueuedForDeletion(tp.Topic) && !(sent && v == l.PartitionEpoch) {
 				a, _ := m.ctx.Assignment(tp)
 				others := filter(a.Replicas, func(x int32) bool { return x != broker })
 				m.batch.addLeaderAndIsr(others, tp, l, a, false)
