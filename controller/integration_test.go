@@ -475,51 +475,60 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 			states, _ := fb.leaderAndIsrFor(common.TopicPartition{Topic: "marker", Partition: 0})
 			return len(states) > 0
 		})
-		var lais, ums int
-		seen := map[int32]int{}
-		for _, r := range fb.requests() {
-			switch r := r.(type) {
-			case *kmsg.LeaderAndISRRequest:
-				if r.ControllerEpoch != epoch {
+		checkEachPartitionOnce(t, id, fb.requests(), epoch, topic, partitions, after, "from the new controller")
+	}
+}
+
+// checkEachPartitionOnce checks what broker id got in reqs (of controller
+// epoch epoch; -1: any) for topic's partitions: each partition named in
+// exactly one LeaderAndIsr, with the state ZooKeeper has (after), in one
+// or two LeaderAndIsr and UpdateMetadata requests (the elections, then the
+// ISR shrinks). when says which requests, for the messages.
+func checkEachPartitionOnce(t *testing.T, id int32, reqs []kmsg.Request, epoch int32, topic string, partitions int32, after map[int32]zkpaths.LeaderAndIsr, when string) {
+	t.Helper()
+	var lais, ums int
+	seen := map[int32]int{}
+	for _, r := range reqs {
+		switch r := r.(type) {
+		case *kmsg.LeaderAndISRRequest:
+			if epoch >= 0 && r.ControllerEpoch != epoch {
+				continue
+			}
+			mentions := false
+			for _, ts := range r.TopicStates {
+				if ts.Topic != topic {
 					continue
 				}
-				mentions := false
-				for _, ts := range r.TopicStates {
-					if ts.Topic != topic {
-						continue
-					}
-					mentions = true
-					for _, ps := range ts.PartitionStates {
-						seen[ps.Partition]++
-						a := after[ps.Partition]
-						if ps.Leader != a.Leader || ps.LeaderEpoch != a.LeaderEpoch || !reflect.DeepEqual(ps.ISR, a.ISR) || ps.ZKVersion != a.ZkVersion {
-							t.Errorf("broker %d: LeaderAndIsr for %s-%d leader=%d epoch=%d isr=%v version=%d, ZooKeeper has %s",
-								id, topic, ps.Partition, ps.Leader, ps.LeaderEpoch, ps.ISR, ps.ZKVersion, a)
-						}
-					}
-				}
-				if mentions {
-					lais++
-				}
-			case *kmsg.UpdateMetadataRequest:
-				if r.ControllerEpoch != epoch {
-					continue
-				}
-				for _, ts := range r.TopicStates {
-					if ts.Topic == topic {
-						ums++
+				mentions = true
+				for _, ps := range ts.PartitionStates {
+					seen[ps.Partition]++
+					a := after[ps.Partition]
+					if ps.Leader != a.Leader || ps.LeaderEpoch != a.LeaderEpoch || !reflect.DeepEqual(ps.ISR, a.ISR) || ps.ZKVersion != a.ZkVersion {
+						t.Errorf("broker %d: LeaderAndIsr for %s-%d leader=%d epoch=%d isr=%v version=%d, ZooKeeper has %s",
+							id, topic, ps.Partition, ps.Leader, ps.LeaderEpoch, ps.ISR, ps.ZKVersion, a)
 					}
 				}
 			}
-		}
-		// The elections, then the ISR shrinks: each partition once.
-		if lais < 1 || lais > 2 || ums < 1 || ums > 2 {
-			t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions from the new controller, want 1 or 2 of each", id, lais, ums, topic)
-		}
-		for p := int32(0); p < partitions; p++ {
-			if seen[p] != 1 {
-				t.Errorf("broker %d: %s-%d in %d LeaderAndIsr requests from the new controller, want 1", id, topic, p, seen[p])
+			if mentions {
+				lais++
 			}
+		case *kmsg.UpdateMetadataRequest:
+			if epoch >= 0 && r.ControllerEpoch != epoch {
+				continue
+			}
+			for _, ts := range r.TopicStates {
+				if ts.Topic == topic {
+					ums++
+				}
+			}
+		}
+	}
+	if lais < 1 || lais > 2 || ums < 1 || ums > 2 {
+		t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions %s, want 1 or 2 of each", id, lais, ums, topic, when)
+	}
+	for p := int32(0); p < partitions; p++ {
+		if seen[p] != 1 {
+			t.Errorf("broker %d: %s-%d in %d LeaderAndIsr requests %s, want 1", id, topic, p, seen[p], when)
 		}
 	}
 }
@@ -676,46 +685,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 	}
 
 	for _, id := range live {
-		var lais, ums int
-		seen := map[int32]int{}
-		for _, r := range cl.nodes[id].fb.requests()[seenBefore[id]:] {
-			switch r := r.(type) {
-			case *kmsg.LeaderAndISRRequest:
-				mentions := false
-				for _, ts := range r.TopicStates {
-					if ts.Topic != topic {
-						continue
-					}
-					mentions = true
-					for _, ps := range ts.PartitionStates {
-						seen[ps.Partition]++
-						a := after[ps.Partition]
-						if ps.Leader != a.Leader || ps.LeaderEpoch != a.LeaderEpoch || !reflect.DeepEqual(ps.ISR, a.ISR) || ps.ZKVersion != a.ZkVersion {
-							t.Errorf("broker %d: LeaderAndIsr for %s-%d leader=%d epoch=%d isr=%v version=%d, ZooKeeper has %s",
-								id, topic, ps.Partition, ps.Leader, ps.LeaderEpoch, ps.ISR, ps.ZKVersion, a)
-						}
-					}
-				}
-				if mentions {
-					lais++
-				}
-			case *kmsg.UpdateMetadataRequest:
-				for _, ts := range r.TopicStates {
-					if ts.Topic == topic {
-						ums++
-					}
-				}
-			}
-		}
-		// The elections, then the ISR shrinks: each partition once.
-		if lais < 1 || lais > 2 || ums < 1 || ums > 2 {
-			t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions after the failure of %d, want 1 or 2 of each", id, lais, ums, topic, dead)
-		}
-		for p := int32(0); p < partitions; p++ {
-			if seen[p] != 1 {
-				t.Errorf("broker %d: %s-%d in %d LeaderAndIsr requests after the failure, want 1", id, topic, p, seen[p])
-			}
-		}
+		checkEachPartitionOnce(t, id, cl.nodes[id].fb.requests()[seenBefore[id]:], -1, topic, partitions, after, fmt.Sprintf("after the failure of %d", dead))
 	}
 }
 
