@@ -103,7 +103,7 @@ func hwTruncationRun(s *Stage, topic, ibp string) hwRunResult {
 	}
 	s.dumpLog(b, tp)
 
-	s.Step("B comes back first. It is the only live broker, so it becomes the controller, finds A dead (it leaves the ISR: one leader epoch) and B itself in the ISR, and elects B (the next leader epoch), starting at its log end offset 1.")
+	s.Step("B comes back first. It is the only live broker, so it becomes the controller, finds A dead and B itself in the ISR, and elects B, taking A out of the ISR in the same write (the next leader epoch), starting at its log end offset 1.")
 	s.Restart(b)
 	st := s.waitPartition(tp, "broker %d leading a new epoch", func(st partState) bool { return st.Leader == b.ID && st.LeaderEpoch > 0 }, b.ID)
 	s.ZkGet(fmt.Sprintf("/brokers/topics/%s/partitions/0/state", topic))

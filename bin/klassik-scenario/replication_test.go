@@ -16,7 +16,7 @@ func TestHWTruncation(t *testing.T) {
 		"Identical: [0:m0 1:m2] on both.",
 		"| offset: 1 CreateTime: ",
 		"payload: m1\n",
-		"/leader-epoch-checkpoint\n      0\n      2\n      0 0\n      2 1\n",
+		"/leader-epoch-checkpoint\n      0\n      2\n      0 0\n      1 1\n",
 		`"leader_epoch":0,"isr":[1,2]}`)
 }
 
