@@ -186,10 +186,13 @@ func TestManagerEpochWriter(t *testing.T) {
 			}
 		}
 	}
-	pollUntil(t, 30e9, "the writer to empty its queue", func() bool {
-		m.epochWriter.mu.Lock()
-		defer m.epochWriter.mu.Unlock()
-		return !m.epochWriter.running
+	pollUntil(t, 30e9, "the writer to write every remaining log's file", func() bool {
+		for _, l := range logs {
+			if l != nil && l.LeaderEpochs().Unwritten() {
+				return false
+			}
+		}
+		return true
 	})
 	select {
 	case d := <-m.Failures():
