@@ -448,15 +448,7 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 		} else if a.Leader != b.Leader {
 			t.Errorf("%s-%d: leader %d after failover, want %d unchanged", topic, p, a.Leader, b.Leader)
 		}
-		if !reflect.DeepEqual(a.ISR, without(b.ISR)) {
-			t.Errorf("%s-%d: isr %v after failover, want %v", topic, p, a.ISR, without(b.ISR))
-		}
-		if a.LeaderEpoch != b.LeaderEpoch+1 {
-			t.Errorf("%s-%d: leader epoch %d -> %d, want one bump", topic, p, b.LeaderEpoch, a.LeaderEpoch)
-		}
-		if a.ControllerEpoch != epoch {
-			t.Errorf("%s-%d: written by controller epoch %d, want %d", topic, p, a.ControllerEpoch, epoch)
-		}
+		checkDeadLeftOnce(t, topic, p, b, a, without(b.ISR), epoch)
 	}
 
 	// A topic created afterwards is a marker: each broker's requests are
@@ -476,6 +468,22 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 			return len(states) > 0
 		})
 		checkEachPartitionOnce(t, id, fb.requests(), epoch, topic, partitions, after, "from the new controller")
+	}
+}
+
+// checkDeadLeftOnce checks a partition's state a after a broker's death,
+// against b before it: the ISR is isr (b's without the dead broker), the
+// leader epoch went up by exactly one, and controller epoch epoch wrote it.
+func checkDeadLeftOnce(t *testing.T, topic string, p int32, b, a zkpaths.LeaderAndIsr, isr []int32, epoch int32) {
+	t.Helper()
+	if !reflect.DeepEqual(a.ISR, isr) {
+		t.Errorf("%s-%d: isr %v after the broker's death, want %v", topic, p, a.ISR, isr)
+	}
+	if a.LeaderEpoch != b.LeaderEpoch+1 {
+		t.Errorf("%s-%d: leader epoch %d -> %d, want one bump", topic, p, b.LeaderEpoch, a.LeaderEpoch)
+	}
+	if a.ControllerEpoch != epoch {
+		t.Errorf("%s-%d: written by controller epoch %d, want %d", topic, p, a.ControllerEpoch, epoch)
 	}
 }
 
@@ -661,15 +669,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 		if a.Leader != want {
 			t.Errorf("%s-%d: leader %d after the failure of %d, want %d (old state %s)", topic, p, a.Leader, dead, want, b)
 		}
-		if !reflect.DeepEqual(a.ISR, without(b.ISR)) {
-			t.Errorf("%s-%d: isr %v after the failure, want %v", topic, p, a.ISR, without(b.ISR))
-		}
-		if a.LeaderEpoch != b.LeaderEpoch+1 {
-			t.Errorf("%s-%d: leader epoch %d -> %d, want one bump", topic, p, b.LeaderEpoch, a.LeaderEpoch)
-		}
-		if a.ControllerEpoch != epoch {
-			t.Errorf("%s-%d: written by controller epoch %d, want %d", topic, p, a.ControllerEpoch, epoch)
-		}
+		checkDeadLeftOnce(t, topic, p, b, a, without(b.ISR), epoch)
 		tp := common.TopicPartition{Topic: topic, Partition: p}
 		if n := readsAfter[tp] - readsBefore[tp]; n != 0 {
 			t.Errorf("%s: state znode read %d times while the controller handled the failure, want 0", tp, n)
