@@ -131,6 +131,31 @@ func TestTxnCoordinatorMovesMidCommit(t *testing.T) {
 	}) {
 		t.Fatalf("after the coordinator moved: state %s, last stable offset %d, high watermark %d; want CompleteCommit, 11, 11", st, lso, hw)
 	}
+	// The producer still has the dead broker as its cached coordinator.
+	// franz-go resolves AddPartitionsToTxn's coordinator from that cache
+	// while the dead broker is in its metadata, and fails the request
+	// with a client-side "unknown broker" (not retried) if a metadata
+	// refresh drops the broker between the lookup and the send. The
+	// broker's side is not what the race tests, so the producer first
+	// learns, from a survivor, that the broker is gone: every survivor
+	// has dropped it (for good: it stays dead), then so has the
+	// producer's metadata, and its next lookup asks FindCoordinator.
+	dead := fr.NodeID
+	for i := 0; i < c.N(); i++ {
+		if i == victim {
+			continue
+		}
+		c.WaitFor(30*time.Second, fmt.Sprintf("broker %d's metadata to drop broker %d", c.BrokerID(i), dead), func() bool {
+			resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, c.Direct(i))
+			return err == nil && !listsBroker(resp.Brokers, dead)
+		})
+	}
+	c.WaitFor(30*time.Second, fmt.Sprintf("the producer's metadata to drop broker %d", dead), func() bool {
+		// The client's list is the last metadata's brokers; with the
+		// victim gone from every survivor it can only shrink to them.
+		p.ForceMetadataRefresh()
+		return len(p.DiscoveredBrokers()) == c.N()-1
+	})
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,4 +205,13 @@ func partitionOffsets(t *testing.T, ctx context.Context, cl *kgo.Client, topic s
 		return resp.Topics[0].Partitions[0].Offset
 	}
 	return get(1), get(0)
+}
+
+func listsBroker(bs []kmsg.MetadataResponseBroker, id int32) bool {
+	for _, b := range bs {
+		if b.NodeID == id {
+			return true
+		}
+	}
+	return false
 }
