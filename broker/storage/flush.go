@@ -91,6 +91,12 @@ func (l *Log) flushRolled() error {
 		l.mu.Unlock()
 		return err
 	}
+	if err := l.syncParentEntry(); err != nil {
+		l.mu.Lock()
+		l.rolled = append(queue[:len(queue):len(queue)], l.rolled...)
+		l.mu.Unlock()
+		return err
+	}
 	// The roll created files (segment, snapshot) without fsyncing the
 	// directory; do it before any recovery point moves past them.
 	if err := syncDir(l.dir); err != nil {
@@ -117,6 +123,21 @@ func (l *Log) flushRolled() error {
 		l.mu.Unlock()
 	}
 	return firstErr
+}
+
+// syncParentEntry makes the log directory's entry for a newly created
+// log's directory durable, once: fsync'd segments in a directory a crash
+// could lose would be lost with it.
+func (l *Log) syncParentEntry() error {
+	s := l.parentUnsynced.Load()
+	if s == nil {
+		return nil
+	}
+	if err := s.sync(); err != nil {
+		return err
+	}
+	l.parentUnsynced.CompareAndSwap(s, nil)
+	return nil
 }
 
 // Flush fsyncs every segment at or above the recovery point and raises
@@ -152,6 +173,12 @@ func (l *Log) flushExceptLocked(skip *Segment) error {
 	// them (see leaderepoch.go).
 	if err := l.epochs.Sync(); err != nil {
 		return err
+	}
+	if l.recoveryPoint < l.logEndOffset.Load() {
+		// Data is about to be made durable: so must the directory's entry.
+		if err := l.syncParentEntry(); err != nil {
+			return err
+		}
 	}
 	if l.dirDirty {
 		if err := syncDir(l.dir); err != nil {

@@ -33,10 +33,14 @@ type loadParams struct {
 	// fresh: dir was just made empty by the caller (a log being
 	// created), so the steps that look for files there are skipped:
 	// there is nothing to clean up, load or recover.
-	fresh  bool
-	clock  func() time.Time
-	logger *slog.Logger
-	stats  *logStats // nil: none
+	fresh bool
+	// parentEntry, if set, fsyncs the log directory holding dir, whose
+	// entry for dir is not yet known durable (a log just created): the
+	// log's first flush of data calls it.
+	parentEntry *dirSyncer
+	clock       func() time.Time
+	logger      *slog.Logger
+	stats       *logStats // nil: none
 }
 
 // OpenLog opens (creating if needed) a standalone log in dir without a
@@ -134,6 +138,9 @@ func loadLog(p loadParams) (*Log, error) {
 	}
 	l.setHighWatermarkLocked(p.highWatermark)
 	l.lastFlushTime = ld.now
+	if p.parentEntry != nil {
+		l.parentUnsynced.Store(p.parentEntry)
+	}
 	l.startFlusher()
 	if l.epochs.Unwritten() {
 		l.kickFlusher() // epochs the recovery assigned again

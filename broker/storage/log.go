@@ -93,7 +93,10 @@ type Log struct {
 	pending           []pendingDelete
 	rolled            []rolledSegment // awaiting their post-roll fsync
 	dirDirty          bool            // a file was created since the last directory fsync
-	unsyncedSnapshots []string        // producer snapshots written at rolls, not yet fsync'd
+	// parentUnsynced: the log directory's entry for this log's directory
+	// awaits this fsync (syncParentEntry); nil once done.
+	parentUnsynced    atomic.Pointer[dirSyncer]
+	unsyncedSnapshots []string // producer snapshots written at rolls, not yet fsync'd
 	closed            bool
 
 	// The flusher goroutine (startFlusher); channels set once at load.

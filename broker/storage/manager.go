@@ -630,12 +630,16 @@ func (m *LogManager) createLog(tp common.TopicPartition, cfg LogConfig, dir *log
 		m.reportDirFailure(dir, "creating log "+tp.String(), err)
 		return nil, err
 	}
-	if err := dir.entries.sync(); err != nil {
-		m.reportDirFailure(dir, "creating log "+tp.String(), err)
-		return nil, err
-	}
+	// The new directory's entry in the log directory is not fsync'd
+	// here: the log's first flush of data does it (through the log
+	// directory's group commit) before Flush returns or the recovery
+	// point rises, and a checkpoint written in the log directory fsyncs
+	// it too. Until then the log holds nothing a crash may not lose, and
+	// a directory lost with it is created again by the next LeaderAndIsr.
+	// A LeaderAndIsr of thousands of new partitions then waits for no
+	// fsync of the log directory per batch of creations.
 	l, err := loadLog(loadParams{dir: path, tp: tp, cfg: cfg, cleanShutdown: true, fresh: !existed,
-		clock: m.clock, logger: m.logger, stats: m.stats})
+		parentEntry: dir.entries, clock: m.clock, logger: m.logger, stats: m.stats})
 	if err != nil {
 		if IsResourceExhausted(err) {
 			if !existed {

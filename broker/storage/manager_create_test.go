@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/klassik/klassik/broker/common"
 )
@@ -144,5 +146,94 @@ func TestGetOrCreateLogLoadsLeftOverDirectory(t *testing.T) {
 		if !names[want] {
 			t.Fatalf("new log's directory lacks %s: %v", want, names)
 		}
+	}
+}
+
+// A new log's directory entry in its log directory is fsync'd by the
+// log's first flush of data, not at creation: creating logs fsyncs the
+// log directory never, the first Flush with data (or the flusher's
+// post-roll flush) fsyncs it before the recovery point rises, and later
+// flushes do not again. A failed fsync fails the flush and leaves the
+// recovery point where it was.
+func TestNewLogDirectoryEntrySyncedByFirstFlush(t *testing.T) {
+	d, _, cfg := newManagerEnv(t)
+	cfg.Defaults.SegmentBytes = 4096
+	m := mustNewLogManager(t, cfg)
+	defer m.Shutdown()
+	var mu sync.Mutex
+	var calls []string // which log's flush asked, by the time of the call
+	var fail bool
+	m.dirs[0].entries.fsync = func(dir string) error {
+		if dir != d {
+			t.Errorf("fsync of %s, want the log directory %s", dir, d)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, "fsync")
+		if fail {
+			return &os.PathError{Op: "fsync", Path: dir, Err: syscall.EIO}
+		}
+		return syncDir(dir)
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(calls)
+	}
+	var logs []*Log
+	for p := int32(0); p < 3; p++ {
+		logs = append(logs, mustGetOrCreateLog(t, m, common.TopicPartition{Topic: "t", Partition: p}, cfg.Defaults))
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("creating 3 logs fsync'd the log directory %d times, want 0", n)
+	}
+	// Nothing to make durable: no fsync.
+	if err := logs[0].Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("flushing an empty log fsync'd the log directory %d times", n)
+	}
+	if _, err := logs[0].AppendAsLeader(makeBatch(3, 10, 1, "a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := logs[0].Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, rp := count(), logs[0].RecoveryPoint(); n != 1 || rp != 3 {
+		t.Fatalf("first flush with data: %d fsyncs of the log directory, recovery point %d; want 1 and 3", n, rp)
+	}
+	if _, err := logs[0].AppendAsLeader(makeBatch(3, 10, 1, "b"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := logs[0].Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("a second flush fsync'd the log directory again (%d fsyncs)", n)
+	}
+
+	// The flusher's post-roll flush: rolls raise the recovery point only
+	// after the log directory's fsync.
+	appendUntilSegments(t, logs[1], 3, func() []byte { return makeBatch(4, 300, 1, "r") })
+	pollUntil(t, 10*time.Second, "the post-roll flush to raise the recovery point", func() bool {
+		return logs[1].RecoveryPoint() > 0
+	})
+	if n := count(); n != 2 {
+		t.Fatalf("after the post-roll flush of a new log: %d fsyncs of the log directory, want 2", n)
+	}
+
+	// A failing fsync fails the flush; the recovery point stays.
+	mu.Lock()
+	fail = true
+	mu.Unlock()
+	if _, err := logs[2].AppendAsLeader(makeBatch(3, 10, 1, "c"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := logs[2].Flush(); err == nil {
+		t.Fatal("flush succeeded though the log directory's fsync failed")
+	}
+	if rp := logs[2].RecoveryPoint(); rp != 0 {
+		t.Fatalf("recovery point %d after the failed fsync, want 0", rp)
 	}
 }
