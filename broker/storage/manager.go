@@ -608,10 +608,9 @@ type creation struct {
 	done chan struct{} // closed when the creation ended, made or not
 }
 
-// createLog makes tp's directory in dir durable (the new entry in dir is
-// fsync'd before the log is used, as Kafka's log creation flushes the
-// parent directory; logs created at once share that fsync) and opens its
-// log. It takes no lock of the manager.
+// createLog makes tp's directory in dir and opens its log; the entry is
+// made durable by the log's first flush of data (logs flushed at once
+// share that fsync of dir). It takes no lock of the manager.
 func (m *LogManager) createLog(tp common.TopicPartition, cfg LogConfig, dir *logDir) (*Log, error) {
 	path := filepath.Join(dir.path, tp.String())
 	// The log directory exists, so one mkdir tells a new partition
