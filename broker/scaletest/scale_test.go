@@ -26,8 +26,9 @@ func TestScale10kPartitions(t *testing.T) {
 //	go test -run '^$' -bench Scale10k -benchtime 1x ./broker/scaletest
 func BenchmarkScale10k(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		r := runScenario(b, config{partitions: 10000, metadataSamples: 200, measureRejoin: true})
+		r := runScenario(b, config{partitions: 10000, metadataSamples: 200, measureRejoin: true, filesBaseline: true})
 		b.ReportMetric(r.Create.Seconds(), "create-s")
+		b.ReportMetric(r.FilesBaseline.Seconds(), "create-files-baseline-s")
 		b.ReportMetric(r.Failover.Seconds(), "failover-s")
 		b.ReportMetric(r.ControlledShutdown.Seconds(), "ctrlshutdown-s")
 		b.ReportMetric(r.ShutdownExit.Seconds(), "shutdown-exit-s")
@@ -52,8 +53,9 @@ func BenchmarkScale10k(b *testing.B) {
 //	go test -run '^$' -bench Create10kPartitions -benchtime 1x -v ./broker/scaletest
 func BenchmarkCreate10kPartitions(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		r := runScenario(b, config{partitions: 10000, createOnly: true})
+		r := runScenario(b, config{partitions: 10000, createOnly: true, filesBaseline: true})
 		b.ReportMetric(r.Create.Seconds(), "create-s")
+		b.ReportMetric(r.FilesBaseline.Seconds(), "create-files-baseline-s")
 		b.ReportMetric(r.CreateAnswered.Seconds(), "create-answered-s")
 	}
 }
