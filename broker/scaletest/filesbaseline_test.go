@@ -57,7 +57,7 @@ func (s *scenario) filesBaseline() time.Duration {
 	if err := first.Load(); err != nil {
 		s.t.Fatalf("files baseline: %v", *err)
 	}
-	s.t.Logf("files baseline: %d directories with 4 files each, %d per broker's file system share at once, in %v",
+	s.t.Logf("files baseline: %d directories with 4 files each (%d next to each broker's log directory, all at once) in %v",
 		s.c.N()*s.cfg.partitions, s.cfg.partitions, d.Round(time.Millisecond))
 	return d
 }
