@@ -517,6 +517,12 @@ func (s *scenario) failover() int {
 		}
 	}
 	zk := s.c.ZK()
+	offsets := map[int]int64{}
+	for i := 0; i < s.c.N(); i++ {
+		if i != ki {
+			offsets[i] = fileSize(s.c.Node(i).Output)
+		}
+	}
 	kill := time.Now()
 	s.c.Kill9(ki)
 	prof := s.startProfiles("failover", 20)
@@ -548,7 +554,31 @@ func (s *scenario) failover() int {
 	s.checkZK(want{live: live})
 	s.t.Logf("controller %d killed -9: session ended after %v; then a new controller after %v, every partition led by a live broker in every live broker's Metadata after %v",
 		ctrl, s.res.SessionEnd.Round(time.Millisecond), s.res.Election.Round(time.Millisecond), s.res.Failover.Round(time.Millisecond))
+	// The new controller's own breakdown of its failover (its phases'
+	// durations), for the reader of the log.
+	if id, ok := s.c.Controller(); ok {
+		if i := s.c.Index(id); i >= 0 {
+			if line := lineAfter(s.c.Node(i).Output, offsets[i], "controller failover complete"); line != "" {
+				s.t.Logf("broker %d: %s", id, line)
+			}
+		}
+	}
 	return ki
+}
+
+// lineAfter returns the part from "msg=" of the first line of a broker's
+// output after offset that contains substr ("" if none).
+func lineAfter(path string, offset int64, substr string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < offset {
+		return ""
+	}
+	for _, line := range strings.Split(string(data[offset:]), "\n") {
+		if i := strings.Index(line, "msg="); i >= 0 && strings.Contains(line, substr) {
+			return line[i:]
+		}
+	}
+	return ""
 }
 
 // controlledShutdown sends SIGTERM to a broker that is not the controller
