@@ -43,6 +43,14 @@ import (
 
 func (a *Apis) handleMetadata(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.MetadataRequest)
+	if a.authorizer == nil {
+		// The answer is the metadata cache's alone unless it may
+		// auto-create: reuse its encoding (metadata_answers.go). With an
+		// authorizer it depends on the principal and is built each time.
+		if resp, ok := a.cachedMetadata(ctx, req, r.listener()); ok {
+			return resp, nil
+		}
+	}
 	resp := a.meta.MetadataResponse(req, r.listener())
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	allow := req.Version < 4 || req.AllowAutoTopicCreation
