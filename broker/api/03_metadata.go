@@ -19,6 +19,10 @@ package api
 //     Internal topic names are never auto-created here (they are created by
 //     their coordinators).
 //
+// Without an authorizer, an answer that needs no auto-creation is sent
+// from its encoding kept for the cache's current generation
+// (metadata_answers.go); the bytes are those the cache would build.
+//
 // Authorization, as Kafka's KafkaApis: Describe on each topic, decided once
 // per topic. A topic the principal may not Describe is left out of an
 // "all topics" answer and, when named, answered TOPIC_AUTHORIZATION_FAILED

@@ -330,3 +330,67 @@ func TestMetadataAnswersBounded(t *testing.T) {
 		t.Fatalf("%d answers kept after a new generation, want 1", count)
 	}
 }
+
+// builtOnly hides Pin: the handler builds every answer (the path before
+// answers were kept).
+type builtOnly struct{ MetadataView }
+
+// BenchmarkMetadata10k: the Metadata v7 answer of a topic of 10,000
+// partitions (RF=3, 3 brokers), handled and encoded, built every time
+// against sent from the kept encoding:
+//
+//	go test -run '^$' -bench Metadata10k -benchmem ./broker/api
+func BenchmarkMetadata10k(b *testing.B) {
+	r := kmsg.NewPtrUpdateMetadataRequest()
+	r.Version, r.ControllerID, r.ControllerEpoch = 7, 1, 1
+	for id := int32(1); id <= 3; id++ {
+		lb := kmsg.NewUpdateMetadataRequestLiveBroker()
+		lb.ID = id
+		ep := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
+		ep.Host, ep.Port, ep.ListenerName = fmt.Sprintf("broker-%d", id), 9092, "PLAINTEXT"
+		lb.Endpoints = append(lb.Endpoints, ep)
+		r.LiveBrokers = append(r.LiveBrokers, lb)
+	}
+	ts := kmsg.NewUpdateMetadataRequestTopicState()
+	ts.Topic, ts.TopicID = "scale", [16]byte{1}
+	for p := int32(0); p < 10000; p++ {
+		ps := kmsg.NewUpdateMetadataRequestTopicPartition()
+		ps.Topic, ps.Partition, ps.Leader, ps.LeaderEpoch = "scale", p, p%3+1, 1
+		ps.Replicas = []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1}
+		ps.ISR = ps.Replicas
+		ts.PartitionStates = append(ts.PartitionStates, ps)
+	}
+	r.TopicStates = append(r.TopicStates, ts)
+	cache := metadata.New(1, "cluster-1")
+	cache.Update(r)
+	cfg, err := config.FromMap(map[string]string{"zookeeper.connect": "127.0.0.1:1/x", "broker.id": "1", "log.dirs": b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 7
+	tp := kmsg.NewMetadataRequestTopic()
+	tp.Topic = kmsg.StringPtr("scale")
+	req.Topics = append(req.Topics, tp)
+	for _, bc := range []struct {
+		name string
+		meta MetadataView
+	}{{"built", builtOnly{cache}}, {"kept", cache}} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := New(Config{BrokerID: 1, ClusterID: "cluster-1", Broker: cfg, Metadata: bc.meta,
+				Controller: fakeController{active: true}, Logger: slog.New(slog.DiscardHandler)})
+			a.SetReady()
+			nr := &network.Request{Key: 3, Version: 7, Body: req, Listener: "PLAINTEXT"}
+			var buf []byte
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				resp, err := a.Handle(context.Background(), nr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = resp.AppendTo(buf[:0])
+			}
+			b.ReportMetric(float64(len(buf)), "resp-bytes")
+		})
+	}
+}
