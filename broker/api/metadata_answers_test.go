@@ -331,6 +331,67 @@ func TestMetadataAnswersBounded(t *testing.T) {
 	}
 }
 
+// TestMetadataAnswersConcurrent: clients asking at the same time as
+// UpdateMetadata changes the leader of a-0 (and its epoch) each see one
+// consistent state per answer (leader and epoch of one update), never an
+// older one than their previous answer's, and the last answer is the
+// one built from the last state.
+func TestMetadataAnswersConcurrent(t *testing.T) {
+	h := newAnswersHarness(t, nil, nil)
+	leaderFor := func(epoch int32) int32 { return epoch%3 + 1 }
+	h.cache.Update(answersUpdate(leaderFor(10), 10))
+	const updates, clients, asks = 40, 4, 100
+	errs := make(chan error, clients)
+	for c := 0; c < clients; c++ {
+		go func() {
+			req := kmsg.NewPtrMetadataRequest()
+			req.Version = int16(7 + 5*(c%2)) // v7 and flexible v12
+			last := int32(0)
+			for i := 0; i < asks; i++ {
+				resp, err := h.a.Handle(context.Background(), &network.Request{Key: 3, Version: req.Version, Body: req, Listener: "PLAINTEXT"})
+				if err != nil {
+					errs <- err
+					return
+				}
+				got := kmsg.NewPtrMetadataResponse()
+				got.Version = req.Version
+				if err := got.ReadFrom(resp.AppendTo(nil)); err != nil {
+					errs <- err
+					return
+				}
+				for _, tp := range got.Topics {
+					if *tp.Topic != "a" {
+						continue
+					}
+					p := tp.Partitions[0]
+					if p.LeaderEpoch < last || p.Leader != leaderFor(p.LeaderEpoch) {
+						errs <- fmt.Errorf("client %d ask %d: a-0 leader %d epoch %d after epoch %d", c, i, p.Leader, p.LeaderEpoch, last)
+						return
+					}
+					last = p.LeaderEpoch
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for e := int32(11); e < 11+updates; e++ {
+		h.cache.Update(answersUpdate(leaderFor(e), e))
+		time.Sleep(time.Millisecond)
+	}
+	for c := 0; c < clients; c++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, v := range []int16{7, 12} {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = v
+		if got, want := h.handle(req, "PLAINTEXT", "User:ANONYMOUS").AppendTo(nil), h.fresh(req, "PLAINTEXT", 0); !bytes.Equal(got, want) {
+			t.Errorf("v%d: the last answer differs from the built one", v)
+		}
+	}
+}
+
 // builtOnly hides Pin: the handler builds every answer (the path before
 // answers were kept).
 type builtOnly struct{ MetadataView }
