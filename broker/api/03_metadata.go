@@ -19,6 +19,10 @@ package api
 //     Internal topic names are never auto-created here (they are created by
 //     their coordinators).
 //
+// Without an authorizer, an answer that needs no auto-creation is sent
+// from its encoding kept for the cache's current generation
+// (metadata_answers.go); the bytes are those the cache would build.
+//
 // Authorization, as Kafka's KafkaApis: Describe on each topic, decided once
 // per topic. A topic the principal may not Describe is left out of an
 // "all topics" answer and, when named, answered TOPIC_AUTHORIZATION_FAILED
@@ -43,6 +47,14 @@ import (
 
 func (a *Apis) handleMetadata(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.MetadataRequest)
+	if a.authorizer == nil {
+		// The answer is the metadata cache's alone unless it may
+		// auto-create: reuse its encoding (metadata_answers.go). With an
+		// authorizer it depends on the principal and is built each time.
+		if resp, ok := a.cachedMetadata(ctx, req, r.listener()); ok {
+			return resp, nil
+		}
+	}
 	resp := a.meta.MetadataResponse(req, r.listener())
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	allow := req.Version < 4 || req.AllowAutoTopicCreation

@@ -229,6 +229,9 @@ type Apis struct {
 	stopping  chan struct{}
 	closeOnce sync.Once
 
+	// metaAnswers keeps encoded Metadata answers (metadata_answers.go).
+	metaAnswers metadataAnswers
+
 	// metaMu guards the following: metaCh is closed and replaced on every
 	// metadata change, waking admin requests waiting for leaders.
 	metaMu sync.Mutex

@@ -41,6 +41,11 @@
 //	ReplicaManager (data path)                  not here: ReplicaManager interface, delegated
 //	MetadataCache                               not here: MetadataView interface
 //
+// Kept Metadata answers (metadata_answers.go): without an authorizer, a
+// Metadata answer is encoded once per metadata-cache generation, request
+// shape and listener and sent again as a network.EncodedResponse; the
+// per-request throttle_time_ms is patched in when it is written.
+//
 // Pieces the handlers share rather than repeat: toGroups/toReplicas and
 // byVersion (handlers.go) route a key, or its v1+ versions, to the group
 // coordinator or the replica manager; eachTopic and awaitLeaders

@@ -81,6 +81,9 @@ type topicState struct {
 // swaps the pointer, so readers never lock and always see one consistent
 // UpdateMetadata's worth of state (Kafka's MetadataSnapshot).
 type snapshot struct {
+	// gen numbers the snapshots of one Cache: each Update's is one more
+	// than the one it replaces (Pinned.Generation).
+	gen             uint64
 	controllerID    int32
 	controllerEpoch int32
 	brokers         map[int32]Broker
@@ -154,6 +157,7 @@ func (c *Cache) Update(req *kmsg.UpdateMetadataRequest) (deleted []common.TopicP
 	defer c.mu.Unlock()
 	old := c.snap.Load()
 	next := &snapshot{
+		gen:             old.gen + 1,
 		controllerID:    req.ControllerID,
 		controllerEpoch: req.ControllerEpoch,
 		brokers:         liveBrokers(req),

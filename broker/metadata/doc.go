@@ -8,7 +8,7 @@
 //
 //	kafka.server.MetadataCache / ZkMetadataCache        cache.go (Cache, Update)
 //	MetadataCache.MetadataSnapshot                      cache.go (snapshot)
-//	MetadataCache.getTopicMetadata / getPartitionMetadata response.go (MetadataResponse)
+//	MetadataCache.getTopicMetadata / getPartitionMetadata response.go (MetadataResponse, Pinned)
 //	org.apache.kafka.common.internals.Topic (validate)  response.go (ValidTopicName, IsInternal)
 //	AuthHelper.authorizedOperations (no authorizer)     response.go (*AuthorizedOperations)
 //
@@ -17,7 +17,11 @@
 // the topics it touches) and swaps it in, so readers never block and see
 // the effect of one UpdateMetadata completely or not at all, as Kafka's
 // copy-on-write MetadataSnapshot does. The "being created" marks live under
-// Cache.mu. No goroutines.
+// Cache.mu. No goroutines. Each snapshot has a generation, one more than
+// the one it replaced; Pin hands out a snapshot with its generation so the
+// api layer can answer from one state and reuse an answer's encoding
+// while the generation stands (Pinned.Determines says when an answer
+// depends on nothing else).
 //
 // Invariants:
 //

@@ -107,7 +107,57 @@ func (c *Cache) MissingTopics(req *kmsg.MetadataRequest) []string {
 // done here: topics the caller marked with MarkCreating are answered with
 // LEADER_NOT_AVAILABLE, other unknown ones with UNKNOWN_TOPIC_OR_PARTITION.
 func (c *Cache) MetadataResponse(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse {
-	s := c.snap.Load()
+	return c.Pin().MetadataResponse(req, listener)
+}
+
+// Pinned is one snapshot of the cache together with the cluster id, for
+// answering Metadata requests from one consistent state and knowing which
+// state that was (the api layer keeps encoded answers per generation).
+type Pinned struct {
+	c       *Cache
+	s       *snapshot
+	cluster string
+}
+
+// Pin returns the current state.
+func (c *Cache) Pin() Pinned {
+	return Pinned{c: c, s: c.snap.Load(), cluster: c.ClusterID()}
+}
+
+// Generation numbers the cache's snapshots: two Pinned with the same
+// Generation (and ClusterID) of one Cache hold the same brokers, topics,
+// partition states and controller. Every Update makes a new generation,
+// whatever it changed.
+func (p Pinned) Generation() uint64 { return p.s.gen }
+
+// ClusterID is the cluster id pinned with the snapshot.
+func (p Pinned) ClusterID() string { return p.cluster }
+
+// Determines reports whether MetadataResponse's answer to req is fixed by
+// the pinned state, the request's fields and the listener alone: true
+// unless the request names a topic the snapshot does not hold. Such a
+// topic is answered from the "being created" marks (which change without
+// a new snapshot and expire with time), and the api layer may auto-create
+// it.
+func (p Pinned) Determines(req *kmsg.MetadataRequest) bool {
+	if AllTopics(req) {
+		return true
+	}
+	for _, t := range req.Topics {
+		if t.Topic == nil {
+			continue // by id: known or UNKNOWN_TOPIC_ID, from the snapshot
+		}
+		if _, ok := p.s.topics[*t.Topic]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// MetadataResponse answers req from the pinned state, as
+// Cache.MetadataResponse does from the current one.
+func (p Pinned) MetadataResponse(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse {
+	c, s := p.c, p.s
 	v := req.Version
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 
@@ -127,7 +177,7 @@ func (c *Cache) MetadataResponse(req *kmsg.MetadataRequest, listener string) *km
 	}
 	sort.Slice(resp.Brokers, func(i, j int) bool { return resp.Brokers[i].NodeID < resp.Brokers[j].NodeID })
 
-	if id := c.ClusterID(); id != "" {
+	if id := p.cluster; id != "" {
 		resp.ClusterID = &id
 	}
 	resp.ControllerID = s.controllerID

@@ -336,7 +336,9 @@ func checkResponse(d decoded, resp kmsg.Response, log *slog.Logger) bool {
 		return false
 	}
 	if !d.fallback && resp.GetVersion() != req.Version {
-		if _, spliced := resp.(*SplicedResponse); spliced {
+		_, spliced := resp.(*SplicedResponse)
+		_, encoded := resp.(*EncodedResponse)
+		if spliced || encoded {
 			// Already encoded at the wrong version.
 			log.Error("spliced response has the wrong version; closing", "api", kmsg.NameForKey(req.Key), "version", req.Version, "response_version", resp.GetVersion())
 			return false
@@ -398,6 +400,10 @@ func (c *conn) write(req *Request, resp kmsg.Response) error {
 	if sp, ok := resp.(*SplicedResponse); ok {
 		binary.BigEndian.PutUint32(head, uint32(len(head)-4+sp.BodyLen()))
 		return writeSpliced(c.nc, head, sp, &s.sw)
+	}
+	if er, ok := resp.(*EncodedResponse); ok {
+		binary.BigEndian.PutUint32(head, uint32(len(head)-4+er.enc.Len()))
+		return writeEncoded(c.nc, head, er, &s.sw)
 	}
 	buf := resp.AppendTo(append(s.wbuf[:0], head...))
 	s.wbuf = keep(buf)

@@ -45,6 +45,12 @@
 // FileRecords.WriteTo for each file piece, so a *net.TCPConn gets
 // sendfile. Nothing above this package builds wire bytes.
 //
+// Encoded responses (encoded.go): a body encoded once (Encode) can be sent
+// by many requests, each through its own EncodedResponse carrying that
+// request's throttle_time_ms; the server writes the shared body with a
+// vectored write and never modifies it, and its error codes were counted
+// at encoding.
+//
 // SASL: each connection has a Session. On SASL_PLAINTEXT/SASL_SSL listeners it starts unauthenticated: only
 // ApiVersions, SaslHandshake and SaslAuthenticate reach the Handler, other
 // keys close the connection, and frames are capped at SaslMaxReceiveBytes.

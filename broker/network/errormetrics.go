@@ -86,9 +86,10 @@ type errorCounts struct {
 	codes  [8]int16
 	counts [8]int64
 	// Codes beyond the eight distinct ones that fit are marked as they
-	// come, through em.
-	em *errorMeters
-	r  gometrics.Registry
+	// come, through em, or kept in more when em is nil (Encode).
+	em   *errorMeters
+	more []codeCount
+	r    gometrics.Registry
 }
 
 func (c *errorCounts) add(code int16) {
@@ -99,6 +100,16 @@ func (c *errorCounts) add(code int16) {
 		}
 	}
 	if c.n == len(c.codes) {
+		if c.em == nil {
+			for i := range c.more {
+				if c.more[i].code == code {
+					c.more[i].count++
+					return
+				}
+			}
+			c.more = append(c.more, codeCount{code, 1})
+			return
+		}
 		c.em.meter(c.r, code).Mark(1)
 		return
 	}
@@ -111,7 +122,21 @@ func (em *errorMeters) recordErrors(r gometrics.Registry, resp kmsg.Response) {
 	if resp == nil {
 		return
 	}
+	if e, ok := resp.(*EncodedResponse); ok { // counted at encoding
+		for _, cc := range e.enc.errs {
+			em.meter(r, cc.code).Mark(cc.count)
+		}
+		return
+	}
 	c := errorCounts{em: em, r: r}
+	countErrors(resp, &c)
+	for i := 0; i < c.n; i++ {
+		em.meter(r, c.codes[i]).Mark(c.counts[i])
+	}
+}
+
+// countErrors adds resp's error codes to c.
+func countErrors(resp kmsg.Response, c *errorCounts) {
 	switch v := resp.(type) {
 	case *kmsg.ProduceResponse: // the hot paths, without reflection
 		for i := range v.Topics {
@@ -132,10 +157,7 @@ func (em *errorMeters) recordErrors(r gometrics.Registry, resp kmsg.Response) {
 			return
 		}
 		rv = rv.Elem()
-		planFor(rv.Type(), resp.Key()).walk(rv, &c)
-	}
-	for i := 0; i < c.n; i++ {
-		em.meter(r, c.codes[i]).Mark(c.counts[i])
+		planFor(rv.Type(), resp.Key()).walk(rv, c)
 	}
 }
 
