@@ -666,6 +666,15 @@ func (b *Broker) controllerConfig(logger *slog.Logger) controller.Config {
 	c.Logger = logger
 	c.StateChangeLogger = logger.With("logger", "state.change.logger")
 	c.Metrics = b.metrics
+	// The partition leaders this broker last heard of, to order a new
+	// controller's reads (Config.LeadersHint).
+	c.LeadersHint = func(topic string) map[int32]int32 {
+		if b.meta == nil {
+			return nil
+		}
+		leaders, _ := b.meta.PartitionLeaders(topic)
+		return leaders
+	}
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,13 @@ type Config struct {
 	Metrics gometrics.Registry
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// LeadersHint, if set, returns what this broker's metadata cache last
+	// heard of a topic's partition leaders (partition -> leader). A new
+	// controller reads first the state znodes of the partitions it names
+	// with a leader that is not live, elects and sends those, and reads
+	// the others after (see earlyElections); every decision is taken on
+	// what it read from ZooKeeper, so a stale hint only orders the reads.
+	LeadersHint func(topic string) map[int32]int32
 }
 
 // DefaultConfig returns Kafka's defaults for brokerID.
@@ -638,10 +646,9 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	if err := c.zk.DeleteLogDirEventNotifications(c.ctx.EpochZkVersion, logDirEvents...); err != nil {
 		return err
 	}
-	if err := c.initializeControllerContext(); err != nil {
+	if err := c.initializeControllerLayout(); err != nil {
 		return err
 	}
-	ph.Loaded = c.cfg.Now()
 	c.deletion = &topicDeletionManager{c: c}
 	if err := c.deletion.init(); err != nil {
 		return err
@@ -650,6 +657,14 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	if err := c.sendUpdateMetadata(c.ctx.LiveOrShuttingDownBrokerIDs(), nil); err != nil {
 		return err
 	}
+	early, earlyWritten, err := c.earlyElections()
+	if err != nil {
+		return err
+	}
+	if err := c.readRemainingStates(early); err != nil {
+		return err
+	}
+	ph.Loaded = c.cfg.Now()
 	if err := c.batch.newBatch(); err != nil {
 		return fmt.Errorf("%w: %v", errIllegalState, err)
 	}
@@ -671,6 +686,9 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	written, err := c.psm.electPending("controller startup")
 	if err != nil {
 		return err
+	}
+	for tp := range earlyWritten {
+		written[tp] = true
 	}
 	ph.Elected = c.cfg.Now()
 	c.sendBatch()
@@ -704,7 +722,11 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	return nil
 }
 
-func (c *Controller) initializeControllerContext() error {
+// initializeControllerLayout reads the brokers, the topics and their
+// assignments into the context (with their watches) and opens the
+// channels to the brokers; the partitions' states are read after
+// (readRemainingStates, and earlyElections before it).
+func (c *Controller) initializeControllerLayout() error {
 	brokers, err := c.readBrokers()
 	if err != nil {
 		return err
@@ -726,17 +748,96 @@ func (c *Controller) initializeControllerContext() error {
 	for _, id := range c.ctx.LiveOrShuttingDownBrokerIDs() {
 		c.watchBroker(id)
 	}
-	states, err := c.psm.store.ReadStates(c.ctx.AllPartitions())
-	if err != nil {
-		return err
-	}
-	for tp, l := range states {
-		c.ctx.PutLeadership(tp, l)
-	}
 	c.channels = c.newSink()
 	c.batch.maxVersion = c.channels.maxVersion
 	for _, b := range c.ctx.LiveOrShuttingDownBrokers() {
 		c.channels.addBroker(b)
 	}
 	return nil
+}
+
+// readRemainingStates reads the state znode of every partition not in
+// done into the context.
+func (c *Controller) readRemainingStates(done map[common.TopicPartition]bool) error {
+	tps := c.ctx.AllPartitions()
+	if len(done) > 0 {
+		tps = slices.DeleteFunc(tps, func(tp common.TopicPartition) bool { return done[tp] })
+	}
+	states, err := c.psm.store.ReadStates(tps)
+	if err != nil {
+		return err
+	}
+	for tp, l := range states {
+		c.ctx.PutLeadership(tp, l)
+	}
+	return nil
+}
+
+// earlyElections is a new controller's first step when its broker's
+// metadata cache names partitions led by brokers that are no longer live
+// (Config.LeadersHint), as after the previous controller's broker died:
+// it reads those partitions' state znodes only, elects the ones whose
+// leader, as read, is not live (one conditional write each, as
+// electPending does), and sends them, before reading the other state
+// znodes. Clients wait for leaders, and a failover of thousands of
+// partitions otherwise reads every state znode before its first
+// election. The partitions read are returned (in the context, classified
+// Online or Offline as initializeStates would), with the ones written;
+// a partition without a state znode is left to the full read.
+func (c *Controller) earlyElections() (read, written map[common.TopicPartition]bool, err error) {
+	if c.cfg.LeadersHint == nil {
+		return nil, nil, nil
+	}
+	var tps []common.TopicPartition
+	for _, t := range c.ctx.AllTopics() {
+		for p, leader := range c.cfg.LeadersHint(t) {
+			tp := common.TopicPartition{Topic: t, Partition: p}
+			if _, assigned := c.ctx.assignments[t][p]; assigned && leader >= 0 && !c.ctx.IsReplicaOnline(leader, tp, false) {
+				tps = append(tps, tp)
+			}
+		}
+	}
+	if len(tps) == 0 {
+		return nil, nil, nil
+	}
+	sortTPs(tps)
+	states, err := c.psm.store.ReadStates(tps)
+	if err != nil {
+		return nil, nil, err
+	}
+	read = map[common.TopicPartition]bool{}
+	var offline []common.TopicPartition
+	for tp, l := range states {
+		read[tp] = true
+		c.ctx.PutLeadership(tp, l)
+		if c.ctx.IsReplicaOnline(l.Leader, tp, false) {
+			c.psm.setState(tp, OnlinePartition, "controller startup: leader is online", "")
+			continue
+		}
+		c.psm.setState(tp, OfflinePartition, "controller startup: leader is offline", "")
+		if !c.ctx.IsTopicQueuedForDeletion(tp.Topic) {
+			offline = append(offline, tp)
+		}
+	}
+	written = map[common.TopicPartition]bool{}
+	if len(offline) == 0 {
+		return read, written, nil
+	}
+	sortTPs(offline)
+	if err := c.batch.newBatch(); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errIllegalState, err)
+	}
+	if _, err := c.psm.handleStateChanges(offline, OnlinePartition, &electionSpec{strategy: OfflineElection}, "controller startup"); err != nil {
+		c.batch.clear()
+		return nil, nil, err
+	}
+	c.sendBatch()
+	for _, tp := range offline {
+		if c.psm.state(tp) == OnlinePartition {
+			written[tp] = true
+		}
+	}
+	c.log.Info("elected the partitions the broker's metadata named with a dead leader before reading the others",
+		"read", len(read), "elected", len(written))
+	return read, written, nil
 }

@@ -59,6 +59,9 @@ type cluster struct {
 	// wrapZK, when set, wraps each started node's ZooKeeper client as its
 	// controller sees it.
 	wrapZK func(id int32, c zkClient) zkClient
+	// hint, when set, gives each started node's controller its
+	// Config.LeadersHint.
+	hint func(id int32) func(topic string) map[int32]int32
 }
 
 func newCluster(t testing.TB, ids ...int32) *cluster {
@@ -129,6 +132,9 @@ func (cl *cluster) startVia(id int32, connect string, sessionTimeout time.Durati
 	if cl.logger != nil {
 		cfg.Logger = cl.logger
 		cfg.StateChangeLogger = quietLogger()
+	}
+	if cl.hint != nil {
+		cfg.LeadersHint = cl.hint(id)
 	}
 	var zc zkClient = c
 	if cl.wrapZK != nil {
@@ -467,7 +473,7 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 			states, _ := fb.leaderAndIsrFor(common.TopicPartition{Topic: "marker", Partition: 0})
 			return len(states) > 0
 		})
-		checkEachPartitionOnce(t, id, fb.requests(), epoch, topic, partitions, after, "from the new controller")
+		checkEachPartitionOnce(t, id, fb.requests(), epoch, topic, partitions, after, 2, "from the new controller")
 	}
 }
 
@@ -490,9 +496,9 @@ func checkDeadLeftOnce(t *testing.T, topic string, p int32, b, a zkpaths.LeaderA
 // checkEachPartitionOnce checks what broker id got in reqs (of controller
 // epoch epoch; -1: any) for topic's partitions: each partition named in
 // exactly one LeaderAndIsr, with the state ZooKeeper has (after), in one
-// or two LeaderAndIsr and UpdateMetadata requests (the elections, then the
-// ISR shrinks). when says which requests, for the messages.
-func checkEachPartitionOnce(t *testing.T, id int32, reqs []kmsg.Request, epoch int32, topic string, partitions int32, after map[int32]zkpaths.LeaderAndIsr, when string) {
+// to maxBatches LeaderAndIsr and UpdateMetadata requests (the elections,
+// then the ISR shrinks: 2). when says which requests, for the messages.
+func checkEachPartitionOnce(t *testing.T, id int32, reqs []kmsg.Request, epoch int32, topic string, partitions int32, after map[int32]zkpaths.LeaderAndIsr, maxBatches int, when string) {
 	t.Helper()
 	var lais, ums int
 	seen := map[int32]int{}
@@ -531,8 +537,8 @@ func checkEachPartitionOnce(t *testing.T, id int32, reqs []kmsg.Request, epoch i
 			}
 		}
 	}
-	if lais < 1 || lais > 2 || ums < 1 || ums > 2 {
-		t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions %s, want 1 or 2 of each", id, lais, ums, topic, when)
+	if lais < 1 || lais > maxBatches || ums < 1 || ums > maxBatches {
+		t.Errorf("broker %d: %d LeaderAndIsr and %d UpdateMetadata requests with %s's partitions %s, want 1 to %d of each", id, lais, ums, topic, when, maxBatches)
 	}
 	for p := int32(0); p < partitions; p++ {
 		if seen[p] != 1 {
@@ -685,7 +691,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 	}
 
 	for _, id := range live {
-		checkEachPartitionOnce(t, id, cl.nodes[id].fb.requests()[seenBefore[id]:], -1, topic, partitions, after, fmt.Sprintf("after the failure of %d", dead))
+		checkEachPartitionOnce(t, id, cl.nodes[id].fb.requests()[seenBefore[id]:], -1, topic, partitions, after, 2, fmt.Sprintf("after the failure of %d", dead))
 	}
 }
 
