@@ -593,6 +593,7 @@ func (c *Controller) watchChildren(path string, ev event) {
 type failoverPhases struct {
 	Noticed   time.Time // the /controller watch fired (zero if the election came another way)
 	Won       time.Time // /controller created and /controller_epoch bumped
+	Early     time.Time // the hinted partitions read, elected and sent (earlyElections; zero without)
 	Loaded    time.Time // brokers, topics and partition states read into the context
 	Elected   time.Time // the partition state machine wrote the elections
 	IsrShrunk time.Time // the replica state machine wrote the remaining ISR shrinks
@@ -607,7 +608,7 @@ func (p *failoverPhases) failoverLog() []any {
 	for _, ph := range []struct {
 		name string
 		at   time.Time
-	}{{"read_context", p.Loaded}, {"elections_written", p.Elected}, {"replica_state_machine", p.IsrShrunk}, {"requests_queued", p.Sent}, {"reassignments_deletions_elections", p.Done}} {
+	}{{"early_elections", p.Early}, {"read_context", p.Loaded}, {"elections_written", p.Elected}, {"replica_state_machine", p.IsrShrunk}, {"requests_queued", p.Sent}, {"reassignments_deletions_elections", p.Done}} {
 		if ph.at.IsZero() {
 			continue
 		}
@@ -660,6 +661,9 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	early, earlyWritten, err := c.earlyElections()
 	if err != nil {
 		return err
+	}
+	if early != nil {
+		ph.Early = c.cfg.Now()
 	}
 	if err := c.readRemainingStates(early); err != nil {
 		return err
