@@ -191,36 +191,7 @@ func TestIntegrationFailoverElectsHintedFirst(t *testing.T) {
 		}
 	}
 
-	without := func(isr []int32) []int32 { return filter(isr, func(r int32) bool { return r != dead }) }
-	after := map[int32]zkpaths.LeaderAndIsr{}
-	for p := int32(0); p < partitions; p++ {
-		b := before[p]
-		a, _ := cl.state(topic, p)
-		after[p] = a
-		if b.Leader == dead {
-			if a.Leader == dead || a.Leader == NoLeader || !slices.Contains(b.ISR, a.Leader) {
-				t.Errorf("%s-%d: leader %d after failover, want a live member of the old ISR %v", topic, p, a.Leader, b.ISR)
-			}
-		} else if a.Leader != b.Leader {
-			t.Errorf("%s-%d: leader %d after failover, want %d unchanged", topic, p, a.Leader, b.Leader)
-		}
-		checkDeadLeftOnce(t, topic, p, b, a, without(b.ISR), epoch)
-	}
-	var live []int32
-	for id := int32(1); id <= 3; id++ {
-		if id != dead {
-			live = append(live, id)
-		}
-	}
-	cl.createTopic("marker", map[int32][]int32{0: live})
-	for _, id := range live {
-		fb := cl.nodes[id].fb
-		waitFor(t, fmt.Sprintf("broker %d gets the marker topic's LeaderAndIsr", id), func() bool {
-			states, _ := fb.leaderAndIsrFor(common.TopicPartition{Topic: "marker", Partition: 0})
-			return len(states) > 0
-		})
-		// Three batches: the hinted elections, the omitted partition's
-		// election after the full read, the ISR shrinks.
-		checkEachPartitionOnce(t, id, fb.requests(), epoch, topic, partitions, after, 3, "from the new controller")
-	}
+	// Three batches: the hinted elections, the omitted partition's
+	// election after the full read, the ISR shrinks.
+	checkFailoverOutcome(t, cl, topic, partitions, before, dead, epoch, 3)
 }

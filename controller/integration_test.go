@@ -441,6 +441,17 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 	waitFor(t, "the new controller's failover to complete", func() bool { return next.ctrl.lastFailover.Load() != nil })
 	epoch := next.ctrl.Epoch()
 
+	checkFailoverOutcome(t, cl, topic, partitions, before, dead, epoch, 2)
+}
+
+// checkFailoverOutcome checks topic's partitions after the controller on
+// broker dead died and the controller of epoch epoch took over: each
+// partition dead led has a live leader from its old ISR (before), the
+// others keep theirs, every ISR lost dead with one epoch bump
+// (checkDeadLeftOnce), and each live broker got each partition in exactly
+// one LeaderAndIsr, in at most maxBatches requests.
+func checkFailoverOutcome(t *testing.T, cl *cluster, topic string, partitions int32, before map[int32]zkpaths.LeaderAndIsr, dead, epoch int32, maxBatches int) {
+	t.Helper()
 	without := func(isr []int32) []int32 { return filter(isr, func(r int32) bool { return r != dead }) }
 	after := map[int32]zkpaths.LeaderAndIsr{}
 	for p := int32(0); p < partitions; p++ {
@@ -473,7 +484,7 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 			states, _ := fb.leaderAndIsrFor(common.TopicPartition{Topic: "marker", Partition: 0})
 			return len(states) > 0
 		})
-		checkEachPartitionOnce(t, id, fb.requests(), epoch, topic, partitions, after, 2, "from the new controller")
+		checkEachPartitionOnce(t, id, fb.requests(), epoch, topic, partitions, after, maxBatches, "from the new controller")
 	}
 }
 
