@@ -93,8 +93,10 @@ echo "broker 1 kept its registration (cZxid $before): connection loss, not sessi
 
 step "ZooKeeper trouble 3. Lose the quorum for a few seconds: kill two nodes; a topic created meanwhile waits"
 kill -9 $(lsof -t -iTCP:2182 -sTCP:LISTEN) $(lsof -t -iTCP:2183 -sTCP:LISTEN)
-until echo srvr | nc -N 127.0.0.1 2181 | grep -q 'not currently serving'; do sleep 1; done
-echo srvr | nc -N 127.0.0.1 2181
+# The answer seen is the one printed: asked again, a member between two
+# states may close the connection without any answer.
+until out=$(echo srvr | nc -N 127.0.0.1 2181) && grep -q 'not currently serving' <<<"$out"; do sleep 1; done
+echo "$out"
 bin/kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --create --topic made-during-the-outage --partitions 3 --replication-factor 3 &
 created=$!
 sleep 3
