@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -91,19 +90,7 @@ func TestIntegrationFailoverElectsHintedFirst(t *testing.T) {
 		cl.start(id)
 	}
 	old := cl.waitActive()
-	assignment := map[int32][]int32{}
-	for p := int32(0); p < partitions; p++ {
-		assignment[p] = []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1}
-	}
-	cl.createTopic(topic, assignment)
-	before := map[int32]zkpaths.LeaderAndIsr{}
-	for p := int32(0); p < partitions; p++ {
-		waitFor(t, fmt.Sprintf("%s-%d led by its first replica with a full ISR", topic, p), func() bool {
-			s, ok := cl.state(topic, p)
-			return ok && s.Leader == assignment[p][0] && len(s.ISR) == 3
-		})
-		before[p], _ = cl.state(topic, p)
-	}
+	before := cl.createRotatedTopic(topic, partitions)
 	dead := old.id
 	var deadLed []int32
 	for p := int32(0); p < partitions; p++ {

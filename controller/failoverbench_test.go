@@ -17,7 +17,7 @@ func BenchmarkFailoverStateMachines10k(b *testing.B) {
 		m := newMachines(2, 2, 3)
 		assignment := map[int32][]int32{}
 		for p := int32(0); p < partitions; p++ {
-			assignment[p] = []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1}
+			assignment[p] = rotatedReplicas(p)
 		}
 		tps := m.addTopic("t", assignment)
 		for _, tp := range tps {

@@ -421,19 +421,7 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 	cl := newCluster(t, 1, 2, 3)
 	old := cl.waitActive()
 	const topic, partitions = "fo", 6
-	assignment := map[int32][]int32{}
-	for p := int32(0); p < partitions; p++ {
-		assignment[p] = []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1}
-	}
-	cl.createTopic(topic, assignment)
-	before := map[int32]zkpaths.LeaderAndIsr{}
-	for p := int32(0); p < partitions; p++ {
-		waitFor(t, fmt.Sprintf("%s-%d led by its first replica with a full ISR", topic, p), func() bool {
-			s, ok := cl.state(topic, p)
-			return ok && s.Leader == assignment[p][0] && len(s.ISR) == 3
-		})
-		before[p], _ = cl.state(topic, p)
-	}
+	before := cl.createRotatedTopic(topic, partitions)
 
 	dead := old.id
 	cl.stop(dead)
@@ -443,6 +431,30 @@ func TestIntegrationFailoverElectsOnce(t *testing.T) {
 
 	checkFailoverOutcome(t, cl, topic, partitions, before, dead, epoch, 2)
 }
+
+// createRotatedTopic creates topic with partitions of RF=3 over brokers
+// 1-3, partition p's replicas starting at broker p%3+1, waits until each
+// is led by its first replica with a full ISR and returns their states.
+func (cl *cluster) createRotatedTopic(topic string, partitions int32) map[int32]zkpaths.LeaderAndIsr {
+	cl.t.Helper()
+	assignment := map[int32][]int32{}
+	for p := int32(0); p < partitions; p++ {
+		assignment[p] = rotatedReplicas(p)
+	}
+	cl.createTopic(topic, assignment)
+	states := map[int32]zkpaths.LeaderAndIsr{}
+	for p := int32(0); p < partitions; p++ {
+		waitFor(cl.t, fmt.Sprintf("%s-%d led by its first replica with a full ISR", topic, p), func() bool {
+			s, ok := cl.state(topic, p)
+			return ok && s.Leader == assignment[p][0] && len(s.ISR) == 3
+		})
+		states[p], _ = cl.state(topic, p)
+	}
+	return states
+}
+
+// rotatedReplicas is partition p's replicas in createRotatedTopic.
+func rotatedReplicas(p int32) []int32 { return []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1} }
 
 // checkFailoverOutcome checks topic's partitions after the controller on
 // broker dead died and the controller of epoch epoch took over: each
@@ -615,21 +627,9 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 		}
 	}
 	const topic, partitions = "bf", 6
-	assignment := map[int32][]int32{}
-	for p := int32(0); p < partitions; p++ {
-		assignment[p] = []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1}
-	}
-	cl.createTopic(topic, assignment)
+	before := cl.createRotatedTopic(topic, partitions)
 	cl.createTopic("solo", map[int32][]int32{0: {dead}})
 	solo := common.TopicPartition{Topic: "solo", Partition: 0}
-	before := map[int32]zkpaths.LeaderAndIsr{}
-	for p := int32(0); p < partitions; p++ {
-		waitFor(t, fmt.Sprintf("%s-%d led by its first replica with a full ISR", topic, p), func() bool {
-			s, ok := cl.state(topic, p)
-			return ok && s.Leader == assignment[p][0] && len(s.ISR) == 3
-		})
-		before[p], _ = cl.state(topic, p)
-	}
 	waitFor(t, "solo-0 led by its only replica", func() bool { s, ok := cl.state("solo", 0); return ok && s.Leader == dead })
 	soloBefore, _ := cl.state("solo", 0)
 	// Every live broker has had the creations' requests (the last of
@@ -681,7 +681,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 		if b.Leader == dead {
 			// The offline election: the first assigned replica that is
 			// live and in the ISR.
-			want = without(assignment[p])[0]
+			want = without(rotatedReplicas(p))[0]
 		}
 		if a.Leader != want {
 			t.Errorf("%s-%d: leader %d after the failure of %d, want %d (old state %s)", topic, p, a.Leader, dead, want, b)
