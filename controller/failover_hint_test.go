@@ -117,6 +117,9 @@ func TestIntegrationFailoverElectsHintedFirst(t *testing.T) {
 	if c := topicCalls[2]; c.write || slices.ContainsFunc(c.tps, func(x common.TopicPartition) bool { return slices.Contains(hinted, x) }) || len(c.tps) != partitions-len(hinted) {
 		t.Errorf("third state call %v; want a read of the %d partitions not hinted", c, partitions-len(hinted))
 	}
+	if r, ok := next.ctrl.LastFailover(); !ok || !r.Done || r.Epoch != epoch || !slices.Equal(r.EarlyElected, early) {
+		t.Errorf("the new controller's LastFailover: %+v (ok %v); want done, epoch %d, early elections of %v", r, ok, epoch, early)
+	}
 	reads := stateReads(topicCalls)
 	for p := int32(0); p < partitions; p++ {
 		if reads[tp(p)] != 1 {
