@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,8 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/common"
 	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/controller"
 	"github.com/klassik/klassik/zkpaths"
 )
 
@@ -166,5 +169,86 @@ func TestControllerCrashFailoverWithinSessionTimeout(t *testing.T) {
 	t.Logf("controller crash → new controller in %v (session timeout %v)", took.Round(time.Millisecond), session)
 	if took > session+2*time.Second {
 		t.Logf("failover took more than the session timeout + 2 s (a loaded machine)")
+	}
+}
+
+// A new controller elects the partitions the dead controller's broker led
+// before it reads the other partitions' state znodes: its broker's
+// metadata cache, wired into controller.Config.LeadersHint, names them
+// with a leader that is not live. The hint is exact here, in every
+// interleaving: every broker's cache holds every partition's leader
+// before the kill, and no leader moves until the new controller's early
+// elections (auto.leader.rebalance.enable=false, and no controller runs
+// between the kill and the new one's failover, whose first UpdateMetadata
+// names brokers, no partitions); each such partition has a live member in
+// its ISR (created with full ISRs, and replica.lag.time.max.ms far beyond
+// the test). So the early elections elect exactly those partitions, and
+// the outcome is that of a failover without the hint: a live leader from
+// the old ISR, the ISR without the dead broker, one leader epoch up.
+func TestControllerFailoverElectsDeadLeadersFirst(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Racks: racks, Overrides: map[string]string{
+		"auto.leader.rebalance.enable": "false",
+		"replica.lag.time.max.ms":      "600000",
+	}})
+	const topic, partitions = "early", 24
+	c.CreateTopic(topic, partitions, 3, nil)
+	c.WaitLeaders(60*time.Second, topic, partitions)
+
+	oldCtrl, ok := c.Controller()
+	if !ok {
+		t.Fatal("no controller")
+	}
+	oldEpoch := c.ControllerEpoch()
+	before := map[int32]zkpaths.LeaderAndIsr{}
+	var led []common.TopicPartition
+	for p := int32(0); p < partitions; p++ {
+		s, ok := c.PartitionState(topic, p)
+		if !ok || len(s.ISR) != 3 {
+			t.Fatalf("%s-%d before the kill: %s (ok %v), want a full ISR", topic, p, s, ok)
+		}
+		before[p] = s
+		if s.Leader == oldCtrl {
+			led = append(led, common.TopicPartition{Topic: topic, Partition: p})
+		}
+	}
+	if len(led) == 0 {
+		t.Fatalf("the controller's broker %d leads none of %s's partitions", oldCtrl, topic)
+	}
+
+	c.KillBroker(c.Index(oldCtrl))
+	var report controller.FailoverReport
+	c.WaitFor(60*time.Second, "a new controller's failover", func() bool {
+		id, ok := c.Controller()
+		if !ok || id == oldCtrl {
+			return false
+		}
+		b := c.Broker(c.Index(id))
+		if b == nil {
+			return false
+		}
+		report, ok = b.Controller().LastFailover()
+		return ok
+	})
+	if report.Epoch != oldEpoch+1 || !report.Done {
+		t.Fatalf("the new controller's failover: epoch %d, done %v; want epoch %d, done", report.Epoch, report.Done, oldEpoch+1)
+	}
+	if !slices.Equal(report.EarlyElected, led) {
+		t.Errorf("early elections of %v, want the partitions broker %d led: %v", report.EarlyElected, oldCtrl, led)
+	}
+
+	c.WaitLeaders(60*time.Second, topic, partitions)
+	for p := int32(0); p < partitions; p++ {
+		b := before[p]
+		a, _ := c.PartitionState(topic, p)
+		if b.Leader != oldCtrl {
+			if a.Leader != b.Leader {
+				t.Errorf("%s-%d: leader %d -> %d, though broker %d did not lead it", topic, p, b.Leader, a.Leader, oldCtrl)
+			}
+			continue
+		}
+		if a.Leader == oldCtrl || !slices.Contains(b.ISR, a.Leader) || slices.Contains(a.ISR, oldCtrl) || a.LeaderEpoch != b.LeaderEpoch+1 || a.ControllerEpoch != oldEpoch+1 {
+			t.Errorf("%s-%d after the kill of %d: %s; was %s, want a leader from the old ISR, the ISR without %d, one leader epoch up, written by epoch %d",
+				topic, p, oldCtrl, a, b, oldCtrl, oldEpoch+1)
+		}
 	}
 }

@@ -589,7 +589,7 @@ func (c *Controller) watchChildren(path string, ev event) {
 
 // failoverPhases records when one failover passed each of its phases, so
 // that its time can be broken down (the completion log line, the scale
-// benchmark).
+// benchmark), and what its early elections elected (LastFailover).
 type failoverPhases struct {
 	Noticed   time.Time // the /controller watch fired (zero if the election came another way)
 	Won       time.Time // /controller created and /controller_epoch bumped
@@ -599,6 +599,35 @@ type failoverPhases struct {
 	IsrShrunk time.Time // the replica state machine wrote the remaining ISR shrinks
 	Sent      time.Time // the LeaderAndIsr and UpdateMetadata requests were queued to the brokers
 	Done      time.Time // reassignments, deletions and pending elections resumed
+
+	Epoch int32 // the controller epoch won
+	// EarlyElected are the partitions the early elections elected
+	// (sorted; none without them).
+	EarlyElected []common.TopicPartition
+}
+
+// FailoverReport is what a controller's latest failover did, as far as
+// operators' tools and tests need it.
+type FailoverReport struct {
+	// Epoch is the controller epoch the failover won.
+	Epoch int32
+	// Done reports whether the failover ran to its end (it resigned
+	// otherwise).
+	Done bool
+	// EarlyElected are the partitions it elected before reading the other
+	// partitions' states, because this broker's metadata named their
+	// leader and that leader was not live (Config.LeadersHint), sorted.
+	EarlyElected []common.TopicPartition
+}
+
+// LastFailover returns the report of this controller's latest failover;
+// ok is false before the first.
+func (c *Controller) LastFailover() (r FailoverReport, ok bool) {
+	ph := c.lastFailover.Load()
+	if ph == nil {
+		return FailoverReport{}, false
+	}
+	return FailoverReport{Epoch: ph.Epoch, Done: !ph.Done.IsZero(), EarlyElected: slices.Clone(ph.EarlyElected)}, true
 }
 
 // failoverLog is the record as log attributes: each phase's duration.
@@ -622,6 +651,7 @@ func (p *failoverPhases) failoverLog() []any {
 }
 
 func (c *Controller) onControllerFailover(ph *failoverPhases) error {
+	ph.Epoch = c.ctx.Epoch
 	defer c.lastFailover.Store(ph)
 	c.watchChildren(zkpaths.BrokerIDsPath, brokerChangeEvent{})
 	c.watchChildren(zkpaths.TopicsPath, topicChangeEvent{})
@@ -664,6 +694,10 @@ func (c *Controller) onControllerFailover(ph *failoverPhases) error {
 	}
 	if early != nil {
 		ph.Early = c.cfg.Now()
+		for tp := range earlyWritten {
+			ph.EarlyElected = append(ph.EarlyElected, tp)
+		}
+		sortTPs(ph.EarlyElected)
 	}
 	if err := c.readRemainingStates(early); err != nil {
 		return err

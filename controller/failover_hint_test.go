@@ -6,54 +6,7 @@ import (
 	"testing"
 
 	"github.com/klassik/klassik/broker/common"
-	"github.com/klassik/klassik/zkpaths"
-	"github.com/klassik/klassik/zkpaths/zkclient"
 )
-
-// stateCallLog records, in order, the state znode reads and conditional
-// writes a controller makes through its ZooKeeper client.
-type stateCallLog struct {
-	mu    sync.Mutex
-	calls []stateCall
-}
-
-type stateCall struct {
-	write bool
-	tps   []common.TopicPartition
-}
-
-func (l *stateCallLog) add(write bool, tps []common.TopicPartition) {
-	tps = slices.Clone(tps)
-	sortTPs(tps)
-	l.mu.Lock()
-	l.calls = append(l.calls, stateCall{write, tps})
-	l.mu.Unlock()
-}
-
-func (l *stateCallLog) snapshot() []stateCall {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.calls)
-}
-
-type loggingZK struct {
-	zkClient
-	l *stateCallLog
-}
-
-func (z loggingZK) GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error) {
-	z.l.add(false, tps)
-	return z.zkClient.GetPartitionStates(tps)
-}
-
-func (z loggingZK) UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]zkclient.PartitionStateResult, error) {
-	var tps []common.TopicPartition
-	for tp := range states {
-		tps = append(tps, tp)
-	}
-	z.l.add(true, tps)
-	return z.zkClient.UpdatePartitionStates(epochZkVersion, states)
-}
 
 // A new controller whose broker's metadata names partitions led by a
 // broker that is no longer live (Config.LeadersHint) reads those state
@@ -73,7 +26,7 @@ func TestIntegrationFailoverElectsHintedFirst(t *testing.T) {
 	cl.wrapZK = func(id int32, c zkClient) zkClient {
 		l := &stateCallLog{}
 		logs[id] = l
-		return loggingZK{c, l}
+		return l.wrap(id, c)
 	}
 	const topic, partitions = "fo", 12
 	cl.hint = func(int32) func(string) map[int32]int32 {
@@ -164,14 +117,10 @@ func TestIntegrationFailoverElectsHintedFirst(t *testing.T) {
 	if c := topicCalls[2]; c.write || slices.ContainsFunc(c.tps, func(x common.TopicPartition) bool { return slices.Contains(hinted, x) }) || len(c.tps) != partitions-len(hinted) {
 		t.Errorf("third state call %v; want a read of the %d partitions not hinted", c, partitions-len(hinted))
 	}
-	reads := map[common.TopicPartition]int{}
-	for _, c := range topicCalls {
-		if !c.write {
-			for _, x := range c.tps {
-				reads[x]++
-			}
-		}
+	if r, ok := next.ctrl.LastFailover(); !ok || !r.Done || r.Epoch != epoch || !slices.Equal(r.EarlyElected, early) {
+		t.Errorf("the new controller's LastFailover: %+v (ok %v); want done, epoch %d, early elections of %v", r, ok, epoch, early)
 	}
+	reads := stateReads(topicCalls)
 	for p := int32(0); p < partitions; p++ {
 		if reads[tp(p)] != 1 {
 			t.Errorf("%s-%d read %d times by the new controller, want once", topic, p, reads[tp(p)])

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -570,33 +569,65 @@ func checkEachPartitionOnce(t *testing.T, id int32, reqs []kmsg.Request, epoch i
 	}
 }
 
-// stateReadCounter counts the partition state znodes the controllers
-// read, per partition.
-type stateReadCounter struct {
+// stateCallLog records, in order, the state znode reads and conditional
+// writes the controllers whose ZooKeeper clients it wraps make.
+type stateCallLog struct {
 	mu    sync.Mutex
-	reads map[common.TopicPartition]int
+	calls []stateCall
 }
 
-func (r *stateReadCounter) wrap(_ int32, c zkClient) zkClient { return countingZK{c, r} }
-
-func (r *stateReadCounter) snapshot() map[common.TopicPartition]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.reads)
+type stateCall struct {
+	write bool
+	tps   []common.TopicPartition // sorted
 }
 
-type countingZK struct {
-	zkClient
-	r *stateReadCounter
+// wrap is a cluster.wrapZK that logs every node's calls here.
+func (l *stateCallLog) wrap(_ int32, c zkClient) zkClient { return loggingZK{c, l} }
+
+func (l *stateCallLog) add(write bool, tps []common.TopicPartition) {
+	tps = slices.Clone(tps)
+	sortTPs(tps)
+	l.mu.Lock()
+	l.calls = append(l.calls, stateCall{write, tps})
+	l.mu.Unlock()
 }
 
-func (z countingZK) GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error) {
-	z.r.mu.Lock()
-	for _, tp := range tps {
-		z.r.reads[tp]++
+func (l *stateCallLog) snapshot() []stateCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.calls)
+}
+
+// stateReads counts, per partition, the state znode reads among calls.
+func stateReads(calls []stateCall) map[common.TopicPartition]int {
+	reads := map[common.TopicPartition]int{}
+	for _, c := range calls {
+		if !c.write {
+			for _, tp := range c.tps {
+				reads[tp]++
+			}
+		}
 	}
-	z.r.mu.Unlock()
+	return reads
+}
+
+type loggingZK struct {
+	zkClient
+	l *stateCallLog
+}
+
+func (z loggingZK) GetPartitionStates(tps []common.TopicPartition) (map[common.TopicPartition]zkpaths.LeaderAndIsr, error) {
+	z.l.add(false, tps)
 	return z.zkClient.GetPartitionStates(tps)
+}
+
+func (z loggingZK) UpdatePartitionStates(epochZkVersion int32, states map[common.TopicPartition]zkpaths.LeaderAndIsr) (map[common.TopicPartition]zkclient.PartitionStateResult, error) {
+	tps := make([]common.TopicPartition, 0, len(states))
+	for tp := range states {
+		tps = append(tps, tp)
+	}
+	z.l.add(true, tps)
+	return z.zkClient.UpdatePartitionStates(epochZkVersion, states)
 }
 
 // A broker that is not the controller dies (RF=3 over three brokers):
@@ -610,9 +641,9 @@ func (z countingZK) GetPartitionStates(tps []common.TopicPartition) (map[common.
 // partition whose only replica was the dead broker is left with leader -1
 // and its ISR, one epoch up (Kafka's rule: the last ISR member stays).
 func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
-	counter := &stateReadCounter{reads: map[common.TopicPartition]int{}}
+	calls := &stateCallLog{}
 	cl := newCluster(t)
-	cl.wrapZK = counter.wrap
+	cl.wrapZK = calls.wrap
 	for _, id := range []int32{1, 2, 3} {
 		cl.start(id)
 	}
@@ -647,7 +678,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 		})
 		seenBefore[id] = len(fb.requests())
 	}
-	readsBefore := counter.snapshot()
+	callsBefore := len(calls.snapshot())
 
 	cl.stop(dead)
 	without := func(isr []int32) []int32 { return filter(isr, func(r int32) bool { return r != dead }) }
@@ -669,7 +700,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 			return len(states) > 0
 		})
 	}
-	readsAfter := counter.snapshot()
+	reads := stateReads(calls.snapshot()[callsBefore:])
 
 	epoch := active.ctrl.Epoch()
 	after := map[int32]zkpaths.LeaderAndIsr{}
@@ -688,7 +719,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 		}
 		checkDeadLeftOnce(t, topic, p, b, a, without(b.ISR), epoch)
 		tp := common.TopicPartition{Topic: topic, Partition: p}
-		if n := readsAfter[tp] - readsBefore[tp]; n != 0 {
+		if n := reads[tp]; n != 0 {
 			t.Errorf("%s: state znode read %d times while the controller handled the failure, want 0", tp, n)
 		}
 	}
@@ -697,7 +728,7 @@ func TestIntegrationBrokerFailureElectsOnce(t *testing.T) {
 	}
 	// solo-0 has no eligible leader in the cache; the election reads it
 	// once before giving up, as it would any partition it cannot elect.
-	if n := readsAfter[solo] - readsBefore[solo]; n > 1 {
+	if n := reads[solo]; n > 1 {
 		t.Errorf("%s: state znode read %d times, want at most 1", solo, n)
 	}
 
