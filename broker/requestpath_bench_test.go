@@ -43,7 +43,7 @@ type benchConn struct {
 	buf  []byte
 }
 
-func dialBench(b *testing.B, addr string) *benchConn {
+func dialBench(b testing.TB, addr string) *benchConn {
 	b.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -55,7 +55,7 @@ func dialBench(b *testing.B, addr string) *benchConn {
 
 // roundTrip sends frame and returns the response body after the
 // correlation id (valid until the next call).
-func (c *benchConn) roundTrip(b *testing.B, frame []byte) []byte {
+func (c *benchConn) roundTrip(b testing.TB, frame []byte) []byte {
 	if _, err := c.nc.Write(frame); err != nil {
 		b.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (a *Apis) handleFetch(ctx context.Context, r *request) (kmsg.Response, erro
 		}
 	}
 	if a.quotas == nil || req.ReplicaID >= 0 {
-		return a.replicas.FetchAuthorized(ctx, req, mayRead)
+		return a.replicas.FetchInto(ctx, req, mayRead, r.net.KeptFetch())
 	}
 	user, client := r.quotaIdentity()
 	// A consumer never asks for more than its quota allows in one window
@@ -55,7 +55,7 @@ func (a *Apis) handleFetch(ctx context.Context, r *request) (kmsg.Response, erro
 		req.MaxBytes = int32(max(limit, 1))
 		req.MinBytes = min(req.MinBytes, req.MaxBytes)
 	}
-	resp, err := a.replicas.FetchAuthorized(ctx, req, mayRead)
+	resp, err := a.replicas.FetchInto(ctx, req, mayRead, r.net.KeptFetch())
 	if err != nil {
 		return nil, err
 	}

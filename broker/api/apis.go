@@ -30,10 +30,12 @@ type ReplicaManager interface {
 	// acks=all wait for the ISR: the response is complete once wait.Wait
 	// returned nil, and neither holds anything of req.
 	ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, clientID string, into *kmsg.ProduceResponse) (resp *kmsg.ProduceResponse, wait network.Waiter, err error)
-	// FetchAuthorized serves a fetch; partitions of topics mayRead rejects
+	// FetchInto serves a fetch; partitions of topics mayRead rejects
 	// (asked over the session's partitions too) answer
-	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all.
-	FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool) (kmsg.Response, error)
+	// TOPIC_AUTHORIZATION_FAILED; nil mayRead allows all. kept, when not
+	// nil, is the connection's memory for the answer, which is then
+	// kept's until written.
+	FetchInto(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool, kept *network.FetchScratch) (kmsg.Response, error)
 	ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse
 	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
 	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse

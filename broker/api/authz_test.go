@@ -132,9 +132,9 @@ func (d dataFake) ProduceInto(_ context.Context, req *kmsg.ProduceRequest, _ str
 	return resp, nil, nil
 }
 
-// FetchAuthorized applies mayRead as the replica manager does (its own
+// FetchInto applies mayRead as the replica manager does (its own
 // test covers sessions).
-func (d dataFake) FetchAuthorized(_ context.Context, req *kmsg.FetchRequest, mayRead func(string) bool) (kmsg.Response, error) {
+func (d dataFake) FetchInto(_ context.Context, req *kmsg.FetchRequest, mayRead func(string) bool, _ *network.FetchScratch) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewFetchResponseTopic()

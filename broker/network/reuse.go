@@ -46,6 +46,7 @@ type connScratch struct {
 	spares      [maxPendingResponses + 1]*kmsg.ProduceResponse
 	nSpares     int
 	deferred    DeferredResponse // what Request.Defer returns
+	fetchKept   FetchScratch     // what Request.KeptFetch returns
 
 	// The last client id, transactional id and rack seen, handed out
 	// again while the peer repeats them.

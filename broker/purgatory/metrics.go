@@ -21,7 +21,7 @@ func (p *Purgatory) watchedTotal() int {
 	defer p.mu.Unlock()
 	n := 0
 	for _, l := range p.watchers {
-		n += l.Len()
+		n += l.n
 	}
 	return n
 }

@@ -1,7 +1,6 @@
 package purgatory
 
 import (
-	"container/list"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,9 +34,57 @@ type entry struct {
 	mu sync.Mutex
 
 	// The following are guarded by Purgatory.mu.
-	elems map[string]*list.Element // watch key → position in its list
+	nodes []watchNode // one per watch key, in the key's watch list
 	timer Timer
 }
+
+// watchNode is an entry's place in one key's watch list. The lists are
+// intrusive (the nodes live in the entry's own slice) so that watching an
+// operation under k keys costs one allocation, not one per key.
+type watchNode struct {
+	e          *entry
+	list       *watchList
+	prev, next *watchNode
+}
+
+// watchList is the operations watched under one key, oldest first. An
+// emptied list stays in Purgatory.watchers for the next operation on its
+// key (a partition's parked fetches come and go many times a second); the
+// emptied ones are swept once they are many (sweepEmptyLocked).
+type watchList struct {
+	head, tail *watchNode
+	n          int
+}
+
+func (l *watchList) pushBack(nd *watchNode) {
+	nd.list, nd.prev, nd.next = l, l.tail, nil
+	if l.tail != nil {
+		l.tail.next = nd
+	} else {
+		l.head = nd
+	}
+	l.tail = nd
+	l.n++
+}
+
+func (l *watchList) remove(nd *watchNode) {
+	if nd.prev != nil {
+		nd.prev.next = nd.next
+	} else {
+		l.head = nd.next
+	}
+	if nd.next != nil {
+		nd.next.prev = nd.prev
+	} else {
+		l.tail = nd.prev
+	}
+	nd.list, nd.prev, nd.next = nil, nil, nil
+	l.n--
+}
+
+// minEmptySweep is how many emptied watch lists the purgatory keeps before
+// it sweeps them out; more only when they are under half of all lists.
+const minEmptySweep = 1024
 
 // Purgatory is Kafka's DelayedOperationPurgatory: operations are watched
 // under keys (a partition, a group) and re-checked when something changes
@@ -52,7 +99,8 @@ type Purgatory struct {
 
 	// mu guards the following and entry.elems / entry.timer.
 	mu       sync.Mutex
-	watchers map[string]*list.List // of *entry
+	watchers map[string]*watchList
+	empty    int // lists in watchers with no operation
 	pending  map[*entry]struct{}
 	closed   bool
 }
@@ -64,7 +112,7 @@ func New(name string, clock Clock) *Purgatory {
 	if clock == nil {
 		clock = RealClock()
 	}
-	return &Purgatory{name: name, clock: clock, watchers: map[string]*list.List{}, pending: map[*entry]struct{}{}}
+	return &Purgatory{name: name, clock: clock, watchers: map[string]*watchList{}, pending: map[*entry]struct{}{}}
 }
 
 // Name returns the purgatory's name.
@@ -90,18 +138,21 @@ func (p *Purgatory) TryCompleteElseWatch(op Operation, timeout time.Duration, ke
 	if !closed {
 		p.pending[e] = struct{}{}
 		if len(keys) > 0 {
-			e.elems = make(map[string]*list.Element, len(keys))
+			e.nodes = make([]watchNode, len(keys))
 		}
-		for _, k := range keys {
-			if _, dup := e.elems[k]; dup {
-				continue
-			}
+		for i, k := range keys {
 			l := p.watchers[k]
-			if l == nil {
-				l = list.New()
+			switch {
+			case l == nil:
+				l = &watchList{}
 				p.watchers[k] = l
+			case l.tail != nil && l.tail.e == e:
+				continue // a repeated key: e was just added to its list
+			case l.n == 0:
+				p.empty--
 			}
-			e.elems[k] = l.PushBack(e)
+			e.nodes[i].e = e
+			l.pushBack(&e.nodes[i])
 		}
 	}
 	p.mu.Unlock()
@@ -170,28 +221,47 @@ func (p *Purgatory) complete(e *entry) bool {
 
 func (p *Purgatory) removeLocked(e *entry) {
 	delete(p.pending, e)
-	for k, el := range e.elems {
-		if l := p.watchers[k]; l != nil {
-			l.Remove(el)
-			if l.Len() == 0 {
-				delete(p.watchers, k)
+	for i := range e.nodes {
+		nd := &e.nodes[i]
+		if l := nd.list; l != nil {
+			l.remove(nd)
+			if l.n == 0 {
+				p.empty++
 			}
 		}
+		nd.e = nil
 	}
-	e.elems = nil
+	e.nodes = nil
+	p.sweepEmptyLocked()
 }
 
-// snapshotLocked returns the operations watched under key, in watch order.
-func (p *Purgatory) snapshotLocked(key string) []*entry {
+// sweepEmptyLocked drops the emptied watch lists once there are at least
+// minEmptySweep of them and they are at least half of all lists, so keys
+// that come and go (a member's heartbeat key, a deleted topic's
+// partitions) do not pile up, while a steady set of keys keeps its lists.
+func (p *Purgatory) sweepEmptyLocked() {
+	if p.empty < minEmptySweep || 2*p.empty < len(p.watchers) {
+		return
+	}
+	for k, l := range p.watchers {
+		if l.n == 0 {
+			delete(p.watchers, k)
+		}
+	}
+	p.empty = 0
+}
+
+// appendWatchedLocked appends the operations watched under key to dst, in
+// watch order.
+func (p *Purgatory) appendWatchedLocked(dst []*entry, key string) []*entry {
 	l := p.watchers[key]
 	if l == nil {
-		return nil
+		return dst
 	}
-	out := make([]*entry, 0, l.Len())
-	for el := l.Front(); el != nil; el = el.Next() {
-		out = append(out, el.Value.(*entry))
+	for nd := l.head; nd != nil; nd = nd.next {
+		dst = append(dst, nd.e)
 	}
-	return out
+	return dst
 }
 
 // CheckAndComplete re-checks every operation watched under key and
@@ -199,8 +269,9 @@ func (p *Purgatory) snapshotLocked(key string) []*entry {
 // completed. Call it after anything that may satisfy an operation: an
 // append or high-watermark move for a partition, a member joining a group.
 func (p *Purgatory) CheckAndComplete(key string) int {
+	var buf [16]*entry // most keys have few operations: no allocation
 	p.mu.Lock()
-	ops := p.snapshotLocked(key)
+	ops := p.appendWatchedLocked(buf[:0], key)
 	p.mu.Unlock()
 	n := 0
 	for _, e := range ops {
@@ -224,7 +295,7 @@ func (p *Purgatory) CancelForKey(key string) []Operation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []Operation
-	for _, e := range p.snapshotLocked(key) {
+	for _, e := range p.appendWatchedLocked(nil, key) {
 		if !e.completed.CompareAndSwap(false, true) {
 			continue
 		}
@@ -243,7 +314,7 @@ func (p *Purgatory) Watched(key string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if l := p.watchers[key]; l != nil {
-		return l.Len()
+		return l.n
 	}
 	return 0
 }

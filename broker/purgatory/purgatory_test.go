@@ -338,3 +338,91 @@ func TestStressExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// A key given twice watches the operation once; completing it empties
+// every list it was in, and the order within a key is the watch order.
+func TestRepeatedKeysAndWatchOrder(t *testing.T) {
+	p, _ := fake()
+	a, b, c := newOp(), newOp(), newOp()
+	p.TryCompleteElseWatch(a, time.Minute, "k", "k", "x", "k")
+	p.TryCompleteElseWatch(b, time.Minute, "x", "k")
+	p.TryCompleteElseWatch(c, time.Minute, "k")
+	if p.Watched("k") != 3 || p.Watched("x") != 2 || p.watchedTotal() != 5 {
+		t.Fatalf("watched k=%d x=%d total=%d, want 3, 2, 5", p.Watched("k"), p.Watched("x"), p.watchedTotal())
+	}
+	p.mu.Lock()
+	order := p.appendWatchedLocked(nil, "k")
+	p.mu.Unlock()
+	if len(order) != 3 || order[0].op != Operation(a) || order[1].op != Operation(b) || order[2].op != Operation(c) {
+		t.Fatalf("watch order under k is not a, b, c")
+	}
+	b.ready.Store(true)
+	if n := p.CheckAndComplete("x"); n != 1 {
+		t.Fatalf("CheckAndComplete(x) completed %d, want 1", n)
+	}
+	if p.Watched("k") != 2 || p.Watched("x") != 1 {
+		t.Fatalf("after b: watched k=%d x=%d, want 2, 1", p.Watched("k"), p.Watched("x"))
+	}
+	a.ready.Store(true)
+	c.ready.Store(true)
+	if n := p.CheckAndComplete("k"); n != 2 {
+		t.Fatalf("CheckAndComplete(k) completed %d, want 2", n)
+	}
+	if p.Watched("k") != 0 || p.Watched("x") != 0 || p.Delayed() != 0 || p.watchedTotal() != 0 {
+		t.Fatalf("after all: k=%d x=%d delayed=%d total=%d", p.Watched("k"), p.Watched("x"), p.Delayed(), p.watchedTotal())
+	}
+}
+
+// Keys that come and go (a member's heartbeat key) do not pile up: the
+// emptied lists are swept once there are many, while the keys still
+// watched keep theirs.
+func TestEmptiedListsAreSwept(t *testing.T) {
+	p, _ := fake()
+	keep := newOp()
+	p.TryCompleteElseWatch(keep, time.Minute, "steady")
+	for i := range 10 * minEmptySweep {
+		op := newOp()
+		k := fmt.Sprint("member-", i)
+		p.TryCompleteElseWatch(op, time.Minute, k)
+		op.ready.Store(true)
+		if p.CheckAndComplete(k) != 1 {
+			t.Fatalf("op %d did not complete", i)
+		}
+		p.mu.Lock()
+		lists, empty := len(p.watchers), p.empty
+		p.mu.Unlock()
+		if lists > 2*minEmptySweep+1 || empty > lists {
+			t.Fatalf("after %d keys: %d watch lists (%d empty)", i+1, lists, empty)
+		}
+	}
+	if p.Watched("steady") != 1 || p.Delayed() != 1 {
+		t.Fatalf("the steady key's operation: watched %d, delayed %d", p.Watched("steady"), p.Delayed())
+	}
+}
+
+// Watching an operation costs the same allocations under 1 key as under
+// 64 (its watch nodes are one slice), and re-watching keys whose lists
+// exist allocates nothing for the lists; waking a key allocates nothing.
+func TestWatchAllocationsDoNotGrowWithKeys(t *testing.T) {
+	p, _ := fake()
+	keys := make([]string, 64)
+	for i := range keys {
+		keys[i] = fmt.Sprint("t-", i)
+	}
+	watch := func(keys []string) float64 {
+		return testing.AllocsPerRun(200, func() {
+			op := &Funcs{TryCompleteFunc: func() bool { return false }}
+			p.TryCompleteElseWatch(op, time.Minute, keys...)
+			p.CancelForKey(keys[0])
+		})
+	}
+	one, many := watch(keys[:1]), watch(keys)
+	if many != one {
+		t.Fatalf("watching under 64 keys allocates %.1f times, under 1 key %.1f", many, one)
+	}
+	op := &Funcs{TryCompleteFunc: func() bool { return false }}
+	p.TryCompleteElseWatch(op, time.Minute, keys...)
+	if n := testing.AllocsPerRun(200, func() { p.CheckAndComplete(keys[7]) }); n != 0 {
+		t.Fatalf("CheckAndComplete allocates %.1f times", n)
+	}
+}

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"sync"
 
 	"github.com/klassik/klassik/broker/common"
 )
@@ -18,16 +19,35 @@ type delayedFetch struct {
 	parts  []fetchPart
 	params fetchParams
 	first  []partRead // the reads when the fetch was parked
+	tries  *readBuf   // TryComplete's reads
 	ctx    context.Context
 	done   chan struct{} // closed by OnComplete
+
+	// mu is held by TryComplete; finished, set by finish, makes every
+	// later TryComplete report true without reading.
+	mu       sync.Mutex
+	finished bool
 }
 
 func (d *delayedFetch) TryComplete() bool {
-	if d.ctx.Err() != nil {
-		return true // the connection is closing: release the entry
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.finished || d.ctx.Err() != nil {
+		return true // the fetch is answered, or its connection closing
 	}
-	reads, total, hasErr := d.m.readParts(d.parts, d.params, false)
+	reads, total, hasErr := d.m.readParts(d.parts, d.params, false, d.tries)
 	return total >= int(d.params.minBytes) || hasErr || leadershipChanged(d.first, reads)
+}
+
+// finish is called by the parked fetch once it no longer waits: when it
+// returns, no TryComplete is reading the fetch's partitions and none will
+// (the purgatory runs a timeout's OnComplete without the operation's
+// lock, so one may still be under way when done is closed), and the
+// fetch may reuse its memory.
+func (d *delayedFetch) finish() {
+	d.mu.Lock()
+	d.finished = true
+	d.mu.Unlock()
 }
 
 func (d *delayedFetch) OnComplete() { close(d.done) }

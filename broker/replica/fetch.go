@@ -90,9 +90,15 @@ func (m *Manager) Fetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Respo
 // nil allows every topic. Denied partitions do not end a long poll early:
 // the fetch waits for the others as if they were absent.
 func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool) (kmsg.Response, error) {
-	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	resp.Version = req.Version
+	return m.FetchInto(ctx, req, mayRead, nil)
+}
 
+// FetchInto is FetchAuthorized answering into kept, a connection's
+// FetchScratch (nil: fresh memory): the response and every per-partition
+// slice of the request come from it, so a steady stream of fetches
+// allocates nothing per partition. The response is kept's until written.
+func (m *Manager) FetchInto(ctx context.Context, req *kmsg.FetchRequest, mayRead func(topic string) bool, kept *network.FetchScratch) (kmsg.Response, error) {
+	sc := scratchOf(kept)
 	params := fetchParams{
 		version:   req.Version,
 		replicaID: req.ReplicaID,
@@ -105,20 +111,36 @@ func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, m
 		params.maxBytes = math.MaxInt32
 	}
 
-	reqParts := m.fetchPartsFromRequest(req)
+	reqParts := m.fetchPartsFromRequest(req, sc.parts[:0])
 
 	session, incremental, code := m.openFetchSession(req, reqParts)
-	if code != 0 {
-		resp.ErrorCode = code
-		return resp, nil
-	}
 	parts := reqParts
-	if session != nil {
+	if code == 0 && session != nil {
 		// Held until the response is built; see fetchSession.
 		defer session.mu.Unlock()
 		if incremental {
-			parts = session.requestsLocked()
+			// The request's partitions are in the session now: its
+			// whole list replaces them in the same memory.
+			parts = session.appendRequestsLocked(reqParts[:0])
 		}
+	}
+	sc.keepParts(parts)
+	testFault := params.replicaID < 0 && testFetchFault() != "" // testfault.go
+	withFiles := !m.cfg.DisableSendfile && !testFault
+	var resp *kmsg.FetchResponse
+	var files *network.FileFetchResponse
+	if kept != nil {
+		resp, files = kept.Response(req.Version, withFiles)
+	} else {
+		resp = req.ResponseKind().(*kmsg.FetchResponse)
+		resp.Version = req.Version
+		if withFiles {
+			files = network.NewFileFetchResponse(resp)
+		}
+	}
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
 	}
 	if mayRead != nil {
 		// parts is the request's own slice or a copy of the session's, so
@@ -130,7 +152,7 @@ func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, m
 		}
 	}
 
-	reads, err := m.fetchWithWait(ctx, parts, params)
+	reads, err := m.fetchWithWait(ctx, parts, params, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -141,12 +163,7 @@ func (m *Manager) FetchAuthorized(ctx context.Context, req *kmsg.FetchRequest, m
 	if session != nil {
 		resp.SessionID = session.id
 	}
-	testFault := params.replicaID < 0 && testFetchFault() != "" // testfault.go
-	var files *network.FileFetchResponse
-	if !m.cfg.DisableSendfile && !testFault {
-		files = network.NewFileFetchResponse(resp)
-	}
-	m.appendFetchResponseTopics(resp, parts, reads, params, session, incremental, files)
+	m.appendFetchResponseTopics(resp, parts, reads, params, session, incremental, files, sc)
 	if testFault {
 		applyTestFetchFault(resp)
 	}
@@ -226,11 +243,17 @@ func (m *Manager) openFetchSession(req *kmsg.FetchRequest, reqParts []fetchPart)
 // the partitions that returned data move to the end of the session's order
 // so the next fetch starts with the others.
 func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fetchPart, reads []partRead, params fetchParams,
-	session *fetchSession, incremental bool, files *network.FileFetchResponse) {
+	session *fetchSession, incremental bool, files *network.FileFetchResponse, sc *fetchScratch) {
 	var cur *kmsg.FetchResponseTopic
-	var returnedData map[common.TopicPartition]bool
-	// One allocation for the topics and one per topic for its
-	// partitions, sized for every partition being answered.
+	// Which of the session's partitions (parts is its list, in its order)
+	// returned data.
+	var returned []bool
+	if incremental {
+		returned = sc.returnedFor(len(parts))
+	}
+	// At most one allocation for the topics and one per topic for its
+	// partitions, sized for every partition being answered (none when
+	// an earlier response on the connection left room).
 	if runs := topicRuns(parts); cap(resp.Topics)-len(resp.Topics) < runs {
 		resp.Topics = slices.Grow(resp.Topics, runs)
 	}
@@ -238,20 +261,15 @@ func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fe
 	for i := range parts {
 		p, r := &parts[i], &reads[i]
 		if incremental && r.size() > 0 {
-			if returnedData == nil {
-				returnedData = make(map[common.TopicPartition]bool)
-			}
-			returnedData[p.tp] = true
+			returned[i] = true
 		}
 		if session != nil && !session.recordLocked(p.tp, r, incremental, params.version) {
 			continue
 		}
 		if cur == nil || cur.Topic != p.tp.Topic || cur.TopicID != p.topicID {
-			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
-			cur = &resp.Topics[len(resp.Topics)-1]
+			cur = network.AppendFetchTopic(resp, runLength(parts[i:]))
 			cur.Topic = p.tp.Topic
 			cur.TopicID = p.topicID
-			cur.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, runLength(parts[i:]))
 		}
 		sp, file := m.fetchResponsePartition(p, r, params, files != nil)
 		cur.Partitions = append(cur.Partitions, sp)
@@ -260,7 +278,7 @@ func (m *Manager) appendFetchResponseTopics(resp *kmsg.FetchResponse, parts []fe
 		}
 	}
 	if incremental {
-		session.moveToEndLocked(returnedData)
+		session.moveToEndLocked(returned)
 	}
 }
 
@@ -287,12 +305,13 @@ func runLength(parts []fetchPart) int {
 
 func sameTopic(a, b *fetchPart) bool { return a.tp.Topic == b.tp.Topic && a.topicID == b.topicID }
 
-func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
+// fetchPartsFromRequest appends the request's partitions to out.
+func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest, out []fetchPart) []fetchPart {
 	n := 0
 	for _, t := range req.Topics {
 		n += len(t.Partitions)
 	}
-	out := make([]fetchPart, 0, n)
+	out = slices.Grow(out, n)
 	for _, t := range req.Topics {
 		name, id := t.Topic, t.TopicID
 		var resolveErr int16
@@ -336,8 +355,8 @@ func (m *Manager) fetchPartsFromRequest(req *kmsg.FetchRequest) []fetchPart {
 // fewer than min_bytes are available, parks the request in the fetch
 // purgatory (DelayedFetch) until it can complete; then
 // it reads again and returns what is there.
-func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams) ([]partRead, error) {
-	reads, total, hasErr := m.readParts(parts, params, true)
+func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params fetchParams, sc *fetchScratch) ([]partRead, error) {
+	reads, total, hasErr := m.readParts(parts, params, true, &sc.reads)
 	if params.maxWait <= 0 || params.minBytes <= 0 || total >= int(params.minBytes) || hasErr || !anyAuthorized(parts) {
 		return reads, nil
 	}
@@ -346,25 +365,31 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 		return reads, nil
 	default:
 	}
-	keys := make([]string, 0, len(parts))
+	keys := sc.keys[:0]
 	for _, p := range parts {
 		keys = append(keys, partitionKey(p.tp))
 	}
-	op := &delayedFetch{m: m, parts: parts, params: params, first: reads, ctx: ctx, done: make(chan struct{})}
+	sc.keys = keys
+	op := &delayedFetch{m: m, parts: parts, params: params, first: reads, tries: &sc.tries, ctx: ctx, done: make(chan struct{})}
 	network.LocalDone(ctx) // the wait is Kafka's RemoteTimeMs
 	m.fetches.TryCompleteElseWatch(op, params.maxWait, keys...)
 	select {
 	case <-op.done:
 	case <-ctx.Done():
+		op.finish()
 		// Let the purgatory drop the entry now rather than at its
-		// timeout: TryComplete reports true once ctx is done.
+		// timeout: TryComplete reports true once finished.
 		m.fetches.CheckAndComplete(keys[0])
 		return nil, ctx.Err()
 	}
+	// A timeout completes op without its lock: a TryComplete may still
+	// be reading parts. Once finish returns none is, and none will.
+	op.finish()
+	clear(keys)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	reads, _, _ = m.readParts(parts, params, false)
+	reads, _, _ = m.readParts(parts, params, false, &sc.reads)
 	return reads, nil
 }
 
@@ -393,9 +418,8 @@ func leadershipChanged(a, b []partRead) bool {
 // partition with data at least one whole batch (KIP-74). first is true for
 // the read when the request arrives (not the re-reads of a parked fetch):
 // only that one updates the leader's view of a follower.
-func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool) ([]partRead, int, bool) {
-	reads := make([]partRead, len(parts))
-	files := make([]storage.FileRecords, len(parts)) // what reads[i].records point to
+func (m *Manager) readParts(parts []fetchPart, params fetchParams, first bool, into *readBuf) ([]partRead, int, bool) {
+	reads, files := into.reset(len(parts)) // files[i] is what reads[i].records point to
 	limit := params.maxBytes
 	minOne := true
 	total := 0

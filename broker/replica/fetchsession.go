@@ -39,6 +39,7 @@ type fetchSession struct {
 	epoch int32 // next expected session epoch
 	parts []*sessionPart
 	index map[common.TopicPartition]*sessionPart
+	moved []*sessionPart // moveToEndLocked's memory
 }
 
 type sessionPart struct {
@@ -134,10 +135,11 @@ func (s *fetchSession) forgetLocked(tp common.TopicPartition) {
 	s.parts = kept
 }
 
-func (s *fetchSession) requestsLocked() []fetchPart {
-	out := make([]fetchPart, len(s.parts))
-	for i, sp := range s.parts {
-		out[i] = sp.req
+// appendRequestsLocked appends the session's partitions, in its order,
+// to out.
+func (s *fetchSession) appendRequestsLocked(out []fetchPart) []fetchPart {
+	for _, sp := range s.parts {
+		out = append(out, sp.req)
 	}
 	return out
 }
@@ -148,20 +150,23 @@ func (s *fetchSession) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }
 // order, keeping the relative order of both groups. Partitions that just
 // returned data go last so that, under max_bytes, the others get their turn
 // on the next incremental fetch (Kafka does the same in its session cache).
-func (s *fetchSession) moveToEndLocked(tps map[common.TopicPartition]bool) {
-	if len(tps) == 0 {
-		return
-	}
-	front := make([]*sessionPart, 0, len(s.parts))
-	var back []*sessionPart
-	for _, sp := range s.parts {
-		if tps[sp.req.tp] {
+//
+// returned[i] says whether s.parts[i] returned data: the fetch's partition
+// list is the session's (appendRequestsLocked), made under the same lock.
+func (s *fetchSession) moveToEndLocked(returned []bool) {
+	back := s.moved[:0]
+	front := 0
+	for i, sp := range s.parts {
+		if returned[i] {
 			back = append(back, sp)
 		} else {
-			front = append(front, sp)
+			s.parts[front] = sp
+			front++
 		}
 	}
-	s.parts = append(front, back...)
+	copy(s.parts[front:], back)
+	clear(back)
+	s.moved = back[:0]
 }
 
 // recordLocked remembers a read's HW, LSO and log start for tp and reports
