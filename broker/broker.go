@@ -909,9 +909,10 @@ func (b *Broker) controlledShutdown() {
 	timeout := time.Duration(b.cfg.ControllerSocketTimeoutMs) * time.Millisecond
 	listener := b.cfg.EffectiveInterBrokerListenerName()
 	for attempt := 1; attempt <= cs.MaxRetries; attempt++ {
+		start := time.Now()
 		remaining, err := b.tryControlledShutdown(listener, timeout)
 		if err == nil && remaining == 0 {
-			b.logger.Info("controlled shutdown succeeded", "attempt", attempt)
+			b.logger.Info("controlled shutdown succeeded", "attempt", attempt, "request_ms", time.Since(start).Milliseconds())
 			return
 		}
 		b.logger.Warn("controlled shutdown attempt failed", "attempt", attempt, "remaining_partitions", remaining, "err", err)

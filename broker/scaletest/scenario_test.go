@@ -618,6 +618,8 @@ func (s *scenario) controlledShutdown() int {
 	}
 	s.res.StoppedBroker = victim
 	offset := fileSize(n.Output)
+	cn := s.c.Node(s.c.Index(ctrl))
+	ctrlOffset := fileSize(cn.Output)
 	start := time.Now()
 	s.c.Stop(vi)
 	s.res.ShutdownExit = time.Since(start)
@@ -632,8 +634,9 @@ func (s *scenario) controlledShutdown() int {
 	w := want{live: survivors, notLeader: victim}
 	s.checkZK(w)
 	s.metadataEverywhere("no partition led by the stopped broker", survivors, w)
-	s.t.Logf("broker %d (leading %d partitions) stopped with SIGTERM: controlled shutdown succeeded after %v, exited 0 after %v",
-		victim, s.res.StoppedLed, s.res.ControlledShutdown.Round(time.Millisecond), s.res.ShutdownExit.Round(time.Millisecond))
+	s.t.Logf("broker %d (leading %d partitions) stopped with SIGTERM: controlled shutdown succeeded after %v, exited 0 after %v; the controller (broker %d): %s",
+		victim, s.res.StoppedLed, s.res.ControlledShutdown.Round(time.Millisecond), s.res.ShutdownExit.Round(time.Millisecond),
+		ctrl, logLineText(cn.Output, ctrlOffset, "controlled shutdown handled"))
 	return vi
 }
 

@@ -14,6 +14,7 @@ type shutdownTimes struct {
 	Controlled time.Duration // its "controlled shutdown succeeded" line
 	Exit       time.Duration // process exit
 	Steps      []string      // its timed shutdown lines, each with its time from SIGTERM
+	Handled    string        // the controller's "controlled shutdown handled" line (its phases)
 }
 
 // shutdownLines picks a broker's output lines that time its shutdown: the
@@ -53,6 +54,8 @@ func (s *scenario) shutdownCycle(cycle int) shutdownTimes {
 	vi := s.c.Index(r.Broker)
 	n := s.c.Node(vi)
 	offset := fileSize(n.Output)
+	cn := s.c.Node(s.c.Index(ctrl))
+	ctrlOffset := fileSize(cn.Output)
 	start := time.Now()
 	s.c.Stop(vi)
 	r.Exit = time.Since(start)
@@ -65,8 +68,9 @@ func (s *scenario) shutdownCycle(cycle int) shutdownTimes {
 	}
 	r.Controlled = ts.Sub(start)
 	r.Steps = timedLines(n.Output, offset, start)
-	s.t.Logf("cycle %d: broker %d (leading %d) SIGTERM: controlled shutdown succeeded after %v, exited 0 after %v; its shutdown lines:\n\t%s",
-		cycle, r.Broker, r.Led, r.Controlled.Round(time.Millisecond), r.Exit.Round(time.Millisecond), strings.Join(r.Steps, "\n\t"))
+	r.Handled = logLineText(cn.Output, ctrlOffset, "controlled shutdown handled")
+	s.t.Logf("cycle %d: broker %d (leading %d) SIGTERM: controlled shutdown succeeded after %v, exited 0 after %v; the controller (broker %d): %s; its shutdown lines:\n\t%s",
+		cycle, r.Broker, r.Led, r.Controlled.Round(time.Millisecond), r.Exit.Round(time.Millisecond), ctrl, r.Handled, strings.Join(r.Steps, "\n\t"))
 	offset = fileSize(n.Output)
 	s.restart(vi, "a clean shutdown", true)
 	s.checkCleanLoad(vi, offset)
