@@ -282,21 +282,6 @@ func logLineTime(output string, offset int64, msg string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// logLineText returns the first line of a broker's output after offset
-// containing msg, from its message on ("" if none).
-func logLineText(output string, offset int64, msg string) string {
-	data, err := os.ReadFile(output)
-	if err != nil || int64(len(data)) < offset {
-		return ""
-	}
-	for _, line := range strings.Split(string(data[offset:]), "\n") {
-		if i := strings.Index(line, "msg="); i >= 0 && strings.Contains(line, msg) {
-			return line[i:]
-		}
-	}
-	return ""
-}
-
 // fileSize is the size of a file (0 if it cannot be read).
 func fileSize(path string) int64 {
 	st, err := os.Stat(path)

@@ -636,7 +636,7 @@ func (s *scenario) controlledShutdown() int {
 	s.metadataEverywhere("no partition led by the stopped broker", survivors, w)
 	s.t.Logf("broker %d (leading %d partitions) stopped with SIGTERM: controlled shutdown succeeded after %v, exited 0 after %v; the controller (broker %d): %s",
 		victim, s.res.StoppedLed, s.res.ControlledShutdown.Round(time.Millisecond), s.res.ShutdownExit.Round(time.Millisecond),
-		ctrl, logLineText(cn.Output, ctrlOffset, "controlled shutdown handled"))
+		ctrl, lineAfter(cn.Output, ctrlOffset, "controlled shutdown handled"))
 	return vi
 }
 

@@ -68,7 +68,7 @@ func (s *scenario) shutdownCycle(cycle int) shutdownTimes {
 	}
 	r.Controlled = ts.Sub(start)
 	r.Steps = timedLines(n.Output, offset, start)
-	r.Handled = logLineText(cn.Output, ctrlOffset, "controlled shutdown handled")
+	r.Handled = lineAfter(cn.Output, ctrlOffset, "controlled shutdown handled")
 	s.t.Logf("cycle %d: broker %d (leading %d) SIGTERM: controlled shutdown succeeded after %v, exited 0 after %v; the controller (broker %d): %s; its shutdown lines:\n\t%s",
 		cycle, r.Broker, r.Led, r.Controlled.Round(time.Millisecond), r.Exit.Round(time.Millisecond), ctrl, r.Handled, strings.Join(r.Steps, "\n\t"))
 	offset = fileSize(n.Output)
