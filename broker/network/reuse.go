@@ -39,6 +39,9 @@ type connScratch struct {
 	req     Request
 	produce kmsg.ProduceRequest
 	fetch   kmsg.FetchRequest
+	// The pools the two are decoded into (decodedata.go).
+	produceDec produceDecoder
+	fetchDec   fetchDecoder
 	// produceResp is the ProduceResponse handed to the next Produce (nil:
 	// take a spare or make one); a response queued behind a deferred one
 	// takes it along, and it returns to spares once written (pipeline.go).
@@ -50,8 +53,8 @@ type connScratch struct {
 
 	// The last client id, transactional id and rack seen, handed out
 	// again while the peer repeats them.
-	clientID, txnID *string
-	rack            string
+	clientID, txnID, clusterID *string
+	rack                       string
 
 	head [16]byte // a response's size and header
 	spl  splicer
@@ -104,18 +107,16 @@ func sameBytes(last **string, b []byte) *string {
 }
 
 // decodeReused decodes a Produce or Fetch body (whose version is set on
-// the kept struct) from rest without copying its strings, then replaces
-// every string, which still points into the frame, with one that does
-// not: topic names from the intern table, the transactional id and rack
-// from the last request's when unchanged. Byte fields (records) stay in
-// the frame, which the connection keeps until the response is written.
+// the kept struct) from rest into that struct, reusing the memory its last
+// decoding used (decodedata.go), then replaces every string, which still
+// points into the frame, with one that does not: topic names from the
+// intern table, the transactional id, cluster id and rack from the last
+// request's when unchanged. Byte fields (records) stay in the frame, which
+// the connection keeps until the response is written.
 func (s *connScratch) decodeReused(key, ver int16, rest []byte) (kmsg.Request, error) {
 	if key == int16(kmsg.Produce) {
 		p := &s.produce
-		// Reset what readFrom sets only for some versions; the topic
-		// slice keeps its capacity (kmsg zeroes the elements it reuses).
-		*p = kmsg.ProduceRequest{Version: ver, Topics: p.Topics[:0]}
-		if err := p.UnsafeReadFrom(rest); err != nil {
+		if err := s.produceDec.decode(p, ver, rest); err != nil {
 			return nil, err
 		}
 		if p.TransactionID != nil {
@@ -127,13 +128,11 @@ func (s *connScratch) decodeReused(key, ver int16, rest []byte) (kmsg.Request, e
 		return p, nil
 	}
 	f := &s.fetch
-	*f = kmsg.FetchRequest{Version: ver, Topics: f.Topics[:0], ForgottenTopics: f.ForgottenTopics[:0]}
-	if err := f.UnsafeReadFrom(rest); err != nil {
+	if err := s.fetchDec.decode(f, ver, rest); err != nil {
 		return nil, err
 	}
 	if f.ClusterID != nil {
-		id := strings.Clone(*f.ClusterID)
-		f.ClusterID = &id
+		f.ClusterID = sameString(&s.clusterID, *f.ClusterID)
 	}
 	if f.Rack != "" {
 		if f.Rack != s.rack {
