@@ -12,7 +12,14 @@ batch and prints the suite's line protocol on stdout:
 
 REC lines are flushed before the commit that covers them. EOF on stdin asks
 for a clean stop: the member closes the consumer (LeaveGroup) and exits 0.
+
+With KLASSIK_RDKAFKA_DEBUG_DIR set, librdkafka's consumer-group debug log
+(debug=cgrp: join states, generations, each OffsetCommit's outcome) and the
+member's failed commits go to <dir>/<group>-<name>-<pid>.log, for looking
+into a failed run of the group suite.
 """
+import logging
+import os
 import sys
 
 import clientargs
@@ -37,6 +44,16 @@ def main():
             "fetch.wait.max.ms": 200, "topic.metadata.refresh.interval.ms": 5000}
     if a.instance_id:
         conf["group.instance.id"] = a.instance_id
+    debug = None
+    if os.environ.get("KLASSIK_RDKAFKA_DEBUG_DIR"):
+        debug = logging.getLogger(a.name)
+        h = logging.FileHandler(os.path.join(os.environ["KLASSIK_RDKAFKA_DEBUG_DIR"],
+                                             "%s-%s-%d.log" % (a.group, a.name, os.getpid())))
+        h.setFormatter(logging.Formatter("%(created).3f %(message)s"))
+        debug.addHandler(h)
+        debug.setLevel(logging.DEBUG)
+        conf["debug"] = "cgrp"
+        conf["logger"] = debug
     cons = Consumer(conf)
     owned = set()
 
@@ -81,6 +98,8 @@ def main():
             res = cons.commit(offsets=[TopicPartition(a.topic, p, o) for p, o in nxt.items()], asynchronous=False)
         except KafkaException as e:
             print("commit failed: %s" % e, file=sys.stderr)
+            if debug:
+                debug.info("member: commit of %s failed: %s" % (nxt, e))
             continue
         for tp in res or []:
             if tp.error is not None:
