@@ -65,6 +65,12 @@
 // deadline that only bounds a failure, and durations (a controller
 // failover) are logged, not judged.
 //
+// Looking into a failed run: KLASSIK_TEST_LOG=info (or debug) puts the
+// brokers' log in the test output, and KLASSIK_RDKAFKA_DEBUG_DIR=<dir>
+// makes the confluent-kafka group members write librdkafka's
+// consumer-group debug log (join states, generations, each commit's
+// outcome) to one file per member there.
+//
 // The external clients are required: a missing kcat, python3-kafka,
 // python3-confluent-kafka, node or kafkajs fails the test with the command
 // that installs it (bin/klassik-install-deps.sh installs them all).
