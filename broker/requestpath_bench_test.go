@@ -91,23 +91,30 @@ func encodeFrame(req kmsg.Request) []byte {
 }
 
 // benchBatch is one batch as a franz-go producer sends it.
-func benchBatch() []byte {
+func benchBatch() []byte { return benchBatchOf(benchRecords, benchValue) }
+
+// benchBatchOf is a batch of n records of value bytes each.
+func benchBatchOf(n, value int) []byte {
 	o := record.DefaultBuildOptions()
 	o.BaseTimestamp = time.Now().UnixMilli()
-	recs := make([]record.Record, benchRecords)
+	recs := make([]record.Record, n)
 	for i := range recs {
-		recs[i] = record.Record{OffsetDelta: int32(i), Key: []byte("key-" + strconv.Itoa(i)), Value: make([]byte, benchValue)}
+		recs[i] = record.Record{OffsetDelta: int32(i), Key: []byte("key-" + strconv.Itoa(i)), Value: make([]byte, value)}
 	}
 	return record.Build(o, recs)
 }
 
 func benchProduceRequest(topic string, acks int16) *kmsg.ProduceRequest {
+	return benchProduceRequestOf(topic, acks, benchBatch())
+}
+
+// benchProduceRequestOf is a Produce of batch to each partition.
+func benchProduceRequestOf(topic string, acks int16, batch []byte) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 9
 	req.Acks, req.TimeoutMillis = acks, 30000
 	t := kmsg.NewProduceRequestTopic()
 	t.Topic = topic
-	batch := benchBatch()
 	for p := range int32(benchParts) {
 		tp := kmsg.NewProduceRequestTopicPartition()
 		tp.Partition, tp.Records = p, batch
@@ -172,15 +179,22 @@ func measureLoop(b *testing.B, per int, unit string, op func()) {
 }
 
 func BenchmarkRequestPathProduce(b *testing.B) {
-	for _, acks := range []int16{1, -1} {
-		name := "acks=1"
-		if acks == -1 {
-			name = "acks=all"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		acks  int16
+		batch func() []byte
+	}{
+		{"acks=1", 1, benchBatch},
+		{"acks=all", -1, benchBatch},
+		// A request above what a connection keeps (1 MiB): 8 batches of
+		// 256 KiB, read into a pooled buffer (network/bigframes.go).
+		{"acks=1/large", 1, func() []byte { return benchBatchOf(250, 1024) }},
+	} {
+		acks := tc.acks
+		b.Run(tc.name, func(b *testing.B) {
 			addr, _ := benchCluster(b, "produce")
 			c := dialBench(b, addr)
-			frame := encodeFrame(benchProduceRequest("produce", acks))
+			frame := encodeFrame(benchProduceRequestOf("produce", acks, tc.batch()))
 			check := func() {
 				body := c.roundTrip(b, frame)
 				resp := kmsg.NewPtrProduceResponse()

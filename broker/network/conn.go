@@ -83,11 +83,16 @@ func readFrameInto(r io.Reader, max int32, s *connScratch) (frame []byte, kept b
 	if n <= 0 || n > max {
 		return nil, false, fmt.Errorf("%w: %d (socket.request.max.bytes %d)", errFrameSize, n, max)
 	}
+	// The previous request is done with its frame (see bigFrame).
+	s.releaseBigFrame()
 	buf, kept := s.frame, true
-	if cap(buf) < int(n) {
+	switch {
+	case cap(buf) >= int(n):
+	case int(n) > keptBufferMax:
+		buf, kept = s.takeBigFrame(int(n)), false
+	default:
 		buf = make([]byte, n)
-		s.frame = keep(buf)
-		kept = s.frame != nil
+		s.frame = buf
 	}
 	buf = buf[:n]
 	if _, err := io.ReadFull(r, buf); err != nil {
@@ -287,11 +292,15 @@ func (c *conn) readRequestFrame(br *bufio.Reader, log *slog.Logger) ([]byte, boo
 		}
 		return nil, false
 	}
-	if kept && (len(frame) < 2 || !reusesFrame(int16(binary.BigEndian.Uint16(frame))) || c.session.RawSASL != nil) {
-		// The kept buffer is overwritten by the next request: only
-		// Produce and Fetch are done with their frame when their
-		// response is written.
-		frame = bytes.Clone(frame)
+	if len(frame) < 2 || !reusesFrame(int16(binary.BigEndian.Uint16(frame))) || c.session.RawSASL != nil {
+		// The kept buffer is overwritten by the next request and a
+		// pooled one goes back to the pool: only Produce and Fetch are
+		// done with their frame when their response is written (or
+		// deferred). Other requests get a frame of their own.
+		if kept {
+			frame = bytes.Clone(frame)
+		}
+		c.scratch.keepBigFrame()
 	}
 	return frame, true
 }

@@ -34,7 +34,10 @@ func reusesFrame(key int16) bool {
 type connScratch struct {
 	size  [4]byte
 	frame []byte // the kept frame buffer
-	wbuf  []byte // the kept response buffer
+	// bigFrame is the pooled buffer of the current request's frame when
+	// it is larger than keptBufferMax (nil otherwise); see bigframes.go.
+	bigFrame *[]byte
+	wbuf     []byte // the kept response buffer
 
 	req     Request
 	produce kmsg.ProduceRequest
