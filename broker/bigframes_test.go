@@ -20,8 +20,12 @@ import (
 // such requests at once, acks=1 and acks=all interleaved (an acks=all
 // response may still be waiting while the next request is read), lose
 // nothing and mix nothing up: every record is read back once, in order,
-// with the value it was sent with. Under -race, a handler still reading a
-// frame whose buffer another connection reads into would be reported.
+// with the value it was sent with. A buffer given back too early is caught
+// when another connection takes it while its request is still being
+// handled, which the shared free list makes likely rather than certain
+// (giving it back right after the read failed one run in two here, with
+// CORRUPT_MESSAGE); under -race such an overlap is also reported as a
+// race.
 func TestLargeProduceFramesFromThePool(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	const topic, partitions, conns, requests, perBatch = "big", 3, 4, 10, 700
