@@ -48,8 +48,9 @@ type options struct {
 	withoutRequestMetrics bool
 	systemProperties      map[string]string // -D options of KAFKA_OPTS (WithSystemProperties)
 	credentials           *security.CredentialCache
-	logLevels             *loglevels.Registry // WithLogLevels (brokerloggers.go)
-	configChangeFault     func() error        // WithConfigChangeFault (configlistener.go)
+	logLevels             *loglevels.Registry        // WithLogLevels (brokerloggers.go)
+	configChangeFault     func() error               // WithConfigChangeFault (configlistener.go)
+	configReloadFault     func(string, string) error // WithConfigReloadFault (configlistener.go)
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -318,19 +319,19 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 	b.replicas.Startup()
 	// Failed log directories go offline (logdirfailure.go).
 	b.startLogDirFailureHandler()
-	// Dynamic config listener (/config/changes): topics, and users'
-	// SCRAM credentials.
-	others := map[string]func(string){zkpaths.ConfigTypeUser: func(e string) {
-		b.userCreds.onChange(e)
-		b.clientQuotas.onUserChange(e)
-	}}
-	// Client quotas (/config/clients; users above).
-	others[zkpaths.ConfigTypeClient] = b.clientQuotas.onClientChange
-	// IP connection rate quotas (ipquotas.go).
-	others[zkpaths.ConfigTypeIP] = b.ipQuotas.onChange
-	// Dynamic broker configs (dynamicconfig.go); a failed reload is retried.
-	retried := map[string]func(string) error{zkpaths.ConfigTypeBroker: b.onBrokerConfigChange}
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, others, retried, b.logger, b.opts.configChangeFault)
+	// Dynamic config listener (/config/changes): topics, users' SCRAM
+	// credentials and quotas, client quotas (quotaconfig.go), IP
+	// connection rate quotas (ipquotas.go), dynamic broker configs
+	// (dynamicconfig.go); a failed reload is retried.
+	handlers := map[string]func(string) error{
+		zkpaths.ConfigTypeUser: func(e string) error {
+			return errors.Join(b.userCreds.onChange(e), b.clientQuotas.onUserChange(e))
+		},
+		zkpaths.ConfigTypeClient: b.clientQuotas.onClientChange,
+		zkpaths.ConfigTypeIP:     b.ipQuotas.onChange,
+		zkpaths.ConfigTypeBroker: b.onBrokerConfigChange,
+	}
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, handlers, b.logger, b.opts.configChangeFault, b.opts.configReloadFault)
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)

@@ -9,8 +9,14 @@ package broker
 // the named topic's overrides and applies them to its logs, and deletes
 // notifications older than 15 minutes. Other entity types are handed by
 // name to the handler registered for them (users: SCRAM credentials,
-// usercredentials.go); a notification for a type without a handler is
-// ignored, as Kafka 2.8's DynamicConfigManager does.
+// usercredentials.go, and quotas; clients; ips; brokers); a notification
+// for a type without a handler is ignored, as Kafka 2.8's
+// DynamicConfigManager does. A reload that fails to read ZooKeeper fails
+// the pass before its notification (a node that cannot be decoded is
+// logged and skipped), and the pass is retried with backoff:
+// a change made while a read fails (a session moving to another server) is
+// still applied, so no broker keeps an old min.insync.replicas, quota or
+// SCRAM credential while ZooKeeper holds the new one.
 
 import (
 	"errors"
@@ -88,6 +94,13 @@ func WithConfigChangeFault(fault func() error) Option {
 	return func(o *options) { o.configChangeFault = fault }
 }
 
+// WithConfigReloadFault makes the listener call fault with each notified
+// entity's type and name before reloading it; an error fails that reload
+// as a failed ZooKeeper read would (tests of the retry of each type).
+func WithConfigReloadFault(fault func(entityType, entity string) error) Option {
+	return func(o *options) { o.configReloadFault = fault }
+}
+
 // notificationPurgeAge is how old a processed notification must be before
 // a broker deletes it (Kafka: 15 minutes).
 const notificationPurgeAge = 15 * time.Minute
@@ -98,18 +111,19 @@ type configChangeListener struct {
 	zk    *zkclient.Client
 	cache *topicConfigCache
 	apply func(topic string, overrides map[string]string)
-	// others handles the entity types besides topics, by the notification's
-	// (sanitized) entity name.
-	others map[string]func(entity string)
-	// retried handles entity types whose reload may fail (a ZooKeeper
-	// read): an error stops the pass before that notification, so the
+	// handlers reload the entity types besides topics, by the
+	// notification's (sanitized) entity name. An error (a failed
+	// ZooKeeper read) stops the pass before that notification, so the
 	// backoff retry processes it again.
-	retried map[string]func(entity string) error
-	logger  *slog.Logger
+	handlers map[string]func(entity string) error
+	logger   *slog.Logger
 
 	// fault, when set (tests: WithConfigChangeFault), runs before every
 	// pass; an error fails the pass as a ZooKeeper error would.
 	fault func() error
+	// reloadFault, when set (tests: WithConfigReloadFault), runs before
+	// each notification's reload; an error fails the reload.
+	reloadFault func(entityType, entity string) error
 
 	wake    chan struct{} // capacity 1: coalesces wake-ups
 	done    chan struct{}
@@ -125,9 +139,9 @@ type configChangeListener struct {
 }
 
 func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string),
-	others map[string]func(entity string), retried map[string]func(entity string) error, logger *slog.Logger, fault func() error) *configChangeListener {
-	l := &configChangeListener{zk: c, cache: cache, apply: apply, others: others, retried: retried, logger: logger.With("component", "config-change-listener"),
-		fault: fault, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1, failedSeq: -1}
+	handlers map[string]func(entity string) error, logger *slog.Logger, fault func() error, reloadFault func(string, string) error) *configChangeListener {
+	l := &configChangeListener{zk: c, cache: cache, apply: apply, handlers: handlers, logger: logger.With("component", "config-change-listener"),
+		fault: fault, reloadFault: reloadFault, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1, failedSeq: -1}
 	l.cancels = append(l.cancels,
 		c.WatchChildren(zkpaths.ConfigChangesPath, l.poke),
 		c.OnNewSession(l.poke))
@@ -220,7 +234,14 @@ func (l *configChangeListener) process() error {
 		if err != nil {
 			return err
 		}
-		if err := l.handle(name, data); err != nil {
+		err = l.handle(name, data)
+		if errors.Is(err, zkclient.ErrUndecodable) {
+			// A node no reload will read either: retrying would only
+			// hold back the notifications after it.
+			l.logger.Warn("ignoring a config change whose config node cannot be decoded", "notification", name, "err", err)
+			err = nil
+		}
+		if err != nil {
 			// Retry the notification a bounded number of times, then give
 			// up on it so that one bad entity cannot hold back the rest.
 			if l.failedSeq != seq {
@@ -250,8 +271,8 @@ func (l *configChangeListener) process() error {
 	return nil
 }
 
-// handle hands one notification to its entity type's handler; only a
-// retried handler's error is returned.
+// handle hands one notification to its entity type's handler and returns
+// the reload's error, if any.
 func (l *configChangeListener) handle(name string, data []byte) error {
 	ch, err := zkpaths.DecodeConfigChangeNotification(data)
 	if err != nil {
@@ -259,21 +280,22 @@ func (l *configChangeListener) handle(name string, data []byte) error {
 		return nil
 	}
 	typ, entity := ch.EntityType, ch.EntityName
-	if h, ok := l.retried[typ]; ok {
-		return h(entity)
-	}
-	if h, ok := l.others[typ]; ok {
-		h(entity)
-		return nil
-	}
-	if typ != zkpaths.ConfigTypeTopic {
+	h, ok := l.handlers[typ]
+	if !ok && typ != zkpaths.ConfigTypeTopic {
 		l.logger.Debug("ignoring a config change for an entity type without a handler", "entity_type", typ, "entity", entity)
 		return nil
 	}
+	if l.reloadFault != nil {
+		if err := l.reloadFault(typ, entity); err != nil {
+			return err
+		}
+	}
+	if ok {
+		return h(entity)
+	}
 	overrides, err := l.cache.reload(entity)
 	if err != nil {
-		l.logger.Warn("reading changed topic config failed", "topic", entity, "err", err)
-		return nil
+		return fmt.Errorf("reading the changed config of topic %s: %w", entity, err)
 	}
 	l.apply(entity, overrides)
 	return nil

@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -439,5 +441,67 @@ func TestDynamicUncleanLeaderElectionDefault(t *testing.T) {
 	})
 	if s, _ := c.PartitionState("kept-clean", 0); s.Leader != -1 {
 		t.Errorf("kept-clean-0 (topic override false): %s, want Leader: none", s)
+	}
+}
+
+// TestConfigReloadsRetried: a change notification whose reload fails (a
+// ZooKeeper read error while the session moves to another server) is
+// retried with backoff, for every entity type, so the broker does not keep
+// an old min.insync.replicas, quota or credential while ZooKeeper holds
+// the new one. Each entity's first two reloads fail here.
+func TestConfigReloadsRetried(t *testing.T) {
+	var mu sync.Mutex
+	failed := map[string]int{}
+	failures := func(k string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return failed[k]
+	}
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, BrokerOptions: []broker.Option{
+		broker.WithConfigReloadFault(func(typ, entity string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			k := typ + "/" + entity
+			if failed[k] < 2 {
+				failed[k]++
+				return errors.New("injected ZooKeeper read failure")
+			}
+			return nil
+		})}})
+	ctx := ctxT(t, 60*time.Second)
+	b := c.Broker(0)
+
+	// A topic's min.insync.replicas (a topic's reload).
+	const topic = "retried"
+	c.CreateTopic(topic, 1, 1, nil)
+	c.WaitLeaders(20*time.Second, topic, 1)
+	if got := produceAcks(ctx, t, c.Direct(0), topic, -1); got != 0 {
+		t.Fatalf("acks=all produce before the change: %v", kerr.ErrorForCode(got))
+	}
+	res, err := c.Admin().AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: kadm.StringPtr("2")}}, topic)
+	if err == nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "min.insync.replicas 2 applied after two failed reloads", 20*time.Second, func() bool {
+		return produceAcks(ctx, t, c.Direct(0), topic, -1) == kerr.NotEnoughReplicas.Code
+	})
+
+	// A client quota (a clients reload).
+	writeQuotaZK(t, c, "clients", "retried-client", `"producer_byte_rate":"4096"`, "ANONYMOUS", "retried-client", 4096, "producer")
+
+	// An IP connection rate (an ips reload).
+	lo := netip.MustParseAddr("127.0.0.1")
+	if err := c.ZK().ChangeEntityConfigs(zkpaths.ConfigTypeIP, "127.0.0.1", map[string]string{config.IPConnectionRateKey: "7"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the IP quota applied after two failed reloads", 20*time.Second, func() bool { return b.ConnectionRateForIP(lo) == 7 })
+
+	for _, k := range []string{"topics/" + topic, "clients/retried-client", "ips/127.0.0.1"} {
+		if n := failures(k); n != 2 {
+			t.Errorf("%s: %d failed reloads before the change was applied, want 2", k, n)
+		}
 	}
 }

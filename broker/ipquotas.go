@@ -9,6 +9,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 
@@ -40,19 +41,22 @@ func (q *ipQuotas) loadAll() error {
 		return err
 	}
 	for _, name := range names {
-		q.onChange(name)
+		if err := q.onChange(name); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// onChange handles the entity name of an "ips" change notification.
-func (q *ipQuotas) onChange(entity string) {
+// onChange handles the entity name of an "ips" change notification; only
+// a failed read is an error (the caller retries).
+func (q *ipQuotas) onChange(entity string) error {
 	props, err := q.zk.GetEntityConfigs(zkpaths.ConfigTypeIP, entity)
 	if err != nil {
-		q.logger.Warn("reading changed IP config failed; quota unchanged", "entity", entity, "err", err)
-		return
+		return fmt.Errorf("reading the changed config of IP %s: %w", entity, err)
 	}
 	q.apply(entity, props)
+	return nil
 }
 
 // apply installs one entity's connection_creation_rate; a node without it

@@ -12,6 +12,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -58,20 +59,26 @@ func (cq *clientQuotaConfigs) loadAll() error {
 		return err
 	}
 	for _, c := range clients {
-		cq.reload(zkpaths.ConfigTypeClient, c)
+		if err := cq.reload(zkpaths.ConfigTypeClient, c); err != nil {
+			return err
+		}
 	}
 	users, err := cq.children(zkpaths.ConfigTypePath(zkpaths.ConfigTypeUser))
 	if err != nil {
 		return err
 	}
 	for _, u := range users {
-		cq.reload(zkpaths.ConfigTypeUser, u)
+		if err := cq.reload(zkpaths.ConfigTypeUser, u); err != nil {
+			return err
+		}
 		clients, err := cq.children(zkpaths.ConfigPath(zkpaths.ConfigTypeUser, u+"/"+zkpaths.ConfigTypeClient))
 		if err != nil {
 			return err
 		}
 		for _, c := range clients {
-			cq.reload(zkpaths.ConfigTypeUser, u+"/"+zkpaths.ConfigTypeClient+"/"+c)
+			if err := cq.reload(zkpaths.ConfigTypeUser, u+"/"+zkpaths.ConfigTypeClient+"/"+c); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -86,30 +93,28 @@ func (cq *clientQuotaConfigs) children(p string) ([]string, error) {
 }
 
 // onClientChange handles a "clients" notification.
-func (cq *clientQuotaConfigs) onClientChange(entity string) {
-	cq.reload(zkpaths.ConfigTypeClient, entity)
+func (cq *clientQuotaConfigs) onClientChange(entity string) error {
+	return cq.reload(zkpaths.ConfigTypeClient, entity)
 }
 
 // onUserChange handles a "users" notification (user, <default>, or
 // user/clients/client).
-func (cq *clientQuotaConfigs) onUserChange(entity string) {
-	cq.reload(zkpaths.ConfigTypeUser, entity)
+func (cq *clientQuotaConfigs) onUserChange(entity string) error {
+	return cq.reload(zkpaths.ConfigTypeUser, entity)
 }
 
 // reload reads one entity's node and applies its quotas; a missing node
-// removes them.
-func (cq *clientQuotaConfigs) reload(entityType, name string) {
+// removes them. Only a failed read is an error (the caller retries); an
+// invalid entity path or value is logged and skipped.
+func (cq *clientQuotaConfigs) reload(entityType, name string) error {
 	e, err := quota.EntityFromZK(entityType, name)
 	if err != nil {
 		cq.logger.Warn("ignoring a quota config change with an invalid entity path", "entity_type", entityType, "entity", name, "err", err)
-		return
+		return nil
 	}
 	cfg, err := cq.zk.GetEntityConfigs(entityType, name)
 	if err != nil {
-		if !errors.Is(err, zkclient.ErrClosed) {
-			cq.logger.Warn("reading a quota config failed; quotas unchanged", "entity_type", entityType, "entity", name, "err", err)
-		}
-		return
+		return fmt.Errorf("reading the quota config of %s %s: %w", entityType, name, err)
 	}
 	if err := cq.q.UpdateEntity(e, cfg); err != nil {
 		cq.logger.Error("ignoring an unreadable quota value", "entity", e.String(), "err", err)
@@ -121,6 +126,7 @@ func (cq *clientQuotaConfigs) reload(entityType, name string) {
 		}
 	}
 	cq.logger.Info("client quotas updated", "entity", e.String(), "quotas", quotas)
+	return nil
 }
 
 // ClientQuotas are this broker's client quota managers (nil before

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/testcluster"
+	"github.com/klassik/klassik/zkpaths"
 )
 
 // A topic's overrides belong to that topic: deleting it drops them from
@@ -60,7 +61,13 @@ func TestRecreatedTopicForgetsDeletedOverrides(t *testing.T) {
 	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	c.WaitFor(30*time.Second, "the topic gone from ZooKeeper, every metadata cache and every log dir", func() bool {
+	c.WaitFor(30*time.Second, "the topic and its deletion marker gone from ZooKeeper, every metadata cache and every log dir", func() bool {
+		// The controller removes the deletion marker after the topic's
+		// znode; until then a CreateTopics answers TOPIC_ALREADY_EXISTS
+		// ("marked for deletion"), as Kafka's does.
+		if marked, _, err := c.ZK().Exists(zkpaths.DeleteTopicPath(topic)); err != nil || marked {
+			return false
+		}
 		topics, err := c.ZK().GetAllTopics()
 		if err != nil {
 			return false

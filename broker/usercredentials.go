@@ -10,6 +10,7 @@ package broker
 // the <default> user carry no credentials and change nothing here.
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/klassik/klassik/broker/security"
@@ -46,21 +47,21 @@ func (u *userCredentials) loadAll() error {
 }
 
 // onChange handles the entity name of a "users" change notification.
-func (u *userCredentials) onChange(entity string) {
+func (u *userCredentials) onChange(entity string) error {
 	user, ok, err := zkpaths.UserCredentialEntity(entity)
 	if err != nil {
 		u.logger.Warn("ignoring a user config change with an invalid entity path", "entity", entity, "err", err)
-		return
+		return nil
 	}
 	if !ok {
-		return // quotas only
+		return nil // quotas only
 	}
 	cfg, err := u.zk.GetSanitizedUserConfig(entity)
 	if err != nil {
-		u.logger.Warn("reading changed user config failed; credentials unchanged", "user", user, "err", err)
-		return
+		return fmt.Errorf("reading the changed credentials of user %s: %w", user, err)
 	}
 	u.apply(user, cfg)
+	return nil
 }
 
 // apply replaces user's credentials with those of cfg (Kafka's

@@ -275,10 +275,22 @@ func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
 		e, _ := cl.controllerEpoch()
 		return e == epoch2+1
 	})
-	third := cl.waitActive()
-	if third.ctrl.Epoch() != epoch2+1 {
-		t.Fatalf("controller %d has epoch %d, want %d", third.id, third.ctrl.Epoch(), epoch2+1)
-	}
+	// The epoch in ZooKeeper moves first; the previous controller may
+	// still count itself active until it has handled the deletion, and
+	// the winner until it has taken the epoch over. Wait for the state
+	// that must follow: one active controller, and it holds the new epoch.
+	var third *node
+	waitFor(t, "exactly one active controller, of the new epoch", func() bool {
+		third = nil
+		count := 0
+		for _, n := range cl.nodes {
+			if !n.closed && n.ctrl.IsActive() {
+				third = n
+				count++
+			}
+		}
+		return count == 1 && third.ctrl.Epoch() == epoch2+1
+	})
 	if id, _, _ := cl.admin.GetController(); id != third.id {
 		t.Fatalf("/controller = %d, active = %d", id, third.id)
 	}

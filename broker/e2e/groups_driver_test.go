@@ -785,8 +785,16 @@ func (r *groupRun) uncommitted() []string {
 	}
 	var out []string
 	for p := int32(0); p < groupPartitions; p++ {
-		e, _ := ends.Lookup(r.topic, p)
-		if o, ok := offs.Lookup(r.topic, p); !ok || o.Err != nil || o.At != e.Offset {
+		e, eok := ends.Lookup(r.topic, p)
+		o, ok := offs.Lookup(r.topic, p)
+		switch {
+		case !eok || e.Err != nil:
+			out = append(out, fmt.Sprintf("partition %d: no log end offset (%v)", p, e.Err))
+		case !ok:
+			out = append(out, fmt.Sprintf("partition %d: no committed offset (log end %d)", p, e.Offset))
+		case o.Err != nil:
+			out = append(out, fmt.Sprintf("partition %d: %v", p, o.Err))
+		case o.At != e.Offset:
 			out = append(out, fmt.Sprintf("partition %d: committed %d, log end %d", p, o.At, e.Offset))
 		}
 	}

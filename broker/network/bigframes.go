@@ -43,9 +43,14 @@ func bigFrameClass(n int) int {
 }
 
 // takeBigFrame returns a buffer of at least n bytes (n > keptBufferMax)
-// from the pool, or a new one, and remembers it as the current frame's.
+// from the pool, or a new one, and remembers it as the current frame's; a
+// frame of a class too large for the pool gets a buffer of its own.
 func (s *connScratch) takeBigFrame(n int) []byte {
 	c := bigFrameClass(n)
+	if 1<<(c+bigFrameMinShift) > bigFramePoolBytes {
+		// Never pooled: exactly the frame's size, the request's own.
+		return make([]byte, n)
+	}
 	p := &bigFramePool
 	p.mu.Lock()
 	var b *[]byte

@@ -216,6 +216,9 @@ func (c *conn) serveOne(ctx context.Context, br *bufio.Reader, log *slog.Logger)
 		am.record(c.s.rm.reg, req, len(frame), &c.times, handled, returned, writeStart, time.Now())
 		am.recordErrors(c.s.rm.reg, resp)
 	}
+	if req.Key == int16(kmsg.Fetch) && req.scratch != nil {
+		req.scratch.fetchKept.written()
+	}
 	if c.session.CloseAfterResponse {
 		return c.closeAfterResponse(ctx, req, log)
 	}

@@ -12,8 +12,9 @@ const keptFetchPartitionsMax = 1 << 14
 // FetchScratch is what a connection keeps for its Fetch requests, so that
 // answering one allocates nothing per partition: the response, its file
 // list, and Slot, where the replica manager keeps its own per-request
-// slices. It is valid from the handler's call until the response has been
-// written: a connection handles a Fetch only when no response is queued
+// slices (a Slot with a ReleaseReads method has it called once the answer
+// is written). It is valid from the handler's call until the response has
+// been written: a connection handles a Fetch only when no response is queued
 // and writes its answer before it reads the next request (pipeline.go), so
 // whoever is handed it may keep nothing of it beyond that.
 type FetchScratch struct {
@@ -21,6 +22,20 @@ type FetchScratch struct {
 	files FileFetchResponse
 	// Slot belongs to the Fetch handler; the connection never looks at it.
 	Slot any
+}
+
+// written drops what the answer just written referenced — records read
+// into memory, file ranges, and through the Slot's ReleaseReads the
+// owner's reads — so that a connection that stops fetching pins none of
+// it; the memory itself stays for the next Fetch.
+func (s *FetchScratch) written() {
+	for i := range s.resp.Topics {
+		clear(s.resp.Topics[i].Partitions)
+	}
+	clear(s.files.files)
+	if r, ok := s.Slot.(interface{ ReleaseReads() }); ok {
+		r.ReleaseReads()
+	}
 }
 
 // KeptFetch returns the connection's FetchScratch, or nil when r is not a

@@ -97,7 +97,7 @@ type Purgatory struct {
 	// for them.
 	expiring sync.WaitGroup
 
-	// mu guards the following and entry.elems / entry.timer.
+	// mu guards the following and entry.nodes / entry.timer.
 	mu       sync.Mutex
 	watchers map[string]*watchList
 	empty    int // lists in watchers with no operation

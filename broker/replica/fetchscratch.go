@@ -13,7 +13,8 @@ const keptPartitionsMax = 1 << 14
 // the reads (at arrival and after a wait), the reads of a parked fetch's
 // TryComplete, the purgatory keys and which session partitions returned
 // data. A connection keeps one in its network.FetchScratch, so its fetches
-// reuse it; nothing in it outlives the response it helped build.
+// reuse it; what it references is dropped once the response it helped
+// build is written (ReleaseReads).
 type fetchScratch struct {
 	parts    []fetchPart
 	reads    readBuf
@@ -34,6 +35,16 @@ func scratchOf(kept *network.FetchScratch) *fetchScratch {
 		kept.Slot = sc
 	}
 	return sc
+}
+
+// ReleaseReads drops what the reads and keys of the fetch just answered
+// referenced (records, segments, aborted-transaction lists), keeping the
+// memory; the connection calls it once the answer is written.
+func (sc *fetchScratch) ReleaseReads() {
+	sc.reads.reset(0)
+	sc.tries.reset(0)
+	clear(sc.keys[:cap(sc.keys)])
+	sc.keys = sc.keys[:0]
 }
 
 // keepParts keeps parts' memory for the next request, unless it is too

@@ -228,7 +228,7 @@ func (c *Client) GetEntityConfigs(entityType, name string) (map[string]string, e
 	}
 	cfg, err := zkpaths.DecodeEntityConfig(data)
 	if err != nil {
-		return nil, fmt.Errorf("zkclient: config %s/%s: %w", entityType, name, err)
+		return nil, fmt.Errorf("%w: config %s/%s: %w", ErrUndecodable, entityType, name, err)
 	}
 	return cfg, nil
 }

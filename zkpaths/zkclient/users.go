@@ -27,7 +27,7 @@ func (c *Client) GetSanitizedUserConfig(sanitized string) (zkpaths.UserConfig, e
 	}
 	u, err := zkpaths.DecodeUserConfig(data)
 	if err != nil {
-		return zkpaths.UserConfig{}, fmt.Errorf("zkclient: config users/%s: %w", sanitized, err)
+		return zkpaths.UserConfig{}, fmt.Errorf("%w: config users/%s: %w", ErrUndecodable, sanitized, err)
 	}
 	return u, nil
 }
