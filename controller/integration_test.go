@@ -166,8 +166,15 @@ func (cl *cluster) stop(id int32) {
 
 func (cl *cluster) waitActive() *node {
 	cl.t.Helper()
+	return cl.waitActiveWhere("exactly one active controller", func(*node) bool { return true })
+}
+
+// waitActiveWhere waits until exactly one controller is active and cond
+// holds for it, and returns it.
+func (cl *cluster) waitActiveWhere(what string, cond func(*node) bool) *node {
+	cl.t.Helper()
 	var active *node
-	waitFor(cl.t, "exactly one active controller", func() bool {
+	waitFor(cl.t, what, func() bool {
 		active = nil
 		count := 0
 		for _, n := range cl.nodes {
@@ -176,7 +183,7 @@ func (cl *cluster) waitActive() *node {
 				count++
 			}
 		}
-		return count == 1
+		return count == 1 && cond(active)
 	})
 	return active
 }
@@ -279,17 +286,8 @@ func TestIntegrationElectionFailoverAndFencing(t *testing.T) {
 	// still count itself active until it has handled the deletion, and
 	// the winner until it has taken the epoch over. Wait for the state
 	// that must follow: one active controller, and it holds the new epoch.
-	var third *node
-	waitFor(t, "exactly one active controller, of the new epoch", func() bool {
-		third = nil
-		count := 0
-		for _, n := range cl.nodes {
-			if !n.closed && n.ctrl.IsActive() {
-				third = n
-				count++
-			}
-		}
-		return count == 1 && third.ctrl.Epoch() == epoch2+1
+	third := cl.waitActiveWhere("exactly one active controller, of the new epoch", func(n *node) bool {
+		return n.ctrl.Epoch() == epoch2+1
 	})
 	if id, _, _ := cl.admin.GetController(); id != third.id {
 		t.Fatalf("/controller = %d, active = %d", id, third.id)

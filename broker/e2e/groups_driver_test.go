@@ -783,6 +783,13 @@ func (r *groupRun) uncommitted() []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
+	return r.lagging(ends, offs)
+}
+
+// lagging lists, by partition, where the group's committed offset is not
+// the log end: no end offset, no committed offset, an error, or another
+// offset.
+func (r *groupRun) lagging(ends kadm.ListedOffsets, offs kadm.OffsetResponses) []string {
 	var out []string
 	for p := int32(0); p < groupPartitions; p++ {
 		e, eok := ends.Lookup(r.topic, p)
@@ -1008,20 +1015,7 @@ func (r *groupRun) verifyCommitted() {
 	}) {
 		t.Fatalf("%s: reading end and committed offsets: %s", r.client.name, why)
 	}
-	var problems []string
-	for p := int32(0); p < groupPartitions; p++ {
-		e, _ := ends.Lookup(r.topic, p)
-		o, ok := offs.Lookup(r.topic, p)
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Sprintf("partition %d: no committed offset (end %d)", p, e.Offset))
-		case o.Err != nil:
-			problems = append(problems, fmt.Sprintf("partition %d: %v", p, o.Err))
-		case o.At != e.Offset:
-			problems = append(problems, fmt.Sprintf("partition %d: committed %d, log end %d", p, o.At, e.Offset))
-		}
-	}
-	if len(problems) > 0 {
+	if problems := r.lagging(ends, offs); len(problems) > 0 {
 		t.Errorf("%s: committed offsets of %s after a clean stop:\n  %s", r.client.name, r.group, strings.Join(problems, "\n  "))
 	}
 }

@@ -255,48 +255,32 @@ func TestDecodersKnowKmsgVersions(t *testing.T) {
 // every other sample of every version on the same connection, and expects
 // the sample back, what kmsg decodes, and the same encoding.
 func TestDecodeProduceRoundTrip(t *testing.T) {
-	for v := int16(0); v <= produceDecodedMax; v++ {
-		for shape := 0; shape < produceShapes; shape++ {
-			want := produceSample(v, shape)
-			body := want.AppendTo(nil)
-			for pv := int16(0); pv <= produceDecodedMax; pv++ {
-				for ps := 0; ps < produceShapes; ps++ {
-					var s connScratch
-					prior := produceSample(pv, ps)
-					if _, err := decodeAsConn[*kmsg.ProduceRequest](&s, 0, pv, prior.AppendTo(nil)); err != nil {
-						t.Fatalf("prior v%d shape %d: %v", pv, ps, err)
-					}
-					got, err := decodeAsConn[*kmsg.ProduceRequest](&s, 0, v, body)
-					if err != nil {
-						t.Fatalf("v%d shape %d: %v", v, shape, err)
-					}
-					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("v%d shape %d after v%d shape %d:\n got %+v\nwant %+v", v, shape, pv, ps, got, want)
-					}
-					if enc := got.AppendTo(nil); !bytes.Equal(enc, body) {
-						t.Fatalf("v%d shape %d encodes again as % x, was % x", v, shape, enc, body)
-					}
-					checkDecoded(t, got, nil, &kmsg.ProduceRequest{Version: v}, body)
-				}
-			}
-		}
-	}
+	roundTripAfterEveryOther(t, 0, produceDecodedMax, produceShapes, produceSample,
+		func(v int16) *kmsg.ProduceRequest { return &kmsg.ProduceRequest{Version: v} })
 }
 
 // TestDecodeFetchRoundTrip is TestDecodeProduceRoundTrip for Fetch.
 func TestDecodeFetchRoundTrip(t *testing.T) {
-	for v := int16(0); v <= fetchDecodedMax; v++ {
-		for shape := 0; shape < fetchShapes; shape++ {
-			want := fetchSample(v, shape)
+	roundTripAfterEveryOther(t, 1, fetchDecodedMax, fetchShapes, fetchSample,
+		func(v int16) *kmsg.FetchRequest { return &kmsg.FetchRequest{Version: v} })
+}
+
+// roundTripAfterEveryOther is the round trip of the request of key: every
+// shape of every version up to max, each decoded on a connection that has
+// just decoded another (every shape of every version).
+func roundTripAfterEveryOther[R kmsg.Request](t *testing.T, key, max int16, shapes int, sample func(int16, int) R, fresh func(int16) R) {
+	t.Helper()
+	for v := int16(0); v <= max; v++ {
+		for shape := 0; shape < shapes; shape++ {
+			want := sample(v, shape)
 			body := want.AppendTo(nil)
-			for pv := int16(0); pv <= fetchDecodedMax; pv++ {
-				for ps := 0; ps < fetchShapes; ps++ {
+			for pv := int16(0); pv <= max; pv++ {
+				for ps := 0; ps < shapes; ps++ {
 					var s connScratch
-					prior := fetchSample(pv, ps)
-					if _, err := decodeAsConn[*kmsg.FetchRequest](&s, 1, pv, prior.AppendTo(nil)); err != nil {
+					if _, err := decodeAsConn[R](&s, key, pv, sample(pv, ps).AppendTo(nil)); err != nil {
 						t.Fatalf("prior v%d shape %d: %v", pv, ps, err)
 					}
-					got, err := decodeAsConn[*kmsg.FetchRequest](&s, 1, v, body)
+					got, err := decodeAsConn[R](&s, key, v, body)
 					if err != nil {
 						t.Fatalf("v%d shape %d: %v", v, shape, err)
 					}
@@ -306,7 +290,7 @@ func TestDecodeFetchRoundTrip(t *testing.T) {
 					if enc := got.AppendTo(nil); !bytes.Equal(enc, body) {
 						t.Fatalf("v%d shape %d encodes again as % x, was % x", v, shape, enc, body)
 					}
-					checkDecoded(t, got, nil, &kmsg.FetchRequest{Version: v}, body)
+					checkDecoded(t, got, nil, fresh(v), body)
 				}
 			}
 		}
