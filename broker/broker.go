@@ -51,6 +51,8 @@ type options struct {
 	logLevels             *loglevels.Registry        // WithLogLevels (brokerloggers.go)
 	configChangeFault     func() error               // WithConfigChangeFault (configlistener.go)
 	configReloadFault     func(string, string) error // WithConfigReloadFault (configlistener.go)
+	configRetryMin        time.Duration              // WithConfigChangeRetry (configlistener.go)
+	configRetryMax        time.Duration
 }
 
 // WithFixedStartIndex makes replica assignment of topic creation
@@ -331,7 +333,9 @@ func (b *Broker) Startup(ctx context.Context) (err error) {
 		zkpaths.ConfigTypeIP:     b.ipQuotas.onChange,
 		zkpaths.ConfigTypeBroker: b.onBrokerConfigChange,
 	}
-	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, handlers, b.logger, b.opts.configChangeFault, b.opts.configReloadFault)
+	b.cfgWatch = startConfigChangeListener(b.zk, b.topicCfgs, b.applyTopicConfig, handlers, b.logger, listenerKnobs{
+		fault: b.opts.configChangeFault, reloadFault: b.opts.configReloadFault,
+		retryMin: b.opts.configRetryMin, retryMax: b.opts.configRetryMax})
 	// Enable request processing.
 	b.apis.SetReady()
 	b.state.Store(brokerRunning)

@@ -16,7 +16,11 @@ package broker
 // logged and skipped), and the pass is retried with backoff:
 // a change made while a read fails (a session moving to another server) is
 // still applied, so no broker keeps an old min.insync.replicas, quota or
-// SCRAM credential while ZooKeeper holds the new one.
+// SCRAM credential while ZooKeeper holds the new one. A notification
+// whose reload keeps failing stops holding back the ones after it after a
+// few attempts, but its entity is not forgotten: it stays pending and is
+// reloaded on every later pass (each retry, each notification, each new
+// session) until a reload succeeds.
 
 import (
 	"errors"
@@ -101,6 +105,20 @@ func WithConfigReloadFault(fault func(entityType, entity string) error) Option {
 	return func(o *options) { o.configReloadFault = fault }
 }
 
+// WithConfigChangeRetry sets the listener's first and longest delay
+// between retried passes (tests; defaults configChangeRetryMin and
+// configChangeRetryMax).
+func WithConfigChangeRetry(first, longest time.Duration) Option {
+	return func(o *options) { o.configRetryMin, o.configRetryMax = first, longest }
+}
+
+// listenerKnobs are the listener's test hooks and retry delays.
+type listenerKnobs struct {
+	fault              func() error
+	reloadFault        func(entityType, entity string) error
+	retryMin, retryMax time.Duration
+}
+
 // notificationPurgeAge is how old a processed notification must be before
 // a broker deletes it (Kafka: 15 minutes).
 const notificationPurgeAge = 15 * time.Minute
@@ -118,12 +136,11 @@ type configChangeListener struct {
 	handlers map[string]func(entity string) error
 	logger   *slog.Logger
 
-	// fault, when set (tests: WithConfigChangeFault), runs before every
-	// pass; an error fails the pass as a ZooKeeper error would.
-	fault func() error
-	// reloadFault, when set (tests: WithConfigReloadFault), runs before
-	// each notification's reload; an error fails the reload.
-	reloadFault func(entityType, entity string) error
+	// knobs.fault, when set (tests: WithConfigChangeFault), runs before
+	// every pass; an error fails the pass as a ZooKeeper error would.
+	// knobs.reloadFault, when set (tests: WithConfigReloadFault), runs
+	// before each reload; an error fails the reload.
+	knobs listenerKnobs
 
 	wake    chan struct{} // capacity 1: coalesces wake-ups
 	done    chan struct{}
@@ -136,12 +153,26 @@ type configChangeListener struct {
 	// failures times in a row; owned by the goroutine.
 	failedSeq int64
 	failures  int
+	// pending are the entities (by type, then name) of notifications
+	// given up on while their reload still failed; every pass reloads
+	// them until a reload succeeds. Owned by the goroutine.
+	pending map[entityRef]struct{}
 }
 
+// entityRef names one config entity of a notification.
+type entityRef struct{ typ, name string }
+
 func startConfigChangeListener(c *zkclient.Client, cache *topicConfigCache, apply func(string, map[string]string),
-	handlers map[string]func(entity string) error, logger *slog.Logger, fault func() error, reloadFault func(string, string) error) *configChangeListener {
+	handlers map[string]func(entity string) error, logger *slog.Logger, knobs listenerKnobs) *configChangeListener {
+	if knobs.retryMin <= 0 {
+		knobs.retryMin = configChangeRetryMin
+	}
+	if knobs.retryMax < knobs.retryMin {
+		knobs.retryMax = max(configChangeRetryMax, knobs.retryMin)
+	}
 	l := &configChangeListener{zk: c, cache: cache, apply: apply, handlers: handlers, logger: logger.With("component", "config-change-listener"),
-		fault: fault, reloadFault: reloadFault, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1, failedSeq: -1}
+		knobs: knobs, wake: make(chan struct{}, 1), done: make(chan struct{}), lastSeq: -1, failedSeq: -1,
+		pending: map[entityRef]struct{}{}}
 	l.cancels = append(l.cancels,
 		c.WatchChildren(zkpaths.ConfigChangesPath, l.poke),
 		c.OnNewSession(l.poke))
@@ -173,7 +204,8 @@ func (l *configChangeListener) stop() {
 // so a notification is not left unprocessed until the next change.
 const (
 	// maxNotificationAttempts bounds the passes that retry one
-	// notification whose handler fails (about 40 s with the backoff).
+	// notification whose handler fails before the notifications after it
+	// go on (about 13 s with the backoff); its entity stays pending.
 	maxNotificationAttempts = 8
 	configChangeRetryMin    = 100 * time.Millisecond
 	configChangeRetryMax    = 10 * time.Second
@@ -184,7 +216,7 @@ func (l *configChangeListener) run() {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
-	backoff := configChangeRetryMin
+	backoff := l.knobs.retryMin
 	for {
 		select {
 		case <-l.done:
@@ -195,20 +227,30 @@ func (l *configChangeListener) run() {
 		err := l.process()
 		switch {
 		case err == nil:
-			backoff = configChangeRetryMin
+			backoff = l.knobs.retryMin
 			retry.Stop()
 		case errors.Is(err, zkclient.ErrClosed):
 		default:
 			l.logger.Warn("processing config change notifications failed; retrying", "err", err, "retry_in", backoff)
 			retry.Reset(backoff)
-			backoff = min(2*backoff, configChangeRetryMax)
+			backoff = min(2*backoff, l.knobs.retryMax)
 		}
 	}
 }
 
+// process handles the notifications not processed yet, then reloads the
+// pending entities; an error (the first) makes run retry the pass.
 func (l *configChangeListener) process() error {
-	if l.fault != nil {
-		if err := l.fault(); err != nil {
+	err := l.processNotifications()
+	if perr := l.reloadPending(); err == nil {
+		err = perr
+	}
+	return err
+}
+
+func (l *configChangeListener) processNotifications() error {
+	if l.knobs.fault != nil {
+		if err := l.knobs.fault(); err != nil {
 			return err
 		}
 	}
@@ -234,23 +276,32 @@ func (l *configChangeListener) process() error {
 		if err != nil {
 			return err
 		}
-		err = l.handle(name, data)
+		ref, err := l.handle(name, data)
 		if errors.Is(err, zkclient.ErrUndecodable) {
 			// A node no reload will read either: retrying would only
 			// hold back the notifications after it.
 			l.logger.Warn("ignoring a config change whose config node cannot be decoded", "notification", name, "err", err)
 			err = nil
 		}
-		if err != nil {
-			// Retry the notification a bounded number of times, then give
-			// up on it so that one bad entity cannot hold back the rest.
+		switch {
+		case err != nil:
+			// Retry the notification a bounded number of times, then go
+			// on with the ones after it so that one entity whose reload
+			// keeps failing cannot hold back the rest; the entity stays
+			// pending and is reloaded on every pass until it succeeds.
 			if l.failedSeq != seq {
 				l.failedSeq, l.failures = seq, 0
 			}
 			if l.failures++; l.failures < maxNotificationAttempts {
 				return fmt.Errorf("config change notification %s: %w", name, err)
 			}
-			l.logger.Error("giving up on a config change notification", "notification", name, "attempts", l.failures, "err", err)
+			l.logger.Error("a config change's reload keeps failing; going on with the next notifications and retrying this entity until it succeeds",
+				"notification", name, "entity_type", ref.typ, "entity", ref.name, "attempts", l.failures, "err", err)
+			l.pending[ref] = struct{}{}
+		case ref != (entityRef{}):
+			// This reload read the entity's current config, which
+			// covers an earlier change given up on.
+			delete(l.pending, ref)
 		}
 		l.lastSeq = seq
 	}
@@ -271,32 +322,58 @@ func (l *configChangeListener) process() error {
 	return nil
 }
 
+// reloadPending reloads every pending entity and forgets the ones that
+// reloaded (or whose config node cannot be decoded); it returns the first
+// error of those still pending.
+func (l *configChangeListener) reloadPending() error {
+	var first error
+	for ref := range l.pending {
+		err := l.reload(ref)
+		switch {
+		case err == nil:
+			l.logger.Info("applied a config change that had failed to reload", "entity_type", ref.typ, "entity", ref.name)
+			delete(l.pending, ref)
+		case errors.Is(err, zkclient.ErrUndecodable):
+			l.logger.Warn("ignoring a config change whose config node cannot be decoded", "entity_type", ref.typ, "entity", ref.name, "err", err)
+			delete(l.pending, ref)
+		case first == nil:
+			first = fmt.Errorf("%d config entities still to reload, %s %s: %w", len(l.pending), ref.typ, ref.name, err)
+		}
+	}
+	return first
+}
+
 // handle hands one notification to its entity type's handler and returns
-// the reload's error, if any.
-func (l *configChangeListener) handle(name string, data []byte) error {
+// the entity it reloaded (none for a notification ignored) and the
+// reload's error, if any.
+func (l *configChangeListener) handle(name string, data []byte) (entityRef, error) {
 	ch, err := zkpaths.DecodeConfigChangeNotification(data)
 	if err != nil {
 		l.logger.Warn("ignoring an unreadable config change notification", "notification", name, "err", err)
-		return nil
+		return entityRef{}, nil
 	}
-	typ, entity := ch.EntityType, ch.EntityName
-	h, ok := l.handlers[typ]
-	if !ok && typ != zkpaths.ConfigTypeTopic {
-		l.logger.Debug("ignoring a config change for an entity type without a handler", "entity_type", typ, "entity", entity)
-		return nil
+	ref := entityRef{ch.EntityType, ch.EntityName}
+	if _, ok := l.handlers[ref.typ]; !ok && ref.typ != zkpaths.ConfigTypeTopic {
+		l.logger.Debug("ignoring a config change for an entity type without a handler", "entity_type", ref.typ, "entity", ref.name)
+		return entityRef{}, nil
 	}
-	if l.reloadFault != nil {
-		if err := l.reloadFault(typ, entity); err != nil {
+	return ref, l.reload(ref)
+}
+
+// reload reads one entity's config from ZooKeeper and applies it.
+func (l *configChangeListener) reload(ref entityRef) error {
+	if l.knobs.reloadFault != nil {
+		if err := l.knobs.reloadFault(ref.typ, ref.name); err != nil {
 			return err
 		}
 	}
-	if ok {
-		return h(entity)
+	if h, ok := l.handlers[ref.typ]; ok {
+		return h(ref.name)
 	}
-	overrides, err := l.cache.reload(entity)
+	overrides, err := l.cache.reload(ref.name)
 	if err != nil {
-		return fmt.Errorf("reading the changed config of topic %s: %w", entity, err)
+		return fmt.Errorf("reading the changed config of topic %s: %w", ref.name, err)
 	}
-	l.apply(entity, overrides)
+	l.apply(ref.name, overrides)
 	return nil
 }

@@ -505,3 +505,50 @@ func TestConfigReloadsRetried(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigReloadGivenUpStaysPending: a notification whose reload keeps
+// failing stops holding back the notifications after it, but its entity
+// is not forgotten: it is reloaded on later passes until a reload
+// succeeds, so the broker ends on ZooKeeper's value.
+func TestConfigReloadGivenUpStaysPending(t *testing.T) {
+	var blocked atomic.Bool
+	var attempts atomic.Int64
+	blocked.Store(true)
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, BrokerOptions: []broker.Option{
+		broker.WithConfigChangeRetry(10*time.Millisecond, 50*time.Millisecond),
+		broker.WithConfigReloadFault(func(typ, entity string) error {
+			if typ == zkpaths.ConfigTypeTopic && entity == "stuck" && blocked.Load() {
+				attempts.Add(1)
+				return errors.New("injected ZooKeeper read failure")
+			}
+			return nil
+		})}})
+	ctx := ctxT(t, 90*time.Second)
+	for _, topic := range []string{"stuck", "after"} {
+		c.CreateTopic(topic, 1, 1, nil)
+		c.WaitLeaders(20*time.Second, topic, 1)
+	}
+	setMinISR := func(topic string) {
+		t.Helper()
+		res, err := c.Admin().AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: kadm.StringPtr("2")}}, topic)
+		if err == nil {
+			err = res[0].Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	applied := func(topic string) bool { return produceAcks(ctx, t, c.Direct(0), topic, -1) == kerr.NotEnoughReplicas.Code }
+
+	setMinISR("stuck")
+	waitFor(t, "the stuck topic's reload attempted", 20*time.Second, func() bool { return attempts.Load() > 0 })
+	setMinISR("after")
+	waitFor(t, "the later notification applied while the earlier one's reload fails", 30*time.Second, func() bool { return applied("after") })
+	if applied("stuck") {
+		t.Fatal("min.insync.replicas of stuck applied although every reload of it failed")
+	}
+	n := attempts.Load()
+	waitFor(t, "the stuck topic still retried after the later notifications", 20*time.Second, func() bool { return attempts.Load() >= n+3 })
+	blocked.Store(false)
+	waitFor(t, "the stuck topic's change applied once its reload succeeds", 20*time.Second, func() bool { return applied("stuck") })
+}
