@@ -538,7 +538,9 @@ func TestConfigReloadGivenUpStaysPending(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	applied := func(topic string) bool { return produceAcks(ctx, t, c.Direct(0), topic, -1) == kerr.NotEnoughReplicas.Code }
+	applied := func(topic string) bool {
+		return produceAcks(ctx, t, c.Direct(0), topic, -1) == kerr.NotEnoughReplicas.Code
+	}
 
 	setMinISR("stuck")
 	waitFor(t, "the stuck topic's reload attempted", 20*time.Second, func() bool { return attempts.Load() > 0 })
