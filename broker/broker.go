@@ -123,7 +123,7 @@ type Broker struct {
 	credentials     *security.CredentialCache
 	authenticators  *security.Authenticators
 	passwords       *security.PasswordVerifier
-	interBrokerTLS  *tls.Config
+	interBrokerTLS  func() *tls.Config // the inter-broker listener's client stores in force; nil: plain TCP
 	interBrokerDial network.DialFunc
 
 	// metrics is this broker's registry (Kafka metric names); never the

@@ -27,29 +27,34 @@ import (
 // GetConfigForClient hands each new handshake the stores in force, so a
 // dynamic change of the listener's ssl.* keys (or an AlterConfigs naming
 // an unchanged keystore file that changed on disk) serves new connections
-// with the new stores while the open ones continue.
+// with the new stores while the open ones continue. The inter-broker
+// listener's stores are also the ones this broker presents and trusts
+// when it dials other brokers (replica fetchers, the controller's
+// channel), and they follow the same reloads, as Kafka registers those
+// clients' channel builders as reconfigurable: after a rotation every new
+// inter-broker connection uses the new certificate and trust store.
 func (b *Broker) loadTLS() error {
 	props := b.cfg.SSLProperties()
 	b.listenerTLS = map[string]network.ListenerConfig{}
 	b.tlsStates = map[string]*listenerTLSState{}
+	ibl := b.cfg.EffectiveInterBrokerListenerName()
 	for _, e := range b.cfg.ListenerEndpoints() {
 		if e.SecurityProtocol != "SSL" && e.SecurityProtocol != "SASL_SSL" {
 			continue
 		}
-		st, m, err := newListenerTLSState(props, e.ListenerName, e.SecurityProtocol)
+		st, m, err := newListenerTLSState(props, e.ListenerName, e.SecurityProtocol, e.ListenerName == ibl)
 		if err != nil {
 			return fmt.Errorf("broker: %w", err)
 		}
 		b.tlsStates[e.ListenerName] = st
 		b.listenerTLS[e.ListenerName] = network.ListenerConfig{TLS: st.serverConfig(), PrincipalMapper: m}
 	}
-	ibl := b.cfg.EffectiveInterBrokerListenerName()
 	if p := b.cfg.SecurityProtocolMap()[ibl]; p == "SSL" || p == "SASL_SSL" {
-		c, err := security.ClientTLSConfig(security.ListenerProperties(props, ibl), "")
-		if err != nil {
-			return fmt.Errorf("broker: inter-broker listener %s: %w", ibl, err)
+		st, ok := b.tlsStates[ibl]
+		if !ok {
+			return fmt.Errorf("broker: inter-broker listener %s (%s) is not among the listeners", ibl, p)
 		}
-		b.interBrokerTLS = c
+		b.interBrokerTLS = st.clientConfig
 	}
 	return nil
 }
@@ -58,6 +63,10 @@ func (b *Broker) loadTLS() error {
 type listenerTLSState struct {
 	listener, protocol string
 	cur                atomic.Pointer[tls.Config]
+	// interBroker: the broker dials other brokers with this listener's
+	// stores, kept in client (nil for another listener).
+	interBroker bool
+	client      atomic.Pointer[tls.Config]
 
 	// mu serializes reloads and guards the following.
 	mu    sync.Mutex
@@ -71,15 +80,35 @@ type fileStamp struct {
 	size int64
 }
 
-func newListenerTLSState(props map[string]string, listener, protocol string) (*listenerTLSState, *security.SslPrincipalMapper, error) {
-	st := &listenerTLSState{listener: listener, protocol: protocol}
+func newListenerTLSState(props map[string]string, listener, protocol string, interBroker bool) (*listenerTLSState, *security.SslPrincipalMapper, error) {
+	st := &listenerTLSState{listener: listener, protocol: protocol, interBroker: interBroker}
 	c, m, err := security.ServerTLSConfigFor(props, listener, protocol)
 	if err != nil {
 		return nil, nil, err
 	}
-	st.install(props, c)
+	client, err := st.buildClient(props)
+	if err != nil {
+		return nil, nil, fmt.Errorf("inter-broker listener %s: %w", listener, err)
+	}
+	st.install(props, tlsConfigs{c, client})
 	return st, m, nil
 }
+
+// tlsConfigs are a listener's server configuration and, for the
+// inter-broker listener, the client configuration of its dials.
+type tlsConfigs struct{ server, client *tls.Config }
+
+// buildClient makes the inter-broker client configuration for props (nil
+// for another listener).
+func (st *listenerTLSState) buildClient(props map[string]string) (*tls.Config, error) {
+	if !st.interBroker {
+		return nil, nil
+	}
+	return security.ClientTLSConfig(security.ListenerProperties(props, st.listener), "")
+}
+
+// clientConfig is the configuration of the next inter-broker dial.
+func (st *listenerTLSState) clientConfig() *tls.Config { return st.client.Load() }
 
 // listenerSSLProps is the listener's view of the ssl.* keys.
 func listenerSSLProps(props map[string]string, listener string) map[string]string {
@@ -92,11 +121,14 @@ func listenerSSLProps(props map[string]string, listener string) map[string]strin
 	return out
 }
 
-func (st *listenerTLSState) install(props map[string]string, c *tls.Config) {
+func (st *listenerTLSState) install(props map[string]string, c tlsConfigs) {
 	st.props = listenerSSLProps(props, st.listener)
 	st.files = stampFiles(st.props)
-	st.leaf = leafOf(c)
-	st.cur.Store(c)
+	st.leaf = leafOf(c.server)
+	st.cur.Store(c.server)
+	if st.interBroker {
+		st.client.Store(c.client)
+	}
 }
 
 // serverConfig is the configuration the socket server's listener holds.
@@ -134,23 +166,25 @@ func leafOf(c *tls.Config) *x509.Certificate {
 	return l
 }
 
-// build makes the listener's configuration for props and checks it
-// against the one in force as Kafka's SslFactory does. It returns nil, nil
+// buildLocked makes the listener's configurations for props and checks
+// them against the ones in force as Kafka's SslFactory does. ok is false
 // when nothing changed (same keys, and with onlyChangedFiles the same
 // files on disk too).
-func (st *listenerTLSState) buildLocked(props map[string]string, onlyChangedFiles bool) (*tls.Config, error) {
+func (st *listenerTLSState) buildLocked(props map[string]string, onlyChangedFiles bool) (c tlsConfigs, ok bool, err error) {
 	lp := listenerSSLProps(props, st.listener)
 	if maps.Equal(lp, st.props) && (!onlyChangedFiles || maps.Equal(stampFiles(lp), st.files)) {
-		return nil, nil
+		return c, false, nil
 	}
-	c, _, err := security.ServerTLSConfigFor(props, st.listener, st.protocol)
-	if err != nil {
-		return nil, fmt.Errorf("Validation of dynamic config update of SSLFactory failed: %w", err)
+	if c.server, _, err = security.ServerTLSConfigFor(props, st.listener, st.protocol); err != nil {
+		return c, false, fmt.Errorf("Validation of dynamic config update of SSLFactory failed: %w", err)
 	}
-	if err := ensureCompatibleKeystore(st.leaf, leafOf(c)); err != nil {
-		return nil, fmt.Errorf("Validation of dynamic config update of SSLFactory failed: org.apache.kafka.common.config.ConfigException: %w", err)
+	if err := ensureCompatibleKeystore(st.leaf, leafOf(c.server)); err != nil {
+		return c, false, fmt.Errorf("Validation of dynamic config update of SSLFactory failed: org.apache.kafka.common.config.ConfigException: %w", err)
 	}
-	return c, nil
+	if c.client, err = st.buildClient(props); err != nil {
+		return c, false, fmt.Errorf("Validation of dynamic config update of SSLFactory failed: %w", err)
+	}
+	return c, true, nil
 }
 
 // ensureCompatibleKeystore is Kafka's CertificateEntries.ensureCompatible:
@@ -197,8 +231,8 @@ func subjectAltNames(c *x509.Certificate) []string {
 func (st *listenerTLSState) reload(props map[string]string, onlyChangedFiles bool) (changed bool, err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	c, err := st.buildLocked(props, onlyChangedFiles)
-	if err != nil || c == nil {
+	c, ok, err := st.buildLocked(props, onlyChangedFiles)
+	if err != nil || !ok {
 		return false, err
 	}
 	st.install(props, c)
@@ -208,7 +242,7 @@ func (st *listenerTLSState) reload(props map[string]string, onlyChangedFiles boo
 func (st *listenerTLSState) validate(props map[string]string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	_, err := st.buildLocked(props, false)
+	_, _, err := st.buildLocked(props, false)
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"strings"
@@ -73,13 +74,25 @@ func TestListenerTLSReload(t *testing.T) {
 	other := ca.Issue(t, "intruder", "/O=Klassik/CN=intruder")
 	const prefix = "listener.name.ssl."
 
-	st, _, err := newListenerTLSState(id1.Props(ca, securitytest.JKS, prefix), "SSL", "SSL")
+	// The inter-broker listener: its dials present the same key store.
+	st, _, err := newListenerTLSState(id1.Props(ca, securitytest.JKS, prefix), "SSL", "SSL", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := tlsEcho(t, st.serverConfig())
 	open, leaf := servedLeaf(t, addr)
 	first := leaf.SerialNumber
+	dialing := func(want *big.Int) {
+		t.Helper()
+		c := st.clientConfig()
+		if c == nil || c.RootCAs == nil {
+			t.Fatalf("inter-broker client configuration %v without a trust store", c)
+		}
+		if got := leafOf(c); got == nil || got.SerialNumber.Cmp(want) != 0 {
+			t.Fatalf("inter-broker dials present %v, want the served key store's %v", got, want)
+		}
+	}
+	dialing(first)
 
 	// Same props: nothing to do.
 	if changed, err := st.reload(id1.Props(ca, securitytest.JKS, prefix), false); err != nil || changed {
@@ -90,9 +103,11 @@ func TestListenerTLSReload(t *testing.T) {
 	if changed, err := st.reload(p2, false); err != nil || !changed {
 		t.Fatalf("new key store: changed=%v err=%v", changed, err)
 	}
-	if _, leaf := servedLeaf(t, addr); leaf.SerialNumber.Cmp(first) == 0 {
+	_, leaf = servedLeaf(t, addr)
+	if leaf.SerialNumber.Cmp(first) == 0 {
 		t.Fatal("a new connection still gets the old certificate")
 	}
+	dialing(leaf.SerialNumber)
 	echoes(t, open)
 
 	// Another DN is refused; the listener keeps its stores.
@@ -106,6 +121,7 @@ func TestListenerTLSReload(t *testing.T) {
 	}
 	_, leaf = servedLeaf(t, addr)
 	second := leaf.SerialNumber
+	dialing(second)
 
 	// The same file rewritten in place (id1's key store copied over
 	// id2's): an unrelated update leaves it, a reload of changed files
@@ -127,5 +143,15 @@ func TestListenerTLSReload(t *testing.T) {
 	}
 	if _, leaf := servedLeaf(t, addr); leaf.SerialNumber.Cmp(second) == 0 || leaf.SerialNumber.Cmp(first) != 0 {
 		t.Fatalf("after the file reload the served serial is %v (want id1's %v)", leaf.SerialNumber, first)
+	}
+	dialing(first)
+
+	// Another listener's state has no client side.
+	plain, _, err := newListenerTLSState(id1.Props(ca, securitytest.JKS, prefix), "SSL", "SSL", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.clientConfig() != nil {
+		t.Fatal("a listener other than the inter-broker one has a client configuration")
 	}
 }

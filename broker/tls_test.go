@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,5 +189,78 @@ func TestSSLListenerStartupErrors(t *testing.T) {
 	_, err := newBrokerFromProps(props)
 	if err == nil || !strings.Contains(err.Error(), id.JKS) || !strings.Contains(err.Error(), "password") {
 		t.Fatalf("start-up error %v, want one naming %s and the password", err, id.JKS)
+	}
+}
+
+// TestSSLInterBrokerKeystoreRotation: the inter-broker listener's key and
+// trust stores are rotated with per-broker AlterConfigs to a certificate
+// of another CA (same DN and SANs), after which only the new CA is
+// trusted. The broker's own inter-broker dials follow the reload: a
+// follower of a topic created after the rotation dials its leader with
+// the new certificate and trust store, so its acks=all writes are
+// acknowledged. A dial that kept the stores of start-up would present a
+// certificate the leader no longer trusts.
+func TestSSLInterBrokerKeystoreRotation(t *testing.T) {
+	securitytest.Need(t, "keytool", "openssl")
+	ca1 := securitytest.NewCA(t, "Klassik Test CA 1")
+	ca2 := securitytest.NewCA(t, "Klassik Test CA 2")
+	const dn = "/C=DE/O=Klassik/OU=brokers/CN=broker"
+	before, after := ca1.Issue(t, "broker-before", dn), ca2.Issue(t, "broker-after", dn)
+	pem := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bothCAs := filepath.Join(t.TempDir(), "both-cas.pem")
+	if err := os.WriteFile(bothCAs, append(pem(ca1.CertPEM), pem(ca2.CertPEM)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	overrides := maps.Clone(replicationOverrides)
+	maps.Copy(overrides, before.Props(ca1, securitytest.PEM, ""))
+	overrides["ssl.truststore.location"] = bothCAs
+	overrides["ssl.client.auth"] = "required"
+	overrides["security.inter.broker.protocol"] = "SSL"
+	overrides["password.encoder.secret"] = "encoder-secret"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Overrides: overrides, ExtraListeners: []string{"SSL"}})
+
+	// Both CAs number their certificates alike: the issuer tells them apart.
+	servedIssuer := func(addr string) string {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].Issuer.CommonName
+	}
+	const prefix = "listener.name.ssl."
+	for i := 0; i < c.N(); i++ {
+		if got := servedIssuer(c.ListenerAddr(i, "SSL")); got != "Klassik Test CA 1" {
+			t.Fatalf("broker %d serves a certificate of %q before the rotation", c.BrokerID(i), got)
+		}
+		if msg := alterBrokerKV(t, c.Admin(), c.BrokerID(i),
+			prefix+"ssl.keystore.type", "PEM", prefix+"ssl.keystore.location", after.PEMStore, prefix+"ssl.key.password", securitytest.Password,
+			prefix+"ssl.truststore.type", "PEM", prefix+"ssl.truststore.location", ca2.CertPEM); msg != "" {
+			t.Fatalf("rotating broker %d: %s", c.BrokerID(i), msg)
+		}
+		waitFor(t, "the rotated certificate served", 10*time.Second, func() bool {
+			return servedIssuer(c.ListenerAddr(i, "SSL")) == "Klassik Test CA 2"
+		})
+	}
+
+	const topic = "after-rotation"
+	c.CreateTopic(topic, 1, 2, nil)
+	c.WaitLeaders(20*time.Second, topic, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var code int16
+	waitFor(t, "an acks=all write acknowledged by both replicas after the rotation", 30*time.Second, func() bool {
+		s, _ := c.PartitionState(topic, 0)
+		code = produceAcks(ctx, t, c.Direct(c.Index(s.Leader)), topic, -1)
+		return code == 0
+	})
+	if s, _ := c.PartitionState(topic, 0); len(s.ISR) != 2 {
+		t.Errorf("ISR after the acknowledged write: %v, want both replicas", s.ISR)
 	}
 }

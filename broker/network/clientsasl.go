@@ -110,11 +110,17 @@ func (c *Client) authenticateSASL(ctx context.Context, s *SASLClient) error {
 type DialFunc func(ctx context.Context, addr, clientID string, timeout time.Duration) (*Client, error)
 
 // InterBrokerDialer dials the inter-broker listener of other brokers: TLS
-// when tlsCfg is set (SSL, SASL_SSL), then the SASL login when s is set
-// (SASL_PLAINTEXT, SASL_SSL). The login is bounded by timeout.
-func InterBrokerDialer(tlsCfg *tls.Config, s *SASLClient) DialFunc {
+// when tlsCfg is set (SSL, SASL_SSL; called at every dial, so a reloaded
+// key or trust store serves the next connection), then the SASL login
+// when s is set (SASL_PLAINTEXT, SASL_SSL). The login is bounded by
+// timeout.
+func InterBrokerDialer(tlsCfg func() *tls.Config, s *SASLClient) DialFunc {
 	return func(ctx context.Context, addr, clientID string, timeout time.Duration) (*Client, error) {
-		c, err := DialTLS(ctx, addr, clientID, timeout, tlsCfg)
+		var cfg *tls.Config
+		if tlsCfg != nil {
+			cfg = tlsCfg()
+		}
+		c, err := DialTLS(ctx, addr, clientID, timeout, cfg)
 		if err != nil || s == nil {
 			return c, err
 		}
