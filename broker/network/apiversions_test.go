@@ -24,7 +24,10 @@ func TestApiVersionsResponseAllocations(t *testing.T) {
 			t.Fatalf("key %d: %+v, want ascending keys with ranges %v", i, k, testVersions)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { ApiVersionsResponse(h, req) }); n > 2 {
-		t.Fatalf("ApiVersionsResponse: %.0f allocations, want at most 2 (response, key list)", n)
+	// The response and its key list; the bound leaves room for the
+	// software-name regexp's matcher, which comes from a sync.Pool that
+	// the race detector empties at random. One per key was 98.
+	if n := testing.AllocsPerRun(100, func() { ApiVersionsResponse(h, req) }); n > 4 {
+		t.Fatalf("ApiVersionsResponse: %.2f allocations, want at most 4", n)
 	}
 }
