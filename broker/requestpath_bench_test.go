@@ -295,3 +295,179 @@ func BenchmarkRequestPathFetch(b *testing.B) {
 		measureLoop(b, 1, "request", func() { c.roundTrip(b, frame) })
 	})
 }
+
+// BenchmarkRequestPathConsume reads a log the way a consumer from the
+// start does, which the Fetch benchmark's repeated small read does not
+// cover: 1 KiB records in batches of 100 (about 100 KiB), read with a
+// partition limit of 256 KiB, so each read ends at a batch that no longer
+// fits; one fetch session whose incremental requests name the partitions
+// whose offset moved; and, in "segments", segments of three batches, so reads
+// also stop at segment ends and move on to the next segment. The walk
+// from offset 0 to the log end is recorded once (its frames carry the
+// offsets the answers give) and replayed in a loop, the last frame
+// moving every partition back to 0, so every request reads new ground
+// of the log as a consumer's does.
+func BenchmarkRequestPathConsume(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		configs map[string]*string
+	}{
+		{"one-segment", nil},
+		// Three batches to a segment: every other read stops at a
+		// segment's end with room to spare.
+		{"segments", map[string]*string{"segment.bytes": ptr(strconv.Itoa(350 << 10))}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := testcluster.Start(b, testcluster.Options{Brokers: 1})
+			const topic = "consume"
+			c.CreateTopic(topic, benchParts, 1, tc.configs)
+			c.WaitLeaders(30*time.Second, topic, benchParts)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			td, err := c.Admin().ListTopics(ctx, topic)
+			cancel()
+			if err != nil || td[topic].Err != nil {
+				b.Fatalf("list %s: %v / %v", topic, err, td[topic].Err)
+			}
+			conn := dialBench(b, c.Addr(0))
+			const batches, perBatch = 40, 100 // 4 MiB per partition
+			produce := encodeFrame(benchProduceRequestOf(topic, 1, benchBatchOf(perBatch, 1024)))
+			for range batches {
+				conn.roundTrip(b, produce)
+			}
+			w := recordConsume(b, conn, td[topic].ID, batches*perBatch)
+			measureLoop(b, benchParts, "partition", func() { w.next(b, conn) })
+			b.ReportMetric(float64(len(w.frames)), "requests/walk")
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// consumeWalk is a recorded consume of a whole log in one fetch session.
+type consumeWalk struct {
+	frames   [][]byte
+	epochAt  []int // where each frame's session epoch is
+	i        int
+	epoch    int32
+	response []byte // the last answer, valid until the next call
+}
+
+// next sends the walk's next frame with the session's next epoch.
+func (w *consumeWalk) next(b testing.TB, c *benchConn) {
+	f := w.frames[w.i]
+	binary.BigEndian.PutUint32(f[w.epochAt[w.i]:], uint32(w.epoch))
+	w.epoch++
+	w.i = (w.i + 1) % len(w.frames)
+	w.response = c.roundTrip(b, f)
+}
+
+// recordConsume opens a fetch session at offset 0 of every partition and
+// fetches until each partition has given end records, recording the
+// incremental frames, then a frame moving every partition back to 0; it
+// checks that the log comes back whole and in order.
+func recordConsume(b *testing.B, c *benchConn, id [16]byte, end int64) *consumeWalk {
+	b.Helper()
+	const partMax = 256 << 10
+	read := func(body []byte) *kmsg.FetchResponse {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version = 13
+		if err := resp.ReadFrom(body[1:]); err != nil {
+			b.Fatal(err)
+		}
+		if resp.ErrorCode != 0 {
+			b.Fatalf("fetch: error %d", resp.ErrorCode)
+		}
+		return resp
+	}
+	offsets := make([]int64, benchParts)
+	advance := func(resp *kmsg.FetchResponse) (moved []int32) {
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					b.Fatalf("fetch partition %d: error %d", p.Partition, p.ErrorCode)
+				}
+				if len(p.RecordBatches) > partMax {
+					b.Fatalf("partition %d: %d bytes above the limit %d", p.Partition, len(p.RecordBatches), partMax)
+				}
+				next := offsets[p.Partition]
+				for rb := p.RecordBatches; len(rb) >= 61; {
+					base := int64(binary.BigEndian.Uint64(rb))
+					size := 12 + int(binary.BigEndian.Uint32(rb[8:]))
+					if size > len(rb) {
+						break // a partial batch at the limit: fetched again
+					}
+					if base != next {
+						b.Fatalf("partition %d: batch at %d, want %d", p.Partition, base, next)
+					}
+					next = base + int64(binary.BigEndian.Uint32(rb[23:])) + 1
+					rb = rb[size:]
+				}
+				if next != offsets[p.Partition] {
+					offsets[p.Partition] = next
+					moved = append(moved, p.Partition)
+				}
+			}
+		}
+		return moved
+	}
+	frameOf := func(sessionID int32, parts []int32) ([]byte, int) {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 13
+		req.ReplicaID = -1
+		req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 500, 1, 50<<20
+		req.SessionID, req.SessionEpoch = sessionID, 1
+		if len(parts) > 0 {
+			t := kmsg.NewFetchRequestTopic()
+			t.TopicID = id
+			for _, p := range parts {
+				fp := kmsg.NewFetchRequestTopicPartition()
+				fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes = p, offsets[p], partMax
+				fp.CurrentLeaderEpoch, fp.LastFetchedEpoch, fp.LogStartOffset = -1, -1, -1
+				t.Partitions = append(t.Partitions, fp)
+			}
+			req.Topics = []kmsg.FetchRequestTopic{t}
+		}
+		f := encodeFrame(req)
+		// The session epoch follows isolation_level and the session id.
+		return f, len(f) - len(req.AppendTo(nil)) + 4 + 4 + 4 + 4 + 1 + 4
+	}
+
+	open := benchFetchRequest(id, 0, 500, 1, 0)
+	for i := range open.Topics[0].Partitions {
+		open.Topics[0].Partitions[i].PartitionMaxBytes = partMax
+	}
+	resp := read(c.roundTrip(b, encodeFrame(open)))
+	session := resp.SessionID
+	if session == 0 {
+		b.Fatal("no fetch session")
+	}
+	w := &consumeWalk{epoch: 1}
+	moved := advance(resp)
+	for {
+		done := true
+		for _, o := range offsets {
+			done = done && o == end
+		}
+		if done {
+			break
+		}
+		if len(moved) == 0 {
+			b.Fatalf("no partition moved; offsets %v of %d", offsets, end)
+		}
+		f, at := frameOf(session, moved)
+		w.frames, w.epochAt = append(w.frames, f), append(w.epochAt, at)
+		w.i = len(w.frames) - 1
+		w.next(b, c)
+		moved = advance(read(w.response))
+	}
+	all := make([]int32, benchParts)
+	for p := range all {
+		all[p], offsets[p] = int32(p), 0
+	}
+	f, at := frameOf(session, all)
+	w.frames, w.epochAt = append(w.frames, f), append(w.epochAt, at)
+	w.i = len(w.frames) - 1
+	w.next(b, c) // back at 0: the replay starts where the walk did
+	w.i = 0
+	return w
+}

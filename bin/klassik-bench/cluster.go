@@ -91,8 +91,10 @@ var brokerProps = map[string]string{
 // startCluster builds kafka-server (without the race detector), starts a
 // ZooKeeper and three brokers on free loopback ports, and waits until all
 // are registered and a controller is elected. Each broker serves
-// klassik.http.listener (its /metrics, and with profile its profiles).
-func startCluster(ctx context.Context, repo string, log io.Writer, profile bool) (*cluster, error) {
+// klassik.http.listener with klassik.http.pprof.enable (its allocation
+// count and profiles; the listener is on loopback, and the routes cost
+// nothing until asked).
+func startCluster(ctx context.Context, repo string, log io.Writer) (*cluster, error) {
 	c := &cluster{}
 	ok := false
 	defer func() {
@@ -150,9 +152,7 @@ func startCluster(ctx context.Context, repo string, log io.Writer, profile bool)
 		}
 		props["klassik.http.listener"] = "127.0.0.1:" + strconv.Itoa(hp)
 		c.httpAddrs = append(c.httpAddrs, props["klassik.http.listener"])
-		if profile {
-			props["klassik.http.pprof.enable"] = "true"
-		}
+		props["klassik.http.pprof.enable"] = "true"
 		file := filepath.Join(bdir, "server.properties")
 		if err := os.WriteFile(file, []byte(propsText(props)), 0o644); err != nil {
 			return nil, err

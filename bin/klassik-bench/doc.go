@@ -48,15 +48,27 @@
 //   - allocations per appended batch and per storage read of a fetch
 //     (runtime.MemStats, as testing.AllocsPerRun), and the broker's own
 //     allocations per produced and per fetched batch over its whole
-//     request path (go_memstats_mallocs_total from its /metrics, divided
-//     by the batches the client counted with a kgo hook).
+//     request path in the steady state: broker 1's exact count of heap
+//     allocations (the MemStats at the end of /debug/pprof/allocs?debug=1)
+//     from when the client is set up to its last record, divided by the
+//     batches the client counted with a kgo hook. The produce window
+//     starts after the warm-up record; the fetch window is a second
+//     consume of the same records, from the client's first poll, when it
+//     has its connections, metadata, start offsets and fetch session. What
+//     a client costs once is left out (the log gives the whole timed
+//     consume's count beside it): divided by the batches, it read as a
+//     cost per batch that the request path does not have. A cost per
+//     segment stays in the produce window: the first entry of each new
+//     segment's offset and time index opens the index file twice (to
+//     size it, then to write), about 100 allocations for the topic's 6
+//     partitions.
 //
 // Runs alternate: run r measures Klassik, then its baseline, figure after
 // figure; the table shows the median of --runs runs (default 3). --quick
 // is one small run whose numbers mean nothing; it checks the suite works.
-// With --profile, broker 1 serves /debug/pprof/
-// (klassik.http.pprof.enable) and the output ends with the top entries of
-// its CPU profile during produce and during RF=3 produce.
+// The driver's brokers serve /debug/pprof/ (klassik.http.pprof.enable);
+// with --profile the output ends with the top entries of broker 1's CPU
+// profile during produce and during RF=3 produce.
 //
 // There is no Kafka class for this; it plays the part of Kafka's
 // benchmark driver scripts (tests/kafkatest/benchmarks) on one machine.
@@ -70,7 +82,7 @@
 //	             latency; the kfake baseline
 //	local.go     storage against raw writes, allocations, loopback TCP
 //	cpu.go       CPU-seconds from /proc/<pid>/stat
-//	profile.go   broker allocations from /metrics; CPU profiles
+//	profile.go   broker allocations from /debug/pprof; CPU profiles
 //	perftool.go  Kafka's producer perf tool as a phase, when present
 //	measure.go   the suite: runs, rows, medians
 //	table.go     the Markdown table and its header

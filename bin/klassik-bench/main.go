@@ -118,7 +118,10 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.quick {
 		o.runs = 1
-		o.produceMB, o.rfMB, o.loopbackMB, o.storageMB = 8, 4, 64, 16
+		// 16 MB: each of the 6 partitions needs three Fetches of kgo's
+		// 1 MiB partition limit, so the metered consume's window (from
+		// the first poll on) sees batches.
+		o.produceMB, o.rfMB, o.loopbackMB, o.storageMB = 16, 4, 64, 16
 		o.latencyDur = time.Second
 	}
 	if o.runs < 1 || o.recordSize < 1 || o.produceMB < 1 || o.rfMB < 1 || o.loopbackMB < 1 || o.storageMB < 1 || o.latencyDur <= 0 {

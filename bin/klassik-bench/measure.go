@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -51,7 +52,7 @@ func measure(ctx context.Context, o options, log io.Writer) (string, error) {
 	if len(o.bootstrap) > 0 {
 		s.c, err = externalCluster(o.bootstrap, o.brokerPIDs)
 	} else {
-		s.c, err = startCluster(ctx, o.repo, log, o.cpuProfile)
+		s.c, err = startCluster(ctx, o.repo, log)
 	}
 	if err != nil {
 		return "", err
@@ -119,8 +120,8 @@ func (s *suite) rows() {
 	s.perfMB = &row{figure: "kafka-producer-perf-test.sh, acks=1, 1 broker", unit: "MB/s", baseline: "kfake, same tool", target: "≥ 1.2× kfake"}
 	s.perfP99 = &row{figure: "kafka-producer-perf-test.sh p99 at full speed, acks=1", unit: "ms", baseline: "kfake, same tool", target: "—"}
 	s.allocAppend = &row{figure: "Allocations per appended batch (AppendAsLeader)", unit: "allocs/op", baseline: "raw file write", target: "0"}
-	s.brokerAllocProduce = &row{figure: "Broker allocations per produced batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
-	s.brokerAllocFetch = &row{figure: "Broker allocations per fetched batch, broker 1 (whole request path)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
+	s.brokerAllocProduce = &row{figure: "Broker allocations per produced batch, broker 1 (whole request path, client set up)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
+	s.brokerAllocFetch = &row{figure: "Broker allocations per fetched batch, broker 1 (whole request path, client set up)", unit: "allocs/op", baseline: "no baseline", target: "0 (hot path)"}
 	if len(s.c.httpAddrs) == 0 {
 		s.brokerAllocProduce.note, s.brokerAllocFetch.note = "n/a (own cluster only)", "n/a (own cluster only)"
 	}
@@ -195,22 +196,34 @@ func (s *suite) produceRun(ctx context.Context, r int, suffix string, n int) err
 	}
 	var batches batchCounter
 	hooks := kgo.WithHooks(&batches)
-	am := s.startAllocs(ctx)
+	pm := s.allocMeter(ctx, s.brokerAllocProduce, &batches.produced)
 	cpu := startCPU(s.c.pids)
-	kp, err := produceClosed(ctx, s.c.seeds, topic, s.value, n, kgo.LeaderAck(), hooks)
+	kp, err := produceClosed(ctx, s.c.seeds, topic, s.value, n, kgo.LeaderAck(), pm, hooks)
 	if err != nil {
 		return fmt.Errorf("klassik produce: %w", err)
 	}
 	cpuPerGB(s.cpuIn, cpu.stop(), kp.bytes)
-	am.stop(ctx, s.brokerAllocProduce, batches.produced.Load())
-	am = s.startAllocs(ctx)
+	pm.log(s, r, "produce after the client's warm-up record")
+	// The timed consume is metered whole, client setup included, for the
+	// log; the row's figure comes from a second consume of the same
+	// records whose meter starts once the client is set up.
+	whole := s.allocMeter(ctx, nil, &batches.fetched)
+	fetches := batches.fetches.Load()
+	whole.begin()
 	cpu = startCPU(s.c.pids)
-	kc, err := consumeAll(ctx, s.c.seeds, topic, n+1, hooks)
+	kc, err := consumeAll(ctx, s.c.seeds, topic, n+1, nil, hooks)
 	if err != nil {
 		return fmt.Errorf("klassik consume: %w", err)
 	}
 	cpuPerGB(s.cpuOut, cpu.stop(), kc.bytes)
-	am.stop(ctx, s.brokerAllocFetch, batches.fetched.Load())
+	whole.end()
+	whole.log(s, r, fmt.Sprintf("consume with the client's setup (%d Fetch requests)", batches.fetches.Load()-fetches))
+	if fm := s.allocMeter(ctx, s.brokerAllocFetch, &batches.fetched); fm != nil {
+		if _, err := consumeAll(ctx, s.c.seeds, topic, n+1, fm, hooks); err != nil {
+			return fmt.Errorf("klassik metered consume: %w", err)
+		}
+		fm.log(s, r, "second consume after the client's first poll")
+	}
 	s.c.deleteTopics(ctx, topic)
 
 	f, err := startFake()
@@ -221,12 +234,12 @@ func (s *suite) produceRun(ctx context.Context, r int, suffix string, n int) err
 		f.close()
 		return err
 	}
-	bp, err := produceClosed(ctx, f.seeds(), topic, s.value, n, kgo.LeaderAck())
+	bp, err := produceClosed(ctx, f.seeds(), topic, s.value, n, kgo.LeaderAck(), nil)
 	if err != nil {
 		f.close()
 		return fmt.Errorf("kfake produce: %w", err)
 	}
-	bc, err := consumeAll(ctx, f.seeds(), topic, n+1)
+	bc, err := consumeAll(ctx, f.seeds(), topic, n+1, nil)
 	f.close()
 	if err != nil {
 		return fmt.Errorf("kfake consume: %w", err)
@@ -261,12 +274,12 @@ func (s *suite) replicationRun(ctx context.Context, r int, suffix string) error 
 		m := s.records(s.o.rfMB)
 		cpu := startCPU(s.c.pids)
 		inflight := kgo.MaxProduceRequestsInflightPerBroker(replicationInflight)
-		k3, err := produceClosed(ctx, s.c.seeds, rf3, s.value, m, kgo.AllISRAcks(), inflight)
+		k3, err := produceClosed(ctx, s.c.seeds, rf3, s.value, m, kgo.AllISRAcks(), nil, inflight)
 		if err != nil {
 			return fmt.Errorf("klassik RF=3 produce: %w", err)
 		}
 		cpuPerGB(s.cpuRF, cpu.stop(), k3.bytes)
-		k1, err := produceClosed(ctx, s.c.seeds, rf1, s.value, m, kgo.LeaderAck(), inflight)
+		k1, err := produceClosed(ctx, s.c.seeds, rf1, s.value, m, kgo.LeaderAck(), nil, inflight)
 		if err != nil {
 			return fmt.Errorf("klassik RF=1 produce: %w", err)
 		}
@@ -416,37 +429,72 @@ func (s *suite) latencyRuns(ctx context.Context) error {
 	return nil
 }
 
-// allocMeter reads broker 1's heap allocation count around a phase.
-// Each read is a /metrics scrape, which allocates itself, so the meter
-// scrapes twice at the start and subtracts one scrape's (and the idle
-// broker's) allocations from the phase's.
+// allocMeter counts broker 1's heap allocations over a window of a
+// client's run (see window): from when the client is set up to its last
+// record, so that what a client costs once (connections, ApiVersions,
+// Metadata, start offsets, the fetch session, buffers growing to size)
+// is not divided by the batches as if every batch cost a share of it.
+// Each reading (mallocs) is an HTTP request that allocates the same
+// before and after the broker's count is taken, so begin reads twice and
+// subtracts the difference, one reading's allocations (and the idle
+// broker's), from the window's.
 type allocMeter struct {
-	addr        string
+	ctx     context.Context
+	addr    string
+	r       *row          // nil: logged only
+	batches *atomic.Int64 // the client's batches so far (batchCounter)
+
 	start, idle float64
+	from        int64 // batches at begin
 	ok          bool
+	allocs      float64 // the window's, after end
+	n           int64   // the window's batches, after end
 }
 
-func (s *suite) startAllocs(ctx context.Context) *allocMeter {
+// allocMeter returns a meter of broker 1 whose per-batch figure goes to
+// r; nil (which every method accepts) without the brokers' HTTP
+// listeners.
+func (s *suite) allocMeter(ctx context.Context, r *row, batches *atomic.Int64) *allocMeter {
 	if len(s.c.httpAddrs) == 0 {
-		return &allocMeter{}
+		return nil
 	}
-	m := &allocMeter{addr: s.c.httpAddrs[0]}
-	a, err1 := mallocs(ctx, m.addr)
-	b, err2 := mallocs(ctx, m.addr)
-	m.start, m.idle, m.ok = b, b-a, err1 == nil && err2 == nil
-	return m
+	return &allocMeter{ctx: ctx, addr: s.c.httpAddrs[0], r: r, batches: batches}
 }
 
-// stop adds the allocations per batch since start to r.
-func (m *allocMeter) stop(ctx context.Context, r *row, batches int64) {
-	if !m.ok || batches <= 0 {
+func (m *allocMeter) begin() {
+	if m == nil {
 		return
 	}
-	end, err := mallocs(ctx, m.addr)
+	m.from = m.batches.Load()
+	a, err1 := mallocs(m.ctx, m.addr)
+	b, err2 := mallocs(m.ctx, m.addr)
+	m.start, m.idle, m.ok = b, b-a, err1 == nil && err2 == nil
+}
+
+// end closes the window and adds its allocations per batch to the row.
+func (m *allocMeter) end() {
+	if m == nil || !m.ok {
+		return
+	}
+	m.n = m.batches.Load() - m.from
+	end, err := mallocs(m.ctx, m.addr)
 	if err != nil {
+		m.ok = false
 		return
 	}
-	r.k = append(r.k, max(0, end-m.start-m.idle)/float64(batches))
+	m.allocs = max(0, end-m.start-m.idle)
+	if m.r != nil && m.n > 0 {
+		m.r.k = append(m.r.k, m.allocs/float64(m.n))
+	}
+}
+
+// log reports the window's count, so that the per-client cost left out
+// of a row stays visible.
+func (m *allocMeter) log(s *suite, r int, what string) {
+	if m == nil || !m.ok {
+		return
+	}
+	s.logf("run %d: %s: broker 1 allocated %.0f objects, %d batches", r+1, what, m.allocs, m.n)
 }
 
 // latencyStep is one open-loop run: which rows it fills (Klassik's

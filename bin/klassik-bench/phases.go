@@ -40,11 +40,21 @@ type throughput struct {
 func (t throughput) mbps() float64 { return float64(t.bytes) / 1e6 / t.elapsed.Seconds() }
 func (t throughput) rps() float64  { return float64(t.records) / t.elapsed.Seconds() }
 
+// window marks the steady part of a client's run for an allocation
+// meter: begin is called once the client is set up, end after its last
+// record and before it closes.
+type window interface {
+	begin()
+	end()
+}
+
 // produceClosed produces n records of value as fast as the client's
 // buffer allows (kgo's default linger and batching) and times the first
 // Produce to the last acknowledgement. One acknowledged record first
-// warms up metadata and connections, outside the timing.
-func produceClosed(ctx context.Context, seeds []string, topic string, value []byte, n int, acks kgo.Acks, extra ...kgo.Opt) (throughput, error) {
+// warms up metadata and connections, outside the timing; w (nil for
+// none) begins after it and ends at the last acknowledgement, both
+// outside the timing too.
+func produceClosed(ctx context.Context, seeds []string, topic string, value []byte, n int, acks kgo.Acks, w window, extra ...kgo.Opt) (throughput, error) {
 	cl, err := kgo.NewClient(append(producerOpts(seeds, topic, acks), extra...)...)
 	if err != nil {
 		return throughput{}, err
@@ -58,6 +68,9 @@ func produceClosed(ctx context.Context, seeds []string, topic string, value []by
 		failed   atomic.Int64
 		firstErr atomic.Pointer[error]
 	)
+	if w != nil {
+		w.begin()
+	}
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -71,6 +84,9 @@ func produceClosed(ctx context.Context, seeds []string, topic string, value []by
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	if w != nil {
+		w.end()
+	}
 	if f := failed.Load(); f > 0 {
 		return throughput{}, fmt.Errorf("%d of %d records to %s failed: %w", f, n, topic, *firstErr.Load())
 	}
@@ -78,8 +94,12 @@ func produceClosed(ctx context.Context, seeds []string, topic string, value []by
 }
 
 // consumeAll reads the topic from the start with a new client (no group)
-// until it has n records, timing the first poll to the last record.
-func consumeAll(ctx context.Context, seeds []string, topic string, n int, extra ...kgo.Opt) (throughput, error) {
+// until it has n records, timing the first poll to the last record. w
+// (nil for none) begins after the first poll that returned records, by
+// when the client has its connections, metadata, start offsets and fetch
+// session and has had its first Fetch answered, and ends at the last
+// record; the timing is not meant to be used with a w.
+func consumeAll(ctx context.Context, seeds []string, topic string, n int, w window, extra ...kgo.Opt) (throughput, error) {
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, extra...)...)
 	if err != nil {
@@ -99,10 +119,17 @@ func consumeAll(ctx context.Context, seeds []string, topic string, n int, extra 
 		if err := fs.Err0(); err != nil && !errors.Is(err, context.Canceled) {
 			return throughput{}, fmt.Errorf("consuming %s: %w", topic, err)
 		}
+		before := got
 		fs.EachRecord(func(r *kgo.Record) {
 			got++
 			bytes += int64(len(r.Value))
 		})
+		if w != nil && before == 0 && got > 0 {
+			w.begin()
+		}
+	}
+	if w != nil {
+		w.end()
 	}
 	return throughput{records: got, bytes: bytes, elapsed: time.Since(start)}, nil
 }

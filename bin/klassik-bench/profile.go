@@ -15,18 +15,29 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The driver's own brokers serve klassik.http.listener: /metrics gives
-// each broker's Go heap allocations (go_memstats_mallocs_total), read
-// before and after a phase, and with --profile /debug/pprof/ gives CPU
-// profiles (klassik.http.pprof.enable).
+// The driver's own brokers serve klassik.http.listener with
+// klassik.http.pprof.enable: /debug/pprof/allocs gives each broker's exact
+// count of heap allocations, read before and after a phase, and with
+// --profile /debug/pprof/profile gives CPU profiles.
 
-// mallocs reads go_memstats_mallocs_total from a broker's /metrics.
+// mallocs reads the broker's count of heap allocations from the MemStats
+// that /debug/pprof/allocs?debug=1 ends with ("# Mallocs = N"). The
+// profile handler reads MemStats (runtime.ReadMemStats, which flushes
+// every P's cached spans first) before it allocates anything for the
+// profile, so the count is exact up to the HTTP request's own
+// allocations, which are the same for every reading. /metrics is no
+// substitute: its go_memstats_mallocs_total comes from runtime/metrics,
+// which counts an object only once the span it was taken from leaves its
+// P's cache, so a reading lags by up to thousands of objects, more than a
+// consume allocates.
 func mallocs(ctx context.Context, httpAddr string) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/metrics", nil)
+	url := "http://" + httpAddr + "/debug/pprof/allocs?debug=1"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -35,22 +46,31 @@ func mallocs(ctx context.Context, httpAddr string) (float64, error) {
 		return 0, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: %s", url, resp.Status)
+	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_mallocs_total "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), "# Mallocs = "); ok {
 			return strconv.ParseFloat(strings.TrimSpace(v), 64)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("no go_memstats_mallocs_total in http://%s/metrics", httpAddr)
+	return 0, fmt.Errorf("no \"# Mallocs = \" line in %s", url)
 }
 
 // batchCounter is a kgo hook counting the batches a client produced
-// (acknowledged) and fetched.
-type batchCounter struct{ produced, fetched atomic.Int64 }
+// (acknowledged) and fetched, and its Fetch requests answered.
+type batchCounter struct{ produced, fetched, fetches atomic.Int64 }
+
+func (c *batchCounter) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, _ kgo.BrokerE2E) {
+	if key == int16(kmsg.Fetch) {
+		c.fetches.Add(1)
+	}
+}
 
 func (c *batchCounter) OnProduceBatchWritten(kgo.BrokerMetadata, string, int32, kgo.ProduceBatchMetrics) {
 	c.produced.Add(1)
@@ -169,7 +189,7 @@ func (s *suite) profiles(ctx context.Context) (string, error) {
 		}
 		n := int(p.rps * (profileFor + 2*time.Second).Seconds())
 		top, err := profileTop(ctx, s.c.httpAddrs[0], binary, dir, p.name, profileFor, func() error {
-			_, err := produceClosed(ctx, s.c.seeds, topic, s.value, n, p.acks)
+			_, err := produceClosed(ctx, s.c.seeds, topic, s.value, n, p.acks, nil)
 			return err
 		})
 		s.c.deleteTopics(ctx, topic)

@@ -16,14 +16,24 @@ var softwareRE = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
 // keys up to kmsg.MaxKey; anything beyond cannot be decoded anyway.
 const maxProbeKey = kmsg.MaxKey
 
+// kmsgKeys are the keys up to maxProbeKey that kmsg can decode, found
+// once: kmsg.RequestForKey allocates a request each time it is asked,
+// and ApiVersions is answered on every new connection.
+var kmsgKeys = func() []int16 {
+	var keys []int16
+	for k := int16(0); k <= maxProbeKey; k++ {
+		if kmsg.RequestForKey(k) != nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}()
+
 // ApiKeys lists every key h serves with its range, ascending by key, in the
 // form of the ApiVersions response. The api layer may reuse it.
 func ApiKeys(h Handler) []kmsg.ApiVersionsResponseApiKey {
-	var keys []kmsg.ApiVersionsResponseApiKey
-	for k := int16(0); k <= maxProbeKey; k++ {
-		if kmsg.RequestForKey(k) == nil {
-			continue
-		}
+	keys := make([]kmsg.ApiVersionsResponseApiKey, 0, len(kmsgKeys))
+	for _, k := range kmsgKeys {
 		min, max, ok := h.Versions(k)
 		if !ok {
 			continue
