@@ -22,9 +22,11 @@ import (
 )
 
 // smokeArgs shrink --quick further: the test only needs every phase to
-// run once. Kafka's perf tool is left out (its own tests check it; the
-// phase's parsing is TestParsePerfSummary), to keep within the time budget.
-var smokeArgs = []string{"--quick", "--produce-mb", "2", "--replication-mb", "1", "--latency-duration", "200ms", "--loopback-mb", "16", "--storage-mb", "4", "--perf-tool=false"}
+// run once (the produce run stays at --quick's 16 MB, so that the metered
+// second consume fetches after its first poll). Kafka's perf tool is left
+// out (its own tests check it; the phase's parsing is
+// TestParsePerfSummary), to keep within the time budget.
+var smokeArgs = []string{"--quick", "--replication-mb", "1", "--latency-duration", "200ms", "--loopback-mb", "16", "--storage-mb", "4", "--perf-tool=false"}
 
 // tableRows parses the Markdown table into its cells, by row.
 func tableRows(t *testing.T, table string) [][]string {
@@ -275,5 +277,24 @@ func TestOnlyPhasesAndFixedRates(t *testing.T) {
 		if !o.runsPhase(ph) {
 			t.Errorf("default options skip phase %s", ph)
 		}
+	}
+}
+
+// --quick shrinks what the command line leaves unset; a size, run count
+// or duration given beside it wins.
+func TestQuickKeepsExplicitFlags(t *testing.T) {
+	o, err := parseOptions([]string{"--quick"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.runs != 1 || o.produceMB != 16 || o.rfMB != 4 || o.loopbackMB != 64 || o.storageMB != 16 || o.latencyDur != time.Second {
+		t.Errorf("--quick: %+v", o)
+	}
+	o, err = parseOptions([]string{"--quick", "--runs", "2", "--produce-mb", "3", "--replication-mb", "5", "--loopback-mb", "7", "--storage-mb", "9", "--latency-duration", "300ms"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.runs != 2 || o.produceMB != 3 || o.rfMB != 5 || o.loopbackMB != 7 || o.storageMB != 9 || o.latencyDur != 300*time.Millisecond {
+		t.Errorf("--quick with explicit flags: %+v", o)
 	}
 }

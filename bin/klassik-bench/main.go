@@ -57,7 +57,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	var o options
 	var bootstrap, pids, only string
-	fs.BoolVar(&o.quick, "quick", false, "small sizes and one run: a smoke test of the suite, not a measurement")
+	fs.BoolVar(&o.quick, "quick", false, "small sizes and one run unless given: a smoke test of the suite, not a measurement")
 	fs.IntVar(&o.runs, "runs", 3, "alternating runs per figure (Klassik, baseline, Klassik, ...); the table shows medians")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown table to this file")
 	fs.StringVar(&bootstrap, "bootstrap-server", "", "measure this running cluster (host:port,...) instead of starting one")
@@ -117,12 +117,25 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--profile needs the driver's own cluster (no --bootstrap-server)")
 	}
 	if o.quick {
-		o.runs = 1
+		// Small sizes, except where a flag names its own.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		quick := func(name string, v *int, small int) {
+			if !set[name] {
+				*v = small
+			}
+		}
+		quick("runs", &o.runs, 1)
 		// 16 MB: each of the 6 partitions needs three Fetches of kgo's
 		// 1 MiB partition limit, so the metered consume's window (from
 		// the first poll on) sees batches.
-		o.produceMB, o.rfMB, o.loopbackMB, o.storageMB = 16, 4, 64, 16
-		o.latencyDur = time.Second
+		quick("produce-mb", &o.produceMB, 16)
+		quick("replication-mb", &o.rfMB, 4)
+		quick("loopback-mb", &o.loopbackMB, 64)
+		quick("storage-mb", &o.storageMB, 16)
+		if !set["latency-duration"] {
+			o.latencyDur = time.Second
+		}
 	}
 	if o.runs < 1 || o.recordSize < 1 || o.produceMB < 1 || o.rfMB < 1 || o.loopbackMB < 1 || o.storageMB < 1 || o.latencyDur <= 0 {
 		return o, errors.New("--runs, --record-size and the sizes must be positive")
