@@ -50,7 +50,7 @@ func (d *delayedFetch) TryComplete() bool {
 // finish is called by the parked fetch once it no longer waits: when it
 // returns, no TryComplete is reading the fetch's partitions and none will
 // (the purgatory runs a timeout's OnComplete without the operation's
-// lock, so one may still be under way when done is closed), and the
+// lock, so one may still be under way when done is signalled), and the
 // fetch may reuse its memory.
 func (d *delayedFetch) finish() {
 	d.mu.Lock()
