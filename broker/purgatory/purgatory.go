@@ -90,7 +90,10 @@ const completedBit = 1
 // when Stop prevents the call the slot stays for the entry's next
 // generation; when the call has already started (Stop reports false) the
 // slot is detached from the entry, so that late callback finds e.slot !=
-// slot and does nothing, and the entry's next use makes a new slot.
+// slot and does nothing, and the entry's next use makes a new slot. So a
+// slot is reset only when no call is due from an earlier arming (Stop
+// prevented it, or that call found the slot armed and disarmed it), and a
+// call that finds its slot attached and armed is the current arming's.
 type timerSlot struct {
 	p *Purgatory
 	e *entry
