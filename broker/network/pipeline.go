@@ -63,7 +63,9 @@ type Waiter interface {
 	// the response it was deferred with. It must return once the handler's
 	// context is done, with that context's error, having ended the
 	// operation (the response is then not sent). It is called once, on
-	// another goroutine than the handler's.
+	// another goroutine than the handler's, and its caller keeps nothing
+	// of the Waiter once it returned: the Waiter's owner may reuse it
+	// from then on (the replica manager's delayed produces are pooled).
 	Wait() error
 }
 

@@ -16,8 +16,11 @@ type Clock interface {
 }
 
 // Timer is a pending AfterFunc; Stop reports whether it prevented the call.
+// Reset schedules the call again, d from now, as time.Timer.Reset does for
+// a timer made by time.AfterFunc: a call already started is not undone.
 type Timer interface {
 	Stop() bool
+	Reset(d time.Duration) bool
 }
 
 type realClock struct{}
@@ -108,6 +111,18 @@ func (c *FakeClock) Advance(d time.Duration) {
 		c.mu.Unlock()
 		t.f()
 	}
+}
+
+// Reset schedules t again at Now()+d; it reports whether t was pending.
+func (t *fakeTimer) Reset(d time.Duration) bool {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.timers[t]
+	c.seq++
+	t.at, t.seq = c.now.Add(d), c.seq
+	c.timers[t] = struct{}{}
+	return ok
 }
 
 func (t *fakeTimer) Stop() bool {

@@ -25,18 +25,85 @@ type Operation interface {
 	OnExpiration()
 }
 
-// entry is the purgatory's bookkeeping for one operation.
+// Releaser is an Operation that reuses its memory for later operations:
+// the purgatory calls Released exactly once for each TryCompleteElseWatch of
+// it, after its own last use of the operation (OnComplete and, after a
+// timeout, OnExpiration have returned, and no TryComplete is running or
+// will run). Until then the operation must not be passed again or reset.
+// An operation handed back by CancelForKey gets no Released: its caller
+// owns it from then on.
+type Releaser interface {
+	Released()
+}
+
+// released calls op's Released, if it has one.
+func released(op Operation) {
+	if r, ok := op.(Releaser); ok {
+		r.Released()
+	}
+}
+
+// entry is the purgatory's bookkeeping for one operation. Entries (with
+// their watch nodes and timer) are reused, one operation after another
+// (Purgatory.entries); each use is a generation of the entry.
+//
+// Who may touch an entry, and when. Anyone who finds an entry under
+// Purgatory.mu (a CheckAndComplete or Shutdown snapshot, a timer callback,
+// the TryCompleteElseWatch that watched it) remembers the generation it
+// saw and may keep the pointer after releasing the lock, for as long as it
+// likes: the memory stays valid (it is never freed while referenced), and
+// everything such a holder does is checked against its generation, so a
+// holder left behind by an earlier generation never acts on a later one:
+//
+//   - completing is a compare-and-swap of state from (gen, pending) to
+//     (gen, completed), which fails for any other generation;
+//   - TryComplete is called only under mu, after state was seen to be
+//     (gen, pending) under mu; op is written only under mu;
+//   - a timer callback acts only if its timer is still the entry's and
+//     still armed (see timerSlot).
+//
+// The one that wins the compare-and-swap (the completer) owns the entry:
+// it unregisters it, runs OnComplete (and OnExpiration), waits on mu for a
+// TryComplete still in progress (a timeout completes without mu), clears
+// op under mu, calls Released and only then returns the entry for reuse.
 type entry struct {
-	op        Operation
-	completed atomic.Bool
+	// state is gen<<1 | 1 when completed: the generation of the entry's
+	// current (or last) use and whether that use has completed. A free
+	// entry is completed.
+	state atomic.Uint64
 	// mu is Kafka's per-operation lock: it serializes TryComplete (and
 	// the OnComplete that follows a successful one).
 	mu sync.Mutex
+	op Operation // guarded by mu; nil while free
 
 	// The following are guarded by Purgatory.mu.
 	nodes []watchNode // one per watch key, in the key's watch list
-	timer Timer
+	slot  *timerSlot  // the entry's reusable timer, nil before the first
+	armed bool        // slot is armed for the current generation
 }
+
+const completedBit = 1
+
+// timerSlot is an entry's timer, kept across generations. Its callback
+// acts only while the slot is the entry's and armed, both checked under
+// Purgatory.mu. A completion by other means disarms it under that lock:
+// when Stop prevents the call the slot stays for the entry's next
+// generation; when the call has already started (Stop reports false) the
+// slot is detached from the entry, so that late callback finds e.slot !=
+// slot and does nothing, and the entry's next use makes a new slot. So a
+// slot is reset only when no call is due from an earlier arming (Stop
+// prevented it, or that call found the slot armed and disarmed it), and a
+// call that finds its slot attached and armed is the current arming's.
+type timerSlot struct {
+	p *Purgatory
+	e *entry
+	t Timer
+}
+
+func (s *timerSlot) fire() { s.p.onTimer(s) }
+
+// keptNodesMax bounds the watch nodes a free entry keeps room for.
+const keptNodesMax = 1024
 
 // watchNode is an entry's place in one key's watch list. The lists are
 // intrusive (the nodes live in the entry's own slice) so that watching an
@@ -96,6 +163,9 @@ type Purgatory struct {
 	// expiring counts timer callbacks in progress, so Shutdown can wait
 	// for them.
 	expiring sync.WaitGroup
+	// entries holds the free entries (completed, op nil, no node in a
+	// list, timer disarmed).
+	entries sync.Pool
 
 	// mu guards the following and entry.nodes / entry.timer.
 	mu       sync.Mutex
@@ -123,22 +193,30 @@ func (p *Purgatory) Name() string { return p.name }
 // the first try and the watching — the second try closes that gap), and
 // arms its timeout. It returns true iff op completed during this call
 // through TryComplete. A timeout ≤ 0, or a purgatory already shut down,
-// expires op before returning if it cannot complete at once. Each
-// Operation value must be passed at most once.
+// expires op before returning if it cannot complete at once. An Operation
+// value may be passed again only once the earlier pass has completed and,
+// for a Releaser, once Released was called.
 func (p *Purgatory) TryCompleteElseWatch(op Operation, timeout time.Duration, keys ...string) bool {
-	e := &entry{op: op}
-	e.mu.Lock()
+	// Nothing else can reach op yet: no entry is needed to try it.
 	if op.TryComplete() {
-		p.complete(e)
-		e.mu.Unlock()
+		op.OnComplete()
+		released(op)
 		return true
 	}
+	e := p.getEntry()
+	e.mu.Lock()
+	gen := e.state.Load()>>1 + 1
+	e.state.Store(gen << 1)
+	e.op = op
 	p.mu.Lock()
 	closed := p.closed
 	if !closed {
 		p.pending[e] = struct{}{}
 		if len(keys) > 0 {
-			e.nodes = make([]watchNode, len(keys))
+			if cap(e.nodes) < len(keys) {
+				e.nodes = make([]watchNode, len(keys))
+			}
+			e.nodes = e.nodes[:len(keys)]
 		}
 		for i, k := range keys {
 			l := p.watchers[k]
@@ -157,68 +235,123 @@ func (p *Purgatory) TryCompleteElseWatch(op Operation, timeout time.Duration, ke
 	}
 	p.mu.Unlock()
 	if !closed && op.TryComplete() {
-		// complete fails only if CancelForKey or Shutdown got there
+		// claim fails only if CancelForKey or Shutdown got there
 		// first; then OnComplete did not run here and we must not
 		// report completion.
-		done := p.complete(e)
+		if !p.claim(e, gen) {
+			e.mu.Unlock()
+			return false
+		}
+		op.OnComplete()
+		e.op = nil
 		e.mu.Unlock()
-		return done
+		p.free(e, op)
+		return true
 	}
 	e.mu.Unlock()
 
+	// From here on e may have completed and been reused: every use is
+	// checked against gen.
 	if closed || timeout <= 0 {
-		p.expire(e)
+		p.expire(e, gen)
 		return false
 	}
-	t := p.clock.AfterFunc(timeout, func() { p.onTimer(e) })
 	p.mu.Lock()
-	if e.completed.Load() || p.closed {
-		// Completed (or shut down) while we were arming the timer.
-		t.Stop()
-	} else {
-		e.timer = t
+	if e.state.Load() == gen<<1 && !p.closed {
+		// Armed under p.mu, so the callback (which takes p.mu) sees the
+		// slot armed, and a completer (which disarms under p.mu) sees it
+		// too.
+		if e.slot == nil {
+			s := &timerSlot{p: p, e: e}
+			s.t = p.clock.AfterFunc(timeout, s.fire)
+			e.slot = s
+		} else {
+			e.slot.t.Reset(timeout)
+		}
+		e.armed = true
 	}
 	p.mu.Unlock()
 	return false
 }
 
+// getEntry returns a free entry.
+func (p *Purgatory) getEntry() *entry {
+	if e, ok := p.entries.Get().(*entry); ok {
+		return e
+	}
+	e := new(entry)
+	e.state.Store(completedBit) // generation 0, free
+	return e
+}
+
+// free ends a completed generation of e, whose completer calls it after
+// OnComplete (and OnExpiration) with e.op already cleared under e.mu: op
+// is told it is released, and e is free for the next operation.
+func (p *Purgatory) free(e *entry, op Operation) {
+	released(op)
+	p.entries.Put(e)
+}
+
 // onTimer is the timeout callback (Kafka's DelayedOperation.run).
-func (p *Purgatory) onTimer(e *entry) {
+func (p *Purgatory) onTimer(s *timerSlot) {
+	e := s.e
 	p.mu.Lock()
-	if p.closed {
-		// Shutdown expires every pending operation itself.
+	if p.closed || e.slot != s || !e.armed {
+		// Shut down (Shutdown expires every pending operation itself),
+		// or a late call for a generation completed otherwise.
 		p.mu.Unlock()
 		return
 	}
+	e.armed = false
+	st := e.state.Load()
+	if st&completedBit != 0 || !e.state.CompareAndSwap(st, st|completedBit) {
+		// Completed by another caller, which is about to unregister it.
+		p.mu.Unlock()
+		return
+	}
+	p.removeLocked(e)
 	p.expiring.Add(1)
 	p.mu.Unlock()
 	defer p.expiring.Done()
-	p.expire(e)
+	p.finishExpired(e)
 }
 
-func (p *Purgatory) expire(e *entry) {
-	if p.complete(e) {
-		e.op.OnExpiration()
+// expire completes generation gen of e as timed out, unless it completed.
+func (p *Purgatory) expire(e *entry, gen uint64) {
+	if p.claim(e, gen) {
+		p.finishExpired(e)
 	}
 }
 
-// complete is Kafka's forceComplete: the first caller wins, unregisters
-// the operation, stops its timer and runs OnComplete.
-func (p *Purgatory) complete(e *entry) bool {
-	if !e.completed.CompareAndSwap(false, true) {
+// finishExpired is the completer's part of a timeout (or Shutdown): it
+// runs without e.mu, as in Kafka, so a TryComplete may still be running;
+// the lock taken before op is released waits for it.
+func (p *Purgatory) finishExpired(e *entry) {
+	// e.op was written before e was published under p.mu, which the
+	// completer took since; only the completer changes it now.
+	op := e.op
+	op.OnComplete()
+	op.OnExpiration()
+	e.mu.Lock()
+	e.op = nil
+	e.mu.Unlock()
+	p.free(e, op)
+}
+
+// claim is Kafka's forceComplete without the callbacks: the first caller
+// for generation gen wins and unregisters the operation (its watch nodes,
+// pending place and timer); the winner then runs OnComplete and frees e.
+func (p *Purgatory) claim(e *entry, gen uint64) bool {
+	if !e.state.CompareAndSwap(gen<<1, gen<<1|completedBit) {
 		return false
 	}
 	p.mu.Lock()
 	p.removeLocked(e)
-	if e.timer != nil {
-		e.timer.Stop()
-		e.timer = nil
-	}
 	p.mu.Unlock()
-	e.op.OnComplete()
 	return true
 }
 
+// removeLocked unregisters a claimed entry and disarms its timer.
 func (p *Purgatory) removeLocked(e *entry) {
 	delete(p.pending, e)
 	for i := range e.nodes {
@@ -231,7 +364,18 @@ func (p *Purgatory) removeLocked(e *entry) {
 		}
 		nd.e = nil
 	}
-	e.nodes = nil
+	if cap(e.nodes) > keptNodesMax {
+		e.nodes = nil
+	} else {
+		e.nodes = e.nodes[:0]
+	}
+	if e.armed {
+		e.armed = false
+		if !e.slot.t.Stop() {
+			// The callback has started: leave the slot to it.
+			e.slot = nil
+		}
+	}
 	p.sweepEmptyLocked()
 }
 
@@ -251,15 +395,22 @@ func (p *Purgatory) sweepEmptyLocked() {
 	p.empty = 0
 }
 
+// watched is an entry found under a key, with the generation it was in.
+type watched struct {
+	e   *entry
+	gen uint64
+}
+
 // appendWatchedLocked appends the operations watched under key to dst, in
 // watch order.
-func (p *Purgatory) appendWatchedLocked(dst []*entry, key string) []*entry {
+func (p *Purgatory) appendWatchedLocked(dst []watched, key string) []watched {
 	l := p.watchers[key]
 	if l == nil {
 		return dst
 	}
 	for nd := l.head; nd != nil; nd = nd.next {
-		dst = append(dst, nd.e)
+		// An entry in a list is pending: its generation is current.
+		dst = append(dst, watched{nd.e, nd.e.state.Load() >> 1})
 	}
 	return dst
 }
@@ -269,20 +420,27 @@ func (p *Purgatory) appendWatchedLocked(dst []*entry, key string) []*entry {
 // completed. Call it after anything that may satisfy an operation: an
 // append or high-watermark move for a partition, a member joining a group.
 func (p *Purgatory) CheckAndComplete(key string) int {
-	var buf [16]*entry // most keys have few operations: no allocation
+	var buf [16]watched // most keys have few operations: no allocation
 	p.mu.Lock()
 	ops := p.appendWatchedLocked(buf[:0], key)
 	p.mu.Unlock()
 	n := 0
-	for _, e := range ops {
-		if e.completed.Load() {
-			continue
+	for _, w := range ops {
+		e, pending := w.e, w.gen<<1
+		if e.state.Load() != pending {
+			continue // completed, perhaps reused since
 		}
 		e.mu.Lock()
-		if !e.completed.Load() && e.op.TryComplete() && p.complete(e) {
-			n++
+		if e.state.Load() != pending || !e.op.TryComplete() || !p.claim(e, w.gen) {
+			e.mu.Unlock()
+			continue
 		}
+		op := e.op
+		op.OnComplete()
+		e.op = nil
 		e.mu.Unlock()
+		p.free(e, op)
+		n++
 	}
 	return n
 }
@@ -290,21 +448,27 @@ func (p *Purgatory) CheckAndComplete(key string) int {
 // CancelForKey stops watching every operation under key and returns them,
 // without completing them or calling any callback (Kafka's cancelForKey,
 // used when a group is removed). Their timers are stopped and they are
-// forgotten under all their keys.
+// forgotten under all their keys; no TryComplete of theirs is running when
+// it returns.
 func (p *Purgatory) CancelForKey(key string) []Operation {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []Operation
-	for _, e := range p.appendWatchedLocked(nil, key) {
-		if !e.completed.CompareAndSwap(false, true) {
+	var cancelled []*entry
+	for _, w := range p.appendWatchedLocked(nil, key) {
+		if !w.e.state.CompareAndSwap(w.gen<<1, w.gen<<1|completedBit) {
 			continue
 		}
-		if e.timer != nil {
-			e.timer.Stop()
-			e.timer = nil
-		}
-		p.removeLocked(e)
+		p.removeLocked(w.e)
+		cancelled = append(cancelled, w.e)
+	}
+	p.mu.Unlock()
+	var out []Operation
+	for _, e := range cancelled {
+		e.mu.Lock() // waits for a TryComplete in progress
 		out = append(out, e.op)
+		e.op = nil
+		e.mu.Unlock()
+		// No Released: the caller owns the operation now.
+		p.entries.Put(e)
 	}
 	return out
 }
@@ -335,13 +499,13 @@ func (p *Purgatory) Delayed() int {
 func (p *Purgatory) Shutdown() {
 	p.mu.Lock()
 	p.closed = true
-	var ops []*entry
+	var ops []watched
 	for e := range p.pending {
-		ops = append(ops, e)
+		ops = append(ops, watched{e, e.state.Load() >> 1})
 	}
 	p.mu.Unlock()
-	for _, e := range ops {
-		p.expire(e)
+	for _, w := range ops {
+		p.expire(w.e, w.gen)
 	}
 	p.expiring.Wait()
 }

@@ -353,7 +353,7 @@ func TestRepeatedKeysAndWatchOrder(t *testing.T) {
 	p.mu.Lock()
 	order := p.appendWatchedLocked(nil, "k")
 	p.mu.Unlock()
-	if len(order) != 3 || order[0].op != Operation(a) || order[1].op != Operation(b) || order[2].op != Operation(c) {
+	if len(order) != 3 || order[0].e.op != Operation(a) || order[1].e.op != Operation(b) || order[2].e.op != Operation(c) {
 		t.Fatalf("watch order under k is not a, b, c")
 	}
 	b.ready.Store(true)

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klassik/klassik/broker/common"
 )
@@ -14,6 +15,12 @@ import (
 // away, or the broker shuts down. TryComplete re-reads the partitions
 // (file ranges and index lookups, no copying); the response itself is built
 // by the parked request's own goroutine after OnComplete signalled it.
+//
+// Ops are reused (fetchOpPool) with their done channel, on the same terms
+// as delayedProduce: two users, the purgatory until Released and the
+// parked request's goroutine until fetchWithWait is through with it; the
+// second to let go returns the op to the pool, after draining the token
+// OnComplete left if the request did not take it.
 type delayedFetch struct {
 	m      *Manager
 	parts  []fetchPart
@@ -21,7 +28,8 @@ type delayedFetch struct {
 	first  []partRead // the reads when the fetch was parked
 	tries  *readBuf   // TryComplete's reads
 	ctx    context.Context
-	done   chan struct{} // closed by OnComplete
+	done   chan struct{} // capacity 1: OnComplete's token
+	refs   atomic.Int32  // users left: the purgatory and the request
 
 	// mu is held by TryComplete; finished, set by finish, makes every
 	// later TryComplete report true without reading.
@@ -42,7 +50,7 @@ func (d *delayedFetch) TryComplete() bool {
 // finish is called by the parked fetch once it no longer waits: when it
 // returns, no TryComplete is reading the fetch's partitions and none will
 // (the purgatory runs a timeout's OnComplete without the operation's
-// lock, so one may still be under way when done is closed), and the
+// lock, so one may still be under way when done is signalled), and the
 // fetch may reuse its memory.
 func (d *delayedFetch) finish() {
 	d.mu.Lock()
@@ -50,7 +58,37 @@ func (d *delayedFetch) finish() {
 	d.mu.Unlock()
 }
 
-func (d *delayedFetch) OnComplete() { close(d.done) }
+// fetchOpPool holds free delayedFetches.
+var fetchOpPool = sync.Pool{New: func() any { return &delayedFetch{done: make(chan struct{}, 1)} }}
+
+// newDelayedFetch returns a free op, owned by the caller alone until it is
+// passed to the purgatory.
+func newDelayedFetch(m *Manager, ctx context.Context, parts []fetchPart, params fetchParams, first []partRead, tries *readBuf) *delayedFetch {
+	d := fetchOpPool.Get().(*delayedFetch)
+	d.m, d.ctx, d.parts, d.params, d.first, d.tries = m, ctx, parts, params, first, tries
+	d.finished = false // no one else can reach d: no lock needed
+	d.refs.Store(2)
+	return d
+}
+
+// release ends one user's use of d; the last one returns d to the pool.
+func (d *delayedFetch) release() {
+	if d.refs.Add(-1) != 0 {
+		return
+	}
+	select {
+	case <-d.done: // a token the request did not take
+	default:
+	}
+	// What d pointed to is the connection's memory: drop it.
+	d.m, d.ctx, d.parts, d.first, d.tries = nil, nil, nil, nil, nil
+	fetchOpPool.Put(d)
+}
+
+// Released implements purgatory.Releaser.
+func (d *delayedFetch) Released() { d.release() }
+
+func (d *delayedFetch) OnComplete() { d.done <- struct{}{} }
 func (d *delayedFetch) OnExpiration() {
 	if d.params.replicaID >= 0 {
 		d.m.metrics.fetchExpiresFollower.Mark(1)

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klassik/klassik/broker/common"
@@ -32,11 +33,29 @@ type producePart struct {
 // response: Wait, on the connection's writer, ends the wait and writes
 // each partition's outcome into resp. Neither holds anything of the
 // request or its frame, which the connection reuses meanwhile.
+//
+// Ops are reused (producePool), with their slices and done channel. An op
+// has two users, and goes back to the pool when the second is through
+// with it (refs counts them down):
+//
+//   - the purgatory, until it calls Released: after OnComplete and any
+//     OnExpiration returned and with no TryComplete running or to come;
+//   - the request's side (its owner), until it read the outcome: the
+//     writer's Wait (the network layer drops a Waiter once Wait returned),
+//     ProduceInto when the op completed before it returned, or
+//     WaitForReplication.
+//
+// No one else can reach an op: the purgatory's late holders (a
+// CheckAndComplete snapshot, a timer call started too late) check the
+// entry's generation and never call into an op that is not theirs. done
+// carries one token per use (OnComplete's); the last user drains a token
+// the owner did not take before the op is reused.
 type delayedProduce struct {
 	m    *Manager
 	ctx  context.Context
-	done chan struct{}
-	keys []string // the watch keys of parts, in order
+	done chan struct{} // capacity 1: OnComplete's token
+	keys []string      // the watch keys of parts, in order
+	refs atomic.Int32  // users left: the purgatory and the owner
 
 	// resp and at are the produce response and where parts[i]'s code
 	// goes (nil for WaitForReplication).
@@ -45,8 +64,53 @@ type delayedProduce struct {
 
 	// mu guards the following.
 	mu    sync.Mutex
-	parts []*producePart
+	parts []producePart
 }
+
+// producePool holds free delayedProduces.
+var producePool = sync.Pool{New: func() any { return &delayedProduce{done: make(chan struct{}, 1)} }}
+
+// keptProducePartsMax bounds the partitions a pooled op keeps room for.
+const keptProducePartsMax = 4096
+
+// newDelayedProduce returns a free op for m and ctx, owned by the caller
+// alone until it is passed to the purgatory.
+func newDelayedProduce(m *Manager, ctx context.Context) *delayedProduce {
+	d := producePool.Get().(*delayedProduce)
+	d.m, d.ctx = m, ctx
+	d.refs.Store(2)
+	return d
+}
+
+// add appends an acks=all partition waiting for requiredOffset.
+func (d *delayedProduce) add(tp common.TopicPartition, requiredOffset int64, at respAt) {
+	d.parts = append(d.parts, producePart{tp: tp, requiredOffset: requiredOffset, code: kerr.RequestTimedOut.Code})
+	d.keys = append(d.keys, partitionKey(tp))
+	if d.resp != nil {
+		d.at = append(d.at, at)
+	}
+}
+
+// release ends one user's use of d; the last one returns d to the pool.
+func (d *delayedProduce) release() {
+	if d.refs.Add(-1) != 0 {
+		return
+	}
+	select {
+	case <-d.done: // a token the owner did not take
+	default:
+	}
+	d.m, d.ctx, d.resp = nil, nil, nil
+	if cap(d.parts) > keptProducePartsMax {
+		d.parts, d.keys, d.at = nil, nil, nil
+	}
+	clear(d.keys)
+	d.parts, d.keys, d.at = d.parts[:0], d.keys[:0], d.at[:0]
+	producePool.Put(d)
+}
+
+// Released implements purgatory.Releaser.
+func (d *delayedProduce) Released() { d.release() }
 
 // respAt locates a partition in a ProduceResponse.
 type respAt struct{ topic, part int }
@@ -67,8 +131,10 @@ func (d *delayedProduce) await() error {
 
 var _ network.Waiter = (*delayedProduce)(nil)
 
-// Wait implements network.Waiter for a produce request's op.
+// Wait implements network.Waiter for a produce request's op: after it
+// returned, d belongs to the pool.
 func (d *delayedProduce) Wait() error {
+	defer d.release()
 	if err := d.await(); err != nil {
 		return err
 	}
@@ -77,14 +143,14 @@ func (d *delayedProduce) Wait() error {
 }
 
 // fill writes each partition's final code into the response; call it
-// once done is closed.
+// once OnComplete's token was taken.
 func (d *delayedProduce) fill() {
 	for i, w := range d.at {
 		d.resp.Topics[w.topic].Partitions[w.part].ErrorCode = d.code(i)
 	}
 }
 
-// code returns the final status of parts[i], read after done is closed.
+// code returns the final status of parts[i], read after completion.
 func (d *delayedProduce) code(i int) int16 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -98,7 +164,8 @@ func (d *delayedProduce) TryComplete() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	all := true
-	for _, pp := range d.parts {
+	for i := range d.parts {
+		pp := &d.parts[i]
 		if pp.done {
 			continue
 		}
@@ -111,7 +178,7 @@ func (d *delayedProduce) TryComplete() bool {
 	return all
 }
 
-func (d *delayedProduce) OnComplete() { close(d.done) }
+func (d *delayedProduce) OnComplete() { d.done <- struct{}{} }
 func (d *delayedProduce) OnExpiration() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -172,8 +239,9 @@ func (m *Manager) wakeOnHighWatermark(tp common.TopicPartition) {
 // is durable, like Kafka's appendRecords with a DelayedProduce; it must not
 // be called holding a lock that the fetch path needs.
 func (m *Manager) WaitForReplication(ctx context.Context, tp common.TopicPartition, lastOffset int64, timeout time.Duration) int16 {
-	pp := &producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code}
-	op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: []*producePart{pp}, keys: []string{partitionKey(tp)}}
+	op := newDelayedProduce(m, ctx)
+	defer op.release()
+	op.add(tp, lastOffset+1, respAt{})
 	m.produces.TryCompleteElseWatch(op, timeout, op.keys...)
 	if op.await() != nil {
 		return kerr.RequestTimedOut.Code

@@ -370,7 +370,7 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 		keys = append(keys, partitionKey(p.tp))
 	}
 	sc.keys = keys
-	op := &delayedFetch{m: m, parts: parts, params: params, first: reads, tries: &sc.tries, ctx: ctx, done: make(chan struct{})}
+	op := newDelayedFetch(m, ctx, parts, params, reads, &sc.tries)
 	network.LocalDone(ctx) // the wait is Kafka's RemoteTimeMs
 	m.fetches.TryCompleteElseWatch(op, params.maxWait, keys...)
 	select {
@@ -380,11 +380,13 @@ func (m *Manager) fetchWithWait(ctx context.Context, parts []fetchPart, params f
 		// Let the purgatory drop the entry now rather than at its
 		// timeout: TryComplete reports true once finished.
 		m.fetches.CheckAndComplete(keys[0])
+		op.release()
 		return nil, ctx.Err()
 	}
 	// A timeout completes op without its lock: a TryComplete may still
 	// be reading parts. Once finish returns none is, and none will.
 	op.finish()
+	op.release()
 	clear(keys)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

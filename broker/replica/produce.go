@@ -70,15 +70,12 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 	}
 
 	failed := false
-	// acks=all partitions that appended, with where their response goes.
-	var waits []respAt
-	var pps []producePart // what the op's parts point to: one allocation
+	// acks=all: the partitions that appended wait in op, with where their
+	// response goes.
+	var op *delayedProduce
 	if req.Acks == -1 && global == 0 {
-		n := 0
-		for _, rt := range req.Topics {
-			n += len(rt.Partitions)
-		}
-		waits, pps = make([]respAt, 0, n), make([]producePart, 0, n)
+		op = newDelayedProduce(m, ctx)
+		op.resp = resp
 	}
 	for _, rt := range req.Topics {
 		st := nextProduceTopic(resp)
@@ -93,9 +90,8 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 				tp := common.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 				var lastOffset int64
 				code, lastOffset = m.producePartition(req, clientID, tp, rp.Records, &sp)
-				if code == 0 && req.Acks == -1 {
-					pps = append(pps, producePart{tp: tp, requiredOffset: lastOffset + 1, code: kerr.RequestTimedOut.Code})
-					waits = append(waits, respAt{len(resp.Topics) - 1, len(st.Partitions)})
+				if code == 0 && op != nil {
+					op.add(tp, lastOffset+1, respAt{len(resp.Topics) - 1, len(st.Partitions)})
 				}
 			}
 			sp.ErrorCode = code
@@ -105,30 +101,33 @@ func (m *Manager) ProduceInto(ctx context.Context, req *kmsg.ProduceRequest, cli
 			st.Partitions = append(st.Partitions, sp)
 		}
 	}
+	if op != nil && len(op.parts) == 0 {
+		// Nothing to wait for: op never left this function.
+		op.refs.Store(1)
+		op.release()
+		op = nil
+	}
 	if req.Acks == 0 {
 		if failed {
 			return nil, nil, ErrAcksZeroFailed
 		}
 		return nil, nil, nil
 	}
-	if len(waits) == 0 {
+	if op == nil {
 		return resp, nil, nil
 	}
 	// acks=all: park until the ISR has the records (DelayedProduce).
-	op := &delayedProduce{m: m, ctx: ctx, done: make(chan struct{}), parts: make([]*producePart, 0, len(waits)),
-		keys: make([]string, 0, len(waits)), resp: resp, at: waits}
-	for i := range pps {
-		op.parts = append(op.parts, &pps[i])
-		op.keys = append(op.keys, partitionKey(pps[i].tp))
-	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	network.LocalDone(ctx) // the wait is Kafka's RemoteTimeMs
 	m.produces.TryCompleteElseWatch(op, timeout, op.keys...)
 	select {
 	case <-op.done: // completed at once (ISR = {leader}, a timeout ≤ 0)
 		op.fill()
+		op.release()
 		return resp, nil, nil
 	default:
+		// Wait, on the connection's writer, takes the token and
+		// releases op.
 		return resp, op, nil
 	}
 }
