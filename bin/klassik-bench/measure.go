@@ -389,42 +389,50 @@ func (s *suite) latencyRuns(ctx context.Context) error {
 			}
 		}
 	}
+	// Each kfake baseline is a fresh in-process cluster that lives only
+	// for its own step: a kfake holds every record it was sent in the
+	// driver's heap, and would otherwise carry gigabytes (and their
+	// collection) into the Klassik steps after it.
+	runStep := func(r int, st latencyStep) error {
+		seeds := s.c.seeds
+		if !st.k {
+			f, err := startFake()
+			if err != nil {
+				return err
+			}
+			defer f.close()
+			if err := f.createTopic(ctx, st.topic, st.partitions); err != nil {
+				return err
+			}
+			seeds = f.seeds()
+		}
+		l, err := openLoop(ctx, seeds, st.topic, s.value, st.rate, s.o.latencyDur, st.acks)
+		if err != nil {
+			return fmt.Errorf("open-loop latency on %s: %w", st.topic, err)
+		}
+		add(st.rows, st.k, l)
+		who := "klassik"
+		if !st.k {
+			who = "kfake"
+		}
+		s.logf("run %d: %s %s at %.0f rec/s: p50 %v, p99 %v, p99.9 %v", r+1, who, st.topic, st.rate, l.p50, l.p99, l.p9)
+		return nil
+	}
 	for r := 0; r < s.o.runs; r++ {
-		f, err := startFake()
-		if err != nil {
-			return err
-		}
-		err = f.createTopic(ctx, lat1, oneBrokerPartitions)
-		if err == nil && rf3 {
-			err = f.createTopic(ctx, lat3, rfPartitions)
-		}
-		if err != nil {
-			f.close()
-			return err
-		}
 		steps := []latencyStep{
-			{s.lat1, true, s.c.seeds, lat1, rate1, kgo.LeaderAck()},
-			{s.lat1, false, f.seeds(), lat1, rate1, kgo.LeaderAck()},
+			{s.lat1, true, lat1, oneBrokerPartitions, rate1, kgo.LeaderAck()},
+			{s.lat1, false, lat1, oneBrokerPartitions, rate1, kgo.LeaderAck()},
 		}
 		if rf3 {
 			steps = append(steps,
-				latencyStep{s.lat3, true, s.c.seeds, lat3, rate3, kgo.AllISRAcks()},
-				latencyStep{s.lat3, false, f.seeds(), lat3, rate3, kgo.AllISRAcks()})
+				latencyStep{s.lat3, true, lat3, rfPartitions, rate3, kgo.AllISRAcks()},
+				latencyStep{s.lat3, false, lat3, rfPartitions, rate3, kgo.AllISRAcks()})
 		}
 		for _, st := range steps {
-			l, err := openLoop(ctx, st.seeds, st.topic, s.value, st.rate, s.o.latencyDur, st.acks)
-			if err != nil {
-				f.close()
-				return fmt.Errorf("open-loop latency on %s: %w", st.topic, err)
+			if err := runStep(r, st); err != nil {
+				return err
 			}
-			add(st.rows, st.k, l)
-			who := "klassik"
-			if !st.k {
-				who = "kfake"
-			}
-			s.logf("run %d: %s %s at %.0f rec/s: p50 %v, p99 %v, p99.9 %v", r+1, who, st.topic, st.rate, l.p50, l.p99, l.p9)
 		}
-		f.close()
 	}
 	return nil
 }
@@ -498,14 +506,16 @@ func (m *allocMeter) log(s *suite, r int, what string) {
 }
 
 // latencyStep is one open-loop run: which rows it fills (Klassik's
-// samples or the baseline's), against what, at which rate and acks.
+// samples, on the driver's cluster, or the baseline's, on a kfake of its
+// own), on which topic (and for kfake its partitions), at which rate and
+// acks.
 type latencyStep struct {
-	rows  [3]*row
-	k     bool
-	seeds []string
-	topic string
-	rate  float64
-	acks  kgo.Acks
+	rows       [3]*row
+	k          bool
+	topic      string
+	partitions int
+	rate       float64
+	acks       kgo.Acks
 }
 
 func (s *suite) table() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,12 @@ type window interface {
 	end()
 }
 
+// settle collects the driver's garbage before a measured run: the run
+// before it (a kfake baseline holds every record it was sent) leaves
+// gigabytes in the driver's heap, whose collection would otherwise fall
+// in the middle of this run, on one of the two CPUs it measures on.
+func settle() { runtime.GC() }
+
 // produceClosed produces n records of value as fast as the client's
 // buffer allows (kgo's default linger and batching) and times the first
 // Produce to the last acknowledgement. One acknowledged record first
@@ -55,6 +62,7 @@ type window interface {
 // none) begins after it and ends at the last acknowledgement, both
 // outside the timing too.
 func produceClosed(ctx context.Context, seeds []string, topic string, value []byte, n int, acks kgo.Acks, w window, extra ...kgo.Opt) (throughput, error) {
+	settle()
 	cl, err := kgo.NewClient(append(producerOpts(seeds, topic, acks), extra...)...)
 	if err != nil {
 		return throughput{}, err
@@ -100,6 +108,7 @@ func produceClosed(ctx context.Context, seeds []string, topic string, value []by
 // session and has had its first Fetch answered, and ends at the last
 // record; the timing is not meant to be used with a w.
 func consumeAll(ctx context.Context, seeds []string, topic string, n int, w window, extra ...kgo.Opt) (throughput, error) {
+	settle()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, extra...)...)
 	if err != nil {
@@ -148,6 +157,7 @@ type latencies struct {
 // backlog counts against it (no coordinated omission). The client does
 // not linger (Kafka's producer default, linger.ms=0).
 func openLoop(ctx context.Context, seeds []string, topic string, value []byte, rate float64, d time.Duration, acks kgo.Acks) (latencies, error) {
+	settle()
 	opts := append(producerOpts(seeds, topic, acks), kgo.ProducerLinger(0))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
