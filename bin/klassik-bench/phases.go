@@ -55,10 +55,42 @@ type window interface {
 // in the middle of this run, on one of the two CPUs it measures on.
 func settle() { runtime.GC() }
 
+// warmUp sends one record to every partition of topic with acks and
+// waits for each acknowledgement, before a measured run: a topic just
+// created may still have followers whose first fetch came before their
+// leader had taken the partition over and that now wait out
+// replica.fetch.backoff.ms (1 s by default, as in Kafka) before fetching
+// again. An acks=all record acknowledged on every partition means every
+// ISR member is fetching, so the run measures the cluster's steady state,
+// not the topic's first second.
+func warmUp(ctx context.Context, seeds []string, topic string, value []byte, acks kgo.Acks) error {
+	cl, err := kgo.NewClient(append(producerOpts(seeds, topic, acks), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	details, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err == nil {
+		err = details.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("warm-up: partitions of %s: %w", topic, err)
+	}
+	var rs []*kgo.Record
+	for _, p := range details[topic].Partitions.Numbers() {
+		rs = append(rs, &kgo.Record{Value: value, Partition: p})
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("warm-up produce to %s: %w", topic, err)
+	}
+	return nil
+}
+
 // produceClosed produces n records of value as fast as the client's
 // buffer allows (kgo's default linger and batching) and times the first
-// Produce to the last acknowledgement. One acknowledged record first
-// warms up metadata and connections, outside the timing; w (nil for
+// Produce to the last acknowledgement. One acknowledged record per
+// partition first warms up the topic, and one more through the measuring
+// client its metadata and connections, outside the timing; w (nil for
 // none) begins after it and ends at the last acknowledgement, both
 // outside the timing too.
 func produceClosed(ctx context.Context, seeds []string, topic string, value []byte, n int, acks kgo.Acks, w window, extra ...kgo.Opt) (throughput, error) {
@@ -68,6 +100,9 @@ func produceClosed(ctx context.Context, seeds []string, topic string, value []by
 		return throughput{}, err
 	}
 	defer cl.Close()
+	if err := warmUp(ctx, seeds, topic, value, acks); err != nil {
+		return throughput{}, err
+	}
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 		return throughput{}, fmt.Errorf("warm-up produce to %s: %w", topic, err)
 	}
@@ -164,6 +199,9 @@ func openLoop(ctx context.Context, seeds []string, topic string, value []byte, r
 		return latencies{}, err
 	}
 	defer cl.Close()
+	if err := warmUp(ctx, seeds, topic, value, acks); err != nil {
+		return latencies{}, err
+	}
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 		return latencies{}, fmt.Errorf("warm-up produce to %s: %w", topic, err)
 	}
