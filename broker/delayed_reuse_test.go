@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/testcluster"
 )
 
@@ -69,25 +67,7 @@ func TestPipelinedAcksAllAnswersWithReuse(t *testing.T) {
 	expired := reg.Get("kafka.server.DelayedProduceMetrics.ExpiresPerSec").(gometrics.Meter)
 	delayed := reg.Get("kafka.server.DelayedOperationPurgatory.NumDelayedOperations.delayedOperation=Produce").(gometrics.Gauge)
 
-	var gate chan struct{}
-	hold := func() {
-		gate = make(chan struct{})
-		g := gate
-		c.Intercept(leader, int16(kmsg.Fetch), func(ctx context.Context, req *network.Request) (kmsg.Response, bool, error) {
-			if fr, ok := req.Body.(*kmsg.FetchRequest); ok && fr.ReplicaID >= 0 {
-				select {
-				case <-g:
-				case <-ctx.Done():
-					return nil, true, ctx.Err()
-				}
-			}
-			return nil, false, nil
-		})
-	}
-	release := func() {
-		c.Intercept(leader, int16(kmsg.Fetch), nil)
-		close(gate)
-	}
+	hold, release := followerGate(c, leader)
 
 	next := map[int32]int64{} // the next offset of each partition of topic
 	type sent struct {

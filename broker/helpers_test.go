@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage/record"
 	"github.com/klassik/klassik/broker/testcluster"
 )
@@ -119,4 +120,30 @@ func consumeN(ctx context.Context, t *testing.T, cl *kgo.Client, n int, what str
 		})
 	}
 	return got
+}
+
+// followerGate holds the followers' Fetch requests at broker index leader
+// between hold and release (the leader answers them once released or when
+// their context ends), so acks=all produces there wait for replication.
+func followerGate(c *testcluster.Cluster, leader int) (hold, release func()) {
+	var gate chan struct{}
+	hold = func() {
+		gate = make(chan struct{})
+		g := gate
+		c.Intercept(leader, int16(kmsg.Fetch), func(ctx context.Context, req *network.Request) (kmsg.Response, bool, error) {
+			if fr, ok := req.Body.(*kmsg.FetchRequest); ok && fr.ReplicaID >= 0 {
+				select {
+				case <-g:
+				case <-ctx.Done():
+					return nil, true, ctx.Err()
+				}
+			}
+			return nil, false, nil
+		})
+	}
+	release = func() {
+		c.Intercept(leader, int16(kmsg.Fetch), nil)
+		close(gate)
+	}
+	return hold, release
 }

@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -16,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klassik/klassik/broker/common"
-	"github.com/klassik/klassik/broker/network"
 	"github.com/klassik/klassik/broker/storage"
 	"github.com/klassik/klassik/broker/testcluster"
 )
@@ -147,25 +145,7 @@ func TestPipelinedAcksAllProduce(t *testing.T) {
 		log, ok = c.Broker(leader).LogManager().GetLog(common.TopicPartition{Topic: topic, Partition: 0})
 		return ok
 	})
-	gate := make(chan struct{})
-	holdFollowers := func() {
-		gate = make(chan struct{})
-		g := gate
-		c.Intercept(leader, int16(kmsg.Fetch), func(ctx context.Context, req *network.Request) (kmsg.Response, bool, error) {
-			if fr, ok := req.Body.(*kmsg.FetchRequest); ok && fr.ReplicaID >= 0 {
-				select {
-				case <-g:
-				case <-ctx.Done():
-					return nil, true, ctx.Err()
-				}
-			}
-			return nil, false, nil
-		})
-	}
-	releaseFollowers := func() {
-		c.Intercept(leader, int16(kmsg.Fetch), nil)
-		close(gate)
-	}
+	holdFollowers, releaseFollowers := followerGate(c, leader)
 	waitLogEnd := func(end int64) {
 		c.WaitFor(30*time.Second, "the leader's log end at "+strconv.FormatInt(end, 10), func() bool { return log.LogEndOffset() >= end })
 	}
