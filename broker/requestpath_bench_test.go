@@ -226,17 +226,7 @@ func BenchmarkRequestPathFetch(b *testing.B) {
 		c.roundTrip(b, produce)
 	}
 	batchLen := len(benchBatch())
-	fetched := func(body []byte) *kmsg.FetchResponse {
-		resp := kmsg.NewPtrFetchResponse()
-		resp.Version = 13
-		if err := resp.ReadFrom(body[1:]); err != nil {
-			b.Fatal(err)
-		}
-		if resp.ErrorCode != 0 {
-			b.Fatalf("fetch: error %d", resp.ErrorCode)
-		}
-		return resp
-	}
+	fetched := func(body []byte) *kmsg.FetchResponse { return decodeBenchFetch(b, body) }
 	checkData := func(resp *kmsg.FetchResponse) {
 		n := 0
 		for _, t := range resp.Topics {
@@ -368,17 +358,7 @@ func (w *consumeWalk) next(b testing.TB, c *benchConn) {
 func recordConsume(b *testing.B, c *benchConn, id [16]byte, end int64) *consumeWalk {
 	b.Helper()
 	const partMax = 256 << 10
-	read := func(body []byte) *kmsg.FetchResponse {
-		resp := kmsg.NewPtrFetchResponse()
-		resp.Version = 13
-		if err := resp.ReadFrom(body[1:]); err != nil {
-			b.Fatal(err)
-		}
-		if resp.ErrorCode != 0 {
-			b.Fatalf("fetch: error %d", resp.ErrorCode)
-		}
-		return resp
-	}
+	read := func(body []byte) *kmsg.FetchResponse { return decodeBenchFetch(b, body) }
 	offsets := make([]int64, benchParts)
 	advance := func(resp *kmsg.FetchResponse) (moved []int32) {
 		for _, t := range resp.Topics {
@@ -470,4 +450,19 @@ func recordConsume(b *testing.B, c *benchConn, id [16]byte, end int64) *consumeW
 	w.next(b, c) // back at 0: the replay starts where the walk did
 	w.i = 0
 	return w
+}
+
+// decodeBenchFetch decodes a v13 Fetch response frame body (after its
+// one-byte header tag) and fails b on a top-level error.
+func decodeBenchFetch(b *testing.B, body []byte) *kmsg.FetchResponse {
+	b.Helper()
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 13
+	if err := resp.ReadFrom(body[1:]); err != nil {
+		b.Fatal(err)
+	}
+	if resp.ErrorCode != 0 {
+		b.Fatalf("fetch: error %d", resp.ErrorCode)
+	}
+	return resp
 }
