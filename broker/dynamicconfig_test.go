@@ -554,3 +554,27 @@ func TestConfigReloadGivenUpStaysPending(t *testing.T) {
 	blocked.Store(false)
 	waitFor(t, "the stuck topic's change applied once its reload succeeds", 20*time.Second, func() bool { return applied("stuck") })
 }
+
+// TestStartupSkipsUndecodableQuotaNodes: a client-quota or IP-quota node
+// whose content cannot be decoded (written by hand with zkCli) is logged
+// and skipped at start-up, as the change listener skips it, and the
+// broker starts with the other nodes' quotas.
+func TestStartupSkipsUndecodableQuotaNodes(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	z := c.ZK()
+	if err := z.ChangeEntityConfigs(zkpaths.ConfigTypeIP, "127.0.0.1", map[string]string{config.IPConnectionRateKey: "7"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.ChangeEntityConfigs(zkpaths.ConfigTypeClient, "good", map[string]string{"producer_byte_rate": "4096"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/config/ips/10.0.0.9", "/config/clients/bad"} {
+		if _, err := z.Create(p, []byte("not json"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.RestartBroker(0) // fails the test if the broker does not start
+	if got := c.Broker(0).ConnectionRateForIP(netip.MustParseAddr("127.0.0.1")); got != 7 {
+		t.Errorf("IP quota of 127.0.0.1 after the restart: %d, want 7", got)
+	}
+}

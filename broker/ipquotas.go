@@ -41,7 +41,10 @@ func (q *ipQuotas) loadAll() error {
 		return err
 	}
 	for _, name := range names {
-		if err := q.onChange(name); err != nil {
+		if err := q.onChange(name); errors.Is(err, zkclient.ErrUndecodable) {
+			// As the change listener does: logged, the IP keeps the default.
+			q.logger.Error("ignoring an unreadable IP config node", "entity", name, "err", err)
+		} else if err != nil {
 			return err
 		}
 	}

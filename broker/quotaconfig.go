@@ -59,7 +59,7 @@ func (cq *clientQuotaConfigs) loadAll() error {
 		return err
 	}
 	for _, c := range clients {
-		if err := cq.reload(zkpaths.ConfigTypeClient, c); err != nil {
+		if err := cq.skipUndecodable(cq.reload(zkpaths.ConfigTypeClient, c)); err != nil {
 			return err
 		}
 	}
@@ -68,7 +68,7 @@ func (cq *clientQuotaConfigs) loadAll() error {
 		return err
 	}
 	for _, u := range users {
-		if err := cq.reload(zkpaths.ConfigTypeUser, u); err != nil {
+		if err := cq.skipUndecodable(cq.reload(zkpaths.ConfigTypeUser, u)); err != nil {
 			return err
 		}
 		clients, err := cq.children(zkpaths.ConfigPath(zkpaths.ConfigTypeUser, u+"/"+zkpaths.ConfigTypeClient))
@@ -76,7 +76,7 @@ func (cq *clientQuotaConfigs) loadAll() error {
 			return err
 		}
 		for _, c := range clients {
-			if err := cq.reload(zkpaths.ConfigTypeUser, u+"/"+zkpaths.ConfigTypeClient+"/"+c); err != nil {
+			if err := cq.skipUndecodable(cq.reload(zkpaths.ConfigTypeUser, u+"/"+zkpaths.ConfigTypeClient+"/"+c)); err != nil {
 				return err
 			}
 		}
@@ -90,6 +90,18 @@ func (cq *clientQuotaConfigs) children(p string) ([]string, error) {
 		return nil, nil
 	}
 	return kids, err
+}
+
+// skipUndecodable lets start-up go on past a quota node whose content
+// cannot be decoded (logged; that entity keeps the defaults), as the
+// change listener does and as the SCRAM credentials' load does; a failed
+// read is still an error.
+func (cq *clientQuotaConfigs) skipUndecodable(err error) error {
+	if errors.Is(err, zkclient.ErrUndecodable) {
+		cq.logger.Error("ignoring an unreadable quota config node", "err", err)
+		return nil
+	}
+	return err
 }
 
 // onClientChange handles a "clients" notification.
